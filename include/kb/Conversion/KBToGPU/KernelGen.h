@@ -1,0 +1,97 @@
+//===- KernelGen.h - building kb kernels as gpu.func bodies -----*- C++ -*-===//
+//
+// The kernel generators that kb-lower-to-gpu calls, one per kernel kind, and
+// the small IR-building helpers they share (index arithmetic, Philox, the
+// scalar form of each elementwise op, block-wide reductions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_CONVERSION_KBTOGPU_KERNELGEN_H
+#define KB_CONVERSION_KBTOGPU_KERNELGEN_H
+
+#include "kb/Conversion/Passes.h"
+#include "mlir/IR/Builders.h"
+
+#include <array>
+
+namespace mlir::kb {
+
+/// Launch geometry of a generated kernel.
+struct LaunchInfo {
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::array<int64_t, 3> block{1, 1, 1};
+  int64_t dynamicSharedBytes = 0;
+};
+
+/// A kernel to build: `op` is a top-level kb op or kb.fusion with its
+/// #kb.config; `func` is an empty gpu.func whose arguments are the memrefs of
+/// op's operands followed by the output memref.
+struct KernelRequest {
+  Operation *op;
+  ConfigAttr config;
+  gpu::GPUFuncOp func;
+};
+
+LogicalResult buildElementwiseKernel(const KernelRequest &req, LaunchInfo &info);
+LogicalResult buildSoftmaxKernel(const KernelRequest &req, LaunchInfo &info);
+LogicalResult buildMatmulKernel(const KernelRequest &req, LaunchInfo &info);
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// An arith.constant of index type.
+Value cidx(OpBuilder &b, Location loc, int64_t v);
+/// An arith.constant of f32 type.
+Value cf32(OpBuilder &b, Location loc, float v);
+/// An arith.constant of i32 type.
+Value ci32(OpBuilder &b, Location loc, uint32_t v);
+
+/// The four 32-bit words of Philox4x32-10 for counter (lo, hi, 0, 0) and key
+/// (seed low word, seed high word). `lo` and `hi` are i32 values.
+std::array<Value, 4> emitPhilox(OpBuilder &b, Location loc, Value lo, Value hi,
+                                uint64_t seed);
+
+/// The dropout keep-threshold on the top 24 bits of a Philox word: element
+/// kept iff (word >> 8) >= threshold. Shared with kb-run's CPU reference.
+uint32_t dropoutThreshold(float p);
+
+/// A chain of elementwise ops in program order: kernel inputs (tensor values
+/// standing for the kernel's memref arguments), the ops, and the result.
+struct ElementwiseChain {
+  SmallVector<Value> inputs;
+  SmallVector<Operation *> ops;
+  Value result;
+  /// The chain of a lone elementwise op or of an elementwise-only kb.fusion.
+  static ElementwiseChain of(Operation *op);
+  /// The ops of `fusion` after `anchor` (its matmul/softmax), whose input
+  /// is the anchor's result (the epilogue or prologue chain).
+  static ElementwiseChain after(FusionOp fusion, Operation *anchor);
+};
+
+/// Emits the scalar form of `chain` for one element. `values` maps each of
+/// the chain's inputs to its scalar for this element; `flatIndex` is the
+/// element's row-major index (index type), used by dropout; `philox`, when
+/// non-null, gives the 4 words already drawn for the element's group of 4
+/// and `lane` its position in the group.
+Value emitChainScalar(OpBuilder &b, Location loc, const ElementwiseChain &chain,
+                      DenseMap<Value, Value> values, Value flatIndex,
+                      const std::array<Value, 4> *philox, int lane);
+
+/// Whether `chain` contains a dropout.
+bool chainHasDropout(const ElementwiseChain &chain);
+
+/// Reduces `v` over the whole block (`threads` threads, a multiple of 32)
+/// with `op` (ADD or MAXIMUMF), using warp shuffles and `scratch`, a
+/// workgroup memref<32xf32>. Every thread gets the result. Starts with a
+/// barrier-free warp step; contains one barrier.
+Value emitBlockReduce(OpBuilder &b, Location loc, Value v,
+                      gpu::AllReduceOperation op, int64_t threads,
+                      Value scratch);
+
+/// A 1-D view of a statically shaped memref.
+Value flatten(OpBuilder &b, Location loc, Value memref);
+
+} // namespace mlir::kb
+
+#endif // KB_CONVERSION_KBTOGPU_KERNELGEN_H

@@ -1,0 +1,59 @@
+//===- MatmulGen.h - shared pieces of kb's matmul kernels -------*- C++ -*-===//
+//
+// The problem shape, and an emitter holding the kernel's operands and tile
+// sizes with the index, staging and guarded-store helpers that both inner
+// tiles (FFMA and mma.sync) use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_CONVERSION_KBTOGPU_MATMULGEN_H
+#define KB_CONVERSION_KBTOGPU_MATMULGEN_H
+
+#include "kb/Conversion/KBToGPU/KernelGen.h"
+
+namespace mlir::kb {
+
+struct MatmulShape {
+  bool batched = false, transB = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  static MatmulShape of(MatmulOp mm);
+};
+
+struct MatmulEmitter {
+  OpBuilder &b;
+  Location loc;
+  Operation *op;
+  ConfigAttr config;
+  MatmulShape shape;
+  Value a, bmem, c, tid;
+  int64_t bm, bn, bk, threads;
+
+  Value add(Value x, int64_t c);
+  Value add(Value x, Value y);
+  Value mul(Value x, int64_t c);
+  Value div(Value x, int64_t c);
+  Value rem(Value x, int64_t c);
+  /// Index list into A, B or C, with the batch index first when batched.
+  SmallVector<Value> globalIndex(Value batchIdx, Value i, Value j);
+  /// A load that yields 0 where a (value, bound) pair is out of range; null
+  /// values are known to be in range.
+  Value loadGuarded(Value mem, ValueRange idx,
+                    ArrayRef<std::pair<Value, int64_t>> bounds);
+  /// Copies the A and B tiles of step k0 into shared memory.
+  void stageTiles(Value batchIdx, Value row0, Value col0, Value k0, Value as,
+                  Value bs, bool aTransposed);
+  /// A rows x cols f32 view of dynamic shared memory at byteOffset.
+  Value sharedView(Value base, int64_t byteOffset, int64_t rows, int64_t cols);
+  /// Stores C[row][col] = v where in range.
+  void storeC(Value batchIdx, Value row, Value col, Value v);
+  /// The epilogue applied to each accumulator before it is stored.
+  Value epilogue(Value v, Value batchIdx, Value row, Value col);
+};
+
+/// The mma.sync.m16n8k8 TF32 inner tile (tf32x3 splits each operand into a
+/// big and a small tf32 part and adds three products).
+LogicalResult buildMmaSync(MatmulEmitter &e, LaunchInfo &info, bool split3);
+
+} // namespace mlir::kb
+
+#endif // KB_CONVERSION_KBTOGPU_MATMULGEN_H

@@ -1,0 +1,78 @@
+//===- KBAttrs.td - kb enums and the #kb.config attribute -*- tablegen -*-===//
+//
+// The precision of a matmul, the GELU approximation, and #kb.config: the
+// per-op decisions that kb's passes take and the lowering reads. Nothing
+// else hides a choice.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_ATTRS_TD
+#define KB_ATTRS_TD
+
+include "kb/Dialect/KB/IR/KBDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def KB_PrecisionIEEE : I32EnumAttrCase<"ieee", 0>;
+def KB_PrecisionTF32 : I32EnumAttrCase<"tf32", 1>;
+def KB_PrecisionTF32x3 : I32EnumAttrCase<"tf32x3", 2>;
+def KB_Precision : I32EnumAttr<"Precision", "matmul arithmetic precision",
+    [KB_PrecisionIEEE, KB_PrecisionTF32, KB_PrecisionTF32x3]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+def KB_PrecisionAttr : EnumAttr<KB_Dialect, KB_Precision, "precision">;
+
+def KB_GeluTanh : I32EnumAttrCase<"tanh", 0>;
+def KB_GeluErf : I32EnumAttrCase<"erf", 1>;
+def KB_GeluApprox : I32EnumAttr<"GeluApprox", "GELU approximation",
+    [KB_GeluTanh, KB_GeluErf]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+def KB_GeluApproxAttr : EnumAttr<KB_Dialect, KB_GeluApprox, "gelu_approx">;
+
+// An optional list of sizes, written in brackets: `[128, 128, 8]`.
+class KB_SizesParameter : OptionalArrayRefParameter<"int64_t"> {
+  let parser = "::mlir::kb::parseSizes($_parser)";
+  let printer = "::mlir::kb::printSizes($_printer, $_self)";
+}
+
+def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
+  let mnemonic = "config";
+  let summary = "per-op kernel decisions taken by kb's passes";
+  let description = [{
+    Every field is optional; a pass fills the ones it decides.
+
+    - `block`: the output tile of one thread block. Matmul: [BM, BN, BK];
+      elementwise: [elements per block]; softmax: [rows per block].
+    - `warp`: a warp's tile of the block tile (matmul on tensor cores: [WM, WN]).
+    - `thread`: a thread's register tile (matmul: [TM, TN]).
+    - `threads`: threads per block.
+    - `vector`: elements per global load/store (1, 2 or 4).
+    - `stages`: shared-memory pipeline depth (1: no pipelining).
+    - `pad`: f32 words added to each shared-memory row of the A and B tiles
+      ([padA, padB]) against bank conflicts.
+    - `mma`: the arithmetic unit of the inner tile: `ffma`, `mma_sync_tf32`,
+      `mma_sync_tf32x3`.
+    - `strategy`: the softmax strategy: `registers` (the row in registers:
+      one read, one write) or `online` (a tiled loop: reads the row twice).
+
+    Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
+  }];
+  let parameters = (ins
+    KB_SizesParameter<>:$block,
+    KB_SizesParameter<>:$warp,
+    KB_SizesParameter<>:$thread,
+    OptionalParameter<"int64_t">:$threads,
+    OptionalParameter<"int64_t">:$vector,
+    OptionalParameter<"int64_t">:$stages,
+    KB_SizesParameter<>:$pad,
+    StringRefParameter<"", "\"\"">:$mma,
+    StringRefParameter<"", "\"\"">:$strategy
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // KB_ATTRS_TD

@@ -1,0 +1,67 @@
+//===- KBDialect.h - the kb dialect -----------------------------*- C++ -*-===//
+//
+// Declares the kb dialect, its enums, the #kb.config attribute, the
+// elementwise interface and the ops. Include this one header to use kb IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_DIALECT_KB_IR_KBDIALECT_H
+#define KB_DIALECT_KB_IR_KBDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::kb {
+/// Parses `[a, b, ...]` for #kb.config's size lists.
+FailureOr<SmallVector<int64_t>> parseSizes(AsmParser &parser);
+/// Prints `[a, b, ...]`.
+void printSizes(AsmPrinter &printer, ArrayRef<int64_t> sizes);
+} // namespace mlir::kb
+
+#include "kb/Dialect/KB/IR/KBOpsDialect.h.inc"
+#include "kb/Dialect/KB/IR/KBEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kb/Dialect/KB/IR/KBAttrs.h.inc"
+
+#include "kb/Dialect/KB/IR/KBInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "kb/Dialect/KB/IR/KBOps.h.inc"
+
+namespace mlir::kb {
+/// The config attached to `op`, or null.
+ConfigAttr getConfig(Operation *op);
+/// Attaches `config` to `op` under the name "config".
+void setConfig(Operation *op, ConfigAttr config);
+/// Number of elements of a statically shaped tensor type.
+int64_t numElements(Type type);
+} // namespace mlir::kb
+
+namespace mlir::kb {
+/// A mutable copy of a #kb.config: read one, change fields, build a new one.
+struct ConfigFields {
+  SmallVector<int64_t> block, warp, thread, pad;
+  int64_t threads = 0, vector = 0, stages = 0;
+  std::string mma, strategy;
+
+  static ConfigFields from(ConfigAttr attr);
+  ConfigAttr get(MLIRContext *ctx) const;
+};
+
+/// The kind of kernel an op (or a kb.fusion) lowers to.
+enum class KernelKind { Elementwise, Softmax, Matmul };
+/// The kernel kind of a top-level kb op, or std::nullopt for ops that are
+/// not kernels (kb.yield).
+std::optional<KernelKind> getKernelKind(Operation *op);
+/// For a kb.fusion, the matmul or softmax it is built around, if any.
+Operation *getFusionAnchor(FusionOp fusion);
+} // namespace mlir::kb
+
+#endif // KB_DIALECT_KB_IR_KBDIALECT_H

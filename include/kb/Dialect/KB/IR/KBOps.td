@@ -1,0 +1,216 @@
+//===- KBOps.td - kb operations ---------------------------*- tablegen -*-===//
+//
+// The ops of the kb dialect: matmul, softmax, the elementwise family and the
+// fusion region that kb-fuse-elementwise builds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_OPS_TD
+#define KB_OPS_TD
+
+include "kb/Dialect/KB/IR/KBDialect.td"
+include "kb/Dialect/KB/IR/KBAttrs.td"
+include "kb/Dialect/KB/IR/KBInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def KB_F32Tensor : RankedTensorOf<[F32]>;
+
+class KB_Op<string mnemonic, list<Trait> traits = []>
+    : Op<KB_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+
+//===----------------------------------------------------------------------===//
+// Matmul and softmax
+//===----------------------------------------------------------------------===//
+
+def KB_MatmulOp : KB_Op<"matmul"> {
+  let summary = "matrix product C = A x B (optionally batched, B transposed)";
+  let description = [{
+    `lhs` is MxK (or BxMxK), `rhs` is KxN (or BxKxN; NxK / BxNxK with
+    `transpose_b`). `precision` picks the arithmetic: `ieee` (fp32 FFMA),
+    `tf32` (tensor cores, about 1e-3 relative error) or `tf32x3` (three
+    tf32 products for near-fp32 accuracy on tensor cores).
+
+    Example:
+    ```mlir
+    %c = kb.matmul %a, %b precision(tf32) : tensor<2048x1024xf32>, tensor<1024x512xf32> -> tensor<2048x512xf32>
+    ```
+  }];
+  let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
+                   KB_PrecisionAttr:$precision, UnitAttr:$transpose_b,
+                   OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `precision` `(` `` $precision `)` (`transpose_b` $transpose_b^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KB_SoftmaxOp : KB_Op<"softmax", [SameOperandsAndResultType]> {
+  let summary = "softmax over the last axis";
+  let description = [{
+    `result[..., j] = exp(x[..., j] - max) / sum_k exp(x[..., k] - max)`.
+    The strategy (`registers` or `online`) is chosen by kb-select-config and
+    recorded in `config`.
+
+    Example: `%y = kb.softmax %x : tensor<8192x32768xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+class KB_ElementwiseOp<string mnemonic, list<Trait> traits = []>
+    : KB_Op<mnemonic, !listconcat(traits,
+        [DeclareOpInterfaceMethods<KB_ElementwiseOpInterface>])> {
+  let hasVerifier = 1;
+}
+
+class KB_BinaryOp<string mnemonic, string expr>
+    : KB_ElementwiseOp<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "elementwise " # expr;
+  let description = "Elementwise `" # expr # "` of two tensors of one shape.\n\n"
+      # "Example: `%z = kb." # mnemonic # " %x, %y : tensor<4096x1024xf32>`";
+  let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
+                   OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def KB_AddOp : KB_BinaryOp<"add", "lhs + rhs">;
+def KB_SubOp : KB_BinaryOp<"sub", "lhs - rhs">;
+def KB_MulOp : KB_BinaryOp<"mul", "lhs * rhs">;
+def KB_DivOp : KB_BinaryOp<"div", "lhs / rhs">;
+
+class KB_UnaryOp<string mnemonic, string expr>
+    : KB_ElementwiseOp<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "elementwise " # expr;
+  let description = "Elementwise `" # expr # "`.\n\n"
+      # "Example: `%y = kb." # mnemonic # " %x : tensor<4096x1024xf32>`";
+  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def KB_ReluOp : KB_UnaryOp<"relu", "max(x, 0)">;
+def KB_TanhOp : KB_UnaryOp<"tanh", "tanh(x)">;
+def KB_SigmoidOp : KB_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def KB_ExpOp : KB_UnaryOp<"exp", "exp(x)">;
+
+def KB_BiasAddOp : KB_ElementwiseOp<"bias_add"> {
+  let summary = "adds a vector broadcast along the last axis";
+  let description = [{
+    `result[..., j] = input[..., j] + bias[j]`; the bias length must equal
+    the input's last dimension.
+
+    Example: `%y = kb.bias_add %x, %b : tensor<4096x1024xf32>, tensor<1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, KB_F32Tensor:$bias,
+                   OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $bias attr-dict `:` type($input) `,` type($bias) `->` type($result)
+  }];
+}
+
+def KB_ScaleOp : KB_ElementwiseOp<"scale", [SameOperandsAndResultType]> {
+  let summary = "multiplies by a constant";
+  let description = [{
+    `result = input * factor`.
+
+    Example: `%y = kb.scale %x by 0.125 : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, F32Attr:$factor,
+                   OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def KB_GeluOp : KB_ElementwiseOp<"gelu", [SameOperandsAndResultType]> {
+  let summary = "GELU, tanh or erf form";
+  let description = [{
+    `erf`: `0.5 x (1 + erf(x / sqrt(2)))`.
+    `tanh`: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, emitted through
+    exp as `x / (1 + exp(-2 z))`.
+
+    Example: `%y = kb.gelu %x approx(tanh) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, KB_GeluApproxAttr:$approx,
+                   OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input `approx` `(` `` $approx `)` attr-dict `:` type($result)";
+}
+
+def KB_DropoutOp : KB_ElementwiseOp<"dropout", [SameOperandsAndResultType]> {
+  let summary = "inverted dropout with a counter-based mask";
+  let description = [{
+    Element i is kept when the Philox4x32-10 draw for (seed, i) is at least
+    `p`, and then scaled by 1 / (1 - p); otherwise it is zero. The draw
+    depends only on the seed and the logical (row-major) element index, so
+    the mask does not change with tiling or fusion, and kb-run recomputes it
+    exactly. `p` must lie in [0, 1).
+
+    Example: `%y = kb.dropout %x p(0.3) seed(42) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, F32Attr:$p, I64Attr:$seed,
+                   OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input `p` `(` $p `)` `seed` `(` $seed `)` attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def KB_FusionOp : KB_Op<"fusion", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a group of ops that becomes one kernel";
+  let description = [{
+    The region's block arguments stand for `inputs`, in order; `kb.yield`
+    returns the results. Built by kb-fuse-elementwise, or written by hand.
+    The body holds kb elementwise ops, optionally preceded by one
+    `kb.matmul` (the elementwise chain becomes its epilogue) or around one
+    `kb.softmax`.
+
+    Example:
+    ```mlir
+    %y = kb.fusion ins(%x, %b : tensor<4x8xf32>, tensor<8xf32>) {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %0 = kb.bias_add %a, %c : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+      %1 = kb.relu %0 : tensor<4x8xf32>
+      kb.yield %1 : tensor<4x8xf32>
+    } -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<KB_F32Tensor>:$inputs,
+                   OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs Variadic<KB_F32Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? attr-dict-with-keyword $body
+    `->` type($results)
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                                 "::mlir::ValueRange":$inputs)>];
+}
+
+def KB_YieldOp : KB_Op<"yield", [Terminator, ReturnLike, HasParent<"FusionOp">]> {
+  let summary = "returns the results of a kb.fusion";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
+}
+
+#endif // KB_OPS_TD

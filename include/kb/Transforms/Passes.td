@@ -1,0 +1,85 @@
+//===- Passes.td - kb's decision passes -------------------*- tablegen -*-===//
+//
+// The passes that decide how kb programs become kernels: what to fuse, which
+// config each op gets, how it is tiled, what is staged in shared memory and
+// which unit does the arithmetic. Each decision is written into the IR
+// (kb.fusion, #kb.config) where the lowering reads it and lit tests check it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_TRANSFORMS_PASSES_TD
+#define KB_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KBFuseElementwise : Pass<"kb-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Groups maximal chains of elementwise kb ops into kb.fusion";
+  let description = [{
+    Walks each function and grows groups of elementwise ops (kb.add, kb.gelu,
+    kb.dropout, ...) whose intermediate results are used only inside the
+    group. Each group becomes one `kb.fusion`, so it reads its inputs once
+    and writes its result once: bias + GELU + dropout goes from six trips to
+    memory to two. A value used outside the chain ends the chain, so no
+    kernel recomputes or re-reads another's work. Also spelled
+    `--fuse-elementwise`.
+  }];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
+def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
+  let summary = "Attaches a launchable #kb.config to every kb op";
+  let description = [{
+    Picks threads per block, vector width and, for softmax, the strategy
+    (`registers` when the row fits in the registers of one block, `online`
+    otherwise), from a model of the target (threads, registers and shared
+    memory per block). Fields that a program sets by hand are kept and
+    checked: a config that cannot launch (over 1024 threads, more shared
+    memory than the target has) is an error here, never a failed launch.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target chip (sm_80, sm_90, sm_90a)">,
+  ];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
+def KBTile : Pass<"kb-tile", "func::FuncOp"> {
+  let summary = "Chooses block, warp and thread tiles for each kb op";
+  let description = [{
+    Matmul: the block tile [BM, BN, BK] and the per-thread register tile
+    [TM, TN], consistent with the thread count; tiles shrink for small
+    matrices so the grid still fills the device. Softmax: elements per
+    thread. Elementwise: elements per block. A hand-written tile that does
+    not divide evenly among the threads is an error.
+  }];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
+def KBPromoteSharedMemory : Pass<"kb-promote-shared-memory", "func::FuncOp"> {
+  let summary = "Decides the shared-memory staging of matmul operand tiles";
+  let description = [{
+    Sets the pipeline depth (`stages`) and row padding (`pad`) of the A and B
+    tiles that each block stages in shared memory, and checks the total
+    against the target's per-block limit (227 KB on sm_90). A tile that needs
+    more is an error that names the bytes needed and the limit.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target chip (sm_80, sm_90, sm_90a)">,
+  ];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
+def KBSelectMma : Pass<"kb-select-mma", "func::FuncOp"> {
+  let summary = "Chooses the arithmetic unit of each matmul's inner tile";
+  let description = [{
+    `precision(ieee)` gives `ffma` (fp32 fused multiply-add on the SIMT
+    cores: the tensor cores stay idle); `precision(tf32)` gives
+    `mma_sync_tf32` (mma.sync.m16n8k8 on the tensor cores); `tf32x3` gives
+    `mma_sync_tf32x3`. A hand-set unit that contradicts the precision is an
+    error.
+  }];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
+#endif // KB_TRANSFORMS_PASSES_TD

@@ -1,0 +1,140 @@
+//===- Elementwise.cpp - one kernel for an elementwise chain --------------===//
+//
+// A grid over all elements: each thread owns `vector` consecutive elements,
+// loads each input once with one 16-byte (or 8-byte) access, runs the whole
+// chain in registers and stores once. Bias vectors are read at the element's
+// last-axis index. Dropout draws one Philox4x32-10 call per group of four
+// elements, keyed by (seed, element index / 4), so the mask never depends on
+// the launch shape. The last, partial vector is guarded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Conversion/KBToGPU/KernelGen.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
+                                               LaunchInfo &info) {
+  Operation *op = req.op;
+  ElementwiseChain chain = ElementwiseChain::of(op);
+  auto resultType = cast<RankedTensorType>(chain.result.getType());
+  int64_t total = resultType.getNumElements();
+  int64_t lastDim = resultType.getShape().back();
+  int64_t threads = req.config.getThreads();
+  int64_t vec = std::max<int64_t>(req.config.getVector(), 1);
+  if (lastDim % vec)
+    return op->emitOpError() << "vector width " << vec
+                             << " does not divide the last dimension " << lastDim;
+
+  // Inputs are either full tensors of the result's shape or vectors of the
+  // last dimension's length, broadcast along it.
+  SmallVector<bool> isBias;
+  for (Value in : chain.inputs) {
+    auto t = cast<RankedTensorType>(in.getType());
+    if (t == resultType)
+      isBias.push_back(false);
+    else if (t.getRank() == 1 && t.getDimSize(0) == lastDim)
+      isBias.push_back(true);
+    else
+      return op->emitOpError() << "input of type " << t
+                               << " neither matches the result " << resultType
+                               << " nor broadcasts along its last axis";
+  }
+  for (Operation *inner : chain.ops)
+    if (!isa<ElementwiseOpInterface>(inner) ||
+        (inner->getResult(0).getType() != resultType))
+      return inner->emitOpError()
+             << "cannot be part of an elementwise kernel producing "
+             << resultType;
+
+  int64_t perBlock = threads * vec;
+  int64_t blocks = llvm::divideCeil(total, perBlock);
+  if (blocks > std::numeric_limits<int32_t>::max())
+    return op->emitOpError() << "needs " << blocks
+                             << " blocks, more than a grid holds";
+  info.grid = {blocks, 1, 1};
+  info.block = {threads, 1, 1};
+
+  gpu::GPUFuncOp func = req.func;
+  Location loc = op->getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  auto args = func.getArguments();
+  SmallVector<Value> inputs;
+  for (auto [i, in] : llvm::enumerate(chain.inputs))
+    inputs.push_back(flatten(b, loc, args[i]));
+  Value out = flatten(b, loc, args.back());
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value gid = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bid, cidx(b, loc, threads)), tid);
+  Value base = arith::MulIOp::create(b, loc, gid, cidx(b, loc, vec));
+  // total is a multiple of vec (vec divides the last dimension), so a vector
+  // is either wholly in range or wholly out.
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, base,
+                                        cidx(b, loc, total));
+  auto ifIn = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+  b.setInsertionPointToStart(ifIn.thenBlock());
+
+  int64_t align = vec * 4;
+  auto vecType = VectorType::get({vec}, b.getF32Type());
+  Value col;
+  if (llvm::is_contained(isBias, true))
+    col = arith::RemUIOp::create(b, loc, base, cidx(b, loc, lastDim));
+  SmallVector<Value> loaded;
+  for (auto [i, in] : llvm::enumerate(inputs)) {
+    Value at = isBias[i] ? col : base;
+    if (vec == 1)
+      loaded.push_back(memref::LoadOp::create(b, loc, in, ValueRange{at}));
+    else
+      loaded.push_back(vector::LoadOp::create(b, loc, vecType, in, ValueRange{at},
+                                              /*nontemporal=*/false, llvm::MaybeAlign(align)));
+  }
+
+  std::array<Value, 4> words;
+  bool groupPhilox = chainHasDropout(chain) && vec == 4;
+  if (groupPhilox) {
+    // One Philox call for the four elements of this vector.
+    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), base);
+    Value group = arith::ShRUIOp::create(
+        b, loc, i64, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2)));
+    Value lo = arith::TruncIOp::create(b, loc, b.getI32Type(), group);
+    Value hi = arith::TruncIOp::create(
+        b, loc, b.getI32Type(),
+        arith::ShRUIOp::create(
+            b, loc, group, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
+    // Each dropout op has its own seed: draw per op inside the chain when
+    // several differ. One seed (the common case) draws once here.
+    SmallVector<uint64_t> seeds;
+    for (Operation *inner : chain.ops)
+      if (auto d = dyn_cast<DropoutOp>(inner))
+        seeds.push_back(d.getSeed());
+    if (llvm::all_equal(seeds))
+      words = emitPhilox(b, loc, lo, hi, seeds.front());
+    else
+      groupPhilox = false;
+  }
+
+  SmallVector<Value> results;
+  for (int64_t lane = 0; lane < vec; ++lane) {
+    DenseMap<Value, Value> values;
+    for (auto [i, in] : llvm::enumerate(chain.inputs)) {
+      Value v = loaded[i];
+      if (vec > 1)
+        v = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{lane});
+      values[in] = v;
+    }
+    Value index = arith::AddIOp::create(b, loc, base, cidx(b, loc, lane));
+    results.push_back(emitChainScalar(b, loc, chain, values, index,
+                                      groupPhilox ? &words : nullptr, lane));
+  }
+  if (vec == 1) {
+    memref::StoreOp::create(b, loc, results[0], out, ValueRange{base});
+  } else {
+    Value v = vector::FromElementsOp::create(b, loc, vecType, results);
+    vector::StoreOp::create(b, loc, v, out, ValueRange{base},
+                            /*nontemporal=*/false, llvm::MaybeAlign(align));
+  }
+  return success();
+}

@@ -1,0 +1,255 @@
+//===- KBToGPU.cpp - kb functions to host launches and gpu.func kernels ---===//
+//
+// kb-lower-to-gpu. A function on tensors becomes a function on memrefs whose
+// trailing arguments are its results; each top-level kb op or kb.fusion
+// becomes a kernel (its own gpu.module, so that each kernel gets its own PTX)
+// built by the generator of its kind from its #kb.config, and a
+// gpu.launch_func with constant sizes. Buffers carry `kb.name` and `kb.role`;
+// each launch carries `kb.ops`, the kb ops it computes with their operand
+// names, which kb-emit-bundle writes into the manifest for kb-run's
+// references.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Conversion/KBToGPU/KernelGen.h"
+
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kb {
+#define GEN_PASS_DEF_KBLOWERTOGPU
+#include "kb/Conversion/Passes.h.inc"
+} // namespace mlir::kb
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+/// Plain attributes of a kb op for the manifest (no config, enums as words).
+DictionaryAttr manifestAttrs(Operation *op) {
+  Builder b(op->getContext());
+  SmallVector<NamedAttribute> out;
+  for (NamedAttribute a : op->getAttrs()) {
+    if (a.getName() == "config")
+      continue;
+    Attribute v = a.getValue();
+    if (auto p = dyn_cast<PrecisionAttr>(v))
+      v = b.getStringAttr(stringifyPrecision(p.getValue()));
+    else if (auto g = dyn_cast<GeluApproxAttr>(v))
+      v = b.getStringAttr(stringifyGeluApprox(g.getValue()));
+    else if (isa<UnitAttr>(v))
+      v = b.getBoolAttr(true);
+    out.push_back(b.getNamedAttr(a.getName(), v));
+  }
+  return b.getDictionaryAttr(out);
+}
+
+DictionaryAttr opRecord(Operation *op, DenseMap<Value, std::string> &names) {
+  Builder b(op->getContext());
+  SmallVector<Attribute> ins;
+  for (Value v : op->getOperands())
+    ins.push_back(b.getStringAttr(names.lookup(v)));
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  return b.getDictionaryAttr({
+      b.getNamedAttr("op", b.getStringAttr(op->getName().getStringRef())),
+      b.getNamedAttr("inputs", b.getArrayAttr(ins)),
+      b.getNamedAttr("output", b.getStringAttr(names.lookup(op->getResult(0)))),
+      b.getNamedAttr("shape", b.getI64ArrayAttr(type.getShape())),
+      b.getNamedAttr("attrs", manifestAttrs(op)),
+  });
+}
+
+std::string kernelSuffix(Operation *op) {
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    std::string s = "fused";
+    for (Operation &inner : fusion.getBody().front().without_terminator())
+      s += "_" + inner.getName().stripDialect().str();
+    return s.size() > 48 ? s.substr(0, 48) : s;
+  }
+  return op->getName().stripDialect().str();
+}
+
+struct LowerToGPUPass : public kb::impl::KBLowerToGPUBase<LowerToGPUPass> {
+  unsigned kernelCount = 0;
+
+  LogicalResult lowerFunction(func::FuncOp func);
+  void runOnOperation() override;
+};
+
+LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (Operation &op : body.without_terminator())
+    if (!getKernelKind(&op))
+      return op.emitOpError() << "cannot be lowered by kb-lower-to-gpu: a kb "
+                                 "function holds only kb ops";
+
+  // The new signature: inputs, then one output buffer per result.
+  auto memrefOf = [](Type t) {
+    auto tt = cast<RankedTensorType>(t);
+    return MemRefType::get(tt.getShape(), tt.getElementType());
+  };
+  SmallVector<Type> argTypes;
+  for (Type t : func.getArgumentTypes()) {
+    if (!isa<RankedTensorType>(t))
+      return func.emitOpError() << "expects tensor arguments, got " << t;
+    argTypes.push_back(memrefOf(t));
+  }
+  for (Type t : func.getResultTypes())
+    argTypes.push_back(memrefOf(t));
+  unsigned numInputs = func.getNumArguments();
+
+  OpBuilder b(func);
+  auto newFunc = func::FuncOp::create(b, func.getLoc(), func.getName(),
+                                      b.getFunctionType(argTypes, {}));
+  Block *entry = newFunc.addEntryBlock();
+  DenseMap<Value, std::string> names;
+  DenseMap<Value, Value> buffers;
+  for (unsigned i = 0; i < argTypes.size(); ++i) {
+    bool isInput = i < numInputs;
+    std::string name;
+    StringAttr given = isInput ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
+                               : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
+    name = given ? given.str()
+                 : (isInput ? "arg" + std::to_string(i)
+                            : "out" + std::to_string(i - numInputs));
+    newFunc.setArgAttr(i, "kb.name", b.getStringAttr(name));
+    newFunc.setArgAttr(i, "kb.role", b.getStringAttr(isInput ? "input" : "output"));
+    if (isInput) {
+      names[func.getArgument(i)] = name;
+      buffers[func.getArgument(i)] = entry->getArgument(i);
+    }
+  }
+  // A kernel whose result the function returns writes straight into the
+  // output buffer.
+  DenseMap<Value, Value> outputFor;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (!v.getDefiningOp() || outputFor.count(v))
+      return ret.emitOpError()
+             << "returns value #" << i
+             << " that is a function argument or returned twice; kb needs "
+                "each result computed by its own kernel";
+    outputFor[v] = entry->getArgument(numInputs + i);
+    names[v] = newFunc.getArgAttrOfType<StringAttr>(numInputs + i, "kb.name").str();
+  }
+
+  b.setInsertionPointToStart(entry);
+  unsigned scratchCount = 0;
+  for (Operation &op : body.without_terminator()) {
+    Value result = op.getResult(0);
+    Location loc = op.getLoc();
+    Value out = outputFor.lookup(result);
+    if (!out) {
+      auto alloc = memref::AllocOp::create(b, loc, memrefOf(result.getType()));
+      std::string name = "t" + std::to_string(scratchCount++);
+      alloc->setAttr("kb.name", b.getStringAttr(name));
+      names[result] = name;
+      out = alloc;
+    }
+    buffers[result] = out;
+
+    ConfigAttr config = getConfig(&op);
+    if (!config)
+      return op.emitOpError() << "has no #kb.config: run kb-select-config, "
+                                 "kb-select-mma, kb-tile and "
+                                 "kb-promote-shared-memory first";
+
+    // The kernel: its own gpu.module holding one gpu.func.
+    std::string kname = "k" + std::to_string(kernelCount++) + "_" + kernelSuffix(&op);
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    auto gmod = gpu::GPUModuleOp::create(mb, loc, kname + "_module");
+    SmallVector<Type> kargTypes;
+    SmallVector<Value> kargs;
+    for (Value v : op.getOperands()) {
+      kargTypes.push_back(buffers.lookup(v).getType());
+      kargs.push_back(buffers.lookup(v));
+    }
+    kargTypes.push_back(out.getType());
+    kargs.push_back(out);
+    OpBuilder gb = OpBuilder::atBlockBegin(gmod.getBody());
+    auto kfunc = gpu::GPUFuncOp::create(gb, loc, kname,
+                                        gb.getFunctionType(kargTypes, {}));
+    kfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), gb.getUnitAttr());
+
+    KernelRequest req{&op, config, kfunc};
+    LaunchInfo info;
+    LogicalResult built = failure();
+    switch (*getKernelKind(&op)) {
+    case KernelKind::Elementwise:
+      built = buildElementwiseKernel(req, info);
+      break;
+    case KernelKind::Softmax:
+      built = buildSoftmaxKernel(req, info);
+      break;
+    case KernelKind::Matmul:
+      built = buildMatmulKernel(req, info);
+      break;
+    }
+    if (failed(built))
+      return failure();
+    OpBuilder rb = OpBuilder::atBlockEnd(&kfunc.getBody().front());
+    gpu::ReturnOp::create(rb, loc);
+    kfunc.setKnownBlockSizeAttr(rb.getDenseI32ArrayAttr(
+        {(int32_t)info.block[0], (int32_t)info.block[1], (int32_t)info.block[2]}));
+
+    // The launch, and what it computes.
+    auto dim3 = [&](std::array<int64_t, 3> d) {
+      return gpu::KernelDim3{cidx(b, loc, d[0]), cidx(b, loc, d[1]),
+                             cidx(b, loc, d[2])};
+    };
+    Value smem;
+    if (info.dynamicSharedBytes)
+      smem = arith::ConstantOp::create(
+          b, loc, b.getI32IntegerAttr(static_cast<int32_t>(info.dynamicSharedBytes)));
+    auto launch = gpu::LaunchFuncOp::create(b, loc, kfunc, dim3(info.grid),
+                                            dim3(info.block), smem, kargs);
+    SmallVector<Attribute> records;
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      Block &fb = fusion.getBody().front();
+      for (auto [arg, in] : llvm::zip(fb.getArguments(), fusion.getInputs()))
+        names[arg] = names.lookup(in);
+      unsigned inner = 0;
+      for (Operation &fop : fb.without_terminator()) {
+        Value r = fop.getResult(0);
+        names[r] = fb.getTerminator()->getOperand(0) == r
+                       ? names.lookup(result)
+                       : kname + ".v" + std::to_string(inner++);
+        records.push_back(opRecord(&fop, names));
+      }
+    } else {
+      records.push_back(opRecord(&op, names));
+    }
+    launch->setAttr("kb.ops", b.getArrayAttr(records));
+    launch->setAttr("kb.config", config);
+  }
+  func::ReturnOp::create(b, ret.getLoc());
+  newFunc->setAttr("kb.entry", b.getUnitAttr());
+  func.erase();
+  return success();
+}
+
+void LowerToGPUPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(&getContext()));
+  SmallVector<func::FuncOp> funcs;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal())
+      funcs.push_back(f);
+  for (func::FuncOp f : funcs)
+    if (failed(lowerFunction(f)))
+      return signalPassFailure();
+
+  // Block reductions use gpu.subgroup_reduce; NVVM needs them as shuffles.
+  RewritePatternSet patterns(&getContext());
+  populateGpuLowerSubgroupReduceToShufflePatterns(patterns, /*subgroupSize=*/32);
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  for (auto gmod : module.getOps<gpu::GPUModuleOp>())
+    if (failed(applyPatternsGreedily(gmod, frozen)))
+      return signalPassFailure();
+}
+
+} // namespace

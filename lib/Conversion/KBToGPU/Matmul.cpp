@@ -1,0 +1,260 @@
+//===- Matmul.cpp - tiled matmul kernels ----------------------------------===//
+//
+// One block computes a BM x BN tile of C, looping over K in steps of BK. The
+// A and B tiles of each step are staged in dynamic shared memory (rows padded
+// as kb-promote-shared-memory decided); the accumulators stay in registers
+// (loop-carried values of the k loop) and are written to C once, at the end.
+// The inner tile is FFMA on a [TM, TN] register tile per thread
+// (precision ieee), or mma.sync.m16n8k8 TF32 fragments per warp
+// (MatmulMma.cpp). Edge tiles are guarded, so M, N and K need not be tile
+// multiples.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "kb/Conversion/KBToGPU/MatmulGen.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+MatmulShape MatmulShape::of(MatmulOp mm) {
+  MatmulShape s;
+  auto a = mm.getLhs().getType().getShape();
+  auto c = mm.getResult().getType().getShape();
+  size_t r = a.size();
+  s.batched = r == 3;
+  s.batch = s.batched ? a[0] : 1;
+  s.m = c[r - 2];
+  s.n = c[r - 1];
+  s.k = a[r - 1];
+  s.transB = mm.getTransposeB();
+  return s;
+}
+
+Value MatmulEmitter::loadGuarded(Value mem, ValueRange idx,
+                                 ArrayRef<std::pair<Value, int64_t>> bounds) {
+  SmallVector<Value> conds;
+  for (auto [v, bound] : bounds)
+    if (v)
+      conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                            cidx(b, loc, bound)));
+  if (conds.empty())
+    return memref::LoadOp::create(b, loc, mem, idx);
+  Value cond = conds[0];
+  for (Value c : ArrayRef<Value>(conds).drop_front())
+    cond = arith::AndIOp::create(b, loc, cond, c);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, cond, true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, mem, idx).getResult());
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, cf32(b, loc, 0.0f));
+  return ifOp.getResult(0);
+}
+
+SmallVector<Value> MatmulEmitter::globalIndex(Value batchIdx, Value i, Value j) {
+  SmallVector<Value> idx;
+  if (shape.batched)
+    idx.push_back(batchIdx);
+  idx.append({i, j});
+  return idx;
+}
+
+Value MatmulEmitter::add(Value x, int64_t c) {
+  return c == 0 ? x : arith::AddIOp::create(b, loc, x, cidx(b, loc, c)).getResult();
+}
+Value MatmulEmitter::add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+Value MatmulEmitter::mul(Value x, int64_t c) {
+  return c == 1 ? x : arith::MulIOp::create(b, loc, x, cidx(b, loc, c)).getResult();
+}
+Value MatmulEmitter::div(Value x, int64_t c) {
+  return arith::DivUIOp::create(b, loc, x, cidx(b, loc, c));
+}
+Value MatmulEmitter::rem(Value x, int64_t c) {
+  return arith::RemUIOp::create(b, loc, x, cidx(b, loc, c));
+}
+
+void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
+  SmallVector<Value> conds;
+  if (shape.m % bm)
+    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                          cidx(b, loc, shape.m)));
+  if (shape.n % bn)
+    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                          cidx(b, loc, shape.n)));
+  auto idx = globalIndex(batchIdx, row, col);
+  if (conds.empty()) {
+    memref::StoreOp::create(b, loc, v, c, idx);
+    return;
+  }
+  Value cond = conds[0];
+  if (conds.size() == 2)
+    cond = arith::AndIOp::create(b, loc, conds[0], conds[1]);
+  auto ifOp = scf::IfOp::create(b, loc, cond, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  memref::StoreOp::create(b, loc, v, c, idx);
+}
+
+/// Stages the A tile (rows row0.., columns k0..) and the B tile into shared
+/// memory. `aTransposed`: As[k][m] (FFMA) instead of As[m][k] (mma.sync).
+void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
+                               Value as, Value bs, bool aTransposed) {
+  bool guardM = shape.m % bm, guardN = shape.n % bn, guardK = shape.k % bk;
+  // A: BM x BK elements, consecutive threads along k.
+  for (int64_t i = 0; i < bm * bk / threads; ++i) {
+    Value e = add(tid, i * threads);
+    Value r = div(e, bk), cc = rem(e, bk);
+    Value gr = add(row0, r), gc = add(k0, cc);
+    Value v = loadGuarded(a, globalIndex(batchIdx, gr, gc),
+                          {{guardM ? gr : Value(), shape.m},
+                           {guardK ? gc : Value(), shape.k}});
+    if (aTransposed)
+      memref::StoreOp::create(b, loc, v, as, ValueRange{cc, r});
+    else
+      memref::StoreOp::create(b, loc, v, as, ValueRange{r, cc});
+  }
+  // B: BK x BN elements, consecutive threads along B's contiguous axis.
+  for (int64_t i = 0; i < bk * bn / threads; ++i) {
+    Value e = add(tid, i * threads);
+    Value kr, nc;
+    if (!shape.transB) {
+      kr = div(e, bn);
+      nc = rem(e, bn);
+    } else {
+      kr = rem(e, bk);
+      nc = div(e, bk);
+    }
+    Value gk = add(k0, kr), gn = add(col0, nc);
+    Value v = shape.transB
+                  ? loadGuarded(bmem, globalIndex(batchIdx, gn, gk),
+                                {{guardN ? gn : Value(), shape.n},
+                                 {guardK ? gk : Value(), shape.k}})
+                  : loadGuarded(bmem, globalIndex(batchIdx, gk, gn),
+                                {{guardK ? gk : Value(), shape.k},
+                                 {guardN ? gn : Value(), shape.n}});
+    memref::StoreOp::create(b, loc, v, bs, ValueRange{kr, nc});
+  }
+}
+
+Value MatmulEmitter::sharedView(Value base, int64_t byteOffset, int64_t rows,
+                                int64_t cols) {
+  MLIRContext *ctx = b.getContext();
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get({rows, cols}, b.getF32Type(), nullptr, wg);
+  return memref::ViewOp::create(b, loc, type, base, cidx(b, loc, byteOffset),
+                                ValueRange{});
+}
+
+static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  auto cfg = e.config;
+  int64_t tm = cfg.getThread()[0], tn = cfg.getThread()[1];
+  int64_t padA = cfg.getPad().size() == 2 ? cfg.getPad()[0] : 0;
+  int64_t padB = cfg.getPad().size() == 2 ? cfg.getPad()[1] : 0;
+  int64_t bm = e.bm, bn = e.bn, bk = e.bk;
+  int64_t lda = bm + padA, ldb = bn + padB;
+  if (lda % 4 || ldb % 4)
+    return e.op->emitOpError() << "FFMA kernel needs padded rows that are a "
+                                  "multiple of 4 words for 16-byte loads";
+  int64_t bytesA = bk * lda * 4;
+  info.dynamicSharedBytes = bytesA + bk * ldb * 4;
+
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      gpu::AddressSpaceAttr::get(b.getContext(),
+                                                 gpu::AddressSpace::Workgroup)));
+  Value as = e.sharedView(smem, 0, bk, lda);
+  Value bs = e.sharedView(smem, bytesA, bk, ldb);
+
+  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value tx = e.rem(e.tid, bn / tn), ty = e.div(e.tid, bn / tn);
+  Value row0 = e.mul(by, bm), col0 = e.mul(bx, bn);
+
+  SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
+  int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
+                                 cidx(b, loc, 1), init);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = e.mul(loop.getInductionVar(), bk);
+    e.stageTiles(bz, row0, col0, k0, as, bs, /*aTransposed=*/true);
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
+                           loop.getRegionIterArgs().end());
+    auto v4 = VectorType::get({4}, b.getF32Type());
+    Value aCol = e.mul(ty, tm), bCol = e.mul(tx, tn);
+    for (int64_t kk = 0; kk < bk; ++kk) {
+      Value kkv = cidx(b, loc, kk);
+      SmallVector<Value> av, bv;
+      for (int64_t q = 0; q < tm; q += 4) {
+        Value v = vector::LoadOp::create(b, loc, v4, as, ValueRange{kkv, e.add(aCol, q)},
+                                         false, llvm::MaybeAlign(16));
+        for (int64_t l = 0; l < 4; ++l)
+          av.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
+      }
+      for (int64_t q = 0; q < tn; q += 4) {
+        Value v = vector::LoadOp::create(b, loc, v4, bs, ValueRange{kkv, e.add(bCol, q)},
+                                         false, llvm::MaybeAlign(16));
+        for (int64_t l = 0; l < 4; ++l)
+          bv.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
+      }
+      for (int64_t i = 0; i < tm; ++i)
+        for (int64_t j = 0; j < tn; ++j)
+          acc[i * tn + j] = math::FmaOp::create(b, loc, av[i], bv[j], acc[i * tn + j]);
+    }
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+  }
+  for (int64_t i = 0; i < tm; ++i) {
+    Value row = e.add(e.add(row0, e.mul(ty, tm)), i);
+    for (int64_t j = 0; j < tn; ++j) {
+      Value col = e.add(e.add(col0, e.mul(tx, tn)), j);
+      e.storeC(bz, row, col, e.epilogue(loop.getResult(i * tn + j), bz, row, col));
+    }
+  }
+  return success();
+}
+
+Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
+  return v; // fused epilogues come with kb-fuse-elementwise's matmul support
+}
+
+LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
+                                          LaunchInfo &info) {
+  Operation *op = req.op;
+  MatmulOp mm = dyn_cast<MatmulOp>(op);
+  if (!mm)
+    return op->emitOpError()
+           << "matmul with a fused epilogue is not lowered yet; unfuse it";
+  ConfigAttr cfg = req.config;
+  if (cfg.getBlock().size() != 3)
+    return op->emitOpError() << "has no block tile: run kb-tile first";
+  gpu::GPUFuncOp func = req.func;
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  auto args = func.getArguments().take_front(func.getNumArguments());
+  MatmulEmitter e{b, op->getLoc(), op, cfg, MatmulShape::of(mm),
+                  args[0], args[1], args[2], Value(),
+                  cfg.getBlock()[0], cfg.getBlock()[1], cfg.getBlock()[2],
+                  cfg.getThreads()};
+  e.tid = gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x);
+  info.grid = {(int64_t)llvm::divideCeil(e.shape.n, e.bn), (int64_t)llvm::divideCeil(e.shape.m, e.bm),
+               e.shape.batch};
+  info.block = {e.threads, 1, 1};
+  if (info.grid[1] > 65535 || info.grid[2] > 65535)
+    return op->emitOpError() << "needs a grid of " << info.grid[1] << " x "
+                             << info.grid[2]
+                             << " in y and z; at most 65535 each";
+  StringRef unit = cfg.getMma();
+  if (unit == "ffma")
+    return buildFfma(e, info);
+  if (unit == "mma_sync_tf32" || unit == "mma_sync_tf32x3")
+    return buildMmaSync(e, info, unit == "mma_sync_tf32x3");
+  return op->emitOpError() << "unknown mma unit '" << unit
+                           << "': run kb-select-mma first";
+}

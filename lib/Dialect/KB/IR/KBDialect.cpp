@@ -1,0 +1,146 @@
+//===- KBDialect.cpp - kb dialect, attributes and interfaces --------------===//
+//
+// Registers the kb dialect's ops and attributes, and verifies #kb.config
+// fields that have a fixed range (vector width, stages, mma kind, softmax
+// strategy).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Dialect/KB/IR/KBDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+FailureOr<SmallVector<int64_t>> mlir::kb::parseSizes(AsmParser &parser) {
+  SmallVector<int64_t> sizes;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+        return parser.parseInteger(sizes.emplace_back());
+      }))
+    return failure();
+  return sizes;
+}
+
+void mlir::kb::printSizes(AsmPrinter &printer, ArrayRef<int64_t> sizes) {
+  printer << '[';
+  llvm::interleaveComma(sizes, printer);
+  printer << ']';
+}
+
+#include "kb/Dialect/KB/IR/KBOpsDialect.cpp.inc"
+#include "kb/Dialect/KB/IR/KBEnums.cpp.inc"
+#include "kb/Dialect/KB/IR/KBInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kb/Dialect/KB/IR/KBAttrs.cpp.inc"
+
+void KBDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "kb/Dialect/KB/IR/KBOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kb/Dialect/KB/IR/KBAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult
+ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                   ArrayRef<int64_t> block, ArrayRef<int64_t> warp,
+                   ArrayRef<int64_t> thread, int64_t threads, int64_t vector,
+                   int64_t stages, ArrayRef<int64_t> pad, StringRef mma,
+                   StringRef strategy) {
+  auto positive = [&](ArrayRef<int64_t> v, StringRef name) -> LogicalResult {
+    for (int64_t x : v)
+      if (x <= 0)
+        return emitError() << "#kb.config field '" << name
+                           << "' expects positive sizes, got " << x;
+    return success();
+  };
+  if (failed(positive(block, "block")) || failed(positive(warp, "warp")) ||
+      failed(positive(thread, "thread")))
+    return failure();
+  if (threads < 0 || threads > 1024)
+    return emitError() << "#kb.config 'threads' must be in [1, 1024], got "
+                       << threads;
+  if (vector != 0 && vector != 1 && vector != 2 && vector != 4)
+    return emitError() << "#kb.config 'vector' must be 1, 2 or 4, got "
+                       << vector;
+  if (stages < 0 || stages > 8)
+    return emitError() << "#kb.config 'stages' must be in [1, 8], got "
+                       << stages;
+  for (int64_t p : pad)
+    if (p < 0)
+      return emitError() << "#kb.config 'pad' must be non-negative, got " << p;
+  if (!pad.empty() && pad.size() != 2)
+    return emitError() << "#kb.config 'pad' needs two sizes [padA, padB], got "
+                       << pad.size();
+  if (!mma.empty() && mma != "ffma" && mma != "mma_sync_tf32" &&
+      mma != "mma_sync_tf32x3")
+    return emitError() << "#kb.config 'mma' must be \"ffma\", "
+                          "\"mma_sync_tf32\" or \"mma_sync_tf32x3\", got \""
+                       << mma << "\"";
+  if (!strategy.empty() && strategy != "registers" && strategy != "online")
+    return emitError()
+           << "#kb.config 'strategy' must be \"registers\" or \"online\", got \""
+           << strategy << "\"";
+  return success();
+}
+
+ConfigAttr mlir::kb::getConfig(Operation *op) {
+  return op->getAttrOfType<ConfigAttr>("config");
+}
+
+void mlir::kb::setConfig(Operation *op, ConfigAttr config) {
+  op->setAttr("config", config);
+}
+
+int64_t mlir::kb::numElements(Type type) {
+  return cast<ShapedType>(type).getNumElements();
+}
+
+ConfigFields ConfigFields::from(ConfigAttr attr) {
+  ConfigFields f;
+  if (!attr)
+    return f;
+  f.block.assign(attr.getBlock().begin(), attr.getBlock().end());
+  f.warp.assign(attr.getWarp().begin(), attr.getWarp().end());
+  f.thread.assign(attr.getThread().begin(), attr.getThread().end());
+  f.threads = attr.getThreads();
+  f.vector = attr.getVector();
+  f.stages = attr.getStages();
+  f.pad.assign(attr.getPad().begin(), attr.getPad().end());
+  f.mma = attr.getMma().str();
+  f.strategy = attr.getStrategy().str();
+  return f;
+}
+
+ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
+  return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages,
+                         pad, mma, strategy);
+}
+
+Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
+  for (Operation &op : fusion.getBody().front())
+    if (isa<MatmulOp, SoftmaxOp>(op))
+      return &op;
+  return nullptr;
+}
+
+std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
+  if (isa<MatmulOp>(op))
+    return KernelKind::Matmul;
+  if (isa<SoftmaxOp>(op))
+    return KernelKind::Softmax;
+  if (isa<ElementwiseOpInterface>(op))
+    return KernelKind::Elementwise;
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    Operation *anchor = getFusionAnchor(fusion);
+    return anchor ? getKernelKind(anchor) : KernelKind::Elementwise;
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,202 @@
+//===- KBOps.cpp - kb op verifiers, folders and builders ------------------===//
+//
+// Shape and attribute checks for every kb op. Each message names what was
+// expected and what was found, so a wrong program is explained at its
+// location instead of failing later in the lowering or on the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Dialect/KB/IR/KBDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+#define GET_OP_CLASSES
+#include "kb/Dialect/KB/IR/KBOps.cpp.inc"
+
+/// Every kb tensor must have a static shape and rank of at least one.
+static LogicalResult verifyStaticShapes(Operation *op) {
+  auto check = [&](Type t, StringRef what, unsigned i) -> LogicalResult {
+    auto tt = dyn_cast<RankedTensorType>(t);
+    if (!tt)
+      return success(); // element/rank constraints are ODS's job
+    if (!tt.hasStaticShape())
+      return op->emitOpError() << what << " #" << i
+                               << " must have a static shape, got " << t;
+    if (tt.getRank() == 0)
+      return op->emitOpError() << what << " #" << i
+                               << " must have rank >= 1, got " << t;
+    return success();
+  };
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(t, "operand", i)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(t, "result", i)))
+      return failure();
+  return success();
+}
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(d);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto lhs = getLhs().getType().getShape();
+  auto rhs = getRhs().getType().getShape();
+  auto res = getResult().getType().getShape();
+  if (lhs.size() != 2 && lhs.size() != 3)
+    return emitOpError() << "expects lhs of rank 2 (MxK) or 3 (BxMxK), got rank "
+                         << lhs.size();
+  if (rhs.size() != lhs.size())
+    return emitOpError() << "expects rhs of the same rank as lhs ("
+                         << lhs.size() << "), got rank " << rhs.size();
+  size_t r = lhs.size();
+  int64_t m = lhs[r - 2], k = lhs[r - 1];
+  int64_t k2 = getTransposeB() ? rhs[r - 1] : rhs[r - 2];
+  int64_t n = getTransposeB() ? rhs[r - 2] : rhs[r - 1];
+  if (k != k2)
+    return emitOpError() << "inner dimensions must match: lhs is "
+                         << shapeStr(lhs) << " (K = " << k << "), rhs is "
+                         << shapeStr(rhs) << " (K = " << k2 << ")";
+  if (r == 3 && lhs[0] != rhs[0])
+    return emitOpError() << "batch dimensions must match: lhs has "
+                         << lhs[0] << ", rhs has " << rhs[0];
+  SmallVector<int64_t> expected;
+  if (r == 3)
+    expected.push_back(lhs[0]);
+  expected.append({m, n});
+  if (ArrayRef<int64_t>(expected) != res)
+    return emitOpError() << "expects result shape " << shapeStr(expected)
+                         << ", got " << shapeStr(res);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SoftmaxOp and the elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() { return verifyStaticShapes(*this); }
+
+#define KB_STATIC_VERIFIER(OP)                                                 \
+  LogicalResult OP::verify() { return verifyStaticShapes(*this); }
+KB_STATIC_VERIFIER(AddOp)
+KB_STATIC_VERIFIER(SubOp)
+KB_STATIC_VERIFIER(MulOp)
+KB_STATIC_VERIFIER(DivOp)
+KB_STATIC_VERIFIER(ReluOp)
+KB_STATIC_VERIFIER(TanhOp)
+KB_STATIC_VERIFIER(SigmoidOp)
+KB_STATIC_VERIFIER(ExpOp)
+KB_STATIC_VERIFIER(GeluOp)
+#undef KB_STATIC_VERIFIER
+
+LogicalResult ScaleOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  if (!std::isfinite(getFactor().convertToFloat()))
+    return emitOpError() << "expects a finite factor, got "
+                         << getFactor().convertToFloat();
+  return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto in = getInput().getType();
+  auto bias = getBias().getType();
+  if (bias.getRank() != 1)
+    return emitOpError() << "expects a 1-D bias, got rank " << bias.getRank();
+  if (bias.getDimSize(0) != in.getShape().back())
+    return emitOpError() << "expects bias length " << in.getShape().back()
+                         << " (the input's last dimension), got "
+                         << bias.getDimSize(0);
+  if (getResult().getType() != in)
+    return emitOpError() << "expects result type " << in << ", got "
+                         << getResult().getType();
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  float p = getP().convertToFloat();
+  if (!(p >= 0.0f && p < 1.0f))
+    return emitOpError() << "expects p in [0, 1), got " << p;
+  return success();
+}
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToFloat() == 1.0f)
+    return getInput();
+  return {};
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (getP().convertToFloat() == 0.0f)
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// FusionOp
+//===----------------------------------------------------------------------===//
+
+void FusionOp::build(OpBuilder &builder, OperationState &state,
+                     TypeRange resultTypes, ValueRange inputs) {
+  state.addOperands(inputs);
+  state.addTypes(resultTypes);
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value v : inputs)
+    block->addArgument(v.getType(), v.getLoc());
+}
+
+LogicalResult FusionOp::verify() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError() << "expects " << getInputs().size()
+                         << " block arguments (one per input), got "
+                         << block.getNumArguments();
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(block.getArgumentTypes(), getInputs()))) {
+    auto [argType, input] = pair;
+    if (argType != input.getType())
+      return emitOpError() << "block argument #" << i << " has type "
+                           << argType << " but input #" << i << " has type "
+                           << input.getType();
+  }
+  auto yield = cast<YieldOp>(block.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "expects kb.yield to return the fusion's result "
+                            "types";
+  if (getNumResults() == 0)
+    return emitOpError() << "expects at least one result";
+  int64_t matmuls = 0, softmaxes = 0;
+  for (Operation &op : block.without_terminator()) {
+    if (op.getDialect() != (*this)->getDialect() || isa<FusionOp>(op))
+      return op.emitOpError()
+             << "is not allowed in kb.fusion: its body holds kb elementwise "
+                "ops and at most one kb.matmul or kb.softmax";
+    matmuls += isa<MatmulOp>(op);
+    softmaxes += isa<SoftmaxOp>(op);
+  }
+  if (matmuls + softmaxes > 1)
+    return emitOpError() << "holds " << matmuls << " matmul(s) and "
+                         << softmaxes
+                         << " softmax(es); at most one of them is allowed";
+  return success();
+}

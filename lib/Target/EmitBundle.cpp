@@ -1,0 +1,292 @@
+//===- EmitBundle.cpp - write manifest.json and the kernels' PTX ----------===//
+//
+// kb-emit-bundle: the contract between compiler and runtime (docs/bundle.md).
+// Reads the entry function that kb-lower-to-gpu made (buffers, launches in
+// order, the kb ops each launch computes) and the PTX that
+// gpu-module-to-binary put in each gpu.binary, writes them out, and, where
+// ptxas is found, assembles each kernel and records its resource report.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Conversion/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::kb {
+#define GEN_PASS_DEF_KBEMITBUNDLE
+#include "kb/Conversion/Passes.h.inc"
+} // namespace mlir::kb
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+llvm::json::Value toJson(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.str();
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    llvm::json::Array arr;
+    for (Attribute e : a)
+      arr.push_back(toJson(e));
+    return arr;
+  }
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object obj;
+    for (NamedAttribute n : d)
+      obj[n.getName().str()] = toJson(n.getValue());
+    return obj;
+  }
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  attr.print(os);
+  return s;
+}
+
+/// Finds ptxas: an explicit path, else PATH, CUDA_HOME/bin, /usr/local/cuda/bin.
+std::string findPtxas(StringRef option) {
+  if (option == "none")
+    return "";
+  if (option != "auto")
+    return option.str();
+  if (auto p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  SmallVector<std::string> dirs;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    dirs.push_back(std::string(home) + "/bin");
+  dirs.push_back("/usr/local/cuda/bin");
+  for (auto &d : dirs) {
+    std::string p = d + "/ptxas";
+    if (llvm::sys::fs::can_execute(p))
+      return p;
+  }
+  return "";
+}
+
+/// Runs ptxas -v on `ptxPath`; returns the resource report, or an error text.
+FailureOr<llvm::json::Object> runPtxas(StringRef ptxas, StringRef chip,
+                                       StringRef ptxPath, StringRef cubinPath,
+                                       std::string &error) {
+  SmallString<128> logPath;
+  llvm::sys::fs::createTemporaryFile("kb-ptxas", "log", logPath);
+  std::string arch = ("-arch=" + chip).str();
+  SmallVector<StringRef> args = {ptxas, arch, "-v", "-O3", ptxPath, "-o", cubinPath};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 120,
+                                     0, &error);
+  auto buf = llvm::MemoryBuffer::getFile(logPath);
+  std::string log = buf ? (*buf)->getBuffer().str() : "";
+  llvm::sys::fs::remove(logPath);
+  if (rc != 0) {
+    if (error.empty())
+      error = log;
+    return failure();
+  }
+  llvm::json::Object r;
+  auto grab = [&](StringRef pattern, StringRef key) {
+    llvm::Regex re(pattern);
+    SmallVector<StringRef> m;
+    int64_t v = 0;
+    if (re.match(log, &m))
+      m[1].getAsInteger(10, v);
+    r[key] = v;
+  };
+  grab("Used ([0-9]+) registers", "registers");
+  grab("([0-9]+) bytes smem", "shared_static_bytes");
+  grab("([0-9]+) bytes stack frame", "stack_bytes");
+  grab("([0-9]+) bytes spill stores", "spill_store_bytes");
+  grab("([0-9]+) bytes spill loads", "spill_load_bytes");
+  grab("used ([0-9]+) barriers", "barriers");
+  return r;
+}
+
+struct EmitBundlePass : public kb::impl::KBEmitBundleBase<EmitBundlePass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+void EmitBundlePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (output.empty()) {
+    module.emitError() << "kb-emit-bundle: option 'output' (the bundle folder) is required";
+    return signalPassFailure();
+  }
+  SmallVector<func::FuncOp> entries;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr("kb.entry"))
+      entries.push_back(f);
+  if (entries.size() != 1) {
+    module.emitError() << "kb-emit-bundle expects exactly one function lowered "
+                          "by kb-lower-to-gpu, found "
+                       << entries.size();
+    return signalPassFailure();
+  }
+  func::FuncOp entry = entries.front();
+  if (auto ec = llvm::sys::fs::create_directories(output)) {
+    module.emitError() << "kb-emit-bundle: cannot create '" << output
+                       << "': " << ec.message();
+    return signalPassFailure();
+  }
+
+  DenseMap<Value, std::string> names;
+  llvm::json::Array buffers;
+  auto shapeOf = [](Type t) {
+    llvm::json::Array a;
+    for (int64_t d : cast<MemRefType>(t).getShape())
+      a.push_back(d);
+    return a;
+  };
+  for (BlockArgument arg : entry.getArguments()) {
+    auto name = entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kb.name");
+    auto role = entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kb.role");
+    names[arg] = name.str();
+    llvm::json::Object buf{{"name", name.str()},
+                           {"shape", shapeOf(arg.getType())},
+                           {"dtype", "f32"},
+                           {"role", role.str()}};
+    if (role == "input")
+      buf["init"] = llvm::json::Object{{"dist", "normal"}, {"mean", 0.0}, {"std", 1.0}};
+    buffers.push_back(std::move(buf));
+  }
+  entry.walk([&](memref::AllocOp alloc) {
+    auto name = alloc->getAttrOfType<StringAttr>("kb.name");
+    names[alloc] = name.str();
+    buffers.push_back(llvm::json::Object{{"name", name.str()},
+                                         {"shape", shapeOf(alloc.getType())},
+                                         {"dtype", "f32"},
+                                         {"role", "scratch"}});
+  });
+
+  std::string ptxas = findPtxas(this->ptxas);
+  if (this->ptxas != "auto" && this->ptxas != "none" &&
+      !llvm::sys::fs::can_execute(ptxas)) {
+    module.emitError() << "kb-emit-bundle: ptxas '" << ptxas
+                       << "' is not an executable";
+    return signalPassFailure();
+  }
+  llvm::json::Array kernels, program;
+  bool failedAny = false;
+  entry.walk([&](gpu::LaunchFuncOp launch) {
+    if (failedAny)
+      return;
+    StringRef moduleName = launch.getKernelModuleName().getValue();
+    StringRef kernelName = launch.getKernelName().getValue();
+    auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
+        module, launch.getKernelModuleName());
+    if (!binary || binary.getObjects().empty()) {
+      launch.emitError() << "kb-emit-bundle: no gpu.binary '" << moduleName
+                         << "': run gpu-module-to-binary{format=isa} first";
+      failedAny = true;
+      return;
+    }
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    if (object.getFormat() != gpu::CompilationTarget::Assembly) {
+      launch.emitError() << "kb-emit-bundle: '" << moduleName
+                         << "' is not PTX: use gpu-module-to-binary{format=isa}";
+      failedAny = true;
+      return;
+    }
+    std::string ptxFile = (kernelName + ".ptx").str();
+    SmallString<256> ptxPath(output);
+    llvm::sys::path::append(ptxPath, ptxFile);
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(ptxPath, ec);
+      if (ec) {
+        launch.emitError() << "kb-emit-bundle: cannot write " << ptxPath << ": "
+                           << ec.message();
+        failedAny = true;
+        return;
+      }
+      os << object.getObject().getValue();
+    }
+    auto dims = [&](Value x, Value y, Value z) {
+      llvm::json::Array a;
+      for (Value v : {x, y, z})
+        a.push_back(getConstantIntValue(v).value_or(-1));
+      return a;
+    };
+    llvm::json::Array args;
+    for (Value v : launch.getKernelOperands())
+      args.push_back(names.lookup(v));
+    int64_t smem = 0;
+    if (Value s = launch.getDynamicSharedMemorySize())
+      smem = getConstantIntValue(s).value_or(0);
+    llvm::json::Array ops;
+    llvm::json::Object kernel{
+        {"name", kernelName.str()},
+        {"ptx", ptxFile},
+        {"grid", dims(launch.getGridSizeX(), launch.getGridSizeY(), launch.getGridSizeZ())},
+        {"block", dims(launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ())},
+        {"dynamic_shared_bytes", smem},
+        {"args", std::move(args)},
+    };
+    if (auto cfg = launch->getAttr("kb.config"))
+      kernel["config"] = toJson(cfg);
+    if (auto recs = launch->getAttrOfType<ArrayAttr>("kb.ops")) {
+      for (Attribute r : recs) {
+        llvm::json::Value j = toJson(r);
+        j.getAsObject()->insert({"kernel", kernelName.str()});
+        program.push_back(std::move(j));
+        ops.push_back(program.size() - 1);
+      }
+    }
+    kernel["ops"] = std::move(ops);
+    if (!ptxas.empty()) {
+      std::string cubinFile = (kernelName + ".cubin").str();
+      SmallString<256> cubinPath(output);
+      llvm::sys::path::append(cubinPath, cubinFile);
+      std::string error;
+      auto report = runPtxas(ptxas, chip, ptxPath, cubinPath, error);
+      if (failed(report)) {
+        launch.emitError() << "kb-emit-bundle: ptxas rejected " << ptxFile
+                           << ": " << StringRef(error).trim();
+        failedAny = true;
+        return;
+      }
+      kernel["cubin"] = cubinFile;
+      kernel["resources"] = std::move(*report);
+    }
+    kernels.push_back(std::move(kernel));
+  });
+  if (failedAny)
+    return signalPassFailure();
+
+  llvm::json::Object manifest{
+      {"format", "kb-bundle"},
+      {"version", 1},
+      {"target", chip},
+      {"function", entry.getName().str()},
+      {"buffers", std::move(buffers)},
+      {"kernels", std::move(kernels)},
+      {"program", std::move(program)},
+  };
+  SmallString<256> path(output);
+  llvm::sys::path::append(path, "manifest.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    module.emitError() << "kb-emit-bundle: cannot write " << path << ": "
+                       << ec.message();
+    return signalPassFailure();
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+}
+
+} // namespace

@@ -1,0 +1,73 @@
+//===- PromoteSharedMemory.cpp - stage matmul tiles in shared memory ------===//
+//
+// kb-promote-shared-memory: each block stages its A and B operand tiles in
+// shared memory, `stages` deep, each row padded by `pad` words so that the
+// fragment loads of a warp fall in distinct banks. The total is checked
+// against the chip's per-block limit: a tile that needs more shared memory
+// than the device has is an error here, not a launch failure on the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/Passes.h"
+
+namespace mlir::kb {
+#define GEN_PASS_DEF_KBPROMOTESHAREDMEMORY
+#include "kb/Transforms/Passes.h.inc"
+} // namespace mlir::kb
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+struct PromoteSharedMemoryPass
+    : public kb::impl::KBPromoteSharedMemoryBase<PromoteSharedMemoryPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    auto model = getTargetModel(chip);
+    if (failed(model)) {
+      getOperation().emitError() << "kb-promote-shared-memory: unknown chip '"
+                                 << chip << "'";
+      return signalPassFailure();
+    }
+    for (Operation &op : getOperation().getBody().getOps()) {
+      if (getKernelKind(&op) != KernelKind::Matmul)
+        continue;
+      ConfigFields f = ConfigFields::from(getConfig(&op));
+      if (f.block.size() != 3) {
+        op.emitOpError() << "kb-promote-shared-memory needs block tiles: run "
+                            "kb-tile first";
+        return signalPassFailure();
+      }
+      bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
+      if (!f.stages)
+        f.stages = tensorCores ? 2 : 1;
+      if (f.pad.empty()) {
+        if (tensorCores)
+          // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
+          // the m16n8k8 fragment loads of a warp (rows g = lane / 4, columns
+          // t = lane % 4) over all 32 banks.
+          f.pad = {4, 8};
+        else
+          // A is stored transposed (As[k][m]); 4 words of padding put the
+          // k-columns that a warp's transposing stores touch in distinct
+          // banks. B rows are read as 16-byte vectors and need none.
+          f.pad = {4, 0};
+      }
+      ConfigAttr attr = f.get(&getContext());
+      int64_t bytes = matmulSharedBytes(attr);
+      if (bytes > model->maxSharedPerBlock) {
+        op.emitOpError() << "config needs " << bytes
+                         << " bytes of shared memory per block (block = ["
+                         << f.block[0] << ", " << f.block[1] << ", "
+                         << f.block[2] << "], stages = " << f.stages
+                         << "); " << model->chip << " allows at most "
+                         << model->maxSharedPerBlock;
+        return signalPassFailure();
+      }
+      setConfig(&op, attr);
+    }
+  }
+};
+
+} // namespace

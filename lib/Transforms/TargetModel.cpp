@@ -1,0 +1,45 @@
+//===- TargetModel.cpp - what kb knows about each target chip -------------===//
+//
+// The per-chip limits the decision passes check configs against: threads,
+// registers and shared memory per block and per multiprocessor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
+  TargetModel m;
+  m.chip = chip.str();
+  if (chip == "sm_90" || chip == "sm_90a") {
+    m.smCount = 132;
+    m.maxSharedPerBlock = 232448; // 227 KB
+    m.sharedPerSM = 233472;       // 228 KB
+    m.hasWgmma = chip == "sm_90a";
+    return m;
+  }
+  if (chip == "sm_80") {
+    m.smCount = 108;
+    m.maxSharedPerBlock = 166912; // 163 KB
+    m.sharedPerSM = 167936;       // 164 KB
+    return m;
+  }
+  return failure();
+}
+
+int64_t mlir::kb::matmulSharedBytes(ConfigAttr config) {
+  if (!config || config.getBlock().size() != 3)
+    return 0;
+  auto b = config.getBlock();
+  int64_t stages = std::max<int64_t>(config.getStages(), 1);
+  auto pad = config.getPad();
+  int64_t padA = pad.size() == 2 ? pad[0] : 0, padB = pad.size() == 2 ? pad[1] : 0;
+  int64_t bm = b[0], bn = b[1], bk = b[2];
+  if (config.getMma().starts_with("mma_sync"))
+    // A as BM rows of BK + padA (row-major, as the fragments read it).
+    return stages * (bm * (bk + padA) + bk * (bn + padB)) * 4;
+  // FFMA: A transposed, BK rows of BM + padA; B as BK rows of BN + padB.
+  return stages * bk * ((bm + padA) + (bn + padB)) * 4;
+}

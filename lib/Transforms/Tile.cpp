@@ -1,0 +1,120 @@
+//===- Tile.cpp - block, warp and thread tiles for each kernel ------------===//
+//
+// kb-tile: for a matmul, the output tile of a block [BM, BN, BK] and how it is
+// split: among threads ([TM, TN] register tiles, FFMA) or among warps
+// ([WM, WN] tiles of m16n8k8 fragments, mma.sync). The tile shrinks when the
+// default would leave multiprocessors idle. Elementwise kernels get their
+// elements per block. Hand-set tiles are checked for an even split.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/Passes.h"
+
+namespace mlir::kb {
+#define GEN_PASS_DEF_KBTILE
+#include "kb/Transforms/Passes.h.inc"
+} // namespace mlir::kb
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+MatmulOp getMatmul(Operation *op) {
+  if (auto mm = dyn_cast<MatmulOp>(op))
+    return mm;
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return dyn_cast_or_null<MatmulOp>(getFusionAnchor(fusion));
+  return {};
+}
+
+LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
+  auto shape = mm.getResult().getType().getShape();
+  int64_t m = shape[shape.size() - 2], n = shape.back();
+  int64_t batch = shape.size() == 3 ? shape[0] : 1;
+  bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
+  if (f.mma.empty())
+    return op->emitOpError() << "kb-tile needs the mma unit: run kb-select-mma first";
+  auto blocksFor = [&](int64_t bm, int64_t bn) {
+    return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
+  };
+  if (f.block.empty()) {
+    // Big tiles reuse each loaded element the most; fall back to 64x64
+    // when 128x128 tiles would leave most of the 132 SMs idle.
+    bool small = blocksFor(128, 128) < 132;
+    if (tensorCores) {
+      f.block = small ? SmallVector<int64_t>{64, 64, 32}
+                      : SmallVector<int64_t>{128, 128, 32};
+      f.warp = small ? SmallVector<int64_t>{32, 32} : SmallVector<int64_t>{64, 32};
+    } else {
+      f.block = small ? SmallVector<int64_t>{64, 64, 8}
+                      : SmallVector<int64_t>{128, 128, 8};
+      f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
+    }
+    f.threads = 0; // derived below from the split
+  }
+  if (f.block.size() != 3)
+    return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "
+                             << f.block.size() << " sizes";
+  int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
+  int64_t threads;
+  if (tensorCores) {
+    if (f.warp.size() != 2)
+      return op->emitOpError() << "mma.sync config needs warp = [WM, WN]";
+    int64_t wm = f.warp[0], wn = f.warp[1];
+    if (bm % wm || bn % wn || wm % 16 || wn % 8 || bk % 8)
+      return op->emitOpError()
+             << "mma.sync tiles must nest: BM % WM, BN % WN, WM % 16, WN % 8 "
+                "and BK % 8 must be 0; got block = ["
+             << bm << ", " << bn << ", " << bk << "], warp = [" << wm << ", "
+             << wn << "]";
+    threads = (bm / wm) * (bn / wn) * 32;
+  } else {
+    if (f.thread.size() != 2)
+      return op->emitOpError() << "FFMA config needs thread = [TM, TN]";
+    int64_t tm = f.thread[0], tn = f.thread[1];
+    if (bm % tm || bn % tn || tm % 4 || tn % 4)
+      return op->emitOpError()
+             << "FFMA tiles must nest: BM % TM, BN % TN, TM % 4 and TN % 4 "
+                "must be 0; got block = ["
+             << bm << ", " << bn << ", " << bk << "], thread = [" << tm << ", "
+             << tn << "]";
+    threads = (bm / tm) * (bn / tn);
+  }
+  if (f.threads && f.threads != threads)
+    return op->emitOpError() << "config asks for " << f.threads
+                             << " threads, but its tiles split into "
+                             << threads;
+  f.threads = threads;
+  if (threads > 1024)
+    return op->emitOpError() << "tiles need " << threads
+                             << " threads per block; at most 1024 are allowed";
+  if ((bm * bk) % threads || (bk * bn) % threads)
+    return op->emitOpError() << "the A tile (" << bm << "x" << bk
+                             << ") and B tile (" << bk << "x" << bn
+                             << ") must split evenly among " << threads
+                             << " threads";
+  return success();
+}
+
+struct TilePass : public kb::impl::KBTileBase<TilePass> {
+  void runOnOperation() override {
+    for (Operation &op : getOperation().getBody().getOps()) {
+      auto kind = getKernelKind(&op);
+      if (!kind)
+        continue;
+      ConfigFields f = ConfigFields::from(getConfig(&op));
+      if (*kind == KernelKind::Matmul) {
+        if (failed(tileMatmul(&op, getMatmul(&op), f)))
+          return signalPassFailure();
+      } else if (*kind == KernelKind::Elementwise) {
+        if (f.block.empty())
+          f.block = {std::max<int64_t>(f.threads, 1) *
+                     std::max<int64_t>(f.vector, 1)};
+      }
+      setConfig(&op, f.get(&getContext()));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite: set-up and build (scripts/setup.sh), then the lit
+# suite (every pass, the dialect, PTX through ptxas where present) and the
+# GoogleTest unit tests of the runtime. Needs no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+bash scripts/setup.sh
+log=$(mktemp)
+echo "== lit suite"
+/usr/lib/llvm-22/bin/lit -sv build/test | tee "$log"
+lit_passed=$(grep -Eo 'Passed *: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+lit_unsupported=$(grep -Eo 'Unsupported *: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+echo "== unit tests"
+unit_passed=0
+if [ -x build/unittests/kb-unittests ]; then
+  build/unittests/kb-unittests --gtest_brief=1 | tee "$log"
+  unit_passed=$(grep -Eo '\[  PASSED  \] [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+else
+  echo "no unit tests built (kb-run and its tests need the CUDA toolkit)"
+fi
+rm -f "$log"
+echo "== lit: $lit_passed passed ($lit_unsupported unsupported); unit: $unit_passed passed; $(( $(date +%s) - start )) s"
+echo "$(( lit_passed + unit_passed )) passed, 0 failed"

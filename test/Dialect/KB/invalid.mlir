@@ -1,0 +1,205 @@
+// RUN: kb-opt %s -split-input-file -verify-diagnostics
+
+func.func @matmul_inner_mismatch(%a: tensor<64x32xf32>, %b: tensor<16x8xf32>) -> tensor<64x8xf32> {
+  // expected-error @+1 {{inner dimensions must match: lhs is 64x32 (K = 32), rhs is 16x8 (K = 16)}}
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<64x32xf32>, tensor<16x8xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @matmul_transposed_mismatch(%a: tensor<64x32xf32>, %b: tensor<8x16xf32>) -> tensor<64x8xf32> {
+  // expected-error @+1 {{inner dimensions must match: lhs is 64x32 (K = 32), rhs is 8x16 (K = 16)}}
+  %0 = kb.matmul %a, %b precision(ieee) transpose_b : tensor<64x32xf32>, tensor<8x16xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<4x64x32x2xf32>, %b: tensor<4x32x8x2xf32>) -> tensor<64x8xf32> {
+  // expected-error @+1 {{expects lhs of rank 2 (MxK) or 3 (BxMxK), got rank 4}}
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<4x64x32x2xf32>, tensor<4x32x8x2xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @matmul_rank_mix(%a: tensor<2x64x32xf32>, %b: tensor<32x8xf32>) -> tensor<2x64x8xf32> {
+  // expected-error @+1 {{expects rhs of the same rank as lhs (3), got rank 2}}
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<2x64x32xf32>, tensor<32x8xf32> -> tensor<2x64x8xf32>
+  return %0 : tensor<2x64x8xf32>
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x64x32xf32>, %b: tensor<3x32x8xf32>) -> tensor<2x64x8xf32> {
+  // expected-error @+1 {{batch dimensions must match: lhs has 2, rhs has 3}}
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<2x64x32xf32>, tensor<3x32x8xf32> -> tensor<2x64x8xf32>
+  return %0 : tensor<2x64x8xf32>
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<64x32xf32>, %b: tensor<32x8xf32>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{expects result shape 64x8, got 64x16}}
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x16xf32>
+  return %0 : tensor<64x16xf32>
+}
+
+// -----
+
+func.func @matmul_f16(%a: tensor<64x32xf16>, %b: tensor<32x8xf32>) -> tensor<64x8xf32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<64x32xf16>'}}
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<64x32xf16>, tensor<32x8xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @matmul_precision(%a: tensor<64x32xf32>, %b: tensor<32x8xf32>) -> tensor<64x8xf32> {
+  // expected-error @+2 {{expected ::mlir::kb::Precision to be one of: ieee, tf32, tf32x3}}
+  // expected-error @+1 {{failed to parse KB_PrecisionAttr}}
+  %0 = kb.matmul %a, %b precision(fp16) : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{operand #0 must have a static shape, got 'tensor<?x8xf32>'}}
+  %0 = kb.softmax %x : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @rank0(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{operand #0 must have rank >= 1, got 'tensor<f32>'}}
+  %0 = kb.relu %x : tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @dropout_p(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects p in [0, 1), got 1.5}}
+  %0 = kb.dropout %x p(1.5) seed(1) : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @dropout_p_one(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects p in [0, 1), got 1}}
+  %0 = kb.dropout %x p(1.0) seed(1) : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @bias_length(%x: tensor<4x8xf32>, %b: tensor<7xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects bias length 8 (the input's last dimension), got 7}}
+  %0 = kb.bias_add %x, %b : tensor<4x8xf32>, tensor<7xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @bias_rank(%x: tensor<4x8xf32>, %b: tensor<1x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects a 1-D bias, got rank 2}}
+  %0 = kb.bias_add %x, %b : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @binary_shapes(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "kb.add"(%x, %y) : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @scale_nan(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects a finite factor}}
+  %0 = kb.scale %x by 0x7FC00000 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'vector' must be 1, 2 or 4, got 3}}
+  %0 = kb.relu %x {config = #kb.config<vector = 3>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @config_strategy(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'strategy' must be "registers" or "online", got "twice"}}
+  %0 = kb.softmax %x {config = #kb.config<strategy = "twice">} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @config_threads(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'threads' must be in [1, 1024], got 2048}}
+  %0 = kb.relu %x {config = #kb.config<threads = 2048>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @config_mma(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32" or "mma_sync_tf32x3", got "wmma"}}
+  %0 = kb.relu %x {config = #kb.config<mma = "wmma">} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @config_tile(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config field 'block' expects positive sizes, got 0}}
+  %0 = kb.relu %x {config = #kb.config<block = [0, 8]>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fusion_foreign_op(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kb.fusion ins(%x : tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @+1 {{is not allowed in kb.fusion}}
+    %1 = tensor.empty() : tensor<4x8xf32>
+    kb.yield %1 : tensor<4x8xf32>
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fusion_two_anchors(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{holds 1 matmul(s) and 1 softmax(es); at most one of them is allowed}}
+  %0 = kb.fusion ins(%x : tensor<8x8xf32>) {
+  ^bb0(%a: tensor<8x8xf32>):
+    %1 = kb.matmul %a, %a precision(ieee) : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+    %2 = kb.softmax %1 : tensor<8x8xf32>
+    kb.yield %2 : tensor<8x8xf32>
+  } -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @fusion_arg_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{block argument #0 has type 'tensor<8x4xf32>' but input #0 has type 'tensor<4x8xf32>'}}
+  %0 = kb.fusion ins(%x : tensor<4x8xf32>) {
+  ^bb0(%a: tensor<8x4xf32>):
+    %1 = kb.relu %a : tensor<8x4xf32>
+    kb.yield %1 : tensor<8x4xf32>
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
