@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Writes the benchmark programs (kb dialect) into a folder, one .mlir each.
+
+Usage: bench/programs.py OUT_DIR [--only matmul|softmax|fusion]
+Each program is compiled by scripts/build-bench.sh into a bundle; fusion
+programs also get an unfused bundle (<name>-unfused) to time against."""
+import os
+import sys
+
+def t(shape):
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+def softmax(rows, cols, strategy=None):
+    cfg = f' {{config = #kb.config<strategy = "{strategy}">}}' if strategy else ""
+    ty = t((rows, cols))
+    return f"""func.func @softmax(%x: {ty} {{kb.name = "x"}}) -> ({ty} {{kb.name = "y"}}) {{
+  %0 = kb.softmax %x{cfg} : {ty}
+  return %0 : {ty}
+}}
+"""
+
+def bias_gelu_dropout(rows, cols, p=0.3, seed=42):
+    ty, bt = t((rows, cols)), t((cols,))
+    return f"""func.func @bias_gelu_dropout(%x: {ty} {{kb.name = "x"}}, %b: {bt} {{kb.name = "bias"}}) -> ({ty} {{kb.name = "y"}}) {{
+  %0 = kb.bias_add %x, %b : {ty}, {bt} -> {ty}
+  %1 = kb.gelu %0 approx(tanh) : {ty}
+  %2 = kb.dropout %1 p({p}) seed({seed}) : {ty}
+  return %2 : {ty}
+}}
+"""
+
+def matmul(m, n, k, precision, trans_b=False, batch=None):
+    pre = (batch,) if batch else ()
+    at, bt, ct = t(pre + (m, k)), t(pre + ((n, k) if trans_b else (k, n))), t(pre + (m, n))
+    tb = " transpose_b" if trans_b else ""
+    return f"""func.func @matmul(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}) -> ({ct} {{kb.name = "c"}}) {{
+  %0 = kb.matmul %a, %b precision({precision}){tb} : {at}, {bt} -> {ct}
+  return %0 : {ct}
+}}
+"""
+
+PROGRAMS = {
+    "softmax": {
+        "softmax-8192x32768": softmax(8192, 32768),
+        "softmax-4096x4096": softmax(4096, 4096),
+        "softmax-32768x1024": softmax(32768, 1024),
+        "softmax-1024x400000": softmax(1024, 400000),
+        "softmax-8192x32768-online": softmax(8192, 32768, "online"),
+        "softmax-4096x4096-online": softmax(4096, 4096, "online"),
+        "softmax-1000x4099": softmax(1000, 4099),
+        "softmax-1024x400001": softmax(1024, 400001),
+    },
+    "fusion": {
+        "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
+        "bgd-4096x1024": bias_gelu_dropout(4096, 1024),
+        "bgd-1000x1001": bias_gelu_dropout(1000, 1001),
+    },
+    "matmul": {
+        "matmul-ieee-4096": matmul(4096, 4096, 4096, "ieee"),
+        "matmul-ieee-2048": matmul(2048, 2048, 2048, "ieee"),
+        "matmul-ieee-1000x700x1500": matmul(1000, 700, 1500, "ieee"),
+        "matmul-ieee-1024x1024x1024": matmul(1024, 1024, 1024, "ieee"),
+        "matmul-ieee-batch4-512-tb": matmul(512, 384, 256, "ieee", trans_b=True, batch=4),
+        "matmul-tf32-2048": matmul(2048, 2048, 2048, "tf32"),
+        "matmul-tf32-4096": matmul(4096, 4096, 4096, "tf32"),
+        "matmul-tf32-8192": matmul(8192, 8192, 8192, "tf32"),
+        "matmul-tf32-4000": matmul(4000, 4000, 4000, "tf32"),
+        "matmul-tf32-1000x700x1500": matmul(1000, 700, 1500, "tf32"),
+        "matmul-tf32-batch4-512-tb": matmul(512, 384, 256, "tf32", trans_b=True, batch=4),
+        "matmul-tf32x3-2048": matmul(2048, 2048, 2048, "tf32x3"),
+    },
+}
+
+def main():
+    out = sys.argv[1]
+    only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
+    os.makedirs(out, exist_ok=True)
+    for family, progs in PROGRAMS.items():
+        if only and family != only:
+            continue
+        for name, text in progs.items():
+            with open(os.path.join(out, name + ".mlir"), "w") as f:
+                f.write(text)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+//===- Device.h - the CUDA driver and cuBLAS, as kb-run uses them -*- C++ -*-===//
+//
+// A thin, checked layer over the CUDA driver API: the device and context,
+// buffers, modules loaded from PTX or cubin, launches, event timing and an L2
+// flush. Every failing call becomes a DeviceError naming the call; "no GPU"
+// is its own kind so that kb-run can exit 2.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_RUNTIME_DEVICE_H
+#define KB_RUNTIME_DEVICE_H
+
+#include <cuda.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kb::runtime {
+
+struct DeviceError : std::runtime_error {
+  bool noDevice = false;
+  DeviceError(const std::string &what, bool noDevice = false)
+      : std::runtime_error(what), noDevice(noDevice) {}
+};
+
+/// The driver API entry points kb-run uses. libcuda is opened with dlopen at
+/// run time, so that a machine without a driver gets a one-line error from
+/// kb-run (exit 2) instead of a loader failure.
+#define KB_DRIVER_FUNCTIONS(X)                                                 \
+  X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)     \
+  X(cuCtxSetCurrent) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuMemAlloc)  \
+  X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8)   \
+  X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleGetFunction)             \
+  X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)    \
+  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)                \
+  X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)                    \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+
+struct Driver {
+#define KB_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;
+  KB_DRIVER_FUNCTIONS(KB_DRIVER_MEMBER)
+#undef KB_DRIVER_MEMBER
+};
+
+/// The loaded driver; openDevice() loads it first.
+const Driver &driver();
+
+/// Throws DeviceError("<what>: <CUDA error name>") unless r is CUDA_SUCCESS.
+void check(CUresult r, const char *what);
+
+struct DeviceInfo {
+  std::string name;
+  int major = 0, minor = 0, smCount = 0, l2Bytes = 0;
+  int maxSharedOptin = 0, regsPerSM = 0, maxThreadsPerSM = 0;
+  std::string arch() const { return "sm_" + std::to_string(major * 10 + minor); }
+};
+
+/// Initialises the driver and opens `ordinal` with a primary context.
+/// Throws DeviceError(noDevice=true) when there is no driver or no GPU.
+DeviceInfo openDevice(int ordinal);
+
+struct DeviceBuffer {
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = 0; }
+  DeviceBuffer &operator=(DeviceBuffer &&o) noexcept;
+  ~DeviceBuffer();
+  void upload(const void *host);
+  void download(void *host) const;
+  void fillBytes(unsigned char v);
+};
+
+struct LoadedKernel {
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  std::string source; // "cubin" or "ptx"
+};
+
+/// Loads `name` from a cubin (when given and loadable) or else from PTX,
+/// and raises its dynamic shared-memory limit to `dynamicShared` bytes.
+LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath,
+                        const std::string &name, int dynamicShared);
+
+/// Launches with pointer arguments.
+void launch(const LoadedKernel &k, const int64_t grid[3], const int64_t block[3],
+            int dynamicShared, const std::vector<CUdeviceptr> &args);
+
+/// Median, min and max of repeated timings, in milliseconds.
+struct Timing {
+  double median = 0, min = 0, max = 0;
+  int runs = 0;
+};
+
+/// Times `body` with CUDA events: `warmup` untimed runs, then at least
+/// `minRuns` (and until `minMillis` of kernel time), each after writing a
+/// buffer larger than the L2 cache so that no run starts with warm data.
+Timing timeWithEvents(const std::function<void()> &body, int warmup,
+                      int minRuns, double minMillis, DeviceBuffer *flush);
+
+/// Device-to-device copy bandwidth in GB/s (bytes read + written), 1 GiB.
+double measureCopyBandwidth();
+
+} // namespace kb::runtime
+
+#endif

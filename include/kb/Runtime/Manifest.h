@@ -1,0 +1,77 @@
+//===- Manifest.h - the bundle manifest, as kb-run reads it -----*- C++ -*-===//
+//
+// Parses and checks manifest.json (docs/bundle.md, format version 1). Any
+// problem is a ManifestError whose message names the field and the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_RUNTIME_MANIFEST_H
+#define KB_RUNTIME_MANIFEST_H
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kb::runtime {
+
+struct ManifestError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Buffer {
+  std::string name, role; // role: input, output, scratch
+  std::vector<int64_t> shape;
+  std::string dist = "normal"; // normal or uniform
+  double mean = 0.0, std = 1.0;
+  int64_t elements() const;
+  int64_t bytes() const { return elements() * 4; }
+};
+
+struct Resources {
+  bool known = false;
+  int registers = 0, sharedStaticBytes = 0, stackBytes = 0;
+  int spillStoreBytes = 0, spillLoadBytes = 0;
+};
+
+struct Kernel {
+  std::string name, ptx, cubin, config;
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int64_t dynamicSharedBytes = 0;
+  std::vector<std::string> args; // buffer names: inputs..., output
+  std::vector<size_t> ops;       // indices into Manifest::program
+  Resources resources;
+  int64_t threads() const { return block[0] * block[1] * block[2]; }
+};
+
+struct ProgramOp {
+  std::string op; // e.g. "kb.gelu"
+  std::vector<std::string> inputs;
+  std::string output, kernel;
+  std::vector<int64_t> shape;
+  nlohmann::json attrs;
+  double attrDouble(const char *name, double fallback) const;
+  std::string attrString(const char *name, const std::string &fallback) const;
+};
+
+struct Manifest {
+  std::string dir, target, function;
+  int version = 0;
+  std::vector<Buffer> buffers;
+  std::vector<Kernel> kernels;
+  std::vector<ProgramOp> program;
+
+  /// Loads `dir`/manifest.json (or a manifest file path). Throws ManifestError.
+  static Manifest load(const std::string &path);
+  /// Parses a manifest held in memory; `dir` is where kernel files live.
+  static Manifest parse(const std::string &text, const std::string &dir);
+  const Buffer &buffer(const std::string &name) const;
+  bool hasBuffer(const std::string &name) const;
+};
+
+} // namespace kb::runtime
+
+#endif

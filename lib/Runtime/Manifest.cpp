@@ -1,0 +1,224 @@
+//===- Manifest.cpp - parse and check a bundle's manifest.json ------------===//
+//
+// Every field kb-run relies on is checked here, with a message that names it,
+// so that a malformed bundle stops before anything touches the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Runtime/Manifest.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace kb::runtime {
+
+using nlohmann::json;
+
+int64_t Buffer::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+double ProgramOp::attrDouble(const char *name, double fallback) const {
+  if (attrs.is_object() && attrs.contains(name) && attrs[name].is_number())
+    return attrs[name].get<double>();
+  return fallback;
+}
+
+std::string ProgramOp::attrString(const char *name,
+                                  const std::string &fallback) const {
+  if (attrs.is_object() && attrs.contains(name) && attrs[name].is_string())
+    return attrs[name].get<std::string>();
+  return fallback;
+}
+
+namespace {
+
+[[noreturn]] void fail(const std::string &what) {
+  throw ManifestError("manifest: " + what);
+}
+
+const json &field(const json &obj, const char *key, const std::string &where) {
+  if (!obj.is_object() || !obj.contains(key))
+    fail(where + " has no field '" + key + "'");
+  return obj[key];
+}
+
+std::string str(const json &obj, const char *key, const std::string &where) {
+  const json &v = field(obj, key, where);
+  if (!v.is_string())
+    fail(where + "." + key + " must be a string");
+  return v.get<std::string>();
+}
+
+std::vector<int64_t> ints(const json &obj, const char *key,
+                          const std::string &where) {
+  const json &v = field(obj, key, where);
+  if (!v.is_array())
+    fail(where + "." + key + " must be an array of integers");
+  std::vector<int64_t> out;
+  for (const json &e : v) {
+    if (!e.is_number_integer())
+      fail(where + "." + key + " must be an array of integers");
+    out.push_back(e.get<int64_t>());
+  }
+  return out;
+}
+
+} // namespace
+
+Manifest Manifest::load(const std::string &path) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  if (fs::is_directory(p))
+    p /= "manifest.json";
+  std::ifstream in(p);
+  if (!in)
+    throw ManifestError("cannot open " + p.string() +
+                        " (expected a bundle folder written by kb-opt "
+                        "--kb-compile, or its manifest.json)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), p.parent_path().string());
+}
+
+Manifest Manifest::parse(const std::string &text, const std::string &dir) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error &e) {
+    fail(std::string("not valid JSON: ") + e.what());
+  }
+  Manifest m;
+  m.dir = dir;
+  if (str(j, "format", "manifest") != "kb-bundle")
+    fail("format must be \"kb-bundle\"");
+  const json &version = field(j, "version", "manifest");
+  if (!version.is_number_integer() || version.get<int>() != 1)
+    fail("version " + version.dump() + " is not supported (kb-run reads version 1)");
+  m.version = 1;
+  m.target = str(j, "target", "manifest");
+  m.function = j.value("function", "");
+
+  std::set<std::string> names;
+  const json &bufs = field(j, "buffers", "manifest");
+  if (!bufs.is_array() || bufs.empty())
+    fail("buffers must be a non-empty array");
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    std::string where = "buffers[" + std::to_string(i) + "]";
+    Buffer b;
+    b.name = str(bufs[i], "name", where);
+    b.role = str(bufs[i], "role", where);
+    b.shape = ints(bufs[i], "shape", where);
+    if (str(bufs[i], "dtype", where) != "f32")
+      fail(where + " (" + b.name + ") has dtype " + bufs[i]["dtype"].dump() +
+           "; kb-run supports f32");
+    if (b.role != "input" && b.role != "output" && b.role != "scratch")
+      fail(where + ".role must be input, output or scratch, got " + b.role);
+    if (b.shape.empty())
+      fail(where + ".shape must have at least one dimension");
+    for (int64_t d : b.shape)
+      if (d <= 0)
+        fail(where + ".shape has a non-positive dimension");
+    if (bufs[i].contains("init")) {
+      const json &init = bufs[i]["init"];
+      b.dist = init.value("dist", "normal");
+      if (b.dist != "normal" && b.dist != "uniform")
+        fail(where + ".init.dist must be normal or uniform");
+      b.mean = init.value("mean", 0.0);
+      b.std = init.value("std", 1.0);
+    }
+    if (!names.insert(b.name).second)
+      fail("buffer name '" + b.name + "' appears twice");
+    m.buffers.push_back(b);
+  }
+
+  const json &prog = field(j, "program", "manifest");
+  if (!prog.is_array())
+    fail("program must be an array");
+  for (size_t i = 0; i < prog.size(); ++i) {
+    std::string where = "program[" + std::to_string(i) + "]";
+    ProgramOp op;
+    op.op = str(prog[i], "op", where);
+    op.output = str(prog[i], "output", where);
+    op.shape = ints(prog[i], "shape", where);
+    op.kernel = prog[i].value("kernel", "");
+    for (const json &in : field(prog[i], "inputs", where)) {
+      if (!in.is_string())
+        fail(where + ".inputs must be strings");
+      op.inputs.push_back(in.get<std::string>());
+    }
+    op.attrs = prog[i].value("attrs", json::object());
+    m.program.push_back(op);
+  }
+
+  const json &ks = field(j, "kernels", "manifest");
+  if (!ks.is_array() || ks.empty())
+    fail("kernels must be a non-empty array");
+  for (size_t i = 0; i < ks.size(); ++i) {
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    Kernel k;
+    k.name = str(ks[i], "name", where);
+    k.ptx = str(ks[i], "ptx", where);
+    k.cubin = ks[i].value("cubin", "");
+    auto grid = ints(ks[i], "grid", where), block = ints(ks[i], "block", where);
+    if (grid.size() != 3 || block.size() != 3)
+      fail(where + " grid and block need 3 sizes each");
+    for (int d = 0; d < 3; ++d) {
+      if (grid[d] <= 0 || block[d] <= 0)
+        fail(where + " (" + k.name + ") has a non-positive grid or block size");
+      k.grid[d] = grid[d];
+      k.block[d] = block[d];
+    }
+    if (k.threads() > 1024)
+      fail(where + " (" + k.name + ") asks for " + std::to_string(k.threads()) +
+           " threads per block; at most 1024");
+    k.dynamicSharedBytes = ks[i].value("dynamic_shared_bytes", 0);
+    for (const json &a : field(ks[i], "args", where)) {
+      if (!a.is_string() || !names.count(a.get<std::string>()))
+        fail(where + " (" + k.name + ") names an unknown buffer " + a.dump());
+      k.args.push_back(a.get<std::string>());
+    }
+    for (const json &o : ks[i].value("ops", json::array())) {
+      if (!o.is_number_integer() || o.get<int64_t>() < 0 ||
+          o.get<size_t>() >= m.program.size())
+        fail(where + " (" + k.name + ") names op " + o.dump() +
+             ", which the program does not have");
+      k.ops.push_back(o.get<size_t>());
+    }
+    if (ks[i].contains("config"))
+      k.config = ks[i]["config"].is_string() ? ks[i]["config"].get<std::string>()
+                                             : ks[i]["config"].dump();
+    if (ks[i].contains("resources")) {
+      const json &r = ks[i]["resources"];
+      k.resources.known = true;
+      k.resources.registers = r.value("registers", 0);
+      k.resources.sharedStaticBytes = r.value("shared_static_bytes", 0);
+      k.resources.stackBytes = r.value("stack_bytes", 0);
+      k.resources.spillStoreBytes = r.value("spill_store_bytes", 0);
+      k.resources.spillLoadBytes = r.value("spill_load_bytes", 0);
+    }
+    m.kernels.push_back(k);
+  }
+  return m;
+}
+
+bool Manifest::hasBuffer(const std::string &name) const {
+  for (const Buffer &b : buffers)
+    if (b.name == name)
+      return true;
+  return false;
+}
+
+const Buffer &Manifest::buffer(const std::string &name) const {
+  for (const Buffer &b : buffers)
+    if (b.name == name)
+      return b;
+  throw ManifestError("manifest: no buffer named '" + name + "'");
+}
+
+} // namespace kb::runtime

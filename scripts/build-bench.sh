@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Compiles every benchmark program (bench/programs.py) and every example into
+# bundles under build/gpu/ (fusion programs also unfused, as <name>-unfused),
+# ready to carry to the GPU machine with build/bin/kb-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
+python3 bench/programs.py build/gpu/programs
+cp examples/*.mlir build/gpu/programs/
+for f in build/gpu/programs/*.mlir; do
+  name=$(basename "$f" .mlir)
+  if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name" -o /dev/null 2> build/gpu/$name.err; then
+    echo "SKIP $name: $(head -n 1 build/gpu/$name.err)"; rm -rf "build/gpu/bundles/$name"; continue
+  fi
+  if grep -q "kb.dropout\|kb.gelu\|kb.bias_add" "$f"; then
+    build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name-unfused fuse=false" -o /dev/null
+  fi
+done
+ls build/gpu/bundles | wc -l
+du -sh build/gpu/bundles

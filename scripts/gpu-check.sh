@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in one call: every bundle under build/gpu/bundles
+# checked and timed by kb-run (fusion programs against their unfused bundle),
+# compute-sanitizer memcheck over the small bundles, and the PyTorch/Triton
+# baselines (gpu-carry/torch_baselines.py, copied from ../shared/bench).
+# Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
+# sanitizer.txt, torch_baselines.json, gpu.txt.
+# Prepare on the build machine: bash scripts/build-bench.sh; mkdir -p gpu-carry;
+# cp ../shared/bench/torch_baselines.py gpu-carry/; then carry build/bin,
+# build/gpu and gpu-carry.
+set -u
+OUT=${OUT:-/tmp/kb-gpu-out}
+mkdir -p "$OUT" "$OUT/tmp"
+KB_RUN=build/bin/kb-run
+# cuBLAS: the toolkit's, else the one PyTorch ships.
+pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+ldd "$KB_RUN" | grep "not found" && echo "kb-run cannot start here"
+"$KB_RUN" --check-device || exit 2
+ONLY=${KB_ONLY:-}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+date -u >> "$OUT/gpu.txt"
+log="$OUT/kb_log.txt"
+: > "$log"
+for dir in build/gpu/bundles/*/; do
+  name=$(basename "$dir")
+  case "$name" in *-unfused) continue ;; esac
+  if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+  args=()
+  [ -d "build/gpu/bundles/$name-unfused" ] && args+=(--baseline "build/gpu/bundles/$name-unfused")
+  echo "=== $name" | tee -a "$log"
+  start=$(date +%s)
+  timeout 240 "$KB_RUN" "$dir" "${args[@]}" --json-out "$OUT/tmp/$name.json" >> "$log" 2>&1
+  echo "exit $? after $(( $(date +%s) - start )) s" | tee -a "$log"
+  tail -n 4 "$log" | grep -E "time:|verdict|WRONG" || true
+done
+python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+res = {}
+for f in sorted(os.listdir(os.path.join(out, "tmp"))):
+    res[f[:-5]] = json.load(open(os.path.join(out, "tmp", f)))
+json.dump(res, open(os.path.join(out, "kb_results.json"), "w"), indent=1)
+print(f"{len(res)} reports in kb_results.json")
+PY
+rm -rf "$OUT/tmp"
+if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
+  : > "$OUT/sanitizer.txt"
+  for name in bias_gelu_dropout matmul_awkward softmax-1000x4099 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-ieee-batch4-512-tb softmax-1024x400001; do
+    [ -d "build/gpu/bundles/$name" ] || continue
+    echo "=== memcheck $name" >> "$OUT/sanitizer.txt"
+    timeout 300 compute-sanitizer --tool memcheck --print-limit 5 "$KB_RUN" "build/gpu/bundles/$name" --no-time >> "$OUT/sanitizer.txt" 2>&1
+    echo "exit $?" >> "$OUT/sanitizer.txt"
+  done
+  grep -E "^===|ERROR SUMMARY|exit" "$OUT/sanitizer.txt"
+fi
+if [ -z "${KB_SKIP_TORCH:-}" ] && [ -f gpu-carry/torch_baselines.py ]; then
+  timeout 300 python3 gpu-carry/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
+  echo "torch baselines exit $?"
+  tail -n 25 "$OUT/torch_log.txt"
+fi

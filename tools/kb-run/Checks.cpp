@@ -1,0 +1,274 @@
+//===- Checks.cpp - validate each kernel of a bundle ----------------------===//
+//
+// Every kernel is checked on the inputs it actually read (downloaded after
+// the run), so an error is pinned to the kernel that made it:
+// - matmul: against cuBLAS in the same precision over every element, and
+//   against float64 on sampled entries (error over sum |a_ik b_kj|);
+// - elementwise chains and softmax: every element against the float64
+//   reference, in parallel slices of rows; softmax row sums; dropout's mask
+//   (exact, from the CPU Philox) and its zeroed fraction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KbRun.h"
+
+#include "kb/Runtime/Reference.h"
+
+#include <cmath>
+#include <random>
+#include <thread>
+
+namespace kb::runtime {
+
+using nlohmann::json;
+
+static bool kernelHasOp(const Manifest &m, const Kernel &k, const char *name) {
+  for (size_t i : k.ops)
+    if (m.program[i].op == name)
+      return true;
+  return false;
+}
+
+static void addCublasGemm(cublasHandle_t h, const std::string &precision,
+                          const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
+                          CUdeviceptr c) {
+  cublasMath_t mode = precision == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH
+                                          : CUBLAS_PEDANTIC_MATH;
+  checkCublas(cublasSetMathMode(h, mode), "cublasSetMathMode");
+  float alpha = 1.0f, beta = 0.0f;
+  // Row-major C = A B is column-major C^T = B^T A^T.
+  checkCublas(cublasSgemmStridedBatched(
+                  h, d.transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, d.n, d.m,
+                  d.k, &alpha, reinterpret_cast<const float *>(b),
+                  d.transB ? d.k : d.n, d.k * d.n,
+                  reinterpret_cast<const float *>(a), d.k, d.m * d.k, &beta,
+                  reinterpret_cast<float *>(c), d.n, d.m * d.n, d.batch),
+              "cublasSgemmStridedBatched");
+}
+
+void runCublasGemm(cublasHandle_t h, const std::string &precision,
+                   const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
+                   CUdeviceptr c) {
+  addCublasGemm(h, precision, d, a, b, c);
+}
+
+MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
+  const ProgramOp &op = m.program[k.ops.front()];
+  const Buffer &a = m.buffer(op.inputs[0]);
+  const Buffer &b = m.buffer(op.inputs[1]);
+  MatmulDims d;
+  size_t r = a.shape.size();
+  d.batch = r == 3 ? a.shape[0] : 1;
+  d.m = a.shape[r - 2];
+  d.k = a.shape[r - 1];
+  d.transB = op.attrs.value("transpose_b", false);
+  d.n = d.transB ? b.shape[r - 2] : b.shape[r - 1];
+  d.precision = op.attrString("precision", "ieee");
+  return d;
+}
+
+static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
+  KernelCheck c;
+  c.kernel = k.name;
+  MatmulDims d = matmulDims(s.manifest, k);
+  c.method = "matmul " + d.precision + ": vs cuBLAS (same precision), and float64 on sampled entries";
+  const ProgramOp &op = s.manifest.program[k.ops.front()];
+  const std::vector<float> &a = s.host.at(op.inputs[0]);
+  const std::vector<float> &b = s.host.at(op.inputs[1]);
+  const std::vector<float> &got = s.host.at(k.args.back());
+  double tol = matmulTolerance(d.precision);
+
+  // cuBLAS in the same precision (fp32 for ieee and tf32x3).
+  DeviceBuffer ref(got.size() * 4);
+  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d,
+                s.dev.at(op.inputs[0]).ptr, s.dev.at(op.inputs[1]).ptr, ref.ptr);
+  check(driver().cuCtxSynchronize(), "cuBLAS reference");
+  std::vector<float> want(got.size());
+  ref.download(want.data());
+  double num = 0, den = 0;
+  bool nan = false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double e = double(got[i]) - want[i];
+    nan |= std::isnan(e);
+    num += e * e;
+    den += double(want[i]) * want[i];
+  }
+  double frob = std::sqrt(num / std::max(den, 1e-300));
+  c.extra["cublas_relative_frobenius"] = frob;
+
+  // float64 on sampled entries, corners and edges included.
+  std::mt19937_64 rng(s.seed ^ 0x5eed);
+  std::vector<std::array<int64_t, 3>> at = {
+      {0, 0, 0}, {0, d.m - 1, d.n - 1}, {0, 0, d.n - 1}, {0, d.m - 1, 0},
+      {d.batch - 1, d.m - 1, d.n - 1}};
+  for (int i = 0; i < 1000; ++i)
+    at.push_back({int64_t(rng() % d.batch), int64_t(rng() % d.m), int64_t(rng() % d.n)});
+  double worst = 0;
+  for (auto [z, i, j] : at) {
+    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j);
+    double g = got[(z * d.m + i) * d.n + j];
+    double err = std::fabs(g - e.value) / std::max(e.absSum, 1e-30);
+    if (std::isnan(err))
+      err = INFINITY;
+    worst = std::max(worst, err);
+  }
+  c.extra["float64_samples"] = at.size();
+  c.extra["float64_max_error_over_abs_sum"] = worst;
+  c.maxErr = worst;
+  c.ok = !nan && frob <= tol && worst <= tol;
+  char buf[256];
+  snprintf(buf, sizeof buf,
+           "vs cuBLAS %s: relative Frobenius %.2e; float64 on %zu entries: max "
+           "|err|/sum|ab| %.2e (tolerance %.0e)",
+           d.precision == "tf32" ? "tf32" : "fp32", frob, at.size(), worst, tol);
+  c.detail = buf;
+  return c;
+}
+
+static KernelCheck checkChain(RunState &s, const Kernel &k) {
+  const Manifest &m = s.manifest;
+  KernelCheck c;
+  c.kernel = k.name;
+  const Buffer &out = m.buffer(k.args.back());
+  int64_t last = out.shape.back();
+  int64_t rows = out.elements() / last;
+  bool softmax = kernelHasOp(m, k, "kb.softmax");
+  bool dropout = kernelHasOp(m, k, "kb.dropout");
+  c.method = softmax ? "softmax vs float64, every element; row sums"
+                     : "elementwise chain vs float64, every element";
+  if (dropout)
+    c.method += "; dropout mask vs CPU Philox4x32-10";
+  const std::vector<float> &got = s.host.at(out.name);
+
+  unsigned workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  int64_t per = (rows + workers - 1) / workers;
+  std::vector<Comparison> parts(workers);
+  std::vector<int64_t> maskMismatch(workers, 0), zeros(workers, 0);
+  std::vector<std::string> errors(workers);
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      int64_t r0 = w * per, r1 = std::min(rows, r0 + per);
+      if (r0 >= r1)
+        return;
+      try {
+        std::map<std::string, HostTensor> vals;
+        auto slice = [&](const std::string &name) -> const HostTensor & {
+          auto it = vals.find(name);
+          if (it != vals.end())
+            return it->second;
+          const Buffer &b = m.buffer(name);
+          const float *src = s.host.at(name).data();
+          HostTensor t;
+          if (b.elements() == out.elements()) {
+            t.shape = {r1 - r0, last};
+            t.data.assign(src + r0 * last, src + r1 * last);
+          } else {
+            t.shape = b.shape;
+            t.data.assign(src, src + b.elements());
+          }
+          return vals[name] = std::move(t);
+        };
+        for (size_t i : k.ops) {
+          const ProgramOp &op = m.program[i];
+          std::vector<const HostTensor *> ins;
+          for (const std::string &in : op.inputs)
+            ins.push_back(&slice(in));
+          vals[op.output] = evalOp(op, ins, r0 * last);
+        }
+        const HostTensor &ref = vals.at(out.name);
+        const float *g = got.data() + r0 * last;
+        double rtol = 2e-5, atol = softmax ? 1e-9 : 2e-6;
+        parts[w] = compare(g, ref.data.data(), (r1 - r0) * last, rtol, atol);
+        if (parts[w].firstBad >= 0)
+          parts[w].firstBad += r0 * last;
+        if (dropout)
+          for (int64_t i = 0; i < (r1 - r0) * last; ++i) {
+            zeros[w] += g[i] == 0.0f;
+            maskMismatch[w] += (g[i] == 0.0f) != (ref.data[i] == 0.0);
+          }
+      } catch (const std::exception &e) {
+        errors[w] = e.what();
+      }
+    });
+  }
+  for (auto &t : threads)
+    t.join();
+  for (auto &e : errors)
+    if (!e.empty())
+      throw std::runtime_error(k.name + ": " + e);
+  Comparison all;
+  for (auto &p : parts) {
+    all.checked += p.checked;
+    all.bad += p.bad;
+    all.maxAbsErr = std::max(all.maxAbsErr, p.maxAbsErr);
+    all.maxRelErr = std::max(all.maxRelErr, p.maxRelErr);
+    if (all.firstBad < 0 && p.firstBad >= 0) {
+      all.firstBad = p.firstBad;
+      all.got = p.got;
+      all.want = p.want;
+    }
+  }
+  c.ok = all.ok();
+  c.maxErr = all.maxRelErr;
+  c.extra["elements"] = all.checked;
+  c.extra["mismatches"] = all.bad;
+  c.extra["max_abs_error"] = all.maxAbsErr;
+  c.extra["max_rel_error"] = all.maxRelErr;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%lld elements, max abs err %.2e, max rel err %.2e",
+           (long long)all.checked, all.maxAbsErr, all.maxRelErr);
+  c.detail = buf;
+  if (all.bad) {
+    snprintf(buf, sizeof buf, "; %lld outside tolerance, first at %lld: got %.8g, want %.8g",
+             (long long)all.bad, (long long)all.firstBad, all.got, all.want);
+    c.detail += buf;
+  }
+  if (softmax) {
+    double rs = maxRowSumError(got.data(), out.elements(), last);
+    c.extra["max_row_sum_error"] = rs;
+    snprintf(buf, sizeof buf, "; row sums within %.1e of 1", rs);
+    c.detail += buf;
+    c.ok = c.ok && rs <= 1e-4;
+  }
+  if (dropout) {
+    int64_t z = 0, mm = 0;
+    for (unsigned w = 0; w < workers; ++w) {
+      z += zeros[w];
+      mm += maskMismatch[w];
+    }
+    double frac = double(z) / out.elements();
+    c.extra["zero_fraction"] = frac;
+    c.extra["mask_mismatches"] = mm;
+    for (size_t i : k.ops)
+      if (m.program[i].op == "kb.dropout")
+        c.extra["p"] = m.program[i].attrDouble("p", 0);
+    snprintf(buf, sizeof buf, "; dropout zeroed %.4f%% (p = %.4g), mask mismatches %lld",
+             100 * frac, c.extra["p"].get<double>(), (long long)mm);
+    c.detail += buf;
+    c.ok = c.ok && mm == 0;
+  }
+  return c;
+}
+
+KernelCheck checkKernel(RunState &s, const Kernel &k) {
+  if (k.ops.empty()) {
+    KernelCheck c;
+    c.kernel = k.name;
+    c.method = "none";
+    c.detail = "the manifest records no ops for this kernel: cannot be checked";
+    return c;
+  }
+  if (kernelHasOp(s.manifest, k, "kb.matmul")) {
+    if (k.ops.size() != 1) {
+      KernelCheck c;
+      c.kernel = k.name;
+      c.detail = "matmul with a fused epilogue: no reference yet";
+      return c;
+    }
+    return checkMatmul(s, k);
+  }
+  return checkChain(s, k);
+}
+
+} // namespace kb::runtime

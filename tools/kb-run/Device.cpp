@@ -1,0 +1,219 @@
+//===- Device.cpp - checked CUDA driver calls for kb-run ------------------===//
+//
+// Implements include/kb/Runtime/Device.h on the CUDA driver API.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Runtime/Device.h"
+
+#include <algorithm>
+#include <dlfcn.h>
+#include <fstream>
+#include <sstream>
+
+namespace kb::runtime {
+
+static Driver gDriver;
+static bool gLoaded = false;
+
+const Driver &driver() { return gDriver; }
+
+#define KB_STR(x) #x
+#define KB_XSTR(x) KB_STR(x)
+
+/// dlopens libcuda.so.1 and resolves every entry point (by its versioned
+/// symbol name, as cuda.h's macros spell it).
+static void loadDriver() {
+  if (gLoaded)
+    return;
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    throw DeviceError("no NVIDIA driver on this machine (libcuda.so.1 not found): no GPU to run on",
+                      true);
+#define KB_DRIVER_LOAD(fn)                                                     \
+  gDriver.fn = reinterpret_cast<decltype(&::fn)>(dlsym(h, KB_XSTR(fn)));       \
+  if (!gDriver.fn)                                                             \
+    throw DeviceError(std::string("the NVIDIA driver lacks ") + KB_XSTR(fn), true);
+  KB_DRIVER_FUNCTIONS(KB_DRIVER_LOAD)
+#undef KB_DRIVER_LOAD
+  gLoaded = true;
+}
+
+void check(CUresult r, const char *what) {
+  if (r == CUDA_SUCCESS)
+    return;
+  const char *name = nullptr, *desc = nullptr;
+  gDriver.cuGetErrorName(r, &name);
+  gDriver.cuGetErrorString(r, &desc);
+  throw DeviceError(std::string(what) + " failed: " + (name ? name : "?") +
+                    " (" + (desc ? desc : "") + ")");
+}
+
+DeviceInfo openDevice(int ordinal) {
+  loadDriver();
+  CUresult r = gDriver.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    const char *name = nullptr;
+    gDriver.cuGetErrorName(r, &name);
+    throw DeviceError(std::string("no usable CUDA driver or GPU (cuInit: ") +
+                          (name ? name : "?") + ")",
+                      true);
+  }
+  int count = 0;
+  check(gDriver.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (count == 0)
+    throw DeviceError("no CUDA GPU found", true);
+  if (ordinal < 0 || ordinal >= count)
+    throw DeviceError("device " + std::to_string(ordinal) + " does not exist (" +
+                          std::to_string(count) + " GPU(s) present)",
+                      true);
+  CUdevice dev;
+  check(gDriver.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+  CUcontext ctx;
+  check(gDriver.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check(gDriver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  DeviceInfo info;
+  char name[256] = {0};
+  gDriver.cuDeviceGetName(name, sizeof(name), dev);
+  info.name = name;
+  auto attr = [&](CUdevice_attribute a) {
+    int v = 0;
+    gDriver.cuDeviceGetAttribute(&v, a, dev);
+    return v;
+  };
+  info.major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info.minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info.smCount = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.l2Bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  info.maxSharedOptin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  info.regsPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+  info.maxThreadsPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  return info;
+}
+
+DeviceBuffer::DeviceBuffer(size_t n) : bytes(n) {
+  check(gDriver.cuMemAlloc(&ptr, std::max<size_t>(n, 4)), "cuMemAlloc");
+}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&o) noexcept {
+  if (this != &o) {
+    if (ptr)
+      gDriver.cuMemFree(ptr);
+    ptr = o.ptr;
+    bytes = o.bytes;
+    o.ptr = 0;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr)
+    gDriver.cuMemFree(ptr);
+}
+
+void DeviceBuffer::upload(const void *host) {
+  check(gDriver.cuMemcpyHtoD(ptr, host, bytes), "cuMemcpyHtoD");
+}
+
+void DeviceBuffer::download(void *host) const {
+  check(gDriver.cuMemcpyDtoH(host, ptr, bytes), "cuMemcpyDtoH");
+}
+
+void DeviceBuffer::fillBytes(unsigned char v) {
+  check(gDriver.cuMemsetD8(ptr, v, bytes), "cuMemsetD8");
+}
+
+static std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw DeviceError("cannot read kernel file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath,
+                        const std::string &name, int dynamicShared) {
+  LoadedKernel k;
+  CUresult r = CUDA_ERROR_INVALID_IMAGE;
+  if (!cubinPath.empty()) {
+    std::string image = readFile(cubinPath);
+    r = gDriver.cuModuleLoadData(&k.module, image.data());
+    k.source = "cubin";
+  }
+  if (r != CUDA_SUCCESS) {
+    std::string ptx = readFile(ptxPath);
+    char log[8192] = {0};
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {log, reinterpret_cast<void *>(sizeof(log))};
+    r = gDriver.cuModuleLoadDataEx(&k.module, ptx.c_str(), 2, opts, vals);
+    if (r != CUDA_SUCCESS)
+      throw DeviceError("the driver rejected " + ptxPath + ": " + log);
+    k.source = "ptx";
+  }
+  check(gDriver.cuModuleGetFunction(&k.function, k.module, name.c_str()),
+        ("cuModuleGetFunction(" + name + ")").c_str());
+  if (dynamicShared > 48 * 1024)
+    check(gDriver.cuFuncSetAttribute(k.function,
+                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             dynamicShared),
+          ("raising the shared-memory limit of " + name).c_str());
+  return k;
+}
+
+void launch(const LoadedKernel &k, const int64_t grid[3], const int64_t block[3],
+            int dynamicShared, const std::vector<CUdeviceptr> &args) {
+  std::vector<CUdeviceptr> values(args);
+  std::vector<void *> ptrs;
+  for (auto &v : values)
+    ptrs.push_back(&v);
+  check(gDriver.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block[0],
+                       block[1], block[2], dynamicShared, nullptr, ptrs.data(),
+                       nullptr),
+        "cuLaunchKernel");
+}
+
+Timing timeWithEvents(const std::function<void()> &body, int warmup,
+                      int minRuns, double minMillis, DeviceBuffer *flush) {
+  for (int i = 0; i < warmup; ++i)
+    body();
+  check(gDriver.cuCtxSynchronize(), "warm-up");
+  CUevent start, stop;
+  check(gDriver.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  check(gDriver.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  std::vector<double> times;
+  double total = 0;
+  while ((int)times.size() < minRuns || (total < minMillis && times.size() < 10000)) {
+    if (flush)
+      flush->fillBytes(static_cast<unsigned char>(times.size() & 0xff));
+    check(gDriver.cuEventRecord(start, nullptr), "cuEventRecord");
+    body();
+    check(gDriver.cuEventRecord(stop, nullptr), "cuEventRecord");
+    check(gDriver.cuEventSynchronize(stop), "kernel run");
+    float ms = 0;
+    check(gDriver.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    times.push_back(ms);
+    total += ms;
+  }
+  gDriver.cuEventDestroy(start);
+  gDriver.cuEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  Timing t;
+  t.runs = static_cast<int>(times.size());
+  t.min = times.front();
+  t.max = times.back();
+  t.median = times[times.size() / 2];
+  return t;
+}
+
+double measureCopyBandwidth() {
+  const size_t bytes = size_t(1) << 30;
+  DeviceBuffer a(bytes), b(bytes);
+  a.fillBytes(1);
+  Timing t = timeWithEvents(
+      [&] { check(gDriver.cuMemcpyDtoD(b.ptr, a.ptr, bytes), "cuMemcpyDtoD"); }, 2, 10,
+      0, nullptr);
+  return 2.0 * bytes / (t.median * 1e-3) / 1e9;
+}
+
+} // namespace kb::runtime

@@ -1,0 +1,61 @@
+//===- KbRun.h - kb-run's shared state (tool-private) -----------*- C++ -*-===//
+//
+// The state of one bundle's run (manifest, device and host copies of every
+// buffer, loaded kernels) and the per-kernel check results, shared by
+// kb-run.cpp (driver, timing, report) and Checks.cpp (validation).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_TOOLS_KBRUN_H
+#define KB_TOOLS_KBRUN_H
+
+#include "kb/Runtime/Device.h"
+#include "kb/Runtime/Manifest.h"
+
+#include <cublas_v2.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kb::runtime {
+
+inline void checkCublas(cublasStatus_t s, const char *what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw DeviceError(std::string(what) + " failed: cuBLAS status " +
+                      std::to_string(static_cast<int>(s)));
+}
+
+struct MatmulDims {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transB = false;
+  std::string precision = "ieee";
+  double flops() const { return 2.0 * batch * m * n * k; }
+};
+
+struct RunState {
+  Manifest manifest;
+  uint64_t seed = 0;
+  cublasHandle_t cublas = nullptr;
+  std::map<std::string, DeviceBuffer> dev;
+  std::map<std::string, std::vector<float>> host;
+  std::vector<LoadedKernel> kernels;
+};
+
+struct KernelCheck {
+  std::string kernel, method, detail;
+  bool ok = false;
+  double maxErr = 0;
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+MatmulDims matmulDims(const Manifest &m, const Kernel &k);
+void runCublasGemm(cublasHandle_t h, const std::string &precision,
+                   const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
+                   CUdeviceptr c);
+KernelCheck checkKernel(RunState &s, const Kernel &k);
+
+} // namespace kb::runtime
+
+#endif

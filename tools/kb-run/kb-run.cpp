@@ -1,0 +1,466 @@
+//===- kb-run.cpp - execute, check, time and explain a kb bundle ----------===//
+//
+// kb-run loads a bundle written by `kb-opt --kb-compile`, fills its inputs
+// (seeded random, or .npy), runs its kernels, checks every kernel against a
+// trusted reference (Checks.cpp), and only then times the program with CUDA
+// events against baselines measured in the same run (cuBLAS for matmul, the
+// unfused bundle given with --baseline). It explains the result with the
+// signals a profiler shows: bytes moved against the minimum, achieved
+// bandwidth and throughput against the ceilings, registers, spills, shared
+// memory, occupancy, tensor-core use and a verdict. No MLIR is linked in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KbRun.h"
+
+#include "kb/Runtime/Npy.h"
+#include "kb/Runtime/Occupancy.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+using namespace kb::runtime;
+using nlohmann::json;
+
+namespace {
+
+struct Options {
+  std::string bundle, baseline, saveDir, jsonPath;
+  std::vector<std::string> inputs;
+  bool json = false, checkDevice = false, noTime = false, calibrate = false;
+  uint64_t seed = 1234;
+  int device = 0, warmup = 3, minRuns = 20;
+  double minMillis = 200;
+};
+
+/// Fills `v` with seeded normal or uniform values, in parallel slices whose
+/// seeds depend only on (seed, buffer name, slice), so runs are repeatable.
+void fillRandom(std::vector<float> &v, const Buffer &b, uint64_t seed) {
+  const int64_t chunk = 1 << 20;
+  int64_t n = static_cast<int64_t>(v.size());
+  int64_t chunks = (n + chunk - 1) / chunk;
+  unsigned workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> ts;
+  uint64_t h = std::hash<std::string>()(b.name) ^ (seed * 0x9E3779B97F4A7C15ull);
+  for (unsigned w = 0; w < workers; ++w)
+    ts.emplace_back([&, w] {
+      for (int64_t c = w; c < chunks; c += workers) {
+        std::mt19937_64 rng(h + c * 0x632BE59BD9B4E019ull);
+        int64_t end = std::min(n, (c + 1) * chunk);
+        if (b.dist == "uniform") {
+          std::uniform_real_distribution<float> d(b.mean - b.std, b.mean + b.std);
+          for (int64_t i = c * chunk; i < end; ++i)
+            v[i] = d(rng);
+        } else {
+          std::normal_distribution<float> d(b.mean, b.std);
+          for (int64_t i = c * chunk; i < end; ++i)
+            v[i] = d(rng);
+        }
+      }
+    });
+  for (auto &t : ts)
+    t.join();
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Loads a bundle's kernels, allocates its buffers and fills the inputs.
+RunState prepare(const std::string &path, const Options &o,
+                 const std::map<std::string, NpyArray> &given) {
+  RunState s;
+  s.manifest = Manifest::load(path);
+  s.seed = o.seed;
+  for (const Kernel &k : s.manifest.kernels) {
+    namespace fs = std::filesystem;
+    std::string ptx = (fs::path(s.manifest.dir) / k.ptx).string();
+    std::string cubin = k.cubin.empty() ? "" : (fs::path(s.manifest.dir) / k.cubin).string();
+    if (!fs::exists(ptx))
+      throw ManifestError("manifest: kernel " + k.name + " names " + ptx +
+                          ", which does not exist");
+    s.kernels.push_back(loadKernel(cubin, ptx, k.name, k.dynamicSharedBytes));
+  }
+  for (const Buffer &b : s.manifest.buffers) {
+    s.dev.emplace(b.name, DeviceBuffer(b.bytes()));
+    std::vector<float> &h = s.host[b.name];
+    h.resize(b.elements());
+    if (b.role != "input")
+      continue;
+    auto it = given.find(b.name);
+    if (it != given.end()) {
+      if (it->second.shape != b.shape)
+        throw ManifestError("--input " + b.name + ": the .npy shape does not match the buffer's");
+      h = it->second.data;
+    } else {
+      fillRandom(h, b, o.seed);
+    }
+    s.dev.at(b.name).upload(h.data());
+  }
+  return s;
+}
+
+void poisonOutputs(RunState &s) {
+  for (const Buffer &b : s.manifest.buffers)
+    if (b.role != "input")
+      s.dev.at(b.name).fillBytes(0xFF); // NaN: an unwritten element fails
+}
+
+void launchAll(RunState &s) {
+  for (size_t i = 0; i < s.manifest.kernels.size(); ++i) {
+    const Kernel &k = s.manifest.kernels[i];
+    std::vector<CUdeviceptr> args;
+    for (const std::string &a : k.args)
+      args.push_back(s.dev.at(a).ptr);
+    launch(s.kernels[i], k.grid.data(), k.block.data(),
+           static_cast<int>(k.dynamicSharedBytes), args);
+  }
+}
+
+void downloadAll(RunState &s) {
+  for (const Buffer &b : s.manifest.buffers)
+    s.dev.at(b.name).download(s.host.at(b.name).data());
+}
+
+/// Bytes the kernels move, by a simple model: each argument once, softmax
+/// 'online' reads its input twice, matmul re-reads A per column of tiles and
+/// B per row of tiles.
+double modelledBytes(const Manifest &m, const Kernel &k) {
+  double bytes = 0;
+  std::smatch match;
+  bool online = k.config.find("\"online\"") != std::string::npos;
+  bool matmul = false;
+  for (size_t i : k.ops)
+    matmul |= m.program[i].op == "kb.matmul";
+  if (matmul && std::regex_search(k.config, match, std::regex("block = \\[(\\d+), (\\d+)"))) {
+    MatmulDims d = matmulDims(m, k);
+    double bm = std::stod(match[1]), bn = std::stod(match[2]);
+    return 4.0 * d.batch *
+           (d.m * d.k * std::ceil(d.n / bn) + d.k * d.n * std::ceil(d.m / bm) + d.m * d.n);
+  }
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    double b = m.buffer(k.args[i]).bytes();
+    bytes += (online && i == 0) ? 2 * b : b;
+  }
+  return bytes;
+}
+
+double flopsOf(const Manifest &m) {
+  double f = 0;
+  for (const Kernel &k : m.kernels)
+    for (size_t i : k.ops)
+      if (m.program[i].op == "kb.matmul")
+        f += matmulDims(m, k).flops();
+  return f;
+}
+
+double minimalBytes(const Manifest &m) {
+  double b = 0;
+  for (const Buffer &buf : m.buffers)
+    if (buf.role != "scratch")
+      b += buf.bytes();
+  return b;
+}
+
+std::string fmtMs(const Timing &t) {
+  char buf[160];
+  snprintf(buf, sizeof buf, "median %.4f ms (min %.4f, max %.4f, %d runs)", t.median,
+           t.min, t.max, t.runs);
+  return buf;
+}
+
+json timingJson(const Timing &t) {
+  return {{"median_ms", t.median}, {"min_ms", t.min}, {"max_ms", t.max}, {"runs", t.runs}};
+}
+
+int run(const Options &o) {
+  if (!o.checkDevice)
+    Manifest::load(o.bundle); // a bad bundle is reported before the GPU is looked for
+  DeviceInfo dev = openDevice(o.device);
+  if (o.checkDevice) {
+    std::cout << dev.name << " (" << dev.arch() << ", " << dev.smCount << " SMs)\n";
+    return 0;
+  }
+  std::map<std::string, NpyArray> given;
+  for (const std::string &spec : o.inputs) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos)
+      throw ManifestError("--input expects NAME=FILE.npy, got '" + spec + "'");
+    given[spec.substr(0, eq)] = readNpy(spec.substr(eq + 1));
+  }
+  RunState s = prepare(o.bundle, o, given);
+  for (auto &[name, arr] : given)
+    if (!s.manifest.hasBuffer(name) || s.manifest.buffer(name).role != "input")
+      throw ManifestError("--input " + name + ": the bundle has no input buffer of that name");
+  checkCublas(cublasCreate(&s.cublas), "cublasCreate");
+
+  json report;
+  report["bundle"] = o.bundle;
+  report["device"] = {{"name", dev.name}, {"arch", dev.arch()}, {"sms", dev.smCount}};
+  if (s.manifest.target.rfind(dev.arch(), 0) != 0)
+    std::cerr << "kb-run: note: bundle targets " << s.manifest.target << ", device is "
+              << dev.arch() << "\n";
+
+  // 1. Run once on poisoned outputs, then check every kernel.
+  poisonOutputs(s);
+  launchAll(s);
+  check(driver().cuCtxSynchronize(), "running the kernels");
+  downloadAll(s);
+  bool allOk = true;
+  json checks = json::array();
+  std::vector<KernelCheck> results;
+  for (const Kernel &k : s.manifest.kernels) {
+    KernelCheck c = checkKernel(s, k);
+    allOk &= c.ok;
+    results.push_back(c);
+    json cj = c.extra;
+    cj["kernel"] = c.kernel;
+    cj["method"] = c.method;
+    cj["ok"] = c.ok;
+    cj["detail"] = c.detail;
+    checks.push_back(cj);
+  }
+  report["checks"] = checks;
+  report["ok"] = allOk;
+  if (!o.saveDir.empty()) {
+    std::filesystem::create_directories(o.saveDir);
+    for (const Buffer &b : s.manifest.buffers)
+      if (b.role == "output")
+        writeNpy((std::filesystem::path(o.saveDir) / (b.name + ".npy")).string(),
+                 b.shape, s.host.at(b.name).data());
+  }
+
+  // 2. Static signals per kernel.
+  json kernels = json::array();
+  for (size_t i = 0; i < s.manifest.kernels.size(); ++i) {
+    const Kernel &k = s.manifest.kernels[i];
+    int shared = k.resources.sharedStaticBytes + static_cast<int>(k.dynamicSharedBytes);
+    Occupancy occ = theoreticalOccupancy(static_cast<int>(k.threads()),
+                                         k.resources.registers, shared);
+    int driverBlocks = 0;
+    driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&driverBlocks, s.kernels[i].function,
+                                                static_cast<int>(k.threads()),
+                                                k.dynamicSharedBytes);
+    std::string ptx = readText((std::filesystem::path(s.manifest.dir) / k.ptx).string());
+    bool tensorCores = ptx.find("mma.sync") != std::string::npos ||
+                       ptx.find("wgmma") != std::string::npos;
+    kernels.push_back({{"name", k.name},
+                       {"grid", k.grid},
+                       {"block", k.block},
+                       {"loaded_from", s.kernels[i].source},
+                       {"registers", k.resources.registers},
+                       {"shared_bytes", shared},
+                       {"spill_bytes", k.resources.spillLoadBytes + k.resources.spillStoreBytes},
+                       {"occupancy", occ.fraction},
+                       {"occupancy_limiter", occ.limiter},
+                       {"driver_blocks_per_sm", driverBlocks},
+                       {"tensor_cores", tensorCores},
+                       {"modelled_bytes", modelledBytes(s.manifest, k)},
+                       {"config", k.config}});
+  }
+  report["kernels"] = kernels;
+
+  // 3. Time, only when every check passed.
+  double copyBw = measureCopyBandwidth();
+  report["copy_bandwidth_gbs"] = copyBw;
+  double minBytes = minimalBytes(s.manifest), flops = flopsOf(s.manifest);
+  double moved = 0;
+  for (auto &k : kernels)
+    moved += k["modelled_bytes"].get<double>();
+  report["minimal_bytes"] = minBytes;
+  report["modelled_bytes"] = moved;
+  report["flops"] = flops;
+  std::vector<std::pair<std::string, Timing>> baselines;
+  if (allOk && !o.noTime) {
+    DeviceBuffer flush(std::max<size_t>(size_t(dev.l2Bytes) * 4, size_t(256) << 20));
+    Timing t = timeWithEvents([&] { launchAll(s); }, o.warmup, o.minRuns,
+                              o.minMillis, &flush);
+    report["time"] = timingJson(t);
+    double gbs = minBytes / (t.median * 1e-3) / 1e9;
+    double tflops = flops / (t.median * 1e-3) / 1e12;
+    report["achieved_gbs"] = gbs;
+    report["achieved_tflops"] = tflops;
+    report["fraction_of_copy"] = gbs / copyBw;
+
+    // Baselines in the same run.
+    bool singleMatmul = s.manifest.kernels.size() == 1 && s.manifest.program.size() == 1 &&
+                        s.manifest.program[0].op == "kb.matmul";
+    double computeCeiling = 0;
+    if (singleMatmul) {
+      const Kernel &k = s.manifest.kernels[0];
+      MatmulDims d = matmulDims(s.manifest, k);
+      const ProgramOp &op = s.manifest.program[0];
+      DeviceBuffer c(s.dev.at(k.args.back()).bytes);
+      for (std::string prec : {"ieee", "tf32"}) {
+        Timing bt = timeWithEvents(
+            [&] { runCublasGemm(s.cublas, prec, d, s.dev.at(op.inputs[0]).ptr,
+                                s.dev.at(op.inputs[1]).ptr, c.ptr); },
+            o.warmup, o.minRuns, o.minMillis, &flush);
+        baselines.push_back({prec == "ieee" ? "cuBLAS fp32" : "cuBLAS TF32", bt});
+        if ((d.precision == "tf32") == (prec == "tf32"))
+          computeCeiling = d.flops() / (bt.median * 1e-3) / 1e12;
+      }
+    }
+    if (!o.baseline.empty()) {
+      RunState b = prepare(o.baseline, o, given);
+      for (const Buffer &buf : b.manifest.buffers)
+        if (buf.role == "input" && s.host.count(buf.name)) {
+          b.host[buf.name] = s.host.at(buf.name);
+          b.dev.at(buf.name).upload(b.host[buf.name].data());
+        }
+      poisonOutputs(b);
+      launchAll(b);
+      check(driver().cuCtxSynchronize(), "running the baseline bundle");
+      downloadAll(b);
+      for (const Buffer &buf : b.manifest.buffers)
+        if (buf.role == "output" && s.host.count(buf.name)) {
+          const auto &x = s.host.at(buf.name), &y = b.host.at(buf.name);
+          double worst = 0;
+          for (size_t i = 0; i < x.size(); ++i)
+            worst = std::max(worst, (double)std::fabs(x[i] - y[i]) / (1e-6 + std::fabs(y[i])));
+          if (!(worst < 1e-3))
+            throw DeviceError("the baseline bundle's output " + buf.name +
+                              " differs from this bundle's (max rel diff " +
+                              std::to_string(worst) + ")");
+        }
+      Timing bt = timeWithEvents([&] { launchAll(b); }, o.warmup, o.minRuns,
+                                 o.minMillis, &flush);
+      baselines.push_back({"baseline " + o.baseline + " (" +
+                               std::to_string(b.manifest.kernels.size()) + " kernels)",
+                           bt});
+    }
+    json bj = json::array();
+    for (auto &[name, bt] : baselines)
+      bj.push_back({{"name", name}, {"time", timingJson(bt)},
+                    {"kb_speedup", bt.median / t.median}});
+    report["baselines"] = bj;
+
+    // Verdict: which ceiling applies, and how close the kernel came.
+    double intensity = flops / minBytes;
+    std::string verdict;
+    if (flops > 0) {
+      std::string prec = matmulDims(s.manifest, s.manifest.kernels[0]).precision;
+      if (computeCeiling == 0)
+        computeCeiling = prec == "ieee" ? 55.8 : 324.0; // measured, perf targets
+      double ridge = computeCeiling * 1e12 / (copyBw * 1e9);
+      bool memory = intensity < ridge;
+      double frac = memory ? gbs / copyBw : tflops / computeCeiling;
+      report["compute_ceiling_tflops"] = computeCeiling;
+      verdict = memory ? "memory-bound" : "compute-bound";
+      if (frac < 0.25)
+        verdict += " in principle, latency-bound in practice";
+      char buf[200];
+      snprintf(buf, sizeof buf, " (intensity %.1f flop/byte, ridge %.1f; %.0f%% of the %s ceiling)",
+               intensity, ridge, 100 * frac, memory ? "copy" : "compute");
+      verdict += buf;
+    } else {
+      double frac = gbs / copyBw;
+      verdict = frac < 0.25 ? "latency-bound (memory-bound work at " : "memory-bound (";
+      char buf[100];
+      snprintf(buf, sizeof buf, "%.0f%% of the copy bandwidth)", 100 * frac);
+      verdict += buf;
+    }
+    report["verdict"] = verdict;
+  }
+
+  // 4. Report.
+  if (!o.jsonPath.empty()) {
+    std::ofstream out(o.jsonPath);
+    out << report.dump(2) << "\n";
+  }
+  if (o.json) {
+    std::cout << report.dump(2) << "\n";
+    return allOk ? 0 : 3;
+  }
+  std::cout << "kb-run " << o.bundle << " on " << dev.name << " (" << dev.arch() << ", "
+            << dev.smCount << " SMs)\n";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const json &k = kernels[i];
+    printf("  kernel %-36s grid %lldx%lldx%lld block %lld  regs %d  smem %d B  spills %d B  "
+           "occupancy %.0f%% (%s)  tensor cores: %s\n",
+           k["name"].get<std::string>().c_str(), (long long)k["grid"][0].get<int64_t>(),
+           (long long)k["grid"][1].get<int64_t>(), (long long)k["grid"][2].get<int64_t>(),
+           (long long)k["block"][0].get<int64_t>(), k["registers"].get<int>(),
+           k["shared_bytes"].get<int>(), k["spill_bytes"].get<int>(),
+           100 * k["occupancy"].get<double>(), k["occupancy_limiter"].get<std::string>().c_str(),
+           k["tensor_cores"].get<bool>() ? "yes" : "no");
+    printf("    check: %s: %s\n", results[i].ok ? "OK" : "WRONG", results[i].detail.c_str());
+  }
+  if (!allOk) {
+    std::cout << "  RESULT WRONG: a kernel failed its check; no time is reported\n";
+    return 3;
+  }
+  if (o.noTime)
+    return 0;
+  printf("  time: %s, L2 flushed between runs\n", fmtMs(Timing{
+      report["time"]["median_ms"], report["time"]["min_ms"], report["time"]["max_ms"],
+      report["time"]["runs"]}).c_str());
+  printf("  bytes: minimal %.1f MB, kernels move about %.1f MB (%.2fx); %.0f GB/s = %.0f%% of "
+         "copy (%.0f GB/s, this run)\n",
+         minBytes / 1e6, moved / 1e6, moved / minBytes, report["achieved_gbs"].get<double>(),
+         100 * report["fraction_of_copy"].get<double>(), copyBw);
+  if (flops > 0)
+    printf("  compute: %.1f TFLOP/s\n", report["achieved_tflops"].get<double>());
+  for (auto &b : report["baselines"])
+    printf("  vs %s: %s -> kb is %.2fx %s\n", b["name"].get<std::string>().c_str(),
+           fmtMs(Timing{b["time"]["median_ms"], b["time"]["min_ms"], b["time"]["max_ms"],
+                        b["time"]["runs"]}).c_str(),
+           b["kb_speedup"].get<double>(), "its speed");
+  printf("  verdict: %s\n", report["verdict"].get<std::string>().c_str());
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  CLI::App app{"kb-run: run a kb bundle on the GPU, check every kernel against a "
+               "trusted reference, then time it against baselines and explain it"};
+  app.add_option("bundle", o.bundle, "Bundle folder (or its manifest.json) from kb-opt --kb-compile");
+  app.add_flag("--json", o.json, "Print the full report as JSON");
+  app.add_option("--json-out", o.jsonPath, "Also write the JSON report to this file");
+  app.add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
+  app.add_option("--input", o.inputs, "NAME=FILE.npy: use this float32 array for an input");
+  app.add_option("--save-outputs", o.saveDir, "Write each output buffer as NAME.npy into this folder");
+  app.add_option("--baseline", o.baseline,
+                 "Another bundle of the same program (e.g. compiled with fuse=false) to time in the same run");
+  app.add_option("--device", o.device, "GPU ordinal")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Untimed runs before timing")->capture_default_str();
+  app.add_option("--min-runs", o.minRuns, "Timed runs at least")->capture_default_str();
+  app.add_option("--min-ms", o.minMillis, "Keep timing until this much kernel time")->capture_default_str();
+  app.add_flag("--no-time", o.noTime, "Check only; do not time");
+  app.add_flag("--check-device", o.checkDevice, "Print the GPU and exit (exit 2 if there is none)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  if (o.bundle.empty() && !o.checkDevice) {
+    std::cerr << "kb-run: no bundle given (kb-run BUNDLE_DIR; see --help)\n";
+    return 1;
+  }
+  try {
+    return run(o);
+  } catch (const DeviceError &e) {
+    std::cerr << "kb-run: " << e.what() << "\n";
+    return 2;
+  } catch (const ManifestError &e) {
+    std::cerr << "kb-run: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "kb-run: " << e.what() << "\n";
+    return 1;
+  }
+}
