@@ -29,12 +29,13 @@ def bias_gelu_dropout(rows, cols, p=0.3, seed=42):
 }}
 """
 
-def matmul(m, n, k, precision, trans_b=False, batch=None):
+def matmul(m, n, k, precision, trans_b=False, batch=None, config=None):
     pre = (batch,) if batch else ()
+    cfg = f" {{config = #kb.config<{config}>}}" if config else ""
     at, bt, ct = t(pre + (m, k)), t(pre + ((n, k) if trans_b else (k, n))), t(pre + (m, n))
     tb = " transpose_b" if trans_b else ""
     return f"""func.func @matmul(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}) -> ({ct} {{kb.name = "c"}}) {{
-  %0 = kb.matmul %a, %b precision({precision}){tb} : {at}, {bt} -> {ct}
+  %0 = kb.matmul %a, %b precision({precision}){tb}{cfg} : {at}, {bt} -> {ct}
   return %0 : {ct}
 }}
 """
@@ -68,6 +69,10 @@ PROGRAMS = {
         "matmul-tf32-1000x700x1500": matmul(1000, 700, 1500, "tf32"),
         "matmul-tf32-batch4-512-tb": matmul(512, 384, 256, "tf32", trans_b=True, batch=4),
         "matmul-tf32x3-2048": matmul(2048, 2048, 2048, "tf32x3"),
+        "matmul-tf32-4096-b128x128x16": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 16], warp = [64, 32]"),
+        "matmul-tf32-4096-b128x256x16": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 16], warp = [64, 64]"),
+        "matmul-tf32-4096-b64x128x32": matmul(4096, 4096, 4096, "tf32", config="block = [64, 128, 32], warp = [32, 64]"),
+        "matmul-ieee-4096-b128x128x16": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8]"),
     },
 }
 

@@ -41,7 +41,9 @@ struct PromoteSharedMemoryPass
       }
       bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
       if (!f.stages)
-        f.stages = tensorCores ? 2 : 1;
+        // Single-stage staging for now: a multi-stage cp.async pipeline is
+        // the next matmul step (docs/perf-notes.md).
+        f.stages = 1;
       if (f.pad.empty()) {
         if (tensorCores)
           // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread

@@ -90,8 +90,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
 
 LogicalResult selectMatmul(Operation *op, ConfigFields &f,
                            const TargetModel &model) {
-  if (!f.threads)
-    f.threads = 256;
+  // Threads follow from the tiles, which kb-tile chooses.
   return success();
 }
 

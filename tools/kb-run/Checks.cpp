@@ -103,7 +103,7 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
       {d.batch - 1, d.m - 1, d.n - 1}};
   for (int i = 0; i < 1000; ++i)
     at.push_back({int64_t(rng() % d.batch), int64_t(rng() % d.m), int64_t(rng() % d.n)});
-  double worst = 0;
+  double worst = 0, errSq = 0, refSq = 0;
   for (auto [z, i, j] : at) {
     MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j);
     double g = got[(z * d.m + i) * d.n + j];
@@ -111,16 +111,25 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
     if (std::isnan(err))
       err = INFINITY;
     worst = std::max(worst, err);
+    errSq += (g - e.value) * (g - e.value);
+    refSq += e.value * e.value;
   }
+  double relNorm = std::sqrt(errSq / std::max(refSq, 1e-300));
   c.extra["float64_samples"] = at.size();
   c.extra["float64_max_error_over_abs_sum"] = worst;
+  c.extra["float64_relative_error"] = relNorm;
   c.maxErr = worst;
-  c.ok = !nan && frob <= tol && worst <= tol;
-  char buf[256];
+  // cuBLAS fp32 is itself about 1e-6 off float64, so a tf32x3 result is held
+  // to float64 (its target), and to cuBLAS only loosely.
+  double cublasTol = d.precision == "tf32x3" ? 1e-4 : tol;
+  c.ok = !nan && frob <= cublasTol && worst <= tol &&
+         (d.precision != "tf32x3" || relNorm <= 1e-5);
+  char buf[320];
   snprintf(buf, sizeof buf,
-           "vs cuBLAS %s: relative Frobenius %.2e; float64 on %zu entries: max "
-           "|err|/sum|ab| %.2e (tolerance %.0e)",
-           d.precision == "tf32" ? "tf32" : "fp32", frob, at.size(), worst, tol);
+           "vs cuBLAS %s: relative Frobenius %.2e; float64 on %zu entries: "
+           "relative error %.2e, max |err|/sum|ab| %.2e (tolerance %.0e)",
+           d.precision == "tf32" ? "tf32" : "fp32", frob, at.size(), relNorm,
+           worst, tol);
   c.detail = buf;
   return c;
 }
@@ -185,7 +194,11 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
         if (dropout)
           for (int64_t i = 0; i < (r1 - r0) * last; ++i) {
             zeros[w] += g[i] == 0.0f;
-            maskMismatch[w] += (g[i] == 0.0f) != (ref.data[i] == 0.0);
+            // The float64 reference is exactly 0 only where the mask drops
+            // the element: there the kernel must write exactly 0 too. Kept
+            // elements are covered by the value comparison above (a kept
+            // GELU output can underflow to 0 in f32).
+            maskMismatch[w] += ref.data[i] == 0.0 && g[i] != 0.0f;
           }
       } catch (const std::exception &e) {
         errors[w] = e.what();

@@ -1,15 +1,165 @@
 //===- MatmulMma.cpp - the mma.sync.m16n8k8 TF32 inner tile ---------------===//
 //
-// Placeholder until the tensor-core tile lands.
+// Each warp owns a WM x WN tile of the block's output: (WM/16) x (WN/8)
+// m16n8k8 fragments whose accumulators stay in registers (loop-carried values)
+// for the whole k loop. Per k8 step a warp reads its A fragments (rows
+// g = lane/4, columns t = lane%4, +8 rows, +4 columns) and B fragments
+// (k = t, t+4; column g) from the padded shared-memory tiles, rounds them to
+// tf32 (cvt.rna.tf32.f32) and issues one nvvm.mma.sync per fragment pair.
+// tf32x3 splits each operand x into big = tf32(x) and small = tf32(x - big)
+// and accumulates small*big + big*small + big*big, for near-fp32 accuracy.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kb/Conversion/KBToGPU/MatmulGen.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 using namespace mlir;
 using namespace mlir::kb;
 
+namespace {
+
+/// An operand element rounded to tf32: the i32 register the mma reads, and
+/// (for tf32x3) the rounded-off remainder as a second tf32 register.
+struct Tf32Parts {
+  Value big, small;
+};
+
+Tf32Parts toTf32(OpBuilder &b, Location loc, Value x, bool split) {
+  Tf32Parts p;
+  p.big = NVVM::ConvertFloatToTF32Op::create(b, loc, b.getI32Type(), x,
+                                             NVVM::FPRoundingMode::RNA,
+                                             NVVM::SaturationMode::NONE, false);
+  if (split) {
+    Value bigF = arith::BitcastOp::create(b, loc, b.getF32Type(), p.big);
+    Value rest = arith::SubFOp::create(b, loc, x, bigF);
+    p.small = NVVM::ConvertFloatToTF32Op::create(
+        b, loc, b.getI32Type(), rest, NVVM::FPRoundingMode::RNA,
+        NVVM::SaturationMode::NONE, false);
+  }
+  return p;
+}
+
+/// One m16n8k8 tf32 mma: acc (4 f32) += a (4 i32) x b (2 i32).
+SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
+                       ArrayRef<Value> bv, ArrayRef<Value> acc) {
+  Type f32 = b.getF32Type();
+  auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  auto op = NVVM::MmaOp::create(
+      b, loc, resType, a, bv, acc, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
+      std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(), i));
+  return out;
+}
+
+} // namespace
+
 LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
                                      bool split3) {
-  return e.op->emitOpError() << "mma.sync lowering is not available yet";
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  ConfigAttr cfg = e.config;
+  if (cfg.getWarp().size() != 2)
+    return e.op->emitOpError() << "mma.sync needs warp = [WM, WN]: run kb-tile";
+  int64_t wm = cfg.getWarp()[0], wn = cfg.getWarp()[1];
+  int64_t padA = cfg.getPad().size() == 2 ? cfg.getPad()[0] : 0;
+  int64_t padB = cfg.getPad().size() == 2 ? cfg.getPad()[1] : 0;
+  int64_t bm = e.bm, bn = e.bn, bk = e.bk;
+  int64_t lda = bk + padA, ldb = bn + padB;
+  int64_t fragM = wm / 16, fragN = wn / 8, warpsN = bn / wn;
+  int64_t bytesA = bm * lda * 4;
+  info.dynamicSharedBytes = bytesA + bk * ldb * 4;
+
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      gpu::AddressSpaceAttr::get(b.getContext(),
+                                                 gpu::AddressSpace::Workgroup)));
+  Value as = e.sharedView(smem, 0, bm, lda);
+  Value bs = e.sharedView(smem, bytesA, bk, ldb);
+
+  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value warp = e.div(e.tid, 32), lane = e.rem(e.tid, 32);
+  Value g = e.div(lane, 4), t = e.rem(lane, 4);
+  Value warpRow = e.mul(e.div(warp, warpsN), wm);
+  Value warpCol = e.mul(e.rem(warp, warpsN), wn);
+  Value row0 = e.mul(by, bm), col0 = e.mul(bx, bn);
+
+  int64_t nAcc = fragM * fragN * 4;
+  SmallVector<Value> init(nAcc, cf32(b, loc, 0.0f));
+  int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
+                                 cidx(b, loc, 1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = e.mul(loop.getInductionVar(), bk);
+    e.stageTiles(bz, row0, col0, k0, as, bs, /*aTransposed=*/false);
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
+                           loop.getRegionIterArgs().end());
+    auto ld = [&](Value mem, Value r, Value c) {
+      return memref::LoadOp::create(b, loc, mem, ValueRange{r, c}).getResult();
+    };
+    for (int64_t kk = 0; kk < bk; kk += 8) {
+      Value ka = e.add(t, kk), kb4 = e.add(t, kk + 4);
+      SmallVector<std::array<Tf32Parts, 4>> af;
+      for (int64_t i = 0; i < fragM; ++i) {
+        Value r = e.add(warpRow, e.add(g, i * 16)), r8 = e.add(r, 8);
+        af.push_back({toTf32(b, loc, ld(as, r, ka), split3),
+                      toTf32(b, loc, ld(as, r8, ka), split3),
+                      toTf32(b, loc, ld(as, r, kb4), split3),
+                      toTf32(b, loc, ld(as, r8, kb4), split3)});
+      }
+      SmallVector<std::array<Tf32Parts, 2>> bf;
+      for (int64_t j = 0; j < fragN; ++j) {
+        Value c = e.add(warpCol, e.add(g, j * 8));
+        bf.push_back({toTf32(b, loc, ld(bs, ka, c), split3),
+                      toTf32(b, loc, ld(bs, kb4, c), split3)});
+      }
+      for (int64_t i = 0; i < fragM; ++i)
+        for (int64_t j = 0; j < fragN; ++j) {
+          auto big = [](auto &parts) {
+            SmallVector<Value> v;
+            for (auto &p : parts)
+              v.push_back(p.big);
+            return v;
+          };
+          auto small = [](auto &parts) {
+            SmallVector<Value> v;
+            for (auto &p : parts)
+              v.push_back(p.small);
+            return v;
+          };
+          ArrayRef<Value> cur(acc.data() + (i * fragN + j) * 4, 4);
+          SmallVector<Value> r(cur.begin(), cur.end());
+          if (split3) {
+            r = mma(b, loc, small(af[i]), big(bf[j]), r);
+            r = mma(b, loc, big(af[i]), small(bf[j]), r);
+          }
+          r = mma(b, loc, big(af[i]), big(bf[j]), r);
+          for (int q = 0; q < 4; ++q)
+            acc[(i * fragN + j) * 4 + q] = r[q];
+        }
+    }
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+  }
+  // c0: (g, 2t), c1: (g, 2t+1), c2: (g+8, 2t), c3: (g+8, 2t+1).
+  for (int64_t i = 0; i < fragM; ++i)
+    for (int64_t j = 0; j < fragN; ++j)
+      for (int q = 0; q < 4; ++q) {
+        Value row = e.add(e.add(row0, warpRow), e.add(g, i * 16 + (q >= 2 ? 8 : 0)));
+        Value col = e.add(e.add(col0, warpCol), e.add(e.mul(t, 2), j * 8 + (q & 1)));
+        Value v = loop.getResult((i * fragN + j) * 4 + q);
+        e.storeC(bz, row, col, e.epilogue(v, bz, row, col));
+      }
+  return success();
 }

@@ -1,0 +1,80 @@
+//===- ManifestTest.cpp - manifest parsing and its error messages ----------===//
+
+#include "kb/Runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+using namespace kb::runtime;
+using nlohmann::json;
+
+static json valid() {
+  return json::parse(R"({
+    "format": "kb-bundle", "version": 1, "target": "sm_90", "function": "f",
+    "buffers": [
+      {"name": "x", "shape": [4, 8], "dtype": "f32", "role": "input",
+       "init": {"dist": "uniform", "mean": 0, "std": 2}},
+      {"name": "y", "shape": [4, 8], "dtype": "f32", "role": "output"}],
+    "program": [{"op": "kb.relu", "inputs": ["x"], "output": "y", "shape": [4, 8],
+                 "attrs": {}, "kernel": "k0"}],
+    "kernels": [{"name": "k0", "ptx": "k0.ptx", "grid": [1, 1, 1],
+                 "block": [128, 1, 1], "dynamic_shared_bytes": 0,
+                 "args": ["x", "y"], "ops": [0],
+                 "resources": {"registers": 12, "spill_store_bytes": 0}}]})");
+}
+
+static std::string errorOf(const json &j) {
+  try {
+    Manifest::parse(j.dump(), "/tmp");
+  } catch (const ManifestError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Manifest, ParsesAValidManifest) {
+  Manifest m = Manifest::parse(valid().dump(), "/b");
+  ASSERT_EQ(m.buffers.size(), 2u);
+  EXPECT_EQ(m.buffer("x").elements(), 32);
+  EXPECT_EQ(m.buffer("x").dist, "uniform");
+  EXPECT_EQ(m.kernels[0].threads(), 128);
+  EXPECT_EQ(m.kernels[0].resources.registers, 12);
+  EXPECT_TRUE(m.kernels[0].resources.known);
+  EXPECT_EQ(m.program[0].op, "kb.relu");
+  EXPECT_EQ(m.dir, "/b");
+}
+
+TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
+  json j = valid();
+  j["version"] = 2;
+  EXPECT_NE(errorOf(j).find("version 2 is not supported"), std::string::npos);
+  j = valid();
+  j["buffers"][0]["dtype"] = "f16";
+  EXPECT_NE(errorOf(j).find("supports f32"), std::string::npos);
+  j = valid();
+  j["kernels"][0]["args"][1] = "z";
+  EXPECT_NE(errorOf(j).find("unknown buffer \"z\""), std::string::npos);
+  j = valid();
+  j["kernels"][0]["block"] = {2048, 1, 1};
+  EXPECT_NE(errorOf(j).find("at most 1024"), std::string::npos);
+  j = valid();
+  j["kernels"][0]["ops"] = {3};
+  EXPECT_NE(errorOf(j).find("names op 3"), std::string::npos);
+  j = valid();
+  j["buffers"][1]["name"] = "x";
+  EXPECT_NE(errorOf(j).find("appears twice"), std::string::npos);
+  j = valid();
+  j.erase("kernels");
+  EXPECT_NE(errorOf(j).find("no field 'kernels'"), std::string::npos);
+  EXPECT_NE(errorOf(json::parse("[1]")).find("has no field 'format'"), std::string::npos);
+}
+
+TEST(Manifest, NotJsonAndMissingFile) {
+  EXPECT_THROW(Manifest::parse("{oops", "/tmp"), ManifestError);
+  try {
+    Manifest::load("/nonexistent/bundle");
+    FAIL();
+  } catch (const ManifestError &e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open /nonexistent/bundle"),
+              std::string::npos);
+  }
+}
