@@ -19,6 +19,8 @@ config.substitutions.append(("%kb_src", config.kb_src_root))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.kb_tools_dir, append_path=True)
 tool_dirs = [config.kb_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["kb-opt"], tool_dirs)
 

@@ -202,6 +202,17 @@ void EmitBundlePass::runOnOperation() {
       failedAny = true;
       return;
     }
+    StringRef ptxText = object.getObject().getValue();
+    if (size_t at = ptxText.find(".extern .func"); at != StringRef::npos) {
+      StringRef rest = ptxText.substr(at);
+      launch.emitError() << "kb-emit-bundle: the PTX of " << kernelName
+                         << " calls an unresolved function ("
+                         << rest.take_until([](char c) { return c == '('; })
+                         << "): libdevice was not linked; point cuda-path "
+                            "(or CUDA_HOME) at a CUDA toolkit";
+      failedAny = true;
+      return;
+    }
     std::string ptxFile = (kernelName + ".ptx").str();
     SmallString<256> ptxPath(output);
     llvm::sys::path::append(ptxPath, ptxFile);

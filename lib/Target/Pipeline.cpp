@@ -11,6 +11,9 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -25,12 +28,29 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Run kb-fuse-elementwise first"),
                     llvm::cl::init(true)};
+  Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit holding nvvm/libdevice (default: CUDA_ROOT, "
+                     "CUDA_HOME, CUDA_PATH, then /usr/local/cuda)")};
   Option<std::string> ptxas{*this, "ptxas",
                             llvm::cl::desc("ptxas path, 'auto' or 'none'"),
                             llvm::cl::init("auto")};
 };
 
+/// The toolkit whose libdevice gets linked for math functions (exp, erf...).
+std::string findCudaToolkit(const std::string &given) {
+  if (!given.empty())
+    return given;
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *v = std::getenv(var); v && *v)
+      return v;
+  if (llvm::sys::fs::exists("/usr/local/cuda/nvvm/libdevice"))
+    return "/usr/local/cuda";
+  return "";
+}
+
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
+  std::string toolkit = findCudaToolkit(o.cudaPath);
   std::string p = "func.func(";
   if (o.fuse)
     p += "kb-fuse-elementwise,";
@@ -41,7 +61,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
        "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
        "canonicalize,cse,reconcile-unrealized-casts),"
        "nvvm-attach-target{chip=" + o.chip + " features=+ptx80 O=3},"
-       "gpu-module-to-binary{format=isa}";
+       "gpu-module-to-binary{format=isa" +
+       (toolkit.empty() ? std::string() : " toolkit=" + toolkit) + "}";
   if (!o.output.empty())
     p += ",kb-emit-bundle{output=" + o.output + " chip=" + o.chip +
          " ptxas=" + o.ptxas + "}";

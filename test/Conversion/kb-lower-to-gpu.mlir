@@ -1,0 +1,121 @@
+// RUN: kb-opt %s --kb-select-config --kb-select-mma --kb-tile --kb-promote-shared-memory --kb-lower-to-gpu -split-input-file | FileCheck %s
+
+// The fused chain: one kernel, 16-byte loads and stores, one Philox call per
+// 4 elements, a guard for the grid's tail; the function takes its result as a
+// trailing output buffer.
+// CHECK-LABEL: func.func @bias_gelu_dropout
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: memref<64x128xf32> {kb.name = "x", kb.role = "input"}
+// CHECK-SAME: %[[Y:[a-z0-9_]+]]: memref<64x128xf32> {kb.name = "out0", kb.role = "output"}
+// CHECK: gpu.launch_func @[[M:.+]]::@[[K:.+]] blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[X]] : memref<64x128xf32>, %{{.*}} : memref<128xf32>, %[[Y]] : memref<64x128xf32>)
+// CHECK-SAME: kb.ops = [{{.*}}op = "kb.bias_add"{{.*}}op = "kb.gelu"{{.*}}op = "kb.dropout", output = "out0"
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.module @[[M]]
+// CHECK: gpu.func @[[K]]
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: scf.if
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// One Philox4x32-10 call for the 4 elements: 2 multiplies a round, less the
+// first round's multiply of the zero counter word, which folds away.
+// CHECK-COUNT-19: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+func.func @bias_gelu_dropout(%x: tensor<64x128xf32> {kb.name = "x"}, %b: tensor<128xf32>) -> tensor<64x128xf32> {
+  %0 = kb.fusion ins(%x, %b : tensor<64x128xf32>, tensor<128xf32>) {
+  ^bb0(%a: tensor<64x128xf32>, %c: tensor<128xf32>):
+    %1 = kb.bias_add %a, %c : tensor<64x128xf32>, tensor<128xf32> -> tensor<64x128xf32>
+    %2 = kb.gelu %1 approx(tanh) : tensor<64x128xf32>
+    %3 = kb.dropout %2 p(0.3) seed(42) : tensor<64x128xf32>
+    kb.yield %3 : tensor<64x128xf32>
+  } -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// Unfused: one kernel per op, intermediates in scratch buffers.
+// CHECK-LABEL: func.func @unfused
+// CHECK: %[[T0:[a-z0-9_]+]] = memref.alloc() {kb.name = "t0"} : memref<4x8xf32>
+// CHECK: gpu.launch_func {{.*}}args(%{{.*}}, %[[T0]] : memref<4x8xf32>)
+// CHECK: gpu.launch_func {{.*}}args(%[[T0]] : memref<4x8xf32>, %{{.*}} : memref<4x8xf32>)
+func.func @unfused(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kb.exp %x : tensor<4x8xf32>
+  %1 = kb.relu %0 : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Softmax, row in registers: every load before the first reduction, warp
+// shuffles then one exchange through shared memory per reduction, no loop.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
+// CHECK-SAME: workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: vector.load
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK: math.exp
+// CHECK-COUNT-4: vector.store
+func.func @softmax_registers(%x: tensor<16x4096xf32>) -> tensor<16x4096xf32> {
+  %0 = kb.softmax %x : tensor<16x4096xf32>
+  return %0 : tensor<16x4096xf32>
+}
+
+// -----
+
+// Softmax, online: a loop with a running max and sum, then a second loop
+// that reads the row again.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.load
+// CHECK: gpu.shuffle xor
+// CHECK: scf.for
+// CHECK: vector.load
+// CHECK: vector.store
+func.func @softmax_online(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
+  %0 = kb.softmax %x : tensor<4x400000xf32>
+  return %0 : tensor<4x400000xf32>
+}
+
+// -----
+
+// FFMA matmul: operand tiles in dynamic shared memory, accumulators carried
+// in registers through the k loop (no store to C inside it), C written once
+// after it. No tensor-core instruction. Edges are guarded (100 % 64 != 0).
+// CHECK-LABEL: func.func @matmul_ieee
+// CHECK: gpu.launch_func {{.*}}dynamic_shared_memory_size
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<100x70xf32>, %{{.*}}: memref<70x50xf32>, %[[C:[a-z0-9_]+]]: memref<100x50xf32>)
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view {{.*}} to memref<8x68xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: memref.store %{{.*}}, %[[C]]
+// CHECK: gpu.barrier
+// CHECK: math.fma
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}}
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK-NOT: nvvm.mma.sync
+func.func @matmul_ieee(%a: tensor<100x70xf32>, %b: tensor<70x50xf32>) -> tensor<100x50xf32> {
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<100x70xf32>, tensor<70x50xf32> -> tensor<100x50xf32>
+  return %0 : tensor<100x50xf32>
+}
+
+// -----
+
+// TF32 matmul: operands rounded to tf32 and multiplied on the tensor cores
+// with m16n8k8 fragments; accumulators stay in registers.
+// CHECK-LABEL: func.func @matmul_tf32
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<128x64xf32>, %{{.*}}: memref<64x128xf32>, %[[C:[a-z0-9_]+]]: memref<128x128xf32>)
+// CHECK: memref.view {{.*}} to memref<64x36xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<32x72xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: memref.store %{{.*}}, %[[C]]
+// CHECK: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>}
+// CHECK: scf.yield
+// CHECK: memref.store %{{.*}}, %[[C]]
+func.func @matmul_tf32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
+  return %0 : tensor<128x128xf32>
+}

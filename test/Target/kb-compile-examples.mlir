@@ -1,0 +1,80 @@
+// Every example compiles to a bundle whose PTX ptxas accepts for sm_90, and
+// the manifest records buffers, launches, resources and the program.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: kb-opt %kb_src/examples/bias_gelu_dropout.mlir --kb-compile="output=%t/bgd ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=BGD < %t/bgd/manifest.json
+// RUN: FileCheck %s --check-prefix=BGD-PTX < %t/bgd/k0_fused_bias_add_gelu_dropout.ptx
+// RUN: kb-opt %kb_src/examples/bias_gelu_dropout.mlir --kb-compile="output=%t/bgd-unfused fuse=false ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=UNFUSED < %t/bgd-unfused/manifest.json
+// RUN: kb-opt %kb_src/examples/softmax.mlir --kb-compile="output=%t/softmax ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SOFTMAX < %t/softmax/manifest.json
+// RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=MMA-PTX < %t/matmul/k0_matmul.ptx
+// RUN: kb-opt %kb_src/examples/matmul_awkward.mlir --kb-compile="output=%t/awkward ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=AWKWARD < %t/awkward/manifest.json
+// RUN: FileCheck %s --check-prefix=FFMA-PTX < %t/awkward/k0_matmul.ptx
+// RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul90a chip=sm_90a ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SM90A < %t/matmul90a/manifest.json
+
+// BGD: "buffers": [
+// BGD: "name": "x",
+// BGD-NEXT: "role": "input",
+// BGD-NEXT: "shape": [
+// BGD-NEXT: 4096,
+// BGD-NEXT: 1024
+// BGD: "name": "y",
+// BGD-NEXT: "role": "output",
+// BGD: "kernels": [
+// BGD: "args": [
+// BGD-NEXT: "x",
+// BGD-NEXT: "bias",
+// BGD-NEXT: "y"
+// BGD: "cubin": "k0_fused_bias_add_gelu_dropout.cubin",
+// BGD: "grid": [
+// BGD-NEXT: 4096,
+// BGD: "resources": {
+// BGD: "registers":
+// BGD: "spill_store_bytes": 0,
+// BGD: "program": [
+// BGD: "op": "kb.bias_add",
+// BGD: "op": "kb.gelu",
+// BGD: "op": "kb.dropout",
+// BGD: "target": "sm_90",
+// BGD: "version": 1
+
+// BGD-PTX: .target sm_90
+// BGD-PTX: ld.global.v4.b32
+// BGD-PTX: mul.lo.s64 {{.*}}, 3528531795;
+// BGD-PTX: st.global.v4.b32
+// BGD-PTX-NOT: ld.local
+
+// UNFUSED: "name": "t0",
+// UNFUSED-NEXT: "role": "scratch",
+// UNFUSED: "name": "k0_bias_add",
+// UNFUSED: "name": "k1_gelu",
+// UNFUSED: "name": "k2_dropout",
+
+// SOFTMAX: "block": [
+// SOFTMAX-NEXT: 1024,
+// SOFTMAX: strategy = \"registers\"
+// SOFTMAX: "grid": [
+// SOFTMAX-NEXT: 8192,
+
+// MMA-PTX: cvt.rna.tf32.f32
+// MMA-PTX: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+
+// AWKWARD: "name": "t0",
+// AWKWARD-NEXT: "role": "scratch",
+// AWKWARD-NEXT: "shape": [
+// AWKWARD-NEXT: 1000,
+// AWKWARD-NEXT: 700
+// AWKWARD: "dynamic_shared_bytes": {{[1-9][0-9]*}},
+// AWKWARD: "name": "k0_matmul",
+// AWKWARD: "name": "k1_softmax",
+
+// FFMA-PTX: fma.rn.f32
+// FFMA-PTX-NOT: mma.sync
+
+// SM90A: "cubin": "k0_matmul.cubin",
+// SM90A: "target": "sm_90a",

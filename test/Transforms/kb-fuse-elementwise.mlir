@@ -1,0 +1,82 @@
+// RUN: kb-opt %s --kb-fuse-elementwise -split-input-file | FileCheck %s
+// RUN: kb-opt %s --fuse-elementwise -split-input-file | FileCheck %s
+
+// Bias + GELU + dropout: three kernels become one kb.fusion.
+// CHECK-LABEL: func.func @bias_gelu_dropout
+// CHECK-SAME: (%[[X:.+]]: tensor<64x128xf32>, %[[B:.+]]: tensor<128xf32>)
+// CHECK: %[[F:.+]] = kb.fusion ins(%[[X]], %[[B]] : tensor<64x128xf32>, tensor<128xf32>) {
+// CHECK-NEXT: ^bb0(%[[A0:.+]]: tensor<64x128xf32>, %[[A1:.+]]: tensor<128xf32>):
+// CHECK-NEXT: %[[S:.+]] = kb.bias_add %[[A0]], %[[A1]]
+// CHECK-NEXT: %[[G:.+]] = kb.gelu %[[S]]
+// CHECK-NEXT: %[[D:.+]] = kb.dropout %[[G]]
+// CHECK-NEXT: kb.yield %[[D]]
+// CHECK: return %[[F]]
+func.func @bias_gelu_dropout(%x: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> {
+  %0 = kb.bias_add %x, %b : tensor<64x128xf32>, tensor<128xf32> -> tensor<64x128xf32>
+  %1 = kb.gelu %0 approx(tanh) : tensor<64x128xf32>
+  %2 = kb.dropout %1 p(0.3) seed(42) : tensor<64x128xf32>
+  return %2 : tensor<64x128xf32>
+}
+
+// -----
+
+// Negative: an intermediate used outside the chain ends the chain, so no
+// kernel recomputes it. %0 is returned, so it stays its own kernel.
+// CHECK-LABEL: func.func @shared_intermediate
+// CHECK: %[[E:.+]] = kb.exp
+// CHECK: %[[F:.+]] = kb.fusion ins(%[[E]] : tensor<8x8xf32>)
+// CHECK: kb.relu
+// CHECK: kb.scale
+// CHECK: return %[[E]], %[[F]]
+func.func @shared_intermediate(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0 = kb.exp %x : tensor<8x8xf32>
+  %1 = kb.relu %0 : tensor<8x8xf32>
+  %2 = kb.scale %1 by 2.0 : tensor<8x8xf32>
+  return %0, %2 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// Negative: a bias vector computed by an elementwise op has another shape
+// (another iteration space), so it is not pulled into the 2-D chain.
+// CHECK-LABEL: func.func @broadcast_does_not_fit
+// CHECK: %[[R:.+]] = kb.relu %{{.*}} : tensor<16xf32>
+// CHECK: kb.fusion ins(%{{.*}}, %[[R]] : tensor<4x16xf32>, tensor<16xf32>)
+func.func @broadcast_does_not_fit(%x: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %r = kb.relu %b : tensor<16xf32>
+  %0 = kb.bias_add %x, %r : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %1 = kb.tanh %0 : tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}
+
+// -----
+
+// Negative: softmax and matmul are not elementwise; a lone elementwise op
+// needs no fusion.
+// CHECK-LABEL: func.func @not_elementwise
+// CHECK-NOT: kb.fusion
+// CHECK: kb.matmul
+// CHECK: kb.softmax
+// CHECK: kb.relu
+func.func @not_elementwise(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = kb.matmul %a, %a precision(ieee) : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %1 = kb.softmax %0 : tensor<8x8xf32>
+  %2 = kb.relu %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+
+// -----
+
+// A diamond: both branches feed only the final op, so all four fuse.
+// CHECK-LABEL: func.func @diamond
+// CHECK: kb.fusion ins(%{{.*}} : tensor<8x8xf32>)
+// CHECK-COUNT-4: kb.{{exp|sigmoid|add|mul}}
+// CHECK: kb.yield
+// CHECK-NOT: kb.fusion
+func.func @diamond(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = kb.exp %x : tensor<8x8xf32>
+  %1 = kb.sigmoid %0 : tensor<8x8xf32>
+  %2 = kb.add %0, %1 : tensor<8x8xf32>
+  %3 = kb.mul %2, %x : tensor<8x8xf32>
+  return %3 : tensor<8x8xf32>
+}

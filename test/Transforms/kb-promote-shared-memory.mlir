@@ -1,0 +1,22 @@
+// RUN: kb-opt %s --kb-select-mma --kb-tile --kb-promote-shared-memory -split-input-file -verify-diagnostics | FileCheck %s
+
+// FFMA stages A transposed with 4 words of row padding; mma.sync pads A rows
+// by 4 and B rows by 8 words so fragment loads hit 32 distinct banks.
+// CHECK-LABEL: func.func @staging
+// CHECK: #kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, pad = [4, 0], mma = "ffma">
+// CHECK: #kb.config<block = [128, 128, 32], warp = [64, 32], threads = 256, stages = 1, pad = [4, 8], mma = "mma_sync_tf32">
+func.func @staging(%a: tensor<4096x4096xf32>) -> (tensor<4096x4096xf32>, tensor<4096x4096xf32>) {
+  %0 = kb.matmul %a, %a precision(ieee) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  %1 = kb.matmul %a, %a precision(tf32) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  return %0, %1 : tensor<4096x4096xf32>, tensor<4096x4096xf32>
+}
+
+// -----
+
+// The lab notes' failure: a tile that needs more shared memory than the
+// device has never launches. kb says so at compile time.
+func.func @too_much_shared_memory(%a: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
+  // expected-error @+1 {{config needs 274432 bytes of shared memory per block (block = [256, 256, 64], stages = 2); sm_90 allows at most 232448}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<block = [256, 256, 64], warp = [64, 128], stages = 2>} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  return %0 : tensor<4096x4096xf32>
+}

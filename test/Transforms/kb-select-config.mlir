@@ -1,0 +1,60 @@
+// RUN: kb-opt %s --kb-select-config -split-input-file -verify-diagnostics | FileCheck %s
+
+// Softmax: the row fits in registers up to 64 values per thread of a 1024-thread
+// block; wider rows take the online strategy (two reads). Odd widths fall back
+// to scalar accesses.
+// CHECK-LABEL: func.func @softmax_strategies
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x400000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 1, strategy = "registers">} : tensor<3x4099xf32>
+func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %c: tensor<2x400000xf32>, %d: tensor<3x4099xf32>)
+    -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<2x400000xf32>, tensor<3x4099xf32>) {
+  %0 = kb.softmax %a : tensor<32x1024xf32>
+  %1 = kb.softmax %b : tensor<8x32768xf32>
+  %2 = kb.softmax %c : tensor<2x400000xf32>
+  %3 = kb.softmax %d : tensor<3x4099xf32>
+  return %0, %1, %2, %3 : tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<2x400000xf32>, tensor<3x4099xf32>
+}
+
+// -----
+
+// Elementwise: 16-byte accesses when the last dimension allows them.
+// CHECK-LABEL: func.func @elementwise_vectors
+// CHECK: kb.relu %{{.*}} {config = #kb.config<threads = 256, vector = 4>} : tensor<8x1024xf32>
+// CHECK: kb.relu %{{.*}} {config = #kb.config<threads = 256, vector = 2>} : tensor<8x1022xf32>
+// CHECK: kb.relu %{{.*}} {config = #kb.config<threads = 256, vector = 1>} : tensor<8x1001xf32>
+// Hand-set fields are kept.
+// CHECK: kb.exp %{{.*}} {config = #kb.config<threads = 128, vector = 1>} : tensor<8x1024xf32>
+func.func @elementwise_vectors(%a: tensor<8x1024xf32>, %b: tensor<8x1022xf32>, %c: tensor<8x1001xf32>)
+    -> (tensor<8x1024xf32>, tensor<8x1022xf32>, tensor<8x1001xf32>, tensor<8x1024xf32>) {
+  %0 = kb.relu %a : tensor<8x1024xf32>
+  %1 = kb.relu %b : tensor<8x1022xf32>
+  %2 = kb.relu %c : tensor<8x1001xf32>
+  %3 = kb.exp %a {config = #kb.config<threads = 128, vector = 1>} : tensor<8x1024xf32>
+  return %0, %1, %2, %3 : tensor<8x1024xf32>, tensor<8x1022xf32>, tensor<8x1001xf32>, tensor<8x1024xf32>
+}
+
+// -----
+
+func.func @vector_does_not_divide(%a: tensor<8x1001xf32>) -> tensor<8x1001xf32> {
+  // expected-error @+1 {{config asks for vector width 4, which needs the last dimension (1001) to be a multiple of it}}
+  %0 = kb.relu %a {config = #kb.config<vector = 4>} : tensor<8x1001xf32>
+  return %0 : tensor<8x1001xf32>
+}
+
+// -----
+
+func.func @row_too_wide_for_registers(%a: tensor<2x400000xf32>) -> tensor<2x400000xf32> {
+  // expected-error @+1 {{softmax strategy 'registers' would hold 392 values of each row per thread (row length 400000, 1024 threads); at most 64 fit: use strategy "online" or more threads}}
+  %0 = kb.softmax %a {config = #kb.config<strategy = "registers">} : tensor<2x400000xf32>
+  return %0 : tensor<2x400000xf32>
+}
+
+// -----
+
+func.func @partial_warp(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
+  // expected-error @+1 {{config asks for 100 threads per block; kb needs a multiple of 32 (whole warps)}}
+  %0 = kb.relu %a {config = #kb.config<threads = 100>} : tensor<8x1024xf32>
+  return %0 : tensor<8x1024xf32>
+}

@@ -1,0 +1,27 @@
+// RUN: kb-opt %s --kb-select-mma -split-input-file -verify-diagnostics | FileCheck %s
+
+// Strict fp32 keeps the tensor cores idle; tf32 and tf32x3 use mma.sync.
+// CHECK-LABEL: func.func @units
+// CHECK: precision( ieee) {config = #kb.config<mma = "ffma">}
+// CHECK: precision( tf32) {config = #kb.config<mma = "mma_sync_tf32">}
+// CHECK: precision( tf32x3) {config = #kb.config<mma = "mma_sync_tf32x3">}
+// A hand-set unit that keeps the precision is kept.
+// CHECK: precision( tf32) {config = #kb.config<mma = "ffma">}
+// Non-matmul ops get no unit.
+// CHECK: kb.relu %{{.*}} : tensor<64x64xf32>
+func.func @units(%a: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) {
+  %0 = kb.matmul %a, %a precision(ieee) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %1 = kb.matmul %a, %a precision(tf32) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %2 = kb.matmul %a, %a precision(tf32x3) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %3 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "ffma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %4 = kb.relu %a : tensor<64x64xf32>
+  return %0, %1, %2, %3, %4 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+func.func @ieee_on_tensor_cores(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for mma "mma_sync_tf32", but precision(ieee) needs fp32 arithmetic ("ffma"): tensor-core tf32 would lose precision}}
+  %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<mma = "mma_sync_tf32">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
