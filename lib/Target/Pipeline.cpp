@@ -57,7 +57,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
   p += "kb-select-config{chip=" + o.chip + "},kb-select-mma,kb-tile,"
        "kb-promote-shared-memory{chip=" + o.chip + "}),"
        "kb-lower-to-gpu,"
-       "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+       "gpu.module(convert-nvgpu-to-nvvm,expand-strided-metadata,lower-affine,convert-scf-to-cf,"
        "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
        "canonicalize,cse,reconcile-unrealized-casts),"
        "nvvm-attach-target{chip=" + o.chip + " features=+ptx80 O=3},"

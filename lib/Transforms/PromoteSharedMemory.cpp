@@ -41,9 +41,9 @@ struct PromoteSharedMemoryPass
       }
       bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
       if (!f.stages)
-        // Single-stage staging for now: a multi-stage cp.async pipeline is
-        // the next matmul step (docs/perf-notes.md).
-        f.stages = 1;
+        // mma.sync: three cp.async stages keep two tiles in flight while one
+        // is multiplied. FFMA stages through registers, one stage.
+        f.stages = tensorCores ? 3 : 1;
       if (f.pad.empty()) {
         if (tensorCores)
           // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
@@ -57,7 +57,10 @@ struct PromoteSharedMemoryPass
           f.pad = {4, 0};
       }
       ConfigAttr attr = f.get(&getContext());
-      int64_t bytes = matmulSharedBytes(attr);
+      auto mm = dyn_cast<MatmulOp>(&op);
+      if (!mm)
+        mm = cast<MatmulOp>(getFusionAnchor(cast<FusionOp>(op)));
+      int64_t bytes = matmulSharedBytes(attr, mm.getTransposeB());
       if (bytes > model->maxSharedPerBlock) {
         op.emitOpError() << "config needs " << bytes
                          << " bytes of shared memory per block (block = ["

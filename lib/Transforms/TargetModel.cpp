@@ -29,7 +29,7 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
   return failure();
 }
 
-int64_t mlir::kb::matmulSharedBytes(ConfigAttr config) {
+int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB) {
   if (!config || config.getBlock().size() != 3)
     return 0;
   auto b = config.getBlock();
@@ -37,9 +37,12 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config) {
   auto pad = config.getPad();
   int64_t padA = pad.size() == 2 ? pad[0] : 0, padB = pad.size() == 2 ? pad[1] : 0;
   int64_t bm = b[0], bn = b[1], bk = b[2];
-  if (config.getMma().starts_with("mma_sync"))
-    // A as BM rows of BK + padA (row-major, as the fragments read it).
-    return stages * (bm * (bk + padA) + bk * (bn + padB)) * 4;
+  if (config.getMma().starts_with("mma_sync")) {
+    // A as BM rows of BK + padA (row-major, as the fragments read it); B as
+    // BK rows of BN + padB, or BN rows of BK + padA when transposed.
+    int64_t bBytes = transposeB ? bn * (bk + padA) : bk * (bn + padB);
+    return stages * (bm * (bk + padA) + bBytes) * 4;
+  }
   // FFMA: A transposed, BK rows of BM + padA; B as BK rows of BN + padB.
   return stages * bk * ((bm + padA) + (bn + padB)) * 4;
 }

@@ -103,14 +103,23 @@ func.func @matmul_ieee(%a: tensor<100x70xf32>, %b: tensor<70x50xf32>) -> tensor<
 
 // -----
 
-// TF32 matmul: operands rounded to tf32 and multiplied on the tensor cores
-// with m16n8k8 fragments; accumulators stay in registers.
+// TF32 matmul: a three-stage cp.async pipeline (two tiles in flight, 16-byte
+// copies, one empty-or-not group committed per iteration); operands rounded to
+// tf32 and multiplied on the tensor cores with m16n8k8 fragments;
+// accumulators stay in registers.
 // CHECK-LABEL: func.func @matmul_tf32
 // CHECK: gpu.func @{{.*}}(%{{.*}}: memref<128x64xf32>, %{{.*}}: memref<64x128xf32>, %[[C:[a-z0-9_]+]]: memref<128x128xf32>)
 // CHECK: memref.view {{.*}} to memref<64x36xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<32x72xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for {{.*}} iter_args
 // CHECK-NOT: memref.store %{{.*}}, %[[C]]
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
 // CHECK: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>}
 // CHECK: scf.yield

@@ -27,7 +27,8 @@ def KBLowerToGPU : Pass<"kb-lower-to-gpu", "ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect", "::mlir::NVVM::NVVMDialect"
+    "::mlir::vector::VectorDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -36,8 +36,9 @@ struct TargetModel {
 /// The model of `chip`, or failure for a chip kb does not know.
 FailureOr<TargetModel> getTargetModel(StringRef chip);
 
-/// Shared memory a matmul config stages per block, in bytes.
-int64_t matmulSharedBytes(ConfigAttr config);
+/// Shared memory a matmul config stages per block, in bytes (the layout of
+/// the B tile depends on whether B is transposed).
+int64_t matmulSharedBytes(ConfigAttr config, bool transposeB = false);
 
 } // namespace mlir::kb
 

@@ -14,6 +14,7 @@
 #include "kb/Conversion/KBToGPU/MatmulGen.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 using namespace mlir;
 using namespace mlir::kb;
@@ -57,6 +58,67 @@ SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
   return out;
 }
 
+/// Issues the cp.async copies of one k tile into one pipeline stage: 16-byte
+/// chunks along each operand's contiguous axis; chunks that run past M, N or
+/// K copy fewer (or no) bytes and zero-fill the rest, so no load is guarded
+/// by a branch. `as`/`bs` are the stage's views: A as [BM][BK + pad], B as
+/// [BK][BN + pad] (or [BN][BK + pad] when B is transposed).
+void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
+                     Value k0, Value as, Value bs) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  auto copy = [&](Value src, SmallVector<Value> srcIdx, Value dst,
+                  ValueRange dstIdx, Value rowInRange, Value colStart,
+                  int64_t colBound) {
+    // Elements of this 4-wide chunk that exist: clamp(colBound - colStart, 0, 4),
+    // and none when the row is out of range.
+    Value left = arith::SubIOp::create(
+        b, loc, cidx(b, loc, colBound),
+        arith::MinUIOp::create(b, loc, colStart, cidx(b, loc, colBound)));
+    Value n = arith::MinUIOp::create(b, loc, left, cidx(b, loc, 4));
+    if (rowInRange)
+      n = arith::SelectOp::create(b, loc, rowInRange, n, cidx(b, loc, 0));
+    // A chunk that copies nothing still needs an address inside the tensor.
+    Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n,
+                                       cidx(b, loc, 0));
+    for (Value &i : srcIdx)
+      i = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), i);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
+        src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr()); // .cg: skip L1
+  };
+  int64_t threads = e.threads, bm = e.bm, bn = e.bn, bk = e.bk;
+  auto inRange = [&](Value v, int64_t bound, bool needed) -> Value {
+    if (!needed)
+      return Value();
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 cidx(b, loc, bound));
+  };
+  // A: BM rows of BK/4 chunks.
+  for (int64_t i = 0; i < bm * bk / 4 / threads; ++i) {
+    Value c = e.add(e.tid, i * threads);
+    Value r = e.div(c, bk / 4), kc = e.mul(e.rem(c, bk / 4), 4);
+    Value gr = e.add(row0, r), gk = e.add(k0, kc);
+    copy(e.a, e.globalIndex(batchIdx, gr, gk), as, ValueRange{r, kc},
+         inRange(gr, e.shape.m, e.shape.m % bm != 0), gk, e.shape.k);
+  }
+  // B: BK rows of BN/4 chunks, or (transposed) BN rows of BK/4 chunks.
+  for (int64_t i = 0; i < bk * bn / 4 / threads; ++i) {
+    Value c = e.add(e.tid, i * threads);
+    if (!e.shape.transB) {
+      Value r = e.div(c, bn / 4), nc = e.mul(e.rem(c, bn / 4), 4);
+      Value gk = e.add(k0, r), gn = e.add(col0, nc);
+      copy(e.bmem, e.globalIndex(batchIdx, gk, gn), bs, ValueRange{r, nc},
+           inRange(gk, e.shape.k, e.shape.k % bk != 0), gn, e.shape.n);
+    } else {
+      Value r = e.div(c, bk / 4), kc = e.mul(e.rem(c, bk / 4), 4);
+      Value gn = e.add(col0, r), gk = e.add(k0, kc);
+      copy(e.bmem, e.globalIndex(batchIdx, gn, gk), bs, ValueRange{r, kc},
+           inRange(gn, e.shape.n, e.shape.n % bn != 0), gk, e.shape.k);
+    }
+  }
+}
+
 } // namespace
 
 LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
@@ -72,16 +134,39 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
   int64_t bm = e.bm, bn = e.bn, bk = e.bk;
   int64_t lda = bk + padA, ldb = bn + padB;
   int64_t fragM = wm / 16, fragN = wn / 8, warpsN = bn / wn;
-  int64_t bytesA = bm * lda * 4;
-  info.dynamicSharedBytes = bytesA + bk * ldb * 4;
+  int64_t stages = std::max<int64_t>(cfg.getStages(), 1);
+  // cp.async moves 16-byte chunks: rows must be 16-byte aligned in global
+  // memory (contiguous dimension a multiple of 4) and tiles split evenly.
+  // Otherwise the tiles are staged through registers, one stage.
+  bool asyncCopy = stages >= 2 && e.shape.k % 4 == 0 &&
+                   (e.shape.transB || e.shape.n % 4 == 0) && bk % 4 == 0 &&
+                   (bm * bk / 4) % e.threads == 0 && (bk * bn / 4) % e.threads == 0;
+  if (!asyncCopy)
+    stages = 1;
+  // Row strides: A [BM][BK + padA]; B [BK][BN + padB], or [BN][BK + padA]
+  // when B is transposed and copied as is (its fragments then read like A's).
+  bool transB = e.shape.transB && asyncCopy;
+  int64_t bRows = transB ? bn : bk, ldbT = transB ? lda : ldb;
+  int64_t bytesA = bm * lda * 4, bytesB = bRows * ldbT * 4;
+  int64_t stageBytes = bytesA + bytesB;
+  info.dynamicSharedBytes = stages * stageBytes;
 
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                       gpu::AddressSpaceAttr::get(b.getContext(),
                                                  gpu::AddressSpace::Workgroup)));
-  Value as = e.sharedView(smem, 0, bm, lda);
-  Value bs = e.sharedView(smem, bytesA, bk, ldb);
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto stageViews = [&](Value stage) -> std::pair<Value, Value> {
+    Value base = arith::MulIOp::create(b, loc, stage, cidx(b, loc, stageBytes));
+    Value va = memref::ViewOp::create(
+        b, loc, MemRefType::get({bm, lda}, b.getF32Type(), nullptr, wg), smem,
+        base, ValueRange{});
+    Value vb = memref::ViewOp::create(
+        b, loc, MemRefType::get({bRows, ldbT}, b.getF32Type(), nullptr, wg), smem,
+        arith::AddIOp::create(b, loc, base, cidx(b, loc, bytesA)), ValueRange{});
+    return {va, vb};
+  };
 
   Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
@@ -95,14 +180,50 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
   int64_t nAcc = fragM * fragN * 4;
   SmallVector<Value> init(nAcc, cf32(b, loc, 0.0f));
   int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  Value lastGroup;
+  if (asyncCopy) {
+    // Prologue: the first stages - 1 tiles in flight.
+    for (int64_t s = 0; s < stages - 1; ++s) {
+      if (s < kTiles) {
+        auto [va, vb] = stageViews(cidx(b, loc, s));
+        issueTileCopies(e, bz, row0, col0, cidx(b, loc, s * bk), va, vb);
+      }
+      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+    }
+  }
   auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
                                  cidx(b, loc, 1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value k0 = e.mul(loop.getInductionVar(), bk);
-    e.stageTiles(bz, row0, col0, k0, as, bs, /*aTransposed=*/false);
-    gpu::BarrierOp::create(b, loc);
+    Value kt = loop.getInductionVar();
+    Value as, bs;
+    if (asyncCopy) {
+      // Tile kt has landed once at most stages - 2 newer groups are pending;
+      // the barrier makes every thread's copies visible and frees the stage
+      // computed in the previous iteration for the next copy.
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                       b.getI32IntegerAttr(stages - 2));
+      gpu::BarrierOp::create(b, loc);
+      Value next = e.add(kt, stages - 1);
+      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                         cidx(b, loc, kTiles));
+      auto ifMore = scf::IfOp::create(b, loc, more, false);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(ifMore.thenBlock());
+        auto [va, vb] = stageViews(e.rem(next, stages));
+        issueTileCopies(e, bz, row0, col0, e.mul(next, bk), va, vb);
+      }
+      // Always commit a group (possibly empty) so the count above holds.
+      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+      std::tie(as, bs) = stageViews(e.rem(kt, stages));
+    } else {
+      std::tie(as, bs) = stageViews(cidx(b, loc, 0));
+      e.stageTiles(bz, row0, col0, e.mul(kt, bk), as, bs, /*aTransposed=*/false);
+      gpu::BarrierOp::create(b, loc);
+    }
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
                            loop.getRegionIterArgs().end());
     auto ld = [&](Value mem, Value r, Value c) {
@@ -121,8 +242,12 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       SmallVector<std::array<Tf32Parts, 2>> bf;
       for (int64_t j = 0; j < fragN; ++j) {
         Value c = e.add(warpCol, e.add(g, j * 8));
-        bf.push_back({toTf32(b, loc, ld(bs, ka, c), split3),
-                      toTf32(b, loc, ld(bs, kb4, c), split3)});
+        if (transB)
+          bf.push_back({toTf32(b, loc, ld(bs, c, ka), split3),
+                        toTf32(b, loc, ld(bs, c, kb4), split3)});
+        else
+          bf.push_back({toTf32(b, loc, ld(bs, ka, c), split3),
+                        toTf32(b, loc, ld(bs, kb4, c), split3)});
       }
       for (int64_t i = 0; i < fragM; ++i)
         for (int64_t j = 0; j < fragN; ++j) {
@@ -149,7 +274,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
             acc[(i * fragN + j) * 4 + q] = r[q];
         }
     }
-    gpu::BarrierOp::create(b, loc);
+    if (!asyncCopy)
+      gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
   // c0: (g, 2t), c1: (g, 2t+1), c2: (g+8, 2t), c3: (g+8, 2t+1).
