@@ -28,7 +28,8 @@ def KBLowerToGPU : Pass<"kb-lower-to-gpu", "ModuleOp"> {
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::nvgpu::NVGPUDialect", "::mlir::LLVM::LLVMDialect"
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::DLTIDialect"
   ];
 }
 

@@ -13,6 +13,7 @@
 
 #include "kb/Conversion/KBToGPU/KernelGen.h"
 
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -190,6 +191,22 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     }
     if (failed(built))
       return failure();
+    // 32-bit index arithmetic (half the integer work of 64-bit) whenever
+    // every buffer of the kernel has fewer than 2^31 elements. Not for
+    // kernels with nvgpu ops: convert-nvgpu-to-nvvm assumes 64-bit indices.
+    bool small = llvm::all_of(kargTypes, [](Type t) {
+      return cast<MemRefType>(t).getNumElements() <
+             std::numeric_limits<int32_t>::max();
+    });
+    bool usesNvgpu = false;
+    kfunc.walk([&](Operation *inner) {
+      usesNvgpu |= isa<nvgpu::NVGPUDialect>(inner->getDialect());
+    });
+    if (small && !usesNvgpu)
+      gmod->setAttr(DLTIDialect::kDataLayoutAttrName,
+                    DataLayoutSpecAttr::get(
+                        ctx, {DataLayoutEntryAttr::get(IndexType::get(ctx),
+                                                       b.getI32IntegerAttr(32))}));
     OpBuilder rb = OpBuilder::atBlockEnd(&kfunc.getBody().front());
     gpu::ReturnOp::create(rb, loc);
     kfunc.setKnownBlockSizeAttr(rb.getDenseI32ArrayAttr(

@@ -42,6 +42,23 @@ Tf32Parts toTf32(OpBuilder &b, Location loc, Value x, bool split) {
   return p;
 }
 
+/// Four 8x4 f32 matrices from shared memory with one ldmatrix.x4: lane L
+/// gives the address of row (L % 8) of matrix L / 8, and receives element
+/// (L / 4, L % 4) of each matrix -- exactly the m16n8k8 tf32 fragment layout.
+/// `rowOf`/`colOf` map (matrix, row in it) to the tile's row and column.
+SmallVector<Value> ldmatrix4(MatmulEmitter &e, Value mem, Value lane,
+                             Value row, Value col) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  auto type = VectorType::get({4, 1}, b.getF32Type());
+  Value v = nvgpu::LdMatrixOp::create(b, loc, type, mem, ValueRange{row, col},
+                                      /*transpose=*/false, /*numTiles=*/4);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, 0}));
+  return out;
+}
+
 /// One m16n8k8 tf32 mma: acc (4 f32) += a (4 i32) x b (2 i32).
 SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
                        ArrayRef<Value> bv, ArrayRef<Value> acc) {
@@ -229,25 +246,45 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     auto ld = [&](Value mem, Value r, Value c) {
       return memref::LoadOp::create(b, loc, mem, ValueRange{r, c}).getResult();
     };
+    // tf32x3 adds each k tile's products into fresh accumulators and those
+    // into the running sum with ordinary (round-to-nearest) fp32 adds: the
+    // tensor core's own accumulation over the whole of K loses about 1e-5.
+    SmallVector<Value> total;
+    if (split3) {
+      total = acc;
+      acc.assign(nAcc, cf32(b, loc, 0.0f));
+    }
+    // ldmatrix lane addresses: A matrices are (rows +0/+8) x (cols +0/+4),
+    // lane L points at row L % 8 of matrix L / 8.
+    Value l8 = e.rem(lane, 8), lm = e.div(lane, 8);
+    Value aRowOff = e.add(l8, e.mul(e.rem(lm, 2), 8)), aColOff = e.mul(e.div(lm, 2), 4);
+    Value bRowOff = e.add(l8, e.mul(e.div(lm, 2), 8)), bColOff = e.mul(e.rem(lm, 2), 4);
     for (int64_t kk = 0; kk < bk; kk += 8) {
       Value ka = e.add(t, kk), kb4 = e.add(t, kk + 4);
       SmallVector<std::array<Tf32Parts, 4>> af;
       for (int64_t i = 0; i < fragM; ++i) {
-        Value r = e.add(warpRow, e.add(g, i * 16)), r8 = e.add(r, 8);
-        af.push_back({toTf32(b, loc, ld(as, r, ka), split3),
-                      toTf32(b, loc, ld(as, r8, ka), split3),
-                      toTf32(b, loc, ld(as, r, kb4), split3),
-                      toTf32(b, loc, ld(as, r8, kb4), split3)});
+        auto a4 = ldmatrix4(e, as, lane, e.add(e.add(warpRow, aRowOff), i * 16),
+                            e.add(aColOff, kk));
+        af.push_back({toTf32(b, loc, a4[0], split3), toTf32(b, loc, a4[1], split3),
+                      toTf32(b, loc, a4[2], split3), toTf32(b, loc, a4[3], split3)});
       }
       SmallVector<std::array<Tf32Parts, 2>> bf;
       for (int64_t j = 0; j < fragN; ++j) {
         Value c = e.add(warpCol, e.add(g, j * 8));
-        if (transB)
+        if (transB && j % 2 == 0 && j + 1 < fragN) {
+          // Two n-fragments' b0/b1 with one ldmatrix.x4 from [BN][BK + pad].
+          auto b4 = ldmatrix4(e, bs, lane, e.add(e.add(warpCol, bRowOff), j * 8),
+                              e.add(bColOff, kk));
+          bf.push_back({toTf32(b, loc, b4[0], split3), toTf32(b, loc, b4[1], split3)});
+          bf.push_back({toTf32(b, loc, b4[2], split3), toTf32(b, loc, b4[3], split3)});
+          ++j;
+        } else if (transB) {
           bf.push_back({toTf32(b, loc, ld(bs, c, ka), split3),
                         toTf32(b, loc, ld(bs, c, kb4), split3)});
-        else
+        } else {
           bf.push_back({toTf32(b, loc, ld(bs, ka, c), split3),
                         toTf32(b, loc, ld(bs, kb4, c), split3)});
+        }
       }
       for (int64_t i = 0; i < fragM; ++i)
         for (int64_t j = 0; j < fragN; ++j) {
@@ -274,6 +311,9 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
             acc[(i * fragN + j) * 4 + q] = r[q];
         }
     }
+    if (split3)
+      for (int64_t i = 0; i < nAcc; ++i)
+        acc[i] = arith::AddFOp::create(b, loc, total[i], acc[i]);
     if (!asyncCopy)
       gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
