@@ -34,6 +34,24 @@ for dir in build/gpu/bundles/*/; do
   echo "exit $? after $(( $(date +%s) - start )) s" | tee -a "$log"
   tail -n 4 "$log" | grep -E "time:|verdict|WRONG" || true
 done
+# Nsight Compute's view of a few kernels next to kb-run's own signals, and the
+# SASS instruction mix of the TF32 matmul (is the tensor core the bottleneck?).
+if [ -z "${KB_SKIP_NCU:-}" ]; then
+  : > "$OUT/ncu_log.txt"
+  for name in softmax-8192x32768 softmax-1024x400000 bgd-16384x8192 matmul-tf32-4096 matmul-ieee-4096; do
+    [ -d "build/gpu/bundles/$name" ] || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    echo "=== ncu $name" >> "$OUT/ncu_log.txt"
+    timeout 300 "$KB_RUN" "build/gpu/bundles/$name" --profile --no-time --json-out "$OUT/tmp/ncu-$name.json" >> "$OUT/ncu_log.txt" 2>&1
+    echo "exit $?" >> "$OUT/ncu_log.txt"
+  done
+  for cubin in build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin build/gpu/bundles/matmul-ieee-4096/k0_matmul.cubin; do
+    [ -f "$cubin" ] || continue
+    echo "=== SASS opcode mix of $cubin (top 25)" >> "$OUT/ncu_log.txt"
+    cuobjdump -sass "$cubin" | grep -oE '^ +/\*[0-9a-f]+\*/ +[A-Z][A-Z0-9_.]+' | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -25 >> "$OUT/ncu_log.txt"
+  done
+  grep -E "^===|ncu:|exit" "$OUT/ncu_log.txt"
+fi
 python3 - "$OUT" <<'PY'
 import json, os, sys
 out = sys.argv[1]

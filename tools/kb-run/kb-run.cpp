@@ -36,7 +36,7 @@ namespace {
 struct Options {
   std::string bundle, baseline, saveDir, jsonPath;
   std::vector<std::string> inputs;
-  bool json = false, checkDevice = false, noTime = false, calibrate = false;
+  bool json = false, checkDevice = false, noTime = false, profile = false;
   uint64_t seed = 1234;
   int device = 0, warmup = 3, minRuns = 20;
   double minMillis = 200;
@@ -185,6 +185,120 @@ json timingJson(const Timing &t) {
   return {{"median_ms", t.median}, {"min_ms", t.min}, {"max_ms", t.max}, {"runs", t.runs}};
 }
 
+/// Splits one CSV line (ncu quotes every field).
+std::vector<std::string> splitCsv(const std::string &line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else
+      cur += c;
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string findNcu() {
+  if (const char *e = std::getenv("KB_NCU"))
+    return e;
+  for (std::string p : {"/usr/local/cuda/bin/ncu", "/usr/bin/ncu", "/usr/local/bin/ncu"})
+    if (std::filesystem::exists(p))
+      return p;
+  if (FILE *f = popen("command -v ncu 2>/dev/null", "r")) {
+    char buf[512] = {0};
+    std::string r = fgets(buf, sizeof buf, f) ? buf : "";
+    pclose(f);
+    while (!r.empty() && (r.back() == '\n' || r.back() == ' '))
+      r.pop_back();
+    if (!r.empty())
+      return r;
+  }
+  std::error_code ec;
+  for (auto &d : std::filesystem::directory_iterator("/opt/nvidia/nsight-compute", ec))
+    if (std::filesystem::exists(d.path() / "ncu"))
+      return (d.path() / "ncu").string();
+  return "";
+}
+
+/// Runs this bundle's kernels once under ncu (a child kb-run with --no-time)
+/// and returns, per kernel name, the metrics ncu measured.
+json profileWithNcu(const Options &o, const Manifest &m) {
+  const char *metrics[] = {
+      "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+      "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+      "sm__warps_active.avg.pct_of_peak_sustained_active",
+      "launch__registers_per_thread",
+      "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+      "gpu__time_duration.sum"};
+  std::string ncu = findNcu();
+  if (ncu.empty())
+    return {{"error", "ncu (Nsight Compute) not found: set KB_NCU or put ncu on PATH"}};
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string list, names;
+  for (const char *mname : metrics)
+    list += std::string(list.empty() ? "" : ",") + mname;
+  for (const Kernel &k : m.kernels)
+    names += (names.empty() ? "" : "|") + k.name;
+  std::string cmd = "'" + ncu + "' --clock-control none --csv --page raw --metrics " + list +
+                    " --kernel-name 'regex:^(" + names + ")$' '" + self + "' '" + o.bundle +
+                    "' --no-time --seed " + std::to_string(o.seed) + " 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  if (!f)
+    return {{"error", "could not start ncu"}};
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, f))
+    out.append(buf, n);
+  int rc = pclose(f);
+  std::stringstream ss(out);
+  std::string line;
+  std::vector<std::string> header;
+  json result = json::object();
+  bool units = false;
+  while (std::getline(ss, line)) {
+    if (line.rfind("\"ID\"", 0) == 0) {
+      header = splitCsv(line);
+      units = true;
+      continue;
+    }
+    if (header.empty() || line.empty() || line[0] != '"')
+      continue;
+    if (units) { // the row after the header gives units
+      units = false;
+      continue;
+    }
+    auto cells = splitCsv(line);
+    std::string kernel;
+    json row = json::object();
+    for (size_t i = 0; i < cells.size() && i < header.size(); ++i) {
+      if (header[i] == "Kernel Name")
+        kernel = cells[i];
+      for (const char *mname : metrics)
+        if (header[i] == mname) {
+          std::string v = cells[i];
+          v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+          try {
+            row[mname] = std::stod(v);
+          } catch (...) {
+            row[mname] = v;
+          }
+        }
+    }
+    if (!kernel.empty())
+      result[kernel] = row;
+  }
+  if (result.empty()) {
+    std::string tail = out.size() > 600 ? out.substr(out.size() - 600) : out;
+    return {{"error", "ncu exited " + std::to_string(rc) + " without kernel rows: " + tail}};
+  }
+  return result;
+}
+
 int run(const Options &o) {
   if (!o.checkDevice)
     Manifest::load(o.bundle); // a bad bundle is reported before the GPU is looked for
@@ -269,6 +383,26 @@ int run(const Options &o) {
                        {"tensor_cores", tensorCores},
                        {"modelled_bytes", modelledBytes(s.manifest, k)},
                        {"config", k.config}});
+  }
+  if (o.profile && allOk) {
+    json prof = profileWithNcu(o, s.manifest);
+    report["ncu"] = prof;
+    for (auto &k : kernels) {
+      std::string name = k["name"];
+      if (!prof.contains(name) || !prof[name].is_object())
+        continue;
+      const json &p = prof[name];
+      double dram = p.value("dram__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
+      double sm = p.value("sm__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
+      double tensor = p.value("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 0.0);
+      k["ncu_bound"] = dram >= sm ? "memory" : "compute";
+      k["ncu_tensor_pipe_pct"] = tensor;
+      k["ncu_tensor_cores"] = tensor > 1.0;
+      k["ncu_registers"] = p.value("launch__registers_per_thread", 0.0);
+      k["ncu_achieved_occupancy_pct"] = p.value("sm__warps_active.avg.pct_of_peak_sustained_active", 0.0);
+      k["ncu_dram_pct"] = dram;
+      k["ncu_sm_pct"] = sm;
+    }
   }
   report["kernels"] = kernels;
 
@@ -397,7 +531,18 @@ int run(const Options &o) {
            100 * k["occupancy"].get<double>(), k["occupancy_limiter"].get<std::string>().c_str(),
            k["tensor_cores"].get<bool>() ? "yes" : "no");
     printf("    check: %s: %s\n", results[i].ok ? "OK" : "WRONG", results[i].detail.c_str());
+    if (k.contains("ncu_bound"))
+      printf("    ncu: DRAM %.0f%%, SM %.0f%% of peak -> %s-bound; achieved occupancy %.0f%%; "
+             "registers %.0f (ptxas: %d); tensor pipe %.1f%% (%s; kb: %s)\n",
+             k["ncu_dram_pct"].get<double>(), k["ncu_sm_pct"].get<double>(),
+             k["ncu_bound"].get<std::string>().c_str(),
+             k["ncu_achieved_occupancy_pct"].get<double>(), k["ncu_registers"].get<double>(),
+             k["registers"].get<int>(), k["ncu_tensor_pipe_pct"].get<double>(),
+             k["ncu_tensor_cores"].get<bool>() ? "used" : "idle",
+             k["tensor_cores"].get<bool>() ? "used" : "idle");
   }
+  if (report.contains("ncu") && report["ncu"].contains("error"))
+    std::cout << "  ncu: " << report["ncu"]["error"].get<std::string>() << "\n";
   if (!allOk) {
     std::cout << "  RESULT WRONG: a kernel failed its check; no time is reported\n";
     return 3;
@@ -441,6 +586,9 @@ int main(int argc, char **argv) {
   app.add_option("--min-runs", o.minRuns, "Timed runs at least")->capture_default_str();
   app.add_option("--min-ms", o.minMillis, "Keep timing until this much kernel time")->capture_default_str();
   app.add_flag("--no-time", o.noTime, "Check only; do not time");
+  app.add_flag("--profile", o.profile,
+               "Also run the kernels under Nsight Compute (ncu) and report DRAM and SM "
+               "throughput, achieved occupancy and tensor-pipe activity next to kb's own signals");
   app.add_flag("--check-device", o.checkDevice, "Print the GPU and exit (exit 2 if there is none)");
   try {
     app.parse(argc, argv);
