@@ -42,8 +42,9 @@ struct PromoteSharedMemoryPass
       bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
       if (!f.stages)
         // mma.sync: three cp.async stages keep two tiles in flight while one
-        // is multiplied. FFMA stages through registers, one stage.
-        f.stages = tensorCores ? 3 : 1;
+        // is multiplied. FFMA: two buffers, the next tile prefetched through
+        // registers while this one is multiplied.
+        f.stages = tensorCores ? 3 : 2;
       if (f.pad.empty()) {
         if (tensorCores)
           // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread

@@ -47,8 +47,9 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
                       : SmallVector<int64_t>{128, 128, 32};
       f.warp = small ? SmallVector<int64_t>{32, 32} : SmallVector<int64_t>{64, 32};
     } else {
+      // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-notes.md).
       f.block = small ? SmallVector<int64_t>{64, 64, 8}
-                      : SmallVector<int64_t>{128, 128, 8};
+                      : SmallVector<int64_t>{128, 128, 16};
       f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
     }
     f.threads = 0; // derived below from the split

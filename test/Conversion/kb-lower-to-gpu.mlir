@@ -80,7 +80,9 @@ func.func @softmax_online(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
 
 // -----
 
-// FFMA matmul: operand tiles in dynamic shared memory, accumulators carried
+// FFMA matmul: operand tiles in dynamic shared memory, double-buffered (the
+// first tile staged before the loop, the next one loaded to registers before
+// the FFMAs and stored after them, one barrier per tile); accumulators carried
 // in registers through the k loop (no store to C inside it), C written once
 // after it. No tensor-core instruction. Edges are guarded (100 % 64 != 0).
 // CHECK-LABEL: func.func @matmul_ieee
@@ -88,11 +90,15 @@ func.func @softmax_online(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
 // CHECK: gpu.func @{{.*}}(%{{.*}}: memref<100x70xf32>, %{{.*}}: memref<70x50xf32>, %[[C:[a-z0-9_]+]]: memref<100x50xf32>)
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view {{.*}} to memref<8x68xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args
 // CHECK-NOT: memref.store %{{.*}}, %[[C]]
-// CHECK: gpu.barrier
+// CHECK: arith.minui
+// CHECK: memref.load
 // CHECK: math.fma
-// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}}
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<8x68xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield %{{.*}}, %{{.*}}, %{{.*}}
 // CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %[[C]]
 // CHECK-NOT: nvvm.mma.sync
@@ -120,7 +126,9 @@ func.func @matmul_ieee(%a: tensor<100x70xf32>, %b: tensor<70x50xf32>) -> tensor<
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.device_async_create_group
-// CHECK: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x36xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: arith.addi %{{.*}}, %c4096_i32 : i32
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>}
 // CHECK: scf.yield
 // CHECK: memref.store %{{.*}}, %[[C]]

@@ -61,8 +61,11 @@
 // SOFTMAX: "grid": [
 // SOFTMAX-NEXT: 8192,
 
-// MMA-PTX: cvt.rna.tf32.f32
+// MMA-PTX: cp.async.cg.shared.global
+// MMA-PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// MMA-PTX: add.s32 {{.*}}, 4096;
 // MMA-PTX: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// MMA-PTX-NOT: cvt.rna.tf32
 
 // AWKWARD: "name": "t0",
 // AWKWARD-NEXT: "role": "scratch",

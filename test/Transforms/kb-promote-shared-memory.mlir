@@ -1,10 +1,10 @@
 // RUN: kb-opt %s --kb-select-mma --kb-tile --kb-promote-shared-memory -split-input-file -verify-diagnostics | FileCheck %s
 
-// FFMA stages A transposed with 4 words of row padding, one stage; mma.sync
+// FFMA stages A transposed with 4 words of row padding, double-buffered; mma.sync
 // uses three cp.async stages and pads A rows
 // by 4 and B rows by 8 words so fragment loads hit 32 distinct banks.
 // CHECK-LABEL: func.func @staging
-// CHECK: #kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, pad = [4, 0], mma = "ffma">
+// CHECK: #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, stages = 2, pad = [4, 0], mma = "ffma">
 // CHECK: #kb.config<block = [128, 128, 32], warp = [64, 32], threads = 256, stages = 3, pad = [4, 8], mma = "mma_sync_tf32">
 func.func @staging(%a: tensor<4096x4096xf32>) -> (tensor<4096x4096xf32>, tensor<4096x4096xf32>) {
   %0 = kb.matmul %a, %a precision(ieee) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>

@@ -96,23 +96,22 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
   memref::StoreOp::create(b, loc, v, c, idx);
 }
 
-/// Stages the A tile (rows row0.., columns k0..) and the B tile into shared
-/// memory. `aTransposed`: As[k][m] (FFMA) instead of As[m][k] (mma.sync).
-void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
-                               Value as, Value bs, bool aTransposed) {
+/// Loads this thread's share of the A tile (rows row0.., columns k0..) and
+/// the B tile into registers (zero outside the matrices), with the shared-
+/// memory coordinates each value goes to.
+StagedTile MatmulEmitter::loadTiles(Value batchIdx, Value row0, Value col0,
+                                    Value k0, bool aTransposed) {
+  StagedTile t;
   bool guardM = shape.m % bm, guardN = shape.n % bn, guardK = shape.k % bk;
   // A: BM x BK elements, consecutive threads along k.
   for (int64_t i = 0; i < bm * bk / threads; ++i) {
     Value e = add(tid, i * threads);
     Value r = div(e, bk), cc = rem(e, bk);
     Value gr = add(row0, r), gc = add(k0, cc);
-    Value v = loadGuarded(a, globalIndex(batchIdx, gr, gc),
-                          {{guardM ? gr : Value(), shape.m},
-                           {guardK ? gc : Value(), shape.k}});
-    if (aTransposed)
-      memref::StoreOp::create(b, loc, v, as, ValueRange{cc, r});
-    else
-      memref::StoreOp::create(b, loc, v, as, ValueRange{r, cc});
+    t.a.push_back(loadGuarded(a, globalIndex(batchIdx, gr, gc),
+                              {{guardM ? gr : Value(), shape.m},
+                               {guardK ? gc : Value(), shape.k}}));
+    t.aAt.push_back(aTransposed ? std::make_pair(cc, r) : std::make_pair(r, cc));
   }
   // B: BK x BN elements, consecutive threads along B's contiguous axis.
   for (int64_t i = 0; i < bk * bn / threads; ++i) {
@@ -126,15 +125,28 @@ void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
       nc = div(e, bk);
     }
     Value gk = add(k0, kr), gn = add(col0, nc);
-    Value v = shape.transB
-                  ? loadGuarded(bmem, globalIndex(batchIdx, gn, gk),
-                                {{guardN ? gn : Value(), shape.n},
-                                 {guardK ? gk : Value(), shape.k}})
-                  : loadGuarded(bmem, globalIndex(batchIdx, gk, gn),
-                                {{guardK ? gk : Value(), shape.k},
-                                 {guardN ? gn : Value(), shape.n}});
-    memref::StoreOp::create(b, loc, v, bs, ValueRange{kr, nc});
+    t.b.push_back(shape.transB
+                      ? loadGuarded(bmem, globalIndex(batchIdx, gn, gk),
+                                    {{guardN ? gn : Value(), shape.n},
+                                     {guardK ? gk : Value(), shape.k}})
+                      : loadGuarded(bmem, globalIndex(batchIdx, gk, gn),
+                                    {{guardK ? gk : Value(), shape.k},
+                                     {guardN ? gn : Value(), shape.n}}));
+    t.bAt.push_back({kr, nc});
   }
+  return t;
+}
+
+void MatmulEmitter::storeTiles(const StagedTile &t, Value as, Value bs) {
+  for (auto [v, at] : llvm::zip(t.a, t.aAt))
+    memref::StoreOp::create(b, loc, v, as, ValueRange{at.first, at.second});
+  for (auto [v, at] : llvm::zip(t.b, t.bAt))
+    memref::StoreOp::create(b, loc, v, bs, ValueRange{at.first, at.second});
+}
+
+void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
+                               Value as, Value bs, bool aTransposed) {
+  storeTiles(loadTiles(batchIdx, row0, col0, k0, aTransposed), as, bs);
 }
 
 Value MatmulEmitter::sharedView(Value base, int64_t byteOffset, int64_t rows,
@@ -158,16 +170,29 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   if (lda % 4 || ldb % 4)
     return e.op->emitOpError() << "FFMA kernel needs padded rows that are a "
                                   "multiple of 4 words for 16-byte loads";
-  int64_t bytesA = bk * lda * 4;
-  info.dynamicSharedBytes = bytesA + bk * ldb * 4;
+  int64_t bytesA = bk * lda * 4, stageBytes = bytesA + bk * ldb * 4;
+  // Two stages: the next tile's global loads are issued into registers
+  // before this tile's FFMAs, and stored to the other buffer after them, so
+  // their latency hides behind the arithmetic; one barrier per tile.
+  int64_t stages = std::clamp<int64_t>(cfg.getStages(), 1, 2);
+  info.dynamicSharedBytes = stages * stageBytes;
 
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                       gpu::AddressSpaceAttr::get(b.getContext(),
                                                  gpu::AddressSpace::Workgroup)));
-  Value as = e.sharedView(smem, 0, bk, lda);
-  Value bs = e.sharedView(smem, bytesA, bk, ldb);
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto views = [&](Value stage) -> std::pair<Value, Value> {
+    Value base = e.mul(stage, stageBytes);
+    Value va = memref::ViewOp::create(
+        b, loc, MemRefType::get({bk, lda}, b.getF32Type(), nullptr, wg), smem,
+        base, ValueRange{});
+    Value vb = memref::ViewOp::create(
+        b, loc, MemRefType::get({bk, ldb}, b.getF32Type(), nullptr, wg), smem,
+        e.add(base, bytesA), ValueRange{});
+    return {va, vb};
+  };
 
   Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
@@ -177,14 +202,32 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
 
   SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
   int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+  if (stages == 2) {
+    auto [va, vb] = views(cidx(b, loc, 0));
+    e.stageTiles(bz, row0, col0, cidx(b, loc, 0), va, vb, /*aTransposed=*/true);
+    gpu::BarrierOp::create(b, loc);
+  }
   auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
                                  cidx(b, loc, 1), init);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value k0 = e.mul(loop.getInductionVar(), bk);
-    e.stageTiles(bz, row0, col0, k0, as, bs, /*aTransposed=*/true);
-    gpu::BarrierOp::create(b, loc);
+    Value kt = loop.getInductionVar();
+    Value as, bs;
+    StagedTile next;
+    if (stages == 2) {
+      std::tie(as, bs) = views(e.rem(kt, 2));
+      // Prefetch the next tile into registers. The last iteration reloads
+      // the last tile (clamped index) into the idle buffer instead of
+      // branching: one redundant tile per block, no divergent control flow.
+      Value nextKt = arith::MinUIOp::create(b, loc, e.add(kt, 1),
+                                            cidx(b, loc, kTiles - 1));
+      next = e.loadTiles(bz, row0, col0, e.mul(nextKt, bk), /*aTransposed=*/true);
+    } else {
+      std::tie(as, bs) = views(cidx(b, loc, 0));
+      e.stageTiles(bz, row0, col0, e.mul(kt, bk), as, bs, /*aTransposed=*/true);
+      gpu::BarrierOp::create(b, loc);
+    }
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
                            loop.getRegionIterArgs().end());
     auto v4 = VectorType::get({4}, b.getF32Type());
@@ -207,6 +250,12 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       for (int64_t i = 0; i < tm; ++i)
         for (int64_t j = 0; j < tn; ++j)
           acc[i * tn + j] = math::FmaOp::create(b, loc, av[i], bv[j], acc[i * tn + j]);
+    }
+    if (stages == 2) {
+      // The other buffer was last read in the previous iteration, before
+      // its closing barrier: safe to overwrite now.
+      auto [na, nb] = views(e.rem(e.add(kt, 1), 2));
+      e.storeTiles(next, na, nb);
     }
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);

@@ -19,6 +19,13 @@ struct MatmulShape {
   static MatmulShape of(MatmulOp mm);
 };
 
+/// One thread's share of an A and a B tile, loaded into registers, and the
+/// shared-memory coordinates of each value.
+struct StagedTile {
+  SmallVector<Value> a, b;
+  SmallVector<std::pair<Value, Value>> aAt, bAt;
+};
+
 struct MatmulEmitter {
   OpBuilder &b;
   Location loc;
@@ -39,6 +46,11 @@ struct MatmulEmitter {
   /// values are known to be in range.
   Value loadGuarded(Value mem, ValueRange idx,
                     ArrayRef<std::pair<Value, int64_t>> bounds);
+  /// Loads the A and B tiles of step k0 into registers.
+  StagedTile loadTiles(Value batchIdx, Value row0, Value col0, Value k0,
+                       bool aTransposed);
+  /// Stores loaded tiles into shared memory.
+  void storeTiles(const StagedTile &t, Value as, Value bs);
   /// Copies the A and B tiles of step k0 into shared memory.
   void stageTiles(Value batchIdx, Value row0, Value col0, Value k0, Value as,
                   Value bs, bool aTransposed);
