@@ -10,8 +10,10 @@ import sys
 def t(shape):
     return "tensor<" + "x".join(map(str, shape)) + "xf32>"
 
-def softmax(rows, cols, strategy=None):
+def softmax(rows, cols, strategy=None, config=None):
     cfg = f' {{config = #kb.config<strategy = "{strategy}">}}' if strategy else ""
+    if config:
+        cfg = f" {{config = #kb.config<{config}>}}"
     ty = t((rows, cols))
     return f"""func.func @softmax(%x: {ty} {{kb.name = "x"}}) -> ({ty} {{kb.name = "y"}}) {{
   %0 = kb.softmax %x{cfg} : {ty}
@@ -40,6 +42,16 @@ def matmul(m, n, k, precision, trans_b=False, batch=None, config=None):
 }}
 """
 
+def matmul_bias_gelu(m, n, k, precision):
+    at, bt, ct, vt = t((m, k)), t((k, n)), t((m, n)), t((n,))
+    return f"""func.func @matmul_bias_gelu(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}, %bias: {vt} {{kb.name = "bias"}}) -> ({ct} {{kb.name = "y"}}) {{
+  %0 = kb.matmul %a, %b precision({precision}) : {at}, {bt} -> {ct}
+  %1 = kb.bias_add %0, %bias : {ct}, {vt} -> {ct}
+  %2 = kb.gelu %1 approx(tanh) : {ct}
+  return %2 : {ct}
+}}
+"""
+
 PROGRAMS = {
     "softmax": {
         "softmax-8192x32768": softmax(8192, 32768),
@@ -48,6 +60,8 @@ PROGRAMS = {
         "softmax-1024x400000": softmax(1024, 400000),
         "softmax-8192x32768-online": softmax(8192, 32768, "online"),
         "softmax-4096x4096-online": softmax(4096, 4096, "online"),
+        "softmax-4096x4096-t512": softmax(4096, 4096, config="threads = 512"),
+        "softmax-4096x4096-t1024": softmax(4096, 4096, config="threads = 1024"),
         "softmax-1000x4099": softmax(1000, 4099),
         "softmax-1024x400001": softmax(1024, 400001),
     },
@@ -55,6 +69,9 @@ PROGRAMS = {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),
         "bgd-1000x1001": bias_gelu_dropout(1000, 1001),
+        "mm-bias-gelu-tf32-4096": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
+        "mm-bias-gelu-ieee-4096": matmul_bias_gelu(4096, 4096, 4096, "ieee"),
+        "mm-bias-gelu-tf32-1000x700x1500": matmul_bias_gelu(1000, 700, 1500, "tf32"),
     },
     "matmul": {
         "matmul-ieee-4096": matmul(4096, 4096, 4096, "ieee"),

@@ -2,8 +2,9 @@
 //
 // kb-fuse-elementwise: starting from the last op of each chain, pulls in every
 // elementwise producer that has the same shape and whose result is used only
-// inside the group, and wraps the group in one kb.fusion. Intermediates then
-// live in registers: one read of each input, one write of the result.
+// inside the group, and a matmul that feeds only the group (the chain becomes
+// its epilogue), and wraps the group in one kb.fusion. Intermediates then live
+// in registers: one read of each input, one write of the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +58,24 @@ llvm::SetVector<Operation *> collectGroup(Operation *root) {
   return group;
 }
 
+/// A matmul whose result only the group reads, at the group's shape, becomes
+/// the group's anchor: the chain turns into the matmul's epilogue and the
+/// product never goes to memory. One matmul per group.
+void pullInMatmul(llvm::SetVector<Operation *> &group) {
+  Type shape = group[0]->getResult(0).getType();
+  for (Operation *op : group)
+    for (Value operand : op->getOperands()) {
+      auto mm = operand.getDefiningOp<MatmulOp>();
+      if (!mm || mm->getParentOfType<FusionOp>() ||
+          mm->getBlock() != group[0]->getBlock() || mm.getType() != shape)
+        continue;
+      if (!llvm::all_of(mm->getUsers(), [&](Operation *u) { return group.contains(u); }))
+        continue;
+      group.insert(mm);
+      return;
+    }
+}
+
 void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
   // Keep program order inside the fusion.
   SmallVector<Operation *> ops(group.begin(), group.end());
@@ -102,7 +121,9 @@ struct FuseElementwisePass
       auto group = collectGroup(root);
       for (Operation *op : group)
         done.insert(op);
-      if (group.size() > 1)
+      size_t elementwise = group.size();
+      pullInMatmul(group);
+      if (group.size() > 1 || group.size() > elementwise)
         fuseGroup(root, group);
     }
   }

@@ -136,3 +136,26 @@ func.func @matmul_tf32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor
   %0 = kb.matmul %a, %b precision(tf32) : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
   return %0 : tensor<128x128xf32>
 }
+
+// -----
+
+// A matmul with a fused epilogue: the bias is loaded and GELU applied to each
+// accumulator inside the store's range guard (1000 % 64 != 0), then one store.
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<1000x64xf32>, %{{.*}}: memref<64x96xf32>, %[[BIAS:[a-z0-9_]+]]: memref<96xf32>, %[[C:[a-z0-9_]+]]: memref<1000x96xf32>)
+// CHECK: scf.for
+// CHECK: nvvm.mma.sync
+// CHECK: scf.if
+// CHECK-NEXT: memref.load %[[BIAS]]
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[C]]
+func.func @matmul_epilogue(%a: tensor<1000x64xf32>, %b: tensor<64x96xf32>, %v: tensor<96xf32>) -> tensor<1000x96xf32> {
+  %0 = kb.fusion ins(%a, %b, %v : tensor<1000x64xf32>, tensor<64x96xf32>, tensor<96xf32>) {
+  ^bb0(%x: tensor<1000x64xf32>, %y: tensor<64x96xf32>, %z: tensor<96xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<1000x64xf32>, tensor<64x96xf32> -> tensor<1000x96xf32>
+    %2 = kb.bias_add %1, %z : tensor<1000x96xf32>, tensor<96xf32> -> tensor<1000x96xf32>
+    %3 = kb.gelu %2 approx(tanh) : tensor<1000x96xf32>
+    kb.yield %3 : tensor<1000x96xf32>
+  } -> tensor<1000x96xf32>
+  return %0 : tensor<1000x96xf32>
+}

@@ -80,3 +80,36 @@ func.func @diamond(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %3 = kb.mul %2, %x : tensor<8x8xf32>
   return %3 : tensor<8x8xf32>
 }
+
+// -----
+
+// A matmul whose result only the chain reads becomes the fusion's anchor:
+// bias + GELU run as its epilogue, on the accumulators.
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK-SAME: (%[[A:.+]]: tensor<64x32xf32>, %[[B:.+]]: tensor<32x16xf32>, %[[V:.+]]: tensor<16xf32>)
+// CHECK: kb.fusion ins(%[[A]], %[[B]], %[[V]] : tensor<64x32xf32>, tensor<32x16xf32>, tensor<16xf32>)
+// CHECK: kb.matmul
+// CHECK-NEXT: kb.bias_add
+// CHECK-NEXT: kb.gelu
+// CHECK-NEXT: kb.yield
+func.func @matmul_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %v: tensor<16xf32>) -> tensor<64x16xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+  %1 = kb.bias_add %0, %v : tensor<64x16xf32>, tensor<16xf32> -> tensor<64x16xf32>
+  %2 = kb.gelu %1 approx(tanh) : tensor<64x16xf32>
+  return %2 : tensor<64x16xf32>
+}
+
+// -----
+
+// Negative: the product is also returned, so it must reach memory anyway;
+// the matmul stays its own kernel and the chain reads its result.
+// CHECK-LABEL: func.func @matmul_result_escapes
+// CHECK: %[[M:.+]] = kb.matmul
+// CHECK: kb.fusion ins(%[[M]], %{{.*}} : tensor<64x16xf32>, tensor<16xf32>)
+// CHECK-NOT: kb.matmul
+func.func @matmul_result_escapes(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %v: tensor<16xf32>) -> (tensor<64x16xf32>, tensor<64x16xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+  %1 = kb.bias_add %0, %v : tensor<64x16xf32>, tensor<16xf32> -> tensor<64x16xf32>
+  %2 = kb.relu %1 : tensor<64x16xf32>
+  return %0, %2 : tensor<64x16xf32>, tensor<64x16xf32>
+}

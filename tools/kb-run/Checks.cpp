@@ -264,6 +264,104 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
   return c;
 }
 
+/// A matmul with a fused elementwise epilogue: cuBLAS (same precision) then
+/// the epilogue in float64 over every element, and float64 matmul entries
+/// through the epilogue on samples.
+static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
+  const Manifest &m = s.manifest;
+  KernelCheck c;
+  c.kernel = k.name;
+  MatmulDims d = matmulDims(m, k);
+  c.method = "matmul " + d.precision +
+             " + epilogue: cuBLAS then the epilogue in float64, every element; "
+             "float64 matmul entries through the epilogue on samples";
+  const ProgramOp &mmOp = m.program[k.ops.front()];
+  const Buffer &out = m.buffer(k.args.back());
+  const std::vector<float> &got = s.host.at(out.name);
+  double tol = matmulTolerance(d.precision);
+
+  DeviceBuffer ref(got.size() * 4);
+  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d,
+                s.dev.at(mmOp.inputs[0]).ptr, s.dev.at(mmOp.inputs[1]).ptr, ref.ptr);
+  check(driver().cuCtxSynchronize(), "cuBLAS reference");
+  std::vector<float> prod(got.size());
+  ref.download(prod.data());
+  std::map<std::string, HostTensor> vals;
+  vals[mmOp.output] = fromFloats(out.shape, prod.data());
+  auto input = [&](const std::string &name) -> const HostTensor & {
+    if (!vals.count(name))
+      vals[name] = fromFloats(m.buffer(name).shape, s.host.at(name).data());
+    return vals.at(name);
+  };
+  double gain = 1;
+  for (size_t i = 1; i < k.ops.size(); ++i) {
+    const ProgramOp &op = m.program[k.ops[i]];
+    std::vector<const HostTensor *> ins;
+    for (const std::string &in : op.inputs)
+      ins.push_back(&input(in));
+    vals[op.output] = evalOp(op, ins);
+    if (op.op == "kb.dropout")
+      gain /= 1.0 - op.attrDouble("p", 0);
+    if (op.op == "kb.scale")
+      gain *= std::fabs(op.attrDouble("factor", 1));
+  }
+  const HostTensor &want = vals.at(out.name);
+  double num = 0, den = 0;
+  bool nan = false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double e = got[i] - want.data[i];
+    nan |= std::isnan(e);
+    num += e * e;
+    den += want.data[i] * want.data[i];
+  }
+  double frob = std::sqrt(num / std::max(den, 1e-300));
+
+  // Samples: float64 matmul entries pushed through the epilogue one by one.
+  const std::vector<float> &a = s.host.at(mmOp.inputs[0]);
+  const std::vector<float> &b = s.host.at(mmOp.inputs[1]);
+  std::mt19937_64 rng(s.seed ^ 0xe91);
+  double worst = 0;
+  int samples = 500;
+  for (int n = 0; n < samples; ++n) {
+    int64_t z = rng() % d.batch, i = rng() % d.m, j = rng() % d.n;
+    int64_t flat = (z * d.m + i) * d.n + j;
+    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j);
+    std::map<std::string, HostTensor> one;
+    one[mmOp.output] = HostTensor{{1}, {e.value}};
+    for (size_t q = 1; q < k.ops.size(); ++q) {
+      const ProgramOp &op = m.program[k.ops[q]];
+      std::vector<HostTensor> owned;
+      owned.reserve(op.inputs.size());
+      std::vector<const HostTensor *> ins;
+      for (const std::string &in : op.inputs) {
+        if (one.count(in)) {
+          ins.push_back(&one.at(in));
+          continue;
+        }
+        const Buffer &buf = m.buffer(in);
+        double v = buf.elements() == out.elements() ? s.host.at(in)[flat] : s.host.at(in)[j];
+        owned.push_back(HostTensor{{1}, {v}});
+        ins.push_back(&owned.back());
+      }
+      one[op.output] = evalOp(op, ins, flat);
+    }
+    double r = one.at(out.name).data[0];
+    double err = std::fabs(got[flat] - r) / std::max(e.absSum * gain, 1e-30);
+    worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+  }
+  c.extra["cublas_epilogue_relative_frobenius"] = frob;
+  c.extra["float64_max_error_over_abs_sum"] = worst;
+  c.maxErr = worst;
+  c.ok = !nan && frob <= tol && worst <= tol;
+  char buf[320];
+  snprintf(buf, sizeof buf,
+           "vs cuBLAS %s + float64 epilogue: relative Frobenius %.2e; float64 on %d "
+           "entries: max |err|/sum|ab| %.2e (tolerance %.0e)",
+           d.precision == "tf32" ? "tf32" : "fp32", frob, samples, worst, tol);
+  c.detail = buf;
+  return c;
+}
+
 KernelCheck checkKernel(RunState &s, const Kernel &k) {
   if (k.ops.empty()) {
     KernelCheck c;
@@ -273,12 +371,8 @@ KernelCheck checkKernel(RunState &s, const Kernel &k) {
     return c;
   }
   if (kernelHasOp(s.manifest, k, "kb.matmul")) {
-    if (k.ops.size() != 1) {
-      KernelCheck c;
-      c.kernel = k.name;
-      c.detail = "matmul with a fused epilogue: no reference yet";
-      return c;
-    }
+    if (k.ops.size() != 1)
+      return checkMatmulEpilogue(s, k);
     return checkMatmul(s, k);
   }
   return checkChain(s, k);

@@ -20,8 +20,10 @@ def KBFuseElementwise : Pass<"kb-fuse-elementwise", "func::FuncOp"> {
     group. Each group becomes one `kb.fusion`, so it reads its inputs once
     and writes its result once: bias + GELU + dropout goes from six trips to
     memory to two. A value used outside the chain ends the chain, so no
-    kernel recomputes or re-reads another's work. Also spelled
-    `--fuse-elementwise`.
+    kernel recomputes or re-reads another's work. A kb.matmul whose result
+    only the chain reads joins the group as its anchor: the chain becomes the
+    matmul's epilogue, applied to the accumulators before the single store.
+    Also spelled `--fuse-elementwise`.
   }];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }

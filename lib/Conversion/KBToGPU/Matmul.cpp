@@ -84,7 +84,7 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
                                           cidx(b, loc, shape.n)));
   auto idx = globalIndex(batchIdx, row, col);
   if (conds.empty()) {
-    memref::StoreOp::create(b, loc, v, c, idx);
+    memref::StoreOp::create(b, loc, epilogue(v, batchIdx, row, col), c, idx);
     return;
   }
   Value cond = conds[0];
@@ -93,7 +93,7 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
   auto ifOp = scf::IfOp::create(b, loc, cond, false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  memref::StoreOp::create(b, loc, v, c, idx);
+  memref::StoreOp::create(b, loc, epilogue(v, batchIdx, row, col), c, idx);
 }
 
 /// Loads this thread's share of the A tile (rows row0.., columns k0..) and
@@ -264,33 +264,84 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
     Value row = e.add(e.add(row0, e.mul(ty, tm)), i);
     for (int64_t j = 0; j < tn; ++j) {
       Value col = e.add(e.add(col0, e.mul(tx, tn)), j);
-      e.storeC(bz, row, col, e.epilogue(loop.getResult(i * tn + j), bz, row, col));
+      e.storeC(bz, row, col, loop.getResult(i * tn + j));
     }
   }
   return success();
 }
 
 Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
-  return v; // fused epilogues come with kb-fuse-elementwise's matmul support
+  if (!chain)
+    return v;
+  DenseMap<Value, Value> values;
+  values[chain->inputs[0]] = v; // the matmul's result
+  auto resultType = cast<RankedTensorType>(chain->result.getType());
+  for (Operation *op : chain->ops)
+    for (Value in : op->getOperands()) {
+      Value mem = chainInputs.lookup(in);
+      if (!mem || values.count(in))
+        continue;
+      auto t = cast<RankedTensorType>(in.getType());
+      SmallVector<Value> idx = t == resultType ? globalIndex(batchIdx, row, col)
+                                               : SmallVector<Value>{col};
+      values[in] = memref::LoadOp::create(b, loc, mem, idx);
+    }
+  // Row-major index of the element, for dropout's counter.
+  Value flat = add(mul(add(mul(batchIdx, shape.m), row), shape.n), col);
+  return emitChainScalar(b, loc, *chain, values, flat, nullptr, 0);
 }
 
 LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                                           LaunchInfo &info) {
   Operation *op = req.op;
   MatmulOp mm = dyn_cast<MatmulOp>(op);
+  auto fusion = dyn_cast<FusionOp>(op);
+  if (fusion)
+    mm = dyn_cast_or_null<MatmulOp>(getFusionAnchor(fusion));
   if (!mm)
-    return op->emitOpError()
-           << "matmul with a fused epilogue is not lowered yet; unfuse it";
+    return op->emitOpError() << "is not a matmul kernel";
   ConfigAttr cfg = req.config;
   if (cfg.getBlock().size() != 3)
     return op->emitOpError() << "has no block tile: run kb-tile first";
   gpu::GPUFuncOp func = req.func;
   OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
   auto args = func.getArguments().take_front(func.getNumArguments());
+  // Kernel arguments: the op's operands (a fusion's inputs), then C.
+  auto argFor = [&](Value v) -> Value {
+    if (auto ba = dyn_cast<BlockArgument>(v))
+      return args[ba.getArgNumber()];
+    return Value();
+  };
+  if (fusion && (!argFor(mm.getLhs()) || !argFor(mm.getRhs())))
+    return mm.emitOpError() << "in a kb.fusion must take the fusion's inputs "
+                               "directly (elementwise prologues are not lowered)";
   MatmulEmitter e{b, op->getLoc(), op, cfg, MatmulShape::of(mm),
-                  args[0], args[1], args[2], Value(),
+                  fusion ? argFor(mm.getLhs()) : args[0],
+                  fusion ? argFor(mm.getRhs()) : args[1], args.back(), Value(),
                   cfg.getBlock()[0], cfg.getBlock()[1], cfg.getBlock()[2],
                   cfg.getThreads()};
+  if (fusion) {
+    e.chain = ElementwiseChain::after(fusion, mm);
+    auto resultType = mm.getResult().getType();
+    for (Operation *inner : e.chain->ops) {
+      if (!isa<ElementwiseOpInterface>(inner) ||
+          inner->getResult(0).getType() != resultType)
+        return inner->emitOpError()
+               << "cannot be part of a matmul epilogue producing " << resultType;
+      for (Value in : inner->getOperands()) {
+        auto ba = dyn_cast<BlockArgument>(in);
+        if (!ba)
+          continue;
+        auto t = cast<RankedTensorType>(in.getType());
+        bool bias = t.getRank() == 1 && t.getDimSize(0) == resultType.getShape().back();
+        if (t != resultType && !bias)
+          return inner->emitOpError()
+                 << "epilogue input of type " << t << " neither matches the result "
+                 << resultType << " nor broadcasts along its last axis";
+        e.chainInputs[in] = args[ba.getArgNumber()];
+      }
+    }
+  }
   e.tid = gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x);
   info.grid = {(int64_t)llvm::divideCeil(e.shape.n, e.bn), (int64_t)llvm::divideCeil(e.shape.m, e.bm),
                e.shape.batch};

@@ -335,7 +335,7 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
         Value row = e.add(e.add(row0, warpRow), e.add(g, i * 16 + (q >= 2 ? 8 : 0)));
         Value col = e.add(e.add(col0, warpCol), e.add(e.mul(t, 2), j * 8 + (q & 1)));
         Value v = loop.getResult((i * fragN + j) * 4 + q);
-        e.storeC(bz, row, col, e.epilogue(v, bz, row, col));
+        e.storeC(bz, row, col, v);
       }
   return success();
 }

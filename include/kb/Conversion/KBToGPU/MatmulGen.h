@@ -34,6 +34,10 @@ struct MatmulEmitter {
   MatmulShape shape;
   Value a, bmem, c, tid;
   int64_t bm, bn, bk, threads;
+  /// The fused epilogue (elementwise ops after the matmul in a kb.fusion),
+  /// and the kernel argument holding each of its other inputs.
+  std::optional<ElementwiseChain> chain{};
+  DenseMap<Value, Value> chainInputs{};
 
   Value add(Value x, int64_t c);
   Value add(Value x, Value y);
@@ -56,9 +60,10 @@ struct MatmulEmitter {
                   Value bs, bool aTransposed);
   /// A rows x cols f32 view of dynamic shared memory at byteOffset.
   Value sharedView(Value base, int64_t byteOffset, int64_t rows, int64_t cols);
-  /// Stores C[row][col] = v where in range.
+  /// Stores C[row][col] = epilogue(v) where in range.
   void storeC(Value batchIdx, Value row, Value col, Value v);
-  /// The epilogue applied to each accumulator before it is stored.
+  /// The epilogue applied to each accumulator before it is stored (inside
+  /// the range guard, so its loads stay in bounds).
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
 };
 
