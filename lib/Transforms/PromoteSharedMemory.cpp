@@ -45,6 +45,21 @@ struct PromoteSharedMemoryPass
         // is multiplied. FFMA: two buffers, the next tile prefetched through
         // registers while this one is multiplied.
         f.stages = tensorCores ? 3 : 2;
+      if (tensorCores && !getConfig(&op).getStages()) {
+        // As many stages (3 at most, 2 at least) as fit in half of the SM's
+        // shared memory, so that two blocks can share an SM when registers
+        // allow. 128x256x32 tiles: 2 stages, 104 KB (3 would take 156 KB).
+        while (f.stages > 2) {
+          ConfigFields probe = f;
+          auto mm = dyn_cast<MatmulOp>(&op);
+          if (!mm)
+            mm = cast<MatmulOp>(getFusionAnchor(cast<FusionOp>(op)));
+          if (matmulSharedBytes(probe.get(&getContext()), mm.getTransposeB()) <=
+              model->sharedPerSM / 2)
+            break;
+          --f.stages;
+        }
+      }
       if (f.pad.empty()) {
         if (tensorCores)
           // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread

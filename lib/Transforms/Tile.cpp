@@ -43,9 +43,20 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
     // when 128x128 tiles would leave most of the 132 SMs idle.
     bool small = blocksFor(128, 128) < 132;
     if (tensorCores) {
-      f.block = small ? SmallVector<int64_t>{64, 64, 32}
-                      : SmallVector<int64_t>{128, 128, 32};
-      f.warp = small ? SmallVector<int64_t>{32, 32} : SmallVector<int64_t>{64, 32};
+      // Measured at 4096^3 (docs/perf-notes.md, run 9): 128x256 block tiles
+      // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
+      // more reuse per loaded element. Taken when the grid still covers the
+      // 132 SMs.
+      if (blocksFor(128, 256) >= 132) {
+        f.block = {128, 256, 32};
+        f.warp = {64, 64};
+      } else if (!small) {
+        f.block = {128, 128, 32};
+        f.warp = {64, 32};
+      } else {
+        f.block = {64, 64, 32};
+        f.warp = {32, 32};
+      }
     } else {
       // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-notes.md).
       f.block = small ? SmallVector<int64_t>{64, 64, 8}

@@ -5,11 +5,14 @@
 // by 4 and B rows by 8 words so fragment loads hit 32 distinct banks.
 // CHECK-LABEL: func.func @staging
 // CHECK: #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, stages = 2, pad = [4, 0], mma = "ffma">
+// CHECK: #kb.config<block = [128, 256, 32], warp = [64, 64], threads = 256, stages = 2, pad = [4, 8], mma = "mma_sync_tf32">
+// A 2048^3 problem keeps 128x128 tiles (256 blocks) and three stages (107 KB).
 // CHECK: #kb.config<block = [128, 128, 32], warp = [64, 32], threads = 256, stages = 3, pad = [4, 8], mma = "mma_sync_tf32">
-func.func @staging(%a: tensor<4096x4096xf32>) -> (tensor<4096x4096xf32>, tensor<4096x4096xf32>) {
+func.func @staging(%a: tensor<4096x4096xf32>, %s: tensor<2048x2048xf32>) -> (tensor<4096x4096xf32>, tensor<4096x4096xf32>, tensor<2048x2048xf32>) {
   %0 = kb.matmul %a, %a precision(ieee) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   %1 = kb.matmul %a, %a precision(tf32) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
-  return %0, %1 : tensor<4096x4096xf32>, tensor<4096x4096xf32>
+  %2 = kb.matmul %s, %s precision(tf32) : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  return %0, %1, %2 : tensor<4096x4096xf32>, tensor<4096x4096xf32>, tensor<2048x2048xf32>
 }
 
 // -----

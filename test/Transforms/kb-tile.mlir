@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @defaults
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, mma = "ffma">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 8], thread = [4, 4], threads = 256, mma = "ffma">}{{.*}}tensor<512x512xf32>
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], warp = [64, 32], threads = 256, mma = "mma_sync_tf32">}{{.*}}tensor<4096x4096xf32>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 256, 32], warp = [64, 64], threads = 256, mma = "mma_sync_tf32">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], warp = [32, 32], threads = 128, mma = "mma_sync_tf32">}{{.*}}tensor<1000x700xf32>
 // Elementwise kernels record elements per block.
 // CHECK: kb.relu %{{.*}} {config = #kb.config<block = [1024], threads = 256, vector = 4>}
