@@ -113,9 +113,16 @@ static Value selectWord(OpBuilder &b, Location loc,
 Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
                                 const ElementwiseChain &chain,
                                 DenseMap<Value, Value> values, Value flatIndex,
-                                const std::array<Value, 4> *philox, int lane) {
+                                const std::array<Value, 4> *philox, int lane,
+                                bool fast) {
   auto get = [&](Value v) { return values.lookup(v); };
-  auto exp = [&](Value x) { return math::ExpOp::create(b, loc, x).getResult(); };
+  auto fm = arith::FastMathFlagsAttr::get(
+      b.getContext(), fast ? arith::FastMathFlags::afn | arith::FastMathFlags::arcp
+                           : arith::FastMathFlags::none);
+  auto exp = [&](Value x) { return math::ExpOp::create(b, loc, x, fm).getResult(); };
+  auto div = [&](Value x, Value y) {
+    return arith::DivFOp::create(b, loc, x, y, fm).getResult();
+  };
   for (Operation *op : chain.ops) {
     Value r =
         llvm::TypeSwitch<Operation *, Value>(op)
@@ -148,7 +155,7 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
             .Case([&](SigmoidOp o) {
               Value neg = arith::NegFOp::create(b, loc, get(o.getInput()));
               Value den = arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(neg));
-              return arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), den);
+              return div(cf32(b, loc, 1.0f), den);
             })
             .Case([&](GeluOp o) -> Value {
               Value x = get(o.getInput());
@@ -168,7 +175,7 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
               // -2 sqrt(2/pi) = -1.5957691216057308
               Value t = arith::MulFOp::create(b, loc, inner, cf32(b, loc, -1.5957691216057308f));
               Value den = arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(t));
-              return arith::DivFOp::create(b, loc, x, den);
+              return div(x, den);
             })
             .Case([&](DropoutOp o) -> Value {
               Value x = get(o.getInput());

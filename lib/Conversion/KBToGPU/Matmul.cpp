@@ -288,7 +288,9 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
     }
   // Row-major index of the element, for dropout's counter.
   Value flat = add(mul(add(mul(batchIdx, shape.m), row), shape.n), col);
-  return emitChainScalar(b, loc, *chain, values, flat, nullptr, 0);
+  // The epilogue runs once per output element of a compute-bound kernel:
+  // fast exp and division (kb-run checks the result against float64).
+  return emitChainScalar(b, loc, *chain, values, flat, nullptr, 0, /*fast=*/true);
 }
 
 LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,

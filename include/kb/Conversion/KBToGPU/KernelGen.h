@@ -74,9 +74,12 @@ struct ElementwiseChain {
 /// element's row-major index (index type), used by dropout; `philox`, when
 /// non-null, gives the 4 words already drawn for the element's group of 4
 /// and `lane` its position in the group.
+/// With `fast`, exp and division use the approximate hardware forms
+/// (fastmath afn: __nv_fast_expf, div.approx), for compute-bound epilogues.
 Value emitChainScalar(OpBuilder &b, Location loc, const ElementwiseChain &chain,
                       DenseMap<Value, Value> values, Value flatIndex,
-                      const std::array<Value, 4> *philox, int lane);
+                      const std::array<Value, 4> *philox, int lane,
+                      bool fast = false);
 
 /// Whether `chain` contains a dropout.
 bool chainHasDropout(const ElementwiseChain &chain);
