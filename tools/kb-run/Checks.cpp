@@ -22,6 +22,18 @@ namespace kb::runtime {
 
 using nlohmann::json;
 
+/// ||got - want|| / ||want||; NaN anywhere in got gives NaN.
+template <typename T>
+static double relativeFrobenius(const std::vector<float> &got, const std::vector<T> &want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double e = double(got[i]) - double(want[i]);
+    num += e * e;
+    den += double(want[i]) * double(want[i]);
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
 static bool kernelHasOp(const Manifest &m, const Kernel &k, const char *name) {
   for (size_t i : k.ops)
     if (m.program[i].op == name)
@@ -85,15 +97,8 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
   check(driver().cuCtxSynchronize(), "cuBLAS reference");
   std::vector<float> want(got.size());
   ref.download(want.data());
-  double num = 0, den = 0;
-  bool nan = false;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double e = double(got[i]) - want[i];
-    nan |= std::isnan(e);
-    num += e * e;
-    den += double(want[i]) * want[i];
-  }
-  double frob = std::sqrt(num / std::max(den, 1e-300));
+  double frob = relativeFrobenius(got, want);
+  bool nan = std::isnan(frob);
   c.extra["cublas_relative_frobenius"] = frob;
 
   // float64 on sampled entries, corners and edges included.
@@ -306,15 +311,8 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
       gain *= std::fabs(op.attrDouble("factor", 1));
   }
   const HostTensor &want = vals.at(out.name);
-  double num = 0, den = 0;
-  bool nan = false;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double e = got[i] - want.data[i];
-    nan |= std::isnan(e);
-    num += e * e;
-    den += want.data[i] * want.data[i];
-  }
-  double frob = std::sqrt(num / std::max(den, 1e-300));
+  double frob = relativeFrobenius(got, want.data);
+  bool nan = std::isnan(frob);
 
   // Samples: float64 matmul entries pushed through the epilogue one by one.
   const std::vector<float> &a = s.host.at(mmOp.inputs[0]);

@@ -149,13 +149,27 @@ void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
   storeTiles(loadTiles(batchIdx, row0, col0, k0, aTransposed), as, bs);
 }
 
-Value MatmulEmitter::sharedView(Value base, int64_t byteOffset, int64_t rows,
-                                int64_t cols) {
-  MLIRContext *ctx = b.getContext();
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto type = MemRefType::get({rows, cols}, b.getF32Type(), nullptr, wg);
-  return memref::ViewOp::create(b, loc, type, base, cidx(b, loc, byteOffset),
-                                ValueRange{});
+Value MatmulEmitter::dynamicSharedMemory() {
+  return gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      gpu::AddressSpaceAttr::get(b.getContext(),
+                                                 gpu::AddressSpace::Workgroup)));
+}
+
+std::pair<Value, Value>
+MatmulEmitter::stageViews(Value smem, Value stage, int64_t stageBytes,
+                          int64_t aRows, int64_t aCols, int64_t bRows,
+                          int64_t bCols) {
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value base = mul(stage, stageBytes);
+  Value va = memref::ViewOp::create(
+      b, loc, MemRefType::get({aRows, aCols}, b.getF32Type(), nullptr, wg), smem,
+      base, ValueRange{});
+  Value vb = memref::ViewOp::create(
+      b, loc, MemRefType::get({bRows, bCols}, b.getF32Type(), nullptr, wg), smem,
+      add(base, aRows * aCols * 4), ValueRange{});
+  return {va, vb};
 }
 
 static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
@@ -177,21 +191,9 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   int64_t stages = std::clamp<int64_t>(cfg.getStages(), 1, 2);
   info.dynamicSharedBytes = stages * stageBytes;
 
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
-                      gpu::AddressSpaceAttr::get(b.getContext(),
-                                                 gpu::AddressSpace::Workgroup)));
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto views = [&](Value stage) -> std::pair<Value, Value> {
-    Value base = e.mul(stage, stageBytes);
-    Value va = memref::ViewOp::create(
-        b, loc, MemRefType::get({bk, lda}, b.getF32Type(), nullptr, wg), smem,
-        base, ValueRange{});
-    Value vb = memref::ViewOp::create(
-        b, loc, MemRefType::get({bk, ldb}, b.getF32Type(), nullptr, wg), smem,
-        e.add(base, bytesA), ValueRange{});
-    return {va, vb};
+  Value smem = e.dynamicSharedMemory();
+  auto views = [&](Value stage) {
+    return e.stageViews(smem, stage, stageBytes, bk, lda, bk, ldb);
   };
 
   Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);

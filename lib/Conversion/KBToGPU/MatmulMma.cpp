@@ -178,21 +178,9 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
   int64_t stageBytes = bytesA + bytesB;
   info.dynamicSharedBytes = stages * stageBytes;
 
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
-                      gpu::AddressSpaceAttr::get(b.getContext(),
-                                                 gpu::AddressSpace::Workgroup)));
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto stageViews = [&](Value stage) -> std::pair<Value, Value> {
-    Value base = arith::MulIOp::create(b, loc, stage, cidx(b, loc, stageBytes));
-    Value va = memref::ViewOp::create(
-        b, loc, MemRefType::get({bm, lda}, b.getF32Type(), nullptr, wg), smem,
-        base, ValueRange{});
-    Value vb = memref::ViewOp::create(
-        b, loc, MemRefType::get({bRows, ldbT}, b.getF32Type(), nullptr, wg), smem,
-        arith::AddIOp::create(b, loc, base, cidx(b, loc, bytesA)), ValueRange{});
-    return {va, vb};
+  Value smem = e.dynamicSharedMemory();
+  auto stageViews = [&](Value stage) {
+    return e.stageViews(smem, stage, stageBytes, bm, lda, bRows, ldbT);
   };
 
   Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);

@@ -58,8 +58,13 @@ struct MatmulEmitter {
   /// Copies the A and B tiles of step k0 into shared memory.
   void stageTiles(Value batchIdx, Value row0, Value col0, Value k0, Value as,
                   Value bs, bool aTransposed);
-  /// A rows x cols f32 view of dynamic shared memory at byteOffset.
-  Value sharedView(Value base, int64_t byteOffset, int64_t rows, int64_t cols);
+  /// The block's dynamic shared memory, as bytes.
+  Value dynamicSharedMemory();
+  /// The A and B tile views of pipeline stage `stage` in `smem`: A as
+  /// aRows x aCols f32 at stage * stageBytes, B as bRows x bCols after it.
+  std::pair<Value, Value> stageViews(Value smem, Value stage, int64_t stageBytes,
+                                     int64_t aRows, int64_t aCols, int64_t bRows,
+                                     int64_t bCols);
   /// Stores C[row][col] = epilogue(v) where in range.
   void storeC(Value batchIdx, Value row, Value col, Value v);
   /// The epilogue applied to each accumulator before it is stored (inside
