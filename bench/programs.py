@@ -52,6 +52,17 @@ def matmul_bias_gelu(m, n, k, precision):
 }}
 """
 
+def scaled_masked_softmax_dropout(rows, cols):
+    ty, vt = t((rows, cols)), t((cols,))
+    return f"""func.func @attention_probs(%x: {ty} {{kb.name = "x"}}, %mask: {vt} {{kb.name = "mask"}}) -> ({ty} {{kb.name = "y"}}) {{
+  %0 = kb.scale %x by 0.125 : {ty}
+  %1 = kb.bias_add %0, %mask : {ty}, {vt} -> {ty}
+  %2 = kb.softmax %1 : {ty}
+  %3 = kb.dropout %2 p(0.1) seed(7) : {ty}
+  return %3 : {ty}
+}}
+"""
+
 PROGRAMS = {
     "softmax": {
         "softmax-8192x32768": softmax(8192, 32768),
@@ -69,6 +80,8 @@ PROGRAMS = {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),
         "bgd-1000x1001": bias_gelu_dropout(1000, 1001),
+        "attn-probs-8192x4096": scaled_masked_softmax_dropout(8192, 4096),
+        "attn-probs-1000x1001": scaled_masked_softmax_dropout(1000, 1001),
         "mm-bias-gelu-tf32-4096": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
         "mm-bias-gelu-ieee-4096": matmul_bias_gelu(4096, 4096, 4096, "ieee"),
         "mm-bias-gelu-tf32-1000x700x1500": matmul_bias_gelu(1000, 700, 1500, "tf32"),

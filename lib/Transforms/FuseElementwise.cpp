@@ -2,8 +2,9 @@
 //
 // kb-fuse-elementwise: starting from the last op of each chain, pulls in every
 // elementwise producer that has the same shape and whose result is used only
-// inside the group, and a matmul that feeds only the group (the chain becomes
-// its epilogue), and wraps the group in one kb.fusion. Intermediates then live
+// inside the group, and a matmul or softmax that feeds only the group (the
+// chain becomes its epilogue; a softmax also takes its own elementwise
+// prologue), and wraps the group in one kb.fusion. Intermediates then live
 // in registers: one read of each input, one write of the result.
 //
 //===----------------------------------------------------------------------===//
@@ -31,9 +32,8 @@ bool isFusable(Operation *op) {
 /// The group rooted at `root`: producers join when they are fusable, have
 /// the root's result type (so a broadcast vector computed elsewhere stays
 /// out) and feed only ops already in the group.
-llvm::SetVector<Operation *> collectGroup(Operation *root) {
-  llvm::SetVector<Operation *> group;
-  group.insert(root);
+/// Grows `group` by elementwise producers (see collectGroup).
+void growGroup(llvm::SetVector<Operation *> &group, Operation *root) {
   Type shape = root->getResult(0).getType();
   bool grew = true;
   while (grew) {
@@ -55,25 +55,36 @@ llvm::SetVector<Operation *> collectGroup(Operation *root) {
       }
     }
   }
+}
+
+llvm::SetVector<Operation *> collectGroup(Operation *root) {
+  llvm::SetVector<Operation *> group;
+  group.insert(root);
+  growGroup(group, root);
   return group;
 }
 
-/// A matmul whose result only the group reads, at the group's shape, becomes
-/// the group's anchor: the chain turns into the matmul's epilogue and the
-/// product never goes to memory. One matmul per group.
-void pullInMatmul(llvm::SetVector<Operation *> &group) {
-  Type shape = group[0]->getResult(0).getType();
-  for (Operation *op : group)
-    for (Value operand : op->getOperands()) {
-      auto mm = operand.getDefiningOp<MatmulOp>();
-      if (!mm || mm->getParentOfType<FusionOp>() ||
-          mm->getBlock() != group[0]->getBlock() || mm.getType() != shape)
+/// A matmul or softmax whose result only the group reads, at the group's
+/// shape, becomes the group's anchor: the chain turns into its epilogue and
+/// its result never goes to memory. One anchor per group. A softmax also
+/// takes the elementwise chain that feeds only it (its prologue): the row is
+/// computed in registers from the chain's inputs. Returns the anchor.
+Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
+  Type shape = root->getResult(0).getType();
+  for (size_t i = 0; i < group.size(); ++i)
+    for (Value operand : group[i]->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !isa<MatmulOp, SoftmaxOp>(def) || def->getParentOfType<FusionOp>() ||
+          def->getBlock() != root->getBlock() || def->getResult(0).getType() != shape)
         continue;
-      if (!llvm::all_of(mm->getUsers(), [&](Operation *u) { return group.contains(u); }))
+      if (!llvm::all_of(def->getUsers(), [&](Operation *u) { return group.contains(u); }))
         continue;
-      group.insert(mm);
-      return;
+      group.insert(def);
+      if (isa<SoftmaxOp>(def))
+        growGroup(group, root);
+      return def;
     }
+  return nullptr;
 }
 
 void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
@@ -119,11 +130,22 @@ struct FuseElementwisePass
       if (done.contains(root))
         continue;
       auto group = collectGroup(root);
+      size_t elementwise = group.size();
+      Operation *anchor = pullInAnchor(group, root);
+      // A chain whose only user is a softmax becomes that softmax's prologue
+      // (the softmax then ends the group).
+      if (!anchor && root->hasOneUse()) {
+        auto sm = dyn_cast<SoftmaxOp>(*root->getUsers().begin());
+        if (sm && !done.contains(sm) && sm->getBlock() == root->getBlock() &&
+            sm.getType() == root->getResult(0).getType()) {
+          group.insert(sm);
+          anchor = sm;
+          root = sm;
+        }
+      }
       for (Operation *op : group)
         done.insert(op);
-      size_t elementwise = group.size();
-      pullInMatmul(group);
-      if (group.size() > 1 || group.size() > elementwise)
+      if (group.size() > 1 || (anchor && group.size() > elementwise))
         fuseGroup(root, group);
     }
   }

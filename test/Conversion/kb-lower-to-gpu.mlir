@@ -159,3 +159,28 @@ func.func @matmul_epilogue(%a: tensor<1000x64xf32>, %b: tensor<64x96xf32>, %v: t
   } -> tensor<1000x96xf32>
   return %0 : tensor<1000x96xf32>
 }
+
+// -----
+
+// A softmax with a fused prologue (scale, mask) and epilogue (dropout): the
+// row is computed from x and the mask as it is loaded, the dropout applied
+// just before the store. One read of x, one write of y.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_fused_scale_bias_add_softmax_dropout
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: memref<8x256xf32>, %[[M:[a-z0-9_]+]]: memref<256xf32>, %[[Y:[a-z0-9_]+]]: memref<8x256xf32>)
+// CHECK: vector.load %{{.*}} : memref<2048xf32>, vector<4xf32>
+// CHECK: vector.load %[[M]]
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: gpu.shuffle xor
+// CHECK: arith.mului_extended
+// CHECK: vector.store %{{.*}} : memref<2048xf32>, vector<4xf32>
+func.func @softmax_fused(%x: tensor<8x256xf32>, %m: tensor<256xf32>) -> tensor<8x256xf32> {
+  %0 = kb.fusion ins(%x, %m : tensor<8x256xf32>, tensor<256xf32>) {
+  ^bb0(%a: tensor<8x256xf32>, %b: tensor<256xf32>):
+    %1 = kb.scale %a by 0.125 : tensor<8x256xf32>
+    %2 = kb.bias_add %1, %b : tensor<8x256xf32>, tensor<256xf32> -> tensor<8x256xf32>
+    %3 = kb.softmax %2 : tensor<8x256xf32>
+    %4 = kb.dropout %3 p(0.1) seed(7) : tensor<8x256xf32>
+    kb.yield %4 : tensor<8x256xf32>
+  } -> tensor<8x256xf32>
+  return %0 : tensor<8x256xf32>
+}

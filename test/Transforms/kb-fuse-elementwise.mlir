@@ -113,3 +113,54 @@ func.func @matmul_result_escapes(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %
   %2 = kb.relu %1 : tensor<64x16xf32>
   return %0, %2 : tensor<64x16xf32>, tensor<64x16xf32>
 }
+
+// -----
+
+// Around a softmax: the scale and mask that feed only the softmax become its
+// prologue, the dropout that only reads it its epilogue: one kernel.
+// CHECK-LABEL: func.func @softmax_prologue_epilogue
+// CHECK: %[[F:.+]] = kb.fusion ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64xf32>)
+// CHECK: kb.scale
+// CHECK-NEXT: kb.bias_add
+// CHECK-NEXT: kb.softmax
+// CHECK-NEXT: kb.dropout
+// CHECK-NEXT: kb.yield
+// CHECK: return %[[F]]
+func.func @softmax_prologue_epilogue(%x: tensor<8x64xf32>, %m: tensor<64xf32>) -> tensor<8x64xf32> {
+  %0 = kb.scale %x by 0.125 : tensor<8x64xf32>
+  %1 = kb.bias_add %0, %m : tensor<8x64xf32>, tensor<64xf32> -> tensor<8x64xf32>
+  %2 = kb.softmax %1 : tensor<8x64xf32>
+  %3 = kb.dropout %2 p(0.1) seed(7) : tensor<8x64xf32>
+  return %3 : tensor<8x64xf32>
+}
+
+// -----
+
+// A prologue alone joins the softmax; the softmax ends the group.
+// CHECK-LABEL: func.func @softmax_prologue_only
+// CHECK: kb.fusion
+// CHECK: kb.scale
+// CHECK-NEXT: kb.softmax
+// CHECK-NEXT: kb.yield
+func.func @softmax_prologue_only(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %0 = kb.scale %x by 0.125 : tensor<8x64xf32>
+  %1 = kb.softmax %0 : tensor<8x64xf32>
+  return %1 : tensor<8x64xf32>
+}
+
+// -----
+
+// Negative: the scaled input is also returned, so the softmax reads it from
+// memory; only the epilogue side fuses.
+// CHECK-LABEL: func.func @softmax_input_escapes
+// CHECK: %[[S:.+]] = kb.scale
+// CHECK: kb.fusion ins(%[[S]] : tensor<8x64xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kb.softmax
+// CHECK-NEXT: kb.exp
+func.func @softmax_input_escapes(%x: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %0 = kb.scale %x by 0.125 : tensor<8x64xf32>
+  %1 = kb.softmax %0 : tensor<8x64xf32>
+  %2 = kb.exp %1 : tensor<8x64xf32>
+  return %0, %2 : tensor<8x64xf32>, tensor<8x64xf32>
+}

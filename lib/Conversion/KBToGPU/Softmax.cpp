@@ -1,6 +1,9 @@
 //===- Softmax.cpp - softmax kernels, one block per row -------------------===//
 //
-// Two strategies, picked by kb-select-config and recorded in #kb.config:
+// Elementwise work fused before the softmax (its prologue) is computed from
+// the kernel's inputs as each element is loaded; work fused after it (its
+// epilogue) is applied just before each store. Two strategies, picked by
+// kb-select-config and recorded in #kb.config:
 // - registers: each thread loads its slice of the row into registers (16-byte
 //   loads, all issued before the first use), the block reduces the max and
 //   the sum of exponentials, and each element is written once. One read, one
@@ -24,14 +27,63 @@ struct SoftmaxContext {
   int64_t n, threads, vec;
   Value in, out, rowBase, tid;
   VectorType vecType;
+  /// Fused elementwise work: the prologue computes the softmax's input from
+  /// the kernel's inputs, the epilogue is applied to its output. `memOf`
+  /// maps each chain input (a kb.fusion block argument) to its flattened
+  /// kernel argument; full-shaped inputs are read at the element, bias
+  /// vectors at its column.
+  std::optional<ElementwiseChain> pro{}, epi{};
+  DenseMap<Value, Value> memOf{};
+  DenseSet<Value> isBias{};
+
+  Value loadVec(Value mem, Value at) {
+    return vector::LoadOp::create(b, loc, vecType, mem, ValueRange{at}, false,
+                                  llvm::MaybeAlign(vec * 4));
+  }
+  /// Per-lane values of every chain input (other than `skip`) at `col`.
+  DenseMap<Value, Value> inputLanes(const ElementwiseChain &chain, Value col,
+                                    int64_t lane, Value skip,
+                                    DenseMap<Value, Value> &vectors) {
+    DenseMap<Value, Value> values;
+    for (Value inV : chain.inputs) {
+      if (inV == skip || !memOf.count(inV))
+        continue;
+      if (!vectors.count(inV)) {
+        Value at = isBias.contains(inV) ? col : arith::AddIOp::create(b, loc, rowBase, col);
+        vectors[inV] = loadVec(memOf.lookup(inV), at);
+      }
+      values[inV] = vector::ExtractOp::create(b, loc, vectors[inV], ArrayRef<int64_t>{lane});
+    }
+    return values;
+  }
+  Value flatIndex(Value col, int64_t lane) {
+    return arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, rowBase, col),
+                                 cidx(b, loc, lane));
+  }
 
   Value load(Value col) {
-    Value at = arith::AddIOp::create(b, loc, rowBase, col);
-    return vector::LoadOp::create(b, loc, vecType, in, ValueRange{at}, false,
-                                  llvm::MaybeAlign(vec * 4));
+    if (!pro)
+      return loadVec(in, arith::AddIOp::create(b, loc, rowBase, col));
+    DenseMap<Value, Value> vectors;
+    SmallVector<Value> xs;
+    for (int64_t l = 0; l < vec; ++l) {
+      auto values = inputLanes(*pro, col, l, Value(), vectors);
+      xs.push_back(emitChainScalar(b, loc, *pro, values, flatIndex(col, l), nullptr, 0));
+    }
+    return vector::FromElementsOp::create(b, loc, vecType, xs);
   }
   void store(Value v, Value col) {
     Value at = arith::AddIOp::create(b, loc, rowBase, col);
+    if (epi) {
+      DenseMap<Value, Value> vectors;
+      SmallVector<Value> ys;
+      for (int64_t l = 0; l < vec; ++l) {
+        auto values = inputLanes(*epi, col, l, epi->inputs[0], vectors);
+        values[epi->inputs[0]] = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l});
+        ys.push_back(emitChainScalar(b, loc, *epi, values, flatIndex(col, l), nullptr, 0));
+      }
+      v = vector::FromElementsOp::create(b, loc, vecType, ys);
+    }
     vector::StoreOp::create(b, loc, v, out, ValueRange{at}, false,
                             llvm::MaybeAlign(vec * 4));
   }
@@ -181,9 +233,6 @@ void buildOnline(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
 LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                                            LaunchInfo &info) {
   Operation *op = req.op;
-  if (isa<FusionOp>(op))
-    return op->emitOpError()
-           << "softmax inside kb.fusion is not lowered yet; unfuse it";
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = type.getShape().back();
   int64_t rows = type.getNumElements() / n;
@@ -208,9 +257,47 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
 
   OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
   auto args = func.getArguments();
-  SoftmaxContext c{b, loc, n, threads, vec, flatten(b, loc, args[0]),
-                   flatten(b, loc, args[1]), Value(), Value(),
-                   VectorType::get({vec}, b.getF32Type())};
+  auto kargs = args.take_front(func.getNumArguments());
+  SoftmaxContext c{b, loc, n, threads, vec, Value(), flatten(b, loc, kargs.back()),
+                   Value(), Value(), VectorType::get({vec}, b.getF32Type())};
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    Block &body = fusion.getBody().front();
+    auto sm = cast<SoftmaxOp>(getFusionAnchor(fusion));
+    ElementwiseChain pro;
+    for (Operation &inner : body.without_terminator()) {
+      if (&inner == sm.getOperation())
+        break;
+      pro.ops.push_back(&inner);
+    }
+    if (!pro.ops.empty()) {
+      pro.inputs.assign(body.getArguments().begin(), body.getArguments().end());
+      pro.result = sm.getInput();
+      c.pro = pro;
+    } else if (auto ba = dyn_cast<BlockArgument>(sm.getInput())) {
+      c.in = flatten(b, loc, kargs[ba.getArgNumber()]);
+    }
+    ElementwiseChain epi = ElementwiseChain::after(fusion, sm);
+    if (!epi.ops.empty())
+      c.epi = epi;
+    for (BlockArgument ba : body.getArguments()) {
+      auto t = cast<RankedTensorType>(ba.getType());
+      bool bias = t.getRank() == 1 && t.getDimSize(0) == n && type.getRank() > 1;
+      if (t != type && !bias)
+        return op->emitOpError() << "fused softmax input of type " << t
+                                 << " neither matches " << type
+                                 << " nor broadcasts along its last axis";
+      c.memOf[ba] = flatten(b, loc, kargs[ba.getArgNumber()]);
+      if (bias)
+        c.isBias.insert(ba);
+    }
+    for (auto *chain : {&c.pro, &c.epi})
+      if (*chain)
+        for (Operation *inner : (*chain)->ops)
+          if (!isa<ElementwiseOpInterface>(inner) || inner->getResult(0).getType() != type)
+            return inner->emitOpError() << "cannot be fused around a softmax of " << type;
+  } else {
+    c.in = flatten(b, loc, kargs[0]);
+  }
   Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
   c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
