@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Draws docs/perf-summary.svg from one gpu-check run (no plotting library
+needed): memory-bound kernels as a fraction of the copy bandwidth measured in
+the same run, matmuls as TFLOP/s, kb next to its baselines.
+
+Usage: bench/plot.py bench/results/2026-11-29-run10 docs/perf-summary.svg"""
+import json
+import os
+import sys
+
+run, out = sys.argv[1], sys.argv[2]
+kb = json.load(open(os.path.join(run, "kb_results.json")))
+torch = json.load(open(os.path.join(run, "torch_baselines.json")))
+copy_ms = torch["copy 1GiB d2d"]["ms"]
+copy_gbs = 2 * (1 << 30) / copy_ms / 1e6
+
+def frac(name, bytes_):
+    return bytes_ / (torch[name]["ms"] * 1e-3) / 1e9 / copy_gbs
+
+memory = []  # (label, [(series, fraction of copy)])
+for shape, rows, cols in [("8192x32768", 8192, 32768), ("4096x4096", 4096, 4096),
+                          ("32768x1024", 32768, 1024), ("1024x400000", 1024, 400000)]:
+    r = kb[f"softmax-{shape}"]
+    b = 8.0 * rows * cols
+    series = [("kb", r["fraction_of_copy"])]
+    tri = f"softmax triton-1pass {shape}" if f"softmax triton-1pass {shape}" in torch else f"softmax triton-online {shape}"
+    series += [("Triton", frac(tri, b)), ("torch.compile", frac(f"softmax compile {shape}", b)),
+               ("eager", frac(f"softmax eager {shape}", b))]
+    memory.append((f"softmax {shape}", series))
+r = kb["bgd-16384x8192"]
+b = 8.0 * 16384 * 8192
+memory.append(("bias+GELU+dropout 16384x8192",
+               [("kb", r["fraction_of_copy"]), ("Triton", frac("bgd triton 16384x8192", b)),
+                ("torch.compile", frac("bgd compile 16384x8192", b)), ("eager", frac("bgd eager 16384x8192", b))]))
+
+compute = []
+for name, label in [("matmul-tf32-4096", "TF32 4096^3"), ("matmul-tf32-8192", "TF32 8192^3"),
+                    ("matmul-ieee-4096", "fp32 4096^3")]:
+    r = kb[name]
+    series = [("kb", r["achieved_tflops"])]
+    for bl in r["baselines"]:
+        series.append((bl["name"], r["flops"] / (bl["time"]["median_ms"] * 1e-3) / 1e12))
+    compute.append((label, series))
+
+colors = {"kb": "#1f77b4", "Triton": "#ff7f0e", "torch.compile": "#2ca02c", "eager": "#9467bd",
+          "cuBLAS fp32": "#8c564b", "cuBLAS TF32": "#d62728"}
+W, bar, gap, left = 900, 14, 14, 250
+svg = []
+y = 40
+
+def text(x, y, s, size=12, anchor="start", weight="normal"):
+    svg.append(f'<text x="{x}" y="{y}" font-family="sans-serif" font-size="{size}" '
+               f'text-anchor="{anchor}" font-weight="{weight}">{s}</text>')
+
+def section(title, groups, scale, unit, fmt):
+    global y
+    text(10, y, title, 14, weight="bold")
+    y += 20
+    for label, series in groups:
+        text(10, y + bar, label, 12)
+        for s, v in series:
+            w = max(1, v / scale * (W - left - 170))
+            svg.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar - 2}" fill="{colors.get(s, "#777")}"/>')
+            text(left + w + 4, y + bar - 3, f"{s}: {fmt(v)}{unit}", 10)
+            y += bar
+        y += gap
+
+section(f"Memory-bound: fraction of the copy bandwidth ({copy_gbs:.0f} GB/s, same run)", memory, 1.0, "",
+        lambda v: f"{100 * v:.0f}%")
+y += 10
+section("Matmul: TFLOP/s (same run)", compute, max(v for _, s in compute for _, v in s), " TFLOP/s",
+        lambda v: f"{v:.0f}")
+head = f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{y + 20}" viewBox="0 0 {W} {y + 20}">'
+text(10, 20, f"kb on the H200 - {os.path.basename(run)} (bench/plot.py)", 12)
+open(out, "w").write(head + '<rect width="100%" height="100%" fill="white"/>' + "".join(svg) + "</svg>\n")
+print("wrote", out)
