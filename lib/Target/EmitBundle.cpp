@@ -134,7 +134,8 @@ void EmitBundlePass::runOnOperation() {
   if (entries.size() != 1) {
     module.emitError() << "kb-emit-bundle expects exactly one function lowered "
                           "by kb-lower-to-gpu, found "
-                       << entries.size();
+                       << entries.size()
+                       << " (a bundle holds one kb function with at least one kb op)";
     return signalPassFailure();
   }
   func::FuncOp entry = entries.front();

@@ -253,8 +253,11 @@ void LowerToGPUPass::runOnOperation() {
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(&getContext()));
   SmallVector<func::FuncOp> funcs;
+  // Functions with kb ops are lowered; others (helpers, empty ones) are left.
   for (auto f : module.getOps<func::FuncOp>())
-    if (!f.isExternal())
+    if (!f.isExternal() && llvm::any_of(f.getBody().front(), [](Operation &op) {
+          return getKernelKind(&op).has_value();
+        }))
       funcs.push_back(f);
   for (func::FuncOp f : funcs)
     if (failed(lowerFunction(f)))

@@ -203,3 +203,11 @@ func.func @fusion_arg_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @empty_tensor(%x: tensor<0x4xf32>) -> tensor<0x4xf32> {
+  // expected-error @+1 {{operand #0 must not be empty (a zero dimension), got 'tensor<0x4xf32>'}}
+  %0 = kb.relu %x : tensor<0x4xf32>
+  return %0 : tensor<0x4xf32>
+}

@@ -29,6 +29,9 @@ static LogicalResult verifyStaticShapes(Operation *op) {
     if (tt.getRank() == 0)
       return op->emitOpError() << what << " #" << i
                                << " must have rank >= 1, got " << t;
+    if (tt.getNumElements() == 0)
+      return op->emitOpError() << what << " #" << i
+                               << " must not be empty (a zero dimension), got " << t;
     return success();
   };
   for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
