@@ -20,10 +20,12 @@ def KBFuseElementwise : Pass<"kb-fuse-elementwise", "func::FuncOp"> {
     group. Each group becomes one `kb.fusion`, so it reads its inputs once
     and writes its result once: bias + GELU + dropout goes from six trips to
     memory to two. A value used outside the chain ends the chain, so no
-    kernel recomputes or re-reads another's work. A kb.matmul whose result
-    only the chain reads joins the group as its anchor: the chain becomes the
-    matmul's epilogue, applied to the accumulators before the single store.
-    Also spelled `--fuse-elementwise`.
+    kernel recomputes or re-reads another's work. A kb.matmul or kb.softmax
+    whose result only the chain reads joins the group as its anchor: the
+    chain becomes its epilogue (for a matmul, applied to the accumulators
+    before the single store). A softmax also takes the elementwise chain that
+    feeds only it, as a prologue computed while the row is loaded. Rules:
+    docs/fusion.md. Also spelled `--fuse-elementwise`.
   }];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
