@@ -63,6 +63,13 @@ TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   j["buffers"][1]["name"] = "x";
   EXPECT_NE(errorOf(j).find("appears twice"), std::string::npos);
   j = valid();
+  j["program"][0]["inputs"][0] = "nowhere";
+  EXPECT_NE(errorOf(j).find("reads 'nowhere', which is neither a buffer nor an earlier op's output"),
+            std::string::npos);
+  j = valid();
+  j["program"][0]["op"] = "kb.matmul";
+  EXPECT_NE(errorOf(j).find("(kb.matmul) needs 2 inputs, has 1"), std::string::npos);
+  j = valid();
   j.erase("kernels");
   EXPECT_NE(errorOf(j).find("no field 'kernels'"), std::string::npos);
   EXPECT_NE(errorOf(json::parse("[1]")).find("has no field 'format'"), std::string::npos);

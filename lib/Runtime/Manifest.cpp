@@ -140,6 +140,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
   const json &prog = field(j, "program", "manifest");
   if (!prog.is_array())
     fail("program must be an array");
+  std::set<std::string> defined(names); // buffers, then each op's output
   for (size_t i = 0; i < prog.size(); ++i) {
     std::string where = "program[" + std::to_string(i) + "]";
     ProgramOp op;
@@ -153,6 +154,25 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       op.inputs.push_back(in.get<std::string>());
     }
     op.attrs = prog[i].value("attrs", json::object());
+    for (const std::string &in : op.inputs)
+      if (!defined.count(in))
+        fail(where + " (" + op.op + ") reads '" + in +
+             "', which is neither a buffer nor an earlier op's output");
+    if (op.op == "kb.matmul") {
+      // kb-run reads the operands of a matmul from device buffers.
+      if (op.inputs.size() != 2)
+        fail(where + " (kb.matmul) needs 2 inputs, has " + std::to_string(op.inputs.size()));
+      size_t rank = 0;
+      for (size_t b = 0; b < m.buffers.size(); ++b)
+        if (m.buffers[b].name == op.inputs[0])
+          rank = m.buffers[b].shape.size();
+      for (const std::string &in : op.inputs)
+        if (!names.count(in))
+          fail(where + " (kb.matmul) operand '" + in + "' must be a buffer");
+      if (rank != 2 && rank != 3)
+        fail(where + " (kb.matmul) operand '" + op.inputs[0] + "' must have rank 2 or 3");
+    }
+    defined.insert(op.output);
     m.program.push_back(op);
   }
 

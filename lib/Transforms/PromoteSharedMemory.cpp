@@ -40,26 +40,7 @@ struct PromoteSharedMemoryPass
         return signalPassFailure();
       }
       bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
-      if (!f.stages)
-        // mma.sync: three cp.async stages keep two tiles in flight while one
-        // is multiplied. FFMA: two buffers, the next tile prefetched through
-        // registers while this one is multiplied.
-        f.stages = tensorCores ? 3 : 2;
-      if (tensorCores && !getConfig(&op).getStages()) {
-        // As many stages (3 at most, 2 at least) as fit in half of the SM's
-        // shared memory, so that two blocks can share an SM when registers
-        // allow. 128x256x32 tiles: 2 stages, 104 KB (3 would take 156 KB).
-        while (f.stages > 2) {
-          ConfigFields probe = f;
-          auto mm = dyn_cast<MatmulOp>(&op);
-          if (!mm)
-            mm = cast<MatmulOp>(getFusionAnchor(cast<FusionOp>(op)));
-          if (matmulSharedBytes(probe.get(&getContext()), mm.getTransposeB()) <=
-              model->sharedPerSM / 2)
-            break;
-          --f.stages;
-        }
-      }
+      bool transposeB = getKernelMatmul(&op).getTransposeB();
       if (f.pad.empty()) {
         if (tensorCores)
           // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
@@ -72,11 +53,23 @@ struct PromoteSharedMemoryPass
           // banks. B rows are read as 16-byte vectors and need none.
           f.pad = {4, 0};
       }
+      if (!f.stages) {
+        // FFMA: two buffers, the next tile prefetched through registers
+        // while this one is multiplied. mma.sync: cp.async stages, as many
+        // (3 at most, 2 at least) as fit in half of the SM's shared memory,
+        // so that two blocks can share an SM when registers allow
+        // (128x256x32 tiles: 2 stages, 104 KB; 3 would take 156 KB).
+        f.stages = 2;
+        if (tensorCores) {
+          ConfigFields three = f;
+          three.stages = 3;
+          if (matmulSharedBytes(three.get(&getContext()), transposeB) <=
+              model->sharedPerSM / 2)
+            f.stages = 3;
+        }
+      }
       ConfigAttr attr = f.get(&getContext());
-      auto mm = dyn_cast<MatmulOp>(&op);
-      if (!mm)
-        mm = cast<MatmulOp>(getFusionAnchor(cast<FusionOp>(op)));
-      int64_t bytes = matmulSharedBytes(attr, mm.getTransposeB());
+      int64_t bytes = matmulSharedBytes(attr, transposeB);
       if (bytes > model->maxSharedPerBlock) {
         op.emitOpError() << "config needs " << bytes
                          << " bytes of shared memory per block (block = ["

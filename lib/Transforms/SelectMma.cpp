@@ -19,14 +19,6 @@ using namespace mlir::kb;
 
 namespace {
 
-MatmulOp getMatmul(Operation *op) {
-  if (auto mm = dyn_cast<MatmulOp>(op))
-    return mm;
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    return dyn_cast_or_null<MatmulOp>(getFusionAnchor(fusion));
-  return {};
-}
-
 StringRef unitFor(Precision p) {
   switch (p) {
   case Precision::ieee:
@@ -42,7 +34,7 @@ StringRef unitFor(Precision p) {
 struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
   void runOnOperation() override {
     for (Operation &op : getOperation().getBody().getOps()) {
-      MatmulOp mm = getMatmul(&op);
+      MatmulOp mm = getKernelMatmul(&op);
       if (!mm)
         continue;
       ConfigFields f = ConfigFields::from(getConfig(&op));

@@ -20,14 +20,6 @@ using namespace mlir::kb;
 
 namespace {
 
-MatmulOp getMatmul(Operation *op) {
-  if (auto mm = dyn_cast<MatmulOp>(op))
-    return mm;
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    return dyn_cast_or_null<MatmulOp>(getFusionAnchor(fusion));
-  return {};
-}
-
 LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
   auto shape = mm.getResult().getType().getShape();
   int64_t m = shape[shape.size() - 2], n = shape.back();
@@ -117,7 +109,7 @@ struct TilePass : public kb::impl::KBTileBase<TilePass> {
         continue;
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (*kind == KernelKind::Matmul) {
-        if (failed(tileMatmul(&op, getMatmul(&op), f)))
+        if (failed(tileMatmul(&op, getKernelMatmul(&op), f)))
           return signalPassFailure();
       } else if (*kind == KernelKind::Elementwise) {
         if (f.block.empty())

@@ -79,6 +79,19 @@ MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
   return d;
 }
 
+/// C = A B by cuBLAS for the matmul `op`, in the kernel's precision (fp32
+/// for ieee and tf32x3), copied to the host.
+static std::vector<float> cublasReference(RunState &s, const MatmulDims &d,
+                                          const ProgramOp &op, size_t elements) {
+  DeviceBuffer ref(elements * 4);
+  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d,
+                s.dev.at(op.inputs[0]).ptr, s.dev.at(op.inputs[1]).ptr, ref.ptr);
+  check(driver().cuCtxSynchronize(), "cuBLAS reference");
+  std::vector<float> host(elements);
+  ref.download(host.data());
+  return host;
+}
+
 static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
   KernelCheck c;
   c.kernel = k.name;
@@ -90,13 +103,7 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
   const std::vector<float> &got = s.host.at(k.args.back());
   double tol = matmulTolerance(d.precision);
 
-  // cuBLAS in the same precision (fp32 for ieee and tf32x3).
-  DeviceBuffer ref(got.size() * 4);
-  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d,
-                s.dev.at(op.inputs[0]).ptr, s.dev.at(op.inputs[1]).ptr, ref.ptr);
-  check(driver().cuCtxSynchronize(), "cuBLAS reference");
-  std::vector<float> want(got.size());
-  ref.download(want.data());
+  std::vector<float> want = cublasReference(s, d, op, got.size());
   double frob = relativeFrobenius(got, want);
   bool nan = std::isnan(frob);
   c.extra["cublas_relative_frobenius"] = frob;
@@ -286,12 +293,7 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   const std::vector<float> &got = s.host.at(out.name);
   double tol = matmulTolerance(d.precision);
 
-  DeviceBuffer ref(got.size() * 4);
-  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d,
-                s.dev.at(mmOp.inputs[0]).ptr, s.dev.at(mmOp.inputs[1]).ptr, ref.ptr);
-  check(driver().cuCtxSynchronize(), "cuBLAS reference");
-  std::vector<float> prod(got.size());
-  ref.download(prod.data());
+  std::vector<float> prod = cublasReference(s, d, mmOp, got.size());
   std::map<std::string, HostTensor> vals;
   vals[mmOp.output] = fromFloats(out.shape, prod.data());
   auto input = [&](const std::string &name) -> const HostTensor & {

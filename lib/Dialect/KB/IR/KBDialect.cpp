@@ -131,6 +131,14 @@ Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
   return nullptr;
 }
 
+MatmulOp mlir::kb::getKernelMatmul(Operation *op) {
+  if (auto mm = dyn_cast<MatmulOp>(op))
+    return mm;
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return dyn_cast_or_null<MatmulOp>(getFusionAnchor(fusion));
+  return {};
+}
+
 std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
   if (isa<MatmulOp>(op))
     return KernelKind::Matmul;

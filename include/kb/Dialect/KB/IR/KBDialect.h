@@ -62,6 +62,8 @@ enum class KernelKind { Elementwise, Softmax, Matmul };
 std::optional<KernelKind> getKernelKind(Operation *op);
 /// For a kb.fusion, the matmul or softmax it is built around, if any.
 Operation *getFusionAnchor(FusionOp fusion);
+/// The matmul a kernel op computes: the op itself, or a fusion's anchor.
+MatmulOp getKernelMatmul(Operation *op);
 } // namespace mlir::kb
 
 #endif // KB_DIALECT_KB_IR_KBDIALECT_H
