@@ -41,6 +41,20 @@ TEST(Manifest, ParsesAValidManifest) {
   EXPECT_TRUE(m.kernels[0].resources.known);
   EXPECT_EQ(m.program[0].op, "kb.relu");
   EXPECT_EQ(m.dir, "/b");
+  EXPECT_EQ(m.kernels[0].clusterBlocks(), 1);
+}
+
+TEST(Manifest, Clusters) {
+  json j = valid();
+  j["kernels"][0]["grid"] = {32, 1, 1};
+  j["kernels"][0]["cluster"] = {16, 1, 1};
+  EXPECT_EQ(Manifest::parse(j.dump(), "/b").kernels[0].clusterBlocks(), 16);
+  j["kernels"][0]["cluster"] = {5, 1, 1};
+  EXPECT_NE(errorOf(j).find("cluster size 5 does not divide grid size 32"), std::string::npos);
+  j["kernels"][0]["cluster"] = {32, 1, 1};
+  EXPECT_NE(errorOf(j).find("asks for clusters of 32 blocks; at most 16"), std::string::npos);
+  j["kernels"][0]["cluster"] = {16, 1};
+  EXPECT_NE(errorOf(j).find("cluster needs 3 sizes"), std::string::npos);
 }
 
 TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {

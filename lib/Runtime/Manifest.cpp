@@ -197,6 +197,20 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     if (k.threads() > 1024)
       fail(where + " (" + k.name + ") asks for " + std::to_string(k.threads()) +
            " threads per block; at most 1024");
+    if (ks[i].contains("cluster")) {
+      auto cluster = ints(ks[i], "cluster", where);
+      if (cluster.size() != 3)
+        fail(where + " cluster needs 3 sizes");
+      for (int d = 0; d < 3; ++d) {
+        if (cluster[d] <= 0 || k.grid[d] % cluster[d] != 0)
+          fail(where + " (" + k.name + ") cluster size " + std::to_string(cluster[d]) +
+               " does not divide grid size " + std::to_string(k.grid[d]));
+        k.cluster[d] = cluster[d];
+      }
+      if (k.clusterBlocks() > 16)
+        fail(where + " (" + k.name + ") asks for clusters of " +
+             std::to_string(k.clusterBlocks()) + " blocks; at most 16");
+    }
     k.dynamicSharedBytes = ks[i].value("dynamic_shared_bytes", 0);
     for (const json &a : field(ks[i], "args", where)) {
       if (!a.is_string() || !names.count(a.get<std::string>()))

@@ -249,6 +249,9 @@ void EmitBundlePass::runOnOperation() {
         {"dynamic_shared_bytes", smem},
         {"args", std::move(args)},
     };
+    if (launch.hasClusterSize())
+      kernel["cluster"] = dims(launch.getClusterSizeX(), launch.getClusterSizeY(),
+                               launch.getClusterSizeZ());
     if (auto cfg = launch->getAttr("kb.config"))
       kernel["config"] = toJson(cfg);
     if (auto recs = launch->getAttrOfType<ArrayAttr>("kb.ops")) {

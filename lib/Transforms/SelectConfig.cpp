@@ -31,8 +31,20 @@ int64_t nextPow2(int64_t x) {
   return p;
 }
 
-/// The most f32 values of one row a thread may hold in registers.
+/// The most f32 values of one row a thread may hold in registers (a forced
+/// config), and the most kb picks by itself: at 32 values a 1024-thread
+/// block still fits its registers without spilling (51 per thread at
+/// 8192x32768).
 constexpr int64_t kMaxRowValuesPerThread = 64;
+constexpr int64_t kAutoRowValuesPerThread = 32;
+/// The largest thread-block cluster sm_90 launches (16 is non-portable:
+/// kb-run opts in with CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+constexpr int64_t kMaxCluster = 16;
+
+/// Values of a `len`-long row part each of `threads` threads holds.
+int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
+  return llvm::divideCeil(len, threads * vector) * vector;
+}
 
 LogicalResult selectElementwise(Operation *op, ConfigFields &f,
                                 const TargetModel &model) {
@@ -61,9 +73,20 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                              << ") to be a multiple of it";
   int64_t maxThreads = model.maxThreadsPerBlock;
   if (f.strategy.empty()) {
-    int64_t perThread = llvm::divideCeil(n, maxThreads * f.vector) * f.vector;
-    f.strategy = perThread <= kMaxRowValuesPerThread ? "registers" : "online";
+    // One read whenever the row fits on chip: in one block's registers, else
+    // split over the blocks of a cluster; two reads (online) beyond.
+    int64_t perThread = valuesPerThread(n, maxThreads, f.vector);
+    if (perThread <= kAutoRowValuesPerThread)
+      f.strategy = "registers";
+    else if (perThread <= kAutoRowValuesPerThread * kMaxCluster)
+      f.strategy = "split";
+    else
+      f.strategy = "online";
   }
+  if (f.cluster > 1 && f.strategy != "split")
+    return op->emitOpError() << "config asks for a cluster of " << f.cluster
+                             << " blocks, which only softmax strategy "
+                                "\"split\" uses";
   if (!f.threads) {
     if (f.strategy == "registers")
       // About four vectors per thread: enough loads in flight per thread,
@@ -73,15 +96,33 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     else
       f.threads = maxThreads;
   }
-  if (f.strategy == "registers") {
-    int64_t perThread =
-        llvm::divideCeil(n, f.threads * f.vector) * f.vector;
-    if (perThread > kMaxRowValuesPerThread)
-      return op->emitOpError()
-             << "softmax strategy 'registers' would hold " << perThread
-             << " values of each row per thread (row length " << n << ", "
-             << f.threads << " threads); at most " << kMaxRowValuesPerThread
-             << " fit: use strategy \"online\" or more threads";
+  if (f.strategy == "split" && !f.cluster) {
+    // The fewest blocks (a power of two, so that clusters tile the GPCs'
+    // multiprocessors) whose parts fit in registers.
+    f.cluster = 2;
+    while (f.cluster < kMaxCluster &&
+           valuesPerThread(splitPartLength(n, f.cluster, f.vector), f.threads,
+                           f.vector) > kAutoRowValuesPerThread)
+      f.cluster *= 2;
+  }
+  if (f.strategy == "registers" || f.strategy == "split") {
+    int64_t len = f.strategy == "split"
+                      ? splitPartLength(n, f.cluster, f.vector)
+                      : n;
+    int64_t perThread = valuesPerThread(len, f.threads, f.vector);
+    if (perThread > kMaxRowValuesPerThread) {
+      auto diag = op->emitOpError() << "softmax strategy '" << f.strategy
+                                    << "' would hold " << perThread
+                                    << " values of each row per thread (row length "
+                                    << n << ", ";
+      if (f.strategy == "split")
+        diag << f.cluster << " blocks of ";
+      diag << f.threads << " threads); at most " << kMaxRowValuesPerThread
+           << " fit: use strategy \"online\" or more threads";
+      if (f.strategy == "split")
+        diag << " or blocks";
+      return diag;
+    }
   }
   if (f.block.empty())
     f.block = {1};
@@ -119,6 +160,11 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
       case KernelKind::Matmul:
         ok = selectMatmul(&op, f, *model);
         break;
+      }
+      if (succeeded(ok) && f.cluster > 1 && *kind != KernelKind::Softmax) {
+        op.emitOpError() << "config asks for a cluster of " << f.cluster
+                         << " blocks, which only softmax strategy \"split\" uses";
+        ok = failure();
       }
       if (succeeded(ok) && f.threads > model->maxThreadsPerBlock) {
         op.emitOpError() << "config asks for " << f.threads

@@ -64,8 +64,8 @@ func.func @softmax_registers(%x: tensor<16x4096xf32>) -> tensor<16x4096xf32> {
 
 // -----
 
-// Softmax, online: a loop with a running max and sum, then a second loop
-// that reads the row again.
+// Softmax, online (forced): a loop with a running max and sum, then a second
+// loop that reads the row again.
 // CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: vector.load
@@ -74,6 +74,41 @@ func.func @softmax_registers(%x: tensor<16x4096xf32>) -> tensor<16x4096xf32> {
 // CHECK: vector.load
 // CHECK: vector.store
 func.func @softmax_online(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
+  %0 = kb.softmax %x {config = #kb.config<strategy = "online">} : tensor<4x400000xf32>
+  return %0 : tensor<4x400000xf32>
+}
+
+// -----
+
+// Softmax, split over a cluster of 16 blocks (the default for 400000-wide
+// rows): 4 rows x 16 blocks launched as clusters of 16; each block holds its
+// 25000 columns in registers (7 loads of 16 bytes per thread, the last one
+// guarded), no loop; its partial (max, sum) goes to shared memory, a cluster
+// barrier, lanes read the other blocks' pairs through mapa, a second arrive
+// before the stores and the wait after them, so that no block leaves while
+// its shared memory is still read.
+// CHECK-LABEL: func.func @softmax_split
+// CHECK: gpu.launch_func @{{.*}} clusters in (%{{.*}}, %{{.*}}, %{{.*}}) blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
+// CHECK-SAME: kb.config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 16>
+// CHECK: gpu.func @k{{[0-9]+}}_softmax
+// CHECK-SAME: workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %[[P:.*]] : memref<2xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: scf.for
+// CHECK-COUNT-6: vector.load
+// CHECK: scf.if
+// CHECK: vector.load
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[P]]
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<7> -> f32
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-COUNT-6: vector.store
+// CHECK: vector.store
+// CHECK: nvvm.cluster.wait {aligned}
+// CHECK-NOT: scf.for
+func.func @softmax_split(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
   %0 = kb.softmax %x : tensor<4x400000xf32>
   return %0 : tensor<4x400000xf32>
 }

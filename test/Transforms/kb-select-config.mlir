@@ -1,20 +1,27 @@
 // RUN: kb-opt %s --kb-select-config -split-input-file -verify-diagnostics | FileCheck %s
 
-// Softmax: the row fits in registers up to 64 values per thread of a 1024-thread
-// block; wider rows take the online strategy (two reads). Odd widths fall back
-// to scalar accesses.
+// Softmax: the row in one block's registers up to 32 values per thread of a
+// 1024-thread block; wider rows split over a cluster of 2, 4, 8 or 16 blocks
+// (the fewest whose parts fit); rows too wide for 16 blocks take the online
+// strategy (two reads). Odd widths fall back to scalar accesses.
 // CHECK-LABEL: func.func @softmax_strategies
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x400000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 2>} : tensor<8x32772xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 16>} : tensor<2x400000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x600000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 1, strategy = "registers">} : tensor<3x4099xf32>
-func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %c: tensor<2x400000xf32>, %d: tensor<3x4099xf32>)
-    -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<2x400000xf32>, tensor<3x4099xf32>) {
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 1, strategy = "split", cluster = 16>} : tensor<3x400001xf32>
+func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %b2: tensor<8x32772xf32>, %c: tensor<2x400000xf32>, %c2: tensor<2x600000xf32>, %d: tensor<3x4099xf32>, %e: tensor<3x400001xf32>)
+    -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x600000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>) {
   %0 = kb.softmax %a : tensor<32x1024xf32>
   %1 = kb.softmax %b : tensor<8x32768xf32>
-  %2 = kb.softmax %c : tensor<2x400000xf32>
-  %3 = kb.softmax %d : tensor<3x4099xf32>
-  return %0, %1, %2, %3 : tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<2x400000xf32>, tensor<3x4099xf32>
+  %2 = kb.softmax %b2 : tensor<8x32772xf32>
+  %3 = kb.softmax %c : tensor<2x400000xf32>
+  %4 = kb.softmax %c2 : tensor<2x600000xf32>
+  %5 = kb.softmax %d : tensor<3x4099xf32>
+  %6 = kb.softmax %e : tensor<3x400001xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x600000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>
 }
 
 // -----
@@ -49,6 +56,30 @@ func.func @row_too_wide_for_registers(%a: tensor<2x400000xf32>) -> tensor<2x4000
   // expected-error @+1 {{softmax strategy 'registers' would hold 392 values of each row per thread (row length 400000, 1024 threads); at most 64 fit: use strategy "online" or more threads}}
   %0 = kb.softmax %a {config = #kb.config<strategy = "registers">} : tensor<2x400000xf32>
   return %0 : tensor<2x400000xf32>
+}
+
+// -----
+
+func.func @split_over_too_few_blocks(%a: tensor<2x400000xf32>) -> tensor<2x400000xf32> {
+  // expected-error @+1 {{softmax strategy 'split' would hold 196 values of each row per thread (row length 400000, 2 blocks of 1024 threads); at most 64 fit: use strategy "online" or more threads or blocks}}
+  %0 = kb.softmax %a {config = #kb.config<strategy = "split", cluster = 2>} : tensor<2x400000xf32>
+  return %0 : tensor<2x400000xf32>
+}
+
+// -----
+
+func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
+  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategy "split" uses}}
+  %0 = kb.softmax %a {config = #kb.config<strategy = "registers", cluster = 4>} : tensor<8x1024xf32>
+  return %0 : tensor<8x1024xf32>
+}
+
+// -----
+
+func.func @cluster_on_elementwise(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
+  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategy "split" uses}}
+  %0 = kb.relu %a {config = #kb.config<cluster = 2>} : tensor<8x1024xf32>
+  return %0 : tensor<8x1024xf32>
 }
 
 // -----

@@ -133,7 +133,8 @@ static std::string readFile(const std::string &path) {
 }
 
 LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath,
-                        const std::string &name, int dynamicShared) {
+                        const std::string &name, int dynamicShared,
+                        int clusterBlocks) {
   LoadedKernel k;
   CUresult r = CUDA_ERROR_INVALID_IMAGE;
   if (!cubinPath.empty()) {
@@ -158,19 +159,70 @@ LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath
                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                              dynamicShared),
           ("raising the shared-memory limit of " + name).c_str());
+  if (clusterBlocks > 8)
+    check(gDriver.cuFuncSetAttribute(
+              k.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+          ("allowing clusters of " + std::to_string(clusterBlocks) + " blocks for " +
+           name + " (the device may not support more than 8)")
+              .c_str());
   return k;
 }
 
+namespace {
+/// A CUlaunchConfig with one cluster-dimension attribute.
+struct ClusterLaunch {
+  CUlaunchAttribute attr{};
+  CUlaunchConfig config{};
+  ClusterLaunch(const int64_t grid[3], const int64_t block[3],
+                const int64_t cluster[3], int dynamicShared) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(cluster[0]);
+    attr.value.clusterDim.y = static_cast<unsigned>(cluster[1]);
+    attr.value.clusterDim.z = static_cast<unsigned>(cluster[2]);
+    config.gridDimX = grid[0];
+    config.gridDimY = grid[1];
+    config.gridDimZ = grid[2];
+    config.blockDimX = block[0];
+    config.blockDimY = block[1];
+    config.blockDimZ = block[2];
+    config.sharedMemBytes = dynamicShared;
+    config.hStream = nullptr;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+  }
+};
+bool isCluster(const int64_t cluster[3]) {
+  return cluster[0] * cluster[1] * cluster[2] > 1;
+}
+} // namespace
+
 void launch(const LoadedKernel &k, const int64_t grid[3], const int64_t block[3],
-            int dynamicShared, const std::vector<CUdeviceptr> &args) {
+            const int64_t cluster[3], int dynamicShared,
+            const std::vector<CUdeviceptr> &args) {
   std::vector<CUdeviceptr> values(args);
   std::vector<void *> ptrs;
   for (auto &v : values)
     ptrs.push_back(&v);
+  if (isCluster(cluster)) {
+    ClusterLaunch l(grid, block, cluster, dynamicShared);
+    check(gDriver.cuLaunchKernelEx(&l.config, k.function, ptrs.data(), nullptr),
+          "cuLaunchKernelEx (cluster launch)");
+    return;
+  }
   check(gDriver.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block[0],
                        block[1], block[2], dynamicShared, nullptr, ptrs.data(),
                        nullptr),
         "cuLaunchKernel");
+}
+
+int maxActiveClusters(const LoadedKernel &k, const int64_t grid[3],
+                      const int64_t block[3], const int64_t cluster[3],
+                      int dynamicShared) {
+  ClusterLaunch l(grid, block, cluster, dynamicShared);
+  int n = 0;
+  check(gDriver.cuOccupancyMaxActiveClusters(&n, k.function, &l.config),
+        "cuOccupancyMaxActiveClusters");
+  return n;
 }
 
 Timing timeWithEvents(const std::function<void()> &body, int warmup,

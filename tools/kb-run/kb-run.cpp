@@ -94,7 +94,16 @@ RunState prepare(const std::string &path, const Options &o,
     if (!fs::exists(ptx))
       throw ManifestError("manifest: kernel " + k.name + " names " + ptx +
                           ", which does not exist");
-    s.kernels.push_back(loadKernel(cubin, ptx, k.name, k.dynamicSharedBytes));
+    s.kernels.push_back(loadKernel(cubin, ptx, k.name, k.dynamicSharedBytes,
+                                   static_cast<int>(k.clusterBlocks())));
+    if (k.clusterBlocks() > 1 &&
+        maxActiveClusters(s.kernels.back(), k.grid.data(), k.block.data(),
+                          k.cluster.data(), static_cast<int>(k.dynamicSharedBytes)) == 0)
+      throw DeviceError("kernel " + k.name + " cannot launch: a cluster of " +
+                        std::to_string(k.clusterBlocks()) + " blocks of " +
+                        std::to_string(k.threads()) + " threads (" +
+                        std::to_string(k.resources.registers) +
+                        " registers each) does not fit on this device");
   }
   for (const Buffer &b : s.manifest.buffers) {
     s.dev.emplace(b.name, DeviceBuffer(b.bytes()));
@@ -127,7 +136,7 @@ void launchAll(RunState &s) {
     std::vector<CUdeviceptr> args;
     for (const std::string &a : k.args)
       args.push_back(s.dev.at(a).ptr);
-    launch(s.kernels[i], k.grid.data(), k.block.data(),
+    launch(s.kernels[i], k.grid.data(), k.block.data(), k.cluster.data(),
            static_cast<int>(k.dynamicSharedBytes), args);
   }
 }
@@ -436,9 +445,16 @@ int run(const Options &o) {
     std::string ptx = readText((std::filesystem::path(s.manifest.dir) / k.ptx).string());
     bool tensorCores = ptx.find("mma.sync") != std::string::npos ||
                        ptx.find("wgmma") != std::string::npos;
+    int clusters = k.clusterBlocks() > 1
+                       ? maxActiveClusters(s.kernels[i], k.grid.data(), k.block.data(),
+                                           k.cluster.data(),
+                                           static_cast<int>(k.dynamicSharedBytes))
+                       : 0;
     kernels.push_back({{"name", k.name},
                        {"grid", k.grid},
                        {"block", k.block},
+                       {"cluster", k.cluster},
+                       {"max_active_clusters", clusters},
                        {"loaded_from", s.kernels[i].source},
                        {"registers", k.resources.registers},
                        {"shared_bytes", shared},
@@ -612,6 +628,11 @@ int run(const Options &o) {
            k["shared_bytes"].get<int>(), k["spill_bytes"].get<int>(),
            100 * k["occupancy"].get<double>(), k["occupancy_limiter"].get<std::string>().c_str(),
            k["tensor_cores"].get<bool>() ? "yes" : "no");
+    if (k["cluster"][0].get<int64_t>() * k["cluster"][1].get<int64_t>() *
+            k["cluster"][2].get<int64_t>() > 1)
+      printf("    clusters of %lldx%lldx%lld blocks, at most %d resident at once\n",
+             (long long)k["cluster"][0].get<int64_t>(), (long long)k["cluster"][1].get<int64_t>(),
+             (long long)k["cluster"][2].get<int64_t>(), k["max_active_clusters"].get<int>());
     printf("    check: %s: %s\n", results[i].ok ? "OK" : "WRONG", results[i].detail.c_str());
     if (k.contains("ncu_bound"))
       printf("    ncu: DRAM %.0f%%, SM %.0f%% of peak -> %s-bound; achieved occupancy %.0f%%; "

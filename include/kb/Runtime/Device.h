@@ -36,7 +36,8 @@ struct DeviceError : std::runtime_error {
   X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)    \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)                \
   X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)                    \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuLaunchKernelEx)          \
+  X(cuOccupancyMaxActiveClusters)
 
 struct Driver {
 #define KB_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -82,13 +83,23 @@ struct LoadedKernel {
 };
 
 /// Loads `name` from a cubin (when given and loadable) or else from PTX,
-/// and raises its dynamic shared-memory limit to `dynamicShared` bytes.
+/// raises its dynamic shared-memory limit to `dynamicShared` bytes and, for
+/// clusters of more than 8 blocks, allows non-portable cluster sizes.
 LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath,
-                        const std::string &name, int dynamicShared);
+                        const std::string &name, int dynamicShared,
+                        int clusterBlocks = 1);
 
-/// Launches with pointer arguments.
+/// Launches with pointer arguments; with a cluster other than {1, 1, 1},
+/// through cuLaunchKernelEx with a cluster-dimension attribute.
 void launch(const LoadedKernel &k, const int64_t grid[3], const int64_t block[3],
-            int dynamicShared, const std::vector<CUdeviceptr> &args);
+            const int64_t cluster[3], int dynamicShared,
+            const std::vector<CUdeviceptr> &args);
+
+/// How many clusters of the launch can be resident at once (0: the cluster
+/// does not fit on the device and the launch would fail).
+int maxActiveClusters(const LoadedKernel &k, const int64_t grid[3],
+                      const int64_t block[3], const int64_t cluster[3],
+                      int dynamicShared);
 
 /// Median, min and max of repeated timings, in milliseconds.
 struct Timing {

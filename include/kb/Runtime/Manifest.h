@@ -40,11 +40,14 @@ struct Resources {
 struct Kernel {
   std::string name, ptx, cubin, config;
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  /// Thread-block cluster; {1, 1, 1}: a launch without clusters.
+  std::array<int64_t, 3> cluster{1, 1, 1};
   int64_t dynamicSharedBytes = 0;
   std::vector<std::string> args; // buffer names: inputs..., output
   std::vector<size_t> ops;       // indices into Manifest::program
   Resources resources;
   int64_t threads() const { return block[0] * block[1] * block[2]; }
+  int64_t clusterBlocks() const { return cluster[0] * cluster[1] * cluster[2]; }
 };
 
 struct ProgramOp {

@@ -221,8 +221,13 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     if (info.dynamicSharedBytes)
       smem = arith::ConstantOp::create(
           b, loc, b.getI32IntegerAttr(static_cast<int32_t>(info.dynamicSharedBytes)));
+    std::optional<gpu::KernelDim3> cluster;
+    if (info.cluster != std::array<int64_t, 3>{1, 1, 1})
+      cluster = dim3(info.cluster);
     auto launch = gpu::LaunchFuncOp::create(b, loc, kfunc, dim3(info.grid),
-                                            dim3(info.block), smem, kargs);
+                                            dim3(info.block), smem, kargs,
+                                            /*asyncTokenType=*/nullptr,
+                                            /*asyncDependencies=*/{}, cluster);
     SmallVector<Attribute> records;
     if (auto fusion = dyn_cast<FusionOp>(op)) {
       Block &fb = fusion.getBody().front();

@@ -8,7 +8,13 @@
 //   loads, all issued before the first use), the block reduces the max and
 //   the sum of exponentials, and each element is written once. One read, one
 //   write: the bandwidth floor.
-// - online: for rows too wide for registers; a loop keeps a running max and
+// - split: for rows too wide for one block's registers; the row is split
+//   over the blocks of a thread-block cluster, each block holds its part in
+//   registers as above and reduces it to a partial (max, sum); the partials
+//   are exchanged through distributed shared memory (mapa + ld.shared::cluster
+//   between two cluster barriers) and each block rescales its part. Still one
+//   read, one write.
+// - online: for rows too wide even for that; a loop keeps a running max and
 //   a rescaled running sum, then a second loop reads the row again to write
 //   it. Two reads, one write.
 //
@@ -35,6 +41,10 @@ struct SoftmaxContext {
   std::optional<ElementwiseChain> pro{}, epi{};
   DenseMap<Value, Value> memOf{};
   DenseSet<Value> isBias{};
+  /// The part of the row this block handles: all of it, or (split) columns
+  /// [partStart, partEnd) of length partLen (minPartLen for the shortest).
+  Value partStart{}, partEnd{};
+  int64_t partLen = 0, minPartLen = 0;
 
   Value loadVec(Value mem, Value at) {
     return vector::LoadOp::create(b, loc, vecType, mem, ValueRange{at}, false,
@@ -102,30 +112,97 @@ struct SoftmaxContext {
     return arith::AddIOp::create(
         b, loc, chunkStart, arith::MulIOp::create(b, loc, tid, cidx(b, loc, vec)));
   }
-  Value lt(Value x, int64_t bound) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
-                                 cidx(b, loc, bound));
+  Value lt(Value x, int64_t bound) { return lt(x, cidx(b, loc, bound)); }
+  Value lt(Value x, Value bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, bound);
   }
 };
 
-void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
+/// Split strategy: combines this block's partial (max m, sum s of exp(x - m))
+/// with those of the other `cluster` blocks of its row and returns the
+/// factor exp(m - M) / S that turns its exp(x - m) into the softmax (M, S:
+/// the row's max and sum). Thread 0 publishes (m, s) in `partial`, a
+/// workgroup memref<2xf32>; after a cluster barrier lane i of every warp
+/// reads block i's pair through distributed shared memory, and each warp
+/// reduces the pairs with shuffles. Ends with a cluster arrive: the caller
+/// must wait on the cluster barrier before exiting, so that no block's shared
+/// memory goes away while another still reads it.
+Value combineOverCluster(SoftmaxContext &c, Value m, Value s, Value partial,
+                         int64_t cluster) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  MLIRContext *ctx = b.getContext();
+  float negInf = -std::numeric_limits<float>::infinity();
+  auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
+                                      cidx(b, loc, 0));
+  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifZero.thenBlock());
+    memref::StoreOp::create(b, loc, m, partial, ValueRange{cidx(b, loc, 0)});
+    memref::StoreOp::create(b, loc, s, partial, ValueRange{cidx(b, loc, 1)});
+  }
+  // arrive (release) + wait (acquire): every block's pair is visible, and
+  // every block of the cluster has started.
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+
+  Value lane = arith::RemUIOp::create(b, loc, c.tid, cidx(b, loc, 32));
+  auto f32 = b.getF32Type();
+  auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(lane, cluster),
+                                /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifIn.thenBlock());
+    Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, partial);
+    Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+    auto sharedPtr = LLVM::LLVMPointerType::get(ctx, /*shared=*/3);
+    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, /*shared::cluster=*/7);
+    Value local = LLVM::IntToPtrOp::create(b, loc, sharedPtr, addr64);
+    Value rank = arith::IndexCastOp::create(b, loc, b.getI32Type(), lane);
+    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr, local, rank);
+    Value remoteSum = LLVM::GEPOp::create(b, loc, clusterPtr, f32, remote,
+                                          ArrayRef<LLVM::GEPArg>{1});
+    Value mi = LLVM::LoadOp::create(b, loc, f32, remote);
+    Value si = LLVM::LoadOp::create(b, loc, f32, remoteSum);
+    scf::YieldOp::create(b, loc, ValueRange{mi, si});
+    b.setInsertionPointToStart(ifIn.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{cf32(b, loc, negInf), cf32(b, loc, 0.0f)});
+  }
+  Value mi = ifIn.getResult(0), si = ifIn.getResult(1);
+  Value rowMax = gpu::SubgroupReduceOp::create(
+      b, loc, mi, gpu::AllReduceOperation::MAXIMUMF, /*uniform=*/true);
+  // Lanes without a block: 0 * exp(-inf) = 0. A block whose part is empty
+  // has m = -inf, s = 0 and adds 0 in the same way.
+  Value scaled = c.mulf(si, c.exp(c.subf(mi, rowMax)));
+  Value rowSum = gpu::SubgroupReduceOp::create(
+      b, loc, scaled, gpu::AllReduceOperation::ADD, /*uniform=*/true);
+  // Done with the other blocks' shared memory.
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  return arith::DivFOp::create(b, loc, c.exp(c.subf(m, rowMax)), rowSum);
+}
+
+/// The registers strategy, and (with `partial` and `cluster`) the split one:
+/// this block's part of the row in registers.
+void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum,
+                    Value clusterPartial = Value(), int64_t cluster = 1) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
-  int64_t chunks = llvm::divideCeil(c.n, span);
+  int64_t chunks = llvm::divideCeil(c.partLen, span);
   float negInf = -std::numeric_limits<float>::infinity();
 
   // All loads first: they are independent, so they are all in flight at once.
   SmallVector<Value> vals, cols;
   SmallVector<bool> partial;
   for (int64_t k = 0; k < chunks; ++k) {
-    Value col = c.colOf(cidx(b, loc, k * span));
-    bool isPartial = (k + 1) * span > c.n;
+    Value col = c.colOf(arith::AddIOp::create(b, loc, c.partStart, cidx(b, loc, k * span)));
+    bool isPartial = (k + 1) * span > c.minPartLen;
     Value v;
     if (!isPartial) {
       v = c.load(col);
     } else {
-      auto ifIn = scf::IfOp::create(b, loc, TypeRange{c.vecType}, c.lt(col, c.n), true);
+      auto ifIn = scf::IfOp::create(b, loc, TypeRange{c.vecType}, c.lt(col, c.partEnd), true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifIn.thenBlock());
       scf::YieldOp::create(b, loc, c.load(col));
@@ -156,7 +233,9 @@ void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
     }
   Value rowSum = emitBlockReduce(b, loc, s, gpu::AllReduceOperation::ADD,
                                  c.threads, scratchSum);
-  Value inv = arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
+  Value inv = clusterPartial
+                  ? combineOverCluster(c, rowMax, rowSum, clusterPartial, cluster)
+                      : arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
   for (auto [k, lane] : llvm::enumerate(xs)) {
     SmallVector<Value> ys;
     for (Value e : lane)
@@ -166,11 +245,13 @@ void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
       c.store(y, cols[k]);
       continue;
     }
-    auto ifIn = scf::IfOp::create(b, loc, c.lt(cols[k], c.n), false);
+    auto ifIn = scf::IfOp::create(b, loc, c.lt(cols[k], c.partEnd), false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifIn.thenBlock());
     c.store(y, cols[k]);
   }
+  if (clusterPartial)
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
 void buildOnline(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
@@ -244,8 +325,13 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                              << " does not divide the row length " << n;
   if (rows > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows, more than a grid holds";
-  info.grid = {rows, 1, 1};
+  int64_t cluster = strategy == "split" ? std::max<int64_t>(req.config.getCluster(), 1) : 1;
+  if (rows * cluster > std::numeric_limits<int32_t>::max())
+    return op->emitOpError() << "has " << rows << " rows of " << cluster
+                             << " blocks each, more than a grid holds";
+  info.grid = {rows * cluster, 1, 1};
   info.block = {threads, 1, 1};
+  info.cluster = {cluster, 1, 1};
 
   gpu::GPUFuncOp func = req.func;
   Location loc = op->getLoc();
@@ -298,11 +384,32 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   } else {
     c.in = flatten(b, loc, kargs[0]);
   }
-  Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value row = block;
   c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  c.partStart = cidx(b, loc, 0);
+  c.partEnd = cidx(b, loc, n);
+  c.partLen = c.minPartLen = n;
+  if (strategy == "split") {
+    // Blocks [row * cluster, (row + 1) * cluster) form the row's cluster;
+    // block `rank` of it handles columns [rank * len, (rank + 1) * len).
+    int64_t len = splitPartLength(n, cluster, vec);
+    Value rank = arith::RemUIOp::create(b, loc, block, cidx(b, loc, cluster));
+    row = arith::DivUIOp::create(b, loc, block, cidx(b, loc, cluster));
+    c.partStart = arith::MulIOp::create(b, loc, rank, cidx(b, loc, len));
+    c.partEnd = arith::MinUIOp::create(
+        b, loc, cidx(b, loc, n), arith::AddIOp::create(b, loc, c.partStart, cidx(b, loc, len)));
+    c.partLen = len;
+    c.minPartLen = std::max<int64_t>(0, n - (cluster - 1) * len);
+  }
+  c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
   if (strategy == "registers")
     buildRegisters(c, scratchMax, scratchSum);
+  else if (strategy == "split")
+    buildRegisters(c, scratchMax, scratchSum,
+                   func.addWorkgroupAttribution(
+                       MemRefType::get({2}, Float32Type::get(ctx), nullptr, wg), loc),
+                   cluster);
   else if (strategy == "online")
     buildOnline(c, scratchMax, scratchSum);
   else

@@ -138,8 +138,16 @@ func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_strategy(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'strategy' must be "registers" or "online", got "twice"}}
+  // expected-error @+1 {{#kb.config 'strategy' must be "registers", "split" or "online", got "twice"}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "twice">} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @config_cluster(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'cluster' must be in [1, 16] (the largest thread-block cluster sm_90 launches), got 32}}
+  %0 = kb.softmax %x {config = #kb.config<strategy = "split", cluster = 32>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
 

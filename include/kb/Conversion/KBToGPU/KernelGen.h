@@ -20,6 +20,8 @@ namespace mlir::kb {
 struct LaunchInfo {
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
+  /// Thread-block cluster shape; {1, 1, 1}: launched without clusters.
+  std::array<int64_t, 3> cluster{1, 1, 1};
   int64_t dynamicSharedBytes = 0;
 };
 

@@ -53,7 +53,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    ArrayRef<int64_t> block, ArrayRef<int64_t> warp,
                    ArrayRef<int64_t> thread, int64_t threads, int64_t vector,
                    int64_t stages, ArrayRef<int64_t> pad, StringRef mma,
-                   StringRef strategy) {
+                   StringRef strategy, int64_t cluster) {
   auto positive = [&](ArrayRef<int64_t> v, StringRef name) -> LogicalResult {
     for (int64_t x : v)
       if (x <= 0)
@@ -84,10 +84,15 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kb.config 'mma' must be \"ffma\", "
                           "\"mma_sync_tf32\" or \"mma_sync_tf32x3\", got \""
                        << mma << "\"";
-  if (!strategy.empty() && strategy != "registers" && strategy != "online")
-    return emitError()
-           << "#kb.config 'strategy' must be \"registers\" or \"online\", got \""
-           << strategy << "\"";
+  if (!strategy.empty() && strategy != "registers" && strategy != "split" &&
+      strategy != "online")
+    return emitError() << "#kb.config 'strategy' must be \"registers\", "
+                          "\"split\" or \"online\", got \""
+                       << strategy << "\"";
+  if (cluster < 0 || cluster > 16)
+    return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
+                          "largest thread-block cluster sm_90 launches), got "
+                       << cluster;
   return success();
 }
 
@@ -116,12 +121,13 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.pad.assign(attr.getPad().begin(), attr.getPad().end());
   f.mma = attr.getMma().str();
   f.strategy = attr.getStrategy().str();
+  f.cluster = attr.getCluster();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages,
-                         pad, mma, strategy);
+                         pad, mma, strategy, cluster);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

@@ -56,7 +56,13 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `mma`: the arithmetic unit of the inner tile: `ffma`, `mma_sync_tf32`,
       `mma_sync_tf32x3`.
     - `strategy`: the softmax strategy: `registers` (the row in registers:
-      one read, one write) or `online` (a tiled loop: reads the row twice).
+      one read, one write), `split` (a row too wide for one block is split
+      over the blocks of a thread-block cluster, each holding its part in
+      registers; the partial max and sum are exchanged through distributed
+      shared memory: still one read, one write) or `online` (a tiled loop:
+      reads the row twice).
+    - `cluster`: thread blocks per cluster (softmax `split`: the blocks that
+      share one row), 1 to 16.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -69,7 +75,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     OptionalParameter<"int64_t">:$stages,
     KB_SizesParameter<>:$pad,
     StringRefParameter<"", "\"\"">:$mma,
-    StringRefParameter<"", "\"\"">:$strategy
+    StringRefParameter<"", "\"\"">:$strategy,
+    OptionalParameter<"int64_t">:$cluster
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

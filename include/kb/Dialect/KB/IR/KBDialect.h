@@ -48,12 +48,20 @@ namespace mlir::kb {
 /// A mutable copy of a #kb.config: read one, change fields, build a new one.
 struct ConfigFields {
   SmallVector<int64_t> block, warp, thread, pad;
-  int64_t threads = 0, vector = 0, stages = 0;
+  int64_t threads = 0, vector = 0, stages = 0, cluster = 0;
   std::string mma, strategy;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
 };
+
+/// Columns of a row that each of the `cluster` blocks of a split softmax
+/// handles: the row divided evenly, rounded up to whole vectors (the last
+/// block's part may be shorter).
+inline int64_t splitPartLength(int64_t n, int64_t cluster, int64_t vector) {
+  int64_t part = (n + cluster - 1) / cluster;
+  return (part + vector - 1) / vector * vector;
+}
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 enum class KernelKind { Elementwise, Softmax, Matmul };
