@@ -75,6 +75,23 @@ PROGRAMS = {
         "softmax-4096x4096-t1024": softmax(4096, 4096, config="threads = 1024"),
         "softmax-1000x4099": softmax(1000, 4099),
         "softmax-1024x400001": softmax(1024, 400001),
+        # Every strategy at every shape, so that kb-select-config's choice
+        # can be checked (split forced onto rows that fit one block, online
+        # forced onto rows that fit a cluster).
+        "softmax-8192x32768-split": softmax(8192, 32768, config='strategy = "split", cluster = 2'),
+        "softmax-4096x4096-split": softmax(4096, 4096, config='strategy = "split", cluster = 2, threads = 256'),
+        "softmax-32768x1024-split": softmax(32768, 1024, config='strategy = "split", cluster = 2, threads = 128'),
+        "softmax-32768x1024-online": softmax(32768, 1024, "online"),
+        "softmax-2048x65536": softmax(2048, 65536),
+        "softmax-2048x65536-registers": softmax(2048, 65536, "registers"),
+        "softmax-2048x65536-online": softmax(2048, 65536, "online"),
+        "softmax-1024x400000-online": softmax(1024, 400000, "online"),
+        "softmax-1024x400000-c8": softmax(1024, 400000, config='strategy = "split", cluster = 8'),
+        "softmax-1024x400000-c16": softmax(1024, 400000, config='strategy = "split", cluster = 16'),
+        "softmax-1024x400000-shared-c8": softmax(1024, 400000, config='strategy = "split_shared", cluster = 8, threads = 1024'),
+        "softmax-2048x65536-shared": softmax(2048, 65536, config='strategy = "split_shared", cluster = 4'),
+        "softmax-8192x32768-shared": softmax(8192, 32768, config='strategy = "split_shared", cluster = 2'),
+        "softmax-1024x400001-online": softmax(1024, 400001, "online"),
     },
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
@@ -82,6 +99,7 @@ PROGRAMS = {
         "bgd-1000x1001": bias_gelu_dropout(1000, 1001),
         "attn-probs-8192x4096": scaled_masked_softmax_dropout(8192, 4096),
         "attn-probs-1000x1001": scaled_masked_softmax_dropout(1000, 1001),
+        "attn-probs-256x200000": scaled_masked_softmax_dropout(256, 200000),
         "mm-bias-gelu-tf32-4096": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
         "mm-bias-gelu-ieee-4096": matmul_bias_gelu(4096, 4096, 4096, "ieee"),
         "mm-bias-gelu-tf32-1000x700x1500": matmul_bias_gelu(1000, 700, 1500, "tf32"),

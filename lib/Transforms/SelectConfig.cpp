@@ -40,6 +40,8 @@ constexpr int64_t kAutoRowValuesPerThread = 32;
 /// The largest thread-block cluster sm_90 launches (16 is non-portable:
 /// kb-run opts in with CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
 constexpr int64_t kMaxCluster = 16;
+/// The largest cluster kb picks by itself for parts held in registers.
+constexpr int64_t kMaxRegisterCluster = 4;
 
 /// Values of a `len`-long row part each of `threads` threads holds.
 int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
@@ -72,38 +74,55 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                              << ", which needs the row length (" << n
                              << ") to be a multiple of it";
   int64_t maxThreads = model.maxThreadsPerBlock;
+  // Split over a cluster: the fewest blocks (a power of two, so that clusters
+  // tile a GPC's multiprocessors) whose parts fit in registers
+  // (kAutoRowValuesPerThread per thread) or in shared memory (half a
+  // multiprocessor's, so that two blocks share one), or 0 if none does.
+  auto fewestBlocks = [&](bool shared, int64_t threads, int64_t maxBlocks) -> int64_t {
+    for (int64_t c = 2; c <= maxBlocks; c *= 2) {
+      int64_t len = splitPartLength(n, c, f.vector);
+      if (shared ? len * 4 <= (model.sharedPerSM - 1024) / 2
+                 : valuesPerThread(len, threads, f.vector) <= kAutoRowValuesPerThread)
+        return c;
+    }
+    return 0;
+  };
   if (f.strategy.empty()) {
     // One read whenever the row fits on chip: in one block's registers, else
-    // split over the blocks of a cluster; two reads (online) beyond.
-    int64_t perThread = valuesPerThread(n, maxThreads, f.vector);
-    if (perThread <= kAutoRowValuesPerThread)
+    // split over a small cluster's registers (measured: clusters of 2 at
+    // 87-94% of copy, 16 at 45%: a 16-block cluster of 1024-thread blocks
+    // waits for 16 free multiprocessors of one GPC), else over the shared
+    // memory of up to 16 blocks of 512 threads, two per multiprocessor; two
+    // reads (online) beyond.
+    if (valuesPerThread(n, maxThreads, f.vector) <= kAutoRowValuesPerThread)
       f.strategy = "registers";
-    else if (perThread <= kAutoRowValuesPerThread * kMaxCluster)
+    else if (fewestBlocks(false, maxThreads, kMaxRegisterCluster))
       f.strategy = "split";
+    else if (fewestBlocks(true, maxThreads / 2, kMaxCluster))
+      f.strategy = "split_shared";
     else
       f.strategy = "online";
   }
-  if (f.cluster > 1 && f.strategy != "split")
+  bool split = f.strategy == "split" || f.strategy == "split_shared";
+  if (f.cluster > 1 && !split)
     return op->emitOpError() << "config asks for a cluster of " << f.cluster
-                             << " blocks, which only softmax strategy "
-                                "\"split\" uses";
+                             << " blocks, which only softmax strategies "
+                                "\"split\" and \"split_shared\" use";
   if (!f.threads) {
     if (f.strategy == "registers")
       // About four vectors per thread: enough loads in flight per thread,
       // and enough threads to cover the row.
       f.threads = std::clamp<int64_t>(
           nextPow2(llvm::divideCeil(n, 4 * f.vector)), 32, maxThreads);
+    else if (f.strategy == "split_shared")
+      f.threads = maxThreads / 2;
     else
       f.threads = maxThreads;
   }
-  if (f.strategy == "split" && !f.cluster) {
-    // The fewest blocks (a power of two, so that clusters tile the GPCs'
-    // multiprocessors) whose parts fit in registers.
-    f.cluster = 2;
-    while (f.cluster < kMaxCluster &&
-           valuesPerThread(splitPartLength(n, f.cluster, f.vector), f.threads,
-                           f.vector) > kAutoRowValuesPerThread)
-      f.cluster *= 2;
+  if (split && !f.cluster) {
+    f.cluster = fewestBlocks(f.strategy == "split_shared", f.threads, kMaxCluster);
+    if (!f.cluster)
+      f.cluster = kMaxCluster; // checked below
   }
   if (f.strategy == "registers" || f.strategy == "split") {
     int64_t len = f.strategy == "split"
@@ -123,6 +142,17 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
         diag << " or blocks";
       return diag;
     }
+  }
+  if (f.strategy == "split_shared") {
+    int64_t bytes = splitPartLength(n, f.cluster, f.vector) * 4;
+    // The part plus the reduction scratch (264 bytes).
+    if (bytes + 264 > model.maxSharedPerBlock)
+      return op->emitOpError()
+             << "softmax strategy 'split_shared' would stage " << bytes
+             << " bytes of each row per block (row length " << n << ", "
+             << f.cluster << " blocks); " << model.chip << " has "
+             << model.maxSharedPerBlock
+             << " per block: use strategy \"online\" or more blocks";
   }
   if (f.block.empty())
     f.block = {1};
@@ -163,7 +193,8 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
       }
       if (succeeded(ok) && f.cluster > 1 && *kind != KernelKind::Softmax) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
-                         << " blocks, which only softmax strategy \"split\" uses";
+                         << " blocks, which only softmax strategies \"split\" "
+                            "and \"split_shared\" use";
         ok = failure();
       }
       if (succeeded(ok) && f.threads > model->maxThreadsPerBlock) {

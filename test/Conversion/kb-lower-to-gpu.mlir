@@ -80,8 +80,8 @@ func.func @softmax_online(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
 
 // -----
 
-// Softmax, split over a cluster of 16 blocks (the default for 400000-wide
-// rows): 4 rows x 16 blocks launched as clusters of 16; each block holds its
+// Softmax, split over the registers of a cluster of 16 blocks (forced): 4
+// rows x 16 blocks launched as clusters of 16; each block holds its
 // 25000 columns in registers (7 loads of 16 bytes per thread, the last one
 // guarded), no loop; its partial (max, sum) goes to shared memory, a cluster
 // barrier, lanes read the other blocks' pairs through mapa, a second arrive
@@ -109,6 +109,39 @@ func.func @softmax_online(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
 // CHECK: nvvm.cluster.wait {aligned}
 // CHECK-NOT: scf.for
 func.func @softmax_split(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
+  %0 = kb.softmax %x {config = #kb.config<strategy = "split", cluster = 16>} : tensor<4x400000xf32>
+  return %0 : tensor<4x400000xf32>
+}
+
+// -----
+
+// Softmax, split over the shared memory of a cluster of 16 blocks of 512
+// threads (the default for 400000-wide rows): each block's 25000 columns
+// (100000 bytes of dynamic shared memory) copied in by cp.async, all in
+// flight before one wait; then loops over shared memory for the max, the
+// sum and the normalised stores, with the cluster exchange between them.
+// CHECK-LABEL: func.func @softmax_split_shared
+// CHECK: gpu.launch_func @{{.*}} clusters in (%{{.*}}, %{{.*}}, %{{.*}}) blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args
+// CHECK-SAME: strategy = "split_shared", cluster = 16
+// CHECK: gpu.func @k{{[0-9]+}}_softmax
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view {{.*}} to memref<25000xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_copy {{.*}}{bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.maximumf
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: math.exp
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.mapa
+// CHECK: scf.for
+// CHECK: vector.store
+// CHECK: nvvm.cluster.wait {aligned}
+func.func @softmax_split_shared(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
   %0 = kb.softmax %x : tensor<4x400000xf32>
   return %0 : tensor<4x400000xf32>
 }

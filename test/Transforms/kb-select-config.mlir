@@ -1,17 +1,19 @@
 // RUN: kb-opt %s --kb-select-config -split-input-file -verify-diagnostics | FileCheck %s
 
 // Softmax: the row in one block's registers up to 32 values per thread of a
-// 1024-thread block; wider rows split over a cluster of 2, 4, 8 or 16 blocks
-// (the fewest whose parts fit); rows too wide for 16 blocks take the online
-// strategy (two reads). Odd widths fall back to scalar accesses.
+// 1024-thread block; wider rows split over the registers of a cluster of 2
+// or 4 blocks, then over the shared memory of up to 16 blocks of 512 threads
+// (the fewest whose parts fit in half a multiprocessor's shared memory);
+// rows too wide for that take the online strategy (two reads). Odd widths
+// fall back to scalar accesses.
 // CHECK-LABEL: func.func @softmax_strategies
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 2>} : tensor<8x32772xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 16>} : tensor<2x400000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_shared", cluster = 16>} : tensor<2x400000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x600000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 1, strategy = "registers">} : tensor<3x4099xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 1, strategy = "split", cluster = 16>} : tensor<3x400001xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 1, strategy = "split_shared", cluster = 16>} : tensor<3x400001xf32>
 func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %b2: tensor<8x32772xf32>, %c: tensor<2x400000xf32>, %c2: tensor<2x600000xf32>, %d: tensor<3x4099xf32>, %e: tensor<3x400001xf32>)
     -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x600000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>) {
   %0 = kb.softmax %a : tensor<32x1024xf32>
@@ -68,8 +70,16 @@ func.func @split_over_too_few_blocks(%a: tensor<2x400000xf32>) -> tensor<2x40000
 
 // -----
 
+func.func @split_shared_too_big(%a: tensor<2x1000000xf32>) -> tensor<2x1000000xf32> {
+  // expected-error @+1 {{softmax strategy 'split_shared' would stage 250000 bytes of each row per block (row length 1000000, 16 blocks); sm_90 has 232448 per block: use strategy "online" or more blocks}}
+  %0 = kb.softmax %a {config = #kb.config<strategy = "split_shared">} : tensor<2x1000000xf32>
+  return %0 : tensor<2x1000000xf32>
+}
+
+// -----
+
 func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
-  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategy "split" uses}}
+  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split" and "split_shared" use}}
   %0 = kb.softmax %a {config = #kb.config<strategy = "registers", cluster = 4>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }
@@ -77,7 +87,7 @@ func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
 // -----
 
 func.func @cluster_on_elementwise(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
-  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategy "split" uses}}
+  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split" and "split_shared" use}}
   %0 = kb.relu %a {config = #kb.config<cluster = 2>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }

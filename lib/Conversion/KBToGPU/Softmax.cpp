@@ -14,6 +14,12 @@
 //   are exchanged through distributed shared memory (mapa + ld.shared::cluster
 //   between two cluster barriers) and each block rescales its part. Still one
 //   read, one write.
+// - split_shared: the same split, each block's part staged in (dynamic)
+//   shared memory by cp.async instead of registers, so that the part may be
+//   larger and blocks may be small (two per multiprocessor, from different
+//   clusters: one loads while the other waits at its cluster barrier). Three
+//   passes over shared memory (max, sum, normalise), still one read and one
+//   write of global memory.
 // - online: for rows too wide even for that; a loop keeps a running max and
 //   a rescaled running sum, then a second loop reads the row again to write
 //   it. Two reads, one write.
@@ -254,6 +260,105 @@ void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum,
     NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
+/// The split_shared strategy: this block's part of the row copied into
+/// `part` (workgroup memref<partLen x f32>), reduced and normalised from
+/// there. A prologue is applied on the way in (through registers), an
+/// epilogue on the way out.
+void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
+                      Value clusterPartial, int64_t cluster, Value part) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  int64_t span = c.threads * c.vec;
+  float negInf = -std::numeric_limits<float>::infinity();
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  Value lb = cidx(b, loc, 0), ub = cidx(b, loc, c.partLen), step = cidx(b, loc, span);
+  Value mine = arith::MulIOp::create(b, loc, c.tid, cidx(b, loc, c.vec));
+
+  // One guarded pass over this thread's vectors of the part: `body` gets the
+  // offset in the part and the column in the row, and the loop-carried
+  // values.
+  auto pass = [&](ValueRange init,
+                  function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step, init);
+    OpBuilder::InsertionGuard g(b);
+    // Without results the builders add the scf.yield terminators themselves.
+    bool results = !init.empty();
+    auto atStart = [&](Block *block) {
+      if (results)
+        b.setInsertionPointToStart(block);
+      else
+        b.setInsertionPoint(block->getTerminator());
+    };
+    atStart(loop.getBody());
+    Value local = arith::AddIOp::create(b, loc, loop.getInductionVar(), mine);
+    Value col = arith::AddIOp::create(b, loc, c.partStart, local);
+    auto ifIn = scf::IfOp::create(b, loc, ValueRange(init).getTypes(),
+                                  c.lt(col, c.partEnd), /*withElse=*/results);
+    atStart(ifIn.thenBlock());
+    SmallVector<Value> out = body(local, col, loop.getRegionIterArgs());
+    if (!results)
+      return loop.getResults();
+    scf::YieldOp::create(b, loc, out);
+    b.setInsertionPointToStart(ifIn.elseBlock());
+    scf::YieldOp::create(b, loc, loop.getRegionIterArgs());
+    b.setInsertionPointAfter(ifIn);
+    scf::YieldOp::create(b, loc, ifIn.getResults());
+    return loop.getResults();
+  };
+  auto loadPart = [&](Value local) {
+    return vector::LoadOp::create(b, loc, c.vecType, part, ValueRange{local}, false,
+                                  llvm::MaybeAlign(c.vec * 4));
+  };
+
+  // Pass 0: the part into shared memory; every copy in flight at once.
+  pass({}, [&](Value local, Value col, ValueRange) {
+    if (c.pro) {
+      vector::StoreOp::create(b, loc, c.load(col), part, ValueRange{local}, false,
+                              llvm::MaybeAlign(c.vec * 4));
+    } else {
+      Value at = arith::AddIOp::create(b, loc, c.rowBase, col);
+      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, part, ValueRange{local}, c.in,
+                                       ValueRange{at}, b.getIndexAttr(c.vec), Value(),
+                                       c.vec == 4 ? b.getUnitAttr() : UnitAttr());
+    }
+    return SmallVector<Value>{};
+  });
+  if (!c.pro) {
+    Value group = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  // Pass 1: the max; pass 2: the sum of exp(x - max).
+  Value m = pass({cf32(b, loc, negInf)}, [&](Value local, Value, ValueRange acc) {
+    Value r = acc[0];
+    for (Value x : c.lanes(loadPart(local)))
+      r = c.maxf(r, x);
+    return SmallVector<Value>{r};
+  })[0];
+  Value partMax = emitBlockReduce(b, loc, m, gpu::AllReduceOperation::MAXIMUMF,
+                                  c.threads, scratchMax);
+  Value s = pass({cf32(b, loc, 0.0f)}, [&](Value local, Value, ValueRange acc) {
+    Value r = acc[0];
+    for (Value x : c.lanes(loadPart(local)))
+      r = c.addf(r, c.exp(c.subf(x, partMax)));
+    return SmallVector<Value>{r};
+  })[0];
+  Value partSum = emitBlockReduce(b, loc, s, gpu::AllReduceOperation::ADD,
+                                  c.threads, scratchSum);
+  Value factor = combineOverCluster(c, partMax, partSum, clusterPartial, cluster);
+
+  // Pass 3: normalise and write.
+  pass({}, [&](Value local, Value col, ValueRange) {
+    SmallVector<Value> ys;
+    for (Value x : c.lanes(loadPart(local)))
+      ys.push_back(c.mulf(c.exp(c.subf(x, partMax)), factor));
+    c.store(vector::FromElementsOp::create(b, loc, c.vecType, ys), col);
+    return SmallVector<Value>{};
+  });
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+}
+
 void buildOnline(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
@@ -325,7 +430,8 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                              << " does not divide the row length " << n;
   if (rows > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows, more than a grid holds";
-  int64_t cluster = strategy == "split" ? std::max<int64_t>(req.config.getCluster(), 1) : 1;
+  bool split = strategy == "split" || strategy == "split_shared";
+  int64_t cluster = split ? std::max<int64_t>(req.config.getCluster(), 1) : 1;
   if (rows * cluster > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows of " << cluster
                              << " blocks each, more than a grid holds";
@@ -390,7 +496,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   c.partStart = cidx(b, loc, 0);
   c.partEnd = cidx(b, loc, n);
   c.partLen = c.minPartLen = n;
-  if (strategy == "split") {
+  if (split) {
     // Blocks [row * cluster, (row + 1) * cluster) form the row's cluster;
     // block `rank` of it handles columns [rank * len, (rank + 1) * len).
     int64_t len = splitPartLength(n, cluster, vec);
@@ -405,11 +511,22 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
   if (strategy == "registers")
     buildRegisters(c, scratchMax, scratchSum);
-  else if (strategy == "split")
-    buildRegisters(c, scratchMax, scratchSum,
-                   func.addWorkgroupAttribution(
-                       MemRefType::get({2}, Float32Type::get(ctx), nullptr, wg), loc),
-                   cluster);
+  else if (split) {
+    Value partial = func.addWorkgroupAttribution(
+        MemRefType::get({2}, Float32Type::get(ctx), nullptr, wg), loc);
+    if (strategy == "split") {
+      buildRegisters(c, scratchMax, scratchSum, partial, cluster);
+    } else {
+      // The part in dynamic shared memory (kb-run raises the block's limit).
+      info.dynamicSharedBytes = c.partLen * 4;
+      Value bytes = gpu::DynamicSharedMemoryOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+      Value part = memref::ViewOp::create(
+          b, loc, MemRefType::get({c.partLen}, b.getF32Type(), nullptr, wg), bytes,
+          cidx(b, loc, 0), ValueRange{});
+      buildSplitShared(c, scratchMax, scratchSum, partial, cluster, part);
+    }
+  }
   else if (strategy == "online")
     buildOnline(c, scratchMax, scratchSum);
   else

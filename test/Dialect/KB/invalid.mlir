@@ -138,7 +138,7 @@ func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_strategy(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'strategy' must be "registers", "split" or "online", got "twice"}}
+  // expected-error @+1 {{#kb.config 'strategy' must be "registers", "split", "split_shared" or "online", got "twice"}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "twice">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

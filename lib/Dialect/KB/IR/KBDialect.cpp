@@ -85,9 +85,9 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "\"mma_sync_tf32\" or \"mma_sync_tf32x3\", got \""
                        << mma << "\"";
   if (!strategy.empty() && strategy != "registers" && strategy != "split" &&
-      strategy != "online")
+      strategy != "split_shared" && strategy != "online")
     return emitError() << "#kb.config 'strategy' must be \"registers\", "
-                          "\"split\" or \"online\", got \""
+                          "\"split\", \"split_shared\" or \"online\", got \""
                        << strategy << "\"";
   if (cluster < 0 || cluster > 16)
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
