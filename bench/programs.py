@@ -73,6 +73,7 @@ PROGRAMS = {
         "softmax-4096x4096-online": softmax(4096, 4096, "online"),
         "softmax-4096x4096-t512": softmax(4096, 4096, config="threads = 512"),
         "softmax-4096x4096-t1024": softmax(4096, 4096, config="threads = 1024"),
+        "softmax-4096x4096-t128": softmax(4096, 4096, config="threads = 128"),
         "softmax-1000x4099": softmax(1000, 4099),
         "softmax-1024x400001": softmax(1024, 400001),
         # Every strategy at every shape, so that kb-select-config's choice
@@ -128,11 +129,16 @@ PROGRAMS = {
         "matmul-tf32-4096-b128x256x32-s2": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 32], warp = [64, 64], stages = 2"),
         "matmul-tf32-4096-b128x128x64-s2": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 64], warp = [64, 32], stages = 2"),
         "matmul-tf32-4096-b256x128x32-s2": matmul(4096, 4096, 4096, "tf32", config="block = [256, 128, 32], warp = [64, 64], stages = 2"),
+        "matmul-tf32-4096-b128x256x64-s2": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 64], warp = [64, 64], stages = 2"),
         "matmul-tf32-8192-b128x256x32": matmul(8192, 8192, 8192, "tf32", config="block = [128, 256, 32], warp = [64, 64]"),
         "matmul-tf32-4096-b128x128x32-w32x64": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32], warp = [32, 64]"),
         "matmul-ieee-4096-b128x128x8": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 8], thread = [8, 8]"),
         "matmul-ieee-4096-1stage": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 1"),
         "matmul-ieee-8192": matmul(8192, 8192, 8192, "ieee"),
+        # Awkward shapes next to their nearest tile multiples (issue 5: within 15%).
+        "matmul-ieee-4000": matmul(4000, 4000, 4000, "ieee"),
+        "matmul-ieee-1024x768x1536": matmul(1024, 768, 1536, "ieee"),
+        "matmul-tf32-1024x768x1536": matmul(1024, 768, 1536, "tf32"),
     },
 }
 

@@ -45,6 +45,15 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
     timeout 300 "$KB_RUN" "build/gpu/bundles/$name" --profile --no-time --json-out "$OUT/tmp/ncu-$name.json" >> "$OUT/ncu_log.txt" 2>&1
     echo "exit $?" >> "$OUT/ncu_log.txt"
   done
+  # Why the TF32 kernel waits: ncu's warp-state (stall reason) breakdown, and
+  # its SASS, to read the inner loop's schedule.
+  if [ -d build/gpu/bundles/matmul-tf32-4096 ] && { [ -z "$ONLY" ] || echo matmul-tf32-4096 | grep -Eq "$ONLY"; }; then
+    echo "=== ncu warp states matmul-tf32-4096" >> "$OUT/ncu_log.txt"
+    timeout 300 ncu --clock-control none --section WarpStateStats --section SchedulerStats \
+      --section ComputeWorkloadAnalysis -k regex:matmul -c 1 \
+      "$KB_RUN" build/gpu/bundles/matmul-tf32-4096 --no-time >> "$OUT/ncu_log.txt" 2>&1
+    cuobjdump -sass build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin > "$OUT/tf32_sass.txt" 2>&1
+  fi
   for cubin in build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin build/gpu/bundles/matmul-ieee-4096/k0_matmul.cubin; do
     [ -f "$cubin" ] || continue
     echo "=== SASS opcode mix of $cubin (top 25)" >> "$OUT/ncu_log.txt"

@@ -191,6 +191,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     }
     if (failed(built))
       return failure();
+    // The NVPTX backend demotes MLIR's dynamic-shared-memory global to a
+    // one-byte static .shared variable: static buffers placed after it would
+    // overlap the dynamic region. A kernel uses one kind or the other.
+    bool dynamicShared = false;
+    kfunc.walk([&](gpu::DynamicSharedMemoryOp) { dynamicShared = true; });
+    if (dynamicShared && kfunc.getNumWorkgroupAttributions() > 0)
+      return op.emitOpError()
+             << "internal error: kernel " << kfunc.getName()
+             << " mixes dynamic and static shared memory, which NVPTX lays out "
+                "overlapping";
     // 32-bit index arithmetic (half the integer work of 64-bit) whenever
     // every buffer of the kernel has fewer than 2^31 elements. Not for
     // kernels with nvgpu ops: convert-nvgpu-to-nvvm assumes 64-bit indices.

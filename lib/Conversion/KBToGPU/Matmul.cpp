@@ -33,23 +33,29 @@ MatmulShape MatmulShape::of(MatmulOp mm) {
 
 Value MatmulEmitter::loadGuarded(Value mem, ValueRange idx,
                                  ArrayRef<std::pair<Value, int64_t>> bounds) {
+  // Branch-free: each guarded index is clamped into the matrix, the load is
+  // unconditional and a select zeroes what lies outside. A branch around
+  // every load (the first version) kept the loads of the next tile from
+  // being issued ahead of the current tile's FFMAs: 4000^3 ran 1.64x slower
+  // than 4096^3 (run 14).
   SmallVector<Value> conds;
-  for (auto [v, bound] : bounds)
-    if (v)
-      conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
-                                            cidx(b, loc, bound)));
+  SmallVector<Value> at(idx.begin(), idx.end());
+  for (auto [v, bound] : bounds) {
+    if (!v)
+      continue;
+    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                          cidx(b, loc, bound)));
+    for (Value &i : at)
+      if (i == v)
+        i = arith::MinUIOp::create(b, loc, v, cidx(b, loc, bound - 1));
+  }
+  Value x = memref::LoadOp::create(b, loc, mem, at);
   if (conds.empty())
-    return memref::LoadOp::create(b, loc, mem, idx);
+    return x;
   Value cond = conds[0];
   for (Value c : ArrayRef<Value>(conds).drop_front())
     cond = arith::AndIOp::create(b, loc, cond, c);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, cond, true);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, mem, idx).getResult());
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b, loc, cf32(b, loc, 0.0f));
-  return ifOp.getResult(0);
+  return arith::SelectOp::create(b, loc, cond, x, cf32(b, loc, 0.0f));
 }
 
 SmallVector<Value> MatmulEmitter::globalIndex(Value batchIdx, Value i, Value j) {

@@ -444,10 +444,37 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   MLIRContext *ctx = op->getContext();
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto scratchType = MemRefType::get({32}, Float32Type::get(ctx), nullptr, wg);
-  Value scratchMax = func.addWorkgroupAttribution(scratchType, loc);
-  Value scratchSum = func.addWorkgroupAttribution(scratchType, loc);
+  auto partialType = MemRefType::get({2}, Float32Type::get(ctx), nullptr, wg);
+  // Shared memory: static workgroup buffers, or (split_shared) everything
+  // carved out of the dynamic shared memory. Not both: the NVPTX backend
+  // demotes MLIR's dynamic-shared-memory global to a one-byte static
+  // variable, which the other static buffers then overlap.
+  Value scratchMax, scratchSum, partial, part;
+  int64_t partBytes = 0;
+  if (strategy == "split_shared") {
+    OpBuilder ab = OpBuilder::atBlockEnd(&func.getBody().front());
+    partBytes = splitPartLength(n, std::max<int64_t>(req.config.getCluster(), 1),
+                                std::max<int64_t>(req.config.getVector(), 1)) * 4;
+    partBytes = llvm::alignTo(partBytes, 16);
+    info.dynamicSharedBytes = partBytes + 2 * 128 + 16;
+    Value bytes = gpu::DynamicSharedMemoryOp::create(
+        ab, loc, MemRefType::get({ShapedType::kDynamic}, ab.getI8Type(), nullptr, wg));
+    auto view = [&](MemRefType t, int64_t at) -> Value {
+      return memref::ViewOp::create(ab, loc, t, bytes, cidx(ab, loc, at), ValueRange{});
+    };
+    part = view(MemRefType::get({partBytes / 4}, ab.getF32Type(), nullptr, wg), 0);
+    scratchMax = view(scratchType, partBytes);
+    scratchSum = view(scratchType, partBytes + 128);
+    partial = view(partialType, partBytes + 256);
+  } else {
+    scratchMax = func.addWorkgroupAttribution(scratchType, loc);
+    scratchSum = func.addWorkgroupAttribution(scratchType, loc);
+    if (strategy == "split")
+      partial = func.addWorkgroupAttribution(partialType, loc);
+  }
 
-  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  // At the end: after the shared-memory views made above.
+  OpBuilder b = OpBuilder::atBlockEnd(&func.getBody().front());
   auto args = func.getArguments();
   auto kargs = args.take_front(func.getNumArguments());
   SoftmaxContext c{b, loc, n, threads, vec, Value(), flatten(b, loc, kargs.back()),
@@ -511,22 +538,10 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
   if (strategy == "registers")
     buildRegisters(c, scratchMax, scratchSum);
-  else if (split) {
-    Value partial = func.addWorkgroupAttribution(
-        MemRefType::get({2}, Float32Type::get(ctx), nullptr, wg), loc);
-    if (strategy == "split") {
-      buildRegisters(c, scratchMax, scratchSum, partial, cluster);
-    } else {
-      // The part in dynamic shared memory (kb-run raises the block's limit).
-      info.dynamicSharedBytes = c.partLen * 4;
-      Value bytes = gpu::DynamicSharedMemoryOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
-      Value part = memref::ViewOp::create(
-          b, loc, MemRefType::get({c.partLen}, b.getF32Type(), nullptr, wg), bytes,
-          cidx(b, loc, 0), ValueRange{});
-      buildSplitShared(c, scratchMax, scratchSum, partial, cluster, part);
-    }
-  }
+  else if (strategy == "split")
+    buildRegisters(c, scratchMax, scratchSum, partial, cluster);
+  else if (strategy == "split_shared")
+    buildSplitShared(c, scratchMax, scratchSum, partial, cluster, part);
   else if (strategy == "online")
     buildOnline(c, scratchMax, scratchSum);
   else
