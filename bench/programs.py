@@ -75,6 +75,7 @@ PROGRAMS = {
         "softmax-4096x4096-t1024": softmax(4096, 4096, config="threads = 1024"),
         "softmax-4096x4096-t128": softmax(4096, 4096, config="threads = 128"),
         "softmax-1000x4099": softmax(1000, 4099),
+        "softmax-1000x4096": softmax(1000, 4096),
         "softmax-1024x400001": softmax(1024, 400001),
         # Every strategy at every shape, so that kb-select-config's choice
         # can be checked (split forced onto rows that fit one block, online

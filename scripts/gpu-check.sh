@@ -7,7 +7,8 @@
 # sanitizer.txt, torch_baselines.json, gpu.txt.
 # Prepare on the build machine: bash scripts/build-bench.sh; mkdir -p gpu-carry;
 # cp ../shared/bench/torch_baselines.py gpu-carry/; then carry build/bin,
-# build/gpu and gpu-carry.
+# build/gpu and gpu-carry. KB_ONLY / KB_SKIP: regexes of bundle names to run
+# only / to leave out; KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH.
 set -u
 OUT=${OUT:-/tmp/kb-gpu-out}
 mkdir -p "$OUT" "$OUT/tmp"
@@ -26,6 +27,7 @@ for dir in build/gpu/bundles/*/; do
   name=$(basename "$dir")
   case "$name" in *-unfused) continue ;; esac
   if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+  if [ -n "${KB_SKIP:-}" ] && echo "$name" | grep -Eq "$KB_SKIP"; then continue; fi
   args=()
   [ -d "build/gpu/bundles/$name-unfused" ] && args+=(--baseline "build/gpu/bundles/$name-unfused")
   echo "=== $name" | tee -a "$log"

@@ -67,13 +67,18 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                             const TargetModel &model) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = type.getShape().back();
+  // An unfused softmax whose rows fit one block reads rows that are not a
+  // multiple of 4 long through aligned 16-byte chunks with masked edges.
+  int64_t maxThreads = model.maxThreadsPerBlock;
+  bool alignedChunks = isa<SoftmaxOp>(op) && n % 4 != 0 &&
+                       (f.strategy.empty() || f.strategy == "registers") &&
+                       valuesPerThread(n + 3, maxThreads, 4) <= kAutoRowValuesPerThread;
   if (!f.vector)
-    f.vector = widestVector(n);
-  else if (n % f.vector != 0)
+    f.vector = alignedChunks ? 4 : widestVector(n);
+  else if (n % f.vector != 0 && !(alignedChunks && f.vector == 4))
     return op->emitOpError() << "config asks for vector width " << f.vector
                              << ", which needs the row length (" << n
                              << ") to be a multiple of it";
-  int64_t maxThreads = model.maxThreadsPerBlock;
   // Split over a cluster: the fewest blocks (a power of two, so that clusters
   // tile a GPC's multiprocessors) whose parts fit in registers
   // (kAutoRowValuesPerThread per thread) or in shared memory (half a

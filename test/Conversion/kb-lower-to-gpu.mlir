@@ -64,6 +64,31 @@ func.func @softmax_registers(%x: tensor<16x4096xf32>) -> tensor<16x4096xf32> {
 
 // -----
 
+// Softmax with rows 4099 long (rows start at any word): 16-byte loads of the
+// aligned chunks that overlap the row (a chunk running past the buffer's end
+// loads lane by lane, clamped), lanes outside the row masked to -inf, whole
+// chunks stored with one 16-byte store and the edge chunks lane by lane.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
+// CHECK: arith.remui %{{.*}}, %c4
+// CHECK: scf.if
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<12297xf32>, vector<4xf32>
+// CHECK: } else {
+// CHECK: arith.minui %{{.*}}, %c12296
+// CHECK-COUNT-4: memref.load
+// CHECK: arith.select
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<12297xf32>, vector<4xf32>
+// CHECK: } else {
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @softmax_unaligned_rows(%x: tensor<3x4099xf32>) -> tensor<3x4099xf32> {
+  %0 = kb.softmax %x : tensor<3x4099xf32>
+  return %0 : tensor<3x4099xf32>
+}
+
+// -----
+
 // Softmax, online (forced): a loop with a running max and sum, then a second
 // loop that reads the row again.
 // CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax

@@ -260,6 +260,103 @@ void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum,
     NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
+/// The registers strategy for rows whose length is not a multiple of 4 (so
+/// rows start at any word): the row is covered by the 16-byte-aligned chunks
+/// of the flat buffer that overlap it, one chunk per thread per pass. Each
+/// chunk is one 16-byte load (four clamped scalar loads for a chunk that
+/// runs past the end of the buffer); lanes outside the row count as -inf;
+/// chunks wholly inside the row are stored with one 16-byte store, the two
+/// edge chunks lane by lane. Unfused softmax only.
+void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchSum,
+                             int64_t total) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  float negInf = -std::numeric_limits<float>::infinity();
+  Value negInfVec = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(c.vecType, b.getF32FloatAttr(negInf)));
+  Value rowStart = c.rowBase;
+  Value rowEnd = arith::AddIOp::create(b, loc, rowStart, cidx(b, loc, c.n));
+  Value base = arith::SubIOp::create(
+      b, loc, rowStart, arith::RemUIOp::create(b, loc, rowStart, cidx(b, loc, 4)));
+  int64_t chunks = llvm::divideCeil(c.n + 3, 4);
+  int64_t passes = llvm::divideCeil(chunks, c.threads);
+  auto ule = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
+  };
+
+  SmallVector<Value> flats;
+  SmallVector<SmallVector<Value>> xs;
+  Value m = cf32(b, loc, negInf);
+  for (int64_t k = 0; k < passes; ++k) {
+    Value chunk = arith::AddIOp::create(b, loc, c.tid, cidx(b, loc, k * c.threads));
+    Value flat = arith::AddIOp::create(
+        b, loc, base, arith::MulIOp::create(b, loc, chunk, cidx(b, loc, 4)));
+    Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
+    // Whole 16 bytes inside the buffer: one load; else lane by lane, clamped.
+    auto ifWhole = scf::IfOp::create(b, loc, TypeRange{c.vecType},
+                                     ule(flat4, cidx(b, loc, total)), true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifWhole.thenBlock());
+      scf::YieldOp::create(b, loc, c.loadVec(c.in, flat));
+      b.setInsertionPointToStart(ifWhole.elseBlock());
+      SmallVector<Value> lanes;
+      for (int64_t l = 0; l < 4; ++l) {
+        Value at = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, flat, cidx(b, loc, l)),
+            cidx(b, loc, total - 1));
+        lanes.push_back(memref::LoadOp::create(b, loc, c.in, ValueRange{at}));
+      }
+      scf::YieldOp::create(b, loc,
+                           vector::FromElementsOp::create(b, loc, c.vecType, lanes).getResult());
+    }
+    // A chunk past the row's end reads nothing.
+    Value v = arith::SelectOp::create(b, loc, c.lt(flat, rowEnd), ifWhole.getResult(0),
+                                      negInfVec);
+    SmallVector<Value> lanes = c.lanes(v);
+    for (int64_t l = 0; l < 4; ++l) {
+      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+      Value in = arith::AndIOp::create(b, loc, ule(rowStart, at), c.lt(at, rowEnd));
+      lanes[l] = arith::SelectOp::create(b, loc, in, lanes[l], cf32(b, loc, negInf));
+      m = c.maxf(m, lanes[l]);
+    }
+    flats.push_back(flat);
+    xs.push_back(lanes);
+  }
+  Value rowMax = emitBlockReduce(b, loc, m, gpu::AllReduceOperation::MAXIMUMF,
+                                 c.threads, scratchMax);
+  Value s = cf32(b, loc, 0.0f);
+  for (auto &lanes : xs)
+    for (Value &x : lanes) {
+      x = c.exp(c.subf(x, rowMax)); // outside the row: exp(-inf) = 0
+      s = c.addf(s, x);
+    }
+  Value rowSum = emitBlockReduce(b, loc, s, gpu::AllReduceOperation::ADD,
+                                 c.threads, scratchSum);
+  Value inv = arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
+  for (auto [flat, lanes] : llvm::zip(flats, xs)) {
+    SmallVector<Value> ys;
+    for (Value e : lanes)
+      ys.push_back(c.mulf(e, inv));
+    Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
+    Value whole = arith::AndIOp::create(b, loc, ule(rowStart, flat), ule(flat4, rowEnd));
+    auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
+    vector::StoreOp::create(b, loc, vector::FromElementsOp::create(b, loc, c.vecType, ys),
+                            c.out, ValueRange{flat}, false, llvm::MaybeAlign(16));
+    b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
+    for (int64_t l = 0; l < 4; ++l) {
+      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+      Value in = arith::AndIOp::create(b, loc, ule(rowStart, at), c.lt(at, rowEnd));
+      auto ifIn = scf::IfOp::create(b, loc, in, /*withElse=*/false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
+      memref::StoreOp::create(b, loc, ys[l], c.out, ValueRange{at});
+    }
+  }
+}
+
 /// The split_shared strategy: this block's part of the row copied into
 /// `part` (workgroup memref<partLen x f32>), reduced and normalised from
 /// there. A prologue is applied on the way in (through registers), an
@@ -425,9 +522,14 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   int64_t threads = req.config.getThreads();
   int64_t vec = std::max<int64_t>(req.config.getVector(), 1);
   StringRef strategy = req.config.getStrategy();
-  if (n % vec)
+  // Rows that are not a multiple of the vector: aligned chunks with masked
+  // edges (registers strategy, unfused softmax only).
+  bool unaligned = n % vec != 0;
+  if (unaligned && (vec != 4 || strategy != "registers" || isa<FusionOp>(op)))
     return op->emitOpError() << "vector width " << vec
-                             << " does not divide the row length " << n;
+                             << " does not divide the row length " << n
+                             << " (allowed only for vector 4 with strategy "
+                                "\"registers\" on an unfused softmax)";
   if (rows > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows, more than a grid holds";
   bool split = strategy == "split" || strategy == "split_shared";
@@ -536,7 +638,9 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     c.minPartLen = std::max<int64_t>(0, n - (cluster - 1) * len);
   }
   c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
-  if (strategy == "registers")
+  if (strategy == "registers" && unaligned)
+    buildRegistersUnaligned(c, scratchMax, scratchSum, rows * n);
+  else if (strategy == "registers")
     buildRegisters(c, scratchMax, scratchSum);
   else if (strategy == "split")
     buildRegisters(c, scratchMax, scratchSum, partial, cluster);
