@@ -91,18 +91,12 @@ SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
 /// by a branch. `as`/`bs` are the stage's views: A as [BM][BK + pad], B as
 /// [BK][BN + pad] (or [BN][BK + pad] when B is transposed).
 void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
-                     Value k0, Value as, Value bs, bool guarded) {
+                     Value k0, Value as, Value bs) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   auto copy = [&](Value src, SmallVector<Value> srcIdx, Value dst,
                   ValueRange dstIdx, Value rowInRange, Value colStart,
                   int64_t colBound) {
-    if (!guarded) {
-      nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
-          src, srcIdx, b.getIndexAttr(4), Value(), b.getUnitAttr());
-      return;
-    }
     // Elements of this 4-wide chunk that exist: clamp(colBound - colStart, 0, 4),
     // and none when the row is out of range.
     Value left = arith::SubIOp::create(
@@ -122,7 +116,7 @@ void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
   };
   int64_t threads = e.threads, bm = e.bm, bn = e.bn, bk = e.bk;
   auto inRange = [&](Value v, int64_t bound, bool needed) -> Value {
-    if (!needed || !guarded)
+    if (!needed)
       return Value();
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
                                  cidx(b, loc, bound));
@@ -150,39 +144,6 @@ void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
            inRange(gn, e.shape.n, e.shape.n % bn != 0), gk, e.shape.k);
     }
   }
-}
-
-/// The copies of one k tile: unguarded 16-byte copies for a tile inside the
-/// matrices, the guarded ones (above) only for tiles that cross an edge of M,
-/// N or K, chosen by a branch that is uniform across the block. Guarding
-/// every tile cost the awkward 1000x700x1500 9% of time against 1024x768x1536
-/// (run 15), with less work to do.
-void issueTileCopiesEdgeAware(MatmulEmitter &e, Value batchIdx, Value row0,
-                              Value col0, Value k0, Value as, Value bs) {
-  OpBuilder &b = e.b;
-  Location loc = e.loc;
-  SmallVector<Value> inside;
-  auto within = [&](Value start, int64_t tile, int64_t bound) {
-    if (bound % tile)
-      inside.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                             e.add(start, tile), cidx(b, loc, bound)));
-  };
-  within(row0, e.bm, e.shape.m);
-  within(col0, e.bn, e.shape.n);
-  within(k0, e.bk, e.shape.k);
-  if (inside.empty()) {
-    issueTileCopies(e, batchIdx, row0, col0, k0, as, bs, /*guarded=*/false);
-    return;
-  }
-  Value cond = inside[0];
-  for (Value c : ArrayRef<Value>(inside).drop_front())
-    cond = arith::AndIOp::create(b, loc, cond, c);
-  auto ifInside = scf::IfOp::create(b, loc, cond, /*withElse=*/true);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPoint(ifInside.thenBlock()->getTerminator());
-  issueTileCopies(e, batchIdx, row0, col0, k0, as, bs, /*guarded=*/false);
-  b.setInsertionPoint(ifInside.elseBlock()->getTerminator());
-  issueTileCopies(e, batchIdx, row0, col0, k0, as, bs, /*guarded=*/true);
 }
 
 } // namespace
@@ -241,7 +202,7 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     for (int64_t s = 0; s < stages - 1; ++s) {
       if (s < kTiles) {
         auto [va, vb] = stageViews(cidx(b, loc, s));
-        issueTileCopiesEdgeAware(e, bz, row0, col0, cidx(b, loc, s * bk), va, vb);
+        issueTileCopies(e, bz, row0, col0, cidx(b, loc, s * bk), va, vb);
       }
       lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
     }
@@ -268,7 +229,7 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(ifMore.thenBlock());
         auto [va, vb] = stageViews(e.rem(next, stages));
-        issueTileCopiesEdgeAware(e, bz, row0, col0, e.mul(next, bk), va, vb);
+        issueTileCopies(e, bz, row0, col0, e.mul(next, bk), va, vb);
       }
       // Always commit a group (possibly empty) so the count above holds.
       nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
