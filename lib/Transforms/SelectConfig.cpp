@@ -116,9 +116,15 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   if (!f.threads) {
     if (f.strategy == "registers")
       // About four vectors per thread: enough loads in flight per thread,
-      // and enough threads to cover the row.
+      // and enough threads to cover the row. Rows that are not a multiple of
+      // the vector (aligned chunks, one more than n / 4) round up to whole
+      // warps rather than a power of two: 4099 columns take 288 threads and
+      // four chunks each, not 512 threads and three passes, the last almost
+      // empty.
       f.threads = std::clamp<int64_t>(
-          nextPow2(llvm::divideCeil(n, 4 * f.vector)), 32, maxThreads);
+          n % f.vector ? llvm::alignTo(llvm::divideCeil(n + 3, 4 * f.vector), 32)
+                       : nextPow2(llvm::divideCeil(n, 4 * f.vector)),
+          32, maxThreads);
     else if (f.strategy == "split_shared")
       f.threads = maxThreads / 2;
     else

@@ -142,24 +142,25 @@ func.func @softmax_split(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
 
 // Softmax, split over the shared memory of a cluster of 16 blocks of 512
 // threads (the default for 400000-wide rows): each block's 25000 columns
-// (100000 bytes of dynamic shared memory) copied in by cp.async, all in
-// flight before one wait; then loops over shared memory for the max, the
-// sum and the normalised stores, with the cluster exchange between them.
+// (100000 bytes of dynamic shared memory, the reduction scratch after them)
+// copied in by cp.async, 13 groups per thread all in flight; the running max
+// and sum are updated as each group lands (wait for at most 12, then 11...
+// pending groups); then the cluster exchange and one loop over shared memory
+// for the normalised stores.
 // CHECK-LABEL: func.func @softmax_split_shared
 // CHECK: gpu.launch_func @{{.*}} clusters in (%{{.*}}, %{{.*}}, %{{.*}}) blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args
 // CHECK-SAME: strategy = "split_shared", cluster = 16
 // CHECK: gpu.func @k{{[0-9]+}}_softmax
+// CHECK-NOT: workgroup(
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view {{.*}} to memref<25000xf32, #gpu.address_space<workgroup>>
-// CHECK: scf.for
-// CHECK: nvgpu.device_async_copy {{.*}}{bypassL1}
-// CHECK: nvgpu.device_async_create_group
-// CHECK-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
-// CHECK-NEXT: gpu.barrier
-// CHECK: scf.for {{.*}} iter_args
+// CHECK-COUNT-13: nvgpu.device_async_copy {{.*}}{bypassL1}
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 12 : i32}
 // CHECK: arith.maximumf
-// CHECK: scf.for {{.*}} iter_args
 // CHECK: math.exp
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 11 : i32}
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK: gpu.barrier
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
 // CHECK: nvvm.mapa

@@ -12,7 +12,7 @@
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 2>} : tensor<8x32772xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_shared", cluster = 16>} : tensor<2x400000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x600000xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "registers">} : tensor<3x4099xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 288, vector = 4, strategy = "registers">} : tensor<3x4099xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 1, strategy = "split_shared", cluster = 16>} : tensor<3x400001xf32>
 func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %b2: tensor<8x32772xf32>, %c: tensor<2x400000xf32>, %c2: tensor<2x600000xf32>, %d: tensor<3x4099xf32>, %e: tensor<3x400001xf32>)
     -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x600000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>) {
