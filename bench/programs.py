@@ -76,6 +76,9 @@ PROGRAMS = {
         "softmax-4096x4096-t128": softmax(4096, 4096, config="threads = 128"),
         "softmax-1000x4099": softmax(1000, 4099),
         "softmax-1000x4096": softmax(1000, 4096),
+        # Rows not a multiple of 4 whose last chunk runs past the buffer's end.
+        "softmax-3x4099": softmax(3, 4099),
+        "softmax-7x400001": softmax(7, 400001),
         "softmax-1024x400001": softmax(1024, 400001),
         # Every strategy at every shape, so that kb-select-config's choice
         # can be checked (split forced onto rows that fit one block, online

@@ -75,7 +75,7 @@ PY
 rm -rf "$OUT/tmp"
 if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
   : > "$OUT/sanitizer.txt"
-  for name in bias_gelu_dropout matmul_awkward softmax-1000x4099 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001; do
+  for name in bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001; do
     [ -d "build/gpu/bundles/$name" ] || continue
     echo "=== memcheck $name" >> "$OUT/sanitizer.txt"
     timeout 300 compute-sanitizer --tool memcheck --print-limit 5 "$KB_RUN" "build/gpu/bundles/$name" --no-time >> "$OUT/sanitizer.txt" 2>&1

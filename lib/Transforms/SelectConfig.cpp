@@ -70,9 +70,21 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // An unfused softmax whose rows fit one block reads rows that are not a
   // multiple of 4 long through aligned 16-byte chunks with masked edges.
   int64_t maxThreads = model.maxThreadsPerBlock;
-  bool alignedChunks = isa<SoftmaxOp>(op) && n % 4 != 0 &&
-                       (f.strategy.empty() || f.strategy == "registers") &&
-                       valuesPerThread(n + 3, maxThreads, 4) <= kAutoRowValuesPerThread;
+  // So may split_shared (rows too wide for split's registers).
+  auto splitSharedFits = [&] {
+    for (int64_t c = 2; c <= kMaxCluster; c *= 2)
+      if ((splitPartLength(n, c, 4) + 4) * 4 <= (model.sharedPerSM - 1024) / 2)
+        return true;
+    return false;
+  };
+  bool registersFit = valuesPerThread(n + 3, maxThreads, 4) <= kAutoRowValuesPerThread;
+  bool splitRegistersFit =
+      valuesPerThread(splitPartLength(n, kMaxRegisterCluster, 4), maxThreads, 4) <=
+      kAutoRowValuesPerThread;
+  bool alignedChunks =
+      isa<SoftmaxOp>(op) && n % 4 != 0 &&
+      (f.strategy.empty() ? registersFit || (!splitRegistersFit && splitSharedFits())
+                          : f.strategy == "registers" || f.strategy == "split_shared");
   if (!f.vector)
     f.vector = alignedChunks ? 4 : widestVector(n);
   else if (n % f.vector != 0 && !(alignedChunks && f.vector == 4))
@@ -155,7 +167,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     }
   }
   if (f.strategy == "split_shared") {
-    int64_t bytes = splitPartLength(n, f.cluster, f.vector) * 4;
+    int64_t bytes = (splitPartLength(n, f.cluster, f.vector) + (n % f.vector ? 4 : 0)) * 4;
     // The part plus the reduction scratch (264 bytes).
     if (bytes + 264 > model.maxSharedPerBlock)
       return op->emitOpError()

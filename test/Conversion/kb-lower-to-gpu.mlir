@@ -89,6 +89,26 @@ func.func @softmax_unaligned_rows(%x: tensor<3x4099xf32>) -> tensor<3x4099xf32> 
 
 // -----
 
+// Softmax split_shared on rows 400001 long: the part is covered by aligned
+// chunks (one more than 25004 / 4), a chunk running past the end of the
+// buffer copies what exists (srcElements), lanes outside the part masked.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
+// CHECK: memref.view {{.*}} to memref<25008xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.remui %{{.*}}, %c4
+// CHECK: nvgpu.device_async_copy %{{.*}}, 4, %{{.*}} {bypassL1}
+// CHECK: arith.select
+// CHECK: nvvm.mapa
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1200003xf32>, vector<4xf32>
+// CHECK: } else {
+// CHECK: memref.store
+func.func @softmax_split_shared_unaligned(%x: tensor<3x400001xf32>) -> tensor<3x400001xf32> {
+  %0 = kb.softmax %x : tensor<3x400001xf32>
+  return %0 : tensor<3x400001xf32>
+}
+
+// -----
+
 // Softmax, online (forced): a loop with a running max and sum, then a second
 // loop that reads the row again.
 // CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax

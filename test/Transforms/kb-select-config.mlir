@@ -4,8 +4,9 @@
 // 1024-thread block; wider rows split over the registers of a cluster of 2
 // or 4 blocks, then over the shared memory of up to 16 blocks of 512 threads
 // (the fewest whose parts fit in half a multiprocessor's shared memory);
-// rows too wide for that take the online strategy (two reads). Odd widths
-// fall back to scalar accesses.
+// rows too wide for that take the online strategy (two reads). Rows that are
+// not a multiple of 4 long read aligned 16-byte chunks (vector = 4) in the
+// registers and split_shared strategies, scalars otherwise.
 // CHECK-LABEL: func.func @softmax_strategies
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
@@ -13,7 +14,7 @@
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_shared", cluster = 16>} : tensor<2x400000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x600000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 288, vector = 4, strategy = "registers">} : tensor<3x4099xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 1, strategy = "split_shared", cluster = 16>} : tensor<3x400001xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_shared", cluster = 16>} : tensor<3x400001xf32>
 func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %b2: tensor<8x32772xf32>, %c: tensor<2x400000xf32>, %c2: tensor<2x600000xf32>, %d: tensor<3x4099xf32>, %e: tensor<3x400001xf32>)
     -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x600000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>) {
   %0 = kb.softmax %a : tensor<32x1024xf32>

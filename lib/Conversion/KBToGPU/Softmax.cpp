@@ -358,53 +358,46 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
 }
 
 /// The split_shared strategy: this block's part of the row copied into
-/// `part` (workgroup memref<partLen x f32>), reduced and normalised from
-/// there. A prologue is applied on the way in (through registers), an
-/// epilogue on the way out.
+/// `part` (workgroup memref), reduced and normalised from there. A prologue
+/// is applied on the way in (through registers), an epilogue on the way out.
+/// With `unaligned` (rows not a multiple of 4 long, unfused softmax only) the
+/// part is covered by the 16-byte-aligned chunks of the flat buffer that
+/// overlap it, lanes outside it masked, as in buildRegistersUnaligned.
 void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
-                      Value clusterPartial, int64_t cluster, Value part) {
+                      Value clusterPartial, int64_t cluster, Value part,
+                      bool unaligned, int64_t total) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
   float negInf = -std::numeric_limits<float>::infinity();
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  Value lb = cidx(b, loc, 0), ub = cidx(b, loc, c.partLen), step = cidx(b, loc, span);
   Value mine = arith::MulIOp::create(b, loc, c.tid, cidx(b, loc, c.vec));
-
-  // One guarded pass over this thread's vectors of the part: `body` gets the
-  // offset in the part and the column in the row, and the loop-carried
-  // values.
-  auto pass = [&](ValueRange init,
-                  function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
-    auto loop = scf::ForOp::create(b, loc, lb, ub, step, init);
-    OpBuilder::InsertionGuard g(b);
-    // Without results the builders add the scf.yield terminators themselves.
-    bool results = !init.empty();
-    auto atStart = [&](Block *block) {
-      if (results)
-        b.setInsertionPointToStart(block);
-      else
-        b.setInsertionPoint(block->getTerminator());
-    };
-    atStart(loop.getBody());
-    Value local = arith::AddIOp::create(b, loc, loop.getInductionVar(), mine);
-    Value col = arith::AddIOp::create(b, loc, c.partStart, local);
-    auto ifIn = scf::IfOp::create(b, loc, ValueRange(init).getTypes(),
-                                  c.lt(col, c.partEnd), /*withElse=*/results);
-    atStart(ifIn.thenBlock());
-    SmallVector<Value> out = body(local, col, loop.getRegionIterArgs());
-    if (!results)
-      return loop.getResults();
-    scf::YieldOp::create(b, loc, out);
-    b.setInsertionPointToStart(ifIn.elseBlock());
-    scf::YieldOp::create(b, loc, loop.getRegionIterArgs());
-    b.setInsertionPointAfter(ifIn);
-    scf::YieldOp::create(b, loc, ifIn.getResults());
-    return loop.getResults();
+  auto ule = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
   };
+  // The part in the flat buffer, [lo, hi), and the aligned address `base`
+  // that shared-memory offset 0 holds.
+  Value lo = arith::AddIOp::create(b, loc, c.rowBase, c.partStart);
+  Value hi = arith::AddIOp::create(b, loc, c.rowBase, c.partEnd);
+  Value base = unaligned ? arith::SubIOp::create(
+                               b, loc, lo, arith::RemUIOp::create(b, loc, lo, cidx(b, loc, 4)))
+                         : lo;
+  int64_t len = c.partLen + (unaligned ? 4 : 0);
+  auto flatOf = [&](Value local) { return arith::AddIOp::create(b, loc, base, local); };
   auto loadPart = [&](Value local) {
     return vector::LoadOp::create(b, loc, c.vecType, part, ValueRange{local}, false,
                                   llvm::MaybeAlign(c.vec * 4));
+  };
+  // Lanes of the chunk at `flat` that lie outside the part become `fill`.
+  auto mask = [&](SmallVector<Value> xs, Value flat, float fill) {
+    if (!unaligned)
+      return xs;
+    for (int64_t l = 0; l < c.vec; ++l) {
+      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+      Value in = arith::AndIOp::create(b, loc, ule(lo, at), c.lt(at, hi));
+      xs[l] = arith::SelectOp::create(b, loc, in, xs[l], cf32(b, loc, fill));
+    }
+    return xs;
   };
 
   // Pass 0: the part into shared memory, every copy in flight at once, one
@@ -414,23 +407,28 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
   // the max and the sum cost no pass of their own over shared memory (run 15
   // had three passes: 71% of copy at 1024x400000). With a prologue the values
   // go through registers instead, and feed (m, s) directly.
-  int64_t vectors = llvm::divideCeil(c.partLen, span);
-  SmallVector<Value> locals, cols;
+  int64_t vectors = llvm::divideCeil(len, span);
+  SmallVector<Value> locals, flats;
   Value lastGroup;
   for (int64_t k = 0; k < vectors; ++k) {
     Value local = arith::AddIOp::create(b, loc, cidx(b, loc, k * span), mine);
-    Value col = arith::AddIOp::create(b, loc, c.partStart, local);
+    Value flat = flatOf(local);
     locals.push_back(local);
-    cols.push_back(col);
+    flats.push_back(flat);
     if (c.pro)
       continue;
-    auto ifIn = scf::IfOp::create(b, loc, c.lt(col, c.partEnd), /*withElse=*/false);
+    auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, hi), /*withElse=*/false);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
-      Value at = arith::AddIOp::create(b, loc, c.rowBase, col);
+      // A chunk running past the end of the buffer copies what exists and
+      // zero-fills the rest.
+      Value srcElements;
+      if (unaligned && total % 4)
+        srcElements = arith::MinUIOp::create(
+            b, loc, cidx(b, loc, 4), arith::SubIOp::create(b, loc, cidx(b, loc, total), flat));
       nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, part, ValueRange{local}, c.in,
-                                       ValueRange{at}, b.getIndexAttr(c.vec), Value(),
+                                       ValueRange{flat}, b.getIndexAttr(c.vec), srcElements,
                                        c.vec == 4 ? b.getUnitAttr() : UnitAttr());
     }
     lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
@@ -441,23 +439,25 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
     if (!c.pro)
       nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                        b.getI32IntegerAttr(vectors - 1 - k));
-    auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(cols[k], c.partEnd),
+    auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(flats[k], hi),
                                   /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifIn.thenBlock());
     Value v;
     if (c.pro) {
-      v = c.load(cols[k]);
+      v = c.load(arith::SubIOp::create(b, loc, flats[k], c.rowBase));
       vector::StoreOp::create(b, loc, v, part, ValueRange{locals[k]}, false,
                               llvm::MaybeAlign(c.vec * 4));
     } else {
       v = loadPart(locals[k]);
     }
-    SmallVector<Value> xs = c.lanes(v);
+    SmallVector<Value> xs = mask(c.lanes(v), flats[k], negInf);
     Value mv = xs[0];
     for (Value x : ArrayRef<Value>(xs).drop_front())
       mv = c.maxf(mv, x);
     Value mNew = c.maxf(m, mv);
+    // Every chunk under the guard has at least one lane in the part (the
+    // first chunk holds `lo`), so mNew is finite here.
     Value sNew = c.mulf(s, c.exp(c.subf(m, mNew)));
     for (Value x : xs)
       sNew = c.addf(sNew, c.exp(c.subf(x, mNew)));
@@ -475,14 +475,41 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
                                   gpu::AllReduceOperation::ADD, c.threads, scratchSum);
   Value factor = combineOverCluster(c, partMax, partSum, clusterPartial, cluster);
 
-  // Pass 3: normalise and write.
-  pass({}, [&](Value local, Value col, ValueRange) {
+  // Pass 2: normalise and write; unaligned parts store whole chunks with one
+  // 16-byte store and their two edge chunks lane by lane.
+  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, len),
+                                 cidx(b, loc, span));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value local = arith::AddIOp::create(b, loc, loop.getInductionVar(), mine);
+    Value flat = flatOf(local);
+    auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, hi), /*withElse=*/false);
+    b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
     SmallVector<Value> ys;
     for (Value x : c.lanes(loadPart(local)))
       ys.push_back(c.mulf(c.exp(c.subf(x, partMax)), factor));
-    c.store(vector::FromElementsOp::create(b, loc, c.vecType, ys), col);
-    return SmallVector<Value>{};
-  });
+    Value y = vector::FromElementsOp::create(b, loc, c.vecType, ys);
+    if (!unaligned) {
+      c.store(y, arith::SubIOp::create(b, loc, flat, c.rowBase));
+    } else {
+      Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
+      Value whole = arith::AndIOp::create(b, loc, ule(lo, flat), ule(flat4, hi));
+      auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
+      b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
+      vector::StoreOp::create(b, loc, y, c.out, ValueRange{flat}, false,
+                              llvm::MaybeAlign(16));
+      b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
+      for (int64_t l = 0; l < 4; ++l) {
+        Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+        Value in = arith::AndIOp::create(b, loc, ule(lo, at), c.lt(at, hi));
+        auto ifLane = scf::IfOp::create(b, loc, in, /*withElse=*/false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
+        memref::StoreOp::create(b, loc, ys[l], c.out, ValueRange{at});
+      }
+    }
+  }
   NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
@@ -555,11 +582,13 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   // Rows that are not a multiple of the vector: aligned chunks with masked
   // edges (registers strategy, unfused softmax only).
   bool unaligned = n % vec != 0;
-  if (unaligned && (vec != 4 || strategy != "registers" || isa<FusionOp>(op)))
+  if (unaligned && (vec != 4 || isa<FusionOp>(op) ||
+                    (strategy != "registers" && strategy != "split_shared")))
     return op->emitOpError() << "vector width " << vec
                              << " does not divide the row length " << n
                              << " (allowed only for vector 4 with strategy "
-                                "\"registers\" on an unfused softmax)";
+                                "\"registers\" or \"split_shared\" on an "
+                                "unfused softmax)";
   if (rows > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows, more than a grid holds";
   bool split = strategy == "split" || strategy == "split_shared";
@@ -587,7 +616,8 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     OpBuilder ab = OpBuilder::atBlockEnd(&func.getBody().front());
     partBytes = splitPartLength(n, std::max<int64_t>(req.config.getCluster(), 1),
                                 std::max<int64_t>(req.config.getVector(), 1)) * 4;
-    partBytes = llvm::alignTo(partBytes, 16);
+    // Unaligned rows: one more 16-byte chunk.
+    partBytes = llvm::alignTo(partBytes, 16) + (n % 4 ? 16 : 0);
     info.dynamicSharedBytes = partBytes + 2 * 128 + 16;
     Value bytes = gpu::DynamicSharedMemoryOp::create(
         ab, loc, MemRefType::get({ShapedType::kDynamic}, ab.getI8Type(), nullptr, wg));
@@ -675,7 +705,8 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   else if (strategy == "split")
     buildRegisters(c, scratchMax, scratchSum, partial, cluster);
   else if (strategy == "split_shared")
-    buildSplitShared(c, scratchMax, scratchSum, partial, cluster, part);
+    buildSplitShared(c, scratchMax, scratchSum, partial, cluster, part, unaligned,
+                     rows * n);
   else if (strategy == "online")
     buildOnline(c, scratchMax, scratchSum);
   else
