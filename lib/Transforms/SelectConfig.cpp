@@ -73,7 +73,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // So may split_shared (rows too wide for split's registers).
   auto splitSharedFits = [&] {
     for (int64_t c = 2; c <= kMaxCluster; c *= 2)
-      if ((splitPartLength(n, c, 4) + 4) * 4 <= (model.sharedPerSM - 1024) / 2)
+      if ((splitPartLength(n, c, 4) + 4) * 4 <= model.maxSharedPerBlock - 1024)
         return true;
     return false;
   };
@@ -93,12 +93,14 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                              << ") to be a multiple of it";
   // Split over a cluster: the fewest blocks (a power of two, so that clusters
   // tile a GPC's multiprocessors) whose parts fit in registers
-  // (kAutoRowValuesPerThread per thread) or in shared memory (half a
-  // multiprocessor's, so that two blocks share one), or 0 if none does.
+  // (kAutoRowValuesPerThread per thread) or in one block's shared memory, or
+  // 0 if none does. (Measured at 1024x400000, run 17: 8 blocks of 1024
+  // threads, 200 KB each, one per multiprocessor: 83% of copy; 16 blocks of
+  // 512 threads, two per multiprocessor: 79%.)
   auto fewestBlocks = [&](bool shared, int64_t threads, int64_t maxBlocks) -> int64_t {
     for (int64_t c = 2; c <= maxBlocks; c *= 2) {
       int64_t len = splitPartLength(n, c, f.vector);
-      if (shared ? len * 4 <= (model.sharedPerSM - 1024) / 2
+      if (shared ? (len + 4) * 4 <= model.maxSharedPerBlock - 1024
                  : valuesPerThread(len, threads, f.vector) <= kAutoRowValuesPerThread)
         return c;
     }
@@ -109,13 +111,12 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // split over a small cluster's registers (measured: clusters of 2 at
     // 87-94% of copy, 16 at 45%: a 16-block cluster of 1024-thread blocks
     // waits for 16 free multiprocessors of one GPC), else over the shared
-    // memory of up to 16 blocks of 512 threads, two per multiprocessor; two
-    // reads (online) beyond.
+    // memory of up to 16 blocks; two reads (online) beyond.
     if (valuesPerThread(n, maxThreads, f.vector) <= kAutoRowValuesPerThread)
       f.strategy = "registers";
     else if (fewestBlocks(false, maxThreads, kMaxRegisterCluster))
       f.strategy = "split";
-    else if (fewestBlocks(true, maxThreads / 2, kMaxCluster))
+    else if (fewestBlocks(true, maxThreads, kMaxCluster))
       f.strategy = "split_shared";
     else
       f.strategy = "online";
@@ -137,8 +138,6 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
           n % f.vector ? llvm::alignTo(llvm::divideCeil(n + 3, 4 * f.vector), 32)
                        : nextPow2(llvm::divideCeil(n, 4 * f.vector)),
           32, maxThreads);
-    else if (f.strategy == "split_shared")
-      f.threads = maxThreads / 2;
     else
       f.threads = maxThreads;
   }

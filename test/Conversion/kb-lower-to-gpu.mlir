@@ -90,12 +90,16 @@ func.func @softmax_unaligned_rows(%x: tensor<3x4099xf32>) -> tensor<3x4099xf32> 
 // -----
 
 // Softmax split_shared on rows 400001 long: the part is covered by aligned
-// chunks (one more than 25004 / 4), a chunk running past the end of the
-// buffer copies what exists (srcElements), lanes outside the part masked.
+// chunks (one more than 50004 / 4), the chunk running past the end of the
+// buffer goes lane by lane through registers, lanes outside the part masked.
 // CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
-// CHECK: memref.view {{.*}} to memref<25008xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<50008xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.remui %{{.*}}, %c4
-// CHECK: nvgpu.device_async_copy %{{.*}}, 4, %{{.*}} {bypassL1}
+// CHECK: scf.if
+// CHECK: nvgpu.device_async_copy %{{.*}}, 4 {bypassL1}
+// CHECK: } else {
+// CHECK: arith.minui %{{.*}}, %c1200002
+// CHECK: memref.store
 // CHECK: arith.select
 // CHECK: nvvm.mapa
 // CHECK: scf.for
@@ -160,20 +164,20 @@ func.func @softmax_split(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
 
 // -----
 
-// Softmax, split over the shared memory of a cluster of 16 blocks of 512
-// threads (the default for 400000-wide rows): each block's 25000 columns
-// (100000 bytes of dynamic shared memory, the reduction scratch after them)
+// Softmax, split over the shared memory of a cluster of 8 blocks of 1024
+// threads (the default for 400000-wide rows): each block's 50000 columns
+// (200000 bytes of dynamic shared memory, the reduction scratch after them)
 // copied in by cp.async, 13 groups per thread all in flight; the running max
 // and sum are updated as each group lands (wait for at most 12, then 11...
 // pending groups); then the cluster exchange and one loop over shared memory
 // for the normalised stores.
 // CHECK-LABEL: func.func @softmax_split_shared
 // CHECK: gpu.launch_func @{{.*}} clusters in (%{{.*}}, %{{.*}}, %{{.*}}) blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args
-// CHECK-SAME: strategy = "split_shared", cluster = 16
+// CHECK-SAME: strategy = "split_shared", cluster = 8
 // CHECK: gpu.func @k{{[0-9]+}}_softmax
 // CHECK-NOT: workgroup(
 // CHECK: gpu.dynamic_shared_memory
-// CHECK: memref.view {{.*}} to memref<25000xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<50000xf32, #gpu.address_space<workgroup>>
 // CHECK-COUNT-13: nvgpu.device_async_copy {{.*}}{bypassL1}
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 12 : i32}
 // CHECK: arith.maximumf

@@ -2,8 +2,8 @@
 
 // Softmax: the row in one block's registers up to 32 values per thread of a
 // 1024-thread block; wider rows split over the registers of a cluster of 2
-// or 4 blocks, then over the shared memory of up to 16 blocks of 512 threads
-// (the fewest whose parts fit in half a multiprocessor's shared memory);
+// or 4 blocks, then over the shared memory of up to 16 blocks of 1024 threads
+// (the fewest whose parts fit in one block's shared memory);
 // rows too wide for that take the online strategy (two reads). Rows that are
 // not a multiple of 4 long read aligned 16-byte chunks (vector = 4) in the
 // registers and split_shared strategies, scalars otherwise.
@@ -11,20 +11,20 @@
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 2>} : tensor<8x32772xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_shared", cluster = 16>} : tensor<2x400000xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x600000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8>} : tensor<2x400000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x1000000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 288, vector = 4, strategy = "registers">} : tensor<3x4099xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_shared", cluster = 16>} : tensor<3x400001xf32>
-func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %b2: tensor<8x32772xf32>, %c: tensor<2x400000xf32>, %c2: tensor<2x600000xf32>, %d: tensor<3x4099xf32>, %e: tensor<3x400001xf32>)
-    -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x600000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>) {
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8>} : tensor<3x400001xf32>
+func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %b2: tensor<8x32772xf32>, %c: tensor<2x400000xf32>, %c2: tensor<2x1000000xf32>, %d: tensor<3x4099xf32>, %e: tensor<3x400001xf32>)
+    -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x1000000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>) {
   %0 = kb.softmax %a : tensor<32x1024xf32>
   %1 = kb.softmax %b : tensor<8x32768xf32>
   %2 = kb.softmax %b2 : tensor<8x32772xf32>
   %3 = kb.softmax %c : tensor<2x400000xf32>
-  %4 = kb.softmax %c2 : tensor<2x600000xf32>
+  %4 = kb.softmax %c2 : tensor<2x1000000xf32>
   %5 = kb.softmax %d : tensor<3x4099xf32>
   %6 = kb.softmax %e : tensor<3x400001xf32>
-  return %0, %1, %2, %3, %4, %5, %6 : tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x600000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x1000000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>
 }
 
 // -----
