@@ -208,6 +208,15 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   Value tx = e.rem(e.tid, bn / tn), ty = e.div(e.tid, bn / tn);
   Value row0 = e.mul(by, bm), col0 = e.mul(bx, bn);
 
+  // A thread's tn columns of B (and C) are tn / 4 groups of 4, the groups
+  // bn / (tn / 4) apart: the 16 threads of a half-warp then read 16
+  // consecutive 16-byte vectors of a B row. With the tn columns side by side
+  // (the first version) they read every other 16-byte slot: a 2-way bank
+  // conflict on every B load.
+  int64_t groupStride = bn / (tn / 4);
+  auto bColumn = [&](int64_t j) {
+    return e.add(e.mul(tx, 4), (j / 4) * groupStride + j % 4);
+  };
   SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
   int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
   if (stages == 2) {
@@ -239,7 +248,7 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
                            loop.getRegionIterArgs().end());
     auto v4 = VectorType::get({4}, b.getF32Type());
-    Value aCol = e.mul(ty, tm), bCol = e.mul(tx, tn);
+    Value aCol = e.mul(ty, tm);
     for (int64_t kk = 0; kk < bk; ++kk) {
       Value kkv = cidx(b, loc, kk);
       SmallVector<Value> av, bv;
@@ -250,7 +259,7 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
           av.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
       }
       for (int64_t q = 0; q < tn; q += 4) {
-        Value v = vector::LoadOp::create(b, loc, v4, bs, ValueRange{kkv, e.add(bCol, q)},
+        Value v = vector::LoadOp::create(b, loc, v4, bs, ValueRange{kkv, bColumn(q)},
                                          false, llvm::MaybeAlign(16));
         for (int64_t l = 0; l < 4; ++l)
           bv.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
@@ -271,7 +280,7 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   for (int64_t i = 0; i < tm; ++i) {
     Value row = e.add(e.add(row0, e.mul(ty, tm)), i);
     for (int64_t j = 0; j < tn; ++j) {
-      Value col = e.add(e.add(col0, e.mul(tx, tn)), j);
+      Value col = e.add(col0, bColumn(j));
       e.storeC(bz, row, col, loop.getResult(i * tn + j));
     }
   }
