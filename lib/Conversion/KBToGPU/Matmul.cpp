@@ -36,8 +36,8 @@ Value MatmulEmitter::loadGuarded(Value mem, ValueRange idx,
   // Branch-free: each guarded index is clamped into the matrix, the load is
   // unconditional and a select zeroes what lies outside. A branch around
   // every load (the first version) kept the loads of the next tile from
-  // being issued ahead of the current tile's FFMAs: 4000^3 ran 1.64x slower
-  // than 4096^3 (run 14).
+  // being issued ahead of the current tile's FFMAs: 4000^3 reached 0.61 of
+  // 4096^3's throughput (run 14).
   SmallVector<Value> conds;
   SmallVector<Value> at(idx.begin(), idx.end());
   for (auto [v, bound] : bounds) {
