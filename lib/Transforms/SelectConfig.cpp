@@ -176,8 +176,25 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
              << model.maxSharedPerBlock
              << " per block: use strategy \"online\" or more blocks";
   }
-  if (f.block.empty())
+  int64_t rows = type.getNumElements() / n;
+  if (f.block.empty()) {
+    // split_shared: each cluster takes 4 consecutive rows (or 2), so that
+    // the copies of the next row overlap the stores of the current one.
     f.block = {1};
+    if (f.strategy == "split_shared" && isa<SoftmaxOp>(op))
+      for (int64_t k : {4, 2})
+        if (rows % k == 0) {
+          f.block = {k};
+          break;
+        }
+  }
+  if (f.block.size() != 1 || f.block[0] < 1 ||
+      (f.block[0] > 1 && (f.strategy != "split_shared" || !isa<SoftmaxOp>(op) ||
+                          rows % f.block[0])))
+    return op->emitOpError()
+           << "softmax config block = [k] (rows per block or cluster) must be [1], "
+              "or for an unfused split_shared softmax a k that divides the "
+           << rows << " rows";
   return success();
 }
 

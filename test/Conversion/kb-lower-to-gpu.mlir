@@ -89,10 +89,44 @@ func.func @softmax_unaligned_rows(%x: tensor<3x4099xf32>) -> tensor<3x4099xf32> 
 
 // -----
 
+// split_shared with two rows per cluster (block = [2]): while a thread stores
+// its chunk of row 0 it issues the copy of row 1 into the same slot (one group
+// per chunk, inside the store loop); row 1's running max/sum waits on those
+// groups; the second exchange first waits for the first one to finish.
+// CHECK-LABEL: func.func @softmax_split_shared_rows
+// CHECK: gpu.launch_func @{{[^ ]*}} clusters in (%c8, %c1, %c1_0) blocks in (%c8_1, %c1_2, %c1_3)
+// CHECK-SAME: block = [2], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8
+// CHECK-COUNT-13: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_wait %[[G:.*]] {numGroups = 12 : i32}
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: scf.for
+// CHECK: vector.store
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait %[[G]] {numGroups = 12 : i32}
+// CHECK: nvvm.cluster.wait {aligned}
+// CHECK: memref.store
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: scf.for
+// CHECK: vector.store
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: gpu.return
+func.func @softmax_split_shared_rows(%x: tensor<2x400000xf32>) -> tensor<2x400000xf32> {
+  %0 = kb.softmax %x : tensor<2x400000xf32>
+  return %0 : tensor<2x400000xf32>
+}
+
+// -----
+
 // Softmax split_shared on rows 400001 long: the part is covered by aligned
 // chunks (one more than 50004 / 4), the chunk running past the end of the
 // buffer goes lane by lane through registers, lanes outside the part masked.
-// CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
+// CHECK-LABEL: func.func @softmax_split_shared_unaligned
+// CHECK: gpu.func @k{{[0-9]+}}_softmax
 // CHECK: memref.view {{.*}} to memref<50008xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.remui %{{.*}}, %c4
 // CHECK: scf.if
@@ -115,7 +149,8 @@ func.func @softmax_split_shared_unaligned(%x: tensor<3x400001xf32>) -> tensor<3x
 
 // Softmax, online (forced): a loop with a running max and sum, then a second
 // loop that reads the row again.
-// CHECK-LABEL: gpu.func @k{{[0-9]+}}_softmax
+// CHECK-LABEL: func.func @softmax_online
+// CHECK: gpu.func @k{{[0-9]+}}_softmax
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: vector.load
 // CHECK: gpu.shuffle xor

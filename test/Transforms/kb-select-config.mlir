@@ -6,12 +6,13 @@
 // (the fewest whose parts fit in one block's shared memory);
 // rows too wide for that take the online strategy (two reads). Rows that are
 // not a multiple of 4 long read aligned 16-byte chunks (vector = 4) in the
-// registers and split_shared strategies, scalars otherwise.
+// registers and split_shared strategies, scalars otherwise. split_shared
+// clusters take 4 or 2 consecutive rows when that divides the rows.
 // CHECK-LABEL: func.func @softmax_strategies
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 2>} : tensor<8x32772xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8>} : tensor<2x400000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [2], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8>} : tensor<2x400000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x1000000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 288, vector = 4, strategy = "registers">} : tensor<3x4099xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8>} : tensor<3x400001xf32>
@@ -83,6 +84,14 @@ func.func @split_shared_too_big(%a: tensor<2x1000000xf32>) -> tensor<2x1000000xf
   // expected-error @+1 {{softmax strategy 'split_shared' would stage 250000 bytes of each row per block (row length 1000000, 16 blocks); sm_90 has 232448 per block: use strategy "online" or more blocks}}
   %0 = kb.softmax %a {config = #kb.config<strategy = "split_shared">} : tensor<2x1000000xf32>
   return %0 : tensor<2x1000000xf32>
+}
+
+// -----
+
+func.func @rows_per_cluster_must_divide(%a: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
+  // expected-error @+1 {{softmax config block = [k] (rows per block or cluster) must be [1], or for an unfused split_shared softmax a k that divides the 4 rows}}
+  %0 = kb.softmax %a {config = #kb.config<strategy = "split_shared", block = [3]>} : tensor<4x400000xf32>
+  return %0 : tensor<4x400000xf32>
 }
 
 // -----

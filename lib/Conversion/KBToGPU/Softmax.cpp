@@ -363,9 +363,13 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
 /// With `unaligned` (rows not a multiple of 4 long, unfused softmax only) the
 /// part is covered by the 16-byte-aligned chunks of the flat buffer that
 /// overlap it, lanes outside it masked, as in buildRegistersUnaligned.
+/// With `rows` > 1 (unfused only) the cluster handles that many consecutive
+/// rows, starting at c.rowBase: while a thread stores its chunk of row i it
+/// issues the copy of row i + 1 into the same shared-memory slot (only it
+/// reads that slot), so the next row's reads overlap this row's writes.
 void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
                       Value clusterPartial, int64_t cluster, Value part,
-                      bool unaligned, int64_t total) {
+                      bool unaligned, int64_t total, int64_t rows) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
@@ -375,158 +379,201 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
   auto ule = [&](Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
   };
-  // The part in the flat buffer, [lo, hi), and the aligned address `base`
-  // that shared-memory offset 0 holds.
-  Value lo = arith::AddIOp::create(b, loc, c.rowBase, c.partStart);
-  Value hi = arith::AddIOp::create(b, loc, c.rowBase, c.partEnd);
-  Value base = unaligned ? arith::SubIOp::create(
-                               b, loc, lo, arith::RemUIOp::create(b, loc, lo, cidx(b, loc, 4)))
-                         : lo;
   int64_t len = c.partLen + (unaligned ? 4 : 0);
-  auto flatOf = [&](Value local) { return arith::AddIOp::create(b, loc, base, local); };
+  int64_t vectors = llvm::divideCeil(len, span);
+  Value firstRowBase = c.rowBase;
+
+  // Row i's part in the flat buffer, [lo, hi), and the aligned address
+  // `base` that shared-memory offset 0 holds for it.
+  struct RowPart {
+    Value rowBase, lo, hi, base;
+  };
+  auto rowPart = [&](int64_t i) {
+    RowPart r;
+    r.rowBase = arith::AddIOp::create(b, loc, firstRowBase, cidx(b, loc, i * c.n));
+    r.lo = arith::AddIOp::create(b, loc, r.rowBase, c.partStart);
+    r.hi = arith::AddIOp::create(b, loc, r.rowBase, c.partEnd);
+    r.base = unaligned ? arith::SubIOp::create(
+                             b, loc, r.lo, arith::RemUIOp::create(b, loc, r.lo, cidx(b, loc, 4)))
+                       : r.lo;
+    return r;
+  };
   auto loadPart = [&](Value local) {
     return vector::LoadOp::create(b, loc, c.vecType, part, ValueRange{local}, false,
                                   llvm::MaybeAlign(c.vec * 4));
   };
   // Lanes of the chunk at `flat` that lie outside the part become `fill`.
-  auto mask = [&](SmallVector<Value> xs, Value flat, float fill) {
+  auto mask = [&](SmallVector<Value> xs, Value flat, const RowPart &r, float fill) {
     if (!unaligned)
       return xs;
     for (int64_t l = 0; l < c.vec; ++l) {
       Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-      Value in = arith::AndIOp::create(b, loc, ule(lo, at), c.lt(at, hi));
+      Value in = arith::AndIOp::create(b, loc, ule(r.lo, at), c.lt(at, r.hi));
       xs[l] = arith::SelectOp::create(b, loc, in, xs[l], cf32(b, loc, fill));
     }
     return xs;
   };
+  // The copy of one chunk of row r into part[local] (guarded by the caller).
+  auto copyChunk = [&](const RowPart &r, Value local, Value flat) {
+    auto copy = [&] {
+      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, part, ValueRange{local}, c.in,
+                                       ValueRange{flat}, b.getIndexAttr(c.vec), Value(),
+                                       c.vec == 4 ? b.getUnitAttr() : UnitAttr());
+    };
+    if (!(unaligned && total % 4)) {
+      copy();
+      return;
+    }
+    // The chunk that runs past the end of the buffer is copied lane by lane
+    // through registers (a zero-filling cp.async with fewer source bytes
+    // still drew memcheck errors, run 17); the thread reads back only its
+    // own stores.
+    Value fits = ule(arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4)),
+                     cidx(b, loc, total));
+    auto ifFits = scf::IfOp::create(b, loc, fits, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifFits.thenBlock()->getTerminator());
+    copy();
+    b.setInsertionPoint(ifFits.elseBlock()->getTerminator());
+    for (int64_t l = 0; l < 4; ++l) {
+      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+      Value x = memref::LoadOp::create(
+          b, loc, c.in, ValueRange{arith::MinUIOp::create(b, loc, at, cidx(b, loc, total - 1))});
+      memref::StoreOp::create(b, loc, x, part,
+                              ValueRange{arith::AddIOp::create(b, loc, local, cidx(b, loc, l))});
+    }
+  };
 
-  // Pass 0: the part into shared memory, every copy in flight at once, one
-  // cp.async group per vector of each thread. Pass 1 runs as the groups land:
-  // each thread reads back only what it copied itself (no barrier needed)
-  // and keeps a running max m and a rescaled running sum s of exp(x - m). So
-  // the max and the sum cost no pass of their own over shared memory (run 15
-  // had three passes: 71% of copy at 1024x400000). With a prologue the values
-  // go through registers instead, and feed (m, s) directly.
-  int64_t vectors = llvm::divideCeil(len, span);
-  SmallVector<Value> locals, flats;
+  // Pass 0: the first row's part into shared memory, every copy in flight at
+  // once, one cp.async group per vector of each thread.
+  RowPart cur = rowPart(0);
+  SmallVector<Value> locals;
   Value lastGroup;
   for (int64_t k = 0; k < vectors; ++k) {
     Value local = arith::AddIOp::create(b, loc, cidx(b, loc, k * span), mine);
-    Value flat = flatOf(local);
     locals.push_back(local);
-    flats.push_back(flat);
     if (c.pro)
       continue;
-    auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, hi), /*withElse=*/false);
+    Value flat = arith::AddIOp::create(b, loc, cur.base, local);
+    auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, cur.hi), /*withElse=*/false);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
-      auto copy = [&] {
-        nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, part, ValueRange{local}, c.in,
-                                         ValueRange{flat}, b.getIndexAttr(c.vec), Value(),
-                                         c.vec == 4 ? b.getUnitAttr() : UnitAttr());
-      };
-      if (unaligned && total % 4) {
-        // The chunk that runs past the end of the buffer is copied lane by
-        // lane through registers (a zero-filling cp.async with fewer source
-        // bytes still drew memcheck errors, run 17); the thread reads back
-        // only its own stores.
-        Value fits = ule(arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4)),
-                         cidx(b, loc, total));
-        auto ifFits = scf::IfOp::create(b, loc, fits, /*withElse=*/true);
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPoint(ifFits.thenBlock()->getTerminator());
-        copy();
-        b.setInsertionPoint(ifFits.elseBlock()->getTerminator());
-        for (int64_t l = 0; l < 4; ++l) {
-          Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-          Value x = memref::LoadOp::create(
-              b, loc, c.in, ValueRange{arith::MinUIOp::create(b, loc, at, cidx(b, loc, total - 1))});
-          memref::StoreOp::create(b, loc, x, part,
-                                  ValueRange{arith::AddIOp::create(b, loc, local, cidx(b, loc, l))});
-        }
-      } else {
-        copy();
-      }
+      copyChunk(cur, local, flat);
     }
     lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
   }
-  Value m = cf32(b, loc, negInf), s = cf32(b, loc, 0.0f);
-  auto f32 = b.getF32Type();
-  for (int64_t k = 0; k < vectors; ++k) {
-    if (!c.pro)
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                       b.getI32IntegerAttr(vectors - 1 - k));
-    auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(flats[k], hi),
-                                  /*withElse=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifIn.thenBlock());
-    Value v;
-    if (c.pro) {
-      v = c.load(arith::SubIOp::create(b, loc, flats[k], c.rowBase));
-      vector::StoreOp::create(b, loc, v, part, ValueRange{locals[k]}, false,
-                              llvm::MaybeAlign(c.vec * 4));
-    } else {
-      v = loadPart(locals[k]);
-    }
-    SmallVector<Value> xs = mask(c.lanes(v), flats[k], negInf);
-    Value mv = xs[0];
-    for (Value x : ArrayRef<Value>(xs).drop_front())
-      mv = c.maxf(mv, x);
-    Value mNew = c.maxf(m, mv);
-    // Every chunk under the guard has at least one lane in the part (the
-    // first chunk holds `lo`), so mNew is finite here.
-    Value sNew = c.mulf(s, c.exp(c.subf(m, mNew)));
-    for (Value x : xs)
-      sNew = c.addf(sNew, c.exp(c.subf(x, mNew)));
-    scf::YieldOp::create(b, loc, ValueRange{mNew, sNew});
-    b.setInsertionPointToStart(ifIn.elseBlock());
-    scf::YieldOp::create(b, loc, ValueRange{m, s});
-    b.setInsertionPointAfter(ifIn);
-    m = ifIn.getResult(0);
-    s = ifIn.getResult(1);
-  }
-  Value partMax = emitBlockReduce(b, loc, m, gpu::AllReduceOperation::MAXIMUMF,
-                                  c.threads, scratchMax);
-  // A thread that saw nothing has s = 0 and m = -inf: 0 * exp(-inf) = 0.
-  Value partSum = emitBlockReduce(b, loc, c.mulf(s, c.exp(c.subf(m, partMax))),
-                                  gpu::AllReduceOperation::ADD, c.threads, scratchSum);
-  Value factor = combineOverCluster(c, partMax, partSum, clusterPartial, cluster);
 
-  // Pass 2: normalise and write; unaligned parts store whole chunks with one
-  // 16-byte store and their two edge chunks lane by lane.
-  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, len),
-                                 cidx(b, loc, span));
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value local = arith::AddIOp::create(b, loc, loop.getInductionVar(), mine);
-    Value flat = flatOf(local);
-    auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, hi), /*withElse=*/false);
-    b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
-    SmallVector<Value> ys;
-    for (Value x : c.lanes(loadPart(local)))
-      ys.push_back(c.mulf(c.exp(c.subf(x, partMax)), factor));
-    Value y = vector::FromElementsOp::create(b, loc, c.vecType, ys);
-    if (!unaligned) {
-      c.store(y, arith::SubIOp::create(b, loc, flat, c.rowBase));
-    } else {
-      Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
-      Value whole = arith::AndIOp::create(b, loc, ule(lo, flat), ule(flat4, hi));
-      auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
-      b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
-      vector::StoreOp::create(b, loc, y, c.out, ValueRange{flat}, false,
-                              llvm::MaybeAlign(16));
-      b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
-      for (int64_t l = 0; l < 4; ++l) {
-        Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-        Value in = arith::AndIOp::create(b, loc, ule(lo, at), c.lt(at, hi));
-        auto ifLane = scf::IfOp::create(b, loc, in, /*withElse=*/false);
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
-        memref::StoreOp::create(b, loc, ys[l], c.out, ValueRange{at});
+  auto f32 = b.getF32Type();
+  for (int64_t i = 0; i < rows; ++i) {
+    c.rowBase = cur.rowBase;
+    // Pass 1 runs as the groups land: each thread reads back only what it
+    // copied itself (no barrier needed) and keeps a running max m and a
+    // rescaled running sum s of exp(x - m). So the max and the sum cost no
+    // pass of their own over shared memory (run 15 had three passes: 71% of
+    // copy at 1024x400000). With a prologue the values go through registers
+    // instead, and feed (m, s) directly.
+    Value m = cf32(b, loc, negInf), s = cf32(b, loc, 0.0f);
+    for (int64_t k = 0; k < vectors; ++k) {
+      if (!c.pro)
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                         b.getI32IntegerAttr(vectors - 1 - k));
+      Value flat = arith::AddIOp::create(b, loc, cur.base, locals[k]);
+      auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(flat, cur.hi),
+                                    /*withElse=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifIn.thenBlock());
+      Value v;
+      if (c.pro) {
+        v = c.load(arith::SubIOp::create(b, loc, flat, cur.rowBase));
+        vector::StoreOp::create(b, loc, v, part, ValueRange{locals[k]}, false,
+                                llvm::MaybeAlign(c.vec * 4));
+      } else {
+        v = loadPart(locals[k]);
+      }
+      SmallVector<Value> xs = mask(c.lanes(v), flat, cur, negInf);
+      Value mv = xs[0];
+      for (Value x : ArrayRef<Value>(xs).drop_front())
+        mv = c.maxf(mv, x);
+      Value mNew = c.maxf(m, mv);
+      // Every chunk under the guard has at least one lane in the part (the
+      // first chunk holds `lo`), so mNew is finite here.
+      Value sNew = c.mulf(s, c.exp(c.subf(m, mNew)));
+      for (Value x : xs)
+        sNew = c.addf(sNew, c.exp(c.subf(x, mNew)));
+      scf::YieldOp::create(b, loc, ValueRange{mNew, sNew});
+      b.setInsertionPointToStart(ifIn.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{m, s});
+      b.setInsertionPointAfter(ifIn);
+      m = ifIn.getResult(0);
+      s = ifIn.getResult(1);
+    }
+    Value partMax = emitBlockReduce(b, loc, m, gpu::AllReduceOperation::MAXIMUMF,
+                                    c.threads, scratchMax);
+    // A thread that saw nothing has s = 0 and m = -inf: 0 * exp(-inf) = 0.
+    Value partSum = emitBlockReduce(b, loc, c.mulf(s, c.exp(c.subf(m, partMax))),
+                                    gpu::AllReduceOperation::ADD, c.threads, scratchSum);
+    // The previous row's exchange must be over (every block has read our
+    // pair) before the pair is overwritten.
+    if (i > 0)
+      NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+    Value factor = combineOverCluster(c, partMax, partSum, clusterPartial, cluster);
+
+    // Pass 2: normalise and write; unaligned parts store whole chunks with
+    // one 16-byte store and their two edge chunks lane by lane. With a next
+    // row, each slot is refilled right after it is read.
+    bool more = i + 1 < rows;
+    RowPart next = more ? rowPart(i + 1) : RowPart();
+    auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, len),
+                                   cidx(b, loc, span));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      Value local = arith::AddIOp::create(b, loc, loop.getInductionVar(), mine);
+      Value flat = arith::AddIOp::create(b, loc, cur.base, local);
+      auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, cur.hi), /*withElse=*/false);
+      {
+        OpBuilder::InsertionGuard g1(b);
+        b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
+        SmallVector<Value> ys;
+        for (Value x : c.lanes(loadPart(local)))
+          ys.push_back(c.mulf(c.exp(c.subf(x, partMax)), factor));
+        Value y = vector::FromElementsOp::create(b, loc, c.vecType, ys);
+        if (!unaligned) {
+          c.store(y, arith::SubIOp::create(b, loc, flat, cur.rowBase));
+        } else {
+          Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
+          Value whole = arith::AndIOp::create(b, loc, ule(cur.lo, flat), ule(flat4, cur.hi));
+          auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
+          b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
+          vector::StoreOp::create(b, loc, y, c.out, ValueRange{flat}, false,
+                                  llvm::MaybeAlign(16));
+          b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
+          for (int64_t l = 0; l < 4; ++l) {
+            Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+            Value in = arith::AndIOp::create(b, loc, ule(cur.lo, at), c.lt(at, cur.hi));
+            auto ifLane = scf::IfOp::create(b, loc, in, /*withElse=*/false);
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
+            memref::StoreOp::create(b, loc, ys[l], c.out, ValueRange{at});
+          }
+        }
+      }
+      if (more) {
+        Value nextFlat = arith::AddIOp::create(b, loc, next.base, local);
+        auto ifNext = scf::IfOp::create(b, loc, c.lt(nextFlat, next.hi), /*withElse=*/false);
+        {
+          OpBuilder::InsertionGuard g1(b);
+          b.setInsertionPoint(ifNext.thenBlock()->getTerminator());
+          copyChunk(next, local, nextFlat);
+        }
+        // The waits of the next row use pass 0's token: only their group
+        // counts matter.
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
       }
     }
+    if (more)
+      cur = next;
   }
   NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
@@ -614,7 +661,15 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   if (rows * cluster > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows of " << cluster
                              << " blocks each, more than a grid holds";
-  info.grid = {rows * cluster, 1, 1};
+  // split_shared: `block = [k]` rows per cluster, one after the other.
+  int64_t rowsPerCluster = 1;
+  if (strategy == "split_shared" && !req.config.getBlock().empty())
+    rowsPerCluster = req.config.getBlock()[0];
+  if (rowsPerCluster > 1 && (rows % rowsPerCluster || isa<FusionOp>(op)))
+    return op->emitOpError() << "split_shared with " << rowsPerCluster
+                             << " rows per cluster needs an unfused softmax whose "
+                             << rows << " rows it divides";
+  info.grid = {rows / rowsPerCluster * cluster, 1, 1};
   info.block = {threads, 1, 1};
   info.cluster = {cluster, 1, 1};
 
@@ -708,7 +763,8 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     // block `rank` of it handles columns [rank * len, (rank + 1) * len).
     int64_t len = splitPartLength(n, cluster, vec);
     Value rank = arith::RemUIOp::create(b, loc, block, cidx(b, loc, cluster));
-    row = arith::DivUIOp::create(b, loc, block, cidx(b, loc, cluster));
+    row = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, block, cidx(b, loc, cluster)),
+                                cidx(b, loc, rowsPerCluster));
     c.partStart = arith::MulIOp::create(b, loc, rank, cidx(b, loc, len));
     c.partEnd = arith::MinUIOp::create(
         b, loc, cidx(b, loc, n), arith::AddIOp::create(b, loc, c.partStart, cidx(b, loc, len)));
@@ -724,7 +780,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     buildRegisters(c, scratchMax, scratchSum, partial, cluster);
   else if (strategy == "split_shared")
     buildSplitShared(c, scratchMax, scratchSum, partial, cluster, part, unaligned,
-                     rows * n);
+                     rows * n, rowsPerCluster);
   else if (strategy == "online")
     buildOnline(c, scratchMax, scratchSum);
   else
