@@ -33,10 +33,15 @@ def KBFuseElementwise : Pass<"kb-fuse-elementwise", "func::FuncOp"> {
 def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
   let summary = "Attaches a launchable #kb.config to every kb op";
   let description = [{
-    Picks threads per block, vector width and, for softmax, the strategy
-    (`registers` when the row fits in the registers of one block, `online`
-    otherwise), from a model of the target (threads, registers and shared
-    memory per block). Fields that a program sets by hand are kept and
+    Picks threads per block, vector width and, for softmax, the strategy:
+    `registers` when the row fits in the registers of one block; `split`
+    (a thread-block cluster of 2 or 4 blocks, each part in registers) or
+    `split_shared` (up to 16 blocks, each part in shared memory, `block = [k]`
+    rows per cluster) when it fits on a cluster; `online` (two reads)
+    otherwise; with the cluster size, from a model of the target (threads,
+    registers and shared memory per block). Rows whose length is not a
+    multiple of 4 keep 16-byte accesses (aligned chunks) in the registers and
+    split_shared strategies of an unfused softmax. Fields that a program sets by hand are kept and
     checked: a config that cannot launch (over 1024 threads, more shared
     memory than the target has) is an error here, never a failed launch.
   }];

@@ -45,7 +45,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     Every field is optional; a pass fills the ones it decides.
 
     - `block`: the output tile of one thread block. Matmul: [BM, BN, BK];
-      elementwise: [elements per block]; softmax: [rows per block].
+      elementwise: [elements per block]; softmax: [rows per block], or
+      for `split_shared` rows per cluster (handled one after the other).
     - `warp`: a warp's tile of the block tile (matmul on tensor cores: [WM, WN]).
     - `thread`: a thread's register tile (matmul: [TM, TN]).
     - `threads`: threads per block.
