@@ -14,8 +14,40 @@
 // RUN: kb-opt %kb_src/examples/matmul_awkward.mlir --kb-compile="output=%t/awkward ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=AWKWARD < %t/awkward/manifest.json
 // RUN: FileCheck %s --check-prefix=FFMA-PTX < %t/awkward/k0_matmul.ptx
+// RUN: kb-opt %kb_src/examples/softmax_wide.mlir --kb-compile="output=%t/wide ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=WIDE < %t/wide/manifest.json
+// RUN: FileCheck %s --check-prefix=WIDE-PTX < %t/wide/k0_softmax.ptx
+// The other cluster kernels through ptxas: register parts, unaligned rows.
+// RUN: kb-opt %s --kb-compile="output=%t/split ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SPLIT < %t/split/manifest.json
 // RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul90a chip=sm_90a ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SM90A < %t/matmul90a/manifest.json
+
+// WIDE: "cluster": [
+// WIDE-NEXT: 8,
+// WIDE-NEXT: 1,
+// WIDE-NEXT: 1
+// WIDE: "config": "#kb.config<block = [4], threads = 1024, vector = 4, strategy = \"split_shared\", cluster = 8>"
+// WIDE: "dynamic_shared_bytes": 200272
+// WIDE: "grid": [
+// WIDE-NEXT: 2048,
+// WIDE: "resources": {
+// WIDE: "spill_store_bytes": 0
+// WIDE-PTX: cp.async.cg.shared.global
+// WIDE-PTX: barrier.cluster.arrive.aligned
+// WIDE-PTX: mapa.shared::cluster
+// WIDE-PTX: ld.shared::cluster
+// SPLIT: strategy = \"split\", cluster = 2>"
+// SPLIT: "name": "k0_softmax"
+// SPLIT: "spill_store_bytes": 0
+// SPLIT: strategy = \"split_shared\", cluster = 8>"
+// SPLIT: "name": "k1_softmax"
+// SPLIT: "spill_store_bytes": 0
+func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8x65536xf32>, tensor<6x400001xf32>) {
+  %0 = kb.softmax %a : tensor<8x65536xf32>
+  %1 = kb.softmax %b : tensor<6x400001xf32>
+  return %0, %1 : tensor<8x65536xf32>, tensor<6x400001xf32>
+}
 
 // BGD: "buffers": [
 // BGD: "name": "x",
