@@ -122,6 +122,53 @@ struct SoftmaxContext {
   Value lt(Value x, Value bound) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, bound);
   }
+  Value ule(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
+  }
+  /// Whether flat index `at` lies in [lo, hi).
+  Value within(Value at, Value lo, Value hi) {
+    return arith::AndIOp::create(b, loc, ule(lo, at), lt(at, hi));
+  }
+  /// One step of the running (max m, sum s of exp(x - m)) over `xs`.
+  std::pair<Value, Value> onlineUpdate(Value m, Value s, ArrayRef<Value> xs) {
+    Value mv = xs[0];
+    for (Value x : xs.drop_front())
+      mv = maxf(mv, x);
+    Value mNew = maxf(m, mv);
+    Value sNew = mulf(s, exp(subf(m, mNew)));
+    for (Value x : xs)
+      sNew = addf(sNew, exp(subf(x, mNew)));
+    return {mNew, sNew};
+  }
+  /// Lanes of the 16-byte chunk at flat index `flat` outside [lo, hi) become
+  /// `fill` (rows that are not a multiple of 4 long, read as aligned chunks).
+  SmallVector<Value> maskChunk(SmallVector<Value> xs, Value flat, Value lo, Value hi,
+                               float fill) {
+    for (int64_t l = 0; l < 4; ++l) {
+      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+      xs[l] = arith::SelectOp::create(b, loc, within(at, lo, hi), xs[l], cf32(b, loc, fill));
+    }
+    return xs;
+  }
+  /// Stores the aligned chunk `ys` at flat index `flat` to the output: one
+  /// 16-byte store when it lies in [lo, hi), else only its lanes inside.
+  void storeChunk(ArrayRef<Value> ys, Value flat, Value lo, Value hi) {
+    Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
+    Value whole = arith::AndIOp::create(b, loc, ule(lo, flat), ule(flat4, hi));
+    auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
+    vector::StoreOp::create(b, loc, vector::FromElementsOp::create(b, loc, vecType, ys), out,
+                            ValueRange{flat}, false, llvm::MaybeAlign(16));
+    b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
+    for (int64_t l = 0; l < 4; ++l) {
+      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
+      auto ifIn = scf::IfOp::create(b, loc, within(at, lo, hi), /*withElse=*/false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
+      memref::StoreOp::create(b, loc, ys[l], out, ValueRange{at});
+    }
+  }
 };
 
 /// Split strategy: combines this block's partial (max m, sum s of exp(x - m))
@@ -280,9 +327,7 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
       b, loc, rowStart, arith::RemUIOp::create(b, loc, rowStart, cidx(b, loc, 4)));
   int64_t chunks = llvm::divideCeil(c.n + 3, 4);
   int64_t passes = llvm::divideCeil(chunks, c.threads);
-  auto ule = [&](Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
-  };
+  auto ule = [&](Value x, Value y) { return c.ule(x, y); };
 
   SmallVector<Value> flats;
   SmallVector<SmallVector<Value>> xs;
@@ -313,13 +358,9 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
     // A chunk past the row's end reads nothing.
     Value v = arith::SelectOp::create(b, loc, c.lt(flat, rowEnd), ifWhole.getResult(0),
                                       negInfVec);
-    SmallVector<Value> lanes = c.lanes(v);
-    for (int64_t l = 0; l < 4; ++l) {
-      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-      Value in = arith::AndIOp::create(b, loc, ule(rowStart, at), c.lt(at, rowEnd));
-      lanes[l] = arith::SelectOp::create(b, loc, in, lanes[l], cf32(b, loc, negInf));
-      m = c.maxf(m, lanes[l]);
-    }
+    SmallVector<Value> lanes = c.maskChunk(c.lanes(v), flat, rowStart, rowEnd, negInf);
+    for (Value x : lanes)
+      m = c.maxf(m, x);
     flats.push_back(flat);
     xs.push_back(lanes);
   }
@@ -338,22 +379,7 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
     SmallVector<Value> ys;
     for (Value e : lanes)
       ys.push_back(c.mulf(e, inv));
-    Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
-    Value whole = arith::AndIOp::create(b, loc, ule(rowStart, flat), ule(flat4, rowEnd));
-    auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
-    vector::StoreOp::create(b, loc, vector::FromElementsOp::create(b, loc, c.vecType, ys),
-                            c.out, ValueRange{flat}, false, llvm::MaybeAlign(16));
-    b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
-    for (int64_t l = 0; l < 4; ++l) {
-      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-      Value in = arith::AndIOp::create(b, loc, ule(rowStart, at), c.lt(at, rowEnd));
-      auto ifIn = scf::IfOp::create(b, loc, in, /*withElse=*/false);
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
-      memref::StoreOp::create(b, loc, ys[l], c.out, ValueRange{at});
-    }
+    c.storeChunk(ys, flat, rowStart, rowEnd);
   }
 }
 
@@ -376,9 +402,7 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
   float negInf = -std::numeric_limits<float>::infinity();
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   Value mine = arith::MulIOp::create(b, loc, c.tid, cidx(b, loc, c.vec));
-  auto ule = [&](Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, x, y);
-  };
+  auto ule = [&](Value x, Value y) { return c.ule(x, y); };
   int64_t len = c.partLen + (unaligned ? 4 : 0);
   int64_t vectors = llvm::divideCeil(len, span);
   Value firstRowBase = c.rowBase;
@@ -401,17 +425,6 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
   auto loadPart = [&](Value local) {
     return vector::LoadOp::create(b, loc, c.vecType, part, ValueRange{local}, false,
                                   llvm::MaybeAlign(c.vec * 4));
-  };
-  // Lanes of the chunk at `flat` that lie outside the part become `fill`.
-  auto mask = [&](SmallVector<Value> xs, Value flat, const RowPart &r, float fill) {
-    if (!unaligned)
-      return xs;
-    for (int64_t l = 0; l < c.vec; ++l) {
-      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-      Value in = arith::AndIOp::create(b, loc, ule(r.lo, at), c.lt(at, r.hi));
-      xs[l] = arith::SelectOp::create(b, loc, in, xs[l], cf32(b, loc, fill));
-    }
-    return xs;
   };
   // The copy of one chunk of row r into part[local] (guarded by the caller).
   auto copyChunk = [&](const RowPart &r, Value local, Value flat) {
@@ -491,16 +504,12 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
       } else {
         v = loadPart(locals[k]);
       }
-      SmallVector<Value> xs = mask(c.lanes(v), flat, cur, negInf);
-      Value mv = xs[0];
-      for (Value x : ArrayRef<Value>(xs).drop_front())
-        mv = c.maxf(mv, x);
-      Value mNew = c.maxf(m, mv);
+      SmallVector<Value> xs = c.lanes(v);
+      if (unaligned)
+        xs = c.maskChunk(xs, flat, cur.lo, cur.hi, negInf);
       // Every chunk under the guard has at least one lane in the part (the
-      // first chunk holds `lo`), so mNew is finite here.
-      Value sNew = c.mulf(s, c.exp(c.subf(m, mNew)));
-      for (Value x : xs)
-        sNew = c.addf(sNew, c.exp(c.subf(x, mNew)));
+      // first chunk holds `lo`), so the new max is finite here.
+      auto [mNew, sNew] = c.onlineUpdate(m, s, xs);
       scf::YieldOp::create(b, loc, ValueRange{mNew, sNew});
       b.setInsertionPointToStart(ifIn.elseBlock());
       scf::YieldOp::create(b, loc, ValueRange{m, s});
@@ -538,26 +547,11 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
         SmallVector<Value> ys;
         for (Value x : c.lanes(loadPart(local)))
           ys.push_back(c.mulf(c.exp(c.subf(x, partMax)), factor));
-        Value y = vector::FromElementsOp::create(b, loc, c.vecType, ys);
-        if (!unaligned) {
-          c.store(y, arith::SubIOp::create(b, loc, flat, cur.rowBase));
-        } else {
-          Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
-          Value whole = arith::AndIOp::create(b, loc, ule(cur.lo, flat), ule(flat4, cur.hi));
-          auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
-          b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
-          vector::StoreOp::create(b, loc, y, c.out, ValueRange{flat}, false,
-                                  llvm::MaybeAlign(16));
-          b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
-          for (int64_t l = 0; l < 4; ++l) {
-            Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-            Value in = arith::AndIOp::create(b, loc, ule(cur.lo, at), c.lt(at, cur.hi));
-            auto ifLane = scf::IfOp::create(b, loc, in, /*withElse=*/false);
-            OpBuilder::InsertionGuard g2(b);
-            b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
-            memref::StoreOp::create(b, loc, ys[l], c.out, ValueRange{at});
-          }
-        }
+        if (unaligned)
+          c.storeChunk(ys, flat, cur.lo, cur.hi);
+        else
+          c.store(vector::FromElementsOp::create(b, loc, c.vecType, ys),
+                  arith::SubIOp::create(b, loc, flat, cur.rowBase));
       }
       if (more) {
         Value nextFlat = arith::AddIOp::create(b, loc, next.base, local);
@@ -596,14 +590,7 @@ void buildOnline(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
     auto ifIn = scf::IfOp::create(b, loc, TypeRange{b.getF32Type(), b.getF32Type()},
                                   c.lt(col, c.n), true);
     b.setInsertionPointToStart(ifIn.thenBlock());
-    auto xs = c.lanes(c.load(col));
-    Value mv = xs[0];
-    for (Value x : ArrayRef<Value>(xs).drop_front())
-      mv = c.maxf(mv, x);
-    Value mNew = c.maxf(m, mv);
-    Value sNew = c.mulf(s, c.exp(c.subf(m, mNew)));
-    for (Value x : xs)
-      sNew = c.addf(sNew, c.exp(c.subf(x, mNew)));
+    auto [mNew, sNew] = c.onlineUpdate(m, s, c.lanes(c.load(col)));
     scf::YieldOp::create(b, loc, ValueRange{mNew, sNew});
     b.setInsertionPointToStart(ifIn.elseBlock());
     scf::YieldOp::create(b, loc, ValueRange{m, s});
