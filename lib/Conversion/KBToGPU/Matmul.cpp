@@ -163,6 +163,13 @@ Value MatmulEmitter::dynamicSharedMemory() {
                                                  gpu::AddressSpace::Workgroup)));
 }
 
+MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
+  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  return {bz, mul(by, bm), mul(bx, bn)};
+}
+
 std::pair<Value, Value>
 MatmulEmitter::stageViews(Value smem, Value stage, int64_t stageBytes,
                           int64_t aRows, int64_t aCols, int64_t bRows,
@@ -202,11 +209,8 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
     return e.stageViews(smem, stage, stageBytes, bk, lda, bk, ldb);
   };
 
-  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  auto [bz, row0, col0] = e.blockTile();
   Value tx = e.rem(e.tid, bn / tn), ty = e.div(e.tid, bn / tn);
-  Value row0 = e.mul(by, bm), col0 = e.mul(bx, bn);
 
   // A thread's tn columns of B (and C) are tn / 4 groups of 4, the groups
   // bn / (tn / 4) apart: the 16 threads of a half-warp then read 16

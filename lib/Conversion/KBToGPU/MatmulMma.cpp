@@ -183,14 +183,11 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     return e.stageViews(smem, stage, stageBytes, bm, lda, bRows, ldbT);
   };
 
-  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  auto [bz, row0, col0] = e.blockTile();
   Value warp = e.div(e.tid, 32), lane = e.rem(e.tid, 32);
   Value g = e.div(lane, 4), t = e.rem(lane, 4);
   Value warpRow = e.mul(e.div(warp, warpsN), wm);
   Value warpCol = e.mul(e.rem(warp, warpsN), wn);
-  Value row0 = e.mul(by, bm), col0 = e.mul(bx, bn);
 
   int64_t nAcc = fragM * fragN * 4;
   SmallVector<Value> init(nAcc, cf32(b, loc, 0.0f));

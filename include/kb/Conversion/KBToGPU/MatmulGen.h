@@ -60,6 +60,13 @@ struct MatmulEmitter {
                   Value bs, bool aTransposed);
   /// The block's dynamic shared memory, as bytes.
   Value dynamicSharedMemory();
+
+  /// This block's output tile: its batch index (block id z) and the first
+  /// row and column of C it computes (block ids y and x times BM and BN).
+  struct BlockTile {
+    Value batch, row0, col0;
+  };
+  BlockTile blockTile();
   /// The A and B tile views of pipeline stage `stage` in `smem`: A as
   /// aRows x aCols f32 at stage * stageBytes, B as bRows x bCols after it.
   std::pair<Value, Value> stageViews(Value smem, Value stage, int64_t stageBytes,
