@@ -67,30 +67,17 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                             const TargetModel &model) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = type.getShape().back();
-  // An unfused softmax whose rows fit one block reads rows that are not a
-  // multiple of 4 long through aligned 16-byte chunks with masked edges.
   int64_t maxThreads = model.maxThreadsPerBlock;
-  // So may split_shared (rows too wide for split's registers).
-  auto splitSharedFits = [&] {
-    for (int64_t c = 2; c <= kMaxCluster; c *= 2)
-      if ((splitPartLength(n, c, 4) + 4) * 4 <= model.maxSharedPerBlock - 1024)
-        return true;
-    return false;
+  // Rows that are not a multiple of 4 long: an unfused softmax reads them as
+  // aligned 16-byte chunks with masked edges (vector = 4) in the registers
+  // and split_shared strategies; other strategies take narrower accesses.
+  bool unfused = isa<SoftmaxOp>(op);
+  auto alignedChunksAllowed = [&] {
+    return unfused && f.vector == 4 &&
+           (f.strategy == "registers" || f.strategy == "split_shared");
   };
-  bool registersFit = valuesPerThread(n + 3, maxThreads, 4) <= kAutoRowValuesPerThread;
-  bool splitRegistersFit =
-      valuesPerThread(splitPartLength(n, kMaxRegisterCluster, 4), maxThreads, 4) <=
-      kAutoRowValuesPerThread;
-  bool alignedChunks =
-      isa<SoftmaxOp>(op) && n % 4 != 0 &&
-      (f.strategy.empty() ? registersFit || (!splitRegistersFit && splitSharedFits())
-                          : f.strategy == "registers" || f.strategy == "split_shared");
-  if (!f.vector)
-    f.vector = alignedChunks ? 4 : widestVector(n);
-  else if (n % f.vector != 0 && !(alignedChunks && f.vector == 4))
-    return op->emitOpError() << "config asks for vector width " << f.vector
-                             << ", which needs the row length (" << n
-                             << ") to be a multiple of it";
+  // Elements a row's accesses cover: aligned chunks cover up to 3 more.
+  auto covered = [&](int64_t len) { return n % f.vector ? len + 3 : len; };
   // Split over a cluster: the fewest blocks (a power of two, so that clusters
   // tile a GPC's multiprocessors) whose parts fit in registers
   // (kAutoRowValuesPerThread per thread) or in one block's shared memory, or
@@ -99,33 +86,44 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // 512 threads, two per multiprocessor: 79%.)
   auto fewestBlocks = [&](bool shared, int64_t threads, int64_t maxBlocks) -> int64_t {
     for (int64_t c = 2; c <= maxBlocks; c *= 2) {
-      int64_t len = splitPartLength(n, c, f.vector);
-      if (shared ? (len + 4) * 4 <= model.maxSharedPerBlock - 1024
-                 : valuesPerThread(len, threads, f.vector) <= kAutoRowValuesPerThread)
+      if (shared ? splitSharedBytes(n, c, f.vector) <= model.maxSharedPerBlock
+                 : valuesPerThread(splitPartLength(n, c, f.vector), threads, f.vector) <=
+                       kAutoRowValuesPerThread)
         return c;
     }
     return 0;
   };
-  if (f.strategy.empty()) {
-    // One read whenever the row fits on chip: in one block's registers, else
-    // split over a small cluster's registers (measured: clusters of 2 at
-    // 87-94% of copy, 16 at 45%: a 16-block cluster of 1024-thread blocks
-    // waits for 16 free multiprocessors of one GPC), else over the shared
-    // memory of up to 16 blocks; two reads (online) beyond.
-    if (valuesPerThread(n, maxThreads, f.vector) <= kAutoRowValuesPerThread)
-      f.strategy = "registers";
-    else if (fewestBlocks(false, maxThreads, kMaxRegisterCluster))
-      f.strategy = "split";
-    else if (fewestBlocks(true, maxThreads, kMaxCluster))
-      f.strategy = "split_shared";
-    else
-      f.strategy = "online";
+  // One read whenever the row fits on chip: in one block's registers, else
+  // split over a small cluster's registers (measured: clusters of 2 at
+  // 87-94% of copy, 16 at 45%: a 16-block cluster of 1024-thread blocks
+  // waits for 16 free multiprocessors of one GPC), else over the shared
+  // memory of up to 16 blocks; two reads (online) beyond.
+  auto chooseStrategy = [&]() -> std::string {
+    if (valuesPerThread(covered(n), maxThreads, f.vector) <= kAutoRowValuesPerThread)
+      return "registers";
+    if (fewestBlocks(false, maxThreads, kMaxRegisterCluster))
+      return "split";
+    if (fewestBlocks(true, maxThreads, kMaxCluster))
+      return "split_shared";
+    return "online";
+  };
+  bool autoVector = !f.vector, autoStrategy = f.strategy.empty();
+  if (autoVector)
+    f.vector = unfused ? 4 : widestVector(n);
+  if (autoStrategy)
+    f.strategy = chooseStrategy();
+  if (n % f.vector != 0 && !alignedChunksAllowed()) {
+    if (!autoVector)
+      return op->emitOpError() << "config asks for vector width " << f.vector
+                               << ", which needs the row length (" << n
+                               << ") to be a multiple of it";
+    // The chosen strategy cannot read aligned chunks: narrower accesses, and
+    // the choice again with them.
+    f.vector = widestVector(n);
+    if (autoStrategy)
+      f.strategy = chooseStrategy();
   }
   bool split = f.strategy == "split" || f.strategy == "split_shared";
-  if (f.cluster > 1 && !split)
-    return op->emitOpError() << "config asks for a cluster of " << f.cluster
-                             << " blocks, which only softmax strategies "
-                                "\"split\" and \"split_shared\" use";
   if (!f.threads) {
     if (f.strategy == "registers")
       // About four vectors per thread: enough loads in flight per thread,
@@ -149,7 +147,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   if (f.strategy == "registers" || f.strategy == "split") {
     int64_t len = f.strategy == "split"
                       ? splitPartLength(n, f.cluster, f.vector)
-                      : n;
+                      : covered(n);
     int64_t perThread = valuesPerThread(len, f.threads, f.vector);
     if (perThread > kMaxRowValuesPerThread) {
       auto diag = op->emitOpError() << "softmax strategy '" << f.strategy
@@ -165,17 +163,15 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
       return diag;
     }
   }
-  if (f.strategy == "split_shared") {
-    int64_t bytes = (splitPartLength(n, f.cluster, f.vector) + (n % f.vector ? 4 : 0)) * 4;
-    // The part plus the reduction scratch (264 bytes).
-    if (bytes + 264 > model.maxSharedPerBlock)
-      return op->emitOpError()
-             << "softmax strategy 'split_shared' would stage " << bytes
-             << " bytes of each row per block (row length " << n << ", "
-             << f.cluster << " blocks); " << model.chip << " has "
-             << model.maxSharedPerBlock
-             << " per block: use strategy \"online\" or more blocks";
-  }
+  if (f.strategy == "split_shared" &&
+      splitSharedBytes(n, f.cluster, f.vector) > model.maxSharedPerBlock)
+    return op->emitOpError()
+           << "softmax strategy 'split_shared' would stage "
+           << splitSharedPartBytes(n, f.cluster, f.vector)
+           << " bytes of each row per block (row length " << n << ", "
+           << f.cluster << " blocks); " << model.chip << " has "
+           << model.maxSharedPerBlock
+           << " per block: use strategy \"online\" or more blocks";
   int64_t rows = type.getNumElements() / n;
   if (f.block.empty()) {
     // split_shared: each cluster takes 4 consecutive rows (or 2), so that
@@ -230,7 +226,9 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
         ok = selectMatmul(&op, f, *model);
         break;
       }
-      if (succeeded(ok) && f.cluster > 1 && *kind != KernelKind::Softmax) {
+      if (succeeded(ok) && f.cluster > 1 &&
+          !(*kind == KernelKind::Softmax &&
+            (f.strategy == "split" || f.strategy == "split_shared"))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\" "
                             "and \"split_shared\" use";

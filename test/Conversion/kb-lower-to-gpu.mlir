@@ -124,7 +124,8 @@ func.func @softmax_split_shared_rows(%x: tensor<2x400000xf32>) -> tensor<2x40000
 
 // Softmax split_shared on rows 400001 long: the part is covered by aligned
 // chunks (one more than 50004 / 4), the chunk running past the end of the
-// buffer goes lane by lane through registers, lanes outside the part masked.
+// buffer is loaded lane by lane (clamped) and stored to shared memory from
+// registers, lanes outside the part masked.
 // CHECK-LABEL: func.func @softmax_split_shared_unaligned
 // CHECK: gpu.func @k{{[0-9]+}}_softmax
 // CHECK: memref.view {{.*}} to memref<50008xf32, #gpu.address_space<workgroup>>
@@ -133,7 +134,7 @@ func.func @softmax_split_shared_rows(%x: tensor<2x400000xf32>) -> tensor<2x40000
 // CHECK: nvgpu.device_async_copy %{{.*}}, 4 {bypassL1}
 // CHECK: } else {
 // CHECK: arith.minui %{{.*}}, %c1200002
-// CHECK: memref.store
+// CHECK: vector.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : memref<50008xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: arith.select
 // CHECK: nvvm.mapa
 // CHECK: scf.for

@@ -41,6 +41,8 @@ struct RunState {
   std::map<std::string, DeviceBuffer> dev;
   std::map<std::string, std::vector<float>> host;
   std::vector<LoadedKernel> kernels;
+  /// Per kernel: how many of its clusters can be resident (0: no clusters).
+  std::vector<int> maxClusters;
 };
 
 struct KernelCheck {

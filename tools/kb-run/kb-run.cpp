@@ -96,9 +96,12 @@ RunState prepare(const std::string &path, const Options &o,
                           ", which does not exist");
     s.kernels.push_back(loadKernel(cubin, ptx, k.name, k.dynamicSharedBytes,
                                    static_cast<int>(k.clusterBlocks())));
-    if (k.clusterBlocks() > 1 &&
-        maxActiveClusters(s.kernels.back(), k.grid.data(), k.block.data(),
-                          k.cluster.data(), static_cast<int>(k.dynamicSharedBytes)) == 0)
+    s.maxClusters.push_back(
+        k.clusterBlocks() > 1
+            ? maxActiveClusters(s.kernels.back(), k.grid.data(), k.block.data(),
+                                k.cluster.data(), static_cast<int>(k.dynamicSharedBytes))
+            : 0);
+    if (k.clusterBlocks() > 1 && s.maxClusters.back() == 0)
       throw DeviceError("kernel " + k.name + " cannot launch: a cluster of " +
                         std::to_string(k.clusterBlocks()) + " blocks of " +
                         std::to_string(k.threads()) + " threads (" +
@@ -445,16 +448,11 @@ int run(const Options &o) {
     std::string ptx = readText((std::filesystem::path(s.manifest.dir) / k.ptx).string());
     bool tensorCores = ptx.find("mma.sync") != std::string::npos ||
                        ptx.find("wgmma") != std::string::npos;
-    int clusters = k.clusterBlocks() > 1
-                       ? maxActiveClusters(s.kernels[i], k.grid.data(), k.block.data(),
-                                           k.cluster.data(),
-                                           static_cast<int>(k.dynamicSharedBytes))
-                       : 0;
     kernels.push_back({{"name", k.name},
                        {"grid", k.grid},
                        {"block", k.block},
                        {"cluster", k.cluster},
-                       {"max_active_clusters", clusters},
+                       {"max_active_clusters", s.maxClusters[i]},
                        {"loaded_from", s.kernels[i].source},
                        {"registers", k.resources.registers},
                        {"shared_bytes", shared},
@@ -628,8 +626,7 @@ int run(const Options &o) {
            k["shared_bytes"].get<int>(), k["spill_bytes"].get<int>(),
            100 * k["occupancy"].get<double>(), k["occupancy_limiter"].get<std::string>().c_str(),
            k["tensor_cores"].get<bool>() ? "yes" : "no");
-    if (k["cluster"][0].get<int64_t>() * k["cluster"][1].get<int64_t>() *
-            k["cluster"][2].get<int64_t>() > 1)
+    if (k["max_active_clusters"].get<int>() > 0)
       printf("    clusters of %lldx%lldx%lld blocks, at most %d resident at once\n",
              (long long)k["cluster"][0].get<int64_t>(), (long long)k["cluster"][1].get<int64_t>(),
              (long long)k["cluster"][2].get<int64_t>(), k["max_active_clusters"].get<int>());

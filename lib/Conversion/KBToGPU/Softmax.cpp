@@ -2,7 +2,7 @@
 //
 // Elementwise work fused before the softmax (its prologue) is computed from
 // the kernel's inputs as each element is loaded; work fused after it (its
-// epilogue) is applied just before each store. Two strategies, picked by
+// epilogue) is applied just before each store. Four strategies, picked by
 // kb-select-config and recorded in #kb.config:
 // - registers: each thread loads its slice of the row into registers (16-byte
 //   loads, all issued before the first use), the block reduces the max and
@@ -15,14 +15,17 @@
 //   between two cluster barriers) and each block rescales its part. Still one
 //   read, one write.
 // - split_shared: the same split, each block's part staged in (dynamic)
-//   shared memory by cp.async instead of registers, so that the part may be
-//   larger and blocks may be small (two per multiprocessor, from different
-//   clusters: one loads while the other waits at its cluster barrier). The
-//   running max and sum are kept as the copies land; one more pass over
-//   shared memory normalises. Still one read and one write of global memory.
+//   shared memory by cp.async instead of registers, so that a part may be as
+//   large as a block's shared memory. The running max and sum are kept as
+//   the copies land; one more pass over shared memory normalises. A cluster
+//   may take several consecutive rows, copying the next while it stores the
+//   current. Still one read and one write of global memory.
 // - online: for rows too wide even for that; a loop keeps a running max and
 //   a rescaled running sum, then a second loop reads the row again to write
 //   it. Two reads, one write.
+// Rows that are not a multiple of 4 long are read as the 16-byte-aligned
+// chunks of the flat buffer that overlap them, lanes outside the row masked
+// (registers and split_shared, unfused softmax).
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,6 +152,18 @@ struct SoftmaxContext {
       xs[l] = arith::SelectOp::create(b, loc, within(at, lo, hi), xs[l], cf32(b, loc, fill));
     }
     return xs;
+  }
+  /// The 4 elements of `in` at flat indices flat..flat+3, each index clamped
+  /// to the buffer's `total` elements: for the one chunk that runs past the
+  /// end of a buffer whose size is not a multiple of 4.
+  Value loadChunkClamped(Value flat, int64_t total) {
+    SmallVector<Value> lanes;
+    for (int64_t l = 0; l < 4; ++l) {
+      Value at = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, flat, cidx(b, loc, l)), cidx(b, loc, total - 1));
+      lanes.push_back(memref::LoadOp::create(b, loc, in, ValueRange{at}));
+    }
+    return vector::FromElementsOp::create(b, loc, vecType, lanes);
   }
   /// Stores the aligned chunk `ys` at flat index `flat` to the output: one
   /// 16-byte store when it lies in [lo, hi), else only its lanes inside.
@@ -327,7 +342,6 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
       b, loc, rowStart, arith::RemUIOp::create(b, loc, rowStart, cidx(b, loc, 4)));
   int64_t chunks = llvm::divideCeil(c.n + 3, 4);
   int64_t passes = llvm::divideCeil(chunks, c.threads);
-  auto ule = [&](Value x, Value y) { return c.ule(x, y); };
 
   SmallVector<Value> flats;
   SmallVector<SmallVector<Value>> xs;
@@ -339,21 +353,13 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
     Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
     // Whole 16 bytes inside the buffer: one load; else lane by lane, clamped.
     auto ifWhole = scf::IfOp::create(b, loc, TypeRange{c.vecType},
-                                     ule(flat4, cidx(b, loc, total)), true);
+                                     c.ule(flat4, cidx(b, loc, total)), true);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifWhole.thenBlock());
       scf::YieldOp::create(b, loc, c.loadVec(c.in, flat));
       b.setInsertionPointToStart(ifWhole.elseBlock());
-      SmallVector<Value> lanes;
-      for (int64_t l = 0; l < 4; ++l) {
-        Value at = arith::MinUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, flat, cidx(b, loc, l)),
-            cidx(b, loc, total - 1));
-        lanes.push_back(memref::LoadOp::create(b, loc, c.in, ValueRange{at}));
-      }
-      scf::YieldOp::create(b, loc,
-                           vector::FromElementsOp::create(b, loc, c.vecType, lanes).getResult());
+      scf::YieldOp::create(b, loc, c.loadChunkClamped(flat, total));
     }
     // A chunk past the row's end reads nothing.
     Value v = arith::SelectOp::create(b, loc, c.lt(flat, rowEnd), ifWhole.getResult(0),
@@ -402,7 +408,6 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
   float negInf = -std::numeric_limits<float>::infinity();
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   Value mine = arith::MulIOp::create(b, loc, c.tid, cidx(b, loc, c.vec));
-  auto ule = [&](Value x, Value y) { return c.ule(x, y); };
   int64_t len = c.partLen + (unaligned ? 4 : 0);
   int64_t vectors = llvm::divideCeil(len, span);
   Value firstRowBase = c.rowBase;
@@ -441,20 +446,15 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
     // through registers (a zero-filling cp.async with fewer source bytes
     // still drew memcheck errors, run 17); the thread reads back only its
     // own stores.
-    Value fits = ule(arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4)),
+    Value fits = c.ule(arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4)),
                      cidx(b, loc, total));
     auto ifFits = scf::IfOp::create(b, loc, fits, /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(ifFits.thenBlock()->getTerminator());
     copy();
     b.setInsertionPoint(ifFits.elseBlock()->getTerminator());
-    for (int64_t l = 0; l < 4; ++l) {
-      Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-      Value x = memref::LoadOp::create(
-          b, loc, c.in, ValueRange{arith::MinUIOp::create(b, loc, at, cidx(b, loc, total - 1))});
-      memref::StoreOp::create(b, loc, x, part,
-                              ValueRange{arith::AddIOp::create(b, loc, local, cidx(b, loc, l))});
-    }
+    vector::StoreOp::create(b, loc, c.loadChunkClamped(flat, total), part, ValueRange{local},
+                            false, llvm::MaybeAlign(16));
   };
 
   // Pass 0: the first row's part into shared memory, every copy in flight at
@@ -674,11 +674,9 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   int64_t partBytes = 0;
   if (strategy == "split_shared") {
     OpBuilder ab = OpBuilder::atBlockEnd(&func.getBody().front());
-    partBytes = splitPartLength(n, std::max<int64_t>(req.config.getCluster(), 1),
-                                std::max<int64_t>(req.config.getVector(), 1)) * 4;
-    // Unaligned rows: one more 16-byte chunk.
-    partBytes = llvm::alignTo(partBytes, 16) + (n % 4 ? 16 : 0);
-    info.dynamicSharedBytes = partBytes + 2 * 128 + 16;
+    int64_t clusterBlocks = std::max<int64_t>(req.config.getCluster(), 1);
+    partBytes = splitSharedPartBytes(n, clusterBlocks, vec);
+    info.dynamicSharedBytes = splitSharedBytes(n, clusterBlocks, vec);
     Value bytes = gpu::DynamicSharedMemoryOp::create(
         ab, loc, MemRefType::get({ShapedType::kDynamic}, ab.getI8Type(), nullptr, wg));
     auto view = [&](MemRefType t, int64_t at) -> Value {

@@ -63,6 +63,20 @@ inline int64_t splitPartLength(int64_t n, int64_t cluster, int64_t vector) {
   return (part + vector - 1) / vector * vector;
 }
 
+/// Shared memory of one split_shared block: its part of the row, rounded up
+/// to 16 bytes, plus one 16-byte chunk when rows that are not a multiple of
+/// the vector are read as aligned chunks...
+inline int64_t splitSharedPartBytes(int64_t n, int64_t cluster, int64_t vector) {
+  int64_t bytes = (splitPartLength(n, cluster, vector) * 4 + 15) / 16 * 16;
+  return bytes + (n % vector ? 16 : 0);
+}
+/// ...followed by the reduction scratch: two 32-float buffers (max, sum)
+/// and the partial (max, sum) pair the cluster exchanges.
+constexpr int64_t kSplitSharedScratchBytes = 2 * 128 + 16;
+inline int64_t splitSharedBytes(int64_t n, int64_t cluster, int64_t vector) {
+  return splitSharedPartBytes(n, cluster, vector) + kSplitSharedScratchBytes;
+}
+
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 enum class KernelKind { Elementwise, Softmax, Matmul };
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
