@@ -113,6 +113,7 @@ PROGRAMS = {
         "mm-bias-gelu-tf32-4096": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
         "mm-bias-gelu-ieee-4096": matmul_bias_gelu(4096, 4096, 4096, "ieee"),
         "mm-bias-gelu-tf32-1000x700x1500": matmul_bias_gelu(1000, 700, 1500, "tf32"),
+        "mm-bias-gelu-tf32-4096-sm90a": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
     },
     "matmul": {
         "matmul-ieee-4096": matmul(4096, 4096, 4096, "ieee"),
@@ -148,6 +149,25 @@ PROGRAMS = {
         "matmul-ieee-4000": matmul(4000, 4000, 4000, "ieee"),
         "matmul-ieee-1024x768x1536": matmul(1024, 768, 1536, "ieee"),
         "matmul-tf32-1024x768x1536": matmul(1024, 768, 1536, "tf32"),
+        # wgmma (compiled with chip=sm_90a: names ending in -sm90a).
+        "matmul-tf32-2048-sm90a": matmul(2048, 2048, 2048, "tf32"),
+        "matmul-tf32-4096-sm90a": matmul(4096, 4096, 4096, "tf32"),
+        "matmul-tf32-8192-sm90a": matmul(8192, 8192, 8192, "tf32"),
+        "matmul-tf32-4000-sm90a": matmul(4000, 4000, 4000, "tf32"),
+        "matmul-tf32-1000x700x1500-sm90a": matmul(1000, 700, 1500, "tf32"),
+        "matmul-tf32-1024x768x1536-sm90a": matmul(1024, 768, 1536, "tf32"),
+        "matmul-tf32-batch4-512-tb-sm90a": matmul(512, 384, 256, "tf32", trans_b=True, batch=4),
+        "matmul-tf32-4096-tb-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True),
+        "matmul-tf32-8192-tb-sm90a": matmul(8192, 8192, 8192, "tf32", trans_b=True),
+        "matmul-tf32-4096-tb": matmul(4096, 4096, 4096, "tf32", trans_b=True),
+        # N % 4 != 0: B's rows are not 16-byte aligned (one 4-byte cp.async per element).
+        "matmul-tf32-1000x702x1500-sm90a": matmul(1000, 702, 1500, "tf32"),
+        "matmul-tf32-4096-b128x128-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32]"),
+        "matmul-tf32-4096-s3-sm90a": matmul(4096, 4096, 4096, "tf32", config="stages = 3"),
+        "matmul-tf32-4096-b128x128-s3-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32], stages = 3"),
+        "matmul-tf32-2048-s3-sm90a": matmul(2048, 2048, 2048, "tf32", config="stages = 3"),
+        "matmul-tf32-1000x700x1500-b64x128-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [64, 128, 32]"),
+        "matmul-tf32-4096-b256x128-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [256, 128, 32]"),
     },
 }
 

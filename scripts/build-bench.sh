@@ -9,11 +9,13 @@ python3 bench/programs.py build/gpu/programs
 cp examples/*.mlir build/gpu/programs/
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)
-  if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name" -o /dev/null 2> build/gpu/$name.err; then
+  chip=sm_90
+  case "$name" in *-sm90a) chip=sm_90a ;; esac
+  if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name chip=$chip" -o /dev/null 2> build/gpu/$name.err; then
     echo "SKIP $name: $(head -n 1 build/gpu/$name.err)"; rm -rf "build/gpu/bundles/$name"; continue
   fi
   if grep -q "kb.dropout\|kb.gelu\|kb.bias_add\|kb.scale" "$f"; then
-    build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name-unfused fuse=false" -o /dev/null
+    build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name-unfused fuse=false chip=$chip" -o /dev/null
   fi
 done
 ls build/gpu/bundles | wc -l

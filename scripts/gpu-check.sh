@@ -40,7 +40,7 @@ done
 # SASS instruction mix of the TF32 matmul (is the tensor core the bottleneck?).
 if [ -z "${KB_SKIP_NCU:-}" ]; then
   : > "$OUT/ncu_log.txt"
-  for name in softmax-8192x32768 softmax-1024x400000 bgd-16384x8192 matmul-tf32-4096 matmul-ieee-4096; do
+  for name in softmax-8192x32768 softmax-1024x400000 bgd-16384x8192 matmul-tf32-4096 matmul-tf32-4096-sm90a matmul-ieee-4096; do
     [ -d "build/gpu/bundles/$name" ] || continue
     if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
     echo "=== ncu $name" >> "$OUT/ncu_log.txt"
@@ -49,14 +49,16 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
   done
   # Why the TF32 kernel waits: ncu's warp-state (stall reason) breakdown, and
   # its SASS, to read the inner loop's schedule.
-  if [ -d build/gpu/bundles/matmul-tf32-4096 ] && { [ -z "$ONLY" ] || echo matmul-tf32-4096 | grep -Eq "$ONLY"; }; then
-    echo "=== ncu warp states matmul-tf32-4096" >> "$OUT/ncu_log.txt"
+  for name in matmul-tf32-4096 matmul-tf32-4096-sm90a; do
+    [ -d build/gpu/bundles/$name ] || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    echo "=== ncu warp states $name" >> "$OUT/ncu_log.txt"
     timeout 300 ncu --clock-control none --section WarpStateStats --section SchedulerStats \
-      --section ComputeWorkloadAnalysis -k regex:matmul -c 1 \
-      "$KB_RUN" build/gpu/bundles/matmul-tf32-4096 --no-time >> "$OUT/ncu_log.txt" 2>&1
-    cuobjdump -sass build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin > "$OUT/tf32_sass.txt" 2>&1
-  fi
-  for cubin in build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin build/gpu/bundles/matmul-ieee-4096/k0_matmul.cubin; do
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -k regex:matmul -c 1 \
+      "$KB_RUN" build/gpu/bundles/$name --no-time >> "$OUT/ncu_log.txt" 2>&1
+    cuobjdump -sass build/gpu/bundles/$name/k0_matmul.cubin > "$OUT/sass-$name.txt" 2>&1
+  done
+  for cubin in build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin build/gpu/bundles/matmul-tf32-4096-sm90a/k0_matmul.cubin build/gpu/bundles/matmul-ieee-4096/k0_matmul.cubin; do
     [ -f "$cubin" ] || continue
     echo "=== SASS opcode mix of $cubin (top 25)" >> "$OUT/ncu_log.txt"
     cuobjdump -sass "$cubin" | grep -oE '^ +/\*[0-9a-f]+\*/ +[A-Z][A-Z0-9_.]+' | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -25 >> "$OUT/ncu_log.txt"
@@ -75,8 +77,9 @@ PY
 rm -rf "$OUT/tmp"
 if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
   : > "$OUT/sanitizer.txt"
-  for name in bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001; do
+  for name in bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x702x1500-sm90a matmul-tf32-batch4-512-tb-sm90a; do
     [ -d "build/gpu/bundles/$name" ] || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
     echo "=== memcheck $name" >> "$OUT/sanitizer.txt"
     timeout 300 compute-sanitizer --tool memcheck --print-limit 5 "$KB_RUN" "build/gpu/bundles/$name" --no-time >> "$OUT/sanitizer.txt" 2>&1
     echo "exit $?" >> "$OUT/sanitizer.txt"

@@ -54,11 +54,11 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
   std::string p = "func.func(";
   if (o.fuse)
     p += "kb-fuse-elementwise,";
-  p += "kb-select-config{chip=" + o.chip + "},kb-select-mma,kb-tile,"
+  p += "kb-select-config{chip=" + o.chip + "},kb-select-mma{chip=" + o.chip + "},kb-tile,"
        "kb-promote-shared-memory{chip=" + o.chip + "}),"
        "kb-lower-to-gpu,"
        "gpu.module(convert-nvgpu-to-nvvm,expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},convert-nvvm-to-llvm,"
        "canonicalize,cse,reconcile-unrealized-casts),"
        "nvvm-attach-target{chip=" + o.chip + " features=+ptx80 O=3},"
        "gpu-module-to-binary{format=isa" +

@@ -40,8 +40,31 @@ struct PromoteSharedMemoryPass
         return signalPassFailure();
       }
       bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
+      bool wgmma = f.mma == "wgmma_tf32";
       bool transposeB = getKernelMatmul(&op).getTransposeB();
-      if (f.pad.empty()) {
+      if (wgmma) {
+        // wgmma reads 128-byte swizzled rows: no padding. Four stages (the
+        // copies run two tiles ahead while one wgmma group is in flight),
+        // three when four do not fit.
+        if (!f.pad.empty() && (f.pad[0] || f.pad[1])) {
+          op.emitOpError() << "wgmma tiles are swizzled, not padded: pad must "
+                              "be [0, 0]";
+          return signalPassFailure();
+        }
+        f.pad = {0, 0};
+        if (!f.stages) {
+          f.stages = 4;
+          if (matmulSharedBytes(f.get(&getContext()), transposeB) >
+              model->maxSharedPerBlock)
+            f.stages = 3;
+        }
+        if (f.stages < 3) {
+          op.emitOpError() << "wgmma needs at least 3 stages (copies two tiles "
+                              "ahead of the one in flight); got "
+                           << f.stages;
+          return signalPassFailure();
+        }
+      } else if (f.pad.empty()) {
         if (tensorCores)
           // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
           // the m16n8k8 fragment loads of a warp (rows g = lane / 4, columns

@@ -2,7 +2,8 @@
 //
 // kb-tile: for a matmul, the output tile of a block [BM, BN, BK] and how it is
 // split: among threads ([TM, TN] register tiles, FFMA) or among warps
-// ([WM, WN] tiles of m16n8k8 fragments, mma.sync). The tile shrinks when the
+// ([WM, WN] tiles of m16n8k8 fragments, mma.sync) or among warpgroups (64
+// rows each, wgmma). The tile shrinks when the
 // default would leave multiprocessors idle. Elementwise kernels get their
 // elements per block. Hand-set tiles are checked for an even split.
 //
@@ -25,6 +26,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
   int64_t m = shape[shape.size() - 2], n = shape.back();
   int64_t batch = shape.size() == 3 ? shape[0] : 1;
   bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
+  bool wgmma = f.mma == "wgmma_tf32";
   if (f.mma.empty())
     return op->emitOpError() << "kb-tile needs the mma unit: run kb-select-mma first";
   auto blocksFor = [&](int64_t bm, int64_t bn) {
@@ -34,7 +36,18 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
     // Big tiles reuse each loaded element the most; fall back to 64x64
     // when 128x128 tiles would leave most of the 132 SMs idle.
     bool small = blocksFor(128, 128) < 132;
-    if (tensorCores) {
+    if (wgmma) {
+      // One warpgroup per 64 rows; the largest tile whose grid still covers
+      // the 132 SMs (BK = 32: one 128-byte swizzled row of K).
+      if (blocksFor(128, 256) >= 132)
+        f.block = {128, 256, 32};
+      else if (!small)
+        f.block = {128, 128, 32};
+      else if (blocksFor(64, 128) >= 132)
+        f.block = {64, 128, 32};
+      else
+        f.block = {64, 64, 32};
+    } else if (tensorCores) {
       // Measured at 4096^3 (docs/perf-notes.md, run 9): 128x256 block tiles
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
       // more reuse per loaded element. Taken when the grid still covers the
@@ -62,7 +75,14 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
                              << f.block.size() << " sizes";
   int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
   int64_t threads;
-  if (tensorCores) {
+  if (wgmma) {
+    if (bm % 64 || bn % 8 || bn > 256 || bk != 32)
+      return op->emitOpError()
+             << "wgmma tiles need BM a multiple of 64 (one warpgroup per 64 "
+                "rows), BN a multiple of 8 up to 256 and BK = 32; got block = ["
+             << bm << ", " << bn << ", " << bk << "]";
+    threads = bm / 64 * 128;
+  } else if (tensorCores) {
     if (f.warp.size() != 2)
       return op->emitOpError() << "mma.sync config needs warp = [WM, WN]";
     int64_t wm = f.warp[0], wn = f.warp[1];

@@ -85,9 +85,15 @@ def KBSelectMma : Pass<"kb-select-mma", "func::FuncOp"> {
     `precision(ieee)` gives `ffma` (fp32 fused multiply-add on the SIMT
     cores: the tensor cores stay idle); `precision(tf32)` gives
     `mma_sync_tf32` (mma.sync.m16n8k8 on the tensor cores); `tf32x3` gives
-    `mma_sync_tf32x3`. A hand-set unit that contradicts the precision is an
-    error.
+    `mma_sync_tf32x3`. On `sm_90a`, `precision(tf32)` gives `wgmma_tf32`
+    (warpgroup wgmma.mma_async from swizzled shared memory) when K is a
+    multiple of 4 (16-byte rows). A hand-set unit that contradicts the
+    precision or the chip is an error.
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target chip (sm_80, sm_90, sm_90a)">,
+  ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
 

@@ -14,6 +14,8 @@
 #include "kb/Conversion/KBToGPU/KernelGen.h"
 #include "kb/Conversion/KBToGPU/MatmulGen.h"
 
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
 using namespace mlir;
 using namespace mlir::kb;
 
@@ -100,6 +102,29 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   memref::StoreOp::create(b, loc, epilogue(v, batchIdx, row, col), c, idx);
+}
+
+void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
+                                   Value dst, ValueRange dstIdx,
+                                   Value rowInRange, Value colStart,
+                                   int64_t colBound, int64_t width) {
+  // Elements of this chunk that exist: clamp(colBound - colStart, 0, width),
+  // and none when the row is out of range.
+  Value left = arith::SubIOp::create(
+      b, loc, cidx(b, loc, colBound),
+      arith::MinUIOp::create(b, loc, colStart, cidx(b, loc, colBound)));
+  Value n = arith::MinUIOp::create(b, loc, left, cidx(b, loc, width));
+  if (rowInRange)
+    n = arith::SelectOp::create(b, loc, rowInRange, n, cidx(b, loc, 0));
+  // A chunk that copies nothing still needs an address inside the tensor.
+  Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n,
+                                     cidx(b, loc, 0));
+  for (Value &i : srcIdx)
+    i = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), i);
+  nvgpu::DeviceAsyncCopyOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
+      src, srcIdx, b.getIndexAttr(width), n,
+      width == 4 ? b.getUnitAttr() : UnitAttr()); // .cg (skip L1): 16 bytes only
 }
 
 /// Loads this thread's share of the A tile (rows row0.., columns k0..) and
@@ -378,6 +403,8 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     return buildFfma(e, info);
   if (unit == "mma_sync_tf32" || unit == "mma_sync_tf32x3")
     return buildMmaSync(e, info, unit == "mma_sync_tf32x3");
+  if (unit == "wgmma_tf32")
+    return buildWgmma(e, info);
   return op->emitOpError() << "unknown mma unit '" << unit
                            << "': run kb-select-mma first";
 }

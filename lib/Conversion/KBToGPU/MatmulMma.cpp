@@ -97,22 +97,8 @@ void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
   auto copy = [&](Value src, SmallVector<Value> srcIdx, Value dst,
                   ValueRange dstIdx, Value rowInRange, Value colStart,
                   int64_t colBound) {
-    // Elements of this 4-wide chunk that exist: clamp(colBound - colStart, 0, 4),
-    // and none when the row is out of range.
-    Value left = arith::SubIOp::create(
-        b, loc, cidx(b, loc, colBound),
-        arith::MinUIOp::create(b, loc, colStart, cidx(b, loc, colBound)));
-    Value n = arith::MinUIOp::create(b, loc, left, cidx(b, loc, 4));
-    if (rowInRange)
-      n = arith::SelectOp::create(b, loc, rowInRange, n, cidx(b, loc, 0));
-    // A chunk that copies nothing still needs an address inside the tensor.
-    Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n,
-                                       cidx(b, loc, 0));
-    for (Value &i : srcIdx)
-      i = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), i);
-    nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
-        src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr()); // .cg: skip L1
+    e.asyncCopyChunk(src, std::move(srcIdx), dst, dstIdx, rowInRange, colStart,
+                     colBound);
   };
   int64_t threads = e.threads, bm = e.bm, bn = e.bn, bk = e.bk;
   auto inRange = [&](Value v, int64_t bound, bool needed) -> Value {

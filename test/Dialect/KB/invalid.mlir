@@ -162,7 +162,7 @@ func.func @config_threads(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_mma(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32" or "mma_sync_tf32x3", got "wmma"}}
+  // expected-error @+1 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32", "mma_sync_tf32x3" or "wgmma_tf32", got "wmma"}}
   %0 = kb.relu %x {config = #kb.config<mma = "wmma">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

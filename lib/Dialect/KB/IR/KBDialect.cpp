@@ -80,9 +80,10 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kb.config 'pad' needs two sizes [padA, padB], got "
                        << pad.size();
   if (!mma.empty() && mma != "ffma" && mma != "mma_sync_tf32" &&
-      mma != "mma_sync_tf32x3")
+      mma != "mma_sync_tf32x3" && mma != "wgmma_tf32")
     return emitError() << "#kb.config 'mma' must be \"ffma\", "
-                          "\"mma_sync_tf32\" or \"mma_sync_tf32x3\", got \""
+                          "\"mma_sync_tf32\", \"mma_sync_tf32x3\" or "
+                          "\"wgmma_tf32\", got \""
                        << mma << "\"";
   if (!strategy.empty() && strategy != "registers" && strategy != "split" &&
       strategy != "split_shared" && strategy != "online")

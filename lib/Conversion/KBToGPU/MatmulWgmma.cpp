@@ -1,0 +1,346 @@
+//===- MatmulWgmma.cpp - the wgmma TF32 kernel (sm_90a) -------------------===//
+//
+// A block of BM/64 warpgroups computes a BM x BN tile of C; warpgroup w owns
+// rows [64w, 64w + 64) and accumulates them with wgmma.mma_async.m64nBNk8
+// (tf32 in, f32 accumulators in registers for the whole k loop). wgmma reads
+// both operands straight from shared memory through matrix descriptors, so
+// there are no fragment loads and no rounding instructions (the tensor core
+// ignores the low 13 mantissa bits of each fp32 operand).
+//
+// Shared memory: `stages` buffers, each an A tile (BM rows) and a B tile (BN
+// rows of B's transpose: tf32 wgmma takes both operands K-major, so a
+// row-major B is transposed by its copies, one element each), every row
+// BK = 32 floats = 128 bytes of K, in
+// wgmma's 128-byte swizzle: the 16-byte chunk c of row r sits at chunk
+// c ^ (r % 8), so the eight rows of a core-matrix group hit distinct banks.
+// The swizzle is a function of the address, so every tile starts on a
+// 1024-byte boundary (the kernel aligns the dynamic shared memory itself).
+//
+// Pipeline, per k tile kt (loads run stages - 2 tiles ahead):
+//   cp.async.wait_group   tile kt has landed (this thread's copies)
+//   fence.proxy.async     cp.async wrote through the generic proxy; wgmma
+//                         reads through the async proxy
+//   bar.sync              everyone's copies are visible, and every warpgroup
+//                         has retired the wgmma of tile kt - 2
+//   cp.async of tile kt + stages - 2 into that tile's buffer (kt - 2's)
+//   wgmma.fence; 4 x wgmma (k8 each); commit; wait_group 1 (tile kt - 1 done)
+// so the wgmma of tile kt runs while the next iteration waits and copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Conversion/KBToGPU/MatmulGen.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+/// Bytes of one swizzled row (BK f32) and of one 8-row core-matrix group.
+constexpr int64_t kRowBytes = 128, kGroupBytes = 8 * kRowBytes;
+
+/// The wgmma matrix descriptor of a K-major, 128-byte-swizzled tile starting
+/// at shared address `addr` (i64, 1024-byte aligned): start address >> 4 in
+/// bits 0-13, leading byte offset (unused for swizzled K-major; 1) in 16-29,
+/// stride byte offset (one 8-row group, 1024 bytes) >> 4 in 32-45, swizzle
+/// mode 1 (128B) in bits 62-63.
+Value descriptor(OpBuilder &b, Location loc, Value addr) {
+  auto i64 = b.getI64Type();
+  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(kGroupBytes >> 4) << 32) |
+                   (uint64_t(1) << 62);
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, addr,
+                                    arith::ConstantIntOp::create(b, loc, i64, 0x3FFFF)),
+      arith::ConstantIntOp::create(b, loc, i64, 4));
+  return arith::OrIOp::create(b, loc, start,
+                              arith::ConstantIntOp::create(b, loc, i64, fixed));
+}
+
+} // namespace
+
+LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  MLIRContext *ctx = b.getContext();
+  int64_t bm = e.bm, bn = e.bn, bk = e.bk;
+  int64_t stages = e.config.getStages();
+  if (bk != 32 || bm % 64 || bn % 8 || bn > 256 || bn < 8)
+    return e.op->emitOpError()
+           << "wgmma_tf32 needs block = [64k, N, 32] with N a multiple of 8 "
+              "up to 256; got ["
+           << bm << ", " << bn << ", " << bk << "]";
+  if (stages < 3)
+    return e.op->emitOpError() << "wgmma_tf32 needs at least 3 stages, got "
+                               << stages;
+  if (e.shape.k % 4)
+    return e.op->emitOpError() << "wgmma_tf32 copies 16-byte chunks: K = "
+                               << e.shape.k << " must be a multiple of 4";
+  if (e.threads != bm / 64 * 128)
+    return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 rows: "
+                               << bm / 64 * 128 << " threads, got " << e.threads;
+
+  int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
+  info.dynamicSharedBytes = stages * stageBytes + kGroupBytes;
+
+  // The dynamic shared memory, realigned to 1024 bytes, as one f32 array.
+  Value smem = e.dynamicSharedMemory();
+  Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  Value aligned = arith::AndIOp::create(b, loc, e.add(raw, kGroupBytes - 1),
+                                        cidx(b, loc, ~(kGroupBytes - 1)));
+  Value shift = arith::SubIOp::create(b, loc, aligned, raw);
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value flat = memref::ViewOp::create(
+      b, loc, MemRefType::get({stages * stageBytes / 4}, b.getF32Type(), nullptr, wg),
+      smem, shift, ValueRange{});
+
+  auto [bz, row0, col0] = e.blockTile();
+  int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+
+  // Element index of (row r, 16-byte chunk c) of a swizzled tile at element
+  // `tileBase`.
+  auto swizzled = [&](Value tileBase, Value r, Value c) {
+    Value sc = arith::XOrIOp::create(b, loc, c, e.rem(r, 8));
+    return e.add(tileBase, e.add(e.mul(r, kRowBytes / 4), e.mul(sc, 4)));
+  };
+  auto inRange = [&](Value v, int64_t bound, bool needed) -> Value {
+    if (!needed)
+      return Value();
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 cidx(b, loc, bound));
+  };
+  // A row-major B with 16-byte aligned rows is transposed through
+  // registers in 4 x 4 blocks: a thread loads rows k..k+3 of columns n..n+3
+  // (four 16-byte vectors) and stores the block's columns as the 16-byte
+  // chunks (row n + j, k..k+3) of the B^T tile. Lane L of a warp takes
+  // k = 4 (L % 4) and n = 4 (L / 4): each load covers 4 whole 128-byte rows
+  // of B (4 L1 wavefronts), and the 8 lanes of each quarter-warp store to 8
+  // distinct chunk slots (k/4 ^ n%8), so the 16-byte stores are conflict-free.
+  // (Run 22: one 4-element vector per thread across 16 rows took 16
+  // wavefronts per load: 127 TFLOP/s.)
+  auto v4 = VectorType::get({4}, b.getF32Type());
+  int64_t bBlocks = (bk / 4) * (bn / 4);
+  bool bThroughRegisters = !e.shape.transB && e.shape.n % 4 == 0 &&
+                           bn % 32 == 0 && bBlocks % e.threads == 0;
+  struct BBlock {
+    Value k, n;
+  };
+  auto bBlock = [&](int64_t i) {
+    Value c = e.add(e.tid, i * e.threads);
+    Value w = e.div(c, 32), lane = e.rem(c, 32);
+    // A warp covers 16 k x 32 n; warps alternate between the two k halves.
+    Value k = e.add(e.mul(e.rem(w, 2), 16), e.mul(e.rem(lane, 4), 4));
+    Value n = e.add(e.mul(e.div(w, 2), 32), e.mul(e.div(lane, 4), 4));
+    return BBlock{k, n};
+  };
+  int64_t bPerThread = bBlocks / e.threads;
+  auto loadB = [&](Value kt) {
+    SmallVector<Value> regs;
+    Value k0 = e.mul(kt, bk);
+    bool guardK = e.shape.k % bk, guardN = e.shape.n % bn;
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(v4, b.getF32FloatAttr(0.0f)));
+    for (int64_t i = 0; i < bPerThread; ++i) {
+      auto [k, n] = bBlock(i);
+      Value gn = e.add(col0, n);
+      Value nOk = inRange(gn, e.shape.n, guardN);
+      if (guardN)
+        gn = arith::MinUIOp::create(b, loc, gn, cidx(b, loc, e.shape.n - 4));
+      for (int64_t r = 0; r < 4; ++r) {
+        Value gk = e.add(e.add(k0, k), r);
+        SmallVector<Value> conds;
+        if (nOk)
+          conds.push_back(nOk);
+        if (guardK) {
+          conds.push_back(inRange(gk, e.shape.k, true));
+          gk = arith::MinUIOp::create(b, loc, gk, cidx(b, loc, e.shape.k - 1));
+        }
+        Value v = vector::LoadOp::create(b, loc, v4, e.bmem,
+                                         e.globalIndex(bz, gk, gn), false,
+                                         llvm::MaybeAlign(16));
+        if (!conds.empty()) {
+          Value ok = conds[0];
+          if (conds.size() == 2)
+            ok = arith::AndIOp::create(b, loc, conds[0], conds[1]);
+          v = arith::SelectOp::create(b, loc, ok, v, zeros);
+        }
+        regs.push_back(v);
+      }
+    }
+    return regs;
+  };
+  auto storeB = [&](ArrayRef<Value> regs, Value stage) {
+    Value bBase = e.add(e.mul(stage, stageBytes / 4), bytesA / 4);
+    for (int64_t i = 0; i < bPerThread; ++i) {
+      auto [k, n] = bBlock(i);
+      Value kc = e.div(k, 4);
+      for (int64_t j = 0; j < 4; ++j) {
+        SmallVector<Value> col;
+        for (int64_t r = 0; r < 4; ++r)
+          col.push_back(vector::ExtractOp::create(b, loc, regs[4 * i + r],
+                                                  ArrayRef<int64_t>{j}));
+        Value chunk = vector::FromElementsOp::create(b, loc, v4, col);
+        vector::StoreOp::create(b, loc, chunk, flat,
+                                ValueRange{swizzled(bBase, e.add(n, j), kc)},
+                                false, llvm::MaybeAlign(16));
+      }
+    }
+  };
+
+  // The cp.async copies of k tile `kt` into buffer `stage` (index values).
+  auto issueCopies = [&](Value kt, Value stage) {
+    Value k0 = e.mul(kt, bk);
+    Value aBase = e.mul(stage, stageBytes / 4), bBase = e.add(aBase, bytesA / 4);
+    auto operand = [&](Value mem, Value tileBase, int64_t rows, Value r0,
+                       int64_t bound) {
+      for (int64_t i = 0; i < rows * 8 / e.threads; ++i) {
+        Value c = e.add(e.tid, i * e.threads);
+        Value r = e.div(c, 8), kc = e.rem(c, 8);
+        Value gr = e.add(r0, r), gk = e.add(k0, e.mul(kc, 4));
+        e.asyncCopyChunk(mem, e.globalIndex(bz, gr, gk), flat,
+                         ValueRange{swizzled(tileBase, r, kc)},
+                         inRange(gr, bound, bound % rows != 0), gk, e.shape.k);
+      }
+    };
+    operand(e.a, aBase, bm, row0, e.shape.m);
+    if (e.shape.transB) {
+      operand(e.bmem, bBase, bn, col0, e.shape.n);
+      return;
+    }
+    if (bThroughRegisters)
+      return;
+    // Row-major B (K x N) with rows not 16-byte aligned goes in transposed,
+    // one 4-byte cp.async per element (run 21: 190 TFLOP/s at 4096^3 against
+    // 324 with B already K-major; kept for N % 4 != 0 only). A warp's 32 copies cover 4 k x 8 n: lanes 0-7 read 32
+    // consecutive bytes of one B row (a full sector), and the 32 words land
+    // in 32 distinct banks of the swizzled B^T tile (chunk k/4 ^ n%8, word k%4).
+    int64_t nBlocks = bn / 8;
+    for (int64_t i = 0; i < bk * bn / e.threads; ++i) {
+      Value el = e.add(e.tid, i * e.threads);
+      Value w = e.div(el, 32), lane = e.rem(el, 32);
+      Value n = e.add(e.mul(e.rem(w, nBlocks), 8), e.rem(lane, 8));
+      Value kc = e.div(w, nBlocks), kq = e.div(lane, 8);
+      Value gk = e.add(k0, e.add(e.mul(kc, 4), kq)), gn = e.add(col0, n);
+      e.asyncCopyChunk(e.bmem, e.globalIndex(bz, gk, gn), flat,
+                       ValueRange{e.add(swizzled(bBase, n, kc), kq)},
+                       inRange(gk, e.shape.k, e.shape.k % bk != 0), gn,
+                       e.shape.n, /*width=*/1);
+    }
+  };
+  if ((bm * 8) % e.threads || (bn * 8) % e.threads || (bk * bn) % e.threads)
+    return e.op->emitOpError() << "wgmma_tf32 tiles must split evenly into "
+                                  "16-byte chunks among the threads";
+
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  Value lastGroup;
+  for (int64_t s = 0; s < stages - 2; ++s) {
+    if (s < kTiles)
+      issueCopies(cidx(b, loc, s), cidx(b, loc, s));
+    if (s < kTiles && bThroughRegisters)
+      storeB(loadB(cidx(b, loc, s)), cidx(b, loc, s));
+    lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+  }
+
+  Type f32 = b.getF32Type();
+  int64_t nAcc = bn / 2; // 64 x BN accumulators over 128 threads
+  auto accType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nAcc, f32));
+  Value zero = LLVM::ZeroOp::create(b, loc, accType);
+  Value warpgroup = e.div(e.tid, 128);
+
+  // Loop-carried: the accumulators, then (B through registers) the B tile
+  // kt + stages - 2, loaded one iteration before it is stored so that the
+  // load's latency overlaps a whole iteration (run 22: loaded and stored in
+  // the same iteration, 127 TFLOP/s at 4096^3).
+  SmallVector<Value> init{zero};
+  if (bThroughRegisters)
+    llvm::append_range(init, loadB(cidx(b, loc, std::min(stages - 2, kTiles - 1))));
+  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
+                                 cidx(b, loc, 1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                     b.getI32IntegerAttr(stages - 3));
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b, loc);
+    Value next = e.add(kt, stages - 2);
+    SmallVector<Value> bNext;
+    if (bThroughRegisters) {
+      // Tile kt + stages - 2 into the buffer the barrier freed (past the
+      // last tile: a repeat of the last tile into a buffer nobody reads);
+      // the next iteration's fence and barrier publish it. Then the loads
+      // of the tile after it, consumed next iteration: no branch.
+      SmallVector<Value> held(loop.getRegionIterArgs().drop_front());
+      storeB(held, e.rem(next, stages));
+      bNext = loadB(arith::MinUIOp::create(b, loc, e.add(next, 1),
+                                           cidx(b, loc, kTiles - 1)));
+    }
+    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                       cidx(b, loc, kTiles));
+    auto ifMore = scf::IfOp::create(b, loc, more, false);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifMore.thenBlock());
+      issueCopies(next, e.rem(next, stages));
+    }
+    // Always commit a group (possibly empty) so the count above holds.
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+
+    Value stage = e.rem(kt, stages);
+    Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
+    Value aAddr = e.add(stageAddr, e.mul(warpgroup, 64 * kRowBytes));
+    Value bAddr = e.add(stageAddr, bytesA);
+    auto toI64 = [&](Value v) {
+      return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), v).getResult();
+    };
+    Value descA = descriptor(b, loc, toI64(aAddr));
+    Value descB = descriptor(b, loc, toI64(bAddr));
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Value acc = loop.getRegionIterArgs()[0];
+    for (int64_t kk = 0; kk < bk / 8; ++kk) {
+      // k8 = 32 bytes further along each row: + 2 in the start-address field.
+      auto step = [&](Value d) {
+        return kk == 0 ? d
+                       : arith::AddIOp::create(
+                             b, loc, d,
+                             arith::ConstantIntOp::create(b, loc, b.getI64Type(), 2 * kk))
+                             .getResult();
+      };
+      acc = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, accType, acc, step(descA), step(descB),
+          NVVM::MMAShapeAttr::get(ctx, 64, bn, 8), NVVM::WGMMATypes::tf32,
+          NVVM::WGMMATypes::tf32, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+          NVVM::MMALayout::col, nullptr);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+    SmallVector<Value> yields{acc};
+    llvm::append_range(yields, bNext);
+    scf::YieldOp::create(b, loc, yields);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+
+  // Accumulator layout of m64nNk8, per warp i of the warpgroup and lane
+  // (g = lane / 4, t = lane % 4), for each 8-column block j:
+  // d[4j] (16i + g, 8j + 2t), d[4j+1] (.., +1), d[4j+2] (16i + g + 8, 8j + 2t),
+  // d[4j+3] (.., +1) -- mma.sync's m16n8 C fragment, side by side.
+  Value warpInGroup = e.rem(e.div(e.tid, 32), 4), lane = e.rem(e.tid, 32);
+  Value g = e.div(lane, 4), t = e.rem(lane, 4);
+  Value rowBase = e.add(e.add(row0, e.mul(warpgroup, 64)),
+                        e.add(e.mul(warpInGroup, 16), g));
+  Value colBase = e.add(col0, e.mul(t, 2));
+  Value result = loop.getResult(0);
+  for (int64_t j = 0; j < bn / 8; ++j)
+    for (int q = 0; q < 4; ++q) {
+      Value row = e.add(rowBase, q >= 2 ? 8 : 0);
+      Value col = e.add(colBase, j * 8 + (q & 1));
+      Value v = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
+      e.storeC(bz, row, col, v);
+    }
+  return success();
+}
