@@ -149,7 +149,8 @@ PROGRAMS = {
         "matmul-ieee-4000": matmul(4000, 4000, 4000, "ieee"),
         "matmul-ieee-1024x768x1536": matmul(1024, 768, 1536, "ieee"),
         "matmul-tf32-1024x768x1536": matmul(1024, 768, 1536, "tf32"),
-        # wgmma (compiled with chip=sm_90a: names ending in -sm90a).
+        # wgmma (compiled with chip=sm_90a: names ending in -sm90a); a row-major B
+        # goes through a kb.transpose kernel first.
         "matmul-tf32-2048-sm90a": matmul(2048, 2048, 2048, "tf32"),
         "matmul-tf32-4096-sm90a": matmul(4096, 4096, 4096, "tf32"),
         "matmul-tf32-8192-sm90a": matmul(8192, 8192, 8192, "tf32"),
@@ -159,8 +160,10 @@ PROGRAMS = {
         "matmul-tf32-batch4-512-tb-sm90a": matmul(512, 384, 256, "tf32", trans_b=True, batch=4),
         "matmul-tf32-4096-tb-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True),
         "matmul-tf32-8192-tb-sm90a": matmul(8192, 8192, 8192, "tf32", trans_b=True),
+        "matmul-tf32-4096-tb-b256x128-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True, config="block = [256, 128, 32]"),
+        "matmul-tf32-4096-tb-s3-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True, config="stages = 3"),
         "matmul-tf32-4096-tb": matmul(4096, 4096, 4096, "tf32", trans_b=True),
-        # N % 4 != 0: B's rows are not 16-byte aligned (one 4-byte cp.async per element).
+        # N % 4 != 0.
         "matmul-tf32-1000x702x1500-sm90a": matmul(1000, 702, 1500, "tf32"),
         "matmul-tf32-4096-b128x128-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32]"),
         "matmul-tf32-4096-s3-sm90a": matmul(4096, 4096, 4096, "tf32", config="stages = 3"),

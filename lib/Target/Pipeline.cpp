@@ -54,7 +54,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
   std::string p = "func.func(";
   if (o.fuse)
     p += "kb-fuse-elementwise,";
-  p += "kb-select-config{chip=" + o.chip + "},kb-select-mma{chip=" + o.chip + "},kb-tile,"
+  // kb-select-mma first: it may put a kb.transpose in front of a matmul,
+  // which kb-select-config then configures.
+  p += "kb-select-mma{chip=" + o.chip + "},kb-select-config{chip=" + o.chip + "},kb-tile,"
        "kb-promote-shared-memory{chip=" + o.chip + "}),"
        "kb-lower-to-gpu,"
        "gpu.module(convert-nvgpu-to-nvvm,expand-strided-metadata,lower-affine,convert-scf-to-cf,"

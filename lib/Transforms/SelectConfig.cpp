@@ -194,6 +194,22 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   return success();
 }
 
+/// A transpose moves 32 x 32 tiles through shared memory; each of the
+/// block's warps takes every (threads / 32)-th row of a tile.
+LogicalResult selectTranspose(Operation *op, ConfigFields &f) {
+  if (!f.threads)
+    f.threads = 256;
+  if (f.threads % 32 || 1024 % f.threads)
+    return op->emitOpError() << "transpose config asks for " << f.threads
+                             << " threads; it needs 32, 64, ..., 1024 (whole "
+                                "warps dividing a 32 x 32 tile's rows)";
+  if (f.block.empty())
+    f.block = {32, 32};
+  if (f.block != SmallVector<int64_t>{32, 32})
+    return op->emitOpError() << "transpose config needs block = [32, 32]";
+  return success();
+}
+
 LogicalResult selectMatmul(Operation *op, ConfigFields &f,
                            const TargetModel &model) {
   // Threads follow from the tiles, which kb-tile chooses.
@@ -224,6 +240,9 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
         break;
       case KernelKind::Matmul:
         ok = selectMatmul(&op, f, *model);
+        break;
+      case KernelKind::Transpose:
+        ok = selectTranspose(&op, f);
         break;
       }
       if (succeeded(ok) && f.cluster > 1 &&

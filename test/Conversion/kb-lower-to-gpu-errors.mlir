@@ -22,3 +22,13 @@ func.func @foreign_op(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %1 = kb.relu %0 : tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
+
+// -----
+
+// wgmma reads B K-major: a hand-configured kernel without transpose_b (which
+// kb-select-mma would have arranged) is refused, not miscompiled.
+func.func @wgmma_row_major_b(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  // expected-error @+1 {{wgmma_tf32 reads B K-major: it needs transpose_b (kb-select-mma puts a kb.transpose in front of a row-major B)}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">} : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
+  return %0 : tensor<128x128xf32>
+}

@@ -338,3 +338,22 @@ func.func @softmax_fused(%x: tensor<8x256xf32>, %m: tensor<256xf32>) -> tensor<8
   } -> tensor<8x256xf32>
   return %0 : tensor<8x256xf32>
 }
+
+// -----
+
+// A transpose: 32 x 32 tiles through a padded 32 x 33 shared tile, rows read
+// and written whole by each warp; tiles at the edge are guarded.
+// CHECK-LABEL: func.func @transpose
+// CHECK: gpu.launch_func @k0_transpose_module::@k0_transpose blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
+// CHECK-LABEL: gpu.func @k0_transpose
+// CHECK-SAME: workgroup(%[[T:.*]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.if
+// CHECK: memref.load %arg0
+// CHECK: memref.store %{{.*}}, %[[T]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[T]]
+// CHECK: memref.store %{{.*}}, %arg1
+func.func @transpose(%x: tensor<3x100x70xf32>) -> tensor<3x70x100xf32> {
+  %0 = kb.transpose %x : tensor<3x100x70xf32> -> tensor<3x70x100xf32>
+  return %0 : tensor<3x70x100xf32>
+}

@@ -22,6 +22,8 @@
 // RUN: FileCheck %s --check-prefix=SPLIT < %t/split/manifest.json
 // RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul90a chip=sm_90a ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SM90A < %t/matmul90a/manifest.json
+// RUN: FileCheck %s --check-prefix=SM90A-PTX < %t/matmul90a/k1_matmul.ptx
+// RUN: FileCheck %s --check-prefix=SM90A-MMA < %t/matmul90a/k1_matmul.ptx
 
 // WIDE: "cluster": [
 // WIDE-NEXT: 8,
@@ -108,8 +110,30 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // AWKWARD: "name": "k0_matmul",
 // AWKWARD: "name": "k1_softmax",
 
+// SM90A-PTX-DAG: cp.async.cg.shared.global
+// SM90A-PTX-DAG: fence.proxy.async.shared::cta
+// SM90A-PTX-DAG: bar.sync
+// SM90A-PTX-DAG: wgmma.fence.sync.aligned
+// SM90A-PTX-DAG: wgmma.commit_group.sync.aligned
+// SM90A-PTX-DAG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
+// SM90A-PTX-DAG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
+// SM90A-MMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// SM90A-MMA-NOT: wgmma.mma_async
+// SM90A-MMA-NOT: mma.sync
+// SM90A-MMA-NOT: ld.shared
+
 // FFMA-PTX: fma.rn.f32
 // FFMA-PTX-NOT: mma.sync
 
-// SM90A: "cubin": "k0_matmul.cubin",
+// On sm_90a the tf32 matmul is a wgmma kernel behind a transpose of B.
+// SM90A: "config": "#kb.config<block = [32, 32], threads = 256>",
+// SM90A: "name": "k0_transpose",
+// SM90A: "args": [
+// SM90A-NEXT: "a",
+// SM90A-NEXT: "t0",
+// SM90A-NEXT: "c"
+// SM90A: "config": "#kb.config<block = [128, 128, 32], threads = 256, stages = 4, pad = [0, 0], mma = \"wgmma_tf32\">",
+// SM90A: "cubin": "k1_matmul.cubin",
+// SM90A: "op": "kb.transpose",
+// SM90A: "transpose_b": true
 // SM90A: "target": "sm_90a",

@@ -25,3 +25,12 @@ func.func @ieee_on_tensor_cores(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<mma = "mma_sync_tf32">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+// wgmma exists on sm_90a only (the default chip here is sm_90).
+func.func @wgmma_without_sm90a(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for mma "wgmma_tf32", which needs chip sm_90a; the target is sm_90}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

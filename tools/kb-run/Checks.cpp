@@ -15,6 +15,7 @@
 #include "kb/Runtime/Reference.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -65,6 +66,9 @@ void runCublasGemm(cublasHandle_t h, const std::string &precision,
 }
 
 MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
+  if (k.ops.empty() || m.program.at(k.ops.front()).op != "kb.matmul" ||
+      m.program.at(k.ops.front()).inputs.size() != 2)
+    throw std::runtime_error("internal: " + k.name + " is not a matmul kernel");
   const ProgramOp &op = m.program[k.ops.front()];
   const Buffer &a = m.buffer(op.inputs[0]);
   const Buffer &b = m.buffer(op.inputs[1]);
@@ -363,6 +367,44 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   return c;
 }
 
+/// A transpose moves values without arithmetic: every element must equal
+/// its source exactly.
+static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
+  KernelCheck c;
+  c.kernel = k.name;
+  c.method = "transpose: every element bit-identical to its source";
+  const ProgramOp &op = s.manifest.program[k.ops.front()];
+  const Buffer &in = s.manifest.buffer(op.inputs[0]);
+  const std::vector<float> &x = s.host.at(op.inputs[0]);
+  const std::vector<float> &got = s.host.at(k.args.back());
+  size_t r = in.shape.size();
+  int64_t batch = r == 3 ? in.shape[0] : 1, rows = in.shape[r - 2], cols = in.shape[r - 1];
+  int64_t bad = 0, firstBad = -1;
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        int64_t from = (z * rows + i) * cols + j, to = (z * cols + j) * rows + i;
+        if (std::memcmp(&x[from], &got[to], sizeof(float)) != 0) {
+          if (firstBad < 0)
+            firstBad = to;
+          ++bad;
+        }
+      }
+  c.ok = bad == 0;
+  c.maxErr = bad ? INFINITY : 0.0;
+  c.extra["elements"] = batch * rows * cols;
+  c.extra["mismatches"] = bad;
+  char buf[200];
+  snprintf(buf, sizeof buf, "%lld elements, %lld differ", (long long)(batch * rows * cols),
+           (long long)bad);
+  c.detail = buf;
+  if (bad) {
+    snprintf(buf, sizeof buf, "; first at output index %lld", (long long)firstBad);
+    c.detail += buf;
+  }
+  return c;
+}
+
 KernelCheck checkKernel(RunState &s, const Kernel &k) {
   if (k.ops.empty()) {
     KernelCheck c;
@@ -371,6 +413,8 @@ KernelCheck checkKernel(RunState &s, const Kernel &k) {
     c.detail = "the manifest records no ops for this kernel: cannot be checked";
     return c;
   }
+  if (kernelHasOp(s.manifest, k, "kb.transpose"))
+    return checkTranspose(s, k);
   if (kernelHasOp(s.manifest, k, "kb.matmul")) {
     if (k.ops.size() != 1)
       return checkMatmulEpilogue(s, k);

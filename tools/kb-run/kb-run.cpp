@@ -512,18 +512,28 @@ int run(const Options &o) {
     report["fraction_of_copy"] = gbs / copyBw;
 
     // Baselines in the same run.
-    bool singleMatmul = s.manifest.kernels.size() == 1 && s.manifest.program.size() == 1 &&
-                        s.manifest.program[0].op == "kb.matmul";
+    // A lone matmul, possibly behind a transpose of its B (kb-select-mma's
+    // K-major B for wgmma): cuBLAS gets the program's own operands, so a
+    // transposed B is timed in its original row-major layout.
+    const auto &prog = s.manifest.program;
+    bool transposedB = prog.size() == 2 && prog[0].op == "kb.transpose" &&
+                       prog[1].op == "kb.matmul" && prog[1].inputs[1] == prog[0].output;
+    bool singleMatmul = (prog.size() == 1 && prog[0].op == "kb.matmul") || transposedB;
     double computeCeiling = 0;
     if (singleMatmul) {
-      const Kernel &k = s.manifest.kernels[0];
+      const Kernel &k = s.manifest.kernels.back();
       MatmulDims d = matmulDims(s.manifest, k);
-      const ProgramOp &op = s.manifest.program[0];
+      const ProgramOp &op = prog.back();
+      std::string bName = op.inputs[1];
+      if (transposedB) {
+        d.transB = false;
+        bName = prog[0].inputs[0];
+      }
       DeviceBuffer c(s.dev.at(k.args.back()).bytes);
       for (std::string prec : {"ieee", "tf32"}) {
         Timing bt = timeWithEvents(
             [&] { runCublasGemm(s.cublas, prec, d, s.dev.at(op.inputs[0]).ptr,
-                                s.dev.at(op.inputs[1]).ptr, c.ptr); },
+                                s.dev.at(bName).ptr, c.ptr); },
             o.warmup, o.minRuns, o.minMillis, &flush);
         baselines.push_back({prec == "ieee" ? "cuBLAS fp32" : "cuBLAS TF32", bt});
         if ((d.precision == "tf32") == (prec == "tf32"))
@@ -569,7 +579,10 @@ int run(const Options &o) {
     double intensity = flops / minBytes;
     std::string verdict;
     if (flops > 0) {
-      std::string prec = matmulDims(s.manifest, s.manifest.kernels[0]).precision;
+      std::string prec = "ieee";
+      for (const Kernel &k : s.manifest.kernels)
+        if (!k.ops.empty() && s.manifest.program[k.ops.front()].op == "kb.matmul")
+          prec = matmulDims(s.manifest, k).precision;
       // The ceiling: cuBLAS at this shape in this run (single matmul), else
       // the cached --calibrate measurement, else the H200 figures of
       // performance-targets.md (FFMA loop 55.8, mma.sync loop 324 TFLOP/s).

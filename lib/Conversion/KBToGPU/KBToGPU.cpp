@@ -188,6 +188,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     case KernelKind::Matmul:
       built = buildMatmulKernel(req, info);
       break;
+    case KernelKind::Transpose:
+      built = buildTransposeKernel(req, info);
+      break;
     }
     if (failed(built))
       return failure();

@@ -107,13 +107,13 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
 void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
                                    Value dst, ValueRange dstIdx,
                                    Value rowInRange, Value colStart,
-                                   int64_t colBound, int64_t width) {
-  // Elements of this chunk that exist: clamp(colBound - colStart, 0, width),
+                                   int64_t colBound) {
+  // Elements of this chunk that exist: clamp(colBound - colStart, 0, 4),
   // and none when the row is out of range.
   Value left = arith::SubIOp::create(
       b, loc, cidx(b, loc, colBound),
       arith::MinUIOp::create(b, loc, colStart, cidx(b, loc, colBound)));
-  Value n = arith::MinUIOp::create(b, loc, left, cidx(b, loc, width));
+  Value n = arith::MinUIOp::create(b, loc, left, cidx(b, loc, 4));
   if (rowInRange)
     n = arith::SelectOp::create(b, loc, rowInRange, n, cidx(b, loc, 0));
   // A chunk that copies nothing still needs an address inside the tensor.
@@ -123,8 +123,7 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
     i = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), i);
   nvgpu::DeviceAsyncCopyOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
-      src, srcIdx, b.getIndexAttr(width), n,
-      width == 4 ? b.getUnitAttr() : UnitAttr()); // .cg (skip L1): 16 bytes only
+      src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr()); // .cg: skip L1
 }
 
 /// Loads this thread's share of the A tile (rows row0.., columns k0..) and

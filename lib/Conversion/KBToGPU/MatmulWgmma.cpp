@@ -8,9 +8,9 @@
 // ignores the low 13 mantissa bits of each fp32 operand).
 //
 // Shared memory: `stages` buffers, each an A tile (BM rows) and a B tile (BN
-// rows of B's transpose: tf32 wgmma takes both operands K-major, so a
-// row-major B is transposed by its copies, one element each), every row
-// BK = 32 floats = 128 bytes of K, in
+// rows of B^T: tf32 wgmma takes both operands K-major, so B comes
+// transposed, see kb-select-mma), every row BK = 32 floats = 128 bytes of
+// K, in
 // wgmma's 128-byte swizzle: the 16-byte chunk c of row r sits at chunk
 // c ^ (r % 8), so the eight rows of a core-matrix group hit distinct banks.
 // The swizzle is a function of the address, so every tile starts on a
@@ -67,6 +67,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   MLIRContext *ctx = b.getContext();
   int64_t bm = e.bm, bn = e.bn, bk = e.bk;
   int64_t stages = e.config.getStages();
+  if (!e.shape.transB)
+    return e.op->emitOpError()
+           << "wgmma_tf32 reads B K-major: it needs transpose_b (kb-select-mma "
+              "puts a kb.transpose in front of a row-major B)";
   if (bk != 32 || bm % 64 || bn % 8 || bn > 256 || bn < 8)
     return e.op->emitOpError()
            << "wgmma_tf32 needs block = [64k, N, 32] with N a multiple of 8 "
@@ -111,84 +115,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
                                  cidx(b, loc, bound));
   };
-  // A row-major B with 16-byte aligned rows is transposed through
-  // registers in 4 x 4 blocks: a thread loads rows k..k+3 of columns n..n+3
-  // (four 16-byte vectors) and stores the block's columns as the 16-byte
-  // chunks (row n + j, k..k+3) of the B^T tile. Lane L of a warp takes
-  // k = 4 (L % 4) and n = 4 (L / 4): each load covers 4 whole 128-byte rows
-  // of B (4 L1 wavefronts), and the 8 lanes of each quarter-warp store to 8
-  // distinct chunk slots (k/4 ^ n%8), so the 16-byte stores are conflict-free.
-  // (Run 22: one 4-element vector per thread across 16 rows took 16
-  // wavefronts per load: 127 TFLOP/s.)
-  auto v4 = VectorType::get({4}, b.getF32Type());
-  int64_t bBlocks = (bk / 4) * (bn / 4);
-  bool bThroughRegisters = !e.shape.transB && e.shape.n % 4 == 0 &&
-                           bn % 32 == 0 && bBlocks % e.threads == 0;
-  struct BBlock {
-    Value k, n;
-  };
-  auto bBlock = [&](int64_t i) {
-    Value c = e.add(e.tid, i * e.threads);
-    Value w = e.div(c, 32), lane = e.rem(c, 32);
-    // A warp covers 16 k x 32 n; warps alternate between the two k halves.
-    Value k = e.add(e.mul(e.rem(w, 2), 16), e.mul(e.rem(lane, 4), 4));
-    Value n = e.add(e.mul(e.div(w, 2), 32), e.mul(e.div(lane, 4), 4));
-    return BBlock{k, n};
-  };
-  int64_t bPerThread = bBlocks / e.threads;
-  auto loadB = [&](Value kt) {
-    SmallVector<Value> regs;
-    Value k0 = e.mul(kt, bk);
-    bool guardK = e.shape.k % bk, guardN = e.shape.n % bn;
-    Value zeros = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(v4, b.getF32FloatAttr(0.0f)));
-    for (int64_t i = 0; i < bPerThread; ++i) {
-      auto [k, n] = bBlock(i);
-      Value gn = e.add(col0, n);
-      Value nOk = inRange(gn, e.shape.n, guardN);
-      if (guardN)
-        gn = arith::MinUIOp::create(b, loc, gn, cidx(b, loc, e.shape.n - 4));
-      for (int64_t r = 0; r < 4; ++r) {
-        Value gk = e.add(e.add(k0, k), r);
-        SmallVector<Value> conds;
-        if (nOk)
-          conds.push_back(nOk);
-        if (guardK) {
-          conds.push_back(inRange(gk, e.shape.k, true));
-          gk = arith::MinUIOp::create(b, loc, gk, cidx(b, loc, e.shape.k - 1));
-        }
-        Value v = vector::LoadOp::create(b, loc, v4, e.bmem,
-                                         e.globalIndex(bz, gk, gn), false,
-                                         llvm::MaybeAlign(16));
-        if (!conds.empty()) {
-          Value ok = conds[0];
-          if (conds.size() == 2)
-            ok = arith::AndIOp::create(b, loc, conds[0], conds[1]);
-          v = arith::SelectOp::create(b, loc, ok, v, zeros);
-        }
-        regs.push_back(v);
-      }
-    }
-    return regs;
-  };
-  auto storeB = [&](ArrayRef<Value> regs, Value stage) {
-    Value bBase = e.add(e.mul(stage, stageBytes / 4), bytesA / 4);
-    for (int64_t i = 0; i < bPerThread; ++i) {
-      auto [k, n] = bBlock(i);
-      Value kc = e.div(k, 4);
-      for (int64_t j = 0; j < 4; ++j) {
-        SmallVector<Value> col;
-        for (int64_t r = 0; r < 4; ++r)
-          col.push_back(vector::ExtractOp::create(b, loc, regs[4 * i + r],
-                                                  ArrayRef<int64_t>{j}));
-        Value chunk = vector::FromElementsOp::create(b, loc, v4, col);
-        vector::StoreOp::create(b, loc, chunk, flat,
-                                ValueRange{swizzled(bBase, e.add(n, j), kc)},
-                                false, llvm::MaybeAlign(16));
-      }
-    }
-  };
-
   // The cp.async copies of k tile `kt` into buffer `stage` (index values).
   auto issueCopies = [&](Value kt, Value stage) {
     Value k0 = e.mul(kt, bk);
@@ -205,31 +131,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       }
     };
     operand(e.a, aBase, bm, row0, e.shape.m);
-    if (e.shape.transB) {
-      operand(e.bmem, bBase, bn, col0, e.shape.n);
-      return;
-    }
-    if (bThroughRegisters)
-      return;
-    // Row-major B (K x N) with rows not 16-byte aligned goes in transposed,
-    // one 4-byte cp.async per element (run 21: 190 TFLOP/s at 4096^3 against
-    // 324 with B already K-major; kept for N % 4 != 0 only). A warp's 32 copies cover 4 k x 8 n: lanes 0-7 read 32
-    // consecutive bytes of one B row (a full sector), and the 32 words land
-    // in 32 distinct banks of the swizzled B^T tile (chunk k/4 ^ n%8, word k%4).
-    int64_t nBlocks = bn / 8;
-    for (int64_t i = 0; i < bk * bn / e.threads; ++i) {
-      Value el = e.add(e.tid, i * e.threads);
-      Value w = e.div(el, 32), lane = e.rem(el, 32);
-      Value n = e.add(e.mul(e.rem(w, nBlocks), 8), e.rem(lane, 8));
-      Value kc = e.div(w, nBlocks), kq = e.div(lane, 8);
-      Value gk = e.add(k0, e.add(e.mul(kc, 4), kq)), gn = e.add(col0, n);
-      e.asyncCopyChunk(e.bmem, e.globalIndex(bz, gk, gn), flat,
-                       ValueRange{e.add(swizzled(bBase, n, kc), kq)},
-                       inRange(gk, e.shape.k, e.shape.k % bk != 0), gn,
-                       e.shape.n, /*width=*/1);
-    }
+    operand(e.bmem, bBase, bn, col0, e.shape.n);
   };
-  if ((bm * 8) % e.threads || (bn * 8) % e.threads || (bk * bn) % e.threads)
+  if ((bm * 8) % e.threads || (bn * 8) % e.threads)
     return e.op->emitOpError() << "wgmma_tf32 tiles must split evenly into "
                                   "16-byte chunks among the threads";
 
@@ -238,8 +142,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   for (int64_t s = 0; s < stages - 2; ++s) {
     if (s < kTiles)
       issueCopies(cidx(b, loc, s), cidx(b, loc, s));
-    if (s < kTiles && bThroughRegisters)
-      storeB(loadB(cidx(b, loc, s)), cidx(b, loc, s));
     lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
   }
 
@@ -249,15 +151,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   Value zero = LLVM::ZeroOp::create(b, loc, accType);
   Value warpgroup = e.div(e.tid, 128);
 
-  // Loop-carried: the accumulators, then (B through registers) the B tile
-  // kt + stages - 2, loaded one iteration before it is stored so that the
-  // load's latency overlaps a whole iteration (run 22: loaded and stored in
-  // the same iteration, 127 TFLOP/s at 4096^3).
-  SmallVector<Value> init{zero};
-  if (bThroughRegisters)
-    llvm::append_range(init, loadB(cidx(b, loc, std::min(stages - 2, kTiles - 1))));
   auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
-                                 cidx(b, loc, 1), init);
+                                 cidx(b, loc, 1), ValueRange{zero});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -268,17 +163,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b, loc);
     Value next = e.add(kt, stages - 2);
-    SmallVector<Value> bNext;
-    if (bThroughRegisters) {
-      // Tile kt + stages - 2 into the buffer the barrier freed (past the
-      // last tile: a repeat of the last tile into a buffer nobody reads);
-      // the next iteration's fence and barrier publish it. Then the loads
-      // of the tile after it, consumed next iteration: no branch.
-      SmallVector<Value> held(loop.getRegionIterArgs().drop_front());
-      storeB(held, e.rem(next, stages));
-      bNext = loadB(arith::MinUIOp::create(b, loc, e.add(next, 1),
-                                           cidx(b, loc, kTiles - 1)));
-    }
     Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
                                        cidx(b, loc, kTiles));
     auto ifMore = scf::IfOp::create(b, loc, more, false);
@@ -319,9 +203,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-    SmallVector<Value> yields{acc};
-    llvm::append_range(yields, bNext);
-    scf::YieldOp::create(b, loc, yields);
+    scf::YieldOp::create(b, loc, acc);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 

@@ -219,3 +219,19 @@ func.func @empty_tensor(%x: tensor<0x4xf32>) -> tensor<0x4xf32> {
   %0 = kb.relu %x : tensor<0x4xf32>
   return %0 : tensor<0x4xf32>
 }
+
+// -----
+
+func.func @transpose_shape(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects result shape 8x4 (the input's last two axes swapped), got 4x8}}
+  %0 = kb.transpose %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @transpose_rank(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{expects an input of rank 2 or 3, got rank 1}}
+  %0 = kb.transpose %x : tensor<8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -37,6 +37,7 @@ struct KernelRequest {
 LogicalResult buildElementwiseKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildSoftmaxKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildMatmulKernel(const KernelRequest &req, LaunchInfo &info);
+LogicalResult buildTransposeKernel(const KernelRequest &req, LaunchInfo &info);
 
 //===----------------------------------------------------------------------===//
 // Helpers

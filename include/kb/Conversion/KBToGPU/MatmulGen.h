@@ -50,13 +50,12 @@ struct MatmulEmitter {
   /// values are known to be in range.
   Value loadGuarded(Value mem, ValueRange idx,
                     ArrayRef<std::pair<Value, int64_t>> bounds);
-  /// One cp.async of `width` f32 (4: 16 bytes, or 1) from src[srcIdx..]
-  /// into dst[dstIdx]: the elements at columns colStart.. that lie below
-  /// colBound (none when rowInRange is false) are copied and the rest of the
-  /// chunk is zero-filled; no branch.
+  /// One 16-byte cp.async of src[srcIdx..+4) into dst[dstIdx]: the elements
+  /// at columns colStart.. that lie below colBound (none when rowInRange is
+  /// false) are copied and the rest of the chunk is zero-filled; no branch.
   void asyncCopyChunk(Value src, SmallVector<Value> srcIdx, Value dst,
                       ValueRange dstIdx, Value rowInRange, Value colStart,
-                      int64_t colBound, int64_t width = 4);
+                      int64_t colBound);
   /// Loads the A and B tiles of step k0 into registers.
   StagedTile loadTiles(Value batchIdx, Value row0, Value col0, Value k0,
                        bool aTransposed);
@@ -92,8 +91,7 @@ LogicalResult buildMmaSync(MatmulEmitter &e, LaunchInfo &info, bool split3);
 
 /// The wgmma TF32 kernel (sm_90a): warpgroups of 128 threads, each
 /// accumulating a 64 x BN slice with wgmma.mma_async straight from 128-byte
-/// swizzled shared-memory tiles (both operands K-major: a row-major B is
-/// transposed on its way into shared memory).
+/// swizzled shared-memory tiles (both operands K-major: B transposed).
 LogicalResult buildWgmma(MatmulEmitter &e, LaunchInfo &info);
 
 } // namespace mlir::kb

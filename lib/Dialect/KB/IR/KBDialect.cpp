@@ -151,6 +151,8 @@ std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
     return KernelKind::Matmul;
   if (isa<SoftmaxOp>(op))
     return KernelKind::Softmax;
+  if (isa<TransposeOp>(op))
+    return KernelKind::Transpose;
   if (isa<ElementwiseOpInterface>(op))
     return KernelKind::Elementwise;
   if (auto fusion = dyn_cast<FusionOp>(op)) {

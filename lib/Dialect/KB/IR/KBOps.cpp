@@ -54,6 +54,23 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult TransposeOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto in = getInput().getType().getShape();
+  auto res = getResult().getType().getShape();
+  if (in.size() != 2 && in.size() != 3)
+    return emitOpError() << "expects an input of rank 2 or 3, got rank "
+                         << in.size();
+  SmallVector<int64_t> expected(in.begin(), in.end());
+  std::swap(expected[in.size() - 2], expected[in.size() - 1]);
+  if (ArrayRef<int64_t>(expected) != res)
+    return emitOpError() << "expects result shape " << shapeStr(expected)
+                         << " (the input's last two axes swapped), got "
+                         << shapeStr(res);
+  return success();
+}
+
 LogicalResult MatmulOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();

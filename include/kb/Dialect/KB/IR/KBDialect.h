@@ -78,7 +78,7 @@ inline int64_t splitSharedBytes(int64_t n, int64_t cluster, int64_t vector) {
 }
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
-enum class KernelKind { Elementwise, Softmax, Matmul };
+enum class KernelKind { Elementwise, Softmax, Matmul, Transpose };
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
 /// not kernels (kb.yield).
 std::optional<KernelKind> getKernelKind(Operation *op);

@@ -65,6 +65,22 @@ def KB_SoftmaxOp : KB_Op<"softmax", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def KB_TransposeOp : KB_Op<"transpose"> {
+  let summary = "swaps the last two axes";
+  let description = [{
+    `result[..., j, i] = input[..., i, j]` for a rank-2 (RxC) or batched
+    rank-3 (BxRxC) tensor. kb-select-mma puts one in front of a matmul whose
+    arithmetic unit reads B K-major (wgmma TF32) when B is row-major, and
+    sets the matmul's `transpose_b`.
+
+    Example: `%bt = kb.transpose %b : tensor<1024x512xf32> -> tensor<512x1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<KB_ConfigAttr>:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise ops
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,103 @@
+// RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile,kb-promote-shared-memory{chip=sm_90a}))" -split-input-file -verify-diagnostics | FileCheck %s
+
+// On sm_90a precision(tf32) becomes wgmma (on sm_90 it stays mma.sync:
+// kb-select-mma.mlir). tf32 wgmma reads B K-major, so a
+// row-major B gets a kb.transpose in front (configured by kb-select-config)
+// and the matmul turns transpose_b. One warpgroup per 64 rows, four
+// 128-byte-swizzled stages, no padding.
+// CHECK-LABEL: func.func @wgmma
+// CHECK: %[[T:.*]] = kb.transpose %arg1 {config = #kb.config<block = [32, 32], threads = 256>} : tensor<4096x2048xf32> -> tensor<2048x4096xf32>
+// CHECK: kb.matmul %arg0, %[[T]] precision( tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
+// A B that is already K-major is used as it is.
+// CHECK-NOT: kb.transpose
+// CHECK: kb.matmul %arg0, %arg2 precision( tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
+// Small problems get smaller tiles (64 rows: one warpgroup).
+// CHECK: kb.transpose
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32">
+// K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
+// CHECK-NOT: kb.transpose
+// CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
+// ieee stays FFMA, tf32x3 mma.sync.
+// CHECK: mma = "ffma"
+// CHECK: mma = "mma_sync_tf32x3"
+func.func @wgmma(%a: tensor<4096x4096xf32>, %b: tensor<4096x2048xf32>, %bt: tensor<2048x4096xf32>,
+                 %s: tensor<1000x1500xf32>, %sb: tensor<1500x700xf32>,
+                 %o: tensor<64x30xf32>, %ob: tensor<30x64xf32>)
+    -> (tensor<4096x2048xf32>, tensor<4096x2048xf32>, tensor<1000x700xf32>, tensor<64x64xf32>,
+        tensor<4096x4096xf32>, tensor<4096x4096xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<4096x4096xf32>, tensor<4096x2048xf32> -> tensor<4096x2048xf32>
+  %1 = kb.matmul %a, %bt precision(tf32) transpose_b : tensor<4096x4096xf32>, tensor<2048x4096xf32> -> tensor<4096x2048xf32>
+  %2 = kb.matmul %s, %sb precision(tf32) : tensor<1000x1500xf32>, tensor<1500x700xf32> -> tensor<1000x700xf32>
+  %3 = kb.matmul %o, %ob precision(tf32) : tensor<64x30xf32>, tensor<30x64xf32> -> tensor<64x64xf32>
+  %4 = kb.matmul %a, %a precision(ieee) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  %5 = kb.matmul %a, %a precision(tf32x3) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<4096x2048xf32>, tensor<4096x2048xf32>, tensor<1000x700xf32>, tensor<64x64xf32>, tensor<4096x4096xf32>, tensor<4096x4096xf32>
+}
+
+// -----
+
+// A matmul with an epilogue: the transpose goes in front of the fusion and
+// the fusion's B argument takes the transposed type.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: %[[T:.*]] = kb.transpose %arg1 {{.*}} : tensor<512x256xf32> -> tensor<256x512xf32>
+// CHECK: kb.fusion ins(%arg0, %[[T]], %arg2 : tensor<1024x512xf32>, tensor<256x512xf32>, tensor<256xf32>)
+// CHECK: ^bb0(%{{.*}}: tensor<1024x512xf32>, %[[B:.*]]: tensor<256x512xf32>, %{{.*}}: tensor<256xf32>):
+// CHECK: kb.matmul %{{.*}}, %[[B]] precision( tf32) transpose_b
+func.func @epilogue(%a: tensor<1024x512xf32>, %b: tensor<512x256xf32>, %bias: tensor<256xf32>) -> tensor<1024x256xf32> {
+  %0 = kb.fusion ins(%a, %b, %bias : tensor<1024x512xf32>, tensor<512x256xf32>, tensor<256xf32>) {
+  ^bb0(%x: tensor<1024x512xf32>, %y: tensor<512x256xf32>, %z: tensor<256xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<1024x512xf32>, tensor<512x256xf32> -> tensor<1024x256xf32>
+    %2 = kb.bias_add %1, %z : tensor<1024x256xf32>, tensor<256xf32> -> tensor<1024x256xf32>
+    kb.yield %2 : tensor<1024x256xf32>
+  } -> tensor<1024x256xf32>
+  return %0 : tensor<1024x256xf32>
+}
+
+
+// -----
+
+func.func @wgmma_ieee(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for mma "wgmma_tf32", but precision(ieee) needs fp32 arithmetic}}
+  %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<mma = "wgmma_tf32">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @wgmma_odd_k(%a: tensor<64x30xf32>, %b: tensor<30x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for mma "wgmma_tf32", which copies A in 16-byte chunks: K must be a multiple of 4}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<64x30xf32>, tensor<30x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @wgmma_padded(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{wgmma tiles are swizzled, not padded: pad must be [0, 0]}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", pad = [4, 8]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @wgmma_two_stages(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{wgmma needs at least 3 stages (copies two tiles ahead of the one in flight); got 2}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", stages = 2>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @wgmma_bad_tile(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{wgmma tiles need BM a multiple of 64 (one warpgroup per 64 rows), BN a multiple of 8 up to 256 and BK = 32; got block = [96, 128, 32]}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [96, 128, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @wgmma_too_much_shared(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  // expected-error @+1 {{config needs 394240 bytes of shared memory per block (block = [256, 256, 32], stages = 6); sm_90a allows at most 232448}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [256, 256, 32], stages = 6>} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
+}
