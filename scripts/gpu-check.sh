@@ -8,7 +8,7 @@
 # Prepare on the build machine: bash scripts/build-bench.sh; mkdir -p gpu-carry;
 # cp ../shared/bench/torch_baselines.py gpu-carry/; then carry build/bin,
 # build/gpu and gpu-carry. KB_ONLY / KB_SKIP: regexes of bundle names to run
-# only / to leave out; KB_NCU: the bundles to profile with ncu (names);
+# only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
 # KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH.
 set -u
 OUT=${OUT:-/tmp/kb-gpu-out}
@@ -41,7 +41,7 @@ done
 # SASS instruction mix of the TF32 matmul (is the tensor core the bottleneck?).
 if [ -z "${KB_SKIP_NCU:-}" ]; then
   : > "$OUT/ncu_log.txt"
-  for name in ${KB_NCU:-softmax-8192x32768 softmax-1024x400000 bgd-16384x8192 matmul-tf32-4096 matmul-tf32-4096-sm90a matmul-ieee-4096}; do
+  for name in ${KB_NCU_BUNDLES:-softmax-8192x32768 softmax-1024x400000 bgd-16384x8192 matmul-tf32-4096 matmul-tf32-4096-sm90a matmul-ieee-4096}; do
     [ -d "build/gpu/bundles/$name" ] || continue
     if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
     echo "=== ncu $name" >> "$OUT/ncu_log.txt"
