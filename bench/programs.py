@@ -170,6 +170,14 @@ PROGRAMS = {
         "matmul-tf32-4096-b128x128-s3-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32], stages = 3"),
         "matmul-tf32-2048-s3-sm90a": matmul(2048, 2048, 2048, "tf32", config="stages = 3"),
         "matmul-tf32-1000x700x1500-b64x128-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [64, 128, 32]"),
+        # Tile sweep for the small and middle shapes (fewer, bigger blocks).
+        "matmul-tf32-1000x700x1500-b128x128-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [128, 128, 32]"),
+        "matmul-tf32-1000x700x1500-b128x64-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [128, 64, 32]"),
+        "matmul-tf32-1000x700x1500-b128x256-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [128, 256, 32]"),
+        "matmul-tf32-1024x768x1536-b128x128-sm90a": matmul(1024, 768, 1536, "tf32", config="block = [128, 128, 32]"),
+        "matmul-tf32-1024x768x1536-b128x64-sm90a": matmul(1024, 768, 1536, "tf32", config="block = [128, 64, 32]"),
+        "matmul-tf32-2048-b128x256-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [128, 256, 32]"),
+        "matmul-tf32-2048-b256x128-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [256, 128, 32]"),
         "matmul-tf32-4096-b256x128-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [256, 128, 32]"),
     },
 }

@@ -117,7 +117,7 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // SM90A-PTX-DAG: wgmma.commit_group.sync.aligned
 // SM90A-PTX-DAG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
 // SM90A-PTX-DAG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
-// SM90A-MMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// SM90A-MMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32
 // SM90A-MMA-NOT: wgmma.mma_async
 // SM90A-MMA-NOT: mma.sync
 // SM90A-MMA-NOT: ld.shared
@@ -132,7 +132,7 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // SM90A-NEXT: "a",
 // SM90A-NEXT: "t0",
 // SM90A-NEXT: "c"
-// SM90A: "config": "#kb.config<block = [128, 128, 32], threads = 256, stages = 4, pad = [0, 0], mma = \"wgmma_tf32\">",
+// SM90A: "config": "#kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = \"wgmma_tf32\">",
 // SM90A: "cubin": "k1_matmul.cubin",
 // SM90A: "op": "kb.transpose",
 // SM90A: "transpose_b": true
