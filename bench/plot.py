@@ -50,8 +50,12 @@ memory.append((f"bias+GELU+dropout 16384x8192 ({os.path.basename(run)[-5:]})",
 
 compute = []
 mkb = json.load(open(os.path.join(matmul_run, "kb_results.json")))
-for name, label in [("matmul-tf32-4096", "TF32 4096^3"), ("matmul-tf32-8192", "TF32 8192^3"),
+for name, label in [("matmul-tf32-4096-sm90a", "TF32 wgmma 4096^3"),
+                    ("matmul-tf32-8192-sm90a", "TF32 wgmma 8192^3"),
+                    ("matmul-tf32-4096", "TF32 mma.sync 4096^3"),
                     ("matmul-ieee-4096", "fp32 4096^3"), ("matmul-ieee-8192", "fp32 8192^3")]:
+    if name not in mkb and name not in kb:
+        continue
     src = mkb if name in mkb else kb
     r = src[name]
     label += f" ({os.path.basename(matmul_run if name in mkb else run)[-5:]})"
@@ -62,7 +66,7 @@ for name, label in [("matmul-tf32-4096", "TF32 4096^3"), ("matmul-tf32-8192", "T
 
 colors = {"kb": "#1f77b4", "Triton": "#ff7f0e", "torch.compile": "#2ca02c", "eager": "#9467bd",
           "cuBLAS fp32": "#8c564b", "cuBLAS TF32": "#d62728"}
-W, bar, gap, left = 900, 14, 14, 250
+W, bar, gap, left = 940, 14, 14, 290
 svg = []
 y = 40
 
