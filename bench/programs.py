@@ -114,6 +114,7 @@ PROGRAMS = {
         "mm-bias-gelu-ieee-4096": matmul_bias_gelu(4096, 4096, 4096, "ieee"),
         "mm-bias-gelu-tf32-1000x700x1500": matmul_bias_gelu(1000, 700, 1500, "tf32"),
         "mm-bias-gelu-tf32-4096-sm90a": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
+        "mm-bias-gelu-tf32-1000x700x1500-sm90a": matmul_bias_gelu(1000, 700, 1500, "tf32"),
     },
     "matmul": {
         "matmul-ieee-4096": matmul(4096, 4096, 4096, "ieee"),
@@ -149,6 +150,15 @@ PROGRAMS = {
         "matmul-ieee-4000": matmul(4000, 4000, 4000, "ieee"),
         "matmul-ieee-1024x768x1536": matmul(1024, 768, 1536, "ieee"),
         "matmul-tf32-1024x768x1536": matmul(1024, 768, 1536, "tf32"),
+        # The nearest multiple of the 64x64x32 tiles kb uses at 1000x700x1500
+        # (rows of 1504 floats: not 128-byte aligned, like 1500).
+        "matmul-ieee-1024x704x1504": matmul(1024, 704, 1504, "ieee"),
+        "matmul-tf32-1024x704x1504": matmul(1024, 704, 1504, "tf32"),
+        "matmul-tf32-1024x704x1504-sm90a": matmul(1024, 704, 1504, "tf32"),
+        # Same M, N as the aligned reference with K = 1500: does K's alignment
+        # alone explain the awkward shape's loss?
+        "matmul-tf32-1024x768x1500-sm90a": matmul(1024, 768, 1500, "tf32"),
+        "matmul-tf32-1024x768x1500": matmul(1024, 768, 1500, "tf32"),
         # wgmma (compiled with chip=sm_90a: names ending in -sm90a); a row-major B
         # goes through a kb.transpose kernel first.
         "matmul-tf32-2048-sm90a": matmul(2048, 2048, 2048, "tf32"),
@@ -163,8 +173,9 @@ PROGRAMS = {
         "matmul-tf32-4096-tb-b256x128-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True, config="block = [256, 128, 32]"),
         "matmul-tf32-4096-tb-s3-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True, config="stages = 3"),
         "matmul-tf32-4096-tb": matmul(4096, 4096, 4096, "tf32", trans_b=True),
-        # N % 4 != 0.
+        # N % 4 != 0, and N odd (C's rows 4-byte aligned only: scalar stores).
         "matmul-tf32-1000x702x1500-sm90a": matmul(1000, 702, 1500, "tf32"),
+        "matmul-tf32-1000x701x1500-sm90a": matmul(1000, 701, 1500, "tf32"),
         "matmul-tf32-4096-b128x128-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32]"),
         "matmul-tf32-4096-s3-sm90a": matmul(4096, 4096, 4096, "tf32", config="stages = 3"),
         "matmul-tf32-4096-b128x128-s3-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32], stages = 3"),

@@ -126,6 +126,41 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
       src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr()); // .cg: skip L1
 }
 
+void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
+                            Value v1) {
+  if (shape.n % 2) {
+    storeC(batchIdx, row, col, v0);
+    storeC(batchIdx, row, add(col, 1), v1);
+    return;
+  }
+  SmallVector<Value> conds;
+  if (shape.m % bm)
+    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                          cidx(b, loc, shape.m)));
+  if (shape.n % bn)
+    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                          cidx(b, loc, shape.n)));
+  auto emit = [&] {
+    Value x0 = epilogue(v0, batchIdx, row, col);
+    Value x1 = epilogue(v1, batchIdx, row, add(col, 1));
+    auto v2 = VectorType::get({2}, b.getF32Type());
+    Value pair = vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
+    vector::StoreOp::create(b, loc, pair, c, globalIndex(batchIdx, row, col), false,
+                            llvm::MaybeAlign(8));
+  };
+  if (conds.empty()) {
+    emit();
+    return;
+  }
+  Value cond = conds[0];
+  if (conds.size() == 2)
+    cond = arith::AndIOp::create(b, loc, conds[0], conds[1]);
+  auto ifOp = scf::IfOp::create(b, loc, cond, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  emit();
+}
+
 /// Loads this thread's share of the A tile (rows row0.., columns k0..) and
 /// the B tile into registers (zero outside the matrices), with the shared-
 /// memory coordinates each value goes to.

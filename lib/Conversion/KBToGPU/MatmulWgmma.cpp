@@ -218,11 +218,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   Value colBase = e.add(col0, e.mul(t, 2));
   Value result = loop.getResult(0);
   for (int64_t j = 0; j < bn / 8; ++j)
-    for (int q = 0; q < 4; ++q) {
+    for (int q = 0; q < 4; q += 2) {
       Value row = e.add(rowBase, q >= 2 ? 8 : 0);
-      Value col = e.add(colBase, j * 8 + (q & 1));
-      Value v = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
-      e.storeC(bz, row, col, v);
+      Value col = e.add(colBase, j * 8);
+      Value v0 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
+      Value v1 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
+      e.storeC2(bz, row, col, v0, v1);
     }
   return success();
 }

@@ -80,6 +80,10 @@ struct MatmulEmitter {
                                      int64_t bCols);
   /// Stores C[row][col] = epilogue(v) where in range.
   void storeC(Value batchIdx, Value row, Value col, Value v);
+  /// Stores C[row][col..col+1] = epilogue(v0, v1) for an even `col`: one
+  /// 8-byte store when N is even (then col < N implies col + 1 < N), two
+  /// guarded scalar stores otherwise.
+  void storeC2(Value batchIdx, Value row, Value col, Value v0, Value v1);
   /// The epilogue applied to each accumulator before it is stored (inside
   /// the range guard, so its loads stay in bounds).
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
