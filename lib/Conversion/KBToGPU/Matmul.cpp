@@ -82,7 +82,8 @@ Value MatmulEmitter::rem(Value x, int64_t c) {
   return arith::RemUIOp::create(b, loc, x, cidx(b, loc, c));
 }
 
-void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
+void MatmulEmitter::inOutputRange(Value row, Value col,
+                                  function_ref<void()> body) {
   SmallVector<Value> conds;
   if (shape.m % bm)
     conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
@@ -90,9 +91,8 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
   if (shape.n % bn)
     conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
                                           cidx(b, loc, shape.n)));
-  auto idx = globalIndex(batchIdx, row, col);
   if (conds.empty()) {
-    memref::StoreOp::create(b, loc, epilogue(v, batchIdx, row, col), c, idx);
+    body();
     return;
   }
   Value cond = conds[0];
@@ -101,7 +101,31 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
   auto ifOp = scf::IfOp::create(b, loc, cond, false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  memref::StoreOp::create(b, loc, epilogue(v, batchIdx, row, col), c, idx);
+  body();
+}
+
+void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
+  inOutputRange(row, col, [&] {
+    memref::StoreOp::create(b, loc, epilogue(v, batchIdx, row, col), c,
+                            globalIndex(batchIdx, row, col));
+  });
+}
+
+void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
+                            Value v1) {
+  if (shape.n % 2) {
+    storeC(batchIdx, row, col, v0);
+    storeC(batchIdx, row, add(col, 1), v1);
+    return;
+  }
+  inOutputRange(row, col, [&] {
+    Value x0 = epilogue(v0, batchIdx, row, col);
+    Value x1 = epilogue(v1, batchIdx, row, add(col, 1));
+    auto v2 = VectorType::get({2}, b.getF32Type());
+    Value pair = vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
+    vector::StoreOp::create(b, loc, pair, c, globalIndex(batchIdx, row, col), false,
+                            llvm::MaybeAlign(8));
+  });
 }
 
 void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
@@ -124,41 +148,6 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
   nvgpu::DeviceAsyncCopyOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
       src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr()); // .cg: skip L1
-}
-
-void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
-                            Value v1) {
-  if (shape.n % 2) {
-    storeC(batchIdx, row, col, v0);
-    storeC(batchIdx, row, add(col, 1), v1);
-    return;
-  }
-  SmallVector<Value> conds;
-  if (shape.m % bm)
-    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                          cidx(b, loc, shape.m)));
-  if (shape.n % bn)
-    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
-                                          cidx(b, loc, shape.n)));
-  auto emit = [&] {
-    Value x0 = epilogue(v0, batchIdx, row, col);
-    Value x1 = epilogue(v1, batchIdx, row, add(col, 1));
-    auto v2 = VectorType::get({2}, b.getF32Type());
-    Value pair = vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
-    vector::StoreOp::create(b, loc, pair, c, globalIndex(batchIdx, row, col), false,
-                            llvm::MaybeAlign(8));
-  };
-  if (conds.empty()) {
-    emit();
-    return;
-  }
-  Value cond = conds[0];
-  if (conds.size() == 2)
-    cond = arith::AndIOp::create(b, loc, conds[0], conds[1]);
-  auto ifOp = scf::IfOp::create(b, loc, cond, false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  emit();
 }
 
 /// Loads this thread's share of the A tile (rows row0.., columns k0..) and

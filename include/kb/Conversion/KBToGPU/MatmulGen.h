@@ -78,6 +78,9 @@ struct MatmulEmitter {
   std::pair<Value, Value> stageViews(Value smem, Value stage, int64_t stageBytes,
                                      int64_t aRows, int64_t aCols, int64_t bRows,
                                      int64_t bCols);
+  /// Emits `body` under a guard that (row, col) lies inside C, when the
+  /// tiles can reach past M or N.
+  void inOutputRange(Value row, Value col, function_ref<void()> body);
   /// Stores C[row][col] = epilogue(v) where in range.
   void storeC(Value batchIdx, Value row, Value col, Value v);
   /// Stores C[row][col..col+1] = epilogue(v0, v1) for an even `col`: one
