@@ -14,6 +14,10 @@ for f in examples/*.mlir; do
   kernels=$(ls build/bundles/$name/*.ptx | wc -l)
   echo "compiled $f -> build/bundles/$name ($kernels kernel(s), ${ms} ms)"
 done
+# The TF32 matmul once more for Hopper's wgmma (chip=sm_90a): a transpose of B,
+# then the wgmma kernel. It runs only on an sm_90 device.
+build/bin/kb-opt examples/matmul.mlir --kb-compile="output=build/bundles/matmul-sm90a chip=sm_90a" -o /dev/null
+echo "compiled examples/matmul.mlir for sm_90a -> build/bundles/matmul-sm90a ($(ls build/bundles/matmul-sm90a/*.ptx | wc -l) kernel(s))"
 if [ ! -x build/bin/kb-run ]; then
   echo "kb-run was not built (no CUDA toolkit): bundles compiled, nothing run"
   exit 0
@@ -23,6 +27,11 @@ if ! build/bin/kb-run --check-device >/dev/null 2>&1; then
   echo "bundles compiled; copy build/bin/kb-run and build/bundles to a GPU machine to run them"
   exit 0
 fi
+device=$(build/bin/kb-run --check-device)
+echo "GPU: $device"
 for d in build/bundles/*/; do
+  case "$d" in
+    *-sm90a/) case "$device" in *"(sm_90,"*) ;; *) echo "skip $d: built for sm_90a, the GPU is not sm_90"; continue ;; esac ;;
+  esac
   build/bin/kb-run "$d"
 done
