@@ -52,6 +52,23 @@ def matmul_bias_gelu(m, n, k, precision):
 }}
 """
 
+def relu(rows, cols):
+    ty = t((rows, cols))
+    return f"""func.func @relu(%x: {ty} {{kb.name = "x"}}) -> ({ty} {{kb.name = "y"}}) {{
+  %0 = kb.relu %x : {ty}
+  return %0 : {ty}
+}}
+"""
+
+def transpose(rows, cols, config=None):
+    cfg = f" {{config = #kb.config<{config}>}}" if config else ""
+    it, ot = t((rows, cols)), t((cols, rows))
+    return f"""func.func @transpose(%x: {it} {{kb.name = "x"}}) -> ({ot} {{kb.name = "y"}}) {{
+  %0 = kb.transpose %x{cfg} : {it} -> {ot}
+  return %0 : {ot}
+}}
+"""
+
 def scaled_masked_softmax_dropout(rows, cols):
     ty, vt = t((rows, cols)), t((cols,))
     return f"""func.func @attention_probs(%x: {ty} {{kb.name = "x"}}, %mask: {vt} {{kb.name = "mask"}}) -> ({ty} {{kb.name = "y"}}) {{
@@ -114,6 +131,12 @@ PROGRAMS = {
         "mm-bias-gelu-ieee-4096": matmul_bias_gelu(4096, 4096, 4096, "ieee"),
         "mm-bias-gelu-tf32-1000x700x1500": matmul_bias_gelu(1000, 700, 1500, "tf32"),
         "mm-bias-gelu-tf32-4096-sm90a": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
+        # The bytes of a 4096x4096 softmax moved by the simplest kernel: what
+        # fraction of the 1 GiB copy bandwidth a 128 MB pass can reach.
+        "relu-4096x4096": relu(4096, 4096),
+        # The transpose kb-select-mma puts in front of a wgmma matmul.
+        "transpose-4096x4096": transpose(4096, 4096),
+        "transpose-4096x4096-t32": transpose(4096, 4096, "block = [32, 32]"),
         "mm-bias-gelu-tf32-1000x700x1500-sm90a": matmul_bias_gelu(1000, 700, 1500, "tf32"),
     },
     "matmul": {

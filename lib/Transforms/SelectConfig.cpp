@@ -194,19 +194,21 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   return success();
 }
 
-/// A transpose moves 32 x 32 tiles through shared memory; each of the
-/// block's warps takes every (threads / 32)-th row of a tile.
+/// A transpose moves T x T tiles (T = 64 by default, or 32) through shared
+/// memory; the block's threads split a tile into whole rows.
 LogicalResult selectTranspose(Operation *op, ConfigFields &f) {
   if (!f.threads)
     f.threads = 256;
-  if (f.threads % 32 || 1024 % f.threads)
-    return op->emitOpError() << "transpose config asks for " << f.threads
-                             << " threads; it needs 32, 64, ..., 1024 (whole "
-                                "warps dividing a 32 x 32 tile's rows)";
   if (f.block.empty())
-    f.block = {32, 32};
-  if (f.block != SmallVector<int64_t>{32, 32})
-    return op->emitOpError() << "transpose config needs block = [32, 32]";
+    f.block = {64, 64};
+  if (f.block != SmallVector<int64_t>{32, 32} && f.block != SmallVector<int64_t>{64, 64})
+    return op->emitOpError() << "transpose config needs block = [64, 64] or [32, 32]";
+  int64_t t = f.block[0];
+  if (f.threads % t || t % (f.threads / t))
+    return op->emitOpError() << "transpose config asks for " << f.threads
+                             << " threads; a " << t << " x " << t
+                             << " tile needs a multiple of " << t
+                             << " that splits its rows evenly";
   return success();
 }
 

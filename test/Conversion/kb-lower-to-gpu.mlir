@@ -341,12 +341,12 @@ func.func @softmax_fused(%x: tensor<8x256xf32>, %m: tensor<256xf32>) -> tensor<8
 
 // -----
 
-// A transpose: 32 x 32 tiles through a padded 32 x 33 shared tile, rows read
+// A transpose: 64 x 64 tiles through a padded 64 x 65 shared tile, rows read
 // and written whole by each warp; tiles at the edge are guarded.
 // CHECK-LABEL: func.func @transpose
 // CHECK: gpu.launch_func @k0_transpose_module::@k0_transpose blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
 // CHECK-LABEL: gpu.func @k0_transpose
-// CHECK-SAME: workgroup(%[[T:.*]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[T:.*]] : memref<64x65xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.if
 // CHECK: memref.load %arg0
 // CHECK: memref.store %{{.*}}, %[[T]]

@@ -126,7 +126,7 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // FFMA-PTX-NOT: mma.sync
 
 // On sm_90a the tf32 matmul is a wgmma kernel behind a transpose of B.
-// SM90A: "config": "#kb.config<block = [32, 32], threads = 256>",
+// SM90A: "config": "#kb.config<block = [64, 64], threads = 256>",
 // SM90A: "name": "k0_transpose",
 // SM90A: "args": [
 // SM90A-NEXT: "a",

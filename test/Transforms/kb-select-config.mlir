@@ -117,3 +117,31 @@ func.func @partial_warp(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
   %0 = kb.relu %a {config = #kb.config<threads = 100>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }
+
+// -----
+
+// Transposes take 64 x 64 tiles (or 32 x 32) split into whole rows.
+// CHECK-LABEL: func.func @transpose_default
+// CHECK: kb.transpose %{{.*}} {config = #kb.config<block = [64, 64], threads = 256>}
+// CHECK: kb.transpose %{{.*}} {config = #kb.config<block = [32, 32], threads = 1024>}
+func.func @transpose_default(%a: tensor<100x70xf32>) -> (tensor<70x100xf32>, tensor<70x100xf32>) {
+  %0 = kb.transpose %a : tensor<100x70xf32> -> tensor<70x100xf32>
+  %1 = kb.transpose %a {config = #kb.config<block = [32, 32], threads = 1024>} : tensor<100x70xf32> -> tensor<70x100xf32>
+  return %0, %1 : tensor<70x100xf32>, tensor<70x100xf32>
+}
+
+// -----
+
+func.func @transpose_tile(%a: tensor<100x70xf32>) -> tensor<70x100xf32> {
+  // expected-error @+1 {{transpose config needs block = [64, 64] or [32, 32]}}
+  %0 = kb.transpose %a {config = #kb.config<block = [16, 16]>} : tensor<100x70xf32> -> tensor<70x100xf32>
+  return %0 : tensor<70x100xf32>
+}
+
+// -----
+
+func.func @transpose_threads(%a: tensor<100x70xf32>) -> tensor<70x100xf32> {
+  // expected-error @+1 {{transpose config asks for 96 threads; a 64 x 64 tile needs a multiple of 64 that splits its rows evenly}}
+  %0 = kb.transpose %a {config = #kb.config<threads = 96>} : tensor<100x70xf32> -> tensor<70x100xf32>
+  return %0 : tensor<70x100xf32>
+}

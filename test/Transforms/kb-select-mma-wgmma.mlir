@@ -6,7 +6,7 @@
 // and the matmul turns transpose_b. One warpgroup per 64 rows, four
 // 128-byte-swizzled stages, no padding.
 // CHECK-LABEL: func.func @wgmma
-// CHECK: %[[T:.*]] = kb.transpose %arg1 {config = #kb.config<block = [32, 32], threads = 256>} : tensor<4096x2048xf32> -> tensor<2048x4096xf32>
+// CHECK: %[[T:.*]] = kb.transpose %arg1 {config = #kb.config<block = [64, 64], threads = 256>} : tensor<4096x2048xf32> -> tensor<2048x4096xf32>
 // CHECK: kb.matmul %arg0, %[[T]] precision( tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
 // A B that is already K-major is used as it is.
 // CHECK-NOT: kb.transpose
