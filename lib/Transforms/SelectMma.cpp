@@ -31,31 +31,35 @@ bool wgmmaFits(MatmulOp mm) {
 /// at 179 TFLOP/s against 309 with B already K-major (4096^3), because the
 /// extra trip through registers and the L1 competes with wgmma's own
 /// shared-memory reads. Fails (leaving the IR untouched) when B is a fusion
-/// input that something else in the fusion also reads.
-LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm) {
+/// input that something else in the fusion also reads. Matmuls that share a
+/// B share its transpose (`transposed`: B -> B^T made so far).
+LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
+                          DenseMap<Value, Value> &transposed) {
   if (mm.getTransposeB())
     return success();
-  Value rhs = mm.getRhs();
-  OpBuilder b(kernel);
-  auto transposedType = [](Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> shape(t.getShape());
-    std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
-    return RankedTensorType::get(shape, t.getElementType());
+  auto transposeOf = [&](Value v) {
+    Value &t = transposed[v];
+    if (!t) {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+      OpBuilder b(kernel);
+      t = TransposeOp::create(b, mm.getLoc(),
+                              RankedTensorType::get(shape, type.getElementType()),
+                              v, nullptr);
+    }
+    return t;
   };
   if (kernel == mm.getOperation()) {
-    auto t = TransposeOp::create(b, mm.getLoc(), transposedType(rhs), rhs, nullptr);
-    mm.getRhsMutable().assign(t);
+    mm.getRhsMutable().assign(transposeOf(mm.getRhs()));
   } else {
     auto fusion = cast<FusionOp>(kernel);
-    auto arg = dyn_cast<BlockArgument>(rhs);
+    auto arg = dyn_cast<BlockArgument>(mm.getRhs());
     if (!arg || !arg.hasOneUse())
       return failure();
     OpOperand &outer = fusion->getOpOperand(arg.getArgNumber());
-    auto t = TransposeOp::create(b, mm.getLoc(), transposedType(outer.get()),
-                                 outer.get(), nullptr);
-    outer.set(t);
-    arg.setType(t.getType());
+    outer.set(transposeOf(outer.get()));
+    arg.setType(outer.get().getType());
   }
   mm.setTransposeB(true);
   return success();
@@ -83,6 +87,7 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       return signalPassFailure();
     }
     // makeBKMajor inserts ops: walk a snapshot of the kernels.
+    DenseMap<Value, Value> transposed;
     SmallVector<Operation *> kernels;
     for (Operation &op : getOperation().getBody().getOps())
       kernels.push_back(&op);
@@ -94,7 +99,7 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (f.mma.empty()) {
         f.mma = unitFor(mm, *model).str();
-        if (f.mma == "wgmma_tf32" && failed(makeBKMajor(&op, mm)))
+        if (f.mma == "wgmma_tf32" && failed(makeBKMajor(&op, mm, transposed)))
           f.mma = "mma_sync_tf32";
       } else if (mm.getPrecision() == Precision::ieee && f.mma != "ffma") {
         op.emitOpError() << "config asks for mma \"" << f.mma
@@ -119,7 +124,7 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                               "multiple of 4";
           return signalPassFailure();
         }
-        if (failed(makeBKMajor(&op, mm))) {
+        if (failed(makeBKMajor(&op, mm, transposed))) {
           op.emitOpError() << "config asks for mma \"wgmma_tf32\", which reads "
                               "B K-major; B is a fusion input that other ops "
                               "of the fusion also read, so it cannot be "

@@ -101,3 +101,17 @@ func.func @wgmma_too_much_shared(%a: tensor<1024x1024xf32>) -> tensor<1024x1024x
   %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [256, 256, 32], stages = 6>} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
   return %0 : tensor<1024x1024xf32>
 }
+
+// -----
+
+// Two matmuls reading one row-major B share one transpose.
+// CHECK-LABEL: func.func @shared_b
+// CHECK: %[[T:.*]] = kb.transpose %arg2
+// CHECK-NOT: kb.transpose
+// CHECK: kb.matmul %arg0, %[[T]] precision( tf32) transpose_b
+// CHECK: kb.matmul %arg1, %[[T]] precision( tf32) transpose_b
+func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor<256x512xf32>) -> (tensor<512x512xf32>, tensor<512x512xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<512x256xf32>, tensor<256x512xf32> -> tensor<512x512xf32>
+  %1 = kb.matmul %c, %b precision(tf32) : tensor<512x256xf32>, tensor<256x512xf32> -> tensor<512x512xf32>
+  return %0, %1 : tensor<512x512xf32>, tensor<512x512xf32>
+}
