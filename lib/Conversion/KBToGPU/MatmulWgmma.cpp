@@ -10,9 +10,9 @@
 // Shared memory: `stages` buffers, each an A tile (BM rows) and a B tile (BN
 // rows of B^T: tf32 wgmma takes both operands K-major, so B comes
 // transposed, see kb-select-mma), every row BK = 32 floats = 128 bytes of
-// K, in
-// wgmma's 128-byte swizzle: the 16-byte chunk c of row r sits at chunk
-// c ^ (r % 8), so the eight rows of a core-matrix group hit distinct banks.
+// K, in wgmma's 128-byte swizzle: the 16-byte chunk c of row r sits at
+// chunk c ^ (r % 8), so the eight rows of a core-matrix group hit distinct
+// banks.
 // The swizzle is a function of the address, so every tile starts on a
 // 1024-byte boundary (the kernel aligns the dynamic shared memory itself).
 //
@@ -25,6 +25,7 @@
 //   cp.async of tile kt + stages - 2 into that tile's buffer (kt - 2's)
 //   wgmma.fence; 4 x wgmma (k8 each); commit; wait_group 1 (tile kt - 1 done)
 // so the wgmma of tile kt runs while the next iteration waits and copies.
+// The epilogue stores two consecutive columns per 8-byte store (storeC2).
 //
 //===----------------------------------------------------------------------===//
 
