@@ -2,8 +2,13 @@
 # The main job on the examples: set-up and build, compile every program in
 # examples/ to a bundle under build/bundles/ (PTX, cubin, manifest), and, where
 # a GPU is present, run each bundle with kb-run (validate, then time).
+# --run-only: skip set-up and compiling, run the bundles already under
+# build/bundles (on a GPU machine that received build/bin and build/bundles).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+run_only=false
+[ "${1:-}" = "--run-only" ] && run_only=true
+if ! $run_only; then
 bash scripts/setup.sh
 mkdir -p build/bundles
 for f in examples/*.mlir; do
@@ -18,6 +23,7 @@ done
 # then the wgmma kernel. It runs only on an sm_90 device.
 build/bin/kb-opt examples/matmul.mlir --kb-compile="output=build/bundles/matmul-sm90a chip=sm_90a" -o /dev/null
 echo "compiled examples/matmul.mlir for sm_90a -> build/bundles/matmul-sm90a ($(ls build/bundles/matmul-sm90a/*.ptx | wc -l) kernel(s))"
+fi
 if [ ! -x build/bin/kb-run ]; then
   echo "kb-run was not built (no CUDA toolkit): bundles compiled, nothing run"
   exit 0
