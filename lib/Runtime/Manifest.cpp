@@ -158,19 +158,49 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (!defined.count(in))
         fail(where + " (" + op.op + ") reads '" + in +
              "', which is neither a buffer nor an earlier op's output");
+    auto shapeOf = [&](const std::string &name) -> const std::vector<int64_t> & {
+      for (const Buffer &b : m.buffers)
+        if (b.name == name)
+          return b.shape;
+      fail(where + " (" + op.op + ") operand '" + name + "' must be a buffer");
+    };
+    auto shapeStr = [](const std::vector<int64_t> &s) {
+      std::string r = "[";
+      for (size_t i = 0; i < s.size(); ++i)
+        r += (i ? ", " : "") + std::to_string(s[i]);
+      return r + "]";
+    };
     if (op.op == "kb.matmul") {
-      // kb-run reads the operands of a matmul from device buffers.
+      // kb-run reads the operands of a matmul from device buffers, and
+      // indexes them with the dimensions they imply: they must agree.
       if (op.inputs.size() != 2)
         fail(where + " (kb.matmul) needs 2 inputs, has " + std::to_string(op.inputs.size()));
-      size_t rank = 0;
-      for (size_t b = 0; b < m.buffers.size(); ++b)
-        if (m.buffers[b].name == op.inputs[0])
-          rank = m.buffers[b].shape.size();
-      for (const std::string &in : op.inputs)
-        if (!names.count(in))
-          fail(where + " (kb.matmul) operand '" + in + "' must be a buffer");
-      if (rank != 2 && rank != 3)
+      const auto &a = shapeOf(op.inputs[0]);
+      const auto &b = shapeOf(op.inputs[1]);
+      size_t r = a.size();
+      if (r != 2 && r != 3)
         fail(where + " (kb.matmul) operand '" + op.inputs[0] + "' must have rank 2 or 3");
+      bool transB = op.attrs.value("transpose_b", false);
+      if (b.size() != r || (r == 3 && b[0] != a[0]) ||
+          (transB ? b[r - 1] : b[r - 2]) != a[r - 1])
+        fail(where + " (kb.matmul) operands " + shapeStr(a) + " and " + shapeStr(b) +
+             (transB ? " (B transposed)" : "") + " do not multiply");
+      std::vector<int64_t> c(a.begin(), a.end() - 1);
+      c.push_back(transB ? b[r - 2] : b[r - 1]);
+      if (op.shape != c)
+        fail(where + " (kb.matmul) has shape " + shapeStr(op.shape) + ", its operands give " +
+             shapeStr(c));
+    }
+    if (op.op == "kb.transpose") {
+      if (op.inputs.size() != 1)
+        fail(where + " (kb.transpose) needs 1 input, has " + std::to_string(op.inputs.size()));
+      std::vector<int64_t> t = shapeOf(op.inputs[0]);
+      if (t.size() != 2 && t.size() != 3)
+        fail(where + " (kb.transpose) operand '" + op.inputs[0] + "' must have rank 2 or 3");
+      std::swap(t[t.size() - 2], t[t.size() - 1]);
+      if (shapeOf(op.output) != t || op.shape != t)
+        fail(where + " (kb.transpose) of " + shapeStr(shapeOf(op.inputs[0])) +
+             " must give " + shapeStr(t) + ", not " + shapeStr(shapeOf(op.output)));
     }
     defined.insert(op.output);
     m.program.push_back(op);
