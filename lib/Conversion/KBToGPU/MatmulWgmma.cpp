@@ -40,8 +40,10 @@ using namespace mlir::kb;
 
 namespace {
 
-/// Bytes of one swizzled row (BK f32) and of one 8-row core-matrix group.
+/// Bytes of one swizzled row (BK f32) and of one 8-row core-matrix group
+/// (the swizzle's period, to which the kernel aligns its shared memory).
 constexpr int64_t kRowBytes = 128, kGroupBytes = 8 * kRowBytes;
+static_assert(kGroupBytes == kWgmmaAlignBytes, "wgmmaSharedBytes' slack");
 
 /// The wgmma matrix descriptor of a K-major, 128-byte-swizzled tile starting
 /// at shared address `addr` (i64, 1024-byte aligned): start address >> 4 in
@@ -88,7 +90,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                << bm / 64 * 128 << " threads, got " << e.threads;
 
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
-  info.dynamicSharedBytes = stages * stageBytes + kGroupBytes;
+  info.dynamicSharedBytes = wgmmaSharedBytes(bm, bn, bk, stages);
 
   // The dynamic shared memory, realigned to 1024 bytes, as one f32 array.
   Value smem = e.dynamicSharedMemory();

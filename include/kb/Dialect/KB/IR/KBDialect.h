@@ -77,6 +77,14 @@ inline int64_t splitSharedBytes(int64_t n, int64_t cluster, int64_t vector) {
   return splitSharedPartBytes(n, cluster, vector) + kSplitSharedScratchBytes;
 }
 
+/// Shared memory of one wgmma_tf32 block: `stages` buffers of an A tile (bm
+/// rows) and a B^T tile (bn rows), each row bk floats, plus 1 KB so that the
+/// kernel can align the region to the 128-byte swizzle's 1024-byte period.
+constexpr int64_t kWgmmaAlignBytes = 1024;
+inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stages) {
+  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes;
+}
+
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 enum class KernelKind { Elementwise, Softmax, Matmul, Transpose };
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
