@@ -60,9 +60,9 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
   };
   // Thread t takes column t % T of rows t / T, t / T + T', ... (T' = threads / T).
   Value lane = arith::RemUIOp::create(b, loc, tid, cidx(b, loc, kTile));
-  Value warp = arith::DivUIOp::create(b, loc, tid, cidx(b, loc, kTile));
+  Value group = arith::DivUIOp::create(b, loc, tid, cidx(b, loc, kTile));
   Value row0 = mul(by, kTile), col0 = mul(bx, kTile);
-  int64_t warps = threads / kTile;
+  int64_t groups = threads / kTile;
   auto index = [&](Value i, Value j) {
     SmallVector<Value> idx;
     if (r == 3)
@@ -87,9 +87,9 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
     body();
   };
   bool edge = rows % kTile || cols % kTile;
-  // Read: row group w takes tile rows w, w + warps, ...; lane = column.
-  for (int64_t i = 0; i < kTile; i += warps) {
-    Value tr = add(warp, cidx(b, loc, i));
+  // Read: row group w takes tile rows w, w + groups, ...; lane = column.
+  for (int64_t i = 0; i < kTile; i += groups) {
+    Value tr = add(group, cidx(b, loc, i));
     Value gi = add(row0, tr), gj = add(col0, lane);
     guarded(edge, gi, rows, gj, cols, [&] {
       Value v = memref::LoadOp::create(b, loc, in, index(gi, gj));
@@ -99,8 +99,8 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
   gpu::BarrierOp::create(b, loc);
   // Write: output row = input column col0 + w + i, output column = input
   // row row0 + lane.
-  for (int64_t i = 0; i < kTile; i += warps) {
-    Value tc = add(warp, cidx(b, loc, i));
+  for (int64_t i = 0; i < kTile; i += groups) {
+    Value tc = add(group, cidx(b, loc, i));
     Value oi = add(col0, tc), oj = add(row0, lane);
     guarded(edge, oi, cols, oj, rows, [&] {
       Value v = memref::LoadOp::create(b, loc, tile, ValueRange{lane, tc});
