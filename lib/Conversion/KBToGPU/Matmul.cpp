@@ -14,6 +14,7 @@
 #include "kb/Conversion/KBToGPU/KernelGen.h"
 #include "kb/Conversion/KBToGPU/MatmulGen.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 using namespace mlir;
@@ -148,6 +149,29 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
   nvgpu::DeviceAsyncCopyOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
       src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr()); // .cg: skip L1
+}
+
+void MatmulEmitter::pipelineStep(Value kt, Value lastGroup, int64_t pending,
+                                 int64_t ahead, int64_t kTiles,
+                                 bool fenceAsyncProxy,
+                                 function_ref<void(Value next)> issue) {
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(pending));
+  if (fenceAsyncProxy)
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc);
+  Value next = add(kt, ahead);
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                     cidx(b, loc, kTiles));
+  auto ifMore = scf::IfOp::create(b, loc, more, false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifMore.thenBlock());
+    issue(next);
+  }
+  nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
 }
 
 /// Loads this thread's share of the A tile (rows row0.., columns k0..) and

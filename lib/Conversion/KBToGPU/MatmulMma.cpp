@@ -169,7 +169,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     return e.stageViews(smem, stage, stageBytes, bm, lda, bRows, ldbT);
   };
 
-  auto [bz, row0, col0] = e.blockTile();
+  MatmulEmitter::BlockTile tile = e.blockTile();
+  Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
   Value warp = e.div(e.tid, 32), lane = e.rem(e.tid, 32);
   Value g = e.div(lane, 4), t = e.rem(lane, 4);
   Value warpRow = e.mul(e.div(warp, warpsN), wm);
@@ -201,21 +202,11 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       // Tile kt has landed once at most stages - 2 newer groups are pending;
       // the barrier makes every thread's copies visible and frees the stage
       // computed in the previous iteration for the next copy.
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                       b.getI32IntegerAttr(stages - 2));
-      gpu::BarrierOp::create(b, loc);
-      Value next = e.add(kt, stages - 1);
-      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                                         cidx(b, loc, kTiles));
-      auto ifMore = scf::IfOp::create(b, loc, more, false);
-      {
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(ifMore.thenBlock());
-        auto [va, vb] = stageViews(e.rem(next, stages));
-        issueTileCopies(e, bz, row0, col0, e.mul(next, bk), va, vb);
-      }
-      // Always commit a group (possibly empty) so the count above holds.
-      nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+      e.pipelineStep(kt, lastGroup, stages - 2, stages - 1, kTiles,
+                     /*fenceAsyncProxy=*/false, [&](Value next) {
+                       auto [va, vb] = stageViews(e.rem(next, stages));
+                       issueTileCopies(e, bz, row0, col0, e.mul(next, bk), va, vb);
+                     });
       std::tie(as, bs) = stageViews(e.rem(kt, stages));
     } else {
       std::tie(as, bs) = stageViews(cidx(b, loc, 0));

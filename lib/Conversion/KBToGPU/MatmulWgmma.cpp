@@ -103,7 +103,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       b, loc, MemRefType::get({stages * stageBytes / 4}, b.getF32Type(), nullptr, wg),
       smem, shift, ValueRange{});
 
-  auto [bz, row0, col0] = e.blockTile();
+  MatmulEmitter::BlockTile tile = e.blockTile();
+  Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
   int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
 
   // Element index of (row r, 16-byte chunk c) of a swizzled tile at element
@@ -160,22 +161,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
-                                     b.getI32IntegerAttr(stages - 3));
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
-                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(b, loc);
-    Value next = e.add(kt, stages - 2);
-    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                                       cidx(b, loc, kTiles));
-    auto ifMore = scf::IfOp::create(b, loc, more, false);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(ifMore.thenBlock());
-      issueCopies(next, e.rem(next, stages));
-    }
-    // Always commit a group (possibly empty) so the count above holds.
-    nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+    e.pipelineStep(kt, lastGroup, stages - 3, stages - 2, kTiles,
+                   /*fenceAsyncProxy=*/true,
+                   [&](Value next) { issueCopies(next, e.rem(next, stages)); });
 
     Value stage = e.rem(kt, stages);
     Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));

@@ -56,6 +56,15 @@ struct MatmulEmitter {
   void asyncCopyChunk(Value src, SmallVector<Value> srcIdx, Value dst,
                       ValueRange dstIdx, Value rowInRange, Value colStart,
                       int64_t colBound);
+  /// One step of a cp.async pipeline, at the top of k iteration `kt`: wait
+  /// until at most `pending` newer copy groups are outstanding (so tile kt
+  /// has landed), optionally fence the async proxy (for readers such as
+  /// wgmma), barrier, then `issue(next)` for tile next = kt + ahead when it
+  /// exists, and commit a group (empty past the last tile, so the count
+  /// holds).
+  void pipelineStep(Value kt, Value lastGroup, int64_t pending, int64_t ahead,
+                    int64_t kTiles, bool fenceAsyncProxy,
+                    function_ref<void(Value next)> issue);
   /// Loads the A and B tiles of step k0 into registers.
   StagedTile loadTiles(Value batchIdx, Value row0, Value col0, Value k0,
                        bool aTransposed);
