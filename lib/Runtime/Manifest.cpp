@@ -198,6 +198,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (t.size() != 2 && t.size() != 3)
         fail(where + " (kb.transpose) operand '" + op.inputs[0] + "' must have rank 2 or 3");
       std::swap(t[t.size() - 2], t[t.size() - 1]);
+      if (!names.count(op.output))
+        fail(where + " (kb.transpose) output '" + op.output + "' must be a buffer");
       if (shapeOf(op.output) != t || op.shape != t)
         fail(where + " (kb.transpose) of " + shapeStr(shapeOf(op.inputs[0])) +
              " must give " + shapeStr(t) + ", not " + shapeStr(shapeOf(op.output)));

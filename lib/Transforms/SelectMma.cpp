@@ -2,7 +2,8 @@
 //
 // kb-select-mma: the lab notes' second lesson made explicit. In strict fp32
 // (precision ieee) the tensor cores sit idle and the inner tile is FFMA; tf32
-// puts it on mma.sync.m16n8k8; tf32x3 runs three tf32 products (big x big,
+// puts it on mma.sync.m16n8k8, or on sm_90a on wgmma (with a kb.transpose in
+// front of a row-major B); tf32x3 runs three tf32 products (big x big,
 // big x small, small x big) for near-fp32 accuracy on tensor cores.
 //
 //===----------------------------------------------------------------------===//

@@ -24,6 +24,7 @@
 // RUN: FileCheck %s --check-prefix=SM90A < %t/matmul90a/manifest.json
 // RUN: FileCheck %s --check-prefix=SM90A-PTX < %t/matmul90a/k1_matmul.ptx
 // RUN: FileCheck %s --check-prefix=SM90A-MMA < %t/matmul90a/k1_matmul.ptx
+// RUN: FileCheck %s --check-prefix=SM90A-NONE < %t/matmul90a/k1_matmul.ptx
 
 // WIDE: "cluster": [
 // WIDE-NEXT: 8,
@@ -119,8 +120,10 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // SM90A-PTX-DAG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
 // SM90A-MMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32
 // SM90A-MMA-NOT: wgmma.mma_async
-// SM90A-MMA-NOT: mma.sync
-// SM90A-MMA-NOT: ld.shared
+// No mma.sync, no fragment loads from shared memory, anywhere in the kernel:
+// SM90A-NONE-NOT: mma.sync
+// SM90A-NONE-NOT: ld.shared
+// SM90A-NONE-NOT: ldmatrix
 
 // FFMA-PTX: fma.rn.f32
 // FFMA-PTX-NOT: mma.sync

@@ -115,3 +115,48 @@ func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor
   %1 = kb.matmul %c, %b precision(tf32) : tensor<512x256xf32>, tensor<256x512xf32> -> tensor<512x512xf32>
   return %0, %1 : tensor<512x512xf32>, tensor<512x512xf32>
 }
+
+// -----
+
+// kb-tile takes the largest wgmma tile whose grid covers 90% of the 132 SMs:
+// 2048^3 keeps 128x256 (128 blocks), 1024^3 gets 128x64 (128 blocks; 128x128
+// would give 64).
+// CHECK-LABEL: func.func @coverage
+// CHECK: kb.matmul {{.*}}block = [128, 256, 32], threads = 256{{.*}}tensor<2048x2048xf32>
+// CHECK: kb.matmul {{.*}}block = [128, 64, 32], threads = 256{{.*}}tensor<1024x1024xf32>
+func.func @coverage(%a: tensor<2048x2048xf32>, %s: tensor<1024x1024xf32>) -> (tensor<2048x2048xf32>, tensor<1024x1024xf32>) {
+  %0 = kb.matmul %a, %a precision(tf32) transpose_b : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  %1 = kb.matmul %s, %s precision(tf32) transpose_b : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
+  return %0, %1 : tensor<2048x2048xf32>, tensor<1024x1024xf32>
+}
+
+// -----
+
+// A fusion whose epilogue also reads B cannot get B transposed in front of
+// it: the default stays on mma.sync (no transpose), a forced wgmma is an error.
+// CHECK-LABEL: func.func @b_read_twice
+// CHECK-NOT: kb.transpose
+// CHECK: kb.fusion
+// CHECK: mma = "mma_sync_tf32"
+func.func @b_read_twice(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %2 = kb.add %1, %y : tensor<64x64xf32>
+    kb.yield %2 : tensor<64x64xf32>
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @b_read_twice_forced(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for mma "wgmma_tf32", which reads B K-major; B is a fusion input that other ops of the fusion also read, so it cannot be transposed in front of it}}
+  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) attributes {config = #kb.config<mma = "wgmma_tf32">} {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %2 = kb.add %1, %y : tensor<64x64xf32>
+    kb.yield %2 : tensor<64x64xf32>
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

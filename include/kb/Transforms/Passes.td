@@ -41,7 +41,8 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
     otherwise; with the cluster size, from a model of the target (threads,
     registers and shared memory per block). Rows whose length is not a
     multiple of 4 keep 16-byte accesses (aligned chunks) in the registers and
-    split_shared strategies of an unfused softmax. Fields that a program sets by hand are kept and
+    split_shared strategies of an unfused softmax. A `kb.transpose` gets
+    64 x 64 tiles (or 32 x 32) of 256 threads. Fields that a program sets by hand are kept and
     checked: a config that cannot launch (over 1024 threads, more shared
     memory than the target has) is an error here, never a failed launch.
   }];
@@ -55,9 +56,10 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
 def KBTile : Pass<"kb-tile", "func::FuncOp"> {
   let summary = "Chooses block, warp and thread tiles for each kb op";
   let description = [{
-    Matmul: the block tile [BM, BN, BK] and the per-thread register tile
-    [TM, TN], consistent with the thread count; tiles shrink for small
-    matrices so the grid still fills the device. Softmax: elements per
+    Matmul: the block tile [BM, BN, BK] and its split: per-thread register
+    tiles [TM, TN] (FFMA), per-warp tiles [WM, WN] (mma.sync) or one
+    warpgroup per 64 rows (wgmma), consistent with the thread count; tiles
+    shrink for small matrices so the grid still fills the device. Softmax: elements per
     thread. Elementwise: elements per block. A hand-written tile that does
     not divide evenly among the threads is an error.
   }];
@@ -68,7 +70,8 @@ def KBPromoteSharedMemory : Pass<"kb-promote-shared-memory", "func::FuncOp"> {
   let summary = "Decides the shared-memory staging of matmul operand tiles";
   let description = [{
     Sets the pipeline depth (`stages`) and row padding (`pad`) of the A and B
-    tiles that each block stages in shared memory, and checks the total
+    tiles that each block stages in shared memory (wgmma: 128-byte swizzled
+    rows, no padding, at least 3 stages), and checks the total
     against the target's per-block limit (227 KB on sm_90). A tile that needs
     more is an error that names the bytes needed and the limit.
   }];
