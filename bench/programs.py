@@ -169,6 +169,7 @@ PROGRAMS = {
         "matmul-ieee-4096-b128x128x8": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 8], thread = [8, 8]"),
         "matmul-ieee-4096-1stage": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 1"),
         "matmul-ieee-8192": matmul(8192, 8192, 8192, "ieee"),
+        "matmul-ieee-4096-b128x128x32": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8]"),
         # Awkward shapes next to their nearest tile multiples (issue 5: within 15%).
         "matmul-ieee-4000": matmul(4000, 4000, 4000, "ieee"),
         "matmul-ieee-1024x768x1536": matmul(1024, 768, 1536, "ieee"),

@@ -9,6 +9,7 @@
 # cp ../shared/bench/torch_baselines.py gpu-carry/; then carry build/bin,
 # build/gpu and gpu-carry. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
+# KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
 # KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH.
 set -u
 OUT=${OUT:-/tmp/kb-gpu-out}
@@ -50,14 +51,14 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
   done
   # Why the TF32 kernel waits: ncu's warp-state (stall reason) breakdown, and
   # its SASS, to read the inner loop's schedule.
-  for name in matmul-tf32-4096 matmul-tf32-4096-sm90a; do
+  for name in ${KB_NCU_WARP:-matmul-tf32-4096 matmul-tf32-4096-sm90a matmul-ieee-4096}; do
     [ -d build/gpu/bundles/$name ] || continue
     if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
     echo "=== ncu warp states $name" >> "$OUT/ncu_log.txt"
     timeout 300 ncu --clock-control none --section WarpStateStats --section SchedulerStats \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -k regex:matmul -c 1 \
       "$KB_RUN" build/gpu/bundles/$name --no-time >> "$OUT/ncu_log.txt" 2>&1
-    cuobjdump -sass build/gpu/bundles/$name/k0_matmul.cubin > "$OUT/sass-$name.txt" 2>&1
+    cuobjdump -sass build/gpu/bundles/$name/k*matmul*.cubin > "$OUT/sass-$name.txt" 2>&1
   done
   for cubin in build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin build/gpu/bundles/matmul-tf32-4096-sm90a/k0_matmul.cubin build/gpu/bundles/matmul-ieee-4096/k0_matmul.cubin; do
     [ -f "$cubin" ] || continue

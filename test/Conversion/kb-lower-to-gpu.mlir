@@ -239,9 +239,11 @@ func.func @softmax_split_shared(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32
 // the FFMAs and stored after them, one barrier per tile); accumulators carried
 // in registers through the k loop (no store to C inside it), C written once
 // after it. No tensor-core instruction. Edges are guarded (100 % 64 != 0).
+// The inputs are marked read-only and unaliased, the output unaliased: a
+// kernel writes only its own output buffer.
 // CHECK-LABEL: func.func @matmul_ieee
 // CHECK: gpu.launch_func {{.*}}dynamic_shared_memory_size
-// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<100x70xf32>, %{{.*}}: memref<70x50xf32>, %[[C:[a-z0-9_]+]]: memref<100x50xf32>)
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<100x70xf32> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<70x50xf32> {llvm.noalias, llvm.readonly}, %[[C:[a-z0-9_]+]]: memref<100x50xf32> {llvm.noalias})
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view {{.*}} to memref<8x68xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
@@ -268,7 +270,7 @@ func.func @matmul_ieee(%a: tensor<100x70xf32>, %b: tensor<70x50xf32>) -> tensor<
 // tf32 and multiplied on the tensor cores with m16n8k8 fragments;
 // accumulators stay in registers.
 // CHECK-LABEL: func.func @matmul_tf32
-// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<128x64xf32>, %{{.*}}: memref<64x128xf32>, %[[C:[a-z0-9_]+]]: memref<128x128xf32>)
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<128x64xf32> {{.*}}, %{{.*}}: memref<64x128xf32> {{.*}}, %[[C:[a-z0-9_]+]]: memref<128x128xf32> {{.*}})
 // CHECK: memref.view {{.*}} to memref<64x36xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<32x72xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
@@ -296,7 +298,7 @@ func.func @matmul_tf32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor
 // A matmul with a fused epilogue: the bias is loaded and GELU applied to each
 // accumulator inside the store's range guard (1000 % 64 != 0), then one store.
 // CHECK-LABEL: func.func @matmul_epilogue
-// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<1000x64xf32>, %{{.*}}: memref<64x96xf32>, %[[BIAS:[a-z0-9_]+]]: memref<96xf32>, %[[C:[a-z0-9_]+]]: memref<1000x96xf32>)
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<1000x64xf32> {{.*}}, %{{.*}}: memref<64x96xf32> {{.*}}, %[[BIAS:[a-z0-9_]+]]: memref<96xf32> {{.*}}, %[[C:[a-z0-9_]+]]: memref<1000x96xf32> {{.*}})
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync
 // CHECK: scf.if
@@ -320,7 +322,7 @@ func.func @matmul_epilogue(%a: tensor<1000x64xf32>, %b: tensor<64x96xf32>, %v: t
 // row is computed from x and the mask as it is loaded, the dropout applied
 // just before the store. One read of x, one write of y.
 // CHECK-LABEL: gpu.func @k{{[0-9]+}}_fused_scale_bias_add_softmax_dropout
-// CHECK-SAME: (%[[X:[a-z0-9_]+]]: memref<8x256xf32>, %[[M:[a-z0-9_]+]]: memref<256xf32>, %[[Y:[a-z0-9_]+]]: memref<8x256xf32>)
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: memref<8x256xf32> {{.*}}, %[[M:[a-z0-9_]+]]: memref<256xf32> {{.*}}, %[[Y:[a-z0-9_]+]]: memref<8x256xf32> {{.*}})
 // CHECK: vector.load %{{.*}} : memref<2048xf32>, vector<4xf32>
 // CHECK: vector.load %[[M]]
 // CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32

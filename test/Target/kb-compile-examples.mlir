@@ -79,7 +79,8 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // BGD: "version": 1
 
 // BGD-PTX: .target sm_90
-// BGD-PTX: ld.global.v4.b32
+// The inputs are read-only and unaliased: non-coherent (read-only cache) loads.
+// BGD-PTX: ld.global.nc.v4.b32
 // BGD-PTX: mul.lo.s64 {{.*}}, 3528531795;
 // BGD-PTX: st.global.v4.b32
 // BGD-PTX-NOT: ld.local

@@ -174,6 +174,18 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     auto kfunc = gpu::GPUFuncOp::create(gb, loc, kname,
                                         gb.getFunctionType(kargTypes, {}));
     kfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), gb.getUnitAttr());
+    // Every kernel writes only its last argument, a buffer of its own (a
+    // fresh allocation or a function result, never an input), and only
+    // reads the others (which may be one buffer passed twice: reads only).
+    // Saying so lets LLVM keep an epilogue's loads of bias values ahead of
+    // the output stores instead of reloading them after each store (the
+    // fused wgmma epilogue did: one dependent load per pair of outputs).
+    for (unsigned i = 0; i + 1 < kargTypes.size(); ++i) {
+      kfunc.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), gb.getUnitAttr());
+      kfunc.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(), gb.getUnitAttr());
+    }
+    kfunc.setArgAttr(kargTypes.size() - 1, LLVM::LLVMDialect::getNoAliasAttrName(),
+                     gb.getUnitAttr());
 
     KernelRequest req{&op, config, kfunc};
     LaunchInfo info;
