@@ -170,6 +170,13 @@ PROGRAMS = {
         "matmul-ieee-4096-1stage": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 1"),
         "matmul-ieee-8192": matmul(8192, 8192, 8192, "ieee"),
         "matmul-ieee-4096-b128x128x32": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8]"),
+        # cp.async stages instead of the register prefetch (stages >= 3).
+        "matmul-ieee-4096-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 3"),
+        "matmul-ieee-4096-s4": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 4"),
+        "matmul-ieee-4096-b128x128x32-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
+        "matmul-ieee-4000-s3": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 3"),
+        "matmul-ieee-1000x700x1500-s3": matmul(1000, 700, 1500, "ieee", config="stages = 3"),
+        "matmul-ieee-batch4-512-tb-s3": matmul(512, 384, 256, "ieee", trans_b=True, batch=4, config="stages = 3"),
         # Awkward shapes next to their nearest tile multiples (issue 5: within 15%).
         "matmul-ieee-4000": matmul(4000, 4000, 4000, "ieee"),
         "matmul-ieee-1024x768x1536": matmul(1024, 768, 1536, "ieee"),

@@ -146,9 +146,40 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
                                      cidx(b, loc, 0));
   for (Value &i : srcIdx)
     i = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), i);
+  // .cg (skip L1) when rows are whole 32-byte sectors. Rows of a length
+  // that is not a multiple of 8 floats start 16 bytes into a sector every
+  // other row, and a 128-byte tile row then shares a sector with the next
+  // k tile's: .ca keeps that sector in L1 for it instead of fetching it
+  // from L2 twice.
+  int64_t rowLength = cast<MemRefType>(src.getType()).getShape().back();
+  UnitAttr bypassL1 = rowLength % 8 == 0 ? b.getUnitAttr() : UnitAttr();
   nvgpu::DeviceAsyncCopyOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
-      src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr()); // .cg: skip L1
+      src, srcIdx, b.getIndexAttr(4), n, bypassL1);
+}
+
+void MatmulEmitter::asyncCopyElement(Value src, SmallVector<Value> srcIdx,
+                                     Value dst, ValueRange dstIdx,
+                                     ArrayRef<std::pair<Value, int64_t>> bounds) {
+  // In range: copy the 4 bytes; outside: copy none (the slot is zero-filled)
+  // from an address inside the tensor. No guard, no extra instruction.
+  SmallVector<Value> conds;
+  for (auto [v, bound] : bounds)
+    if (v)
+      conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                            cidx(b, loc, bound)));
+  Value n;
+  if (!conds.empty()) {
+    Value in = conds[0];
+    for (Value c : ArrayRef<Value>(conds).drop_front())
+      in = arith::AndIOp::create(b, loc, in, c);
+    n = arith::SelectOp::create(b, loc, in, cidx(b, loc, 1), cidx(b, loc, 0));
+    for (Value &i : srcIdx)
+      i = arith::SelectOp::create(b, loc, in, i, cidx(b, loc, 0));
+  }
+  nvgpu::DeviceAsyncCopyOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
+      src, srcIdx, b.getIndexAttr(1), n, UnitAttr()); // 4 bytes: .ca only
 }
 
 void MatmulEmitter::pipelineStep(Value kt, Value lastGroup, int64_t pending,
@@ -272,8 +303,20 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   int64_t bytesA = bk * lda * 4, stageBytes = bytesA + bk * ldb * 4;
   // Two stages: the next tile's global loads are issued into registers
   // before this tile's FFMAs, and stored to the other buffer after them, so
-  // their latency hides behind the arithmetic; one barrier per tile.
-  int64_t stages = std::clamp<int64_t>(cfg.getStages(), 1, 2);
+  // their latency hides behind the arithmetic; one barrier per tile. ptxas
+  // sinks those loads to just before the stores, though (run 1 of
+  // 2026-11-30: the 16 LDGs of a tile sit 80% into the loop body), so the
+  // stores wait for them. Three or more stages: cp.async copies (no
+  // registers, nothing for ptxas to move) issued stages - 1 tiles ahead;
+  // A is transposed on the way in by 4-byte copies, B (row-major, N a
+  // multiple of 4) moves in 16-byte chunks.
+  int64_t stages = std::max<int64_t>(cfg.getStages(), 1);
+  bool asyncCopy = stages >= 3 && (bm * bk) % e.threads == 0 &&
+                   (bk * bn) % e.threads == 0;
+  if (!asyncCopy)
+    stages = std::min<int64_t>(stages, 2);
+  bool bChunks = asyncCopy && !e.shape.transB && e.shape.n % 4 == 0 &&
+                 (bk * bn / 4) % e.threads == 0;
   info.dynamicSharedBytes = stages * stageBytes;
 
   Value smem = e.dynamicSharedMemory();
@@ -281,7 +324,8 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
     return e.stageViews(smem, stage, stageBytes, bk, lda, bk, ldb);
   };
 
-  auto [bz, row0, col0] = e.blockTile();
+  MatmulEmitter::BlockTile tile = e.blockTile();
+  Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
   Value tx = e.rem(e.tid, bn / tn), ty = e.div(e.tid, bn / tn);
 
   // A thread's tn columns of B (and C) are tn / 4 groups of 4, the groups
@@ -295,7 +339,62 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   };
   SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
   int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
-  if (stages == 2) {
+  bool guardM = e.shape.m % bm, guardN = e.shape.n % bn, guardK = e.shape.k % bk;
+  // cp.async copies of the A and B tiles at k0 into one stage.
+  auto issueCopies = [&](Value k0, Value as, Value bs) {
+    for (int64_t i = 0; i < bm * bk / e.threads; ++i) {
+      Value el = e.add(e.tid, i * e.threads);
+      Value r = e.div(el, bk), kc = e.rem(el, bk);
+      Value gr = e.add(row0, r), gk = e.add(k0, kc);
+      e.asyncCopyElement(e.a, e.globalIndex(bz, gr, gk), as, ValueRange{kc, r},
+                         {{guardM ? gr : Value(), e.shape.m},
+                          {guardK ? gk : Value(), e.shape.k}});
+    }
+    if (bChunks) {
+      for (int64_t i = 0; i < bk * bn / 4 / e.threads; ++i) {
+        Value ch = e.add(e.tid, i * e.threads);
+        Value kr = e.div(ch, bn / 4), nc = e.mul(e.rem(ch, bn / 4), 4);
+        Value gk = e.add(k0, kr), gn = e.add(col0, nc);
+        Value kIn = guardK ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                                   gk, cidx(b, loc, e.shape.k))
+                                 .getResult()
+                           : Value();
+        e.asyncCopyChunk(e.bmem, e.globalIndex(bz, gk, gn), bs, ValueRange{kr, nc},
+                         kIn, gn, e.shape.n);
+      }
+      return;
+    }
+    for (int64_t i = 0; i < bk * bn / e.threads; ++i) {
+      Value el = e.add(e.tid, i * e.threads);
+      Value kr, nc;
+      if (e.shape.transB) {
+        kr = e.rem(el, bk);
+        nc = e.div(el, bk);
+      } else {
+        kr = e.div(el, bn);
+        nc = e.rem(el, bn);
+      }
+      Value gk = e.add(k0, kr), gn = e.add(col0, nc);
+      SmallVector<std::pair<Value, int64_t>> bounds = {
+          {guardK ? gk : Value(), e.shape.k}, {guardN ? gn : Value(), e.shape.n}};
+      e.asyncCopyElement(e.bmem,
+                         e.shape.transB ? e.globalIndex(bz, gn, gk)
+                                        : e.globalIndex(bz, gk, gn),
+                         bs, ValueRange{kr, nc}, bounds);
+    }
+  };
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  Value lastGroup;
+  if (asyncCopy) {
+    // Prologue: the first stages - 1 tiles in flight.
+    for (int64_t s = 0; s < stages - 1; ++s) {
+      if (s < kTiles) {
+        auto [va, vb] = views(cidx(b, loc, s));
+        issueCopies(cidx(b, loc, s * bk), va, vb);
+      }
+      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+    }
+  } else if (stages == 2) {
     auto [va, vb] = views(cidx(b, loc, 0));
     e.stageTiles(bz, row0, col0, cidx(b, loc, 0), va, vb, /*aTransposed=*/true);
     gpu::BarrierOp::create(b, loc);
@@ -308,7 +407,17 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
     Value kt = loop.getInductionVar();
     Value as, bs;
     StagedTile next;
-    if (stages == 2) {
+    if (asyncCopy) {
+      // Tile kt has landed once at most stages - 2 newer groups are
+      // pending; the barrier also frees the stage read in the previous
+      // iteration, which the copies of tile kt + stages - 1 then refill.
+      e.pipelineStep(kt, lastGroup, stages - 2, stages - 1, kTiles,
+                     /*fenceAsyncProxy=*/false, [&](Value nextKt) {
+                       auto [na, nb] = views(e.rem(nextKt, stages));
+                       issueCopies(e.mul(nextKt, bk), na, nb);
+                     });
+      std::tie(as, bs) = views(e.rem(kt, stages));
+    } else if (stages == 2) {
       std::tie(as, bs) = views(e.rem(kt, 2));
       // Prefetch the next tile into registers. The last iteration reloads
       // the last tile (clamped index) into the idle buffer instead of
@@ -350,7 +459,8 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       auto [na, nb] = views(e.rem(e.add(kt, 1), 2));
       e.storeTiles(next, na, nb);
     }
-    gpu::BarrierOp::create(b, loc);
+    if (!asyncCopy)
+      gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
   for (int64_t i = 0; i < tm; ++i) {

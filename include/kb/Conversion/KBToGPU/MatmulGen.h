@@ -56,6 +56,11 @@ struct MatmulEmitter {
   void asyncCopyChunk(Value src, SmallVector<Value> srcIdx, Value dst,
                       ValueRange dstIdx, Value rowInRange, Value colStart,
                       int64_t colBound);
+  /// One 4-byte cp.async of src[srcIdx] into dst[dstIdx]; where a (value,
+  /// bound) pair is out of range nothing is copied and the slot is zeroed.
+  void asyncCopyElement(Value src, SmallVector<Value> srcIdx, Value dst,
+                        ValueRange dstIdx,
+                        ArrayRef<std::pair<Value, int64_t>> bounds);
   /// One step of a cp.async pipeline, at the top of k iteration `kt`: wait
   /// until at most `pending` newer copy groups are outstanding (so tile kt
   /// has landed), optionally fence the async proxy (for readers such as
