@@ -146,16 +146,12 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
                                      cidx(b, loc, 0));
   for (Value &i : srcIdx)
     i = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), i);
-  // .cg (skip L1) when rows are whole 32-byte sectors. Rows of a length
-  // that is not a multiple of 8 floats start 16 bytes into a sector every
-  // other row, and a 128-byte tile row then shares a sector with the next
-  // k tile's: .ca keeps that sector in L1 for it instead of fetching it
-  // from L2 twice.
-  int64_t rowLength = cast<MemRefType>(src.getType()).getShape().back();
-  UnitAttr bypassL1 = rowLength % 8 == 0 ? b.getUnitAttr() : UnitAttr();
+  // .cg: skip L1. Tried .ca for rows that are not whole 32-byte sectors
+  // (so that a sector shared by two k tiles stays in L1): 1000x700x1500 got
+  // 30% slower on wgmma, 21% on mma.sync (2026-11-30 run 2).
   nvgpu::DeviceAsyncCopyOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
-      src, srcIdx, b.getIndexAttr(4), n, bypassL1);
+      src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr());
 }
 
 void MatmulEmitter::asyncCopyElement(Value src, SmallVector<Value> srcIdx,
