@@ -173,6 +173,10 @@ PROGRAMS = {
         # cp.async stages instead of the register prefetch (stages >= 3).
         "matmul-ieee-4096-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 3"),
         "matmul-ieee-4096-s4": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 4"),
+        "matmul-ieee-4096-s6": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 6"),
+        "matmul-ieee-4096-s4-w32x64": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], warp = [32, 64], stages = 4"),
+        "matmul-ieee-4096-s4-w64x32": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], warp = [64, 32], stages = 4"),
+        "matmul-ieee-4096-s4-b128x128x8": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 8], thread = [8, 8], stages = 4"),
         "matmul-ieee-4096-b128x128x32-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
         "matmul-ieee-4000-s3": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 3"),
         "matmul-ieee-1000x700x1500-s3": matmul(1000, 700, 1500, "ieee", config="stages = 3"),

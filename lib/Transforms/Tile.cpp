@@ -110,6 +110,17 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
              << bm << ", " << bn << ", " << bk << "], thread = [" << tm << ", "
              << tn << "]";
     threads = (bm / tm) * (bn / tn);
+    // Optional: the block of threads one warp covers, WM/TM x WN/TN = 32
+    // threads (default: whole rows of the thread grid, 2 x 16 at 8x8 tiles
+    // of a 128x128 block).
+    if (!f.warp.empty()) {
+      if (f.warp.size() != 2 || f.warp[0] % tm || f.warp[1] % tn ||
+          bm % f.warp[0] || bn % f.warp[1] ||
+          (f.warp[0] / tm) * (f.warp[1] / tn) != 32)
+        return op->emitOpError()
+               << "FFMA warp tile must hold 32 threads' tiles and divide the "
+                  "block: (WM / TM) * (WN / TN) == 32, BM % WM == BN % WN == 0";
+    }
   }
   if (f.threads && f.threads != threads)
     return op->emitOpError() << "config asks for " << f.threads

@@ -295,16 +295,23 @@ func.func @matmul_tf32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor
 
 // -----
 
-// A matmul with a fused epilogue: the bias is loaded and GELU applied to each
-// accumulator inside the store's range guard (1000 % 64 != 0), then one store.
+// A matmul with a fused epilogue: every accumulator of the thread goes
+// through bias + GELU first (the bias index clamped into range, no branch),
+// each value pinned there by an empty asm statement; only then the stores,
+// each under its range guard (1000 % 64 != 0).
 // CHECK-LABEL: func.func @matmul_epilogue
 // CHECK: gpu.func @{{.*}}(%{{.*}}: memref<1000x64xf32> {{.*}}, %{{.*}}: memref<64x96xf32> {{.*}}, %[[BIAS:[a-z0-9_]+]]: memref<96xf32> {{.*}}, %[[C:[a-z0-9_]+]]: memref<1000x96xf32> {{.*}})
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync
-// CHECK: scf.if
+// CHECK: scf.yield
+// CHECK-NOT: scf.if
+// CHECK: arith.minui
 // CHECK-NEXT: memref.load %[[BIAS]]
 // CHECK: math.exp
-// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK-NOT: scf.if
+// CHECK: llvm.inline_asm has_side_effects "", "f"
+// CHECK: scf.if
+// CHECK-NEXT: vector.store %{{.*}}, %[[C]]
 func.func @matmul_epilogue(%a: tensor<1000x64xf32>, %b: tensor<64x96xf32>, %v: tensor<96xf32>) -> tensor<1000x96xf32> {
   %0 = kb.fusion ins(%a, %b, %v : tensor<1000x64xf32>, tensor<64x96xf32>, tensor<96xf32>) {
   ^bb0(%x: tensor<1000x64xf32>, %y: tensor<64x96xf32>, %z: tensor<96xf32>):

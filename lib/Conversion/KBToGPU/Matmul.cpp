@@ -14,6 +14,7 @@
 #include "kb/Conversion/KBToGPU/KernelGen.h"
 #include "kb/Conversion/KBToGPU/MatmulGen.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
@@ -105,11 +106,82 @@ void MatmulEmitter::inOutputRange(Value row, Value col,
   body();
 }
 
-void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
+Value MatmulEmitter::outputInRange(Value row, Value col) {
+  Value cond;
+  auto both = [&](Value c2) {
+    cond = cond ? arith::AndIOp::create(b, loc, cond, c2).getResult() : c2;
+  };
+  if (shape.m % bm)
+    both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                               cidx(b, loc, shape.m)));
+  if (shape.n % bn)
+    both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                               cidx(b, loc, shape.n)));
+  return cond;
+}
+
+// With a fused epilogue, the values are computed unconditionally (the
+// epilogue's loads clamped into the matrix) and stored by a masked store:
+// under a branch per store (the first version), LLVM sank each GELU into
+// its branch and ptxas ran one pair after the other -- load, GELU, store --
+// so the fused 1000x700x1500 kernels paid 5-7% for an epilogue of 32
+// elements per thread. Without an epilogue a branch around the store is
+// as good.
+void MatmulEmitter::storeVector(Value batchIdx, Value row, Value col,
+                                ArrayRef<Value> xs) {
+  auto vt = VectorType::get({(int64_t)xs.size()}, b.getF32Type());
+  Value vec = xs.size() == 1
+                  ? vector::BroadcastOp::create(b, loc, vt, xs[0]).getResult()
+                  : vector::FromElementsOp::create(b, loc, vt, xs).getResult();
+  SmallVector<Value> idx = globalIndex(batchIdx, row, col);
+  Value in = outputInRange(row, col);
+  if (chain && in) {
+    deferred.push_back({vec, in, idx});
+    return;
+  }
   inOutputRange(row, col, [&] {
-    memref::StoreOp::create(b, loc, epilogue(v, batchIdx, row, col), c,
-                            globalIndex(batchIdx, row, col));
+    vector::StoreOp::create(b, loc, vec, c, idx, false,
+                            llvm::MaybeAlign(4 * xs.size()));
   });
+}
+
+void MatmulEmitter::flushStores() {
+  // Every value is computed here, in one basic block, ahead of the first
+  // guard; an empty asm statement that takes the values (it emits no
+  // instruction) keeps LLVM from sinking each epilogue computation into the
+  // branch of its store, where ptxas would again run them one at a time.
+  for (DeferredStore &d : deferred) {
+    auto vt = cast<VectorType>(d.value.getType());
+    SmallVector<Value> elems;
+    for (int64_t i = 0; i < vt.getNumElements(); ++i)
+      elems.push_back(vector::ExtractOp::create(b, loc, d.value, ArrayRef<int64_t>{i}));
+    std::string constraints;
+    for (size_t i = 0; i < elems.size(); ++i)
+      constraints += i ? ",f" : "f";
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, elems, "", constraints,
+                              /*has_side_effects=*/true, /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
+  }
+  for (DeferredStore &d : deferred) {
+    auto ifOp = scf::IfOp::create(b, loc, d.inRange, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto vt = cast<VectorType>(d.value.getType());
+    vector::StoreOp::create(b, loc, d.value, c, d.index, false,
+                            llvm::MaybeAlign(4 * vt.getNumElements()));
+  }
+  deferred.clear();
+}
+
+void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
+  if (!chain) {
+    inOutputRange(row, col, [&] {
+      memref::StoreOp::create(b, loc, v, c, globalIndex(batchIdx, row, col));
+    });
+    return;
+  }
+  storeVector(batchIdx, row, col, {epilogue(v, batchIdx, row, col)});
 }
 
 void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
@@ -119,14 +191,9 @@ void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
     storeC(batchIdx, row, add(col, 1), v1);
     return;
   }
-  inOutputRange(row, col, [&] {
-    Value x0 = epilogue(v0, batchIdx, row, col);
-    Value x1 = epilogue(v1, batchIdx, row, add(col, 1));
-    auto v2 = VectorType::get({2}, b.getF32Type());
-    Value pair = vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
-    vector::StoreOp::create(b, loc, pair, c, globalIndex(batchIdx, row, col), false,
-                            llvm::MaybeAlign(8));
-  });
+  storeVector(batchIdx, row, col,
+              {epilogue(v0, batchIdx, row, col),
+               epilogue(v1, batchIdx, row, add(col, 1))});
 }
 
 void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
@@ -322,7 +389,20 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
 
   MatmulEmitter::BlockTile tile = e.blockTile();
   Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
-  Value tx = e.rem(e.tid, bn / tn), ty = e.div(e.tid, bn / tn);
+  // The thread grid is (BM / TM) x (BN / TN). By default a warp takes
+  // whole rows of it; with warp = [WM, WN] it takes a WM/TM x WN/TN block
+  // (fewer distinct B vectors per warp load: one 128-byte wavefront).
+  Value tx, ty;
+  if (cfg.getWarp().size() == 2) {
+    int64_t lanesX = cfg.getWarp()[1] / tn, lanesY = 32 / lanesX;
+    int64_t warpsX = (bn / tn) / lanesX;
+    Value warp = e.div(e.tid, 32), lane = e.rem(e.tid, 32);
+    tx = e.add(e.mul(e.rem(warp, warpsX), lanesX), e.rem(lane, lanesX));
+    ty = e.add(e.mul(e.div(warp, warpsX), lanesY), e.div(lane, lanesX));
+  } else {
+    tx = e.rem(e.tid, bn / tn);
+    ty = e.div(e.tid, bn / tn);
+  }
 
   // A thread's tn columns of B (and C) are tn / 4 groups of 4, the groups
   // bn / (tn / 4) apart: the 16 threads of a half-warp then read 16
@@ -336,6 +416,7 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
   int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
   bool guardM = e.shape.m % bm, guardN = e.shape.n % bn, guardK = e.shape.k % bk;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // cp.async copies of the A and B tiles at k0 into one stage.
   auto issueCopies = [&](Value k0, Value as, Value bs) {
     for (int64_t i = 0; i < bm * bk / e.threads; ++i) {
@@ -351,6 +432,14 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
         Value ch = e.add(e.tid, i * e.threads);
         Value kr = e.div(ch, bn / 4), nc = e.mul(e.rem(ch, bn / 4), 4);
         Value gk = e.add(k0, kr), gn = e.add(col0, nc);
+        if (!guardK && !guardN) {
+          // Every chunk lies inside B: a plain 16-byte copy.
+          nvgpu::DeviceAsyncCopyOp::create(
+              b, loc, tokenType, bs, ValueRange{kr, nc}, e.bmem,
+              e.globalIndex(bz, gk, gn), b.getIndexAttr(4), Value(),
+              b.getUnitAttr());
+          continue;
+        }
         Value kIn = guardK ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                                    gk, cidx(b, loc, e.shape.k))
                                  .getResult()
@@ -379,7 +468,6 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
                          bs, ValueRange{kr, nc}, bounds);
     }
   };
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   Value lastGroup;
   if (asyncCopy) {
     // Prologue: the first stages - 1 tiles in flight.
@@ -466,6 +554,7 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       e.storeC(bz, row, col, loop.getResult(i * tn + j));
     }
   }
+  e.flushStores();
   return success();
 }
 
@@ -475,14 +564,20 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
   DenseMap<Value, Value> values;
   values[chain->inputs[0]] = v; // the matmul's result
   auto resultType = cast<RankedTensorType>(chain->result.getType());
+  // Runs ahead of the store's range guard: load indices clamped into C.
+  Value lr = row, lc = col;
+  if (shape.m % bm)
+    lr = arith::MinUIOp::create(b, loc, row, cidx(b, loc, shape.m - 1));
+  if (shape.n % bn)
+    lc = arith::MinUIOp::create(b, loc, col, cidx(b, loc, shape.n - 1));
   for (Operation *op : chain->ops)
     for (Value in : op->getOperands()) {
       Value mem = chainInputs.lookup(in);
       if (!mem || values.count(in))
         continue;
       auto t = cast<RankedTensorType>(in.getType());
-      SmallVector<Value> idx = t == resultType ? globalIndex(batchIdx, row, col)
-                                               : SmallVector<Value>{col};
+      SmallVector<Value> idx = t == resultType ? globalIndex(batchIdx, lr, lc)
+                                               : SmallVector<Value>{lc};
       values[in] = memref::LoadOp::create(b, loc, mem, idx);
     }
   // Row-major index of the element, for dropout's counter.

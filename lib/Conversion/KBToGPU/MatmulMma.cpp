@@ -299,5 +299,6 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
         Value v = loop.getResult((i * fragN + j) * 4 + q);
         e.storeC(bz, row, col, v);
       }
+  e.flushStores();
   return success();
 }

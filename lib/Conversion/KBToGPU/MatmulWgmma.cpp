@@ -216,5 +216,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       Value v1 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
       e.storeC2(bz, row, col, v0, v1);
     }
+  e.flushStores();
   return success();
 }

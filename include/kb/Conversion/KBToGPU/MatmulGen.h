@@ -95,14 +95,28 @@ struct MatmulEmitter {
   /// Emits `body` under a guard that (row, col) lies inside C, when the
   /// tiles can reach past M or N.
   void inOutputRange(Value row, Value col, function_ref<void()> body);
+  /// Whether (row, col) lies inside C; null when the tiles cannot reach
+  /// past M or N.
+  Value outputInRange(Value row, Value col);
+  /// Stores xs (already through the epilogue) at C[row][col..]: a masked
+  /// store when there is an epilogue and a guard, else a guarded store.
+  void storeVector(Value batchIdx, Value row, Value col, ArrayRef<Value> xs);
+  /// Guarded stores of epilogue values held back until every value of the
+  /// thread is computed (flushStores emits them).
+  struct DeferredStore {
+    Value value, inRange;
+    SmallVector<Value> index;
+  };
+  SmallVector<DeferredStore> deferred{};
+  void flushStores();
   /// Stores C[row][col] = epilogue(v) where in range.
   void storeC(Value batchIdx, Value row, Value col, Value v);
   /// Stores C[row][col..col+1] = epilogue(v0, v1) for an even `col`: one
   /// 8-byte store when N is even (then col < N implies col + 1 < N), two
   /// guarded scalar stores otherwise.
   void storeC2(Value batchIdx, Value row, Value col, Value v0, Value v1);
-  /// The epilogue applied to each accumulator before it is stored (inside
-  /// the range guard, so its loads stay in bounds).
+  /// The epilogue applied to each accumulator before it is stored (ahead
+  /// of the range guard; its loads are clamped into the matrix).
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
 };
 
