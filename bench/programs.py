@@ -171,6 +171,9 @@ PROGRAMS = {
         "matmul-ieee-8192": matmul(8192, 8192, 8192, "ieee"),
         "matmul-ieee-4096-b128x128x32": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8]"),
         # cp.async stages instead of the register prefetch (stages >= 3).
+        # The previous default: two buffers, the next tile through registers.
+        "matmul-ieee-4096-s2": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 2"),
+        "matmul-ieee-1000x700x1500-s2": matmul(1000, 700, 1500, "ieee", config="stages = 2"),
         "matmul-ieee-4096-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 3"),
         "matmul-ieee-4096-s4": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 4"),
         "matmul-ieee-4096-s6": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 6"),

@@ -77,12 +77,25 @@ struct PromoteSharedMemoryPass
           f.pad = {4, 0};
       }
       if (!f.stages) {
-        // FFMA: two buffers, the next tile prefetched through registers
-        // while this one is multiplied. mma.sync: cp.async stages, as many
-        // (3 at most, 2 at least) as fit in half of the SM's shared memory,
-        // so that two blocks can share an SM when registers allow
-        // (128x256x32 tiles: 2 stages, 104 KB; 3 would take 156 KB).
+        // FFMA: four cp.async stages (A transposed by 4-byte copies, B in
+        // 16-byte chunks) when B is row-major and they fit in half of the
+        // SM's shared memory: 0.92-0.94x cuBLAS at 4096^3 against 0.85x
+        // for the register-prefetched double buffer, whose loads ptxas sank
+        // to the end of the loop (2026-11-30 runs 2-3). A transposed B
+        // would need 4-byte copies for B too (batched 512x384x256: 11%
+        // slower): there, two buffers through registers. mma.sync:
+        // cp.async stages, as many (3 at most, 2 at least) as fit in half
+        // of the SM's shared memory, so that two blocks can share an SM
+        // when registers allow (128x256x32 tiles: 2 stages, 104 KB; 3
+        // would take 156 KB).
         f.stages = 2;
+        if (!tensorCores && !transposeB) {
+          ConfigFields four = f;
+          four.stages = 4;
+          if (matmulSharedBytes(four.get(&getContext()), transposeB) <=
+              model->sharedPerSM / 2)
+            f.stages = 4;
+        }
         if (tensorCores) {
           ConfigFields three = f;
           three.stages = 3;

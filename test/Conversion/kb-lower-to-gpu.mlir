@@ -234,7 +234,8 @@ func.func @softmax_split_shared(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32
 
 // -----
 
-// FFMA matmul: operand tiles in dynamic shared memory, double-buffered (the
+// FFMA matmul with stages = 2: operand tiles in dynamic shared memory,
+// double-buffered (the
 // first tile staged before the loop, the next one loaded to registers before
 // the FFMAs and stored after them, one barrier per tile); accumulators carried
 // in registers through the k loop (no store to C inside it), C written once
@@ -259,8 +260,37 @@ func.func @softmax_split_shared(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32
 // CHECK: memref.store %{{.*}}, %[[C]]
 // CHECK-NOT: nvvm.mma.sync
 func.func @matmul_ieee(%a: tensor<100x70xf32>, %b: tensor<70x50xf32>) -> tensor<100x50xf32> {
-  %0 = kb.matmul %a, %b precision(ieee) : tensor<100x70xf32>, tensor<70x50xf32> -> tensor<100x50xf32>
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<stages = 2>} : tensor<100x70xf32>, tensor<70x50xf32> -> tensor<100x50xf32>
   return %0 : tensor<100x50xf32>
+}
+
+// -----
+
+// FFMA matmul by default (row-major B, N a multiple of 4; 128x128x16 tiles,
+// none of M, N, K a multiple): four cp.async stages, three tiles in
+// flight. A is transposed on the way in by 4-byte copies (A[r][k] to
+// As[k][r]; a copy past M or K copies nothing and zero-fills), B moves in
+// 16-byte chunks; one wait and one barrier per k tile, no register staging,
+// no store to C inside the loop. The thread's A and B fragments are 16-byte
+// shared loads.
+// CHECK-LABEL: func.func @matmul_ieee_async
+// CHECK: gpu.func @{{.*}}(%[[A:[a-z0-9_]+]]: memref<1500x72xf32> {{.*}}, %[[B:[a-z0-9_]+]]: memref<72x1500xf32> {{.*}}, %[[C:[a-z0-9_]+]]: memref<1500x1500xf32> {{.*}})
+// CHECK: nvgpu.device_async_copy %[[A]][{{.*}}], %{{.*}}[{{.*}}], 1, %{{.*}} : memref<1500x72xf32> to memref<16x132xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %[[B]][{{.*}}], %{{.*}}[{{.*}}], 4, %{{.*}} {bypassL1} : memref<72x1500xf32> to memref<16x128xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: memref.store %{{.*}}, %[[C]]
+// CHECK: vector.load %{{.*}} : memref<16x132xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: math.fma
+// CHECK: scf.yield
+// CHECK: memref.store %{{.*}}, %[[C]]
+func.func @matmul_ieee_async(%a: tensor<1500x72xf32>, %b: tensor<72x1500xf32>) -> tensor<1500x1500xf32> {
+  %0 = kb.matmul %a, %b precision(ieee) : tensor<1500x72xf32>, tensor<72x1500xf32> -> tensor<1500x1500xf32>
+  return %0 : tensor<1500x1500xf32>
 }
 
 // -----

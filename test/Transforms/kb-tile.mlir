@@ -4,7 +4,8 @@
 // the 132 SMs idle get 64x64. FFMA splits a tile among threads, mma.sync
 // among warps; the thread count follows from the split.
 // CHECK-LABEL: func.func @defaults
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, mma = "ffma">}{{.*}}tensor<4096x4096xf32>
+// A big FFMA tile's warps each take a 4 x 8 block of the 16 x 16 threads.
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], warp = [32, 64], thread = [8, 8], threads = 256, mma = "ffma">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 8], thread = [4, 4], threads = 256, mma = "ffma">}{{.*}}tensor<512x512xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 256, 32], warp = [64, 64], threads = 256, mma = "mma_sync_tf32">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], warp = [32, 32], threads = 128, mma = "mma_sync_tf32">}{{.*}}tensor<1000x700xf32>
