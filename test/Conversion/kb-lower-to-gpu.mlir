@@ -317,7 +317,8 @@ func.func @matmul_ieee_async(%a: tensor<1500x72xf32>, %b: tensor<72x1500xf32>) -
 // CHECK: arith.addi %{{.*}}, %c4096_i32 : i32
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>}
 // CHECK: scf.yield
-// CHECK: memref.store %{{.*}}, %[[C]]
+// Two consecutive columns of the fragment per 8-byte store.
+// CHECK: vector.store %{{.*}}, %[[C]]{{.*}} : memref<128x128xf32>, vector<2xf32>
 func.func @matmul_tf32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
   %0 = kb.matmul %a, %b precision(tf32) : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
   return %0 : tensor<128x128xf32>
@@ -339,7 +340,7 @@ func.func @matmul_tf32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor
 // CHECK-NEXT: memref.load %[[BIAS]]
 // CHECK: math.exp
 // CHECK-NOT: scf.if
-// CHECK: llvm.inline_asm has_side_effects "", "f"
+// CHECK: llvm.inline_asm has_side_effects "", "f,f"
 // CHECK: scf.if
 // CHECK-NEXT: vector.store %{{.*}}, %[[C]]
 func.func @matmul_epilogue(%a: tensor<1000x64xf32>, %b: tensor<64x96xf32>, %v: tensor<96xf32>) -> tensor<1000x96xf32> {
