@@ -119,6 +119,16 @@ PROGRAMS = {
         "softmax-2048x65536-shared-c2": softmax(2048, 65536, config='strategy = "split_shared", cluster = 2'),
         "softmax-8192x32768-shared": softmax(8192, 32768, config='strategy = "split_shared", cluster = 2'),
         "softmax-1024x400001-online": softmax(1024, 400001, "online"),
+        # split over ordinary blocks that exchange partials through global
+        # memory: every SM usable (clusters of 8 fit 120 of the 132).
+        "softmax-1024x400000-g16": softmax(1024, 400000, config='strategy = "split_global"'),
+        "softmax-1024x400000-g16-r1": softmax(1024, 400000, config='strategy = "split_global", block = [1]'),
+        "softmax-1024x400000-g16-t1024": softmax(1024, 400000, config='strategy = "split_global", threads = 1024'),
+        "softmax-1024x400000-g8": softmax(1024, 400000, config='strategy = "split_global", cluster = 8, threads = 1024'),
+        "softmax-1024x400000-g32": softmax(1024, 400000, config='strategy = "split_global", cluster = 32, threads = 256'),
+        "softmax-1024x400001-g16": softmax(1024, 400001, config='strategy = "split_global"'),
+        "softmax-7x400001-g16": softmax(7, 400001, config='strategy = "split_global"'),
+        "softmax-2048x65536-g4": softmax(2048, 65536, config='strategy = "split_global", cluster = 4'),
     },
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),

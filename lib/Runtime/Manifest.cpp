@@ -114,11 +114,13 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     b.name = str(bufs[i], "name", where);
     b.role = str(bufs[i], "role", where);
     b.shape = ints(bufs[i], "shape", where);
-    if (str(bufs[i], "dtype", where) != "f32")
+    if (b.role != "input" && b.role != "output" && b.role != "scratch" &&
+        b.role != "workspace")
+      fail(where + ".role must be input, output, scratch or workspace, got " + b.role);
+    std::string dtype = str(bufs[i], "dtype", where);
+    if (dtype != (b.role == "workspace" ? "i32" : "f32"))
       fail(where + " (" + b.name + ") has dtype " + bufs[i]["dtype"].dump() +
-           "; kb-run supports f32");
-    if (b.role != "input" && b.role != "output" && b.role != "scratch")
-      fail(where + ".role must be input, output or scratch, got " + b.role);
+           (b.role == "workspace" ? "; a workspace is i32" : "; kb-run supports f32"));
     if (b.shape.empty())
       fail(where + ".shape must have at least one dimension");
     for (int64_t d : b.shape)

@@ -168,10 +168,14 @@ void EmitBundlePass::runOnOperation() {
   entry.walk([&](memref::AllocOp alloc) {
     auto name = alloc->getAttrOfType<StringAttr>("kb.name");
     names[alloc] = name.str();
+    // Intermediates (f32, "scratch"), or a kernel's i32 "workspace", which
+    // kb-run zero-fills once and the kernel leaves zero.
+    auto role = alloc->getAttrOfType<StringAttr>("kb.role");
+    bool workspace = role && role.getValue() == "workspace";
     buffers.push_back(llvm::json::Object{{"name", name.str()},
                                          {"shape", shapeOf(alloc.getType())},
-                                         {"dtype", "f32"},
-                                         {"role", "scratch"}});
+                                         {"dtype", workspace ? "i32" : "f32"},
+                                         {"role", workspace ? "workspace" : "scratch"}});
   });
 
   std::string ptxas = findPtxas(this->ptxas);

@@ -42,6 +42,10 @@ constexpr int64_t kAutoRowValuesPerThread = 32;
 constexpr int64_t kMaxCluster = 16;
 /// The largest cluster kb picks by itself for parts held in registers.
 constexpr int64_t kMaxRegisterCluster = 4;
+/// split_global: blocks per row at most (the config verifier's limit), and
+/// the shared memory the driver reserves for each block on sm_90.
+constexpr int64_t kMaxGlobalBlocks = 64;
+constexpr int64_t kReservedSharedPerBlock = 1024;
 
 /// Values of a `len`-long row part each of `threads` threads holds.
 int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
@@ -74,7 +78,8 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   bool unfused = isa<SoftmaxOp>(op);
   auto alignedChunksAllowed = [&] {
     return unfused && f.vector == 4 &&
-           (f.strategy == "registers" || f.strategy == "split_shared");
+           (f.strategy == "registers" || f.strategy == "split_shared" ||
+            f.strategy == "split_global");
   };
   // Elements a row's accesses cover: aligned chunks cover up to 3 more.
   auto covered = [&](int64_t len) { return n % f.vector ? len + 3 : len; };
@@ -123,7 +128,9 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (autoStrategy)
       f.strategy = chooseStrategy();
   }
-  bool split = f.strategy == "split" || f.strategy == "split_shared";
+  bool global = f.strategy == "split_global";
+  bool staged = f.strategy == "split_shared" || global;
+  bool split = f.strategy == "split" || staged;
   if (!f.threads) {
     if (f.strategy == "registers")
       // About four vectors per thread: enough loads in flight per thread,
@@ -136,11 +143,26 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
           n % f.vector ? llvm::alignTo(llvm::divideCeil(n + 3, 4 * f.vector), 32)
                        : nextPow2(llvm::divideCeil(n, 4 * f.vector)),
           32, maxThreads);
+    else if (f.strategy == "split_global")
+      // Two blocks per SM (see the blocks per row below) need at most 32K
+      // registers each: 512 threads (the kernel takes about 60 per thread).
+      f.threads = std::min<int64_t>(512, maxThreads);
     else
       f.threads = maxThreads;
   }
+  if (global && !f.cluster) {
+    // split_global: the fewest blocks per row (a power of two) whose parts
+    // fit in half of an SM's shared memory, so that two blocks share each
+    // SM and one streams while the other waits for its row's partials.
+    for (int64_t c = 2; c <= kMaxGlobalBlocks && !f.cluster; c *= 2)
+      if (splitSharedBytes(n, c, f.vector) + kReservedSharedPerBlock <=
+          model.sharedPerSM / 2)
+        f.cluster = c;
+    if (!f.cluster)
+      f.cluster = kMaxGlobalBlocks; // checked below
+  }
   if (split && !f.cluster) {
-    f.cluster = fewestBlocks(f.strategy == "split_shared", f.threads, kMaxCluster);
+    f.cluster = fewestBlocks(staged, f.threads, kMaxCluster);
     if (!f.cluster)
       f.cluster = kMaxCluster; // checked below
   }
@@ -163,10 +185,10 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
       return diag;
     }
   }
-  if (f.strategy == "split_shared" &&
+  if (staged &&
       splitSharedBytes(n, f.cluster, f.vector) > model.maxSharedPerBlock)
     return op->emitOpError()
-           << "softmax strategy 'split_shared' would stage "
+           << "softmax strategy '" << f.strategy << "' would stage "
            << splitSharedPartBytes(n, f.cluster, f.vector)
            << " bytes of each row per block (row length " << n << ", "
            << f.cluster << " blocks); " << model.chip << " has "
@@ -177,7 +199,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // split_shared: each cluster takes 4 consecutive rows (or 2), so that
     // the copies of the next row overlap the stores of the current one.
     f.block = {1};
-    if (f.strategy == "split_shared" && isa<SoftmaxOp>(op))
+    if (staged && isa<SoftmaxOp>(op))
       for (int64_t k : {4, 2})
         if (rows % k == 0) {
           f.block = {k};
@@ -185,11 +207,11 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
         }
   }
   if (f.block.size() != 1 || f.block[0] < 1 ||
-      (f.block[0] > 1 && (f.strategy != "split_shared" || !isa<SoftmaxOp>(op) ||
-                          rows % f.block[0])))
+      (f.block[0] > 1 && (!staged || !isa<SoftmaxOp>(op) || rows % f.block[0])))
     return op->emitOpError()
            << "softmax config block = [k] (rows per block or cluster) must be [1], "
-              "or for an unfused split_shared softmax a k that divides the "
+              "or for an unfused split_shared or split_global softmax a k that "
+              "divides the "
            << rows << " rows";
   return success();
 }
@@ -249,10 +271,11 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
       }
       if (succeeded(ok) && f.cluster > 1 &&
           !(*kind == KernelKind::Softmax &&
-            (f.strategy == "split" || f.strategy == "split_shared"))) {
+            (f.strategy == "split" || f.strategy == "split_shared" ||
+             f.strategy == "split_global"))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
-                         << " blocks, which only softmax strategies \"split\" "
-                            "and \"split_shared\" use";
+                         << " blocks, which only softmax strategies \"split\", "
+                            "\"split_shared\" and \"split_global\" use";
         ok = failure();
       }
       if (succeeded(ok) && f.threads > model->maxThreadsPerBlock) {

@@ -89,7 +89,7 @@ func.func @split_shared_too_big(%a: tensor<2x1000000xf32>) -> tensor<2x1000000xf
 // -----
 
 func.func @rows_per_cluster_must_divide(%a: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
-  // expected-error @+1 {{softmax config block = [k] (rows per block or cluster) must be [1], or for an unfused split_shared softmax a k that divides the 4 rows}}
+  // expected-error @+1 {{softmax config block = [k] (rows per block or cluster) must be [1], or for an unfused split_shared or split_global softmax a k that divides the 4 rows}}
   %0 = kb.softmax %a {config = #kb.config<strategy = "split_shared", block = [3]>} : tensor<4x400000xf32>
   return %0 : tensor<4x400000xf32>
 }
@@ -97,7 +97,7 @@ func.func @rows_per_cluster_must_divide(%a: tensor<4x400000xf32>) -> tensor<4x40
 // -----
 
 func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
-  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split" and "split_shared" use}}
+  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split", "split_shared" and "split_global" use}}
   %0 = kb.softmax %a {config = #kb.config<strategy = "registers", cluster = 4>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }
@@ -105,7 +105,7 @@ func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
 // -----
 
 func.func @cluster_on_elementwise(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
-  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split" and "split_shared" use}}
+  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split", "split_shared" and "split_global" use}}
   %0 = kb.relu %a {config = #kb.config<cluster = 2>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }
@@ -144,4 +144,28 @@ func.func @transpose_threads(%a: tensor<100x70xf32>) -> tensor<70x100xf32> {
   // expected-error @+1 {{transpose config asks for 96 threads; a 64 x 64 tile needs a multiple of 64 that splits its rows evenly}}
   %0 = kb.transpose %a {config = #kb.config<threads = 96>} : tensor<100x70xf32> -> tensor<70x100xf32>
   return %0 : tensor<70x100xf32>
+}
+
+// -----
+
+// split_global (asked for): blocks of 512 threads, the fewest blocks per row
+// (a power of two) whose parts fit in half an SM's shared memory (two blocks
+// per SM): 16 at 400000 columns; 4 rows per group when they divide the rows;
+// more blocks per row than a cluster holds are fine. A part that does not
+// fit one block's shared memory is an error.
+// CHECK-LABEL: func.func @softmax_split_global
+// CHECK: {config = #kb.config<block = [4], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<8x400000xf32>
+// CHECK: {config = #kb.config<block = [1], threads = 256, vector = 4, strategy = "split_global", cluster = 32>} : tensor<3x400001xf32>
+func.func @softmax_split_global(%a: tensor<8x400000xf32>, %b: tensor<3x400001xf32>) -> (tensor<8x400000xf32>, tensor<3x400001xf32>) {
+  %0 = kb.softmax %a {config = #kb.config<strategy = "split_global">} : tensor<8x400000xf32>
+  %1 = kb.softmax %b {config = #kb.config<strategy = "split_global", cluster = 32, threads = 256>} : tensor<3x400001xf32>
+  return %0, %1 : tensor<8x400000xf32>, tensor<3x400001xf32>
+}
+
+// -----
+
+func.func @softmax_split_global_too_few(%a: tensor<8x400000xf32>) -> tensor<8x400000xf32> {
+  // expected-error @+1 {{softmax strategy 'split_global' would stage 800000 bytes of each row per block (row length 400000, 2 blocks)}}
+  %0 = kb.softmax %a {config = #kb.config<strategy = "split_global", cluster = 2>} : tensor<8x400000xf32>
+  return %0 : tensor<8x400000xf32>
 }

@@ -112,6 +112,9 @@ RunState prepare(const std::string &path, const Options &o,
     s.dev.emplace(b.name, DeviceBuffer(b.bytes()));
     std::vector<float> &h = s.host[b.name];
     h.resize(b.elements());
+    // A workspace starts zero; its kernel leaves it zero after every launch.
+    if (b.role == "workspace")
+      s.dev.at(b.name).fillBytes(0);
     if (b.role != "input")
       continue;
     auto it = given.find(b.name);
@@ -129,7 +132,7 @@ RunState prepare(const std::string &path, const Options &o,
 
 void poisonOutputs(RunState &s) {
   for (const Buffer &b : s.manifest.buffers)
-    if (b.role != "input")
+    if (b.role != "input" && b.role != "workspace")
       s.dev.at(b.name).fillBytes(0xFF); // NaN: an unwritten element fails
 }
 
@@ -166,6 +169,8 @@ double modelledBytes(const Manifest &m, const Kernel &k) {
            (d.m * d.k * std::ceil(d.n / bn) + d.k * d.n * std::ceil(d.m / bm) + d.m * d.n);
   }
   for (size_t i = 0; i < k.args.size(); ++i) {
+    if (m.buffer(k.args[i]).role == "workspace")
+      continue; // a few counters per row, not the data
     double b = m.buffer(k.args[i]).bytes();
     bytes += (online && i == 0) ? 2 * b : b;
   }
@@ -184,7 +189,7 @@ double flopsOf(const Manifest &m) {
 double minimalBytes(const Manifest &m) {
   double b = 0;
   for (const Buffer &buf : m.buffers)
-    if (buf.role != "scratch")
+    if (buf.role != "scratch" && buf.role != "workspace")
       b += buf.bytes();
   return b;
 }

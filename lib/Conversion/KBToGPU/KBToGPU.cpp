@@ -168,6 +168,20 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       kargTypes.push_back(buffers.lookup(v).getType());
       kargs.push_back(buffers.lookup(v));
     }
+    // A split_global softmax exchanges its blocks' partial results through
+    // a workspace in global memory (zero before each launch, left zero
+    // after it), passed just before the output.
+    if (config.getStrategy() == "split_global") {
+      auto type = cast<RankedTensorType>(result.getType());
+      int64_t n = type.getShape().back(), rows = type.getNumElements() / n;
+      int64_t words = 1 + 2 * rows + 2 * rows * std::max<int64_t>(config.getCluster(), 1);
+      auto ws = memref::AllocOp::create(b, loc, MemRefType::get({words}, b.getI32Type()));
+      ws->setAttr("kb.name", b.getStringAttr("ws" + std::to_string(scratchCount++)));
+      ws->setAttr("kb.role", b.getStringAttr("workspace"));
+      kargTypes.push_back(ws.getType());
+      kargs.push_back(ws);
+    }
+    unsigned numReadOnly = op.getNumOperands();
     kargTypes.push_back(out.getType());
     kargs.push_back(out);
     OpBuilder gb = OpBuilder::atBlockBegin(gmod.getBody());
@@ -175,14 +189,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
                                         gb.getFunctionType(kargTypes, {}));
     kfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), gb.getUnitAttr());
     // Every kernel writes only its last argument, a buffer of its own (a
-    // fresh allocation or a function result, never an input), and only
-    // reads the others (which may be one buffer passed twice: reads only).
+    // fresh allocation or a function result, never an input), and its
+    // workspace if it has one, and only reads the others (which may be one
+    // buffer passed twice: reads only).
     // Saying so lets LLVM keep an epilogue's loads of bias values ahead of
     // the output stores instead of reloading them after each store (the
     // fused wgmma epilogue did: one dependent load per pair of outputs).
     for (unsigned i = 0; i + 1 < kargTypes.size(); ++i) {
       kfunc.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), gb.getUnitAttr());
-      kfunc.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(), gb.getUnitAttr());
+      if (i < numReadOnly)
+        kfunc.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(), gb.getUnitAttr());
     }
     kfunc.setArgAttr(kargTypes.size() - 1, LLVM::LLVMDialect::getNoAliasAttrName(),
                      gb.getUnitAttr());

@@ -52,7 +52,7 @@ struct SoftmaxContext {
   DenseSet<Value> isBias{};
   /// The part of the row this block handles: all of it, or (split) columns
   /// [partStart, partEnd) of length partLen (minPartLen for the shortest).
-  Value partStart{}, partEnd{};
+  Value partStart{}, partEnd{}, rank{};
   int64_t partLen = 0, minPartLen = 0;
 
   Value loadVec(Value mem, Value at) {
@@ -250,6 +250,120 @@ Value combineOverCluster(SoftmaxContext &c, Value m, Value s, Value partial,
   return arith::DivFOp::create(b, loc, c.exp(c.subf(m, rowMax)), rowSum);
 }
 
+/// The workspace of a split_global softmax (i32 words, zero before the
+/// launch and left zero after it): [0] the block ticket; per row r, [1 + 2r]
+/// the number of its blocks that published their partial and [2 + 2r] the
+/// number that have read all of them; then per (row, part) the partial
+/// (max, sum) as two f32 bit patterns.
+struct GlobalWorkspace {
+  Value mem;
+  int64_t rows, blocksPerRow;
+  Value arrivedAt(OpBuilder &b, Location loc, Value row) const {
+    return arith::AddIOp::create(b, loc, cidx(b, loc, 1),
+                                 arith::MulIOp::create(b, loc, row, cidx(b, loc, 2)));
+  }
+  Value partialAt(OpBuilder &b, Location loc, Value row, Value part) const {
+    Value slot = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, cidx(b, loc, blocksPerRow)), part);
+    return arith::AddIOp::create(b, loc, cidx(b, loc, 1 + 2 * rows),
+                                 arith::MulIOp::create(b, loc, slot, cidx(b, loc, 2)));
+  }
+};
+
+Value atomicAdd(OpBuilder &b, Location loc, Value mem, Value at, uint32_t v) {
+  return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                     ci32(b, loc, v), mem, ValueRange{at});
+}
+
+/// split_global: the blocks of a row are ordinary blocks, not a cluster, so
+/// a row may be split over more blocks than a cluster holds and the grid
+/// may use every multiprocessor (clusters of 8 fit 120 of the 132). Thread 0
+/// publishes the block's partial (m, s) in the workspace, counts itself in
+/// with an atomic add after a gpu-scope fence (so the partial is visible
+/// before the count), spins on the count until every block of the row has
+/// published, fences again, reads the partials with atomics, combines
+/// the partials into the row's (M, S) and hands them to the block through
+/// `partial` (shared memory). The last block to read the row's partials sets
+/// its two counters back to zero for the next launch. Returns exp(m - M) / S.
+Value combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
+                        const GlobalWorkspace &ws, Value row, Value rank) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  int64_t g = ws.blocksPerRow;
+  Value arrived = ws.arrivedAt(b, loc, row);
+  Value done = arith::AddIOp::create(b, loc, arrived, cidx(b, loc, 1));
+  auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
+                                      cidx(b, loc, 0));
+  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifZero.thenBlock());
+    Value mine = ws.partialAt(b, loc, row, rank);
+    memref::StoreOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, m), ws.mem,
+                            ValueRange{mine});
+    memref::StoreOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, s), ws.mem,
+                            ValueRange{arith::AddIOp::create(b, loc, mine, cidx(b, loc, 1))});
+    // Release: the partial is visible at gpu scope before the count (PTX
+    // atomics are relaxed; membar.gl is fence.sc.gpu).
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    atomicAdd(b, loc, ws.mem, arrived, 1);
+    // Spin until all g blocks of the row have counted themselves in.
+    auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    {
+      Block *before = b.createBlock(&spin.getBefore());
+      b.setInsertionPointToStart(before);
+      Value now = atomicAdd(b, loc, ws.mem, arrived, 0);
+      Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, now,
+                                            ci32(b, loc, g));
+      scf::ConditionOp::create(b, loc, waiting, ValueRange{});
+      Block *after = b.createBlock(&spin.getAfter());
+      b.setInsertionPointToStart(after);
+      NVVM::NanosleepOp::create(b, loc, ci32(b, loc, 32));
+      scf::YieldOp::create(b, loc);
+    }
+    b.setInsertionPointAfter(spin);
+    // Acquire; the partials are then read with atomics too (at L2: this
+    // SM's L1 may hold a stale line of another row's partials).
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    auto strongLoad = [&](Value at) {
+      return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::ori,
+                                         ci32(b, loc, 0), ws.mem, ValueRange{at})
+          .getResult();
+    };
+    float negInf = -std::numeric_limits<float>::infinity();
+    SmallVector<Value> ms, ss;
+    Value rowMax = cf32(b, loc, negInf);
+    for (int64_t k = 0; k < g; ++k) {
+      Value at = ws.partialAt(b, loc, row, cidx(b, loc, k));
+      ms.push_back(arith::BitcastOp::create(b, loc, f32, strongLoad(at)));
+      ss.push_back(arith::BitcastOp::create(
+          b, loc, f32, strongLoad(arith::AddIOp::create(b, loc, at, cidx(b, loc, 1)))));
+      rowMax = c.maxf(rowMax, ms.back());
+    }
+    // A block whose part is empty has m = -inf, s = 0: it adds 0.
+    Value rowSum = cf32(b, loc, 0.0f);
+    for (int64_t k = 0; k < g; ++k)
+      rowSum = c.addf(rowSum, c.mulf(ss[k], c.exp(c.subf(ms[k], rowMax))));
+    memref::StoreOp::create(b, loc, rowMax, partial, ValueRange{cidx(b, loc, 0)});
+    memref::StoreOp::create(b, loc, rowSum, partial, ValueRange{cidx(b, loc, 1)});
+    Value before = atomicAdd(b, loc, ws.mem, done, 1);
+    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before,
+                                       ci32(b, loc, g - 1));
+    auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+    b.setInsertionPointToStart(ifLast.thenBlock());
+    // Every block of the row has read the partials: reset for the next launch.
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
+                                ws.mem, ValueRange{arrived});
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
+                                ws.mem, ValueRange{done});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value rowMax = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 0)});
+  Value rowSum = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 1)});
+  return arith::DivFOp::create(b, loc, c.exp(c.subf(m, rowMax)), rowSum);
+}
+
 /// The registers strategy, and (with `partial` and `cluster`) the split one:
 /// this block's part of the row in registers.
 void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum,
@@ -400,8 +514,9 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
 /// issues the copy of row i + 1 into the same shared-memory slot (only it
 /// reads that slot), so the next row's reads overlap this row's writes.
 void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
-                      Value clusterPartial, int64_t cluster, Value part,
-                      bool unaligned, int64_t total, int64_t rows) {
+                      Value part, bool unaligned, int64_t total, int64_t rows,
+                      bool clusterSync,
+                      function_ref<Value(Value m, Value s, int64_t row)> combine) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
@@ -524,9 +639,9 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
                                     gpu::AllReduceOperation::ADD, c.threads, scratchSum);
     // The previous row's exchange must be over (every block has read our
     // pair) before the pair is overwritten.
-    if (i > 0)
+    if (i > 0 && clusterSync)
       NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
-    Value factor = combineOverCluster(c, partMax, partSum, clusterPartial, cluster);
+    Value factor = combine(partMax, partSum, i);
 
     // Pass 2: normalise and write; unaligned parts store whole chunks with
     // one 16-byte store and their two edge chunks lane by lane. With a next
@@ -569,7 +684,8 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
     if (more)
       cur = next;
   }
-  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  if (clusterSync)
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
 void buildOnline(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
@@ -634,31 +750,35 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   // Rows that are not a multiple of the vector: aligned chunks with masked
   // edges (registers strategy, unfused softmax only).
   bool unaligned = n % vec != 0;
+  bool global = strategy == "split_global";
+  bool staged = strategy == "split_shared" || global;
   if (unaligned && (vec != 4 || isa<FusionOp>(op) ||
-                    (strategy != "registers" && strategy != "split_shared")))
+                    (strategy != "registers" && !staged)))
     return op->emitOpError() << "vector width " << vec
                              << " does not divide the row length " << n
                              << " (allowed only for vector 4 with strategy "
-                                "\"registers\" or \"split_shared\" on an "
-                                "unfused softmax)";
+                                "\"registers\", \"split_shared\" or "
+                                "\"split_global\" on an unfused softmax)";
   if (rows > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows, more than a grid holds";
-  bool split = strategy == "split" || strategy == "split_shared";
+  bool split = strategy == "split" || staged;
   int64_t cluster = split ? std::max<int64_t>(req.config.getCluster(), 1) : 1;
   if (rows * cluster > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows of " << cluster
                              << " blocks each, more than a grid holds";
-  // split_shared: `block = [k]` rows per cluster, one after the other.
+  // split_shared / split_global: `block = [k]` rows per cluster (group of
+  // blocks), one after the other.
   int64_t rowsPerCluster = 1;
-  if (strategy == "split_shared" && !req.config.getBlock().empty())
+  if (staged && !req.config.getBlock().empty())
     rowsPerCluster = req.config.getBlock()[0];
   if (rowsPerCluster > 1 && (rows % rowsPerCluster || isa<FusionOp>(op)))
-    return op->emitOpError() << "split_shared with " << rowsPerCluster
+    return op->emitOpError() << strategy << " with " << rowsPerCluster
                              << " rows per cluster needs an unfused softmax whose "
                              << rows << " rows it divides";
   info.grid = {rows / rowsPerCluster * cluster, 1, 1};
   info.block = {threads, 1, 1};
-  info.cluster = {cluster, 1, 1};
+  // split_global: `cluster` blocks per row, but no hardware cluster.
+  info.cluster = {global ? 1 : cluster, 1, 1};
 
   gpu::GPUFuncOp func = req.func;
   Location loc = op->getLoc();
@@ -670,9 +790,9 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   // carved out of the dynamic shared memory. Not both: the NVPTX backend
   // demotes MLIR's dynamic-shared-memory global to a one-byte static
   // variable, which the other static buffers then overlap.
-  Value scratchMax, scratchSum, partial, part;
+  Value scratchMax, scratchSum, partial, part, ticketSlot;
   int64_t partBytes = 0;
-  if (strategy == "split_shared") {
+  if (staged) {
     OpBuilder ab = OpBuilder::atBlockEnd(&func.getBody().front());
     int64_t clusterBlocks = std::max<int64_t>(req.config.getCluster(), 1);
     partBytes = splitSharedPartBytes(n, clusterBlocks, vec);
@@ -686,6 +806,8 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     scratchMax = view(scratchType, partBytes);
     scratchSum = view(scratchType, partBytes + 128);
     partial = view(partialType, partBytes + 256);
+    if (global)
+      ticketSlot = view(MemRefType::get({1}, ab.getI32Type(), nullptr, wg), partBytes + 264);
   } else {
     scratchMax = func.addWorkgroupAttribution(scratchType, loc);
     scratchSum = func.addWorkgroupAttribution(scratchType, loc);
@@ -738,8 +860,41 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     c.in = flatten(b, loc, kargs[0]);
   }
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value row = block;
   c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  GlobalWorkspace ws{Value(), rows, cluster};
+  if (global) {
+    // Blocks take their (row, part) from a ticket, in the order they start,
+    // not from their block index: a block only ever waits for blocks that
+    // hold tickets of its own row, and the rows of the lowest tickets are
+    // always complete among the blocks already running, so the grid cannot
+    // deadlock however the hardware orders blocks. The block drawing the
+    // last ticket sets the counter back to zero for the next launch.
+    ws.mem = kargs[kargs.size() - 2];
+    int64_t total = info.grid[0];
+    auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
+                                        cidx(b, loc, 0));
+    auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifZero.thenBlock());
+      Value t = atomicAdd(b, loc, ws.mem, cidx(b, loc, 0), 1);
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
+                                         ci32(b, loc, total - 1));
+      auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(ifLast.thenBlock());
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
+                                    ws.mem, ValueRange{cidx(b, loc, 0)});
+      }
+      memref::StoreOp::create(b, loc, t, ticketSlot, ValueRange{cidx(b, loc, 0)});
+    }
+    gpu::BarrierOp::create(b, loc);
+    block = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, ticketSlot, ValueRange{cidx(b, loc, 0)}));
+  }
+  Value row = block;
   c.partStart = cidx(b, loc, 0);
   c.partEnd = cidx(b, loc, n);
   c.partLen = c.minPartLen = n;
@@ -748,6 +903,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     // block `rank` of it handles columns [rank * len, (rank + 1) * len).
     int64_t len = splitPartLength(n, cluster, vec);
     Value rank = arith::RemUIOp::create(b, loc, block, cidx(b, loc, cluster));
+    c.rank = rank;
     row = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, block, cidx(b, loc, cluster)),
                                 cidx(b, loc, rowsPerCluster));
     c.partStart = arith::MulIOp::create(b, loc, rank, cidx(b, loc, len));
@@ -764,8 +920,18 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   else if (strategy == "split")
     buildRegisters(c, scratchMax, scratchSum, partial, cluster);
   else if (strategy == "split_shared")
-    buildSplitShared(c, scratchMax, scratchSum, partial, cluster, part, unaligned,
-                     rows * n, rowsPerCluster);
+    buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n,
+                     rowsPerCluster, /*clusterSync=*/true,
+                     [&](Value m, Value s, int64_t) {
+                       return combineOverCluster(c, m, s, partial, cluster);
+                     });
+  else if (global)
+    buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n,
+                     rowsPerCluster, /*clusterSync=*/false,
+                     [&](Value m, Value s, int64_t i) {
+                       Value r = arith::AddIOp::create(b, loc, row, cidx(b, loc, i));
+                       return combineOverGlobal(c, m, s, partial, ws, r, c.rank);
+                     });
   else if (strategy == "online")
     buildOnline(c, scratchMax, scratchSum);
   else

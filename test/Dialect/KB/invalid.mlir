@@ -138,7 +138,7 @@ func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_strategy(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'strategy' must be "registers", "split", "split_shared" or "online", got "twice"}}
+  // expected-error @+1 {{#kb.config 'strategy' must be "registers", "split", "split_shared", "split_global" or "online", got "twice"}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "twice">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
@@ -148,6 +148,15 @@ func.func @config_strategy(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 func.func @config_cluster(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{#kb.config 'cluster' must be in [1, 16] (the largest thread-block cluster sm_90 launches), got 32}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "split", cluster = 32>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// split_global's blocks per row are not a hardware cluster: up to 64.
+func.func @config_global_blocks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'cluster' (blocks per row) of a split_global softmax must be in [1, 64], got 65}}
+  %0 = kb.softmax %x {config = #kb.config<strategy = "split_global", cluster = 65>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
 

@@ -86,11 +86,18 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "\"wgmma_tf32\", got \""
                        << mma << "\"";
   if (!strategy.empty() && strategy != "registers" && strategy != "split" &&
-      strategy != "split_shared" && strategy != "online")
+      strategy != "split_shared" && strategy != "split_global" &&
+      strategy != "online")
     return emitError() << "#kb.config 'strategy' must be \"registers\", "
-                          "\"split\", \"split_shared\" or \"online\", got \""
+                          "\"split\", \"split_shared\", \"split_global\" or "
+                          "\"online\", got \""
                        << strategy << "\"";
-  if (cluster < 0 || cluster > 16)
+  // split_global's blocks of a row are not a hardware cluster.
+  if (strategy == "split_global" && (cluster < 0 || cluster > 64))
+    return emitError() << "#kb.config 'cluster' (blocks per row) of a "
+                          "split_global softmax must be in [1, 64], got "
+                       << cluster;
+  if (strategy != "split_global" && (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
                           "largest thread-block cluster sm_90 launches), got "
                        << cluster;

@@ -46,7 +46,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
 
     - `block`: the output tile of one thread block. Matmul: [BM, BN, BK];
       elementwise: [elements per block]; softmax: [rows per block], or
-      for `split_shared` rows per cluster (handled one after the other).
+      for `split_shared` / `split_global` rows per cluster or group of
+      blocks (handled one after the other).
     - `warp`: a warp's tile of the block tile (matmul on tensor cores: [WM, WN]).
     - `thread`: a thread's register tile (matmul: [TM, TN]).
     - `threads`: threads per block.
@@ -60,10 +61,13 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       one read, one write), `split` (a row too wide for one block is split
       over the blocks of a thread-block cluster, each holding its part in
       registers; the partial max and sum are exchanged through distributed
-      shared memory: still one read, one write) or `online` (a tiled loop:
-      reads the row twice).
-    - `cluster`: thread blocks per cluster (softmax `split`: the blocks that
-      share one row), 1 to 16.
+      shared memory: still one read, one write), `split_shared` (the same
+      over a cluster's shared memory), `split_global` (the same over
+      ordinary blocks, which exchange their partials through a workspace in
+      global memory) or `online` (a tiled loop: reads the row twice).
+    - `cluster`: thread blocks per cluster (softmax `split`, `split_shared`:
+      the blocks that share one row), 1 to 16; for `split_global` the blocks
+      per row (not a hardware cluster), 1 to 64.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];

@@ -53,7 +53,8 @@ def KB_SoftmaxOp : KB_Op<"softmax", [SameOperandsAndResultType]> {
   let summary = "softmax over the last axis";
   let description = [{
     `result[..., j] = exp(x[..., j] - max) / sum_k exp(x[..., k] - max)`.
-    The strategy (`registers`, `split`, `split_shared` or `online`, see
+    The strategy (`registers`, `split`, `split_shared`, `split_global` or
+    `online`, see
     `#kb.config`) and, for the split ones, the cluster size are chosen by
     kb-select-config and recorded in `config`.
 
