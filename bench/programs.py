@@ -121,12 +121,14 @@ PROGRAMS = {
         "softmax-1024x400001-online": softmax(1024, 400001, "online"),
         # split over ordinary blocks that exchange partials through global
         # memory: every SM usable (clusters of 8 fit 120 of the 132).
-        "softmax-1024x400000-g16": softmax(1024, 400000, config='strategy = "split_global"'),
-        "softmax-1024x400000-g16-r1": softmax(1024, 400000, config='strategy = "split_global", block = [1]'),
+        "softmax-1024x400000-g16-r4": softmax(1024, 400000, config='strategy = "split_global", block = [4]'),
+        # The previous default for rows this wide: a cluster of 8, 4 rows each.
+        "softmax-1024x400000-shared-c8-r4": softmax(1024, 400000, config='strategy = "split_shared", cluster = 8, block = [4]'),
+        "softmax-1024x400001-shared-c8-r4": softmax(1024, 400001, config='strategy = "split_shared", cluster = 8, block = [4]'),
+        "softmax-1024x400001-g16-r4": softmax(1024, 400001, config='strategy = "split_global", block = [4]'),
         "softmax-1024x400000-g16-t1024": softmax(1024, 400000, config='strategy = "split_global", threads = 1024'),
         "softmax-1024x400000-g8": softmax(1024, 400000, config='strategy = "split_global", cluster = 8, threads = 1024'),
         "softmax-1024x400000-g32": softmax(1024, 400000, config='strategy = "split_global", cluster = 32, threads = 256'),
-        "softmax-1024x400001-g16": softmax(1024, 400001, config='strategy = "split_global"'),
         "softmax-7x400001-g16": softmax(7, 400001, config='strategy = "split_global"'),
         "softmax-2048x65536-g4": softmax(2048, 65536, config='strategy = "split_global", cluster = 4'),
     },

@@ -102,14 +102,25 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // split over a small cluster's registers (measured: clusters of 2 at
   // 87-94% of copy, 16 at 45%: a 16-block cluster of 1024-thread blocks
   // waits for 16 free multiprocessors of one GPC), else over the shared
-  // memory of up to 16 blocks; two reads (online) beyond.
+  // memory of up to 64 ordinary blocks exchanging partials through global
+  // memory (split_global); two reads (online) beyond. split_global rather
+  // than split_shared (a cluster's shared memory): at 1024x400000 both reach
+  // 85% of copy, at 1024x400001 split_global 75% against 70%, at 7x400001
+  // 34% against 27% (2026-11-30 run 4).
+  auto globalBlocks = [&]() -> int64_t {
+    for (int64_t c = 2; c <= kMaxGlobalBlocks; c *= 2)
+      if (splitSharedBytes(n, c, f.vector) + kReservedSharedPerBlock <=
+          model.sharedPerSM / 2)
+        return c;
+    return 0;
+  };
   auto chooseStrategy = [&]() -> std::string {
     if (valuesPerThread(covered(n), maxThreads, f.vector) <= kAutoRowValuesPerThread)
       return "registers";
     if (fewestBlocks(false, maxThreads, kMaxRegisterCluster))
       return "split";
-    if (fewestBlocks(true, maxThreads, kMaxCluster))
-      return "split_shared";
+    if (globalBlocks())
+      return "split_global";
     return "online";
   };
   bool autoVector = !f.vector, autoStrategy = f.strategy.empty();
@@ -154,10 +165,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // split_global: the fewest blocks per row (a power of two) whose parts
     // fit in half of an SM's shared memory, so that two blocks share each
     // SM and one streams while the other waits for its row's partials.
-    for (int64_t c = 2; c <= kMaxGlobalBlocks && !f.cluster; c *= 2)
-      if (splitSharedBytes(n, c, f.vector) + kReservedSharedPerBlock <=
-          model.sharedPerSM / 2)
-        f.cluster = c;
+    f.cluster = globalBlocks();
     if (!f.cluster)
       f.cluster = kMaxGlobalBlocks; // checked below
   }
@@ -199,7 +207,9 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // split_shared: each cluster takes 4 consecutive rows (or 2), so that
     // the copies of the next row overlap the stores of the current one.
     f.block = {1};
-    if (staged && isa<SoftmaxOp>(op))
+    // (split_global: one row per group of blocks, 84.8% of copy at
+    // 1024x400000 against 83.2% with 4, run 4.)
+    if (f.strategy == "split_shared" && isa<SoftmaxOp>(op))
       for (int64_t k : {4, 2})
         if (rows % k == 0) {
           f.block = {k};

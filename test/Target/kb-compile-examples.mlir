@@ -17,7 +17,8 @@
 // RUN: kb-opt %kb_src/examples/softmax_wide.mlir --kb-compile="output=%t/wide ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=WIDE < %t/wide/manifest.json
 // RUN: FileCheck %s --check-prefix=WIDE-PTX < %t/wide/k0_softmax.ptx
-// The other cluster kernels through ptxas: register parts, unaligned rows.
+// The other split kernels through ptxas: register parts, unaligned rows on
+// a cluster's and on ordinary blocks' shared memory.
 // RUN: kb-opt %s --kb-compile="output=%t/split ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SPLIT < %t/split/manifest.json
 // RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul90a chip=sm_90a ptxas=%ptxas" -o /dev/null
@@ -26,30 +27,34 @@
 // RUN: FileCheck %s --check-prefix=SM90A-MMA < %t/matmul90a/k1_matmul.ptx
 // RUN: FileCheck %s --check-prefix=SM90A-NONE < %t/matmul90a/k1_matmul.ptx
 
-// WIDE: "cluster": [
-// WIDE-NEXT: 8,
-// WIDE-NEXT: 1,
-// WIDE-NEXT: 1
-// WIDE: "config": "#kb.config<block = [4], threads = 1024, vector = 4, strategy = \"split_shared\", cluster = 8>"
-// WIDE: "dynamic_shared_bytes": 200272
+// WIDE: "dtype": "i32",
+// WIDE-NEXT: "name": "ws0",
+// WIDE-NEXT: "role": "workspace",
+// WIDE: "config": "#kb.config<block = [1], threads = 512, vector = 4, strategy = \"split_global\", cluster = 16>"
+// WIDE: "dynamic_shared_bytes": 100272,
 // WIDE: "grid": [
-// WIDE-NEXT: 2048,
+// WIDE-NEXT: 16384,
 // WIDE: "resources": {
 // WIDE: "spill_store_bytes": 0
+// WIDE-PTX: atom.global.add.u32
 // WIDE-PTX: cp.async.cg.shared.global
-// WIDE-PTX: barrier.cluster.arrive.aligned
-// WIDE-PTX: mapa.shared::cluster
-// WIDE-PTX: ld.shared::cluster
+// WIDE-PTX: membar.gl
+// WIDE-PTX: nanosleep.u32
+// WIDE-PTX-NOT: barrier.cluster
 // SPLIT: strategy = \"split\", cluster = 2>"
 // SPLIT: "name": "k0_softmax"
 // SPLIT: "spill_store_bytes": 0
 // SPLIT: strategy = \"split_shared\", cluster = 8>"
 // SPLIT: "name": "k1_softmax"
 // SPLIT: "spill_store_bytes": 0
-func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8x65536xf32>, tensor<6x400001xf32>) {
+// SPLIT: strategy = \"split_global\", cluster = 16>"
+// SPLIT: "name": "k2_softmax"
+// SPLIT: "spill_store_bytes": 0
+func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8x65536xf32>, tensor<6x400001xf32>, tensor<6x400001xf32>) {
   %0 = kb.softmax %a : tensor<8x65536xf32>
-  %1 = kb.softmax %b : tensor<6x400001xf32>
-  return %0, %1 : tensor<8x65536xf32>, tensor<6x400001xf32>
+  %1 = kb.softmax %b {config = #kb.config<strategy = "split_shared">} : tensor<6x400001xf32>
+  %2 = kb.softmax %b : tensor<6x400001xf32>
+  return %0, %1, %2 : tensor<8x65536xf32>, tensor<6x400001xf32>, tensor<6x400001xf32>
 }
 
 // BGD: "buffers": [

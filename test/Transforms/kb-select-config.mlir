@@ -2,20 +2,20 @@
 
 // Softmax: the row in one block's registers up to 32 values per thread of a
 // 1024-thread block; wider rows split over the registers of a cluster of 2
-// or 4 blocks, then over the shared memory of up to 16 blocks of 1024 threads
-// (the fewest whose parts fit in one block's shared memory);
-// rows too wide for that take the online strategy (two reads). Rows that are
-// not a multiple of 4 long read aligned 16-byte chunks (vector = 4) in the
-// registers and split_shared strategies, scalars otherwise. split_shared
-// clusters take 4 or 2 consecutive rows when that divides the rows.
+// or 4 blocks, then over the shared memory of up to 64 ordinary blocks of
+// 512 threads (split_global: the fewest whose parts fit in half an SM's
+// shared memory); rows too wide for that take the online strategy (two
+// reads). Rows that are not a multiple of 4 long read aligned 16-byte chunks
+// (vector = 4) in the registers and split strategies staged in shared
+// memory, scalars otherwise.
 // CHECK-LABEL: func.func @softmax_strategies
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 2>} : tensor<8x32772xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [2], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8>} : tensor<2x400000xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "online">} : tensor<2x1000000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<2x400000xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 64>} : tensor<2x1000000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 288, vector = 4, strategy = "registers">} : tensor<3x4099xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split_shared", cluster = 8>} : tensor<3x400001xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<3x400001xf32>
 func.func @softmax_strategies(%a: tensor<32x1024xf32>, %b: tensor<8x32768xf32>, %b2: tensor<8x32772xf32>, %c: tensor<2x400000xf32>, %c2: tensor<2x1000000xf32>, %d: tensor<3x4099xf32>, %e: tensor<3x400001xf32>)
     -> (tensor<32x1024xf32>, tensor<8x32768xf32>, tensor<8x32772xf32>, tensor<2x400000xf32>, tensor<2x1000000xf32>, tensor<3x4099xf32>, tensor<3x400001xf32>) {
   %0 = kb.softmax %a : tensor<32x1024xf32>
@@ -150,11 +150,11 @@ func.func @transpose_threads(%a: tensor<100x70xf32>) -> tensor<70x100xf32> {
 
 // split_global (asked for): blocks of 512 threads, the fewest blocks per row
 // (a power of two) whose parts fit in half an SM's shared memory (two blocks
-// per SM): 16 at 400000 columns; 4 rows per group when they divide the rows;
-// more blocks per row than a cluster holds are fine. A part that does not
+// per SM): 16 at 400000 columns; one row per group of blocks; more blocks
+// per row than a cluster holds are fine. A part that does not
 // fit one block's shared memory is an error.
 // CHECK-LABEL: func.func @softmax_split_global
-// CHECK: {config = #kb.config<block = [4], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<8x400000xf32>
+// CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<8x400000xf32>
 // CHECK: {config = #kb.config<block = [1], threads = 256, vector = 4, strategy = "split_global", cluster = 32>} : tensor<3x400001xf32>
 func.func @softmax_split_global(%a: tensor<8x400000xf32>, %b: tensor<3x400001xf32>) -> (tensor<8x400000xf32>, tensor<3x400001xf32>) {
   %0 = kb.softmax %a {config = #kb.config<strategy = "split_global">} : tensor<8x400000xf32>
