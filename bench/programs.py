@@ -193,6 +193,15 @@ PROGRAMS = {
         "matmul-ieee-4096-s4-w64x32": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], warp = [64, 32], stages = 4"),
         "matmul-ieee-4096-s4-b128x128x8": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 8], thread = [8, 8], stages = 4"),
         "matmul-ieee-4096-b128x128x32-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
+        # Which of BK = 32 / stages / warp arrangement matters, at 4096 and
+        # at the awkward 4000 (run 5: default 0.74x cuBLAS at 4000).
+        "matmul-ieee-4096-b128x128x32-s3-w32x64": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], warp = [32, 64], stages = 3"),
+        "matmul-ieee-4000-s4": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 4"),
+        "matmul-ieee-4000-s3-w32x64": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], warp = [32, 64], stages = 3"),
+        "matmul-ieee-4000-b128x128x32-s3": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
+        "matmul-ieee-4000-b128x128x32-s3-w32x64": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 32], thread = [8, 8], warp = [32, 64], stages = 3"),
+        "matmul-ieee-8192-b128x128x32-s3": matmul(8192, 8192, 8192, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
+        "matmul-ieee-2048-b128x128x32-s3": matmul(2048, 2048, 2048, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
         "matmul-ieee-4000-s3": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 3"),
         "matmul-ieee-1000x700x1500-s3": matmul(1000, 700, 1500, "ieee", config="stages = 3"),
         "matmul-ieee-batch4-512-tb-s3": matmul(512, 384, 256, "ieee", trans_b=True, batch=4, config="stages = 3"),

@@ -76,7 +76,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       // A warp takes a 4 x 8 block of the 16 x 16 thread grid: its B loads
       // touch 8 distinct 16-byte vectors (one wavefront) instead of 16
       // (2026-11-30 run 3: 0.933x cuBLAS against 0.921x with whole rows).
-      if (!small)
+      // Not when the tiles have edges: with the guards ptxas needs 145
+      // registers there, one block per SM instead of two (4000^3: 0.74x
+      // cuBLAS against 0.89x, run 5).
+      if (!small && m % 128 == 0 && n % 128 == 0)
         f.warp = {32, 64};
     }
     f.threads = 0; // derived below from the split
