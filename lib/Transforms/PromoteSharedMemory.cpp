@@ -90,11 +90,16 @@ struct PromoteSharedMemoryPass
         // would take 156 KB).
         f.stages = 2;
         if (!tensorCores && !transposeB) {
-          ConfigFields four = f;
-          four.stages = 4;
-          if (matmulSharedBytes(four.get(&getContext()), transposeB) <=
-              model->sharedPerSM / 2)
-            f.stages = 4;
+          // 4 stages, or 3 where 4 do not fit (BK = 32: 100 KB for 3).
+          for (int64_t n : {4, 3}) {
+            ConfigFields deeper = f;
+            deeper.stages = n;
+            if (matmulSharedBytes(deeper.get(&getContext()), transposeB) <=
+                model->sharedPerSM / 2) {
+              f.stages = n;
+              break;
+            }
+          }
         }
         if (tensorCores) {
           ConfigFields three = f;

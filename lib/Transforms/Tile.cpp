@@ -25,6 +25,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
   auto shape = mm.getResult().getType().getShape();
   int64_t m = shape[shape.size() - 2], n = shape.back();
   int64_t batch = shape.size() == 3 ? shape[0] : 1;
+  int64_t k = mm.getLhs().getType().getShape().back();
   bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
   bool wgmma = f.mma == "wgmma_tf32";
   if (f.mma.empty())
@@ -69,9 +70,20 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
         f.warp = {32, 32};
       }
     } else {
-      // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-notes.md).
-      f.block = small ? SmallVector<int64_t>{64, 64, 8}
-                      : SmallVector<int64_t>{128, 128, 16};
+      // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-notes.md);
+      // with cp.async stages BK = 32 is faster again where no tile has an
+      // edge (half the waits, barriers and address updates per FFMA:
+      // 4096^3 0.943x cuBLAS against 0.930x, 8192^3 0.960x against 0.946x,
+      // 2048^3 0.925x against 0.918x, 2026-11-30 run 6); with edges the
+      // guards take it to 178 registers and one block per SM (4000^3:
+      // 0.77x against 0.90x). A transposed B keeps the register-staged
+      // double buffer (kb-promote-shared-memory), which needs BK = 16 to
+      // stay within 128 registers (191 at BK = 32).
+      bool edges = m % 128 || n % 128 || k % 32;
+      bool wideK = !edges && !mm.getTransposeB();
+      f.block = small   ? SmallVector<int64_t>{64, 64, 8}
+                : wideK ? SmallVector<int64_t>{128, 128, 32}
+                        : SmallVector<int64_t>{128, 128, 16};
       f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
       // A warp takes a 4 x 8 block of the 16 x 16 thread grid: its B loads
       // touch 8 distinct 16-byte vectors (one wavefront) instead of 16
@@ -79,7 +91,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       // Not when the tiles have edges: with the guards ptxas needs 145
       // registers there, one block per SM instead of two (4000^3: 0.74x
       // cuBLAS against 0.89x, run 5).
-      if (!small && m % 128 == 0 && n % 128 == 0)
+      if (!small && wideK)
         f.warp = {32, 64};
     }
     f.threads = 0; // derived below from the split

@@ -1,11 +1,12 @@
 // RUN: kb-opt %s --kb-select-mma --kb-tile --kb-promote-shared-memory -split-input-file -verify-diagnostics | FileCheck %s
 
 // FFMA stages A transposed with 4 words of row padding, four cp.async stages
-// (a transposed B: two buffers through registers); mma.sync uses three
+// or three where four do not fit half an SM (BK = 32: 100 KB for three); a
+// transposed B: two buffers through registers; mma.sync uses three
 // cp.async stages and pads A rows by 4 and B rows by 8 words so fragment
 // loads hit 32 distinct banks.
 // CHECK-LABEL: func.func @staging
-// CHECK: #kb.config<block = [128, 128, 16], warp = [32, 64], thread = [8, 8], threads = 256, stages = 4, pad = [4, 0], mma = "ffma">
+// CHECK: #kb.config<block = [128, 128, 32], warp = [32, 64], thread = [8, 8], threads = 256, stages = 3, pad = [4, 0], mma = "ffma">
 // CHECK: #kb.config<block = [128, 256, 32], warp = [64, 64], threads = 256, stages = 2, pad = [4, 8], mma = "mma_sync_tf32">
 // A 2048^3 problem keeps 128x128 tiles (256 blocks) and three stages (107 KB).
 // CHECK: #kb.config<block = [128, 128, 32], warp = [64, 32], threads = 256, stages = 3, pad = [4, 8], mma = "mma_sync_tf32">
@@ -19,7 +20,7 @@ func.func @staging(%a: tensor<4096x4096xf32>, %s: tensor<2048x2048xf32>) -> (ten
 // -----
 
 // CHECK-LABEL: func.func @ffma_transposed_b
-// CHECK: #kb.config<block = [128, 128, 16], warp = [32, 64], thread = [8, 8], threads = 256, stages = 2, pad = [4, 0], mma = "ffma">
+// CHECK: #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, stages = 2, pad = [4, 0], mma = "ffma">
 func.func @ffma_transposed_b(%a: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
   %0 = kb.matmul %a, %a precision(ieee) transpose_b : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>

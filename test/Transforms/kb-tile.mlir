@@ -4,8 +4,9 @@
 // the 132 SMs idle get 64x64. FFMA splits a tile among threads, mma.sync
 // among warps; the thread count follows from the split.
 // CHECK-LABEL: func.func @defaults
-// A big FFMA tile's warps each take a 4 x 8 block of the 16 x 16 threads.
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], warp = [32, 64], thread = [8, 8], threads = 256, mma = "ffma">}{{.*}}tensor<4096x4096xf32>
+// A big FFMA tile without edges: BK = 32, and its warps each take a 4 x 8
+// block of the 16 x 16 threads.
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], warp = [32, 64], thread = [8, 8], threads = 256, mma = "ffma">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 8], thread = [4, 4], threads = 256, mma = "ffma">}{{.*}}tensor<512x512xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 256, 32], warp = [64, 64], threads = 256, mma = "mma_sync_tf32">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], warp = [32, 32], threads = 128, mma = "mma_sync_tf32">}{{.*}}tensor<1000x700xf32>
@@ -53,4 +54,17 @@ func.func @threads_disagree(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> 
   // expected-error @+1 {{config asks for 128 threads, but its tiles split into 256}}
   %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<block = [128, 128, 8], thread = [8, 8], threads = 128>} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
   return %0 : tensor<1024x1024xf32>
+}
+
+// -----
+
+// FFMA tiles with edges (4000 % 128 != 0) or a transposed B keep BK = 16
+// and whole-row warps: 32 k per tile would take more than 128 registers.
+// CHECK-LABEL: func.func @ffma_edges
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, mma = "ffma">}{{.*}}tensor<4000x4000xf32>
+// CHECK: kb.matmul {{.*}}transpose_b {config = #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, mma = "ffma">}{{.*}}tensor<4096x4096xf32>
+func.func @ffma_edges(%a: tensor<4000x4000xf32>, %b: tensor<4096x4096xf32>) -> (tensor<4000x4000xf32>, tensor<4096x4096xf32>) {
+  %0 = kb.matmul %a, %a precision(ieee) : tensor<4000x4000xf32>, tensor<4000x4000xf32> -> tensor<4000x4000xf32>
+  %1 = kb.matmul %b, %b precision(ieee) transpose_b : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  return %0, %1 : tensor<4000x4000xf32>, tensor<4096x4096xf32>
 }
