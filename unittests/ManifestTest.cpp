@@ -57,6 +57,24 @@ TEST(Manifest, Clusters) {
   EXPECT_NE(errorOf(j).find("cluster needs 3 sizes"), std::string::npos);
 }
 
+TEST(Manifest, Workspace) {
+  json j = valid();
+  j["buffers"].push_back({{"name", "ws0"}, {"shape", {9}}, {"dtype", "i32"}, {"role", "workspace"}});
+  j["kernels"][0]["args"] = {"x", "ws0", "y"};
+  Manifest m = Manifest::parse(j.dump(), "/b");
+  EXPECT_EQ(m.buffer("ws0").role, "workspace");
+  EXPECT_EQ(m.buffer("ws0").bytes(), 36u);
+  j["buffers"][2]["dtype"] = "f32";
+  EXPECT_NE(errorOf(j).find("(ws0) has dtype \"f32\"; a workspace is i32"), std::string::npos);
+  j["buffers"][2]["dtype"] = "i32";
+  j["buffers"][2]["role"] = "spare";
+  EXPECT_NE(errorOf(j).find("role must be input, output, scratch or workspace, got spare"),
+            std::string::npos);
+  j = valid();
+  j["buffers"][0]["dtype"] = "i32";
+  EXPECT_NE(errorOf(j).find("supports f32"), std::string::npos);
+}
+
 TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   json j = valid();
   j["version"] = 2;
