@@ -40,8 +40,6 @@ constexpr int64_t kAutoRowValuesPerThread = 32;
 /// The largest thread-block cluster sm_90 launches (16 is non-portable:
 /// kb-run opts in with CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
 constexpr int64_t kMaxCluster = 16;
-/// The largest cluster kb picks by itself for parts held in registers.
-constexpr int64_t kMaxRegisterCluster = 4;
 /// split_global: blocks per row at most (the config verifier's limit), and
 /// the shared memory the driver reserves for each block on sm_90.
 constexpr int64_t kMaxGlobalBlocks = 64;
@@ -99,14 +97,15 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     return 0;
   };
   // One read whenever the row fits on chip: in one block's registers, else
-  // split over a small cluster's registers (measured: clusters of 2 at
-  // 87-94% of copy, 16 at 45%: a 16-block cluster of 1024-thread blocks
-  // waits for 16 free multiprocessors of one GPC), else over the shared
-  // memory of up to 64 ordinary blocks exchanging partials through global
-  // memory (split_global); two reads (online) beyond. split_global rather
-  // than split_shared (a cluster's shared memory): at 1024x400000 both reach
-  // 85% of copy, at 1024x400001 split_global 75% against 70%, at 7x400001
-  // 34% against 27% (2026-11-30 run 4).
+  // over the shared memory of up to 64 ordinary blocks exchanging partials
+  // through global memory (split_global); two reads (online) beyond.
+  // split_global rather than a cluster's registers (split) or shared
+  // memory (split_shared), which kb chose before 2026-11-30: at
+  // 1024x400000 it ties split_shared (85% of copy), at 1024x400001 80%
+  // against 70%, at 7x400001 35% against 27% (runs 4-5); against the
+  // register split of 2-4 blocks 93.5% against 83.1% at 4096x49152, 89.0%
+  // against 78.3% at 16384x40000, 89.4% against 86.2% at 2048x65536 and
+  // 85.4% against 79.9% at 1024x131072 (run 8).
   auto globalBlocks = [&]() -> int64_t {
     for (int64_t c = 2; c <= kMaxGlobalBlocks; c *= 2)
       if (splitSharedBytes(n, c, f.vector) + kReservedSharedPerBlock <=
@@ -117,8 +116,6 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   auto chooseStrategy = [&]() -> std::string {
     if (valuesPerThread(covered(n), maxThreads, f.vector) <= kAutoRowValuesPerThread)
       return "registers";
-    if (fewestBlocks(false, maxThreads, kMaxRegisterCluster))
-      return "split";
     if (globalBlocks())
       return "split_global";
     return "online";

@@ -51,7 +51,7 @@
 // SPLIT: "name": "k2_softmax"
 // SPLIT: "spill_store_bytes": 0
 func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8x65536xf32>, tensor<6x400001xf32>, tensor<6x400001xf32>) {
-  %0 = kb.softmax %a : tensor<8x65536xf32>
+  %0 = kb.softmax %a {config = #kb.config<strategy = "split">} : tensor<8x65536xf32>
   %1 = kb.softmax %b {config = #kb.config<strategy = "split_shared">} : tensor<6x400001xf32>
   %2 = kb.softmax %b : tensor<6x400001xf32>
   return %0, %1, %2 : tensor<8x65536xf32>, tensor<6x400001xf32>, tensor<6x400001xf32>

@@ -1,17 +1,17 @@
 // RUN: kb-opt %s --kb-select-config -split-input-file -verify-diagnostics | FileCheck %s
 
 // Softmax: the row in one block's registers up to 32 values per thread of a
-// 1024-thread block; wider rows split over the registers of a cluster of 2
-// or 4 blocks, then over the shared memory of up to 64 ordinary blocks of
-// 512 threads (split_global: the fewest whose parts fit in half an SM's
-// shared memory); rows too wide for that take the online strategy (two
-// reads). Rows that are not a multiple of 4 long read aligned 16-byte chunks
+// 1024-thread block; wider rows split over the shared memory of up to 64
+// ordinary blocks of 512 threads (split_global: the fewest whose parts fit
+// in half an SM's shared memory); rows too wide for that take the online
+// strategy (two reads). The cluster strategies (split, split_shared) are
+// chosen only when asked for. Rows that are not a multiple of 4 long read aligned 16-byte chunks
 // (vector = 4) in the registers and split strategies staged in shared
 // memory, scalars otherwise.
 // CHECK-LABEL: func.func @softmax_strategies
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">} : tensor<32x1024xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "registers">} : tensor<8x32768xf32>
-// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 1024, vector = 4, strategy = "split", cluster = 2>} : tensor<8x32772xf32>
+// CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 2>} : tensor<8x32772xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<2x400000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 64>} : tensor<2x1000000xf32>
 // CHECK: kb.softmax %{{.*}} {config = #kb.config<block = [1], threads = 288, vector = 4, strategy = "registers">} : tensor<3x4099xf32>

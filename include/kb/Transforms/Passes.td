@@ -34,14 +34,17 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
   let summary = "Attaches a launchable #kb.config to every kb op";
   let description = [{
     Picks threads per block, vector width and, for softmax, the strategy:
-    `registers` when the row fits in the registers of one block; `split`
-    (a thread-block cluster of 2 or 4 blocks, each part in registers) or
-    `split_shared` (up to 16 blocks, each part in shared memory, `block = [k]`
-    rows per cluster) when it fits on a cluster; `online` (two reads)
-    otherwise; with the cluster size, from a model of the target (threads,
-    registers and shared memory per block). Rows whose length is not a
-    multiple of 4 keep 16-byte accesses (aligned chunks) in the registers and
-    split_shared strategies of an unfused softmax. A `kb.transpose` gets
+    `registers` when the row fits in the registers of one block;
+    `split_global` (up to 64 ordinary blocks of 512 threads, each part in
+    shared memory, partials exchanged through a global workspace) when the
+    parts fit two blocks per SM; `online` (two reads) otherwise; with the
+    blocks per row, from a model of the target (threads, registers and
+    shared memory per block). The cluster strategies `split` (2-16 blocks,
+    parts in registers) and `split_shared` (parts in shared memory,
+    `block = [k]` rows per cluster) are taken when a config asks for them.
+    Rows whose length is not a multiple of 4 keep 16-byte accesses (aligned
+    chunks) in the registers, split_shared and split_global strategies of
+    an unfused softmax. A `kb.transpose` gets
     64 x 64 tiles (or 32 x 32) of 256 threads. Fields that a program sets by hand are kept and
     checked: a config that cannot launch (over 1024 threads, more shared
     memory than the target has) is an error here, never a failed launch.
