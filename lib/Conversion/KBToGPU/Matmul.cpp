@@ -86,20 +86,11 @@ Value MatmulEmitter::rem(Value x, int64_t c) {
 
 void MatmulEmitter::inOutputRange(Value row, Value col,
                                   function_ref<void()> body) {
-  SmallVector<Value> conds;
-  if (shape.m % bm)
-    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                          cidx(b, loc, shape.m)));
-  if (shape.n % bn)
-    conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
-                                          cidx(b, loc, shape.n)));
-  if (conds.empty()) {
+  Value cond = outputInRange(row, col);
+  if (!cond) {
     body();
     return;
   }
-  Value cond = conds[0];
-  if (conds.size() == 2)
-    cond = arith::AndIOp::create(b, loc, conds[0], conds[1]);
   auto ifOp = scf::IfOp::create(b, loc, cond, false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
@@ -120,13 +111,13 @@ Value MatmulEmitter::outputInRange(Value row, Value col) {
   return cond;
 }
 
-// With a fused epilogue, the values are computed unconditionally (the
-// epilogue's loads clamped into the matrix) and stored by a masked store:
-// under a branch per store (the first version), LLVM sank each GELU into
-// its branch and ptxas ran one pair after the other -- load, GELU, store --
-// so the fused 1000x700x1500 kernels paid 5-7% for an epilogue of 32
-// elements per thread. Without an epilogue a branch around the store is
-// as good.
+// With a fused epilogue and edge tiles, the values are computed
+// unconditionally (the epilogue's loads clamped into the matrix) and their
+// guarded stores are held back until every value of the thread exists
+// (flushStores): with the epilogue inside each store's guard (the first
+// version), ptxas ran one pair after the other -- load, GELU, store -- and
+// the fused 1000x700x1500 kernels paid 5-7% for an epilogue of 32 elements
+// per thread. Without an epilogue a branch around each store is as good.
 void MatmulEmitter::storeVector(Value batchIdx, Value row, Value col,
                                 ArrayRef<Value> xs) {
   auto vt = VectorType::get({(int64_t)xs.size()}, b.getF32Type());
@@ -225,7 +216,7 @@ void MatmulEmitter::asyncCopyElement(Value src, SmallVector<Value> srcIdx,
                                      Value dst, ValueRange dstIdx,
                                      ArrayRef<std::pair<Value, int64_t>> bounds) {
   // In range: copy the 4 bytes; outside: copy none (the slot is zero-filled)
-  // from an address inside the tensor. No guard, no extra instruction.
+  // from an address inside the tensor. Selects, no branch.
   SmallVector<Value> conds;
   for (auto [v, bound] : bounds)
     if (v)
