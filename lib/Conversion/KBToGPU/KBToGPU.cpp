@@ -174,7 +174,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     if (config.getStrategy() == "split_global") {
       auto type = cast<RankedTensorType>(result.getType());
       int64_t n = type.getShape().back(), rows = type.getNumElements() / n;
-      int64_t words = 1 + 2 * rows + 2 * rows * std::max<int64_t>(config.getCluster(), 1);
+      int64_t words =
+          splitGlobalWorkspaceWords(rows, std::max<int64_t>(config.getCluster(), 1));
       auto ws = memref::AllocOp::create(b, loc, MemRefType::get({words}, b.getI32Type()));
       ws->setAttr("kb.name", b.getStringAttr("ws" + std::to_string(scratchCount++)));
       ws->setAttr("kb.role", b.getStringAttr("workspace"));

@@ -250,11 +250,11 @@ Value combineOverCluster(SoftmaxContext &c, Value m, Value s, Value partial,
   return arith::DivFOp::create(b, loc, c.exp(c.subf(m, rowMax)), rowSum);
 }
 
-/// The workspace of a split_global softmax (i32 words, zero before the
-/// launch and left zero after it): [0] the block ticket; per row r, [1 + 2r]
-/// the number of its blocks that published their partial and [2 + 2r] the
-/// number that have read all of them; then per (row, part) the partial
-/// (max, sum) as two f32 bit patterns.
+/// The workspace of a split_global softmax (splitGlobalWorkspaceWords i32
+/// words, zero before the launch and left zero after it): [0] the block
+/// ticket; per row r, [1 + 2r] the number of its blocks that published their
+/// partial and [2 + 2r] the number that have read all of them; then per
+/// (row, part) the partial (max, sum) as two f32 bit patterns.
 struct GlobalWorkspace {
   Value mem;
   int64_t rows, blocksPerRow;

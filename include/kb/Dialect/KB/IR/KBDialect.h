@@ -77,6 +77,13 @@ inline int64_t splitSharedBytes(int64_t n, int64_t cluster, int64_t vector) {
   return splitSharedPartBytes(n, cluster, vector) + kSplitSharedScratchBytes;
 }
 
+/// i32 words of a split_global softmax's workspace: a ticket counter, two
+/// counters per row and a (max, sum) pair per block of each row (layout in
+/// lib/Conversion/KBToGPU/Softmax.cpp, GlobalWorkspace).
+inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
+  return 1 + 2 * rows + 2 * rows * blocksPerRow;
+}
+
 /// Shared memory of one wgmma_tf32 block: `stages` buffers of an A tile (bm
 /// rows) and a B^T tile (bn rows), each row bk floats, plus 1 KB so that the
 /// kernel can align the region to the 128-byte swizzle's 1024-byte period.
