@@ -410,20 +410,9 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // cp.async copies of the A and B tiles at k0 into one stage.
   auto issueCopies = [&](Value k0, Value as, Value bs) {
-    // A warp copies 8 consecutive k of 4 rows: one 32-byte sector per row
-    // from global memory, and 32 distinct banks in the transposed tile
-    // (As[k][r] is word k * (BM + 4) + r: bank 4k + r). Whole rows of BK
-    // per warp (the first version) put its 32 writes in 8 banks at BK = 32.
     for (int64_t i = 0; i < bm * bk / e.threads; ++i) {
       Value el = e.add(e.tid, i * e.threads);
-      Value r, kc;
-      if (bk % 8 == 0) {
-        r = e.rem(e.div(el, 8), bm);
-        kc = e.add(e.mul(e.div(el, 8 * bm), 8), e.rem(el, 8));
-      } else {
-        r = e.div(el, bk);
-        kc = e.rem(el, bk);
-      }
+      Value r = e.div(el, bk), kc = e.rem(el, bk);
       Value gr = e.add(row0, r), gk = e.add(k0, kc);
       e.asyncCopyElement(e.a, e.globalIndex(bz, gr, gk), as, ValueRange{kc, r},
                          {{guardM ? gr : Value(), e.shape.m},
