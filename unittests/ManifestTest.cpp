@@ -75,6 +75,18 @@ TEST(Manifest, Workspace) {
   EXPECT_NE(errorOf(j).find("supports f32"), std::string::npos);
 }
 
+TEST(Manifest, CoResidentBlocks) {
+  json j = valid();
+  EXPECT_EQ(Manifest::parse(j.dump(), "/b").kernels[0].coResidentBlocks, 0);
+  j["kernels"][0]["co_resident_blocks"] = 16;
+  EXPECT_EQ(Manifest::parse(j.dump(), "/b").kernels[0].coResidentBlocks, 16);
+  j["kernels"][0]["co_resident_blocks"] = 0;
+  EXPECT_NE(errorOf(j).find("(k0) co_resident_blocks must be a positive integer"),
+            std::string::npos);
+  j["kernels"][0]["co_resident_blocks"] = "many";
+  EXPECT_NE(errorOf(j).find("co_resident_blocks must be a positive integer"), std::string::npos);
+}
+
 TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   json j = valid();
   j["version"] = 2;

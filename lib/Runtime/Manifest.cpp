@@ -246,6 +246,12 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
              std::to_string(k.clusterBlocks()) + " blocks; at most 16");
     }
     k.dynamicSharedBytes = ks[i].value("dynamic_shared_bytes", 0);
+    if (ks[i].contains("co_resident_blocks")) {
+      const json &c = ks[i]["co_resident_blocks"];
+      if (!c.is_number_integer() || c.get<int64_t>() < 1)
+        fail(where + " (" + k.name + ") co_resident_blocks must be a positive integer");
+      k.coResidentBlocks = c.get<int64_t>();
+    }
     for (const json &a : field(ks[i], "args", where)) {
       if (!a.is_string() || !names.count(a.get<std::string>()))
         fail(where + " (" + k.name + ") names an unknown buffer " + a.dump());

@@ -30,6 +30,7 @@
 // WIDE: "dtype": "i32",
 // WIDE-NEXT: "name": "ws0",
 // WIDE-NEXT: "role": "workspace",
+// WIDE: "co_resident_blocks": 16,
 // WIDE: "config": "#kb.config<block = [1], threads = 512, vector = 4, strategy = \"split_global\", cluster = 16>"
 // WIDE: "dynamic_shared_bytes": 100272,
 // WIDE: "grid": [

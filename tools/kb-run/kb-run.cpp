@@ -83,7 +83,7 @@ std::string readText(const std::string &path) {
 
 /// Loads a bundle's kernels, allocates its buffers and fills the inputs.
 RunState prepare(const std::string &path, const Options &o,
-                 const std::map<std::string, NpyArray> &given) {
+                 const std::map<std::string, NpyArray> &given, int smCount) {
   RunState s;
   s.manifest = Manifest::load(path);
   s.seed = o.seed;
@@ -107,6 +107,19 @@ RunState prepare(const std::string &path, const Options &o,
                         std::to_string(k.threads()) + " threads (" +
                         std::to_string(k.resources.registers) +
                         " registers each) does not fit on this device");
+    if (k.coResidentBlocks > 1) {
+      int perSM = 0;
+      driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+          &perSM, s.kernels.back().function, static_cast<int>(k.threads()),
+          k.dynamicSharedBytes);
+      int64_t resident = int64_t(perSM) * smCount;
+      if (resident < k.coResidentBlocks)
+        throw DeviceError("kernel " + k.name + " needs " +
+                          std::to_string(k.coResidentBlocks) +
+                          " blocks resident at once (they wait for each other); this "
+                          "device holds " + std::to_string(resident) +
+                          ": compile with fewer blocks per row (#kb.config cluster)");
+    }
   }
   for (const Buffer &b : s.manifest.buffers) {
     s.dev.emplace(b.name, DeviceBuffer(b.bytes()));
@@ -397,7 +410,7 @@ int run(const Options &o) {
       throw ManifestError("--input expects NAME=FILE.npy, got '" + spec + "'");
     given[spec.substr(0, eq)] = readNpy(spec.substr(eq + 1));
   }
-  RunState s = prepare(o.bundle, o, given);
+  RunState s = prepare(o.bundle, o, given, dev.smCount);
   for (auto &[name, arr] : given)
     if (!s.manifest.hasBuffer(name) || s.manifest.buffer(name).role != "input")
       throw ManifestError("--input " + name + ": the bundle has no input buffer of that name");
@@ -546,7 +559,7 @@ int run(const Options &o) {
       }
     }
     if (!o.baseline.empty()) {
-      RunState b = prepare(o.baseline, o, given);
+      RunState b = prepare(o.baseline, o, given, dev.smCount);
       for (const Buffer &buf : b.manifest.buffers)
         if (buf.role == "input" && s.host.count(buf.name)) {
           b.host[buf.name] = s.host.at(buf.name);

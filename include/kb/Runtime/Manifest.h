@@ -43,6 +43,9 @@ struct Kernel {
   /// Thread-block cluster; {1, 1, 1}: a launch without clusters.
   std::array<int64_t, 3> cluster{1, 1, 1};
   int64_t dynamicSharedBytes = 0;
+  /// Blocks that wait for each other and so must be resident at once (a
+  /// split_global softmax's blocks of one row); 0: none do.
+  int64_t coResidentBlocks = 0;
   std::vector<std::string> args; // buffer names: inputs..., output
   std::vector<size_t> ops;       // indices into Manifest::program
   Resources resources;
