@@ -41,8 +41,9 @@ struct RunState {
   std::map<std::string, DeviceBuffer> dev;
   std::map<std::string, std::vector<float>> host;
   std::vector<LoadedKernel> kernels;
-  /// Per kernel: how many of its clusters can be resident (0: no clusters).
-  std::vector<int> maxClusters;
+  /// Per kernel: how many of its clusters can be resident (0: no clusters),
+  /// and how many of its blocks fit on one SM (the driver's occupancy).
+  std::vector<int> maxClusters, blocksPerSM;
 };
 
 struct KernelCheck {

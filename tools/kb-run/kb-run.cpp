@@ -107,11 +107,13 @@ RunState prepare(const std::string &path, const Options &o,
                         std::to_string(k.threads()) + " threads (" +
                         std::to_string(k.resources.registers) +
                         " registers each) does not fit on this device");
+    int perSM = 0;
+    check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              &perSM, s.kernels.back().function, static_cast<int>(k.threads()),
+              k.dynamicSharedBytes),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    s.blocksPerSM.push_back(perSM);
     if (k.coResidentBlocks > 1) {
-      int perSM = 0;
-      driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-          &perSM, s.kernels.back().function, static_cast<int>(k.threads()),
-          k.dynamicSharedBytes);
       int64_t resident = int64_t(perSM) * smCount;
       if (resident < k.coResidentBlocks)
         throw DeviceError("kernel " + k.name + " needs " +
@@ -459,10 +461,6 @@ int run(const Options &o) {
     int shared = k.resources.sharedStaticBytes + static_cast<int>(k.dynamicSharedBytes);
     Occupancy occ = theoreticalOccupancy(static_cast<int>(k.threads()),
                                          k.resources.registers, shared);
-    int driverBlocks = 0;
-    driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&driverBlocks, s.kernels[i].function,
-                                                static_cast<int>(k.threads()),
-                                                k.dynamicSharedBytes);
     std::string ptx = readText((std::filesystem::path(s.manifest.dir) / k.ptx).string());
     bool tensorCores = ptx.find("mma.sync") != std::string::npos ||
                        ptx.find("wgmma") != std::string::npos;
@@ -477,7 +475,7 @@ int run(const Options &o) {
                        {"spill_bytes", k.resources.spillLoadBytes + k.resources.spillStoreBytes},
                        {"occupancy", occ.fraction},
                        {"occupancy_limiter", occ.limiter},
-                       {"driver_blocks_per_sm", driverBlocks},
+                       {"driver_blocks_per_sm", s.blocksPerSM[i]},
                        {"tensor_cores", tensorCores},
                        {"modelled_bytes", modelledBytes(s.manifest, k)},
                        {"config", k.config}});
