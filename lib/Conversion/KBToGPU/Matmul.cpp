@@ -190,13 +190,23 @@ void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
 void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
                                    Value dst, ValueRange dstIdx,
                                    Value rowInRange, Value colStart,
-                                   int64_t colBound) {
+                                   std::optional<int64_t> colBound) {
+  auto token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  if (!rowInRange && !colBound) {
+    // The whole chunk lies inside the tensor: a plain 16-byte copy.
+    nvgpu::DeviceAsyncCopyOp::create(b, loc, token, dst, dstIdx, src, srcIdx,
+                                     b.getIndexAttr(4), Value(), b.getUnitAttr());
+    return;
+  }
   // Elements of this chunk that exist: clamp(colBound - colStart, 0, 4),
   // and none when the row is out of range.
-  Value left = arith::SubIOp::create(
-      b, loc, cidx(b, loc, colBound),
-      arith::MinUIOp::create(b, loc, colStart, cidx(b, loc, colBound)));
-  Value n = arith::MinUIOp::create(b, loc, left, cidx(b, loc, 4));
+  Value n = cidx(b, loc, 4);
+  if (colBound) {
+    Value bound = cidx(b, loc, *colBound);
+    Value left = arith::SubIOp::create(b, loc, bound,
+                                       arith::MinUIOp::create(b, loc, colStart, bound));
+    n = arith::MinUIOp::create(b, loc, left, n);
+  }
   if (rowInRange)
     n = arith::SelectOp::create(b, loc, rowInRange, n, cidx(b, loc, 0));
   // A chunk that copies nothing still needs an address inside the tensor.
@@ -207,9 +217,8 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
   // .cg: skip L1. Tried .ca for rows that are not whole 32-byte sectors
   // (so that a sector shared by two k tiles stays in L1): 1000x700x1500 got
   // 30% slower on wgmma, 21% on mma.sync (2026-11-30 run 2).
-  nvgpu::DeviceAsyncCopyOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIdx,
-      src, srcIdx, b.getIndexAttr(4), n, b.getUnitAttr());
+  nvgpu::DeviceAsyncCopyOp::create(b, loc, token, dst, dstIdx, src, srcIdx,
+                                   b.getIndexAttr(4), n, b.getUnitAttr());
 }
 
 void MatmulEmitter::asyncCopyElement(Value src, SmallVector<Value> srcIdx,
@@ -428,20 +437,12 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
         Value ch = e.add(e.tid, i * e.threads);
         Value kr = e.div(ch, bn / 4), nc = e.mul(e.rem(ch, bn / 4), 4);
         Value gk = e.add(k0, kr), gn = e.add(col0, nc);
-        if (!guardK && !guardN) {
-          // Every chunk lies inside B: a plain 16-byte copy.
-          nvgpu::DeviceAsyncCopyOp::create(
-              b, loc, tokenType, bs, ValueRange{kr, nc}, e.bmem,
-              e.globalIndex(bz, gk, gn), b.getIndexAttr(4), Value(),
-              b.getUnitAttr());
-          continue;
-        }
         Value kIn = guardK ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                                    gk, cidx(b, loc, e.shape.k))
                                  .getResult()
                            : Value();
         e.asyncCopyChunk(e.bmem, e.globalIndex(bz, gk, gn), bs, ValueRange{kr, nc},
-                         kIn, gn, e.shape.n);
+                         kIn, gn, guardN ? std::optional<int64_t>(e.shape.n) : std::nullopt);
       }
       return;
     }

@@ -53,9 +53,11 @@ struct MatmulEmitter {
   /// One 16-byte cp.async of src[srcIdx..+4) into dst[dstIdx]: the elements
   /// at columns colStart.. that lie below colBound (none when rowInRange is
   /// false) are copied and the rest of the chunk is zero-filled; no branch.
+  /// Without rowInRange and colBound the chunk is known to lie inside the
+  /// tensor: a plain copy.
   void asyncCopyChunk(Value src, SmallVector<Value> srcIdx, Value dst,
                       ValueRange dstIdx, Value rowInRange, Value colStart,
-                      int64_t colBound);
+                      std::optional<int64_t> colBound);
   /// One 4-byte cp.async of src[srcIdx] into dst[dstIdx]; where a (value,
   /// bound) pair is out of range nothing is copied and the slot is zeroed.
   void asyncCopyElement(Value src, SmallVector<Value> srcIdx, Value dst,
