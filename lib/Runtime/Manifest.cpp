@@ -276,6 +276,26 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       k.resources.spillStoreBytes = r.value("spill_store_bytes", 0);
       k.resources.spillLoadBytes = r.value("spill_load_bytes", 0);
     }
+    // A workspace belongs to a split_global softmax, which indexes it by
+    // its output's rows and its blocks per row: a hand-edited size would
+    // let the kernel write past it. (The compiler's twin of this formula is
+    // splitGlobalWorkspaceWords in KBDialect.h.)
+    for (const std::string &a : k.args) {
+      const Buffer &ws = m.buffer(a);
+      if (ws.role != "workspace")
+        continue;
+      if (k.coResidentBlocks < 1 || k.args.back() == a)
+        fail(where + " (" + k.name + ") takes workspace '" + a +
+             "' but declares no co_resident_blocks (or writes it as its output)");
+      const Buffer &out = m.buffer(k.args.back());
+      int64_t rows = out.elements() / out.shape.back();
+      int64_t words = 1 + 2 * rows + 2 * rows * k.coResidentBlocks;
+      if (ws.elements() != words)
+        fail(where + " (" + k.name + ") workspace '" + a + "' has " +
+             std::to_string(ws.elements()) + " words; " + std::to_string(rows) +
+             " rows of " + std::to_string(k.coResidentBlocks) + " blocks need " +
+             std::to_string(words));
+    }
     m.kernels.push_back(k);
   }
   return m;
