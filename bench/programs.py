@@ -154,6 +154,7 @@ PROGRAMS = {
         # The bytes of a 4096x4096 softmax moved by the simplest kernel: what
         # fraction of the 1 GiB copy bandwidth a 128 MB pass can reach.
         "relu-4096x4096": relu(4096, 4096),
+        "relu-16384x16384": relu(16384, 16384),
         # The transpose kb-select-mma puts in front of a wgmma matmul.
         "transpose-4096x4096": transpose(4096, 4096),
         "transpose-4096x4096-t32": transpose(4096, 4096, "block = [32, 32]"),
@@ -203,6 +204,7 @@ PROGRAMS = {
         "matmul-ieee-4096-b128x128x32-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
         # Which of BK = 32 / stages / warp arrangement matters, at 4096 and
         # at the awkward 4000 (run 5: default 0.74x cuBLAS at 4000).
+        "matmul-ieee-4096-b128x128x32-s3-w64x32": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], warp = [64, 32], stages = 3"),
         "matmul-ieee-4096-b128x128x32-s3-w32x64": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], warp = [32, 64], stages = 3"),
         "matmul-ieee-4000-s4": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 4"),
         "matmul-ieee-4000-s3-w32x64": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], warp = [32, 64], stages = 3"),
@@ -226,6 +228,18 @@ PROGRAMS = {
         # alone explain the awkward shape's loss?
         "matmul-tf32-1024x768x1500-sm90a": matmul(1024, 768, 1500, "tf32"),
         "matmul-tf32-1024x768x1500": matmul(1024, 768, 1500, "tf32"),
+        # K = 1504 (32-byte-aligned rows, no K edge), 1512 (32-byte-aligned
+        # rows, a K edge), 1500 (16-byte-aligned rows, a K edge): which of
+        # row alignment and edge guards costs the wgmma kernel its time. The
+        # -tb twins take B K-major (no transpose kernel in front).
+        "matmul-tf32-1024x768x1504-sm90a": matmul(1024, 768, 1504, "tf32"),
+        "matmul-tf32-1024x768x1512-sm90a": matmul(1024, 768, 1512, "tf32"),
+        "matmul-tf32-1024x768x1500-tb-sm90a": matmul(1024, 768, 1500, "tf32", trans_b=True),
+        "matmul-tf32-1024x768x1504-tb-sm90a": matmul(1024, 768, 1504, "tf32", trans_b=True),
+        "matmul-tf32-1024x768x1512-tb-sm90a": matmul(1024, 768, 1512, "tf32", trans_b=True),
+        "matmul-tf32-1000x700x1500-tb-sm90a": matmul(1000, 700, 1500, "tf32", trans_b=True),
+        "matmul-tf32-1024x704x1504-tb-sm90a": matmul(1024, 704, 1504, "tf32", trans_b=True),
+        "matmul-tf32-1000x700x1504-sm90a": matmul(1000, 700, 1504, "tf32"),
         # wgmma (compiled with chip=sm_90a: names ending in -sm90a); a row-major B
         # goes through a kb.transpose kernel first.
         "matmul-tf32-2048-sm90a": matmul(2048, 2048, 2048, "tf32"),
@@ -253,6 +267,7 @@ PROGRAMS = {
         "matmul-tf32-1000x700x1500-b128x64-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [128, 64, 32]"),
         "matmul-tf32-1000x700x1500-b128x256-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [128, 256, 32]"),
         "matmul-tf32-1024x768x1536-b128x128-sm90a": matmul(1024, 768, 1536, "tf32", config="block = [128, 128, 32]"),
+        "matmul-tf32-1024x704x1504-b128x64-sm90a": matmul(1024, 704, 1504, "tf32", config="block = [128, 64, 32]"),
         "matmul-tf32-1024x768x1536-b128x64-sm90a": matmul(1024, 768, 1536, "tf32", config="block = [128, 64, 32]"),
         "matmul-tf32-2048-b128x256-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [128, 256, 32]"),
         "matmul-tf32-2048-b256x128-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [256, 128, 32]"),

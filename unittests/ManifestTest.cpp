@@ -97,6 +97,35 @@ TEST(Manifest, CoResidentBlocks) {
   EXPECT_NE(errorOf(j).find("co_resident_blocks must be a positive integer"), std::string::npos);
 }
 
+// kb-select-mma's padded B^T: a transpose whose rows are padded, read by a
+// matmul with transpose_b and padded_b.
+TEST(Manifest, PaddedTranspose) {
+  json j = valid();
+  j["buffers"] = json::parse(R"([
+    {"name": "a", "shape": [4, 6], "dtype": "f32", "role": "input"},
+    {"name": "b", "shape": [6, 8], "dtype": "f32", "role": "input"},
+    {"name": "bt", "shape": [8, 32], "dtype": "f32", "role": "scratch"},
+    {"name": "c", "shape": [4, 8], "dtype": "f32", "role": "output"}])");
+  j["program"] = json::parse(R"([
+    {"op": "kb.transpose", "inputs": ["b"], "output": "bt", "shape": [8, 32],
+     "attrs": {"pad": 32}, "kernel": "k0"},
+    {"op": "kb.matmul", "inputs": ["a", "bt"], "output": "c", "shape": [4, 8],
+     "attrs": {"transpose_b": true, "padded_b": true, "precision": "tf32"}, "kernel": "k1"}])");
+  j["kernels"] = json::parse(R"([
+    {"name": "k0", "ptx": "k0.ptx", "grid": [1, 1, 1], "block": [128, 1, 1],
+     "dynamic_shared_bytes": 0, "args": ["b", "bt"], "ops": [0]},
+    {"name": "k1", "ptx": "k1.ptx", "grid": [1, 1, 1], "block": [128, 1, 1],
+     "dynamic_shared_bytes": 0, "args": ["a", "bt", "c"], "ops": [1]}])");
+  EXPECT_EQ(errorOf(j), "");
+  j["program"][1]["attrs"].erase("padded_b");
+  EXPECT_NE(errorOf(j).find("operands [4, 6] and [8, 32] (B transposed) do not multiply"),
+            std::string::npos);
+  j["program"][1]["attrs"]["padded_b"] = true;
+  j["program"][0]["attrs"]["pad"] = 16;
+  EXPECT_NE(errorOf(j).find("(kb.transpose) of [6, 8] must give [8, 16], not [8, 32]"),
+            std::string::npos);
+}
+
 TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   json j = valid();
   j["version"] = 2;

@@ -84,6 +84,12 @@ TEST(Reference, MatmulAndSampledEntryAgree) {
   EXPECT_EQ(e.absSum, 139);
   std::vector<float> bt = {7, 9, 11, 8, 10, 12}; // B transposed, 2x3
   EXPECT_EQ(matmulEntry(a.data(), bt.data(), 2, 2, 3, true, 0, 1, 1).value, 154);
+  // B^T with rows padded to 4 (kb.transpose pad): the padding is not read,
+  // whatever it holds.
+  std::vector<float> btPad = {7, 9, 11, 99, 8, 10, 12, -99};
+  EXPECT_EQ(matmulEntry(a.data(), btPad.data(), 2, 2, 3, true, 0, 1, 1, 4).value, 154);
+  HostTensor cp = evalMatmul(fromFloats({2, 3}, a.data()), fromFloats({2, 4}, btPad.data()), true);
+  EXPECT_EQ(cp.data, (std::vector<double>{58, 64, 139, 154}));
 }
 
 TEST(Reference, CompareFlagsNaNAndOutliers) {

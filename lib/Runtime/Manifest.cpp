@@ -183,8 +183,11 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (r != 2 && r != 3)
         fail(where + " (kb.matmul) operand '" + op.inputs[0] + "' must have rank 2 or 3");
       bool transB = op.attrs.value("transpose_b", false);
+      // padded_b: B^T's rows may be longer than K (kb.transpose pad).
+      bool padded = transB && op.attrs.value("padded_b", false);
+      int64_t bk = b.size() == r ? (transB ? b[r - 1] : b[r - 2]) : -1;
       if (b.size() != r || (r == 3 && b[0] != a[0]) ||
-          (transB ? b[r - 1] : b[r - 2]) != a[r - 1])
+          (padded ? bk < a[r - 1] : bk != a[r - 1]))
         fail(where + " (kb.matmul) operands " + shapeStr(a) + " and " + shapeStr(b) +
              (transB ? " (B transposed)" : "") + " do not multiply");
       std::vector<int64_t> c(a.begin(), a.end() - 1);
@@ -200,6 +203,10 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (t.size() != 2 && t.size() != 3)
         fail(where + " (kb.transpose) operand '" + op.inputs[0] + "' must have rank 2 or 3");
       std::swap(t[t.size() - 2], t[t.size() - 1]);
+      int64_t pad = op.attrs.value("pad", int64_t(1));
+      if (pad < 1)
+        fail(where + " (kb.transpose) pad must be at least 1");
+      t.back() = (t.back() + pad - 1) / pad * pad;
       if (!names.count(op.output))
         fail(where + " (kb.transpose) output '" + op.output + "' must be a buffer");
       if (shapeOf(op.output) != t || op.shape != t)

@@ -125,6 +125,7 @@ HostTensor evalMatmul(const HostTensor &a, const HostTensor &b, bool transB) {
   int64_t batch = r == 3 ? a.shape[0] : 1;
   int64_t m = a.shape[r - 2], k = a.shape[r - 1];
   int64_t n = transB ? b.shape[r - 2] : b.shape[r - 1];
+  int64_t ldbT = transB ? b.shape[r - 1] : 0;
   HostTensor c;
   if (r == 3)
     c.shape.push_back(batch);
@@ -142,7 +143,7 @@ HostTensor evalMatmul(const HostTensor &a, const HostTensor &b, bool transB) {
             crow[j] += av * brow[j];
         } else {
           for (int64_t j = 0; j < n; ++j)
-            crow[j] += av * b.data[(z * n + j) * k + p];
+            crow[j] += av * b.data[(z * n + j) * ldbT + p];
         }
       }
     }
@@ -151,11 +152,13 @@ HostTensor evalMatmul(const HostTensor &a, const HostTensor &b, bool transB) {
 
 MatmulEntry matmulEntry(const float *a, const float *b, int64_t m, int64_t n,
                         int64_t k, bool transB, int64_t batch, int64_t i,
-                        int64_t j) {
+                        int64_t j, int64_t ldbT) {
   MatmulEntry e{0.0, 0.0};
+  if (ldbT == 0)
+    ldbT = k;
   const float *arow = a + (batch * m + i) * k;
   for (int64_t p = 0; p < k; ++p) {
-    double bv = transB ? b[(batch * n + j) * k + p] : b[(batch * k + p) * n + j];
+    double bv = transB ? b[(batch * n + j) * ldbT + p] : b[(batch * k + p) * n + j];
     double prod = static_cast<double>(arow[p]) * bv;
     e.value += prod;
     e.absSum += std::fabs(prod);

@@ -436,3 +436,26 @@ func.func @transpose(%x: tensor<3x100x70xf32>) -> tensor<3x70x100xf32> {
   %0 = kb.transpose %x : tensor<3x100x70xf32> -> tensor<3x70x100xf32>
   return %0 : tensor<3x70x100xf32>
 }
+
+// -----
+
+// A transpose whose output rows are padded (kb-select-mma's B^T for wgmma
+// when K is not a multiple of 32): the grid covers the padded rows (128 /
+// 64 = 2 tiles), reads stop at the input's 100 rows, and the writes put
+// zeros between column 100 and 128.
+// CHECK-LABEL: func.func @padded_transpose
+// CHECK: gpu.launch_func @{{.*}} blocks in (%c1, %c2, %c1{{.*}}) {{.*}} args(%{{.*}} : memref<100x64xf32>, %{{.*}} : memref<64x128xf32>)
+// CHECK: gpu.func
+// CHECK: arith.cmpi ult, %{{.*}}, %c100
+// CHECK: memref.load %arg0
+// CHECK: gpu.barrier
+// CHECK: %[[INROW:.*]] = arith.cmpi ult, %[[J:.*]], %c128
+// CHECK: scf.if
+// CHECK: %[[V:.*]] = memref.load %arg2
+// CHECK: %[[REAL:.*]] = arith.cmpi ult, %[[J]], %c100
+// CHECK: %[[Z:.*]] = arith.select %[[REAL]], %[[V]], %cst : f32
+// CHECK: memref.store %[[Z]], %arg1
+func.func @padded_transpose(%b: tensor<100x64xf32>) -> tensor<64x128xf32> {
+  %t = kb.transpose %b pad(32) : tensor<100x64xf32> -> tensor<64x128xf32>
+  return %t : tensor<64x128xf32>
+}

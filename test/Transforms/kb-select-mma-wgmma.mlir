@@ -11,9 +11,11 @@
 // A B that is already K-major is used as it is.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul %arg0, %arg2 precision( tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
-// Small problems get smaller tiles (64 rows: one warpgroup).
-// CHECK: kb.transpose
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32">
+// Small problems get smaller tiles (64 rows: one warpgroup). K = 1500 is
+// not a multiple of 32: B^T's rows are padded to 1504 floats (each starts
+// on a 128-byte line) and the matmul reads them as padded_b.
+// CHECK: %[[P:.*]] = kb.transpose %arg4 pad(32) {{.*}} : tensor<1500x700xf32> -> tensor<700x1504xf32>
+// CHECK: kb.matmul %arg3, %[[P]] precision( tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"

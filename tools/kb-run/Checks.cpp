@@ -53,7 +53,7 @@ static void addCublasGemm(cublasHandle_t h, const std::string &precision,
   checkCublas(cublasSgemmStridedBatched(
                   h, d.transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, d.n, d.m,
                   d.k, &alpha, reinterpret_cast<const float *>(b),
-                  d.transB ? d.k : d.n, d.k * d.n,
+                  d.transB ? d.ldbT : d.n, d.transB ? d.n * d.ldbT : d.k * d.n,
                   reinterpret_cast<const float *>(a), d.k, d.m * d.k, &beta,
                   reinterpret_cast<float *>(c), d.n, d.m * d.n, d.batch),
               "cublasSgemmStridedBatched");
@@ -79,6 +79,7 @@ MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
   d.k = a.shape[r - 1];
   d.transB = op.attrs.value("transpose_b", false);
   d.n = d.transB ? b.shape[r - 2] : b.shape[r - 1];
+  d.ldbT = d.transB ? b.shape[r - 1] : d.k;
   d.precision = op.attrString("precision", "ieee");
   return d;
 }
@@ -121,7 +122,7 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
     at.push_back({int64_t(rng() % d.batch), int64_t(rng() % d.m), int64_t(rng() % d.n)});
   double worst = 0, errSq = 0, refSq = 0;
   for (auto [z, i, j] : at) {
-    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j);
+    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j, d.ldbT);
     double g = got[(z * d.m + i) * d.n + j];
     double err = std::fabs(g - e.value) / std::max(e.absSum, 1e-30);
     if (std::isnan(err))
@@ -330,7 +331,7 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   for (int n = 0; n < samples; ++n) {
     int64_t z = rng() % d.batch, i = rng() % d.m, j = rng() % d.n;
     int64_t flat = (z * d.m + i) * d.n + j;
-    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j);
+    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j, d.ldbT);
     std::map<std::string, HostTensor> one;
     one[mmOp.output] = HostTensor{{1}, {e.value}};
     for (size_t q = 1; q < k.ops.size(); ++q) {
@@ -379,12 +380,16 @@ static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
   const std::vector<float> &got = s.host.at(k.args.back());
   size_t r = in.shape.size();
   int64_t batch = r == 3 ? in.shape[0] : 1, rows = in.shape[r - 2], cols = in.shape[r - 1];
+  // The output's rows: `rows` long, or padded with zeros (kb.transpose pad).
+  int64_t ld = s.manifest.buffer(op.output).shape.back();
   int64_t bad = 0, firstBad = -1;
+  const float zero = 0.0f;
   for (int64_t z = 0; z < batch; ++z)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        int64_t from = (z * rows + i) * cols + j, to = (z * cols + j) * rows + i;
-        if (std::memcmp(&x[from], &got[to], sizeof(float)) != 0) {
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t i = 0; i < ld; ++i) {
+        int64_t to = (z * cols + j) * ld + i;
+        const float *want = i < rows ? &x[(z * rows + i) * cols + j] : &zero;
+        if (std::memcmp(want, &got[to], sizeof(float)) != 0) {
           if (firstBad < 0)
             firstBad = to;
           ++bad;
@@ -392,11 +397,11 @@ static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
       }
   c.ok = bad == 0;
   c.maxErr = bad ? INFINITY : 0.0;
-  c.extra["elements"] = batch * rows * cols;
+  c.extra["elements"] = batch * cols * ld;
   c.extra["mismatches"] = bad;
   char buf[200];
-  snprintf(buf, sizeof buf, "%lld elements, %lld differ", (long long)(batch * rows * cols),
-           (long long)bad);
+  snprintf(buf, sizeof buf, "%lld elements%s, %lld differ", (long long)(batch * cols * ld),
+           ld != rows ? " (padding zeros included)" : "", (long long)bad);
   c.detail = buf;
   if (bad) {
     snprintf(buf, sizeof buf, "; first at output index %lld", (long long)firstBad);

@@ -268,4 +268,13 @@ double measureCopyBandwidth() {
   return 2.0 * bytes / (t.median * 1e-3) / 1e9;
 }
 
+Timing timeCopyOfSize(double movedBytes, DeviceBuffer *flush) {
+  size_t bytes = std::max<size_t>(16, size_t(movedBytes / 2) / 16 * 16);
+  DeviceBuffer a(bytes), b(bytes);
+  a.fillBytes(1);
+  return timeWithEvents(
+      [&] { check(gDriver.cuMemcpyDtoD(b.ptr, a.ptr, bytes), "cuMemcpyDtoD"); }, 2, 20,
+      100, flush);
+}
+
 } // namespace kb::runtime

@@ -30,6 +30,8 @@ inline void checkCublas(cublasStatus_t s, const char *what) {
 struct MatmulDims {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transB = false;
+  /// The row length of B^T when transB: K, or more for a padded B^T.
+  int64_t ldbT = 0;
   std::string precision = "ieee";
   double flops() const { return 2.0 * batch * m * n * k; }
 };

@@ -591,8 +591,20 @@ int run(const Options &o) {
                     {"kb_speedup", bt.median / t.median}});
     report["baselines"] = bj;
 
-    // Verdict: which ceiling applies, and how close the kernel came.
+    // The same bytes moved by one device-to-device copy, timed like the
+    // kernel (alone between events, after the flush): what any single pass
+    // of this size can reach, launch, ramp-up and tail included. The 1 GiB
+    // copy above hides those; a 100 MB kernel cannot.
     double intensity = flops / minBytes;
+    if (minBytes > 0 && (flops == 0 || intensity < 30)) {
+      Timing ct = timeCopyOfSize(minBytes, &flush);
+      double sameBw = minBytes / (ct.median * 1e-3) / 1e9;
+      report["copy_same_size"] = {{"time", timingJson(ct)}, {"gbs", sameBw},
+                                  {"fraction_of_copy", sameBw / copyBw}};
+      report["fraction_of_same_size_copy"] = gbs / sameBw;
+    }
+
+    // Verdict: which ceiling applies, and how close the kernel came.
     std::string verdict;
     if (flops > 0) {
       std::string prec = "ieee";
@@ -685,6 +697,13 @@ int run(const Options &o) {
          "copy (%.0f GB/s, this run)\n",
          minBytes / 1e6, moved / 1e6, moved / minBytes, report["achieved_gbs"].get<double>(),
          100 * report["fraction_of_copy"].get<double>(), copyBw);
+  if (report.contains("copy_same_size")) {
+    const json &c = report["copy_same_size"];
+    printf("  a copy of the same bytes, timed the same way: %.4f ms = %.0f%% of the 1 GiB copy's "
+           "rate; kb at %.0f%% of it\n",
+           c["time"]["median_ms"].get<double>(), 100 * c["fraction_of_copy"].get<double>(),
+           100 * report["fraction_of_same_size_copy"].get<double>());
+  }
   if (flops > 0)
     printf("  compute: %.1f TFLOP/s\n", report["achieved_tflops"].get<double>());
   for (auto &b : report["baselines"])

@@ -116,6 +116,12 @@ Timing timeWithEvents(const std::function<void()> &body, int warmup,
 /// Device-to-device copy bandwidth in GB/s (bytes read + written), 1 GiB.
 double measureCopyBandwidth();
 
+/// The same for a copy that moves `movedBytes` in all (half read, half
+/// written), timed like a kernel: each run alone between events, after
+/// `flush` is written. The ceiling of a memory-bound kernel of that size,
+/// launch, ramp-up, tail and the L2's dirty lines included.
+Timing timeCopyOfSize(double movedBytes, DeviceBuffer *flush);
+
 } // namespace kb::runtime
 
 #endif

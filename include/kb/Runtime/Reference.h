@@ -33,16 +33,19 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
                   int64_t indexOffset = 0);
 
 /// C = A x B in float64 (optionally batched, B transposed).
+/// With transB, b's rows (of B^T) may be longer than K (a padded leading
+/// dimension): the first K of each are read.
 HostTensor evalMatmul(const HostTensor &a, const HostTensor &b, bool transB);
 
 /// One entry C[batch][i][j] of a matmul of f32 operands, in float64, and the
 /// sum over k of |a_ik * b_kj| (the scale its rounding error is measured on).
+/// `ldbT`: the row length of B^T when transB (at least K; 0 means K).
 struct MatmulEntry {
   double value, absSum;
 };
 MatmulEntry matmulEntry(const float *a, const float *b, int64_t m, int64_t n,
                         int64_t k, bool transB, int64_t batch, int64_t i,
-                        int64_t j);
+                        int64_t j, int64_t ldbT = 0);
 
 struct Comparison {
   int64_t checked = 0, bad = 0, firstBad = -1;

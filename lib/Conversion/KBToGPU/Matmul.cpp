@@ -210,10 +210,14 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
   if (rowInRange)
     n = arith::SelectOp::create(b, loc, rowInRange, n, cidx(b, loc, 0));
   // A chunk that copies nothing still needs an address inside the tensor.
+  // Without a column bound the column is inside, and only the row (and
+  // batch) indices move to 0: they do not change along k, so the address
+  // stays a loop-invariant base plus k.
   Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n,
                                      cidx(b, loc, 0));
-  for (Value &i : srcIdx)
-    i = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), i);
+  for (size_t d = 0; d < srcIdx.size(); ++d)
+    if (colBound || d + 1 < srcIdx.size())
+      srcIdx[d] = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), srcIdx[d]);
   // .cg: skip L1. Tried .ca for rows that are not whole 32-byte sectors
   // (so that a sector shared by two k tiles stays in L1): 1000x700x1500 got
   // 30% slower on wgmma, 21% on mma.sync (2026-11-30 run 2).

@@ -8,7 +8,10 @@
 // again 128 bytes per warp. One read and one write of every element:
 // memory-bound, like a copy. 64 x 64 tiles keep 16 KB per block in flight
 // against 4 KB with 32 x 32: run 32 measured 84.2% of the copy bandwidth
-// against 81.1% in the same call (4096 x 4096).
+// against 81.1% in the same call (4096 x 4096). With `pad` the output's
+// rows are longer than the input's column count (rounded up to a multiple
+// of the pad): the blocks of the last tile column also write the zeros
+// between.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +28,8 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
   size_t r = shape.size();
   int64_t rows = shape[r - 2], cols = shape[r - 1];
   int64_t batch = r == 3 ? shape[0] : 1;
+  // The output's row length: `rows`, or rounded up to the pad.
+  int64_t outRows = op.getResult().getType().getShape().back();
   int64_t threads = req.config.getThreads();
   auto blockCfg = req.config.getBlock();
   int64_t kTile = blockCfg.empty() ? 32 : blockCfg[0];
@@ -33,7 +38,7 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
                                "threads that split it into whole rows; got tile "
                             << kTile << ", " << threads << " threads";
   info.grid = {(int64_t)llvm::divideCeil(cols, kTile),
-               (int64_t)llvm::divideCeil(rows, kTile), batch};
+               (int64_t)llvm::divideCeil(outRows, kTile), batch};
   info.block = {threads, 1, 1};
   if (info.grid[1] > 65535 || info.grid[2] > 65535)
     return op.emitOpError() << "needs a grid of " << info.grid[1] << " x "
@@ -86,7 +91,8 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
   };
-  bool edge = rows % kTile || cols % kTile;
+  bool edge = rows % kTile || cols % kTile || outRows % kTile;
+  bool padded = outRows != rows;
   // Read: row group w takes tile rows w, w + groups, ...; lane = column.
   for (int64_t i = 0; i < kTile; i += groups) {
     Value tr = add(group, cidx(b, loc, i));
@@ -98,12 +104,17 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
   }
   gpu::BarrierOp::create(b, loc);
   // Write: output row = input column col0 + w + i, output column = input
-  // row row0 + lane.
+  // row row0 + lane (zero past the input's last row, up to the padding).
   for (int64_t i = 0; i < kTile; i += groups) {
     Value tc = add(group, cidx(b, loc, i));
     Value oi = add(col0, tc), oj = add(row0, lane);
-    guarded(edge, oi, cols, oj, rows, [&] {
+    guarded(edge, oi, cols, oj, outRows, [&] {
       Value v = memref::LoadOp::create(b, loc, tile, ValueRange{lane, tc});
+      if (padded)
+        v = arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, oj, cidx(b, loc, rows)),
+            v, arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f)));
       memref::StoreOp::create(b, loc, v, out, index(oi, oj));
     });
   }

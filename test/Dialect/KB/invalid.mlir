@@ -244,3 +244,35 @@ func.func @transpose_rank(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = kb.transpose %x : tensor<8xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+func.func @transpose_pad_shape(%x: tensor<30x8xf32>) -> tensor<8x30xf32> {
+  // expected-error @+1 {{expects result shape 8x32 (the input's last two axes swapped, rows padded to a multiple of 32), got 8x30}}
+  %0 = kb.transpose %x pad(32) : tensor<30x8xf32> -> tensor<8x30xf32>
+  return %0 : tensor<8x30xf32>
+}
+
+// -----
+
+func.func @transpose_pad_zero(%x: tensor<30x8xf32>) -> tensor<8x30xf32> {
+  // expected-error @+1 {{pad must be between 1 and 1024, got 0}}
+  %0 = kb.transpose %x pad(0) : tensor<30x8xf32> -> tensor<8x30xf32>
+  return %0 : tensor<8x30xf32>
+}
+
+// -----
+
+func.func @padded_b_needs_transpose_b(%a: tensor<64x30xf32>, %b: tensor<32x8xf32>) -> tensor<64x8xf32> {
+  // expected-error @+1 {{padded_b needs transpose_b (it pads the rows of B^T)}}
+  %0 = kb.matmul %a, %b precision(tf32) padded_b : tensor<64x30xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @padded_b_too_short(%a: tensor<64x30xf32>, %b: tensor<8x28xf32>) -> tensor<64x8xf32> {
+  // expected-error @+1 {{padded_b: the rows of rhs 8x28 must be at least K = 30 long}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<8x28xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}

@@ -47,6 +47,17 @@ func.func @matmuls(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bt: tensor<16x
   return %0, %1, %2 : tensor<64x16xf32>, tensor<64x16xf32>, tensor<2x64x16xf32>
 }
 
+// A B^T whose rows are padded to a multiple of 32 (kb-select-mma for wgmma),
+// and the matmul that reads the first K of each row.
+// CHECK-LABEL: func.func @padded_transpose
+// CHECK: %[[T:.*]] = kb.transpose %{{.*}} pad(32) : tensor<30x16xf32> -> tensor<16x32xf32>
+// CHECK: kb.matmul %{{.*}}, %[[T]] precision( tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<16x32xf32> -> tensor<64x16xf32>
+func.func @padded_transpose(%a: tensor<64x30xf32>, %b: tensor<30x16xf32>) -> tensor<64x16xf32> {
+  %t = kb.transpose %b pad(32) : tensor<30x16xf32> -> tensor<16x32xf32>
+  %0 = kb.matmul %a, %t precision(tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<16x32xf32> -> tensor<64x16xf32>
+  return %0 : tensor<64x16xf32>
+}
+
 // CHECK-LABEL: func.func @softmax_with_config
 func.func @softmax_with_config(%x: tensor<16x1000xf32>) -> tensor<16x1000xf32> {
   // CHECK: kb.softmax %{{.*}} {config = #kb.config<threads = 128, strategy = "online">} : tensor<16x1000xf32>

@@ -64,10 +64,18 @@ LogicalResult TransposeOp::verify() {
                          << in.size();
   SmallVector<int64_t> expected(in.begin(), in.end());
   std::swap(expected[in.size() - 2], expected[in.size() - 1]);
+  std::optional<int64_t> pad = getPad();
+  if (pad && (*pad < 1 || *pad > 1024))
+    return emitOpError() << "pad must be between 1 and 1024, got " << *pad;
+  if (pad)
+    expected.back() = llvm::alignTo(expected.back(), *pad);
   if (ArrayRef<int64_t>(expected) != res)
     return emitOpError() << "expects result shape " << shapeStr(expected)
-                         << " (the input's last two axes swapped), got "
-                         << shapeStr(res);
+                         << (pad ? " (the input's last two axes swapped, rows "
+                                   "padded to a multiple of " +
+                                       std::to_string(*pad) + ")"
+                                 : std::string(" (the input's last two axes swapped)"))
+                         << ", got " << shapeStr(res);
   return success();
 }
 
@@ -87,7 +95,12 @@ LogicalResult MatmulOp::verify() {
   int64_t m = lhs[r - 2], k = lhs[r - 1];
   int64_t k2 = getTransposeB() ? rhs[r - 1] : rhs[r - 2];
   int64_t n = getTransposeB() ? rhs[r - 2] : rhs[r - 1];
-  if (k != k2)
+  if (getPaddedB() && !getTransposeB())
+    return emitOpError() << "padded_b needs transpose_b (it pads the rows of B^T)";
+  if (getPaddedB() && k2 < k)
+    return emitOpError() << "padded_b: the rows of rhs " << shapeStr(rhs)
+                         << " must be at least K = " << k << " long";
+  if (k != k2 && !getPaddedB())
     return emitOpError() << "inner dimensions must match: lhs is "
                          << shapeStr(lhs) << " (K = " << k << "), rhs is "
                          << shapeStr(rhs) << " (K = " << k2 << ")";

@@ -29,7 +29,11 @@ def KB_MatmulOp : KB_Op<"matmul"> {
   let summary = "matrix product C = A x B (optionally batched, B transposed)";
   let description = [{
     `lhs` is MxK (or BxMxK), `rhs` is KxN (or BxKxN; NxK / BxNxK with
-    `transpose_b`). `precision` picks the arithmetic: `ieee` (fp32 FFMA),
+    `transpose_b`). With `padded_b` (only with `transpose_b`) the rows of
+    `rhs` may be longer than K (NxK' with K' >= K, a padded leading
+    dimension, as BLAS's ldb): the matmul reads the first K of each row.
+    kb-select-mma makes one from a `kb.transpose ... pad(32)` so that every
+    row of B^T starts on a 128-byte line. `precision` picks the arithmetic: `ieee` (fp32 FFMA),
     `tf32` (tensor cores, about 1e-3 relative error) or `tf32x3` (three
     tf32 products for near-fp32 accuracy on tensor cores).
 
@@ -40,10 +44,11 @@ def KB_MatmulOp : KB_Op<"matmul"> {
   }];
   let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
                    KB_PrecisionAttr:$precision, UnitAttr:$transpose_b,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   UnitAttr:$padded_b, OptionalAttr<KB_ConfigAttr>:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `precision` `(` `` $precision `)` (`transpose_b` $transpose_b^)?
+    (`padded_b` $padded_b^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -72,13 +77,20 @@ def KB_TransposeOp : KB_Op<"transpose"> {
     `result[..., j, i] = input[..., i, j]` for a rank-2 (RxC) or batched
     rank-3 (BxRxC) tensor. kb-select-mma puts one in front of a matmul whose
     arithmetic unit reads B K-major (wgmma TF32) when B is row-major, and
-    sets the matmul's `transpose_b`.
+    sets the matmul's `transpose_b`. With `pad(P)` the result's last axis is
+    the input's row count rounded up to a multiple of P, and the extra
+    entries are zero (a padded leading dimension; see kb.matmul's
+    `padded_b`).
 
-    Example: `%bt = kb.transpose %b : tensor<1024x512xf32> -> tensor<512x1024xf32>`
+    Example: `%bt = kb.transpose %b : tensor<1024x512xf32> -> tensor<512x1024xf32>`,
+    `%bt = kb.transpose %b pad(32) : tensor<1500x700xf32> -> tensor<700x1504xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<KB_ConfigAttr>:$config);
+  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<I64Attr>:$pad,
+                   OptionalAttr<KB_ConfigAttr>:$config);
   let results = (outs KB_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`pad` `(` $pad^ `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 
