@@ -8,6 +8,16 @@ func.func @no_config(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// A config without a thread count (kb-select-config ran before kb-select-mma
+// inserted the transpose): an error, not a division by zero.
+func.func @no_threads(%x: tensor<60x72xf32>) -> tensor<72x64xf32> {
+  // expected-error @+1 {{'kb.transpose' op has no thread count in its #kb.config (#kb.config<>): run kb-select-config after kb-select-mma (which may insert ops)}}
+  %0 = kb.transpose %x pad(32) {config = #kb.config<>} : tensor<60x72xf32> -> tensor<72x64xf32>
+  return %0 : tensor<72x64xf32>
+}
+
+// -----
+
 func.func @returns_argument(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = kb.relu %x : tensor<4x8xf32>
   // expected-error @+1 {{returns value #0 that is a function argument or returned twice; kb needs each result computed by its own kernel}}

@@ -157,6 +157,10 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       return op.emitOpError() << "has no #kb.config: run kb-select-config, "
                                  "kb-select-mma, kb-tile and "
                                  "kb-promote-shared-memory first";
+    if (config.getThreads() <= 0)
+      return op.emitOpError() << "has no thread count in its #kb.config ("
+                              << config << "): run kb-select-config after "
+                                           "kb-select-mma (which may insert ops)";
 
     // The kernel: its own gpu.module holding one gpu.func.
     std::string kname = "k" + std::to_string(kernelCount++) + "_" + kernelSuffix(&op);
