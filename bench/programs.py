@@ -204,6 +204,25 @@ PROGRAMS = {
         "matmul-ieee-4096-b128x128x32-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], stages = 3"),
         # Which of BK = 32 / stages / warp arrangement matters, at 4096 and
         # at the awkward 4000 (run 5: default 0.74x cuBLAS at 4000).
+        # cuBLAS's fp32 kernel at 4096^3 (2026-11-30 run 15, ncu):
+        # sm80_xmma_gemm_..._tilesize256x128x8_stage3_warpsize4x2x1_ffma,
+        # 256 threads, 254 registers, one block per SM: 16 x 8 per thread.
+        "matmul-ieee-4096-b256x128x8-t16x8-s3": matmul(4096, 4096, 4096, "ieee", config="block = [256, 128, 8], thread = [16, 8], warp = [64, 64], stages = 3"),
+        "matmul-ieee-4096-b256x128x16-t16x8-s3": matmul(4096, 4096, 4096, "ieee", config="block = [256, 128, 16], thread = [16, 8], warp = [64, 64], stages = 3"),
+        "matmul-ieee-4096-b256x128x16-t16x8-s4": matmul(4096, 4096, 4096, "ieee", config="block = [256, 128, 16], thread = [16, 8], warp = [64, 64], stages = 4"),
+        "matmul-ieee-4096-b256x128x32-t16x8-s3": matmul(4096, 4096, 4096, "ieee", config="block = [256, 128, 32], thread = [16, 8], warp = [64, 64], stages = 3"),
+        "matmul-ieee-4096-b256x128x8-t16x8-rows-s3": matmul(4096, 4096, 4096, "ieee", config="block = [256, 128, 8], thread = [16, 8], stages = 3"),
+        "matmul-ieee-4096-b128x256x8-t8x16-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 256, 8], thread = [8, 16], warp = [32, 128], stages = 3"),
+        "matmul-ieee-8192-b256x128x8-t16x8-s3": matmul(8192, 8192, 8192, "ieee", config="block = [256, 128, 8], thread = [16, 8], warp = [64, 64], stages = 3"),
+        "matmul-ieee-8192-b256x128x16-t16x8-s3": matmul(8192, 8192, 8192, "ieee", config="block = [256, 128, 16], thread = [16, 8], warp = [64, 64], stages = 3"),
+        "matmul-ieee-2048-b256x128x8-t16x8-s3": matmul(2048, 2048, 2048, "ieee", config="block = [256, 128, 8], thread = [16, 8], warp = [64, 64], stages = 3"),
+        "matmul-ieee-2048-b256x128x16-t16x8-s3": matmul(2048, 2048, 2048, "ieee", config="block = [256, 128, 16], thread = [16, 8], warp = [64, 64], stages = 3"),
+        "matmul-ieee-4000-b256x128x16-t16x8-s3": matmul(4000, 4000, 4000, "ieee", config="block = [256, 128, 16], thread = [16, 8], warp = [64, 64], stages = 3"),
+        # Blocks of 4 warps (4 per SM): fewer warps meet at each barrier.
+        "matmul-ieee-4096-b128x64x16-s3": matmul(4096, 4096, 4096, "ieee", config="block = [128, 64, 16], thread = [8, 8], warp = [32, 64], stages = 3"),
+        "matmul-ieee-4096-b128x64x16-s4": matmul(4096, 4096, 4096, "ieee", config="block = [128, 64, 16], thread = [8, 8], warp = [32, 64], stages = 4"),
+        "matmul-ieee-4096-b64x128x16-s3": matmul(4096, 4096, 4096, "ieee", config="block = [64, 128, 16], thread = [8, 8], warp = [32, 64], stages = 3"),
+        "matmul-ieee-4096-b64x128x16-s4": matmul(4096, 4096, 4096, "ieee", config="block = [64, 128, 16], thread = [8, 8], warp = [32, 64], stages = 4"),
         "matmul-ieee-4096-b128x128x32-s3-w64x32": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], warp = [64, 32], stages = 3"),
         "matmul-ieee-4096-b128x128x32-s3-w32x64": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 32], thread = [8, 8], warp = [32, 64], stages = 3"),
         "matmul-ieee-4000-s4": matmul(4000, 4000, 4000, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 4"),
