@@ -7,15 +7,15 @@
 // 128-byte-swizzled stages, no padding.
 // CHECK-LABEL: func.func @wgmma
 // CHECK: %[[T:.*]] = kb.transpose %arg1 {config = #kb.config<block = [64, 64], threads = 256>} : tensor<4096x2048xf32> -> tensor<2048x4096xf32>
-// CHECK: kb.matmul %arg0, %[[T]] precision( tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
+// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
 // A B that is already K-major is used as it is.
 // CHECK-NOT: kb.transpose
-// CHECK: kb.matmul %arg0, %arg2 precision( tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
+// CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
 // Small problems get smaller tiles (64 rows: one warpgroup). K = 1500 is
 // not a multiple of 32: B^T's rows are padded to 1504 floats (each starts
 // on a 128-byte line) and the matmul reads them as padded_b.
 // CHECK: %[[P:.*]] = kb.transpose %arg4 pad(32) {{.*}} : tensor<1500x700xf32> -> tensor<700x1504xf32>
-// CHECK: kb.matmul %arg3, %[[P]] precision( tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
+// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -44,7 +44,7 @@ func.func @wgmma(%a: tensor<4096x4096xf32>, %b: tensor<4096x2048xf32>, %bt: tens
 // CHECK: %[[T:.*]] = kb.transpose %arg1 {{.*}} : tensor<512x256xf32> -> tensor<256x512xf32>
 // CHECK: kb.fusion ins(%arg0, %[[T]], %arg2 : tensor<1024x512xf32>, tensor<256x512xf32>, tensor<256xf32>)
 // CHECK: ^bb0(%{{.*}}: tensor<1024x512xf32>, %[[B:.*]]: tensor<256x512xf32>, %{{.*}}: tensor<256xf32>):
-// CHECK: kb.matmul %{{.*}}, %[[B]] precision( tf32) transpose_b
+// CHECK: kb.matmul %{{.*}}, %[[B]] precision(tf32) transpose_b
 func.func @epilogue(%a: tensor<1024x512xf32>, %b: tensor<512x256xf32>, %bias: tensor<256xf32>) -> tensor<1024x256xf32> {
   %0 = kb.fusion ins(%a, %b, %bias : tensor<1024x512xf32>, tensor<512x256xf32>, tensor<256xf32>) {
   ^bb0(%x: tensor<1024x512xf32>, %y: tensor<512x256xf32>, %z: tensor<256xf32>):
@@ -110,8 +110,8 @@ func.func @wgmma_too_much_shared(%a: tensor<1024x1024xf32>) -> tensor<1024x1024x
 // CHECK-LABEL: func.func @shared_b
 // CHECK: %[[T:.*]] = kb.transpose %arg2
 // CHECK-NOT: kb.transpose
-// CHECK: kb.matmul %arg0, %[[T]] precision( tf32) transpose_b
-// CHECK: kb.matmul %arg1, %[[T]] precision( tf32) transpose_b
+// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b
+// CHECK: kb.matmul %arg1, %[[T]] precision(tf32) transpose_b
 func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor<256x512xf32>) -> (tensor<512x512xf32>, tensor<512x512xf32>) {
   %0 = kb.matmul %a, %b precision(tf32) : tensor<512x256xf32>, tensor<256x512xf32> -> tensor<512x512xf32>
   %1 = kb.matmul %c, %b precision(tf32) : tensor<512x256xf32>, tensor<256x512xf32> -> tensor<512x512xf32>

@@ -2,11 +2,11 @@
 
 // Strict fp32 keeps the tensor cores idle; tf32 and tf32x3 use mma.sync.
 // CHECK-LABEL: func.func @units
-// CHECK: precision( ieee) {config = #kb.config<mma = "ffma">}
-// CHECK: precision( tf32) {config = #kb.config<mma = "mma_sync_tf32">}
-// CHECK: precision( tf32x3) {config = #kb.config<mma = "mma_sync_tf32x3">}
+// CHECK: precision(ieee) {config = #kb.config<mma = "ffma">}
+// CHECK: precision(tf32) {config = #kb.config<mma = "mma_sync_tf32">}
+// CHECK: precision(tf32x3) {config = #kb.config<mma = "mma_sync_tf32x3">}
 // A hand-set unit that keeps the precision is kept.
-// CHECK: precision( tf32) {config = #kb.config<mma = "ffma">}
+// CHECK: precision(tf32) {config = #kb.config<mma = "ffma">}
 // Non-matmul ops get no unit.
 // CHECK: kb.relu %{{.*}} : tensor<64x64xf32>
 func.func @units(%a: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) {

@@ -57,10 +57,17 @@ func.func @matmul_f16(%a: tensor<64x32xf16>, %b: tensor<32x8xf32>) -> tensor<64x
 // -----
 
 func.func @matmul_precision(%a: tensor<64x32xf32>, %b: tensor<32x8xf32>) -> tensor<64x8xf32> {
-  // expected-error @+2 {{expected ::mlir::kb::Precision to be one of: ieee, tf32, tf32x3}}
-  // expected-error @+1 {{failed to parse KB_PrecisionAttr}}
+  // expected-error @+1 {{unknown precision 'fp16' (known: ieee, tf32, tf32x3)}}
   %0 = kb.matmul %a, %b precision(fp16) : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
   return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @gelu_approx(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{unknown GELU approximation 'sigmoid' (known: tanh, erf)}}
+  %0 = kb.gelu %x approx(sigmoid) : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }
 
 // -----

@@ -17,9 +17,9 @@ func.func @elementwise(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %b: tensor<8xf3
   %4 = kb.bias_add %3, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   // CHECK: kb.scale %{{.*}} by 1.250000e-01 : tensor<4x8xf32>
   %5 = kb.scale %4 by 0.125 : tensor<4x8xf32>
-  // CHECK: kb.gelu %{{.*}} approx( tanh)
+  // CHECK: kb.gelu %{{.*}} approx(tanh)
   %6 = kb.gelu %5 approx(tanh) : tensor<4x8xf32>
-  // CHECK: kb.gelu %{{.*}} approx( erf)
+  // CHECK: kb.gelu %{{.*}} approx(erf)
   %7 = kb.gelu %6 approx(erf) : tensor<4x8xf32>
   // CHECK: kb.relu
   %8 = kb.relu %7 : tensor<4x8xf32>
@@ -38,11 +38,11 @@ func.func @elementwise(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %b: tensor<8xf3
 func.func @matmuls(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bt: tensor<16x32xf32>,
                    %ba: tensor<2x64x32xf32>, %bb: tensor<2x32x16xf32>)
     -> (tensor<64x16xf32>, tensor<64x16xf32>, tensor<2x64x16xf32>) {
-  // CHECK: kb.matmul %{{.*}}, %{{.*}} precision( tf32) : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+  // CHECK: kb.matmul %{{.*}}, %{{.*}} precision(tf32) : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
   %0 = kb.matmul %a, %b precision(tf32) : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
-  // CHECK: kb.matmul %{{.*}}, %{{.*}} precision( ieee) transpose_b
+  // CHECK: kb.matmul %{{.*}}, %{{.*}} precision(ieee) transpose_b
   %1 = kb.matmul %a, %bt precision(ieee) transpose_b : tensor<64x32xf32>, tensor<16x32xf32> -> tensor<64x16xf32>
-  // CHECK: kb.matmul %{{.*}}, %{{.*}} precision( tf32x3) : tensor<2x64x32xf32>
+  // CHECK: kb.matmul %{{.*}}, %{{.*}} precision(tf32x3) : tensor<2x64x32xf32>
   %2 = kb.matmul %ba, %bb precision(tf32x3) : tensor<2x64x32xf32>, tensor<2x32x16xf32> -> tensor<2x64x16xf32>
   return %0, %1, %2 : tensor<64x16xf32>, tensor<64x16xf32>, tensor<2x64x16xf32>
 }
@@ -51,7 +51,7 @@ func.func @matmuls(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bt: tensor<16x
 // and the matmul that reads the first K of each row.
 // CHECK-LABEL: func.func @padded_transpose
 // CHECK: %[[T:.*]] = kb.transpose %{{.*}} pad(32) : tensor<30x16xf32> -> tensor<16x32xf32>
-// CHECK: kb.matmul %{{.*}}, %[[T]] precision( tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<16x32xf32> -> tensor<64x16xf32>
+// CHECK: kb.matmul %{{.*}}, %[[T]] precision(tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<16x32xf32> -> tensor<64x16xf32>
 func.func @padded_transpose(%a: tensor<64x30xf32>, %b: tensor<30x16xf32>) -> tensor<64x16xf32> {
   %t = kb.transpose %b pad(32) : tensor<30x16xf32> -> tensor<16x32xf32>
   %0 = kb.matmul %a, %t precision(tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<16x32xf32> -> tensor<64x16xf32>

@@ -14,6 +14,40 @@
 using namespace mlir;
 using namespace mlir::kb;
 
+// `precision(tf32)`, `approx(tanh)`: the enum's keyword alone inside the
+// op's parentheses (the enum attribute's own printer would put a space in
+// front of it).
+static ParseResult parsePrecisionKeyword(OpAsmParser &p, PrecisionAttr &attr) {
+  StringRef word;
+  SMLoc at = p.getCurrentLocation();
+  if (p.parseKeyword(&word))
+    return failure();
+  std::optional<Precision> v = symbolizePrecision(word);
+  if (!v)
+    return p.emitError(at) << "unknown precision '" << word
+                           << "' (known: ieee, tf32, tf32x3)";
+  attr = PrecisionAttr::get(p.getContext(), *v);
+  return success();
+}
+static void printPrecisionKeyword(OpAsmPrinter &p, Operation *, PrecisionAttr attr) {
+  p << stringifyPrecision(attr.getValue());
+}
+static ParseResult parseGeluApproxKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
+  StringRef word;
+  SMLoc at = p.getCurrentLocation();
+  if (p.parseKeyword(&word))
+    return failure();
+  std::optional<GeluApprox> v = symbolizeGeluApprox(word);
+  if (!v)
+    return p.emitError(at) << "unknown GELU approximation '" << word
+                           << "' (known: tanh, erf)";
+  attr = GeluApproxAttr::get(p.getContext(), *v);
+  return success();
+}
+static void printGeluApproxKeyword(OpAsmPrinter &p, Operation *, GeluApproxAttr attr) {
+  p << stringifyGeluApprox(attr.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "kb/Dialect/KB/IR/KBOps.cpp.inc"
 

@@ -47,7 +47,8 @@ def KB_MatmulOp : KB_Op<"matmul"> {
                    UnitAttr:$padded_b, OptionalAttr<KB_ConfigAttr>:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `precision` `(` `` $precision `)` (`transpose_b` $transpose_b^)?
+    $lhs `,` $rhs `precision` `(` custom<PrecisionKeyword>($precision) `)`
+    (`transpose_b` $transpose_b^)?
     (`padded_b` $padded_b^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
@@ -177,7 +178,9 @@ def KB_GeluOp : KB_ElementwiseOp<"gelu", [SameOperandsAndResultType]> {
   let arguments = (ins KB_F32Tensor:$input, KB_GeluApproxAttr:$approx,
                    OptionalAttr<KB_ConfigAttr>:$config);
   let results = (outs KB_F32Tensor:$result);
-  let assemblyFormat = "$input `approx` `(` `` $approx `)` attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $input `approx` `(` custom<GeluApproxKeyword>($approx) `)` attr-dict `:` type($result)
+  }];
 }
 
 def KB_DropoutOp : KB_ElementwiseOp<"dropout", [SameOperandsAndResultType]> {
