@@ -151,15 +151,18 @@ void poisonOutputs(RunState &s) {
       s.dev.at(b.name).fillBytes(0xFF); // NaN: an unwritten element fails
 }
 
+void launchOne(RunState &s, size_t i) {
+  const Kernel &k = s.manifest.kernels[i];
+  std::vector<CUdeviceptr> args;
+  for (const std::string &a : k.args)
+    args.push_back(s.dev.at(a).ptr);
+  launch(s.kernels[i], k.grid.data(), k.block.data(), k.cluster.data(),
+         static_cast<int>(k.dynamicSharedBytes), args);
+}
+
 void launchAll(RunState &s) {
-  for (size_t i = 0; i < s.manifest.kernels.size(); ++i) {
-    const Kernel &k = s.manifest.kernels[i];
-    std::vector<CUdeviceptr> args;
-    for (const std::string &a : k.args)
-      args.push_back(s.dev.at(a).ptr);
-    launch(s.kernels[i], k.grid.data(), k.block.data(), k.cluster.data(),
-           static_cast<int>(k.dynamicSharedBytes), args);
-  }
+  for (size_t i = 0; i < s.manifest.kernels.size(); ++i)
+    launchOne(s, i);
 }
 
 void downloadAll(RunState &s) {
@@ -521,6 +524,12 @@ int run(const Options &o) {
     Timing t = timeWithEvents([&] { launchAll(s); }, o.warmup, o.minRuns,
                               o.minMillis, &flush);
     report["time"] = timingJson(t);
+    // Several kernels: each one also alone (its inputs are what the last run
+    // of the whole program left), to show where the time goes.
+    if (s.manifest.kernels.size() > 1)
+      for (size_t i = 0; i < s.manifest.kernels.size(); ++i)
+        report["kernels"][i]["time_alone"] = timingJson(timeWithEvents(
+            [&] { launchOne(s, i); }, o.warmup, o.minRuns, o.minMillis, &flush));
     double gbs = minBytes / (t.median * 1e-3) / 1e9;
     double tflops = flops / (t.median * 1e-3) / 1e12;
     report["achieved_gbs"] = gbs;
@@ -699,6 +708,12 @@ int run(const Options &o) {
   printf("  time: %s, L2 flushed between runs\n", fmtMs(Timing{
       report["time"]["median_ms"], report["time"]["min_ms"], report["time"]["max_ms"],
       report["time"]["runs"]}).c_str());
+  for (const json &k : report["kernels"])
+    if (k.contains("time_alone"))
+      printf("    %s alone: median %.4f ms (%.0f%% of the whole)\n",
+             k["name"].get<std::string>().c_str(), k["time_alone"]["median_ms"].get<double>(),
+             100 * k["time_alone"]["median_ms"].get<double>() /
+                 report["time"]["median_ms"].get<double>());
   printf("  bytes: minimal %.1f MB, kernels move about %.1f MB (%.2fx); %.0f GB/s = %.0f%% of "
          "copy (%.0f GB/s, this run)\n",
          minBytes / 1e6, moved / 1e6, moved / minBytes, report["achieved_gbs"].get<double>(),
