@@ -16,36 +16,34 @@ using namespace mlir::kb;
 
 // `precision(tf32)`, `approx(tanh)`: the enum's keyword alone inside the
 // op's parentheses (the enum attribute's own printer would put a space in
-// front of it).
-static ParseResult parsePrecisionKeyword(OpAsmParser &p, PrecisionAttr &attr) {
+// front of it). An unknown keyword is an error that lists the known ones.
+template <typename AttrT>
+static ParseResult parseKeywordOf(OpAsmParser &p, AttrT &attr, StringRef what,
+                                  unsigned maxValue) {
+  using EnumT = decltype(std::declval<AttrT>().getValue());
   StringRef word;
   SMLoc at = p.getCurrentLocation();
   if (p.parseKeyword(&word))
     return failure();
-  std::optional<Precision> v = symbolizePrecision(word);
-  if (!v)
-    return p.emitError(at) << "unknown precision '" << word
-                           << "' (known: ieee, tf32, tf32x3)";
-  attr = PrecisionAttr::get(p.getContext(), *v);
-  return success();
+  if (std::optional<EnumT> v = symbolizeEnum<EnumT>(word)) {
+    attr = AttrT::get(p.getContext(), *v);
+    return success();
+  }
+  std::string known;
+  for (unsigned i = 0; i <= maxValue; ++i)
+    known += (i ? ", " : "") + stringifyEnum(static_cast<EnumT>(i)).str();
+  return p.emitError(at) << "unknown " << what << " '" << word << "' (known: " << known
+                         << ")";
 }
-static void printPrecisionKeyword(OpAsmPrinter &p, Operation *, PrecisionAttr attr) {
-  p << stringifyPrecision(attr.getValue());
+template <typename AttrT>
+static void printEnumKeyword(OpAsmPrinter &p, Operation *, AttrT attr) {
+  p << stringifyEnum(attr.getValue());
 }
-static ParseResult parseGeluApproxKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
-  StringRef word;
-  SMLoc at = p.getCurrentLocation();
-  if (p.parseKeyword(&word))
-    return failure();
-  std::optional<GeluApprox> v = symbolizeGeluApprox(word);
-  if (!v)
-    return p.emitError(at) << "unknown GELU approximation '" << word
-                           << "' (known: tanh, erf)";
-  attr = GeluApproxAttr::get(p.getContext(), *v);
-  return success();
+static ParseResult parseEnumKeyword(OpAsmParser &p, PrecisionAttr &attr) {
+  return parseKeywordOf(p, attr, "precision", getMaxEnumValForPrecision());
 }
-static void printGeluApproxKeyword(OpAsmPrinter &p, Operation *, GeluApproxAttr attr) {
-  p << stringifyGeluApprox(attr.getValue());
+static ParseResult parseEnumKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
+  return parseKeywordOf(p, attr, "GELU approximation", getMaxEnumValForGeluApprox());
 }
 
 #define GET_OP_CLASSES

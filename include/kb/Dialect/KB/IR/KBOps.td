@@ -47,7 +47,7 @@ def KB_MatmulOp : KB_Op<"matmul"> {
                    UnitAttr:$padded_b, OptionalAttr<KB_ConfigAttr>:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `precision` `(` custom<PrecisionKeyword>($precision) `)`
+    $lhs `,` $rhs `precision` `(` custom<EnumKeyword>($precision) `)`
     (`transpose_b` $transpose_b^)?
     (`padded_b` $padded_b^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
@@ -179,7 +179,7 @@ def KB_GeluOp : KB_ElementwiseOp<"gelu", [SameOperandsAndResultType]> {
                    OptionalAttr<KB_ConfigAttr>:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `approx` `(` custom<GeluApproxKeyword>($approx) `)` attr-dict `:` type($result)
+    $input `approx` `(` custom<EnumKeyword>($approx) `)` attr-dict `:` type($result)
   }];
 }
 
