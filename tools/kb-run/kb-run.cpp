@@ -600,27 +600,11 @@ int run(const Options &o) {
                     {"kb_speedup", bt.median / t.median}});
     report["baselines"] = bj;
 
-    // The same bytes moved by one device-to-device copy, timed like the
-    // kernel (alone between events, after the flush): what any single pass
-    // of this size can reach, launch, ramp-up and tail included. The 1 GiB
-    // copy above hides those; a 100 MB kernel cannot.
     double intensity = flops / minBytes;
-    if (minBytes > 0 && (flops == 0 || intensity < 30)) {
-      // Two more buffers of half the bytes each: on a GPU with less memory
-      // free than that the reference is left out, not the report.
-      try {
-        Timing ct = timeCopyOfSize(minBytes, &flush);
-        double sameBw = minBytes / (ct.median * 1e-3) / 1e9;
-        report["copy_same_size"] = {{"time", timingJson(ct)}, {"gbs", sameBw},
-                                    {"fraction_of_copy", sameBw / copyBw}};
-        report["fraction_of_same_size_copy"] = gbs / sameBw;
-      } catch (const std::exception &e) {
-        report["copy_same_size"] = {{"error", e.what()}};
-      }
-    }
 
     // Verdict: which ceiling applies, and how close the kernel came.
     std::string verdict;
+    bool memoryBound = true;
     if (flops > 0) {
       std::string prec = "ieee";
       for (const Kernel &k : s.manifest.kernels)
@@ -642,6 +626,7 @@ int run(const Options &o) {
       report["compute_ceiling_source"] = source;
       double ridge = computeCeiling * 1e12 / (copyBw * 1e9);
       bool memory = intensity < ridge;
+      memoryBound = memory;
       double frac = memory ? gbs / copyBw : tflops / computeCeiling;
       report["compute_ceiling_tflops"] = computeCeiling;
       verdict = memory ? "memory-bound" : "compute-bound";
@@ -659,6 +644,25 @@ int run(const Options &o) {
       verdict += buf;
     }
     report["verdict"] = verdict;
+
+    // The same bytes moved by one device-to-device copy, timed like the
+    // kernel (alone between events, after the flush): what any single pass
+    // of this size can reach, launch, ramp-up and tail included. The 1 GiB
+    // copy above hides those; a 100 MB kernel cannot. Memory-bound programs
+    // only, by the verdict's ridge.
+    if (memoryBound && minBytes > 0) {
+      // Two more buffers of half the bytes each: on a GPU with less memory
+      // free than that the reference is left out, not the report.
+      try {
+        Timing ct = timeCopyOfSize(minBytes, &flush);
+        double sameBw = minBytes / (ct.median * 1e-3) / 1e9;
+        report["copy_same_size"] = {{"time", timingJson(ct)}, {"gbs", sameBw},
+                                    {"fraction_of_copy", sameBw / copyBw}};
+        report["fraction_of_same_size_copy"] = gbs / sameBw;
+      } catch (const std::exception &e) {
+        report["copy_same_size"] = {{"error", e.what()}};
+      }
+    }
   }
 
   // 4. Report.
