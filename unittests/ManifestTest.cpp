@@ -59,17 +59,17 @@ TEST(Manifest, Clusters) {
 
 TEST(Manifest, Workspace) {
   json j = valid();
-  // y is 4 rows; 2 blocks per row: 1 + 2 * 4 + 2 * 4 * 2 = 25 words.
-  j["buffers"].push_back({{"name", "ws0"}, {"shape", {25}}, {"dtype", "i32"}, {"role", "workspace"}});
+  // y is 4 rows; 2 blocks per row: 2 + 2 * 4 + 2 * 4 * 2 = 26 words.
+  j["buffers"].push_back({{"name", "ws0"}, {"shape", {26}}, {"dtype", "i32"}, {"role", "workspace"}});
   j["kernels"][0]["args"] = {"x", "ws0", "y"};
   j["kernels"][0]["co_resident_blocks"] = 2;
   Manifest m = Manifest::parse(j.dump(), "/b");
   EXPECT_EQ(m.buffer("ws0").role, "workspace");
-  EXPECT_EQ(m.buffer("ws0").bytes(), 100u);
-  j["buffers"][2]["shape"] = {24};
-  EXPECT_NE(errorOf(j).find("(k0) workspace 'ws0' has 24 words; 4 rows of 2 blocks need 25"),
-            std::string::npos);
+  EXPECT_EQ(m.buffer("ws0").bytes(), 104u);
   j["buffers"][2]["shape"] = {25};
+  EXPECT_NE(errorOf(j).find("(k0) workspace 'ws0' has 25 words; 4 rows of 2 blocks need 26"),
+            std::string::npos);
+  j["buffers"][2]["shape"] = {26};
   j["kernels"][0].erase("co_resident_blocks");
   EXPECT_NE(errorOf(j).find("takes workspace 'ws0' but declares no co_resident_blocks"),
             std::string::npos);

@@ -296,7 +296,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
              "' but declares no co_resident_blocks (or writes it as its output)");
       const Buffer &out = m.buffer(k.args.back());
       int64_t rows = out.elements() / out.shape.back();
-      int64_t words = 1 + 2 * rows + 2 * rows * k.coResidentBlocks;
+      int64_t words = 2 + 2 * rows + 2 * rows * k.coResidentBlocks;
       if (ws.elements() != words)
         fail(where + " (" + k.name + ") workspace '" + a + "' has " +
              std::to_string(ws.elements()) + " words; " + std::to_string(rows) +

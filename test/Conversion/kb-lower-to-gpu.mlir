@@ -238,31 +238,36 @@ func.func @softmax_split_shared(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32
 // Softmax split_global (forced): the row over 16 ordinary blocks of 512
 // threads (no cluster), two rows per group of blocks, each part (25000
 // columns, 100000 bytes) staged in shared memory as for split_shared. An i32
-// workspace (1 + 2 * 4 rows + 2 * 4 * 16 partial words) goes to the kernel
+// workspace (2 + 2 * 4 rows + 2 * 4 * 16 partial words) goes to the kernel
 // before the output, writable (not readonly). Thread 0 draws the block's
-// ticket (atomic add; the last ticket resets the counter); per row it stores
-// its partial, fences, counts itself in, spins (nanosleep) until 16 have,
-// fences, reads the 16 partials with atomics, and the last reader resets the
+// ticket (atomic add; the last ticket resets the counter); per row it
+// publishes its partial with one relaxed 8-byte store, counts itself in with
+// an acq_rel add (inline PTX), spins on an acquire load (nanosleep) unless it
+// was the 16th, reads the 16 partials with relaxed gpu-scope loads, and
+// after the block barrier counts itself out; the last to do so resets the
 // row's two counters.
 // CHECK-LABEL: func.func @softmax_split_global
-// CHECK: %[[WS:.*]] = memref.alloc() {kb.name = "ws{{[0-9]+}}", kb.role = "workspace"} : memref<137xi32>
-// CHECK: gpu.launch_func @{{.*}} blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : memref<4x400000xf32>, %[[WS]] : memref<137xi32>, %{{.*}} : memref<4x400000xf32>)
+// CHECK: %[[WS:.*]] = memref.alloc() {kb.name = "ws{{[0-9]+}}", kb.role = "workspace"} : memref<138xi32>
+// CHECK: gpu.launch_func @{{.*}} blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : memref<4x400000xf32>, %[[WS]] : memref<138xi32>, %{{.*}} : memref<4x400000xf32>)
 // CHECK-SAME: block = [2], threads = 512, vector = 4, strategy = "split_global", cluster = 16
-// CHECK: gpu.func @k{{[0-9]+}}_softmax(%{{.*}}: memref<4x400000xf32> {llvm.noalias, llvm.readonly}, %[[W:.*]]: memref<137xi32> {llvm.noalias}, %{{.*}}: memref<4x400000xf32> {llvm.noalias})
+// CHECK: gpu.func @k{{[0-9]+}}_softmax(%{{.*}}: memref<4x400000xf32> {llvm.noalias, llvm.readonly}, %[[W:.*]]: memref<138xi32> {llvm.noalias}, %{{.*}}: memref<4x400000xf32> {llvm.noalias})
 // CHECK: memref.view {{.*}} to memref<25000xf32, #gpu.address_space<workgroup>>
-// CHECK: memref.atomic_rmw addi %{{.*}}, %[[W]][%{{.*}}] : (i32, memref<137xi32>) -> i32
+// CHECK: memref.atomic_rmw addi %{{.*}}, %[[W]][%{{.*}}] : (i32, memref<138xi32>) -> i32
 // CHECK: memref.atomic_rmw assign
 // CHECK: gpu.barrier
 // CHECK: nvgpu.device_async_copy
-// CHECK: nvvm.memory.barrier <gpu>
-// CHECK-NEXT: memref.atomic_rmw addi
+// CHECK: llvm.store %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : i64
+// CHECK: llvm.inline_asm has_side_effects "atom.acq_rel.gpu.add.u32
+// CHECK: arith.cmpi ne
 // CHECK: scf.while
+// CHECK-NEXT: llvm.load %{{.*}} atomic syncscope("device") acquire
 // CHECK: nvvm.nanosleep
-// CHECK: nvvm.memory.barrier <gpu>
-// CHECK-COUNT-32: memref.atomic_rmw ori
+// CHECK-COUNT-16: llvm.load %{{.*}} atomic syncscope("device") monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
+// CHECK-NOT: llvm.load
+// CHECK: gpu.barrier
+// CHECK: memref.atomic_rmw addi
 // CHECK: memref.atomic_rmw assign
 // CHECK-NEXT: memref.atomic_rmw assign
-// CHECK: gpu.barrier
 // CHECK: scf.for
 // CHECK: vector.store
 // CHECK-NOT: nvvm.cluster

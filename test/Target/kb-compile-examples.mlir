@@ -39,8 +39,12 @@
 // WIDE: "spill_store_bytes": 0
 // WIDE-PTX: atom.global.add.u32
 // WIDE-PTX: cp.async.cg.shared.global
-// WIDE-PTX: membar.gl
+// WIDE-PTX: st.relaxed.gpu.global.b64
+// WIDE-PTX: atom.acq_rel.gpu.add.u32
+// WIDE-PTX: ld.acquire.gpu.global.b32
 // WIDE-PTX: nanosleep.u32
+// WIDE-PTX: ld.relaxed.gpu.global.b64
+// WIDE-PTX-NOT: membar.gl
 // WIDE-PTX-NOT: barrier.cluster
 // SPLIT: strategy = \"split\", cluster = 2>"
 // SPLIT: "name": "k0_softmax"

@@ -252,21 +252,32 @@ Value combineOverCluster(SoftmaxContext &c, Value m, Value s, Value partial,
 
 /// The workspace of a split_global softmax (splitGlobalWorkspaceWords i32
 /// words, zero before the launch and left zero after it): [0] the block
-/// ticket; per row r, [1 + 2r] the number of its blocks that published their
-/// partial and [2 + 2r] the number that have read all of them; then per
-/// (row, part) the partial (max, sum) as two f32 bit patterns.
+/// ticket, [1] unused; per row r, [2 + 2r] the number of its blocks that
+/// published their partial and [3 + 2r] the number that have read all of
+/// them; then per (row, part) the partial (max, sum) as one 8-byte word
+/// (the two f32 bit patterns, max in the low half), 8-byte aligned.
 struct GlobalWorkspace {
   Value mem;
   int64_t rows, blocksPerRow;
   Value arrivedAt(OpBuilder &b, Location loc, Value row) const {
-    return arith::AddIOp::create(b, loc, cidx(b, loc, 1),
+    return arith::AddIOp::create(b, loc, cidx(b, loc, 2),
                                  arith::MulIOp::create(b, loc, row, cidx(b, loc, 2)));
   }
   Value partialAt(OpBuilder &b, Location loc, Value row, Value part) const {
     Value slot = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, row, cidx(b, loc, blocksPerRow)), part);
-    return arith::AddIOp::create(b, loc, cidx(b, loc, 1 + 2 * rows),
+    return arith::AddIOp::create(b, loc, cidx(b, loc, 2 + 2 * rows),
                                  arith::MulIOp::create(b, loc, slot, cidx(b, loc, 2)));
+  }
+  /// The generic address of word `at`.
+  Value wordPtr(OpBuilder &b, Location loc, Value at) const {
+    MLIRContext *ctx = b.getContext();
+    Value base = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
+    Value p = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), base);
+    Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), at);
+    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), b.getI32Type(), p,
+                               ValueRange{i});
   }
 };
 
@@ -277,68 +288,93 @@ Value atomicAdd(OpBuilder &b, Location loc, Value mem, Value at, uint32_t v) {
 
 /// split_global: the blocks of a row are ordinary blocks, not a cluster, so
 /// a row may be split over more blocks than a cluster holds and the grid
-/// may use every multiprocessor (clusters of 8 fit 120 of the 132). Thread 0
-/// publishes the block's partial (m, s) in the workspace, counts itself in
-/// with an atomic add after a gpu-scope fence (so the partial is visible
-/// before the count), spins on the count until every block of the row has
-/// published, fences again, reads the partials with atomics, combines
-/// the partials into the row's (M, S) and hands them to the block through
-/// `partial` (shared memory). The last block to read the row's partials sets
-/// its two counters back to zero for the next launch. Returns exp(m - M) / S.
+/// may use every multiprocessor (clusters of 8 fit 120 of the 132).
+///
+/// Thread 0 publishes the block's partial (m, s) as one relaxed 8-byte
+/// store and counts itself in with `atom.acq_rel.gpu.add` (inline PTX: the
+/// NVPTX backend emits a relaxed `atom` whatever ordering an atomicrmw
+/// asks for). The release half makes the partial visible before the count;
+/// the acquire half lets the block that brings the count to g read every
+/// other partial at once. The others spin on an `ld.acquire.gpu` of the
+/// count. The partials are then read with relaxed gpu-scope loads (at L2,
+/// never a stale L1 line), combined into the row's (M, S) and handed to the
+/// block through `partial` (shared memory). The last arriver waits for one
+/// round trip to L2 before it reads, instead of a fence, an add, a poll and
+/// a second fence. After the block barrier, off the block's critical path,
+/// thread 0 counts itself out; the last block to do so sets the row's two
+/// counters back to zero for the next launch. Returns exp(m - M) / S.
 Value combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
                         const GlobalWorkspace &ws, Value row, Value rank) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  StringRef gpuScope = "device";
   int64_t g = ws.blocksPerRow;
   Value arrived = ws.arrivedAt(b, loc, row);
   Value done = arith::AddIOp::create(b, loc, arrived, cidx(b, loc, 1));
-  auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
-                                      cidx(b, loc, 0));
-  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+  auto threadZero = [&] {
+    return scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid, cidx(b, loc, 0)),
+        /*withElse=*/false);
+  };
+  auto pack = [&](Value lo, Value hi) {
+    Value l = arith::ExtUIOp::create(b, loc, i64, arith::BitcastOp::create(b, loc, i32, lo));
+    Value h = arith::ExtUIOp::create(b, loc, i64, arith::BitcastOp::create(b, loc, i32, hi));
+    return arith::OrIOp::create(
+        b, loc, l, arith::ShLIOp::create(b, loc, h, arith::ConstantIntOp::create(b, loc, i64, 32)));
+  };
+  auto half = [&](Value w, bool high) -> Value {
+    if (high)
+      w = arith::ShRUIOp::create(b, loc, w, arith::ConstantIntOp::create(b, loc, i64, 32));
+    return arith::BitcastOp::create(b, loc, f32, arith::TruncIOp::create(b, loc, i32, w));
+  };
+  auto ifZero = threadZero();
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifZero.thenBlock());
-    Value mine = ws.partialAt(b, loc, row, rank);
-    memref::StoreOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, m), ws.mem,
-                            ValueRange{mine});
-    memref::StoreOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, s), ws.mem,
-                            ValueRange{arith::AddIOp::create(b, loc, mine, cidx(b, loc, 1))});
-    // Release: the partial is visible at gpu scope before the count (PTX
-    // atomics are relaxed; membar.gl is fence.sc.gpu).
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    atomicAdd(b, loc, ws.mem, arrived, 1);
-    // Spin until all g blocks of the row have counted themselves in.
-    auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    LLVM::StoreOp::create(b, loc, pack(m, s), ws.wordPtr(b, loc, ws.partialAt(b, loc, row, rank)),
+                          /*alignment=*/8, false, false, false, LLVM::AtomicOrdering::monotonic,
+                          gpuScope);
+    Value arrivedPtr = ws.wordPtr(b, loc, arrived);
+    Value before = LLVM::InlineAsmOp::create(
+                       b, loc, i32, ValueRange{arrivedPtr},
+                       "atom.acq_rel.gpu.add.u32 $0, [$1], 1;", "=r,l,~{memory}",
+                       /*has_side_effects=*/true, /*is_align_stack=*/false,
+                       LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+                       ArrayAttr())
+                       .getResult(0);
+    auto notLast = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, before, ci32(b, loc, g - 1)),
+        /*withElse=*/false);
     {
-      Block *before = b.createBlock(&spin.getBefore());
-      b.setInsertionPointToStart(before);
-      Value now = atomicAdd(b, loc, ws.mem, arrived, 0);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(notLast.thenBlock());
+      // Spin until all g blocks of the row have counted themselves in.
+      auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+      Block *cond = b.createBlock(&spin.getBefore());
+      b.setInsertionPointToStart(cond);
+      Value now = LLVM::LoadOp::create(b, loc, i32, arrivedPtr, /*alignment=*/4, false, false,
+                                       false, false, LLVM::AtomicOrdering::acquire, gpuScope);
       Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, now,
                                             ci32(b, loc, g));
       scf::ConditionOp::create(b, loc, waiting, ValueRange{});
-      Block *after = b.createBlock(&spin.getAfter());
-      b.setInsertionPointToStart(after);
+      Block *body = b.createBlock(&spin.getAfter());
+      b.setInsertionPointToStart(body);
       NVVM::NanosleepOp::create(b, loc, ci32(b, loc, 32));
       scf::YieldOp::create(b, loc);
     }
-    b.setInsertionPointAfter(spin);
-    // Acquire; the partials are then read with atomics too (at L2: this
-    // SM's L1 may hold a stale line of another row's partials).
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    auto strongLoad = [&](Value at) {
-      return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::ori,
-                                         ci32(b, loc, 0), ws.mem, ValueRange{at})
-          .getResult();
-    };
     float negInf = -std::numeric_limits<float>::infinity();
     SmallVector<Value> ms, ss;
     Value rowMax = cf32(b, loc, negInf);
     for (int64_t k = 0; k < g; ++k) {
-      Value at = ws.partialAt(b, loc, row, cidx(b, loc, k));
-      ms.push_back(arith::BitcastOp::create(b, loc, f32, strongLoad(at)));
-      ss.push_back(arith::BitcastOp::create(
-          b, loc, f32, strongLoad(arith::AddIOp::create(b, loc, at, cidx(b, loc, 1)))));
+      Value w = LLVM::LoadOp::create(
+          b, loc, i64, ws.wordPtr(b, loc, ws.partialAt(b, loc, row, cidx(b, loc, k))),
+          /*alignment=*/8, false, false, false, false, LLVM::AtomicOrdering::monotonic,
+          gpuScope);
+      ms.push_back(half(w, false));
+      ss.push_back(half(w, true));
       rowMax = c.maxf(rowMax, ms.back());
     }
     // A block whose part is empty has m = -inf, s = 0: it adds 0.
@@ -347,20 +383,28 @@ Value combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
       rowSum = c.addf(rowSum, c.mulf(ss[k], c.exp(c.subf(ms[k], rowMax))));
     memref::StoreOp::create(b, loc, rowMax, partial, ValueRange{cidx(b, loc, 0)});
     memref::StoreOp::create(b, loc, rowSum, partial, ValueRange{cidx(b, loc, 1)});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value rowMax = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 0)});
+  Value rowSum = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 1)});
+  auto countOut = threadZero();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(countOut.thenBlock());
+    // Thread 0's loads above (the acquire in the spin, or the acq_rel add)
+    // come before this add in its program order, so the row's counters are
+    // reset only after every block has seen the count complete.
     Value before = atomicAdd(b, loc, ws.mem, done, 1);
-    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before,
-                                       ci32(b, loc, g - 1));
-    auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+    auto ifLast = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, ci32(b, loc, g - 1)),
+        /*withElse=*/false);
     b.setInsertionPointToStart(ifLast.thenBlock());
-    // Every block of the row has read the partials: reset for the next launch.
     memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
                                 ws.mem, ValueRange{arrived});
     memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
                                 ws.mem, ValueRange{done});
   }
-  gpu::BarrierOp::create(b, loc);
-  Value rowMax = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 0)});
-  Value rowSum = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 1)});
   return arith::DivFOp::create(b, loc, c.exp(c.subf(m, rowMax)), rowSum);
 }
 

@@ -81,7 +81,7 @@ inline int64_t splitSharedBytes(int64_t n, int64_t cluster, int64_t vector) {
 /// counters per row and a (max, sum) pair per block of each row (layout in
 /// lib/Conversion/KBToGPU/Softmax.cpp, GlobalWorkspace).
 inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
-  return 1 + 2 * rows + 2 * rows * blocksPerRow;
+  return 2 + 2 * rows + 2 * rows * blocksPerRow;
 }
 
 /// Shared memory of one wgmma_tf32 block: `stages` buffers of an A tile (bm
