@@ -131,6 +131,12 @@ PROGRAMS = {
         "softmax-1024x400000-g32": softmax(1024, 400000, config='strategy = "split_global", cluster = 32, threads = 256'),
         "softmax-7x400001-g16": softmax(7, 400001, config='strategy = "split_global"'),
         "softmax-2048x65536-g4": softmax(2048, 65536, config='strategy = "split_global", cluster = 4'),
+        # The persistent grid against one block per part (a grid larger than
+        # the parts), both ways: kb picks it up to 8 blocks per row (runs
+        # 29-30: faster there, slower at 16).
+        "softmax-1024x131072-np": softmax(1024, 131072, config='strategy = "split_global", grid = 1073741824'),
+        "softmax-16384x40000-np": softmax(16384, 40000, config='strategy = "split_global", grid = 1073741824'),
+        "softmax-1024x400000-persistent": softmax(1024, 400000, config='strategy = "split_global", grid = 264'),
         # Rows a register cluster of 2-4 blocks holds: is split_global's
         # 90% at 2048x65536 (against 87% for the register split) general?
         "softmax-4096x49152": softmax(4096, 49152),

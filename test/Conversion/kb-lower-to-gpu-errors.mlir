@@ -42,3 +42,11 @@ func.func @wgmma_row_major_b(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> 
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">} : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
   return %0 : tensor<128x128xf32>
 }
+
+// -----
+
+func.func @persistent_rows(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf32> {
+  // expected-error @+1 {{a persistent split_global grid takes one row per group of blocks (block = [1]), not 2}}
+  %0 = kb.softmax %x {config = #kb.config<block = [2], threads = 512, vector = 4, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>
+  return %0 : tensor<1024x131072xf32>
+}

@@ -464,3 +464,64 @@ func.func @padded_transpose(%b: tensor<100x64xf32>) -> tensor<64x128xf32> {
   %t = kb.transpose %b pad(32) : tensor<100x64xf32> -> tensor<64x128xf32>
   return %t : tensor<64x128xf32>
 }
+
+// -----
+
+// Softmax split_global with a persistent grid (kb-select-config's choice at
+// 131072 columns, 8 blocks per row): 396 blocks for 8192 parts. Thread 0
+// draws the first ticket (the last of the 8192 + 396 draws resets the
+// counter); the first part's copies go out before the loop; an scf.while
+// carries the ticket (i32) while it is below 8192; in the exchange thread 0
+// draws the next ticket after the count is complete; pass 2 refills each
+// shared-memory slot with the next part's chunk under a uniform guard; no
+// copy is left in flight at the end.
+// CHECK-LABEL: func.func @softmax_persistent
+// CHECK: gpu.launch_func @{{.*}} blocks in (%c396,
+// CHECK: gpu.func @k{{[0-9]+}}_softmax(%{{.*}}: memref<1024x131072xf32> {llvm.noalias, llvm.readonly}, %[[W:.*]]: memref<18434xi32> {llvm.noalias}
+// CHECK: memref.atomic_rmw addi %{{.*}}, %[[W]][%c0]
+// CHECK: arith.cmpi eq, %{{.*}}, %c8587_i32 : i32
+// CHECK: memref.atomic_rmw assign %{{.*}}, %[[W]][%c0]
+// CHECK-COUNT-8: nvgpu.device_async_create_group
+// CHECK-NEXT: scf.while (%{{.*}} = %{{.*}}) : (i32) -> i32
+// CHECK: arith.cmpi ult, %{{.*}}, %c8192_i32 : i32
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_wait %[[G:[0-9]+]] {numGroups = 7 : i32}
+// CHECK: llvm.inline_asm has_side_effects "atom.acq_rel.gpu.add.u32
+// CHECK: scf.while
+// CHECK: memref.atomic_rmw addi %{{.*}}, %[[W]][%c0]
+// CHECK: arith.cmpi eq, %{{.*}}, %c8587_i32 : i32
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: vector.store
+// CHECK: arith.andi
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.yield %{{.*}} : i32
+// CHECK: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.return
+func.func @softmax_persistent(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf32> {
+  %0 = kb.softmax %x : tensor<1024x131072xf32>
+  return %0 : tensor<1024x131072xf32>
+}
+
+// -----
+
+// Index width: a small kernel computes with 32-bit indices; a split_global
+// softmax whose prologue needs no nvgpu op still keeps 64-bit ones, because
+// it takes its workspace's address as an index (a 32-bit index cut the
+// pointer: CUDA_ERROR_ILLEGAL_ADDRESS on the H200).
+// CHECK-LABEL: func.func @index_width
+// CHECK: gpu.module @k{{[0-9]+}}_fused_scale_softmax_module {
+// CHECK: memref.extract_aligned_pointer_as_index %{{.*}} : memref<{{[0-9]+}}xi32> -> index
+// CHECK: gpu.module @k{{[0-9]+}}_relu_module attributes {dlti.dl_spec = #dlti.dl_spec<index = 32 : i32>}
+func.func @index_width(%x: tensor<4x400000xf32>, %y: tensor<4x8xf32>) -> (tensor<4x400000xf32>, tensor<4x8xf32>) {
+  %0 = kb.fusion ins(%x : tensor<4x400000xf32>) {
+  ^bb0(%a: tensor<4x400000xf32>):
+    %s = kb.scale %a by 0.125 : tensor<4x400000xf32>
+    %p = kb.softmax %s : tensor<4x400000xf32>
+    kb.yield %p : tensor<4x400000xf32>
+  } -> tensor<4x400000xf32>
+  %2 = kb.relu %y : tensor<4x8xf32>
+  return %0, %2 : tensor<4x400000xf32>, tensor<4x8xf32>
+}

@@ -240,15 +240,21 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // 32-bit index arithmetic (half the integer work of 64-bit) whenever
     // every buffer of the kernel has fewer than 2^31 elements. Not for
     // kernels with nvgpu ops: convert-nvgpu-to-nvvm assumes 64-bit indices.
+    // Nor for kernels that take the address of a global buffer as an index
+    // (split_global's workspace, read with LLVM atomics): a 32-bit index
+    // would cut the pointer (CUDA_ERROR_ILLEGAL_ADDRESS, 2026-11-30 run 29).
     bool small = llvm::all_of(kargTypes, [](Type t) {
       return cast<MemRefType>(t).getNumElements() <
              std::numeric_limits<int32_t>::max();
     });
-    bool usesNvgpu = false;
+    bool needs64 = false;
     kfunc.walk([&](Operation *inner) {
-      usesNvgpu |= isa<nvgpu::NVGPUDialect>(inner->getDialect());
+      needs64 |= isa<nvgpu::NVGPUDialect>(inner->getDialect());
+      if (auto p = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(inner))
+        needs64 |= !isa_and_nonnull<gpu::AddressSpaceAttr>(
+            p.getSource().getType().getMemorySpace());
     });
-    if (small && !usesNvgpu)
+    if (small && !needs64)
       gmod->setAttr(DLTIDialect::kDataLayoutAttrName,
                     DataLayoutSpecAttr::get(
                         ctx, {DataLayoutEntryAttr::get(IndexType::get(ctx),

@@ -303,8 +303,21 @@ Value atomicAdd(OpBuilder &b, Location loc, Value mem, Value at, uint32_t v) {
 /// a second fence. After the block barrier, off the block's critical path,
 /// thread 0 counts itself out; the last block to do so sets the row's two
 /// counters back to zero for the next launch. Returns exp(m - M) / S.
+/// A persistent block's next ticket, drawn by thread 0 once its row's count
+/// is complete (so a block waiting at a row never holds a ticket of a later
+/// one), in flight together with the partial reads, and handed to every
+/// thread through `slot` (shared memory) with the row's (M, S). The draw
+/// that returns `draws - 1`, the last of the launch (every block draws until
+/// it gets no part), resets the ticket counter.
+struct TicketDraw {
+  Value slot;
+  int64_t draws;
+  Value next; // set by combineOverGlobal: the next ticket (i32)
+};
+
 Value combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
-                        const GlobalWorkspace &ws, Value row, Value rank) {
+                        const GlobalWorkspace &ws, Value row, Value rank,
+                        TicketDraw *draw = nullptr) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   Type f32 = b.getF32Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -365,6 +378,21 @@ Value combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
       NVVM::NanosleepOp::create(b, loc, ci32(b, loc, 32));
       scf::YieldOp::create(b, loc);
     }
+    if (draw) {
+      Value t = atomicAdd(b, loc, ws.mem, cidx(b, loc, 0), 1);
+      auto ifLast = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
+                                ci32(b, loc, draw->draws - 1)),
+          /*withElse=*/false);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(ifLast.thenBlock());
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
+                                    ws.mem, ValueRange{cidx(b, loc, 0)});
+      }
+      memref::StoreOp::create(b, loc, t, draw->slot, ValueRange{cidx(b, loc, 0)});
+    }
     float negInf = -std::numeric_limits<float>::infinity();
     SmallVector<Value> ms, ss;
     Value rowMax = cf32(b, loc, negInf);
@@ -387,6 +415,8 @@ Value combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
   gpu::BarrierOp::create(b, loc);
   Value rowMax = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 0)});
   Value rowSum = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 1)});
+  if (draw)
+    draw->next = memref::LoadOp::create(b, loc, draw->slot, ValueRange{cidx(b, loc, 0)});
   auto countOut = threadZero();
   {
     OpBuilder::InsertionGuard guard(b);
@@ -557,10 +587,30 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
 /// rows, starting at c.rowBase: while a thread stores its chunk of row i it
 /// issues the copy of row i + 1 into the same shared-memory slot (only it
 /// reads that slot), so the next row's reads overlap this row's writes.
+/// What a persistent split_global block needs from buildSplitShared: the
+/// part it handles now may have been copied already (by the previous part's
+/// pass 2, or before the loop), and after the exchange it knows its next
+/// part, whose copies pass 2 issues slot by slot as it frees them.
+struct NextPart {
+  Value valid, rowBase, partStart, partEnd;
+};
+struct PersistentHooks {
+  /// Pass 0 only: issue this part's copies (only if `valid`) and return
+  /// (`group` is set).
+  bool copiesOnly = false;
+  Value valid;
+  /// The copies of this part are in flight already, under `group`.
+  bool copied = false;
+  Value group;
+  /// After the exchange: the next part (`valid` false: none).
+  std::function<NextPart()> next;
+};
+
 void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
                       Value part, bool unaligned, int64_t total, int64_t rows,
                       bool clusterSync,
-                      function_ref<Value(Value m, Value s, int64_t row)> combine) {
+                      function_ref<Value(Value m, Value s, int64_t row)> combine,
+                      PersistentHooks *persistent = nullptr) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
@@ -576,15 +626,19 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
   struct RowPart {
     Value rowBase, lo, hi, base;
   };
-  auto rowPart = [&](int64_t i) {
+  auto partOf = [&](Value rowBase, Value partStart, Value partEnd) {
     RowPart r;
-    r.rowBase = arith::AddIOp::create(b, loc, firstRowBase, cidx(b, loc, i * c.n));
-    r.lo = arith::AddIOp::create(b, loc, r.rowBase, c.partStart);
-    r.hi = arith::AddIOp::create(b, loc, r.rowBase, c.partEnd);
+    r.rowBase = rowBase;
+    r.lo = arith::AddIOp::create(b, loc, r.rowBase, partStart);
+    r.hi = arith::AddIOp::create(b, loc, r.rowBase, partEnd);
     r.base = unaligned ? arith::SubIOp::create(
                              b, loc, r.lo, arith::RemUIOp::create(b, loc, r.lo, cidx(b, loc, 4)))
                        : r.lo;
     return r;
+  };
+  auto rowPart = [&](int64_t i) {
+    return partOf(arith::AddIOp::create(b, loc, firstRowBase, cidx(b, loc, i * c.n)),
+                  c.partStart, c.partEnd);
   };
   auto loadPart = [&](Value local) {
     return vector::LoadOp::create(b, loc, c.vecType, part, ValueRange{local}, false,
@@ -620,20 +674,27 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
   // once, one cp.async group per vector of each thread.
   RowPart cur = rowPart(0);
   SmallVector<Value> locals;
-  Value lastGroup;
+  Value lastGroup = persistent && persistent->copied ? persistent->group : Value();
   for (int64_t k = 0; k < vectors; ++k) {
     Value local = arith::AddIOp::create(b, loc, cidx(b, loc, k * span), mine);
     locals.push_back(local);
-    if (c.pro)
+    if (c.pro || (persistent && persistent->copied))
       continue;
     Value flat = arith::AddIOp::create(b, loc, cur.base, local);
-    auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, cur.hi), /*withElse=*/false);
+    Value in = c.lt(flat, cur.hi);
+    if (persistent && persistent->valid)
+      in = arith::AndIOp::create(b, loc, persistent->valid, in);
+    auto ifIn = scf::IfOp::create(b, loc, in, /*withElse=*/false);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
       copyChunk(cur, local, flat);
     }
     lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+  }
+  if (persistent && persistent->copiesOnly) {
+    persistent->group = lastGroup;
+    return;
   }
 
   auto f32 = b.getF32Type();
@@ -692,6 +753,16 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
     // row, each slot is refilled right after it is read.
     bool more = i + 1 < rows;
     RowPart next = more ? rowPart(i + 1) : RowPart();
+    // A persistent block's next part (known after the exchange): its
+    // copies go out under a uniform guard; the groups are committed either
+    // way (empty when there is no next part, and then no wait follows).
+    Value nextValid;
+    if (persistent && persistent->next && !c.pro) {
+      NextPart np = persistent->next();
+      next = partOf(np.rowBase, np.partStart, np.partEnd);
+      nextValid = np.valid;
+      more = true;
+    }
     auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, len),
                                    cidx(b, loc, span));
     {
@@ -714,7 +785,10 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
       }
       if (more) {
         Value nextFlat = arith::AddIOp::create(b, loc, next.base, local);
-        auto ifNext = scf::IfOp::create(b, loc, c.lt(nextFlat, next.hi), /*withElse=*/false);
+        Value inNext = c.lt(nextFlat, next.hi);
+        if (nextValid)
+          inNext = arith::AndIOp::create(b, loc, nextValid, inNext);
+        auto ifNext = scf::IfOp::create(b, loc, inNext, /*withElse=*/false);
         {
           OpBuilder::InsertionGuard g1(b);
           b.setInsertionPoint(ifNext.thenBlock()->getTerminator());
@@ -725,9 +799,11 @@ void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
         nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
       }
     }
-    if (more)
+    if (more && !nextValid)
       cur = next;
   }
+  if (persistent)
+    persistent->group = lastGroup;
   if (clusterSync)
     NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
@@ -906,15 +982,29 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   GlobalWorkspace ws{Value(), rows, cluster};
+  // split_global with a persistent grid: `grid` blocks, each taking parts
+  // from tickets until none is left (one draw per part, plus one empty draw
+  // per block).
+  int64_t parts = info.grid[0];
+  int64_t persistentGrid = global ? req.config.getGrid() : 0;
+  if (persistentGrid >= parts)
+    persistentGrid = 0;
+  if (persistentGrid && rowsPerCluster > 1)
+    return op->emitOpError() << "a persistent split_global grid takes one row per "
+                                "group of blocks (block = [1]), not "
+                             << rowsPerCluster;
+  if (persistentGrid)
+    info.grid[0] = persistentGrid;
+  int64_t draws = persistentGrid ? parts + persistentGrid : parts;
+  Value ticket; // i32
   if (global) {
     // Blocks take their (row, part) from a ticket, in the order they start,
     // not from their block index: a block only ever waits for blocks that
     // hold tickets of its own row, and the rows of the lowest tickets are
     // always complete among the blocks already running, so the grid cannot
-    // deadlock however the hardware orders blocks. The block drawing the
-    // last ticket sets the counter back to zero for the next launch.
+    // deadlock however the hardware orders blocks. The last draw sets the
+    // counter back to zero for the next launch.
     ws.mem = kargs[kargs.size() - 2];
-    int64_t total = info.grid[0];
     auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
                                         cidx(b, loc, 0));
     auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
@@ -923,7 +1013,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       b.setInsertionPointToStart(ifZero.thenBlock());
       Value t = atomicAdd(b, loc, ws.mem, cidx(b, loc, 0), 1);
       Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
-                                         ci32(b, loc, total - 1));
+                                         ci32(b, loc, draws - 1));
       auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
       {
         OpBuilder::InsertionGuard g2(b);
@@ -934,29 +1024,102 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       memref::StoreOp::create(b, loc, t, ticketSlot, ValueRange{cidx(b, loc, 0)});
     }
     gpu::BarrierOp::create(b, loc);
-    block = arith::IndexCastUIOp::create(
-        b, loc, b.getIndexType(),
-        memref::LoadOp::create(b, loc, ticketSlot, ValueRange{cidx(b, loc, 0)}));
+    ticket = memref::LoadOp::create(b, loc, ticketSlot, ValueRange{cidx(b, loc, 0)});
+    block = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), ticket);
   }
-  Value row = block;
   c.partStart = cidx(b, loc, 0);
   c.partEnd = cidx(b, loc, n);
   c.partLen = c.minPartLen = n;
+  int64_t len = split ? splitPartLength(n, cluster, vec) : n;
   if (split) {
-    // Blocks [row * cluster, (row + 1) * cluster) form the row's cluster;
-    // block `rank` of it handles columns [rank * len, (rank + 1) * len).
-    int64_t len = splitPartLength(n, cluster, vec);
-    Value rank = arith::RemUIOp::create(b, loc, block, cidx(b, loc, cluster));
-    c.rank = rank;
-    row = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, block, cidx(b, loc, cluster)),
-                                cidx(b, loc, rowsPerCluster));
-    c.partStart = arith::MulIOp::create(b, loc, rank, cidx(b, loc, len));
-    c.partEnd = arith::MinUIOp::create(
-        b, loc, cidx(b, loc, n), arith::AddIOp::create(b, loc, c.partStart, cidx(b, loc, len)));
     c.partLen = len;
     c.minPartLen = std::max<int64_t>(0, n - (cluster - 1) * len);
   }
-  c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
+  // Blocks [row * cluster, (row + 1) * cluster) form the row's cluster;
+  // block `rank` of it handles columns [rank * len, (rank + 1) * len).
+  struct Part {
+    Value row, rank, start, end, rowBase;
+  };
+  auto partOf = [&](Value blk) {
+    Part p;
+    p.rank = arith::RemUIOp::create(b, loc, blk, cidx(b, loc, cluster));
+    p.row = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, blk, cidx(b, loc, cluster)),
+                                  cidx(b, loc, rowsPerCluster));
+    p.start = arith::MulIOp::create(b, loc, p.rank, cidx(b, loc, len));
+    p.end = arith::MinUIOp::create(b, loc, cidx(b, loc, n),
+                                   arith::AddIOp::create(b, loc, p.start, cidx(b, loc, len)));
+    p.rowBase = arith::MulIOp::create(b, loc, p.row, cidx(b, loc, n));
+    return p;
+  };
+  auto usePart = [&](const Part &p) {
+    c.rank = p.rank;
+    c.partStart = p.start;
+    c.partEnd = p.end;
+    c.rowBase = p.rowBase;
+  };
+  if (persistentGrid) {
+    // Ticket t is part t % cluster of row t / cluster. The first part's
+    // copies go out before the loop (none for a block whose first ticket is
+    // past the end); each part's pass 2 issues the next part's. Addresses
+    // are computed from the ticket clamped into range.
+    auto clamp = [&](Value t) {
+      return arith::MinUIOp::create(b, loc, t, cidx(b, loc, parts - 1)).getResult();
+    };
+    usePart(partOf(clamp(block)));
+    PersistentHooks first;
+    first.copiesOnly = true;
+    first.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ticket,
+                                        ci32(b, loc, parts));
+    auto noCombine = [&](Value, Value, int64_t) -> Value { return Value(); };
+    buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
+                     /*clusterSync=*/false, noCombine, &first);
+    // The loop carries the ticket as an i32: an index block argument of
+    // scf.while came out of the LLVM conversion as i64 in kernels lowered
+    // with 32-bit indices (an unresolved cast).
+    auto i32 = b.getI32Type();
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{i32}, ValueRange{ticket});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *cond = b.createBlock(&loop.getBefore(), {}, {i32}, {loc});
+      Value t = cond->getArgument(0);
+      scf::ConditionOp::create(
+          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, ci32(b, loc, parts)),
+          ValueRange{t});
+      Block *body = b.createBlock(&loop.getAfter(), {}, {i32}, {loc});
+      Part cur = partOf(
+          arith::IndexCastUIOp::create(b, loc, b.getIndexType(), body->getArgument(0)));
+      usePart(cur);
+      TicketDraw draw{ticketSlot, draws, Value()};
+      PersistentHooks hooks;
+      hooks.copied = true;
+      hooks.group = first.group;
+      hooks.next = [&]() {
+        Part p = partOf(clamp(arith::IndexCastUIOp::create(b, loc, b.getIndexType(), draw.next)));
+        return NextPart{arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, draw.next,
+                                              ci32(b, loc, parts)),
+                        p.rowBase, p.start, p.end};
+      };
+      buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
+                       /*clusterSync=*/false,
+                       [&](Value m, Value s, int64_t) {
+                         return combineOverGlobal(c, m, s, partial, ws, cur.row, c.rank, &draw);
+                       },
+                       &hooks);
+      scf::YieldOp::create(b, loc, ValueRange{draw.next});
+    }
+    // No copy may be left in flight when the block exits.
+    if (!c.pro)
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, first.group, b.getI32IntegerAttr(0));
+    return success();
+  }
+  Value row = block;
+  if (split) {
+    Part p = partOf(block);
+    usePart(p);
+    row = p.row;
+  } else {
+    c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
+  }
   if (strategy == "registers" && unaligned)
     buildRegistersUnaligned(c, scratchMax, scratchSum, rows * n);
   else if (strategy == "registers")

@@ -169,6 +169,23 @@ func.func @config_global_blocks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// A persistent grid belongs to split_global only.
+func.func @config_grid_registers(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'grid' (a persistent grid) is only for a split_global softmax, not strategy "registers"}}
+  %0 = kb.softmax %x {config = #kb.config<strategy = "registers", grid = 264>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @config_grid_negative(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'grid' must be a positive block count, got -1}}
+  %0 = kb.softmax %x {config = #kb.config<strategy = "split_global", grid = -1>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
 func.func @config_threads(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{#kb.config 'threads' must be in [1, 1024], got 2048}}
   %0 = kb.relu %x {config = #kb.config<threads = 2048>} : tensor<4x8xf32>

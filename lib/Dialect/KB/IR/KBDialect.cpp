@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::kb;
@@ -53,7 +54,7 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    ArrayRef<int64_t> block, ArrayRef<int64_t> warp,
                    ArrayRef<int64_t> thread, int64_t threads, int64_t vector,
                    int64_t stages, ArrayRef<int64_t> pad, StringRef mma,
-                   StringRef strategy, int64_t cluster) {
+                   StringRef strategy, int64_t cluster, int64_t grid) {
   auto positive = [&](ArrayRef<int64_t> v, StringRef name) -> LogicalResult {
     for (int64_t x : v)
       if (x <= 0)
@@ -97,6 +98,13 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kb.config 'cluster' (blocks per row) of a "
                           "split_global softmax must be in [1, 64], got "
                        << cluster;
+  if (grid < 0 || grid > std::numeric_limits<int32_t>::max())
+    return emitError() << "#kb.config 'grid' must be a positive block count, got "
+                       << grid;
+  if (grid && strategy != "split_global")
+    return emitError() << "#kb.config 'grid' (a persistent grid) is only for a "
+                          "split_global softmax, not strategy \""
+                       << strategy << "\"";
   if (strategy != "split_global" && (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
                           "largest thread-block cluster sm_90 launches), got "
@@ -130,12 +138,13 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.mma = attr.getMma().str();
   f.strategy = attr.getStrategy().str();
   f.cluster = attr.getCluster();
+  f.grid = attr.getGrid();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages,
-                         pad, mma, strategy, cluster);
+                         pad, mma, strategy, cluster, grid);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

@@ -68,6 +68,10 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `cluster`: thread blocks per cluster (softmax `split`, `split_shared`:
       the blocks that share one row), 1 to 16; for `split_global` the blocks
       per row (not a hardware cluster), 1 to 64.
+    - `grid`: softmax `split_global` only: a persistent grid of this many
+      blocks, each taking one part of a row after another (from tickets)
+      until none is left, instead of one block per part. Absent: one block
+      per part.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -81,7 +85,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_SizesParameter<>:$pad,
     StringRefParameter<"", "\"\"">:$mma,
     StringRefParameter<"", "\"\"">:$strategy,
-    OptionalParameter<"int64_t">:$cluster
+    OptionalParameter<"int64_t">:$cluster,
+    OptionalParameter<"int64_t">:$grid
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
