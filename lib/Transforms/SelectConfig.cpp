@@ -242,8 +242,14 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
         model.maxThreadsPerSM / f.threads, model.registersPerSM / (f.threads * 40)});
     int64_t parts = rows / f.block[0] * f.cluster;
     int64_t grid = std::max<int64_t>(perSM, 1) * model.smCount;
-    if (grid < parts)
+    if (grid < parts) {
       f.grid = grid;
+      // Two stages: each block copies its next part while it stores this
+      // one. Without (each part copied at the start of its turn) the
+      // persistent grid was slower than one block per part (run 31).
+      if (!f.stages)
+        f.stages = 2;
+    }
   }
   return success();
 }

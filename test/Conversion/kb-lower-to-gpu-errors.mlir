@@ -50,3 +50,11 @@ func.func @persistent_rows(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf3
   %0 = kb.softmax %x {config = #kb.config<block = [2], threads = 512, vector = 4, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>
   return %0 : tensor<1024x131072xf32>
 }
+
+// -----
+
+func.func @global_stages(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf32> {
+  // expected-error @+1 {{split_global takes stages = 1 or 2 (2: a persistent block copies its next part while it stores this one), not 3}}
+  %0 = kb.softmax %x {config = #kb.config<block = [1], threads = 512, vector = 4, stages = 3, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>
+  return %0 : tensor<1024x131072xf32>
+}

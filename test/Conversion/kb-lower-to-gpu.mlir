@@ -525,3 +525,24 @@ func.func @index_width(%x: tensor<4x400000xf32>, %y: tensor<4x8xf32>) -> (tensor
   %2 = kb.relu %y : tensor<4x8xf32>
   return %0, %2 : tensor<4x400000xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A persistent grid with one stage: no copies before the loop; each part's
+// copies go out at the start of its turn, and pass 2 copies nothing.
+// CHECK-LABEL: func.func @softmax_persistent_one_stage
+// CHECK: gpu.func @k{{[0-9]+}}_softmax
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: scf.while (%{{.*}} = %{{.*}}) : (i32) -> i32
+// CHECK-COUNT-8: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_wait
+// CHECK: llvm.inline_asm has_side_effects "atom.acq_rel.gpu.add.u32
+// CHECK: scf.for
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: scf.yield %{{.*}} : i32
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+func.func @softmax_persistent_one_stage(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf32> {
+  %0 = kb.softmax %x {config = #kb.config<strategy = "split_global", grid = 396, stages = 1>} : tensor<1024x131072xf32>
+  return %0 : tensor<1024x131072xf32>
+}

@@ -169,9 +169,10 @@ func.func @softmax_split_global(%a: tensor<8x400000xf32>, %b: tensor<3x400001xf3
 // thread estimated) give 3 blocks of 64 KB per SM at 131072 columns (8
 // blocks per row): 396 blocks take the 8192 parts from tickets. Not for 16
 // blocks per row (measured slower), nor when the parts fit at once (64 x 8
-// parts), nor when the config names a grid.
+// parts), nor when the config names a grid. Two stages: a block copies its
+// next part while it stores this one.
 // CHECK-LABEL: func.func @softmax_persistent
-// CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>
+// CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, stages = 2, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>
 // CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<1024x400000xf32>
 // CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 8>} : tensor<32x131072xf32>
 // CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 8, grid = 100>} : tensor<1024x131072xf32>

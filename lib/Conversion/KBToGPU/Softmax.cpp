@@ -993,6 +993,14 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     return op->emitOpError() << "a persistent split_global grid takes one row per "
                                 "group of blocks (block = [1]), not "
                              << rowsPerCluster;
+  // A persistent block with `stages = 2` copies its next part while it
+  // stores this one (slot by slot); otherwise it copies each part at the
+  // start of its turn.
+  bool prefetch = persistentGrid && req.config.getStages() == 2;
+  if (global && req.config.getStages() > 2)
+    return op->emitOpError() << "split_global takes stages = 1 or 2 (2: a persistent "
+                                "block copies its next part while it stores this one), not "
+                             << req.config.getStages();
   if (persistentGrid)
     info.grid[0] = persistentGrid;
   int64_t draws = persistentGrid ? parts + persistentGrid : parts;
@@ -1058,21 +1066,24 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     c.rowBase = p.rowBase;
   };
   if (persistentGrid) {
-    // Ticket t is part t % cluster of row t / cluster. The first part's
-    // copies go out before the loop (none for a block whose first ticket is
-    // past the end); each part's pass 2 issues the next part's. Addresses
-    // are computed from the ticket clamped into range.
+    // Ticket t is part t % cluster of row t / cluster. With two stages the
+    // first part's copies go out before the loop (none for a block whose
+    // first ticket is past the end) and each part's pass 2 issues the next
+    // part's, at addresses computed from the ticket clamped into range; with
+    // one, each part is copied at the start of its turn.
     auto clamp = [&](Value t) {
       return arith::MinUIOp::create(b, loc, t, cidx(b, loc, parts - 1)).getResult();
     };
-    usePart(partOf(clamp(block)));
     PersistentHooks first;
-    first.copiesOnly = true;
-    first.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ticket,
-                                        ci32(b, loc, parts));
-    auto noCombine = [&](Value, Value, int64_t) -> Value { return Value(); };
-    buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
-                     /*clusterSync=*/false, noCombine, &first);
+    if (prefetch) {
+      usePart(partOf(clamp(block)));
+      first.copiesOnly = true;
+      first.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ticket,
+                                          ci32(b, loc, parts));
+      auto noCombine = [&](Value, Value, int64_t) -> Value { return Value(); };
+      buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
+                       /*clusterSync=*/false, noCombine, &first);
+    }
     // The loop carries the ticket as an i32: an index block argument of
     // scf.while came out of the LLVM conversion as i64 in kernels lowered
     // with 32-bit indices (an unresolved cast).
@@ -1091,14 +1102,16 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       usePart(cur);
       TicketDraw draw{ticketSlot, draws, Value()};
       PersistentHooks hooks;
-      hooks.copied = true;
+      hooks.copied = prefetch;
       hooks.group = first.group;
-      hooks.next = [&]() {
-        Part p = partOf(clamp(arith::IndexCastUIOp::create(b, loc, b.getIndexType(), draw.next)));
-        return NextPart{arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, draw.next,
-                                              ci32(b, loc, parts)),
-                        p.rowBase, p.start, p.end};
-      };
+      if (prefetch)
+        hooks.next = [&]() {
+          Part p = partOf(
+              clamp(arith::IndexCastUIOp::create(b, loc, b.getIndexType(), draw.next)));
+          return NextPart{arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, draw.next,
+                                                ci32(b, loc, parts)),
+                          p.rowBase, p.start, p.end};
+        };
       buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
                        /*clusterSync=*/false,
                        [&](Value m, Value s, int64_t) {
@@ -1108,7 +1121,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       scf::YieldOp::create(b, loc, ValueRange{draw.next});
     }
     // No copy may be left in flight when the block exits.
-    if (!c.pro)
+    if (prefetch && !c.pro)
       nvgpu::DeviceAsyncWaitOp::create(b, loc, first.group, b.getI32IntegerAttr(0));
     return success();
   }
