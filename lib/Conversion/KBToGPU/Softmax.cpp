@@ -286,6 +286,18 @@ Value atomicAdd(OpBuilder &b, Location loc, Value mem, Value at, uint32_t v) {
                                      ci32(b, loc, v), mem, ValueRange{at});
 }
 
+/// A persistent block's next ticket, drawn by thread 0 once its row's count
+/// is complete (so a block waiting at a row never holds a ticket of a later
+/// one), in flight together with the partial reads, and handed to every
+/// thread through `slot` (shared memory) with the row's (M, S). The draw
+/// that returns `draws - 1`, the last of the launch (every block draws until
+/// it gets no part), resets the ticket counter.
+struct TicketDraw {
+  Value slot;
+  int64_t draws;
+  Value next; // set by combineOverGlobal: the next ticket (i32)
+};
+
 /// split_global: the blocks of a row are ordinary blocks, not a cluster, so
 /// a row may be split over more blocks than a cluster holds and the grid
 /// may use every multiprocessor (clusters of 8 fit 120 of the 132).
@@ -302,19 +314,9 @@ Value atomicAdd(OpBuilder &b, Location loc, Value mem, Value at, uint32_t v) {
 /// round trip to L2 before it reads, instead of a fence, an add, a poll and
 /// a second fence. After the block barrier, off the block's critical path,
 /// thread 0 counts itself out; the last block to do so sets the row's two
-/// counters back to zero for the next launch. Returns exp(m - M) / S.
-/// A persistent block's next ticket, drawn by thread 0 once its row's count
-/// is complete (so a block waiting at a row never holds a ticket of a later
-/// one), in flight together with the partial reads, and handed to every
-/// thread through `slot` (shared memory) with the row's (M, S). The draw
-/// that returns `draws - 1`, the last of the launch (every block draws until
-/// it gets no part), resets the ticket counter.
-struct TicketDraw {
-  Value slot;
-  int64_t draws;
-  Value next; // set by combineOverGlobal: the next ticket (i32)
-};
-
+/// counters back to zero for the next launch. With `draw` (a persistent
+/// grid) thread 0 also draws the block's next ticket (TicketDraw). Returns
+/// exp(m - M) / S.
 Value combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
                         const GlobalWorkspace &ws, Value row, Value rank,
                         TicketDraw *draw = nullptr) {
@@ -577,16 +579,6 @@ void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchS
   }
 }
 
-/// The split_shared strategy: this block's part of the row copied into
-/// `part` (workgroup memref), reduced and normalised from there. A prologue
-/// is applied on the way in (through registers), an epilogue on the way out.
-/// With `unaligned` (rows not a multiple of 4 long, unfused softmax only) the
-/// part is covered by the 16-byte-aligned chunks of the flat buffer that
-/// overlap it, lanes outside it masked, as in buildRegistersUnaligned.
-/// With `rows` > 1 (unfused only) the cluster handles that many consecutive
-/// rows, starting at c.rowBase: while a thread stores its chunk of row i it
-/// issues the copy of row i + 1 into the same shared-memory slot (only it
-/// reads that slot), so the next row's reads overlap this row's writes.
 /// What a persistent split_global block needs from buildSplitShared: the
 /// part it handles now may have been copied already (by the previous part's
 /// pass 2, or before the loop), and after the exchange it knows its next
@@ -606,6 +598,19 @@ struct PersistentHooks {
   std::function<NextPart()> next;
 };
 
+/// The split_shared strategy: this block's part of the row copied into
+/// `part` (workgroup memref), reduced and normalised from there. A prologue
+/// is applied on the way in (through registers), an epilogue on the way out.
+/// With `unaligned` (rows not a multiple of 4 long, unfused softmax only) the
+/// part is covered by the 16-byte-aligned chunks of the flat buffer that
+/// overlap it, lanes outside it masked, as in buildRegistersUnaligned.
+/// With `rows` > 1 (unfused only) the cluster handles that many consecutive
+/// rows, starting at c.rowBase: while a thread stores its chunk of row i it
+/// issues the copy of row i + 1 into the same shared-memory slot (only it
+/// reads that slot), so the next row's reads overlap this row's writes.
+/// With `persistent` (a persistent split_global block, one row per part)
+/// the same overlap runs from this part to the block's next one
+/// (PersistentHooks).
 void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
                       Value part, bool unaligned, int64_t total, int64_t rows,
                       bool clusterSync,
