@@ -106,8 +106,23 @@ void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
   for (auto [in, arg] : llvm::zip(inputs, body.getArguments()))
     map.map(in, arg);
   OpBuilder inner = OpBuilder::atBlockEnd(&body);
+  // The kernel's config is the fusion's: a config the program gave the
+  // anchor (the matmul or softmax), or else the chain's last op, moves onto
+  // it, where kb-select-config and the lowering read it (it used to stay on
+  // the op inside, ignored).
+  Operation *configured = nullptr;
   for (Operation *op : ops)
-    inner.clone(*op, map);
+    if (isa<MatmulOp, SoftmaxOp>(op))
+      configured = op;
+  if (!configured)
+    configured = root;
+  for (Operation *op : ops) {
+    Operation *copy = inner.clone(*op, map);
+    if (op == configured && getConfig(op)) {
+      setConfig(fusion, getConfig(op));
+      copy->removeAttr("config");
+    }
+  }
   YieldOp::create(inner, root->getLoc(),
                   ValueRange{map.lookup(root->getResult(0))});
   root->getResult(0).replaceAllUsesWith(fusion.getResult(0));

@@ -164,3 +164,21 @@ func.func @softmax_input_escapes(%x: tensor<8x64xf32>) -> (tensor<8x64xf32>, ten
   %2 = kb.exp %1 : tensor<8x64xf32>
   return %0, %2 : tensor<8x64xf32>, tensor<8x64xf32>
 }
+
+// -----
+
+// A config the program gave the anchor moves onto the fusion (the kernel's
+// config, which kb-select-config completes and the lowering reads); the op
+// inside keeps none. Without an anchor, the chain's last op's config moves.
+// CHECK-LABEL: func.func @config_moves
+// CHECK: kb.fusion ins({{.*}}) attributes {config = #kb.config<strategy = "split_global", grid = 100>}
+// CHECK: kb.softmax %{{.*}} : tensor<256x200000xf32>
+// CHECK: kb.fusion ins({{.*}}) attributes {config = #kb.config<threads = 128>}
+// CHECK: kb.gelu %{{.*}} approx(tanh) : tensor<64x64xf32>
+func.func @config_moves(%x: tensor<256x200000xf32>, %y: tensor<64x64xf32>) -> (tensor<256x200000xf32>, tensor<64x64xf32>) {
+  %0 = kb.scale %x by 0.125 : tensor<256x200000xf32>
+  %1 = kb.softmax %0 {config = #kb.config<strategy = "split_global", grid = 100>} : tensor<256x200000xf32>
+  %2 = kb.relu %y : tensor<64x64xf32>
+  %3 = kb.gelu %2 approx(tanh) {config = #kb.config<threads = 128>} : tensor<64x64xf32>
+  return %1, %3 : tensor<256x200000xf32>, tensor<64x64xf32>
+}
