@@ -15,6 +15,7 @@
 
 #include "kb/Runtime/Npy.h"
 #include "kb/Runtime/Occupancy.h"
+#include "kb/Runtime/Verdict.h"
 
 #include <CLI/CLI.hpp>
 
@@ -600,11 +601,7 @@ int run(const Options &o) {
                     {"kb_speedup", bt.median / t.median}});
     report["baselines"] = bj;
 
-    double intensity = flops / minBytes;
-
     // Verdict: which ceiling applies, and how close the kernel came.
-    std::string verdict;
-    bool memoryBound = true;
     if (flops > 0) {
       std::string prec = "ieee";
       for (const Kernel &k : s.manifest.kernels)
@@ -624,33 +621,17 @@ int run(const Options &o) {
         source = "H200 defaults (run kb-run --calibrate)";
       }
       report["compute_ceiling_source"] = source;
-      double ridge = computeCeiling * 1e12 / (copyBw * 1e9);
-      bool memory = intensity < ridge;
-      memoryBound = memory;
-      double frac = memory ? gbs / copyBw : tflops / computeCeiling;
       report["compute_ceiling_tflops"] = computeCeiling;
-      verdict = memory ? "memory-bound" : "compute-bound";
-      if (frac < 0.25)
-        verdict += " in principle, latency-bound in practice";
-      char buf[200];
-      snprintf(buf, sizeof buf, " (intensity %.1f flop/byte, ridge %.1f; %.0f%% of the %s ceiling)",
-               intensity, ridge, 100 * frac, memory ? "copy" : "compute");
-      verdict += buf;
-    } else {
-      double frac = gbs / copyBw;
-      verdict = frac < 0.25 ? "latency-bound (memory-bound work at " : "memory-bound (";
-      char buf[100];
-      snprintf(buf, sizeof buf, "%.0f%% of the copy bandwidth)", 100 * frac);
-      verdict += buf;
     }
-    report["verdict"] = verdict;
+    Verdict verdict = classify(flops, minBytes, gbs, tflops, copyBw, computeCeiling);
+    report["verdict"] = verdict.text;
 
     // The same bytes moved by one device-to-device copy, timed like the
     // kernel (alone between events, after the flush): what any single pass
     // of this size can reach, launch, ramp-up and tail included. The 1 GiB
     // copy above hides those; a 100 MB kernel cannot. Memory-bound programs
     // only, by the verdict's ridge.
-    if (memoryBound && minBytes > 0) {
+    if (verdict.memoryBound && minBytes > 0) {
       // Two more buffers of half the bytes each: on a GPU with less memory
       // free than that the reference is left out, not the report.
       try {

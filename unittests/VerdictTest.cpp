@@ -1,0 +1,40 @@
+// kb-run's verdict (lib/Runtime/Verdict.cpp): the roofline's ridge decides
+// memory- or compute-bound; the fraction is of the binding ceiling; below a
+// quarter of it the text says latency-bound. The texts are kb-run's report
+// lines, so they are checked to the letter.
+#include "kb/Runtime/Verdict.h"
+
+#include <gtest/gtest.h>
+
+using namespace kb::runtime;
+
+TEST(Verdict, CopyOnly) {
+  // softmax 8192x32768: 2147.5 MB in 0.5177 ms against a 4185 GB/s copy.
+  Verdict v = classify(0, 2147.5e6, 4148, 0, 4185, 0);
+  EXPECT_TRUE(v.memoryBound);
+  EXPECT_NEAR(v.fraction, 4148.0 / 4185, 1e-12);
+  EXPECT_EQ(v.ridge, 0);
+  EXPECT_EQ(v.text, "memory-bound (99% of the copy bandwidth)");
+  v = classify(0, 16e6, 500, 0, 4185, 0);
+  EXPECT_EQ(v.text, "latency-bound (memory-bound work at 12% of the copy bandwidth)");
+}
+
+TEST(Verdict, Roofline) {
+  // fp32 4096^3 as kb-run reported it (run 32): 137 GFLOP, 1365.3
+  // flop/byte, far above the ridge of 51.2 TFLOP/s over 4220 GB/s (12.1).
+  double flops = 2.0 * 4096 * 4096 * 4096, bytes = 6.0 * 4096 * 4096;
+  Verdict v = classify(flops, bytes, 0, 48.4, 4220, 51.2);
+  EXPECT_FALSE(v.memoryBound);
+  EXPECT_NEAR(v.ridge, 51.2e12 / 4220e9, 1e-9);
+  EXPECT_NEAR(v.fraction, 48.4 / 51.2, 1e-12);
+  EXPECT_EQ(v.text, "compute-bound (intensity 1365.3 flop/byte, ridge 12.1; 95% of the compute ceiling)");
+  // The same flops over 200x the bytes: below the ridge, judged by GB/s.
+  v = classify(flops, bytes * 200, 3000, 0, 4220, 51.2);
+  EXPECT_TRUE(v.memoryBound);
+  EXPECT_NEAR(v.fraction, 3000.0 / 4220, 1e-12);
+  EXPECT_EQ(v.text, "memory-bound (intensity 6.8 flop/byte, ridge 12.1; 71% of the copy ceiling)");
+  // Far from either ceiling.
+  v = classify(flops, bytes, 0, 5.0, 4220, 51.2);
+  EXPECT_EQ(v.text, "compute-bound in principle, latency-bound in practice (intensity 1365.3 "
+                    "flop/byte, ridge 12.1; 10% of the compute ceiling)");
+}
