@@ -137,6 +137,8 @@ PROGRAMS = {
         "softmax-1024x131072-np": softmax(1024, 131072, config='strategy = "split_global", grid = 1073741824'),
         "softmax-16384x40000-np": softmax(16384, 40000, config='strategy = "split_global", grid = 1073741824'),
         "softmax-1024x400000-persistent": softmax(1024, 400000, config='strategy = "split_global", grid = 264'),
+        # A small persistent grid with unaligned rows, for compute-sanitizer.
+        "softmax-600x65537": softmax(600, 65537),
         # Rows a register cluster of 2-4 blocks holds: is split_global's
         # 90% at 2048x65536 (against 87% for the register split) general?
         "softmax-4096x49152": softmax(4096, 49152),
