@@ -223,7 +223,12 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
               "or for an unfused split_shared or split_global softmax a k that "
               "divides the "
            << rows << " rows";
-  if (global && !f.grid && f.cluster <= kMaxPersistentBlocksPerRow) {
+  if (f.grid && f.block[0] > 1)
+    return op->emitOpError() << "softmax config grid = " << f.grid
+                             << " (a persistent grid) takes one row per group of "
+                                "blocks (block = [1]), not "
+                             << f.block[0];
+  if (global && !f.grid && f.block[0] == 1 && f.cluster <= kMaxPersistentBlocksPerRow) {
     // A persistent grid: as many blocks as the chip holds at once (shared
     // memory, threads, and registers at an estimated 40 per thread; these
     // kernels take 32-63), each taking parts from tickets until none is
@@ -231,7 +236,9 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // for one before its first load (the ticket cost a trip to L2 at the
     // start of every part), and no block is launched per part. A grid larger
     // than what fits only launches a few blocks at the end that find no
-    // ticket and copy nothing. Fewer parts than that: one block each.
+    // ticket and copy nothing. Fewer parts than that: one block each. Not
+    // with `block = [k]` rows per group of blocks (a persistent block takes
+    // one row's part at a time).
     // Only for rows of up to 8 blocks: measured (2026-11-30 runs 29-30)
     // 0.8-2.7% faster at 2 to 8 blocks per row and 4% on the fused
     // attention softmax, but 1.4% and 2.6% slower at 16 (1024x400000,

@@ -169,20 +169,31 @@ func.func @softmax_split_global(%a: tensor<8x400000xf32>, %b: tensor<3x400001xf3
 // thread estimated) give 3 blocks of 64 KB per SM at 131072 columns (8
 // blocks per row): 396 blocks take the 8192 parts from tickets. Not for 16
 // blocks per row (measured slower), nor when the parts fit at once (64 x 8
-// parts), nor when the config names a grid. Two stages: a block copies its
-// next part while it stores this one.
+// parts), nor when the config names a grid, nor with block = [k] rows per
+// group of blocks. Two stages: a block copies its next part while it stores
+// this one.
 // CHECK-LABEL: func.func @softmax_persistent
 // CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, stages = 2, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>
 // CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 16>} : tensor<1024x400000xf32>
 // CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 8>} : tensor<32x131072xf32>
 // CHECK: {config = #kb.config<block = [1], threads = 512, vector = 4, strategy = "split_global", cluster = 8, grid = 100>} : tensor<1024x131072xf32>
+// CHECK: {config = #kb.config<block = [4], threads = 512, vector = 4, strategy = "split_global", cluster = 8>} : tensor<1024x131072xf32>
 func.func @softmax_persistent(%a: tensor<1024x131072xf32>, %b: tensor<1024x400000xf32>, %c: tensor<32x131072xf32>)
-    -> (tensor<1024x131072xf32>, tensor<1024x400000xf32>, tensor<32x131072xf32>, tensor<1024x131072xf32>) {
+    -> (tensor<1024x131072xf32>, tensor<1024x400000xf32>, tensor<32x131072xf32>, tensor<1024x131072xf32>, tensor<1024x131072xf32>) {
   %0 = kb.softmax %a : tensor<1024x131072xf32>
   %1 = kb.softmax %b : tensor<1024x400000xf32>
   %2 = kb.softmax %c : tensor<32x131072xf32>
   %3 = kb.softmax %a {config = #kb.config<strategy = "split_global", grid = 100>} : tensor<1024x131072xf32>
-  return %0, %1, %2, %3 : tensor<1024x131072xf32>, tensor<1024x400000xf32>, tensor<32x131072xf32>, tensor<1024x131072xf32>
+  %4 = kb.softmax %a {config = #kb.config<strategy = "split_global", block = [4]>} : tensor<1024x131072xf32>
+  return %0, %1, %2, %3, %4 : tensor<1024x131072xf32>, tensor<1024x400000xf32>, tensor<32x131072xf32>, tensor<1024x131072xf32>, tensor<1024x131072xf32>
+}
+
+// -----
+
+func.func @softmax_persistent_rows(%a: tensor<1024x131072xf32>) -> tensor<1024x131072xf32> {
+  // expected-error @+1 {{softmax config grid = 396 (a persistent grid) takes one row per group of blocks (block = [1]), not 4}}
+  %0 = kb.softmax %a {config = #kb.config<strategy = "split_global", block = [4], grid = 396>} : tensor<1024x131072xf32>
+  return %0 : tensor<1024x131072xf32>
 }
 
 // -----
