@@ -118,10 +118,14 @@ void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
     configured = root;
   for (Operation *op : ops) {
     Operation *copy = inner.clone(*op, map);
-    if (op == configured && getConfig(op)) {
+    if (!getConfig(op))
+      continue;
+    if (op == configured)
       setConfig(fusion, getConfig(op));
-      copy->removeAttr("config");
-    }
+    else
+      op->emitWarning() << "config not used: it is fused into one kernel with '"
+                        << configured->getName() << "', whose config the kernel takes";
+    copy->removeAttr("config");
   }
   YieldOp::create(inner, root->getLoc(),
                   ValueRange{map.lookup(root->getResult(0))});
