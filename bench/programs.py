@@ -299,6 +299,14 @@ PROGRAMS = {
         "matmul-tf32-2048-b128x256-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [128, 256, 32]"),
         "matmul-tf32-2048-b256x128-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [256, 128, 32]"),
         "matmul-tf32-4096-b256x128-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [256, 128, 32]"),
+        # The wgmma kernel with per-thread cp.async copies instead of TMA (the
+        # default since 2026-11-30 run 35), for the same-call comparison.
+        "matmul-tf32-4096-cpasync-sm90a": matmul(4096, 4096, 4096, "tf32", config='copy = "cp_async"'),
+        "matmul-tf32-8192-cpasync-sm90a": matmul(8192, 8192, 8192, "tf32", config='copy = "cp_async"'),
+        "matmul-tf32-4096-tb-cpasync-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True, config='copy = "cp_async"'),
+        "matmul-tf32-1000x700x1500-cpasync-sm90a": matmul(1000, 700, 1500, "tf32", config='copy = "cp_async"'),
+        "matmul-tf32-1024x704x1504-cpasync-sm90a": matmul(1024, 704, 1504, "tf32", config='copy = "cp_async"'),
+        "matmul-tf32-4000-cpasync-sm90a": matmul(4000, 4000, 4000, "tf32", config='copy = "cp_async"'),
     },
 }
 

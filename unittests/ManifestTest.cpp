@@ -78,11 +78,64 @@ TEST(Manifest, Workspace) {
   EXPECT_NE(errorOf(j).find("(ws0) has dtype \"f32\"; a workspace is i32"), std::string::npos);
   j["buffers"][2]["dtype"] = "i32";
   j["buffers"][2]["role"] = "spare";
-  EXPECT_NE(errorOf(j).find("role must be input, output, scratch or workspace, got spare"),
+  EXPECT_NE(errorOf(j).find("role must be input, output, scratch, workspace or tensor_map, got spare"),
             std::string::npos);
   j = valid();
   j["buffers"][0]["dtype"] = "i32";
   EXPECT_NE(errorOf(j).find("supports f32"), std::string::npos);
+}
+
+// A TMA tensor map (kb-lower-to-gpu's copy = "tma" wgmma kernels): a
+// 128-byte i32 buffer describing another; cuTensorMapEncodeTiled's limits are
+// checked before anything reaches the GPU.
+TEST(Manifest, TensorMap) {
+  json j = valid();
+  j["buffers"].push_back({{"name", "tm0"}, {"shape", {32}}, {"dtype", "i32"},
+                          {"role", "tensor_map"},
+                          {"tensor_map", {{"of", "x"}, {"dims", {4, 8}},
+                                          {"box", {2, 8}}, {"swizzle", "128B"}}}});
+  j["kernels"][0]["args"] = {"x", "tm0", "y"};
+  Manifest m = Manifest::parse(j.dump(), "/b");
+  EXPECT_EQ(m.buffer("tm0").tensorMap.of, "x");
+  EXPECT_EQ(m.buffer("tm0").tensorMap.box, (std::vector<int64_t>{2, 8}));
+  EXPECT_FALSE(m.buffer("tm0").isData());
+  EXPECT_TRUE(m.buffer("x").isData());
+  auto errorWith = [&](const char *key, json value) {
+    json k = j;
+    k["buffers"][2]["tensor_map"][key] = value;
+    return errorOf(k);
+  };
+  EXPECT_NE(errorWith("of", "nope").find("tensor map 'tm0' describes 'nope', which is not a data buffer"),
+            std::string::npos);
+  EXPECT_NE(errorWith("dims", {4, 9}).find("tensor map 'tm0': dims[1] = 9 must be in [1, 8]"),
+            std::string::npos);
+  EXPECT_NE(errorWith("box", {2}).find("dims and box need one size per axis of 'x'"),
+            std::string::npos);
+  EXPECT_NE(errorWith("box", {300, 8}).find("box[0] = 300 must be in [1, 256]"),
+            std::string::npos);
+  EXPECT_NE(errorWith("swizzle", "64B").find("swizzle must be \"128B\""), std::string::npos);
+  json wide = j;
+  wide["buffers"][0]["shape"] = {4, 64};
+  wide["buffers"][1]["shape"] = {4, 64};
+  wide["program"][0]["shape"] = {4, 64};
+  wide["buffers"][2]["tensor_map"]["dims"] = {4, 64};
+  wide["buffers"][2]["tensor_map"]["box"] = {2, 64};
+  EXPECT_NE(errorOf(wide).find("a 128-byte swizzled box row holds at most 32 floats, got 64"),
+            std::string::npos);
+  json odd = j;
+  odd["buffers"][0]["shape"] = {4, 6};
+  odd["buffers"][1]["shape"] = {4, 6};
+  odd["program"][0]["shape"] = {4, 6};
+  odd["buffers"][2]["tensor_map"]["dims"] = {4, 6};
+  EXPECT_NE(errorOf(odd).find("rows of 'x' are 24 bytes, not a multiple of 16"),
+            std::string::npos);
+  json shape = j;
+  shape["buffers"][2]["shape"] = {16};
+  EXPECT_NE(errorOf(shape).find("(tm0) must have shape [32]"), std::string::npos);
+  json written = j;
+  written["kernels"][0]["args"] = {"x", "tm0"};
+  EXPECT_NE(errorOf(written).find("(k0) writes tensor map 'tm0' as its output"),
+            std::string::npos);
 }
 
 TEST(Manifest, CoResidentBlocks) {

@@ -115,12 +115,24 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     b.role = str(bufs[i], "role", where);
     b.shape = ints(bufs[i], "shape", where);
     if (b.role != "input" && b.role != "output" && b.role != "scratch" &&
-        b.role != "workspace")
-      fail(where + ".role must be input, output, scratch or workspace, got " + b.role);
+        b.role != "workspace" && b.role != "tensor_map")
+      fail(where + ".role must be input, output, scratch, workspace or tensor_map, got " +
+           b.role);
     std::string dtype = str(bufs[i], "dtype", where);
-    if (dtype != (b.role == "workspace" ? "i32" : "f32"))
+    if (dtype != (b.isData() ? "f32" : "i32"))
       fail(where + " (" + b.name + ") has dtype " + bufs[i]["dtype"].dump() +
-           (b.role == "workspace" ? "; a workspace is i32" : "; kb-run supports f32"));
+           (b.isData() ? "; kb-run supports f32" : "; a " + b.role + " is i32"));
+    if (b.role == "tensor_map") {
+      const json &tm = field(bufs[i], "tensor_map", where);
+      std::string w = where + ".tensor_map";
+      b.tensorMap.of = str(tm, "of", w);
+      b.tensorMap.dims = ints(tm, "dims", w);
+      b.tensorMap.box = ints(tm, "box", w);
+      if (str(tm, "swizzle", w) != "128B")
+        fail(w + ".swizzle must be \"128B\" (the only swizzle kb's kernels read)");
+      if (b.shape != std::vector<int64_t>{32})
+        fail(where + " (" + b.name + ") must have shape [32]: a tensor map is 128 bytes");
+    }
     if (b.shape.empty())
       fail(where + ".shape must have at least one dimension");
     for (int64_t d : b.shape)
@@ -138,7 +150,6 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       fail("buffer name '" + b.name + "' appears twice");
     m.buffers.push_back(b);
   }
-
   const json &prog = field(j, "program", "manifest");
   if (!prog.is_array())
     fail("program must be an array");
@@ -217,6 +228,40 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     m.program.push_back(op);
   }
 
+  // A tensor map describes another buffer; cuTensorMapEncodeTiled's limits
+  // are checked here so that a bad one is a one-line error, not a launch
+  // failure.
+  for (const Buffer &t : m.buffers) {
+    if (t.role != "tensor_map")
+      continue;
+    const TensorMapSpec &tm = t.tensorMap;
+    std::string where = "tensor map '" + t.name + "'";
+    const Buffer *of = nullptr;
+    for (const Buffer &b : m.buffers)
+      if (b.name == tm.of)
+        of = &b;
+    if (!of || !of->isData())
+      fail(where + " describes '" + tm.of + "', which is not a data buffer");
+    size_t r = of->shape.size();
+    if (tm.dims.size() != r || tm.box.size() != r || r < 2 || r > 5)
+      fail(where + ": dims and box need one size per axis of '" + tm.of + "' (" +
+           std::to_string(r) + ", at least 2)");
+    for (size_t d = 0; d < r; ++d) {
+      if (tm.dims[d] < 1 || tm.dims[d] > of->shape[d])
+        fail(where + ": dims[" + std::to_string(d) + "] = " + std::to_string(tm.dims[d]) +
+             " must be in [1, " + std::to_string(of->shape[d]) + "]");
+      if (tm.box[d] < 1 || tm.box[d] > 256)
+        fail(where + ": box[" + std::to_string(d) + "] = " + std::to_string(tm.box[d]) +
+             " must be in [1, 256]");
+    }
+    if (tm.box.back() * 4 > 128)
+      fail(where + ": a 128-byte swizzled box row holds at most 32 floats, got " +
+           std::to_string(tm.box.back()));
+    if (of->shape.back() * 4 % 16)
+      fail(where + ": rows of '" + tm.of + "' are " + std::to_string(of->shape.back() * 4) +
+           " bytes, not a multiple of 16 as a tensor map needs");
+  }
+
   const json &ks = field(j, "kernels", "manifest");
   if (!ks.is_array() || ks.empty())
     fail("kernels must be a non-empty array");
@@ -264,6 +309,10 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
         fail(where + " (" + k.name + ") names an unknown buffer " + a.dump());
       k.args.push_back(a.get<std::string>());
     }
+    for (size_t a = 0; a < k.args.size(); ++a)
+      if (m.buffer(k.args[a]).role == "tensor_map" && a + 1 == k.args.size())
+        fail(where + " (" + k.name + ") writes tensor map '" + k.args[a] +
+             "' as its output");
     for (const json &o : ks[i].value("ops", json::array())) {
       if (!o.is_number_integer() || o.get<int64_t>() < 0 ||
           o.get<size_t>() >= m.program.size())

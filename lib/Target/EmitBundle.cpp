@@ -170,12 +170,28 @@ void EmitBundlePass::runOnOperation() {
     names[alloc] = name.str();
     // Intermediates (f32, "scratch"), or a kernel's i32 "workspace", which
     // kb-run zero-fills once and the kernel leaves zero.
+    // Or a TMA tensor map (128 bytes) that kb-run encodes for the buffer
+    // it describes.
     auto role = alloc->getAttrOfType<StringAttr>("kb.role");
-    bool workspace = role && role.getValue() == "workspace";
-    buffers.push_back(llvm::json::Object{{"name", name.str()},
-                                         {"shape", shapeOf(alloc.getType())},
-                                         {"dtype", workspace ? "i32" : "f32"},
-                                         {"role", workspace ? "workspace" : "scratch"}});
+    StringRef kind = role ? role.getValue() : "scratch";
+    llvm::json::Object buf{{"name", name.str()},
+                           {"shape", shapeOf(alloc.getType())},
+                           {"dtype", kind == "scratch" ? "f32" : "i32"},
+                           {"role", kind}};
+    if (auto tm = alloc->getAttrOfType<DictionaryAttr>("kb.tensor_map")) {
+      auto ints = [&](StringRef key) {
+        llvm::json::Array a;
+        for (Attribute x : tm.getAs<ArrayAttr>(key))
+          a.push_back(cast<IntegerAttr>(x).getInt());
+        return a;
+      };
+      buf["tensor_map"] = llvm::json::Object{
+          {"of", tm.getAs<StringAttr>("of").str()},
+          {"dims", ints("dims")},
+          {"box", ints("box")},
+          {"swizzle", "128B"}};
+    }
+    buffers.push_back(std::move(buf));
   });
 
   std::string ptxas = findPtxas(this->ptxas);

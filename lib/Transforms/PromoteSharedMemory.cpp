@@ -42,6 +42,12 @@ struct PromoteSharedMemoryPass
       bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
       bool wgmma = f.mma == "wgmma_tf32";
       bool transposeB = getKernelMatmul(&op).getTransposeB();
+      if (f.copy == "tma" && !wgmma) {
+        op.emitOpError() << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
+                            "(sm_90a, precision(tf32)), not \""
+                         << f.mma << "\"";
+        return signalPassFailure();
+      }
       if (wgmma) {
         // wgmma reads 128-byte swizzled rows: no padding. Four stages (the
         // copies run two tiles ahead while one wgmma group is in flight),
@@ -52,6 +58,12 @@ struct PromoteSharedMemoryPass
           return signalPassFailure();
         }
         f.pad = {0, 0};
+        // TMA unless the config asks for cp.async: one thread issues each
+        // tile's copy, the tensor map swizzles it and zero-fills what lies
+        // past M, N or K (K % 4 == 0, which wgmma_tf32 already needs, makes
+        // every row pitch the multiple of 16 bytes a tensor map needs).
+        if (f.copy.empty())
+          f.copy = "tma";
         if (!f.stages) {
           f.stages = 4;
           if (matmulSharedBytes(f.get(&getContext()), transposeB) >

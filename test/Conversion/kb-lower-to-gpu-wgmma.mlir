@@ -1,6 +1,6 @@
-// RUN: kb-opt %s --kb-select-mma=chip=sm_90a --kb-select-config=chip=sm_90a --kb-tile --kb-promote-shared-memory=chip=sm_90a --kb-lower-to-gpu | FileCheck %s
+// RUN: kb-opt %s --kb-select-mma=chip=sm_90a --kb-select-config=chip=sm_90a --kb-tile --kb-promote-shared-memory=chip=sm_90a --kb-lower-to-gpu -split-input-file | FileCheck %s
 
-// wgmma with K = 100, not a multiple of 32 (BK): B^T's rows are padded to
+// cp.async copies (asked for): wgmma with K = 100, not a multiple of 32 (BK): B^T's rows are padded to
 // 128 floats by the transpose in front, and only the last of the 4 k tiles
 // needs the K guard, so the loop issues it behind a uniform branch
 // (`next == 3`) and the other tiles' copies without clamping anything to K.
@@ -26,6 +26,44 @@
 // CHECK-NOT: arith.minui
 // CHECK: nvvm.wgmma.mma_async
 func.func @awkward_k(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<copy = "cp_async">} : tensor<100x100xf32>, tensor<100x72xf32> -> tensor<100x72xf32>
+  return %0 : tensor<100x72xf32>
+}
+
+// -----
+
+// TMA copies (the default): the same matmul takes two tensor maps (128-byte
+// buffers kb-run encodes: A, and B^T up to K = 100 of its 128-float rows,
+// in boxes of BM or BN rows by 32 floats) before its output. Thread 0 sets
+// up one mbarrier per stage (4) and issues each tile's two tensor copies
+// behind arrive.expect_tx of the whole stage's bytes ((64 + 64) x 128); every
+// thread waits on the tile's mbarrier phase; nothing is clamped or guarded,
+// and no thread issues a cp.async.
+// CHECK-LABEL: func.func @tma
+// CHECK: %[[TM1:.*]] = memref.alloc() {kb.name = "tm{{[0-9]+}}", kb.role = "tensor_map", kb.tensor_map = {box = [64, 32], dims = [100, 100], of = "arg0"}} : memref<32xi32>
+// CHECK: %[[TM2:.*]] = memref.alloc() {kb.name = "tm{{[0-9]+}}", kb.role = "tensor_map", kb.tensor_map = {box = [64, 32], dims = [72, 100], of = "t0"}} : memref<32xi32>
+// CHECK: gpu.launch_func @k{{[0-9]+}}_matmul_module::@k{{[0-9]+}}_matmul {{.*}} args(%arg0 : memref<100x100xf32>, %{{.*}} : memref<72x128xf32>, %[[TM1]] : memref<32xi32>, %[[TM2]] : memref<32xi32>, %{{.*}} : memref<100x72xf32>)
+// CHECK: gpu.func @k{{[0-9]+}}_matmul
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK-NOT: arith.minui
+// CHECK: %[[MAPA:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK: %[[MAPB:.*]] = memref.extract_aligned_pointer_as_index %arg3
+// CHECK-COUNT-4: nvvm.mbarrier.init
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}]
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @tma(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72xf32> {
   %0 = kb.matmul %a, %b precision(tf32) : tensor<100x100xf32>, tensor<100x72xf32> -> tensor<100x72xf32>
   return %0 : tensor<100x72xf32>
 }

@@ -122,8 +122,11 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // AWKWARD: "name": "k0_matmul",
 // AWKWARD: "name": "k1_softmax",
 
-// SM90A-PTX-DAG: cp.async.cg.shared.global
-// SM90A-PTX-DAG: fence.proxy.async.shared::cta
+// The tiles come by TMA: mbarriers, tensor copies, no per-thread cp.async.
+// SM90A-PTX-DAG: mbarrier.init.shared.b64
+// SM90A-PTX-DAG: mbarrier.arrive.expect_tx.shared.b64
+// SM90A-PTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SM90A-PTX-DAG: mbarrier.try_wait.parity.shared.b64
 // SM90A-PTX-DAG: bar.sync
 // SM90A-PTX-DAG: wgmma.fence.sync.aligned
 // SM90A-PTX-DAG: wgmma.commit_group.sync.aligned
@@ -133,6 +136,7 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // SM90A-MMA-NOT: wgmma.mma_async
 // No mma.sync, no fragment loads from shared memory, anywhere in the kernel:
 // SM90A-NONE-NOT: mma.sync
+// SM90A-NONE-NOT: cp.async.cg
 // SM90A-NONE-NOT: ld.shared
 // SM90A-NONE-NOT: ldmatrix
 
@@ -145,8 +149,10 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // SM90A: "args": [
 // SM90A-NEXT: "a",
 // SM90A-NEXT: "t0",
+// SM90A-NEXT: "tm1",
+// SM90A-NEXT: "tm2",
 // SM90A-NEXT: "c"
-// SM90A: "config": "#kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = \"wgmma_tf32\">",
+// SM90A: "config": "#kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = \"wgmma_tf32\", copy = \"tma\">",
 // SM90A: "cubin": "k1_matmul.cubin",
 // SM90A: "op": "kb.transpose",
 // SM90A: "transpose_b": true

@@ -7,15 +7,15 @@
 // 128-byte-swizzled stages, no padding.
 // CHECK-LABEL: func.func @wgmma
 // CHECK: %[[T:.*]] = kb.transpose %arg1 {config = #kb.config<block = [64, 64], threads = 256>} : tensor<4096x2048xf32> -> tensor<2048x4096xf32>
-// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
+// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // A B that is already K-major is used as it is.
 // CHECK-NOT: kb.transpose
-// CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">}
+// CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // Small problems get smaller tiles (64 rows: one warpgroup). K = 1500 is
 // not a multiple of 32: B^T's rows are padded to 1504 floats (each starts
 // on a 128-byte line) and the matmul reads them as padded_b.
 // CHECK: %[[P:.*]] = kb.transpose %arg4 pad(32) {{.*}} : tensor<1500x700xf32> -> tensor<700x1504xf32>
-// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
+// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -98,8 +98,35 @@ func.func @wgmma_bad_tile(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
 
 // -----
 
+// copy: TMA by default; a config that asks for cp.async keeps it, and its
+// shared memory has no mbarriers (4 x (128 + 256) x 128 + 1024 bytes).
+// CHECK-LABEL: func.func @copy_kept
+// CHECK: kb.matmul {{.*}}mma = "wgmma_tf32", copy = "cp_async">}
+func.func @copy_kept(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<copy = "cp_async">} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
+}
+
+// -----
+
+func.func @tma_on_ffma(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  // expected-error @+1 {{copy = "tma" is only for mma = "wgmma_tf32" (sm_90a, precision(tf32)), not "ffma"}}
+  %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<copy = "tma">} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
+}
+
+// -----
+
+func.func @bad_copy(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config 'copy' must be "cp_async" or "tma", got "dma"}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<copy = "dma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
 func.func @wgmma_too_much_shared(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
-  // expected-error @+1 {{config needs 394240 bytes of shared memory per block (block = [256, 256, 32], stages = 6); sm_90a allows at most 232448}}
+  // expected-error @+1 {{config needs 394288 bytes of shared memory per block (block = [256, 256, 32], stages = 6); sm_90a allows at most 232448}}
   %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [256, 256, 32], stages = 6>} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
   return %0 : tensor<1024x1024xf32>
 }
@@ -154,7 +181,7 @@ func.func @b_read_twice(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<
 
 func.func @b_read_twice_forced(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
   // expected-error @+1 {{config asks for mma "wgmma_tf32", which reads B K-major; B is a fusion input that other ops of the fusion also read, so it cannot be transposed in front of it}}
-  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) attributes {config = #kb.config<mma = "wgmma_tf32">} {
+  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) attributes {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} {
   ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
     %1 = kb.matmul %x, %y precision(tf32) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
     %2 = kb.add %1, %y : tensor<64x64xf32>

@@ -7,6 +7,7 @@
 #include "kb/Runtime/Device.h"
 
 #include <algorithm>
+#include <cstring>
 #include <dlfcn.h>
 #include <fstream>
 #include <sstream>
@@ -166,6 +167,38 @@ LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath
            name + " (the device may not support more than 8)")
               .c_str());
   return k;
+}
+
+std::array<unsigned char, 128> encodeTensorMap(CUdeviceptr base,
+                                               const std::vector<int64_t> &shape,
+                                               const std::vector<int64_t> &dims,
+                                               const std::vector<int64_t> &box) {
+  // The driver lists axes innermost first; strides (bytes) for all but the
+  // innermost.
+  cuuint32_t rank = static_cast<cuuint32_t>(dims.size());
+  cuuint64_t globalDim[5], globalStrides[4];
+  cuuint32_t boxDim[5], elementStrides[5];
+  cuuint64_t stride = 4;
+  for (cuuint32_t d = 0; d < rank; ++d) {
+    size_t axis = rank - 1 - d;
+    globalDim[d] = static_cast<cuuint64_t>(dims[axis]);
+    boxDim[d] = static_cast<cuuint32_t>(box[axis]);
+    elementStrides[d] = 1;
+    if (d > 0)
+      globalStrides[d - 1] = stride;
+    stride *= static_cast<cuuint64_t>(shape[axis]);
+  }
+  static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+  CUtensorMap map;
+  check(gDriver.cuTensorMapEncodeTiled(
+            &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, reinterpret_cast<void *>(base),
+            globalDim, globalStrides, boxDim, elementStrides,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeTiled");
+  std::array<unsigned char, 128> out;
+  std::memcpy(out.data(), &map, sizeof map);
+  return out;
 }
 
 namespace {

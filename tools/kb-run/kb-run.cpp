@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -143,12 +144,22 @@ RunState prepare(const std::string &path, const Options &o,
     }
     s.dev.at(b.name).upload(h.data());
   }
+  // Tensor maps, once every buffer has its address.
+  for (const Buffer &b : s.manifest.buffers) {
+    if (b.role != "tensor_map")
+      continue;
+    const TensorMapSpec &tm = b.tensorMap;
+    auto bytes = encodeTensorMap(s.dev.at(tm.of).ptr, s.manifest.buffer(tm.of).shape,
+                                 tm.dims, tm.box);
+    std::memcpy(s.host.at(b.name).data(), bytes.data(), bytes.size());
+    s.dev.at(b.name).upload(bytes.data());
+  }
   return s;
 }
 
 void poisonOutputs(RunState &s) {
   for (const Buffer &b : s.manifest.buffers)
-    if (b.role != "input" && b.role != "workspace")
+    if (b.role != "input" && b.isData())
       s.dev.at(b.name).fillBytes(0xFF); // NaN: an unwritten element fails
 }
 
@@ -188,8 +199,8 @@ double modelledBytes(const Manifest &m, const Kernel &k) {
            (d.m * d.k * std::ceil(d.n / bn) + d.k * d.n * std::ceil(d.m / bm) + d.m * d.n);
   }
   for (size_t i = 0; i < k.args.size(); ++i) {
-    if (m.buffer(k.args[i]).role == "workspace")
-      continue; // a few counters per row, not the data
+    if (!m.buffer(k.args[i]).isData())
+      continue; // a few counters per row or a tensor map, not the data
     double b = m.buffer(k.args[i]).bytes();
     bytes += (online && i == 0) ? 2 * b : b;
   }
@@ -208,7 +219,7 @@ double flopsOf(const Manifest &m) {
 double minimalBytes(const Manifest &m) {
   double b = 0;
   for (const Buffer &buf : m.buffers)
-    if (buf.role != "scratch" && buf.role != "workspace")
+    if (buf.role != "scratch" && buf.isData())
       b += buf.bytes();
   return b;
 }

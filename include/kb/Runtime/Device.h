@@ -12,6 +12,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -37,7 +38,7 @@ struct DeviceError : std::runtime_error {
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)                \
   X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)                    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuLaunchKernelEx)          \
-  X(cuOccupancyMaxActiveClusters)
+  X(cuOccupancyMaxActiveClusters) X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define KB_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -88,6 +89,15 @@ struct LoadedKernel {
 LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath,
                         const std::string &name, int dynamicShared,
                         int clusterBlocks = 1);
+
+/// The 128-byte TMA tensor map of an f32 tensor at `base` whose row-major
+/// `shape` holds it (the last axis is the row pitch), covering the first
+/// `dims` of each axis, copied in boxes of `box`, 128-byte swizzled, with
+/// zeros for whatever a box reads outside `dims`.
+std::array<unsigned char, 128> encodeTensorMap(CUdeviceptr base,
+                                               const std::vector<int64_t> &shape,
+                                               const std::vector<int64_t> &dims,
+                                               const std::vector<int64_t> &box);
 
 /// Launches with pointer arguments; with a cluster other than {1, 1, 1},
 /// through cuLaunchKernelEx with a cluster-dimension attribute.

@@ -22,13 +22,26 @@ struct ManifestError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A TMA tensor map over buffer `of` (role "tensor_map"): the first `dims`
+/// of each axis (row-major, outermost first; the row pitch is the buffer's
+/// last axis), copied in boxes of `box`, 128-byte swizzled.
+struct TensorMapSpec {
+  std::string of;
+  std::vector<int64_t> dims, box;
+};
+
 struct Buffer {
-  std::string name, role; // role: input, output, scratch
+  // role: input, output, scratch, workspace or tensor_map
+  std::string name, role;
   std::vector<int64_t> shape;
+  TensorMapSpec tensorMap; // role "tensor_map" only
   std::string dist = "normal"; // normal or uniform
   double mean = 0.0, std = 1.0;
   int64_t elements() const;
   int64_t bytes() const { return elements() * 4; }
+  /// Data the kernels compute on (not a workspace's counters or a tensor
+  /// map): what kb-run fills, checks and counts as bytes moved.
+  bool isData() const { return role != "workspace" && role != "tensor_map"; }
 };
 
 struct Resources {

@@ -186,6 +186,41 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       kargTypes.push_back(ws.getType());
       kargs.push_back(ws);
     }
+    // A wgmma matmul whose tiles TMA copies reads A and B^T through two
+    // tensor maps (128 bytes each, encoded by kb-run from the manifest's
+    // description: docs/bundle.md), passed after its operands, A's first.
+    if (config.getCopy() == "tma") {
+      MatmulOp mm = getKernelMatmul(&op);
+      if (!mm || config.getBlock().size() != 3)
+        return op.emitOpError() << "copy = \"tma\" needs a tiled matmul";
+      auto fusion = dyn_cast<FusionOp>(op);
+      auto outer = [&](Value v) -> Value {
+        if (auto ba = dyn_cast<BlockArgument>(v); ba && fusion)
+          return fusion.getInputs()[ba.getArgNumber()];
+        return v;
+      };
+      int64_t k = cast<RankedTensorType>(mm.getLhs().getType()).getShape().back();
+      for (auto [v, boxRows] : {std::pair(mm.getLhs(), config.getBlock()[0]),
+                                std::pair(mm.getRhs(), config.getBlock()[1])}) {
+        auto shape = cast<RankedTensorType>(v.getType()).getShape();
+        SmallVector<int64_t> dims(shape), box(shape.size(), 1);
+        dims.back() = k; // B^T's rows may be padded past K
+        box[box.size() - 2] = boxRows;
+        box.back() = config.getBlock()[2];
+        std::string of = names.lookup(outer(v));
+        if (of.empty())
+          return op.emitOpError() << "internal error: a tensor map of an unnamed buffer";
+        auto tm = memref::AllocOp::create(b, loc, MemRefType::get({32}, b.getI32Type()));
+        tm->setAttr("kb.name", b.getStringAttr("tm" + std::to_string(scratchCount++)));
+        tm->setAttr("kb.role", b.getStringAttr("tensor_map"));
+        tm->setAttr("kb.tensor_map",
+                    b.getDictionaryAttr({b.getNamedAttr("of", b.getStringAttr(of)),
+                                         b.getNamedAttr("dims", b.getI64ArrayAttr(dims)),
+                                         b.getNamedAttr("box", b.getI64ArrayAttr(box))}));
+        kargTypes.push_back(tm.getType());
+        kargs.push_back(tm);
+      }
+    }
     unsigned numReadOnly = op.getNumOperands();
     kargTypes.push_back(out.getType());
     kargs.push_back(out);

@@ -617,6 +617,13 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                   fusion ? argFor(mm.getRhs()) : args[1], args.back(), Value(),
                   cfg.getBlock()[0], cfg.getBlock()[1], cfg.getBlock()[2],
                   cfg.getThreads()};
+  // copy = "tma": the two tensor maps come just before C (kb-lower-to-gpu).
+  if (cfg.getCopy() == "tma") {
+    if (args.size() < 3)
+      return op->emitOpError() << "internal error: no tensor-map arguments";
+    e.tmapA = args[args.size() - 3];
+    e.tmapB = args[args.size() - 2];
+  }
   if (fusion) {
     e.chain = ElementwiseChain::after(fusion, mm);
     auto resultType = mm.getResult().getType();

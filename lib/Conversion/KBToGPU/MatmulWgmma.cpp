@@ -89,8 +89,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 rows: "
                                << bm / 64 * 128 << " threads, got " << e.threads;
 
+  bool tma = e.config.getCopy() == "tma";
+  if (tma && (!e.tmapA || !e.tmapB))
+    return e.op->emitOpError() << "internal error: copy = \"tma\" without tensor maps";
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
-  info.dynamicSharedBytes = wgmmaSharedBytes(bm, bn, bk, stages);
+  info.dynamicSharedBytes = wgmmaSharedBytes(bm, bn, bk, stages, tma);
 
   // The dynamic shared memory, realigned to 1024 bytes, as one f32 array.
   Value smem = e.dynamicSharedMemory();
@@ -165,41 +168,27 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     issueCopies(next, stage, false);
   };
 
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
-  Value lastGroup;
-  for (int64_t s = 0; s < stages - 2; ++s) {
-    if (s < kTiles)
-      issueCopies(cidx(b, loc, s), cidx(b, loc, s), kEdge && s == kTiles - 1);
-    lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
-  }
-
   Type f32 = b.getF32Type();
   int64_t nAcc = bn / 2; // 64 x BN accumulators over 128 threads
   auto accType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nAcc, f32));
   Value zero = LLVM::ZeroOp::create(b, loc, accType);
   Value warpgroup = e.div(e.tid, 128);
+  auto toI64 = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
 
-  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
-                                 cidx(b, loc, 1), ValueRange{zero});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kt = loop.getInductionVar();
-    e.pipelineStep(kt, lastGroup, stages - 3, stages - 2, kTiles,
-                   /*fenceAsyncProxy=*/true,
-                   issueTile);
-
+  // The wgmma of k tile kt (already in shared memory) onto `acc`.
+  auto mmaStep = [&](Value kt, Value acc) {
     Value stage = e.rem(kt, stages);
     Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
     Value aAddr = e.add(stageAddr, e.mul(warpgroup, 64 * kRowBytes));
     Value bAddr = e.add(stageAddr, bytesA);
-    auto toI64 = [&](Value v) {
-      return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), v).getResult();
-    };
     Value descA = descriptor(b, loc, toI64(aAddr));
     Value descB = descriptor(b, loc, toI64(bAddr));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    Value acc = loop.getRegionIterArgs()[0];
     for (int64_t kk = 0; kk < bk / 8; ++kk) {
       // k8 = 32 bytes further along each row: + 2 in the start-address field.
       auto step = [&](Value d) {
@@ -218,7 +207,111 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-    scf::YieldOp::create(b, loc, acc);
+    return acc;
+  };
+
+  scf::ForOp loop;
+  if (tma) {
+    // TMA: thread 0 issues one tensor copy per operand tile; each stage has
+    // an mbarrier (after the tiles) on which the copies complete their
+    // bytes. Per k tile kt:
+    //   mbarrier.try_wait.parity  tile kt has landed (parity: kt / stages)
+    //   bar.sync                  every warpgroup has retired kt - 2's wgmma
+    //   thread 0: arrive.expect_tx + 2 tensor copies of tile kt + stages - 2
+    //                             into kt - 2's buffer
+    //   wgmma.fence; 4 x wgmma; commit; wait_group 1
+    // The tensor map swizzles each 128-byte row (the same 128-byte swizzle
+    // as the descriptors) and zero-fills rows past M or N and columns past
+    // K, so no copy needs a guard; the expected bytes are always whole
+    // boxes (zero-filled bytes count).
+    auto ptrTo = [&](Value byteAddr, unsigned space) {
+      return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, space),
+                                      toI64(byteAddr))
+          .getResult();
+    };
+    Value barBase = e.add(aligned, stages * stageBytes);
+    auto barrier = [&](Value stage) {
+      return ptrTo(e.add(barBase, e.mul(stage, 8)), 3);
+    };
+    auto globalPtr = [&](Value mem) {
+      return ptrTo(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem), 0);
+    };
+    Value mapA = globalPtr(e.tmapA), mapB = globalPtr(e.tmapB);
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e.tid,
+                                         cidx(b, loc, 0));
+    auto ifLeader = [&](Value cond, function_ref<void()> body) {
+      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      body();
+    };
+    ifLeader(leader, [&] {
+      for (int64_t s = 0; s < stages; ++s)
+        NVVM::MBarrierInitOp::create(b, loc, barrier(cidx(b, loc, s)), i32(1), Value());
+      NVVM::FenceMbarrierInitOp::create(b, loc);
+    });
+    gpu::BarrierOp::create(b, loc);
+    auto toI32 = [&](Value v) {
+      return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v).getResult();
+    };
+    // Tile kt's two copies into its stage (thread 0 only).
+    auto issueTma = [&](Value kt) {
+      Value stage = e.rem(kt, stages);
+      Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
+      Value bar = barrier(stage);
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, i32(stageBytes),
+                                             NVVM::MemScopeKind::CTA, false, Value());
+      Value k0 = toI32(e.mul(kt, bk));
+      auto copy = [&](Value map, Value dstAddr, Value r0) {
+        SmallVector<Value> coords{k0, toI32(r0)};
+        if (e.shape.batched)
+          coords.push_back(toI32(bz));
+        // The shared::cluster window (address space 7) holds this block's
+        // own shared memory at the same offsets, cluster or not.
+        Value dst = LLVM::AddrSpaceCastOp::create(
+            b, loc, LLVM::LLVMPointerType::get(ctx, 7), ptrTo(dstAddr, 3));
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, loc, dst, map, coords, bar, ValueRange{}, Value(), Value(),
+            NVVM::TMALoadMode::TILE, false, nullptr, Value());
+      };
+      copy(mapA, stageAddr, row0);
+      copy(mapB, e.add(stageAddr, bytesA), col0);
+    };
+    ifLeader(leader, [&] {
+      for (int64_t s = 0; s < std::min(stages - 2, kTiles); ++s)
+        issueTma(cidx(b, loc, s));
+    });
+
+    loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
+                              cidx(b, loc, 1), ValueRange{zero});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    Value parity = toI32(e.rem(e.div(kt, stages), 2));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier(e.rem(kt, stages)), parity,
+                                          i32(0x989680));
+    gpu::BarrierOp::create(b, loc);
+    Value next = e.add(kt, stages - 2);
+    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                       cidx(b, loc, kTiles));
+    ifLeader(arith::AndIOp::create(b, loc, leader, more), [&] { issueTma(next); });
+    scf::YieldOp::create(b, loc, mmaStep(kt, loop.getRegionIterArgs()[0]));
+  } else {
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+    Value lastGroup;
+    for (int64_t s = 0; s < stages - 2; ++s) {
+      if (s < kTiles)
+        issueCopies(cidx(b, loc, s), cidx(b, loc, s), kEdge && s == kTiles - 1);
+      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+    }
+    loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
+                              cidx(b, loc, 1), ValueRange{zero});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    e.pipelineStep(kt, lastGroup, stages - 3, stages - 2, kTiles,
+                   /*fenceAsyncProxy=*/true, issueTile);
+    scf::YieldOp::create(b, loc, mmaStep(kt, loop.getRegionIterArgs()[0]));
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 

@@ -38,6 +38,8 @@ struct MatmulEmitter {
   /// and the kernel argument holding each of its other inputs.
   std::optional<ElementwiseChain> chain{};
   DenseMap<Value, Value> chainInputs{};
+  /// copy = "tma": the kernel arguments holding A's and B^T's tensor maps.
+  Value tmapA{}, tmapB{};
 
   Value add(Value x, int64_t c);
   Value add(Value x, Value y);

@@ -54,7 +54,8 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    ArrayRef<int64_t> block, ArrayRef<int64_t> warp,
                    ArrayRef<int64_t> thread, int64_t threads, int64_t vector,
                    int64_t stages, ArrayRef<int64_t> pad, StringRef mma,
-                   StringRef strategy, int64_t cluster, int64_t grid) {
+                   StringRef strategy, int64_t cluster, int64_t grid,
+                   StringRef copy) {
   auto positive = [&](ArrayRef<int64_t> v, StringRef name) -> LogicalResult {
     for (int64_t x : v)
       if (x <= 0)
@@ -105,6 +106,13 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kb.config 'grid' (a persistent grid) is only for a "
                           "split_global softmax, not strategy \""
                        << strategy << "\"";
+  if (!copy.empty() && copy != "cp_async" && copy != "tma")
+    return emitError() << "#kb.config 'copy' must be \"cp_async\" or \"tma\", got \""
+                       << copy << "\"";
+  if (copy == "tma" && !mma.empty() && mma != "wgmma_tf32")
+    return emitError() << "#kb.config copy = \"tma\" is only for mma = "
+                          "\"wgmma_tf32\", not \""
+                       << mma << "\"";
   if (strategy != "split_global" && (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
                           "largest thread-block cluster sm_90 launches), got "
@@ -139,12 +147,13 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.strategy = attr.getStrategy().str();
   f.cluster = attr.getCluster();
   f.grid = attr.getGrid();
+  f.copy = attr.getCopy().str();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages,
-                         pad, mma, strategy, cluster, grid);
+                         pad, mma, strategy, cluster, grid, copy);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

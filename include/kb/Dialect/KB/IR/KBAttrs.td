@@ -72,6 +72,11 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       blocks, each taking one part of a row after another (from tickets)
       until none is left, instead of one block per part. Absent: one block
       per part.
+    - `copy`: how a wgmma_tf32 matmul moves its operand tiles into shared
+      memory: `cp_async` (16-byte copies issued by every thread) or `tma`
+      (one thread issues a tensor-memory-accelerator copy per tile, which
+      completes on an mbarrier; the tensor map, encoded by kb-run, supplies
+      the swizzle and zero-fills what lies outside the matrix).
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -86,7 +91,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     StringRefParameter<"", "\"\"">:$mma,
     StringRefParameter<"", "\"\"">:$strategy,
     OptionalParameter<"int64_t">:$cluster,
-    OptionalParameter<"int64_t">:$grid
+    OptionalParameter<"int64_t">:$grid,
+    StringRefParameter<"", "\"\"">:$copy
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

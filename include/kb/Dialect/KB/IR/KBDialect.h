@@ -49,7 +49,7 @@ namespace mlir::kb {
 struct ConfigFields {
   SmallVector<int64_t> block, warp, thread, pad;
   int64_t threads = 0, vector = 0, stages = 0, cluster = 0, grid = 0;
-  std::string mma, strategy;
+  std::string mma, strategy, copy;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
@@ -86,10 +86,12 @@ inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
 
 /// Shared memory of one wgmma_tf32 block: `stages` buffers of an A tile (bm
 /// rows) and a B^T tile (bn rows), each row bk floats, plus 1 KB so that the
-/// kernel can align the region to the 128-byte swizzle's 1024-byte period.
+/// kernel can align the region to the 128-byte swizzle's 1024-byte period,
+/// plus, when TMA copies the tiles, one 8-byte mbarrier per stage after them.
 constexpr int64_t kWgmmaAlignBytes = 1024;
-inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stages) {
-  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes;
+inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stages,
+                                bool tma) {
+  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes + (tma ? 8 * stages : 0);
 }
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
