@@ -16,7 +16,10 @@
 // The swizzle is a function of the address, so every tile starts on a
 // 1024-byte boundary (the kernel aligns the dynamic shared memory itself).
 //
-// Pipeline, per k tile kt (loads run stages - 2 tiles ahead):
+// Copies: TMA (copy = "tma", the default; the pipeline is described where
+// it is built, below) or cp.async (copy = "cp_async").
+//
+// cp.async pipeline, per k tile kt (loads run stages - 2 tiles ahead):
 //   cp.async.wait_group   tile kt has landed (this thread's copies)
 //   fence.proxy.async     cp.async wrote through the generic proxy; wgmma
 //                         reads through the async proxy
