@@ -177,14 +177,21 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
 
 void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
                             Value v1) {
-  if (shape.n % 2) {
-    storeC(batchIdx, row, col, v0);
-    storeC(batchIdx, row, add(col, 1), v1);
+  storeCs(batchIdx, row, col, {v0, v1});
+}
+
+void MatmulEmitter::storeCs(Value batchIdx, Value row, Value col,
+                            ArrayRef<Value> vs) {
+  int64_t w = vs.size();
+  if (shape.n % w) {
+    for (int64_t i = 0; i < w; ++i)
+      storeC(batchIdx, row, add(col, i), vs[i]);
     return;
   }
-  storeVector(batchIdx, row, col,
-              {epilogue(v0, batchIdx, row, col),
-               epilogue(v1, batchIdx, row, add(col, 1))});
+  SmallVector<Value> xs;
+  for (int64_t i = 0; i < w; ++i)
+    xs.push_back(epilogue(vs[i], batchIdx, row, add(col, i)));
+  storeVector(batchIdx, row, col, xs);
 }
 
 void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
@@ -548,6 +555,10 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
+  // One scalar store per value: 16-byte stores of each group of 4
+  // consecutive columns (bColumn) were tried (2026-11-30): ptxas -v went
+  // from 127 registers to 128 and a 4-byte spill at 4096^3, and from 126 to
+  // 153 at 4000^3 (one block per SM instead of two), so they were not kept.
   for (int64_t i = 0; i < tm; ++i) {
     Value row = e.add(e.add(row0, e.mul(ty, tm)), i);
     for (int64_t j = 0; j < tn; ++j) {
