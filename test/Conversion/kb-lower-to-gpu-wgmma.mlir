@@ -35,10 +35,13 @@ func.func @awkward_k(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<
 // TMA copies (the default): the same matmul takes two tensor maps (128-byte
 // buffers kb-run encodes: A, and B^T up to K = 100 of its 128-float rows,
 // in boxes of BM or BN rows by 32 floats) before its output. Thread 0 sets
-// up one mbarrier per stage (4) and issues each tile's two tensor copies
-// behind arrive.expect_tx of the whole stage's bytes ((64 + 64) x 128); every
-// thread waits on the tile's mbarrier phase; nothing is clamped or guarded,
-// and no thread issues a cp.async.
+// up two mbarriers per stage (full: count 1; empty: one arrival per warp, 4)
+// and issues the first 4 tiles' copies, each tile's two tensor copies
+// behind arrive.expect_tx of the whole stage's bytes ((64 + 64) x 128).
+// In the loop every thread waits on the tile's full phase, runs its wgmma,
+// and once tile kt - 1 is retired lane 0 of each warp arrives on its empty
+// barrier; thread 0 waits for that, then refills the stage with tile
+// kt - 1 + 4. No block barrier in the loop, no guard, no cp.async.
 // CHECK-LABEL: func.func @tma
 // CHECK: %[[TM1:.*]] = memref.alloc() {kb.name = "tm{{[0-9]+}}", kb.role = "tensor_map", kb.tensor_map = {box = [64, 32], dims = [100, 100], of = "arg0"}} : memref<32xi32>
 // CHECK: %[[TM2:.*]] = memref.alloc() {kb.name = "tm{{[0-9]+}}", kb.role = "tensor_map", kb.tensor_map = {box = [64, 32], dims = [72, 100], of = "t0"}} : memref<32xi32>
@@ -48,19 +51,37 @@ func.func @awkward_k(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<
 // CHECK-NOT: arith.minui
 // CHECK: %[[MAPA:.*]] = memref.extract_aligned_pointer_as_index %arg2
 // CHECK: %[[MAPB:.*]] = memref.extract_aligned_pointer_as_index %arg3
-// CHECK-COUNT-4: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.for
+// CHECK-NOT: gpu.barrier
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: scf.if
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}]
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: gpu.barrier
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 func.func @tma(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72xf32> {

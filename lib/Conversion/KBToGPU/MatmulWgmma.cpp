@@ -215,53 +215,66 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
 
   scf::ForOp loop;
   if (tma) {
-    // TMA: thread 0 issues one tensor copy per operand tile; each stage has
-    // an mbarrier (after the tiles) on which the copies complete their
-    // bytes. Per k tile kt:
-    //   mbarrier.try_wait.parity  tile kt has landed (parity: kt / stages)
-    //   bar.sync                  every warpgroup has retired kt - 2's wgmma
-    //   thread 0: arrive.expect_tx + 2 tensor copies of tile kt + stages - 2
-    //                             into kt - 2's buffer
-    //   wgmma.fence; 4 x wgmma; commit; wait_group 1
-    // The tensor map swizzles each 128-byte row (the same 128-byte swizzle
-    // as the descriptors) and zero-fills rows past M or N and columns past
-    // K, so no copy needs a guard; the expected bytes are always whole
-    // boxes (zero-filled bytes count).
+    // TMA: thread 0 issues one tensor copy per operand tile. Each stage has
+    // two mbarriers after the tiles: `full` (the copies complete their bytes
+    // on it) and `empty` (each warp's lane 0 arrives once its warpgroup has
+    // retired the stage's wgmma). No block-wide barrier in the loop. Per k
+    // tile kt:
+    //   mbarrier.try_wait.parity full  tile kt has landed (parity (kt / S) % 2)
+    //   wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
+    //   lane 0 of each warp: arrive on empty of kt - 1's stage
+    //   thread 0: wait on that empty barrier (every warp released kt - 1),
+    //             arrive.expect_tx on its full barrier + 2 tensor copies of
+    //             tile kt - 1 + S into it
+    // so the copies run S - 1 tiles ahead. The tensor map swizzles each
+    // 128-byte row (the same 128-byte swizzle as the descriptors) and
+    // zero-fills rows past M or N and columns past K, so no copy needs a
+    // guard; the expected bytes are always whole boxes (zero-filled bytes
+    // count).
     auto ptrTo = [&](Value byteAddr, unsigned space) {
       return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, space),
                                       toI64(byteAddr))
           .getResult();
     };
     Value barBase = e.add(aligned, stages * stageBytes);
-    auto barrier = [&](Value stage) {
-      return ptrTo(e.add(barBase, e.mul(stage, 8)), 3);
+    auto full = [&](Value stage) { return ptrTo(e.add(barBase, e.mul(stage, 8)), 3); };
+    auto empty = [&](Value stage) {
+      return ptrTo(e.add(barBase, e.add(e.mul(stage, 8), stages * 8)), 3);
     };
     auto globalPtr = [&](Value mem) {
       return ptrTo(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem), 0);
     };
     Value mapA = globalPtr(e.tmapA), mapB = globalPtr(e.tmapB);
-    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e.tid,
-                                         cidx(b, loc, 0));
-    auto ifLeader = [&](Value cond, function_ref<void()> body) {
+    auto isZero = [&](Value v) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v, cidx(b, loc, 0))
+          .getResult();
+    };
+    Value leader = isZero(e.tid);
+    Value laneZero = isZero(e.rem(e.tid, 32));
+    auto when = [&](Value cond, function_ref<void()> body) {
       auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       body();
     };
-    ifLeader(leader, [&] {
-      for (int64_t s = 0; s < stages; ++s)
-        NVVM::MBarrierInitOp::create(b, loc, barrier(cidx(b, loc, s)), i32(1), Value());
-      NVVM::FenceMbarrierInitOp::create(b, loc);
-    });
-    gpu::BarrierOp::create(b, loc);
     auto toI32 = [&](Value v) {
       return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v).getResult();
     };
+    auto parityOf = [&](Value kt) { return toI32(e.rem(e.div(kt, stages), 2)); };
+    when(leader, [&] {
+      for (int64_t s = 0; s < stages; ++s) {
+        NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1), Value());
+        NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
+                                     i32(e.threads / 32), Value());
+      }
+      NVVM::FenceMbarrierInitOp::create(b, loc);
+    });
+    gpu::BarrierOp::create(b, loc);
     // Tile kt's two copies into its stage (thread 0 only).
     auto issueTma = [&](Value kt) {
       Value stage = e.rem(kt, stages);
       Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
-      Value bar = barrier(stage);
+      Value bar = full(stage);
       NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, i32(stageBytes),
                                              NVVM::MemScopeKind::CTA, false, Value());
       Value k0 = toI32(e.mul(kt, bk));
@@ -280,8 +293,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       copy(mapA, stageAddr, row0);
       copy(mapB, e.add(stageAddr, bytesA), col0);
     };
-    ifLeader(leader, [&] {
-      for (int64_t s = 0; s < std::min(stages - 2, kTiles); ++s)
+    when(leader, [&] {
+      for (int64_t s = 0; s < std::min(stages, kTiles); ++s)
         issueTma(cidx(b, loc, s));
     });
 
@@ -290,15 +303,30 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    Value parity = toI32(e.rem(e.div(kt, stages), 2));
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier(e.rem(kt, stages)), parity,
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)), parityOf(kt),
                                           i32(0x989680));
-    gpu::BarrierOp::create(b, loc);
-    Value next = e.add(kt, stages - 2);
-    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                                       cidx(b, loc, kTiles));
-    ifLeader(arith::AndIOp::create(b, loc, leader, more), [&] { issueTma(next); });
-    scf::YieldOp::create(b, loc, mmaStep(kt, loop.getRegionIterArgs()[0]));
+    Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
+    // Tile kt - 1 is retired: release its stage, and refill it with tile
+    // kt - 1 + S once every warp has.
+    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, kt,
+                                           cidx(b, loc, 0));
+    when(notFirst, [&] {
+      Value prev = e.add(kt, -1);
+      Value prevStage = e.rem(prev, stages);
+      when(laneZero, [&] {
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(prevStage), Value(),
+                                       NVVM::MemScopeKindAttr());
+      });
+      Value next = e.add(prev, stages);
+      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                         cidx(b, loc, kTiles));
+      when(arith::AndIOp::create(b, loc, leader, more), [&] {
+        NVVM::MBarrierTryWaitParityOp::create(b, loc, empty(prevStage), parityOf(prev),
+                                              i32(0x989680));
+        issueTma(next);
+      });
+    });
+    scf::YieldOp::create(b, loc, acc);
   } else {
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value lastGroup;

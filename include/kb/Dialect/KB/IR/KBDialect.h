@@ -87,11 +87,12 @@ inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
 /// Shared memory of one wgmma_tf32 block: `stages` buffers of an A tile (bm
 /// rows) and a B^T tile (bn rows), each row bk floats, plus 1 KB so that the
 /// kernel can align the region to the 128-byte swizzle's 1024-byte period,
-/// plus, when TMA copies the tiles, one 8-byte mbarrier per stage after them.
+/// plus, when TMA copies the tiles, two 8-byte mbarriers per stage after them
+/// (the stage is full; the stage is empty again).
 constexpr int64_t kWgmmaAlignBytes = 1024;
 inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stages,
                                 bool tma) {
-  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes + (tma ? 8 * stages : 0);
+  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes + (tma ? 16 * stages : 0);
 }
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
