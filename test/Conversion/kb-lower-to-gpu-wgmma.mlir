@@ -88,3 +88,29 @@ func.func @tma(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72
   %0 = kb.matmul %a, %b precision(tf32) : tensor<100x100xf32>, tensor<100x72xf32> -> tensor<100x72xf32>
   return %0 : tensor<100x72xf32>
 }
+
+// -----
+
+// TMA with two warpgroups (BM = 128): a block barrier per k tile frees the
+// stage of tile kt - 2, which thread 0 refills with tile kt + 2 (4 stages);
+// no empty mbarriers (2026-11-30 run 36: 3-4% faster than them at 128x256).
+// CHECK-LABEL: func.func @tma_two_warpgroups
+// CHECK: gpu.func @k{{[0-9]+}}_matmul
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK-COUNT-2: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[NEXT:.*]] = arith.addi %{{.*}}, %c2 : index
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.mbarrier.arrive %
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @tma_two_warpgroups(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}

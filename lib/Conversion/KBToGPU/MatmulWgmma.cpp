@@ -215,22 +215,36 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
 
   scf::ForOp loop;
   if (tma) {
-    // TMA: thread 0 issues one tensor copy per operand tile. Each stage has
-    // two mbarriers after the tiles: `full` (the copies complete their bytes
-    // on it) and `empty` (each warp's lane 0 arrives once its warpgroup has
-    // retired the stage's wgmma). No block-wide barrier in the loop. Per k
-    // tile kt:
-    //   mbarrier.try_wait.parity full  tile kt has landed (parity (kt / S) % 2)
+    // TMA: thread 0 issues one tensor copy per operand tile; the copies
+    // complete their bytes on the stage's `full` mbarrier (after the tiles).
+    // The tensor map swizzles each 128-byte row (the same 128-byte swizzle
+    // as the descriptors) and zero-fills rows past M or N and columns past
+    // K, so no copy needs a guard; the expected bytes are always whole boxes
+    // (zero-filled bytes count). Per k tile kt, every thread first waits on
+    // full (parity (kt / S) % 2), then, by the number of warpgroups:
+    //
+    // one warpgroup (BM = 64): no block barrier. Each stage also has an
+    // `empty` mbarrier:
     //   wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
     //   lane 0 of each warp: arrive on empty of kt - 1's stage
     //   thread 0: wait on that empty barrier (every warp released kt - 1),
     //             arrive.expect_tx on its full barrier + 2 tensor copies of
     //             tile kt - 1 + S into it
-    // so the copies run S - 1 tiles ahead. The tensor map swizzles each
-    // 128-byte row (the same 128-byte swizzle as the descriptors) and
-    // zero-fills rows past M or N and columns past K, so no copy needs a
-    // guard; the expected bytes are always whole boxes (zero-filled bytes
-    // count).
+    // so the copies run S - 1 tiles ahead.
+    //
+    // several warpgroups: a block barrier per k tile, as in the cp.async
+    // pipeline:
+    //   bar.sync   every warpgroup has retired kt - 2's wgmma
+    //   thread 0: arrive.expect_tx + 2 tensor copies of tile kt + S - 2 into
+    //             kt - 2's stage
+    //   wgmma.fence; 4 x wgmma; commit; wait_group 1
+    // so the copies run S - 2 tiles ahead.
+    //
+    // 2026-11-30 run 36, each against the other in the same call: the empty
+    // barriers made the one-warpgroup kernels 4-10% faster (1000x700x1500,
+    // 1024x704x1504) and the two-warpgroup 128x256 ones 3-4% slower (2048^3
+    // to 8192^3), so each keeps the pipeline it measured best with.
+    bool releaseByMbarrier = bm == 64;
     auto ptrTo = [&](Value byteAddr, unsigned space) {
       return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, space),
                                       toI64(byteAddr))
@@ -264,8 +278,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     when(leader, [&] {
       for (int64_t s = 0; s < stages; ++s) {
         NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1), Value());
-        NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
-                                     i32(e.threads / 32), Value());
+        if (releaseByMbarrier)
+          NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
+                                       i32(e.threads / 32), Value());
       }
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
@@ -293,8 +308,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       copy(mapA, stageAddr, row0);
       copy(mapB, e.add(stageAddr, bytesA), col0);
     };
+    int64_t ahead = releaseByMbarrier ? stages : stages - 2;
     when(leader, [&] {
-      for (int64_t s = 0; s < std::min(stages, kTiles); ++s)
+      for (int64_t s = 0; s < std::min(ahead, kTiles); ++s)
         issueTma(cidx(b, loc, s));
     });
 
@@ -305,28 +321,37 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     Value kt = loop.getInductionVar();
     NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)), parityOf(kt),
                                           i32(0x989680));
-    Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
-    // Tile kt - 1 is retired: release its stage, and refill it with tile
-    // kt - 1 + S once every warp has.
-    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, kt,
-                                           cidx(b, loc, 0));
-    when(notFirst, [&] {
-      Value prev = e.add(kt, -1);
-      Value prevStage = e.rem(prev, stages);
-      when(laneZero, [&] {
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(prevStage), Value(),
-                                       NVVM::MemScopeKindAttr());
-      });
-      Value next = e.add(prev, stages);
+    if (!releaseByMbarrier) {
+      gpu::BarrierOp::create(b, loc);
+      Value next = e.add(kt, stages - 2);
       Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
                                          cidx(b, loc, kTiles));
-      when(arith::AndIOp::create(b, loc, leader, more), [&] {
-        NVVM::MBarrierTryWaitParityOp::create(b, loc, empty(prevStage), parityOf(prev),
-                                              i32(0x989680));
-        issueTma(next);
+      when(arith::AndIOp::create(b, loc, leader, more), [&] { issueTma(next); });
+      scf::YieldOp::create(b, loc, mmaStep(kt, loop.getRegionIterArgs()[0]));
+    } else {
+      Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
+      // Tile kt - 1 is retired: release its stage, and refill it with tile
+      // kt - 1 + S once every warp has.
+      Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, kt,
+                                             cidx(b, loc, 0));
+      when(notFirst, [&] {
+        Value prev = e.add(kt, -1);
+        Value prevStage = e.rem(prev, stages);
+        when(laneZero, [&] {
+          NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(prevStage), Value(),
+                                         NVVM::MemScopeKindAttr());
+        });
+        Value next = e.add(prev, stages);
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                           cidx(b, loc, kTiles));
+        when(arith::AndIOp::create(b, loc, leader, more), [&] {
+          NVVM::MBarrierTryWaitParityOp::create(b, loc, empty(prevStage), parityOf(prev),
+                                                i32(0x989680));
+          issueTma(next);
+        });
       });
-    });
-    scf::YieldOp::create(b, loc, acc);
+      scf::YieldOp::create(b, loc, acc);
+    }
   } else {
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value lastGroup;
