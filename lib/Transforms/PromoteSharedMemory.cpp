@@ -64,6 +64,10 @@ struct PromoteSharedMemoryPass
         // every row pitch the multiple of 16 bytes a tensor map needs).
         if (f.copy.empty())
           f.copy = "tma";
+        // TMA's copies are issued by a producer warp after the consumer
+        // warpgroups (MatmulWgmma.cpp).
+        if (f.copy == "tma")
+          f.threads = f.block[0] / 64 * 128 + 32;
         if (!f.stages) {
           f.stages = 4;
           if (matmulSharedBytes(f.get(&getContext()), transposeB) >

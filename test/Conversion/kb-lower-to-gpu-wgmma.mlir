@@ -34,18 +34,19 @@ func.func @awkward_k(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<
 
 // TMA copies (the default): the same matmul takes two tensor maps (128-byte
 // buffers kb-run encodes: A, and B^T up to K = 100 of its 128-float rows,
-// in boxes of BM or BN rows by 32 floats) before its output. Thread 0 sets
-// up two mbarriers per stage (full: count 1; empty: one arrival per warp, 4)
-// and issues the first 4 tiles' copies, each tile's two tensor copies
-// behind arrive.expect_tx of the whole stage's bytes ((64 + 64) x 128).
-// In the loop every thread waits on the tile's full phase, runs its wgmma,
-// and once tile kt - 1 is retired lane 0 of each warp arrives on its empty
-// barrier; thread 0 waits for that, then refills the stage with tile
-// kt - 1 + 4. No block barrier in the loop, no guard, no cp.async.
+// in boxes of BM or BN rows by 32 floats) before its output, and runs one
+// warpgroup plus a producer warp (160 threads). Thread 0 sets up two
+// mbarriers per stage (full: count 1; empty: one arrival per consumer warp,
+// 4). Lane 0 of warp 4 issues every tile's two tensor copies behind
+// arrive.expect_tx of the whole stage's bytes ((64 + 64) x 128), waiting on
+// the stage's empty barrier from tile 4 on. The consumers wait on the tile's
+// full phase, run their wgmma, and once tile kt - 1 is retired lane 0 of
+// each warp arrives on its empty barrier. No block barrier in the loop, no
+// guard, no cp.async.
 // CHECK-LABEL: func.func @tma
 // CHECK: %[[TM1:.*]] = memref.alloc() {kb.name = "tm{{[0-9]+}}", kb.role = "tensor_map", kb.tensor_map = {box = [64, 32], dims = [100, 100], of = "arg0"}} : memref<32xi32>
 // CHECK: %[[TM2:.*]] = memref.alloc() {kb.name = "tm{{[0-9]+}}", kb.role = "tensor_map", kb.tensor_map = {box = [64, 32], dims = [72, 100], of = "t0"}} : memref<32xi32>
-// CHECK: gpu.launch_func @k{{[0-9]+}}_matmul_module::@k{{[0-9]+}}_matmul {{.*}} args(%arg0 : memref<100x100xf32>, %{{.*}} : memref<72x128xf32>, %[[TM1]] : memref<32xi32>, %[[TM2]] : memref<32xi32>, %{{.*}} : memref<100x72xf32>)
+// CHECK: gpu.launch_func @k{{[0-9]+}}_matmul_module::@k{{[0-9]+}}_matmul {{.*}} threads in (%c160{{.*}} args(%arg0 : memref<100x100xf32>, %{{.*}} : memref<72x128xf32>, %[[TM1]] : memref<32xi32>, %[[TM2]] : memref<32xi32>, %{{.*}} : memref<100x72xf32>)
 // CHECK: gpu.func @k{{[0-9]+}}_matmul
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK-NOT: arith.minui
@@ -61,26 +62,31 @@ func.func @awkward_k(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
+// The producer: lane 0 of warp 4.
+// CHECK: %[[WARP:.*]] = arith.divui %{{.*}}, %c32 : index
+// CHECK: %[[IS4:.*]] = arith.cmpi eq, %[[WARP]], %c4 : index
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: arith.cmpi uge, %{{.*}}, %c4 : index
+// CHECK: scf.if
+// The wait for tile kt - 4's release: parity (kt / 4 + 1) mod 2.
+// CHECK: %[[Q:.*]] = arith.divui %{{.*}}, %c4 : index
+// CHECK-NEXT: %[[Q1:.*]] = arith.addi %[[Q]], %c1 : index
+// CHECK-NEXT: %[[P:.*]] = arith.remui %[[Q1]], %c2 : index
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: }
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}]
+// The consumers: threads below 128.
+// CHECK: arith.cmpi ult, %{{.*}}, %c128 : index
+// CHECK: scf.if
 // CHECK: scf.for
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: scf.if
-// CHECK: scf.if
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// CHECK: scf.if
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.mbarrier.arrive.expect_tx
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}]
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
@@ -91,24 +97,18 @@ func.func @tma(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72
 
 // -----
 
-// TMA with two warpgroups (BM = 128): a block barrier per k tile frees the
-// stage of tile kt - 2, which thread 0 refills with tile kt + 2 (4 stages);
-// no empty mbarriers (2026-11-30 run 36: 3-4% faster than them at 128x256).
+// TMA with two warpgroups (BM = 128): the producer is warp 8 (288 threads),
+// the empty barriers count 8 consumer warps, the stage's bytes are
+// (128 + 128) x 128.
 // CHECK-LABEL: func.func @tma_two_warpgroups
+// CHECK: gpu.launch_func @k{{[0-9]+}}_matmul_module::@k{{[0-9]+}}_matmul {{.*}} threads in (%c288
 // CHECK: gpu.func @k{{[0-9]+}}_matmul
-// CHECK-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK-NOT: nvvm.mbarrier.init
-// CHECK: nvvm.fence.mbarrier.init
-// CHECK-COUNT-2: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: arith.cmpi eq, %{{.*}}, %c8 : index
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK: arith.cmpi ult, %{{.*}}, %c256 : index
 // CHECK: scf.for
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-NEXT: gpu.barrier
-// CHECK: %[[NEXT:.*]] = arith.addi %{{.*}}, %c2 : index
-// CHECK: scf.if
-// CHECK: nvvm.mbarrier.arrive.expect_tx
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK-NOT: nvvm.mbarrier.arrive %
+// CHECK-NOT: gpu.barrier
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 func.func @tma_two_warpgroups(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>

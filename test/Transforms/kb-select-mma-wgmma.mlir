@@ -7,15 +7,15 @@
 // 128-byte-swizzled stages, no padding.
 // CHECK-LABEL: func.func @wgmma
 // CHECK: %[[T:.*]] = kb.transpose %arg1 {config = #kb.config<block = [64, 64], threads = 256>} : tensor<4096x2048xf32> -> tensor<2048x4096xf32>
-// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
+// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // A B that is already K-major is used as it is.
 // CHECK-NOT: kb.transpose
-// CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
+// CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // Small problems get smaller tiles (64 rows: one warpgroup). K = 1500 is
 // not a multiple of 32: B^T's rows are padded to 1504 floats (each starts
 // on a 128-byte line) and the matmul reads them as padded_b.
 // CHECK: %[[P:.*]] = kb.transpose %arg4 pad(32) {{.*}} : tensor<1500x700xf32> -> tensor<700x1504xf32>
-// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
+// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -151,8 +151,8 @@ func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor
 // 2048^3 keeps 128x256 (128 blocks), 1024^3 gets 128x64 (128 blocks; 128x128
 // would give 64).
 // CHECK-LABEL: func.func @coverage
-// CHECK: kb.matmul {{.*}}block = [128, 256, 32], threads = 256{{.*}}tensor<2048x2048xf32>
-// CHECK: kb.matmul {{.*}}block = [128, 64, 32], threads = 256{{.*}}tensor<1024x1024xf32>
+// CHECK: kb.matmul {{.*}}block = [128, 256, 32], threads = 288{{.*}}tensor<2048x2048xf32>
+// CHECK: kb.matmul {{.*}}block = [128, 64, 32], threads = 288{{.*}}tensor<1024x1024xf32>
 func.func @coverage(%a: tensor<2048x2048xf32>, %s: tensor<1024x1024xf32>) -> (tensor<2048x2048xf32>, tensor<1024x1024xf32>) {
   %0 = kb.matmul %a, %a precision(tf32) transpose_b : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
   %1 = kb.matmul %s, %s precision(tf32) transpose_b : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>

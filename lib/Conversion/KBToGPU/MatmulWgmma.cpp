@@ -88,11 +88,14 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   if (e.shape.k % 4)
     return e.op->emitOpError() << "wgmma_tf32 copies 16-byte chunks: K = "
                                << e.shape.k << " must be a multiple of 4";
-  if (e.threads != bm / 64 * 128)
-    return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 rows: "
-                               << bm / 64 * 128 << " threads, got " << e.threads;
-
   bool tma = e.config.getCopy() == "tma";
+  // One warpgroup per 64 rows; with TMA, one producer warp more.
+  int64_t wantThreads = bm / 64 * 128 + (tma ? 32 : 0);
+  if (e.threads != wantThreads)
+    return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 rows"
+                               << (tma ? " and a producer warp" : "") << ": "
+                               << wantThreads << " threads, got " << e.threads;
+
   if (tma && (!e.tmapA || !e.tmapB))
     return e.op->emitOpError() << "internal error: copy = \"tma\" without tensor maps";
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
@@ -146,7 +149,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     operand(e.a, aBase, bm, row0, e.shape.m);
     operand(e.bmem, bBase, bn, col0, e.shape.n);
   };
-  if ((bm * 8) % e.threads || (bn * 8) % e.threads)
+  if (!tma && ((bm * 8) % e.threads || (bn * 8) % e.threads))
     return e.op->emitOpError() << "wgmma_tf32 tiles must split evenly into "
                                   "16-byte chunks among the threads";
 
@@ -215,36 +218,24 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
 
   scf::ForOp loop;
   if (tma) {
-    // TMA: thread 0 issues one tensor copy per operand tile; the copies
-    // complete their bytes on the stage's `full` mbarrier (after the tiles).
+    // TMA with a producer warp: the block is the consumer warpgroups (one
+    // per 64 rows of the tile) plus one warp after them, whose lane 0 issues
+    // every tensor copy (one per operand tile). The copies complete their
+    // bytes on the stage's `full` mbarrier; the consumers release a stage on
+    // its `empty` mbarrier (lane 0 of every consumer warp arrives once its
+    // `wgmma.wait_group 1` shows the stage's tile retired). No block barrier
+    // after the set-up. The producer, for each k tile kt:
+    //   kt >= S: wait on empty of kt's stage (tile kt - S released)
+    //   arrive.expect_tx on full of kt's stage + 2 tensor copies of tile kt
+    // a consumer, for each k tile kt:
+    //   mbarrier.try_wait.parity full   tile kt has landed (parity (kt / S) % 2)
+    //   wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
+    //   lane 0: arrive on empty of kt - 1's stage
     // The tensor map swizzles each 128-byte row (the same 128-byte swizzle
     // as the descriptors) and zero-fills rows past M or N and columns past
     // K, so no copy needs a guard; the expected bytes are always whole boxes
-    // (zero-filled bytes count). Per k tile kt, every thread first waits on
-    // full (parity (kt / S) % 2), then, by the number of warpgroups:
-    //
-    // one warpgroup (BM = 64): no block barrier. Each stage also has an
-    // `empty` mbarrier:
-    //   wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
-    //   lane 0 of each warp: arrive on empty of kt - 1's stage
-    //   thread 0: wait on that empty barrier (every warp released kt - 1),
-    //             arrive.expect_tx on its full barrier + 2 tensor copies of
-    //             tile kt - 1 + S into it
-    // so the copies run S - 1 tiles ahead.
-    //
-    // several warpgroups: a block barrier per k tile, as in the cp.async
-    // pipeline:
-    //   bar.sync   every warpgroup has retired kt - 2's wgmma
-    //   thread 0: arrive.expect_tx + 2 tensor copies of tile kt + S - 2 into
-    //             kt - 2's stage
-    //   wgmma.fence; 4 x wgmma; commit; wait_group 1
-    // so the copies run S - 2 tiles ahead.
-    //
-    // 2026-11-30 run 36, each against the other in the same call: the empty
-    // barriers made the one-warpgroup kernels 4-10% faster (1000x700x1500,
-    // 1024x704x1504) and the two-warpgroup 128x256 ones 3-4% slower (2048^3
-    // to 8192^3), so each keeps the pipeline it measured best with.
-    bool releaseByMbarrier = bm == 64;
+    // (zero-filled bytes count).
+    int64_t consumerThreads = bm / 64 * 128;
     auto ptrTo = [&](Value byteAddr, unsigned space) {
       return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, space),
                                       toI64(byteAddr))
@@ -259,12 +250,13 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       return ptrTo(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem), 0);
     };
     Value mapA = globalPtr(e.tmapA), mapB = globalPtr(e.tmapB);
-    auto isZero = [&](Value v) {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v, cidx(b, loc, 0))
-          .getResult();
+    auto cmp = [&](arith::CmpIPredicate pred, Value v, int64_t c) {
+      return arith::CmpIOp::create(b, loc, pred, v, cidx(b, loc, c)).getResult();
     };
-    Value leader = isZero(e.tid);
-    Value laneZero = isZero(e.rem(e.tid, 32));
+    auto both = [&](Value x, Value y) {
+      return arith::AndIOp::create(b, loc, x, y).getResult();
+    };
+    Value laneZero = cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0);
     auto when = [&](Value cond, function_ref<void()> body) {
       auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(b);
@@ -275,17 +267,16 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v).getResult();
     };
     auto parityOf = [&](Value kt) { return toI32(e.rem(e.div(kt, stages), 2)); };
-    when(leader, [&] {
+    when(cmp(arith::CmpIPredicate::eq, e.tid, 0), [&] {
       for (int64_t s = 0; s < stages; ++s) {
         NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1), Value());
-        if (releaseByMbarrier)
-          NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
-                                       i32(e.threads / 32), Value());
+        NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
+                                     i32(consumerThreads / 32), Value());
       }
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
     gpu::BarrierOp::create(b, loc);
-    // Tile kt's two copies into its stage (thread 0 only).
+    // Tile kt's two copies into its stage.
     auto issueTma = [&](Value kt) {
       Value stage = e.rem(kt, stages);
       Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
@@ -308,12 +299,25 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       copy(mapA, stageAddr, row0);
       copy(mapB, e.add(stageAddr, bytesA), col0);
     };
-    int64_t ahead = releaseByMbarrier ? stages : stages - 2;
-    when(leader, [&] {
-      for (int64_t s = 0; s < std::min(ahead, kTiles); ++s)
-        issueTma(cidx(b, loc, s));
+    // The producer.
+    Value warp = e.div(e.tid, 32);
+    when(both(cmp(arith::CmpIPredicate::eq, warp, consumerThreads / 32), laneZero), [&] {
+      auto produce = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
+                                        cidx(b, loc, 1));
+      b.setInsertionPointToStart(produce.getBody());
+      Value kt = produce.getInductionVar();
+      when(cmp(arith::CmpIPredicate::uge, kt, stages), [&] {
+        // Tile kt - S's release completes empty's phase (kt / S - 1).
+        NVVM::MBarrierTryWaitParityOp::create(b, loc, empty(e.rem(kt, stages)),
+                                              toI32(e.rem(e.add(e.div(kt, stages), 1), 2)),
+                                              i32(0x989680));
+      });
+      issueTma(kt);
     });
-
+    // The consumers: the k loop and, after it, the epilogue.
+    auto consumer = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::ult, e.tid, consumerThreads), false);
+    b.setInsertionPointToStart(consumer.thenBlock());
     loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
                               cidx(b, loc, 1), ValueRange{zero});
     OpBuilder::InsertionGuard guard(b);
@@ -321,37 +325,13 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     Value kt = loop.getInductionVar();
     NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)), parityOf(kt),
                                           i32(0x989680));
-    if (!releaseByMbarrier) {
-      gpu::BarrierOp::create(b, loc);
-      Value next = e.add(kt, stages - 2);
-      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                                         cidx(b, loc, kTiles));
-      when(arith::AndIOp::create(b, loc, leader, more), [&] { issueTma(next); });
-      scf::YieldOp::create(b, loc, mmaStep(kt, loop.getRegionIterArgs()[0]));
-    } else {
-      Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
-      // Tile kt - 1 is retired: release its stage, and refill it with tile
-      // kt - 1 + S once every warp has.
-      Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, kt,
-                                             cidx(b, loc, 0));
-      when(notFirst, [&] {
-        Value prev = e.add(kt, -1);
-        Value prevStage = e.rem(prev, stages);
-        when(laneZero, [&] {
-          NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(prevStage), Value(),
-                                         NVVM::MemScopeKindAttr());
-        });
-        Value next = e.add(prev, stages);
-        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                                           cidx(b, loc, kTiles));
-        when(arith::AndIOp::create(b, loc, leader, more), [&] {
-          NVVM::MBarrierTryWaitParityOp::create(b, loc, empty(prevStage), parityOf(prev),
-                                                i32(0x989680));
-          issueTma(next);
-        });
-      });
-      scf::YieldOp::create(b, loc, acc);
-    }
+    Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
+    // Tile kt - 1 is retired: release its stage.
+    when(both(cmp(arith::CmpIPredicate::ne, kt, 0), laneZero), [&] {
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(e.rem(e.add(kt, -1), stages)),
+                                     Value(), NVVM::MemScopeKindAttr());
+    });
+    scf::YieldOp::create(b, loc, acc);
   } else {
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value lastGroup;
