@@ -307,14 +307,6 @@ PROGRAMS = {
         "matmul-tf32-1000x700x1500-cpasync-sm90a": matmul(1000, 700, 1500, "tf32", config='copy = "cp_async"'),
         "matmul-tf32-1024x704x1504-cpasync-sm90a": matmul(1024, 704, 1504, "tf32", config='copy = "cp_async"'),
         "matmul-tf32-4000-cpasync-sm90a": matmul(4000, 4000, 4000, "tf32", config='copy = "cp_async"'),
-        # Clusters of two blocks along N sharing A tiles (TMA multicast).
-        "matmul-tf32-1000x700x1500-c2-sm90a": matmul(1000, 700, 1500, "tf32", config="cluster = 2"),
-        "matmul-tf32-1024x704x1504-c2-sm90a": matmul(1024, 704, 1504, "tf32", config="cluster = 2"),
-        "matmul-tf32-4096-c2-sm90a": matmul(4096, 4096, 4096, "tf32", config="cluster = 2"),
-        "matmul-tf32-8192-c2-sm90a": matmul(8192, 8192, 8192, "tf32", config="cluster = 2"),
-        "matmul-tf32-4096-tb-c2-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True, config="cluster = 2"),
-        "matmul-tf32-4000-c2-sm90a": matmul(4000, 4000, 4000, "tf32", config="cluster = 2"),
-        "matmul-tf32-batch4-512-tb-c2-sm90a": matmul(512, 384, 256, "tf32", trans_b=True, batch=4, config="cluster = 2"),
     },
 }
 

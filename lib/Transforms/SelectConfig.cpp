@@ -314,18 +314,13 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
         ok = selectTranspose(&op, f);
         break;
       }
-      // Clusters: a split softmax's blocks of a row; a wgmma matmul's pair
-      // of blocks that share A tiles (TMA multicast, cluster = 2).
-      bool softmaxSplit = *kind == KernelKind::Softmax &&
-                          (f.strategy == "split" || f.strategy == "split_shared" ||
-                           f.strategy == "split_global");
-      bool wgmmaPair = *kind == KernelKind::Matmul && f.mma == "wgmma_tf32" &&
-                       f.cluster == 2 && f.copy != "cp_async";
-      if (succeeded(ok) && f.cluster > 1 && !softmaxSplit && !wgmmaPair) {
+      if (succeeded(ok) && f.cluster > 1 &&
+          !(*kind == KernelKind::Softmax &&
+            (f.strategy == "split" || f.strategy == "split_shared" ||
+             f.strategy == "split_global"))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\", "
-                            "\"split_shared\" and \"split_global\" and wgmma_tf32 "
-                            "matmuls with TMA (cluster = 2) use";
+                            "\"split_shared\" and \"split_global\" use";
         ok = failure();
       }
       if (succeeded(ok) && f.threads > model->maxThreadsPerBlock) {

@@ -114,31 +114,3 @@ func.func @tma_two_warpgroups(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) 
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
 }
-
-// -----
-
-// cluster = 2: two blocks side by side along N share A's tiles. Each copies
-// half of A's 64 rows (a 32-row box) at row0 + rank x 32 and multicasts it
-// to both blocks (mask 0b11); the empty barriers count the consumer warps of
-// both blocks (8), and each warp also arrives on the other block's (mapa).
-// N = 136 is 3 tiles of 64, so the grid is rounded up to 4 and the fourth
-// block computes on zeros and stores nothing (the epilogue's `col0 < 136`).
-// CHECK-LABEL: func.func @tma_cluster
-// CHECK: kb.tensor_map = {box = [32, 32], dims = [100, 100], of = "arg0"}
-// CHECK: gpu.launch_func @k{{[0-9]+}}_matmul_module::@k{{[0-9]+}}_matmul clusters in (%c2{{.*}}, %c1{{.*}}, %c1{{.*}}) blocks in (%c4{{.*}}, %c2{{.*}}, %c1{{.*}})
-// CHECK: gpu.func @k{{[0-9]+}}_matmul
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
-// CHECK: nvvm.cluster.arrive {aligned}
-// CHECK-NEXT: nvvm.cluster.wait {aligned}
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
-// CHECK: scf.for
-// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// CHECK: %[[REMOTE:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK: nvvm.mbarrier.arrive %[[REMOTE]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
-// CHECK: arith.cmpi ult, %{{.*}}, %c136 : index
-// CHECK: scf.if
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-func.func @tma_cluster(%a: tensor<100x100xf32>, %b: tensor<136x100xf32>) -> tensor<100x136xf32> {
-  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<cluster = 2>} : tensor<100x100xf32>, tensor<136x100xf32> -> tensor<100x136xf32>
-  return %0 : tensor<100x136xf32>
-}

@@ -97,7 +97,7 @@ func.func @rows_per_cluster_must_divide(%a: tensor<4x400000xf32>) -> tensor<4x40
 // -----
 
 func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
-  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split", "split_shared" and "split_global" and wgmma_tf32 matmuls with TMA (cluster = 2) use}}
+  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split", "split_shared" and "split_global" use}}
   %0 = kb.softmax %a {config = #kb.config<strategy = "registers", cluster = 4>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }
@@ -105,7 +105,7 @@ func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
 // -----
 
 func.func @cluster_on_elementwise(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
-  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split", "split_shared" and "split_global" and wgmma_tf32 matmuls with TMA (cluster = 2) use}}
+  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split", "split_shared" and "split_global" use}}
   %0 = kb.relu %a {config = #kb.config<cluster = 2>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }

@@ -189,19 +189,3 @@ func.func @b_read_twice_forced(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> 
   } -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
-
-// -----
-
-func.func @cluster_with_cp_async(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
-  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split", "split_shared" and "split_global" and wgmma_tf32 matmuls with TMA (cluster = 2) use}}
-  %0 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<cluster = 2, copy = "cp_async">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
-  return %0 : tensor<256x256xf32>
-}
-
-// -----
-
-func.func @cluster_of_four(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
-  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split", "split_shared" and "split_global" and wgmma_tf32 matmuls with TMA (cluster = 2) use}}
-  %0 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<cluster = 4>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
-  return %0 : tensor<256x256xf32>
-}

@@ -200,9 +200,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         return v;
       };
       int64_t k = cast<RankedTensorType>(mm.getLhs().getType()).getShape().back();
-      // With a cluster, each block copies (and multicasts) its share of A.
-      int64_t shareA = config.getBlock()[0] / std::max<int64_t>(config.getCluster(), 1);
-      for (auto [v, boxRows] : {std::pair(mm.getLhs(), shareA),
+      for (auto [v, boxRows] : {std::pair(mm.getLhs(), config.getBlock()[0]),
                                 std::pair(mm.getRhs(), config.getBlock()[1])}) {
         auto shape = cast<RankedTensorType>(v.getType()).getShape();
         SmallVector<int64_t> dims(shape), box(shape.size(), 1);

@@ -55,12 +55,11 @@ static_assert(kGroupBytes == kWgmmaAlignBytes, "wgmmaSharedBytes' slack");
 /// mode 1 (128B) in bits 62-63.
 Value descriptor(OpBuilder &b, Location loc, Value addr) {
   auto i64 = b.getI64Type();
-  uint64_t fixed =
-      (uint64_t(1) << 16) | (uint64_t(kGroupBytes >> 4) << 32) | (uint64_t(1) << 62);
+  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(kGroupBytes >> 4) << 32) |
+                   (uint64_t(1) << 62);
   Value start = arith::ShRUIOp::create(
-      b, loc,
-      arith::AndIOp::create(b, loc, addr,
-                            arith::ConstantIntOp::create(b, loc, i64, 0x3FFFF)),
+      b, loc, arith::AndIOp::create(b, loc, addr,
+                                    arith::ConstantIntOp::create(b, loc, i64, 0x3FFFF)),
       arith::ConstantIntOp::create(b, loc, i64, 4));
   return arith::OrIOp::create(b, loc, start,
                               arith::ConstantIntOp::create(b, loc, i64, fixed));
@@ -74,7 +73,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   MLIRContext *ctx = b.getContext();
   int64_t bm = e.bm, bn = e.bn, bk = e.bk;
   int64_t stages = e.config.getStages();
-  int64_t clusterBlocks = std::max<int64_t>(e.config.getCluster(), 1);
   if (!e.shape.transB)
     return e.op->emitOpError()
            << "wgmma_tf32 reads B K-major: it needs transpose_b (kb-select-mma "
@@ -85,10 +83,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
               "up to 256; got ["
            << bm << ", " << bn << ", " << bk << "]";
   if (stages < 3)
-    return e.op->emitOpError() << "wgmma_tf32 needs at least 3 stages, got " << stages;
+    return e.op->emitOpError() << "wgmma_tf32 needs at least 3 stages, got "
+                               << stages;
   if (e.shape.k % 4)
-    return e.op->emitOpError() << "wgmma_tf32 copies 16-byte chunks: K = " << e.shape.k
-                               << " must be a multiple of 4";
+    return e.op->emitOpError() << "wgmma_tf32 copies 16-byte chunks: K = "
+                               << e.shape.k << " must be a multiple of 4";
   bool tma = e.config.getCopy() == "tma";
   // One warpgroup per 64 rows; with TMA, one producer warp more.
   int64_t wantThreads = bm / 64 * 128 + (tma ? 32 : 0);
@@ -99,16 +98,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
 
   if (tma && (!e.tmapA || !e.tmapB))
     return e.op->emitOpError() << "internal error: copy = \"tma\" without tensor maps";
-  if (clusterBlocks > 1 && (!tma || clusterBlocks != 2))
-    return e.op->emitOpError()
-           << "wgmma_tf32 shares A tiles over clusters of 2 blocks with copy = "
-              "\"tma\" only; got cluster = "
-           << clusterBlocks << (tma ? "" : " without TMA");
-  if (clusterBlocks > 1) {
-    // Whole clusters along N.
-    info.grid[0] = llvm::alignTo(info.grid[0], clusterBlocks);
-    info.cluster = {clusterBlocks, 1, 1};
-  }
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
   info.dynamicSharedBytes = wgmmaSharedBytes(bm, bn, bk, stages, tma);
 
@@ -145,7 +134,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   auto issueCopies = [&](Value kt, Value stage, bool kEdge) {
     Value k0 = e.mul(kt, bk);
     Value aBase = e.mul(stage, stageBytes / 4), bBase = e.add(aBase, bytesA / 4);
-    auto operand = [&](Value mem, Value tileBase, int64_t rows, Value r0, int64_t bound) {
+    auto operand = [&](Value mem, Value tileBase, int64_t rows, Value r0,
+                       int64_t bound) {
       for (int64_t i = 0; i < rows * 8 / e.threads; ++i) {
         Value c = e.add(e.tid, i * e.threads);
         Value r = e.div(c, 8), kc = e.rem(c, 8);
@@ -238,25 +228,14 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     //   kt >= S: wait on empty of kt's stage (tile kt - S released)
     //   arrive.expect_tx on full of kt's stage + 2 tensor copies of tile kt
     // a consumer, for each k tile kt:
-    //   mbarrier.try_wait.parity full   tile kt has landed (parity (kt / S) %
-    //   2) wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
+    //   mbarrier.try_wait.parity full   tile kt has landed (parity (kt / S) % 2)
+    //   wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
     //   lane 0: arrive on empty of kt - 1's stage
     // The tensor map swizzles each 128-byte row (the same 128-byte swizzle
     // as the descriptors) and zero-fills rows past M or N and columns past
     // K, so no copy needs a guard; the expected bytes are always whole boxes
     // (zero-filled bytes count).
-    //
-    // With `cluster = 2` two blocks side by side along N (one cluster) share
-    // their A tile: each block's producer copies half of its rows and
-    // multicasts them into both blocks' shared memory, so A is read from L2
-    // once per cluster. A stage may then be refilled only when both blocks
-    // have released it: a consumer warp arrives on the empty barrier of
-    // every block of the cluster (the other's through mapa). The grid's N
-    // dimension is rounded up to whole clusters; a block past N computes on
-    // zeros (its B box lies outside the tensor) and stores nothing.
     int64_t consumerThreads = bm / 64 * 128;
-    int64_t cl = clusterBlocks;
-    Value rank = e.rem(e.div(col0, bn), cl);
     auto ptrTo = [&](Value byteAddr, unsigned space) {
       return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, space),
                                       toI64(byteAddr))
@@ -292,18 +271,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       for (int64_t s = 0; s < stages; ++s) {
         NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1), Value());
         NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
-                                     i32(consumerThreads / 32 * cl), Value());
+                                     i32(consumerThreads / 32), Value());
       }
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
-    if (cl > 1) {
-      // Every block's barriers are initialised before any copy or arrival
-      // from the other block can reach them.
-      NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
-      NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
-    } else {
-      gpu::BarrierOp::create(b, loc);
-    }
+    gpu::BarrierOp::create(b, loc);
     // Tile kt's two copies into its stage.
     auto issueTma = [&](Value kt) {
       Value stage = e.rem(kt, stages);
@@ -312,7 +284,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, i32(stageBytes),
                                              NVVM::MemScopeKind::CTA, false, Value());
       Value k0 = toI32(e.mul(kt, bk));
-      auto copy = [&](Value map, Value dstAddr, Value r0, Value multicast) {
+      auto copy = [&](Value map, Value dstAddr, Value r0) {
         SmallVector<Value> coords{k0, toI32(r0)};
         if (e.shape.batched)
           coords.push_back(toI32(bz));
@@ -321,18 +293,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         Value dst = LLVM::AddrSpaceCastOp::create(
             b, loc, LLVM::LLVMPointerType::get(ctx, 7), ptrTo(dstAddr, 3));
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, dst, map, coords, bar, ValueRange{}, multicast, Value(),
+            b, loc, dst, map, coords, bar, ValueRange{}, Value(), Value(),
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       };
-      // This block's share of A's rows (all of them without a cluster).
-      Value aRows = e.mul(rank, bm / cl);
-      Value everyBlock =
-          cl > 1 ? arith::ConstantIntOp::create(b, loc, b.getI16Type(), (1 << cl) - 1)
-                       .getResult()
-                 : Value();
-      copy(mapA, e.add(stageAddr, e.mul(aRows, kRowBytes)), e.add(row0, aRows),
-           everyBlock);
-      copy(mapB, e.add(stageAddr, bytesA), col0, Value());
+      copy(mapA, stageAddr, row0);
+      copy(mapB, e.add(stageAddr, bytesA), col0);
     };
     // The producer.
     Value warp = e.div(e.tid, 32);
@@ -343,9 +308,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       Value kt = produce.getInductionVar();
       when(cmp(arith::CmpIPredicate::uge, kt, stages), [&] {
         // Tile kt - S's release completes empty's phase (kt / S - 1).
-        NVVM::MBarrierTryWaitParityOp::create(
-            b, loc, empty(e.rem(kt, stages)),
-            toI32(e.rem(e.add(e.div(kt, stages), 1), 2)), i32(0x989680));
+        NVVM::MBarrierTryWaitParityOp::create(b, loc, empty(e.rem(kt, stages)),
+                                              toI32(e.rem(e.add(e.div(kt, stages), 1), 2)),
+                                              i32(0x989680));
       });
       issueTma(kt);
     });
@@ -355,46 +320,25 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     b.setInsertionPointToStart(consumer.thenBlock());
     loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
                               cidx(b, loc, 1), ValueRange{zero});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value kt = loop.getInductionVar();
-      NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)), parityOf(kt),
-                                            i32(0x989680));
-      Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
-      // Tile kt - 1 is retired: release its stage, if a producer will refill
-      // it (then the blocks it arrives at are still running).
-      Value refilled = both(cmp(arith::CmpIPredicate::ne, kt, 0),
-                            cmp(arith::CmpIPredicate::ult, kt, kTiles - stages + 1));
-      when(both(refilled, laneZero), [&] {
-        Value bar = empty(e.rem(e.add(kt, -1), stages));
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), bar, Value(),
-                                       NVVM::MemScopeKindAttr());
-        for (int64_t other = 1; other < cl; ++other) {
-          Value peer = toI32(e.rem(e.add(rank, other), cl));
-          Value remote =
-              NVVM::MapaOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 7), bar, peer);
-          NVVM::MBarrierArriveOp::create(
-              b, loc, Type(), remote, Value(),
-              NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CLUSTER));
-        }
-      });
-      scf::YieldOp::create(b, loc, acc);
-    }
-    // A block past N (the grid rounded up to whole clusters) stores nothing.
-    if (cl > 1 && llvm::divideCeil(e.shape.n, bn) % cl) {
-      auto inN = scf::IfOp::create(
-          b, loc, cmp(arith::CmpIPredicate::ult, col0, e.shape.n), false);
-      b.setInsertionPointToStart(inN.thenBlock());
-    }
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)), parityOf(kt),
+                                          i32(0x989680));
+    Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
+    // Tile kt - 1 is retired: release its stage.
+    when(both(cmp(arith::CmpIPredicate::ne, kt, 0), laneZero), [&] {
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(e.rem(e.add(kt, -1), stages)),
+                                     Value(), NVVM::MemScopeKindAttr());
+    });
+    scf::YieldOp::create(b, loc, acc);
   } else {
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value lastGroup;
     for (int64_t s = 0; s < stages - 2; ++s) {
       if (s < kTiles)
         issueCopies(cidx(b, loc, s), cidx(b, loc, s), kEdge && s == kTiles - 1);
-      lastGroup =
-          nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
     }
     loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
                               cidx(b, loc, 1), ValueRange{zero});
@@ -413,8 +357,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // d[4j+3] (.., +1) -- mma.sync's m16n8 C fragment, side by side.
   Value warpInGroup = e.rem(e.div(e.tid, 32), 4), lane = e.rem(e.tid, 32);
   Value g = e.div(lane, 4), t = e.rem(lane, 4);
-  Value rowBase =
-      e.add(e.add(row0, e.mul(warpgroup, 64)), e.add(e.mul(warpInGroup, 16), g));
+  Value rowBase = e.add(e.add(row0, e.mul(warpgroup, 64)),
+                        e.add(e.mul(warpInGroup, 16), g));
   Value colBase = e.add(col0, e.mul(t, 2));
   Value result = loop.getResult(0);
   for (int64_t j = 0; j < bn / 8; ++j)
