@@ -295,6 +295,7 @@ PROGRAMS = {
         "matmul-tf32-1000x700x1500-b128x256-sm90a": matmul(1000, 700, 1500, "tf32", config="block = [128, 256, 32]"),
         "matmul-tf32-1024x768x1536-b128x128-sm90a": matmul(1024, 768, 1536, "tf32", config="block = [128, 128, 32]"),
         "matmul-tf32-1024x704x1504-b128x64-sm90a": matmul(1024, 704, 1504, "tf32", config="block = [128, 64, 32]"),
+        "matmul-tf32-1024x704x1504-b64x128-sm90a": matmul(1024, 704, 1504, "tf32", config="block = [64, 128, 32]"),
         "matmul-tf32-1024x768x1536-b128x64-sm90a": matmul(1024, 768, 1536, "tf32", config="block = [128, 64, 32]"),
         "matmul-tf32-2048-b128x256-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [128, 256, 32]"),
         "matmul-tf32-2048-b256x128-sm90a": matmul(2048, 2048, 2048, "tf32", config="block = [256, 128, 32]"),
