@@ -46,12 +46,21 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       auto covers = [&](int64_t bm, int64_t bn) {
         return blocksFor(bm, bn) * 10 >= 132 * 9;
       };
+      // When A's rows are not whole 128-byte lines (K % 32 != 0), each row
+      // of an A box spans two lines and the 64x64 kernel is bound by its L2
+      // reads: 64x128 reads each A tile half as often and wins with half of
+      // the SMs busy (2026-11-30 run 40, 1000x700x1500: 0.0271 ms against
+      // 0.0290 for 64x64, two passes; with aligned rows, 1024x704x1504,
+      // 64x64 stays ahead, 0.0249 against 0.0253).
+      bool linesSplit = k % 32 != 0;
       if (covers(128, 256))
         f.block = {128, 256, 32};
       else if (covers(128, 128))
         f.block = {128, 128, 32};
       else if (covers(128, 64))
         f.block = {128, 64, 32};
+      else if (linesSplit && blocksFor(64, 128) * 2 >= 132)
+        f.block = {64, 128, 32};
       else
         f.block = {64, 64, 32};
     } else if (tensorCores) {

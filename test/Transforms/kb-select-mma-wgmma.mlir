@@ -13,9 +13,11 @@
 // CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // Small problems get smaller tiles (64 rows: one warpgroup). K = 1500 is
 // not a multiple of 32: B^T's rows are padded to 1504 floats (each starts
-// on a 128-byte line) and the matmul reads them as padded_b.
+// on a 128-byte line) and the matmul reads them as padded_b; A's rows (the
+// caller's) split over two 128-byte lines, so the tile is 64x128 (A read
+// half as often) rather than 64x64.
 // CHECK: %[[P:.*]] = kb.transpose %arg4 pad(32) {{.*}} : tensor<1500x700xf32> -> tensor<700x1504xf32>
-// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
+// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 128, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -153,10 +155,24 @@ func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor
 // CHECK-LABEL: func.func @coverage
 // CHECK: kb.matmul {{.*}}block = [128, 256, 32], threads = 288{{.*}}tensor<2048x2048xf32>
 // CHECK: kb.matmul {{.*}}block = [128, 64, 32], threads = 288{{.*}}tensor<1024x1024xf32>
-func.func @coverage(%a: tensor<2048x2048xf32>, %s: tensor<1024x1024xf32>) -> (tensor<2048x2048xf32>, tensor<1024x1024xf32>) {
+// 64x64 where A's rows are whole lines (K = 1504), 64x128 where they are
+// not (K = 1500), 64x64 again where 64x128 would leave more than half of
+// the SMs idle (4 x 11 blocks).
+// CHECK: kb.matmul {{.*}}block = [64, 64, 32], threads = 160{{.*}}tensor<1000x1504xf32>
+// CHECK: kb.matmul {{.*}}block = [64, 128, 32], threads = 160{{.*}}tensor<1000x1500xf32>
+// CHECK: kb.matmul {{.*}}block = [64, 64, 32], threads = 160{{.*}}tensor<256x1500xf32>
+func.func @coverage(%a: tensor<2048x2048xf32>, %s: tensor<1024x1024xf32>,
+                    %x: tensor<1000x1504xf32>, %xb: tensor<700x1504xf32>,
+                    %y: tensor<1000x1500xf32>, %yb: tensor<700x1500xf32>,
+                    %z: tensor<256x1500xf32>)
+    -> (tensor<2048x2048xf32>, tensor<1024x1024xf32>, tensor<1000x700xf32>,
+        tensor<1000x700xf32>, tensor<256x700xf32>) {
   %0 = kb.matmul %a, %a precision(tf32) transpose_b : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
   %1 = kb.matmul %s, %s precision(tf32) transpose_b : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
-  return %0, %1 : tensor<2048x2048xf32>, tensor<1024x1024xf32>
+  %2 = kb.matmul %x, %xb precision(tf32) transpose_b : tensor<1000x1504xf32>, tensor<700x1504xf32> -> tensor<1000x700xf32>
+  %3 = kb.matmul %y, %yb precision(tf32) transpose_b : tensor<1000x1500xf32>, tensor<700x1500xf32> -> tensor<1000x700xf32>
+  %4 = kb.matmul %z, %yb precision(tf32) transpose_b : tensor<256x1500xf32>, tensor<700x1500xf32> -> tensor<256x700xf32>
+  return %0, %1, %2, %3, %4 : tensor<2048x2048xf32>, tensor<1024x1024xf32>, tensor<1000x700xf32>, tensor<1000x700xf32>, tensor<256x700xf32>
 }
 
 // -----
