@@ -283,6 +283,11 @@ PROGRAMS = {
         "matmul-tf32-4096-tb": matmul(4096, 4096, 4096, "tf32", trans_b=True),
         # N % 4 != 0, and N odd (C's rows 4-byte aligned only: scalar stores).
         "matmul-tf32-1000x702x1500-sm90a": matmul(1000, 702, 1500, "tf32"),
+        # Smaller than one tile in every dimension: TMA boxes larger than the
+        # tensor (zero-filled), and the smallest K wgmma takes.
+        "matmul-tf32-16x24x32-sm90a": matmul(16, 24, 32, "tf32"),
+        "matmul-tf32-1x8x4-sm90a": matmul(1, 8, 4, "tf32"),
+        "matmul-tf32-100x72x100-sm90a": matmul(100, 72, 100, "tf32"),
         "matmul-tf32-1000x701x1500-sm90a": matmul(1000, 701, 1500, "tf32"),
         "matmul-tf32-4096-b128x128-sm90a": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32]"),
         "matmul-tf32-4096-s3-sm90a": matmul(4096, 4096, 4096, "tf32", config="stages = 3"),

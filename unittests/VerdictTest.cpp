@@ -38,3 +38,29 @@ TEST(Verdict, Roofline) {
   EXPECT_EQ(v.text, "compute-bound in principle, latency-bound in practice (intensity 1365.3 "
                     "flop/byte, ridge 12.1; 10% of the compute ceiling)");
 }
+
+TEST(Verdict, DeviceRidge) {
+  // wgmma 16x24x32 (2026-11-30 run 42): cuBLAS at that shape reaches 0.0002
+  // TFLOP/s, which made the ridge 0.0 and the kernel "compute-bound, 96% of
+  // the compute ceiling". The ridge is the device's: 324 TFLOP/s over
+  // 4200 GB/s (77.1); at 3.7 flop/byte the program is memory-bound, and far
+  // from the copy bandwidth.
+  double flops = 2.0 * 16 * 24 * 32, bytes = 4.0 * (16 * 32 + 24 * 32 + 16 * 24);
+  Verdict v = classify(flops, bytes, 1.0, 0.0002, 4200, 0.00021, 324);
+  EXPECT_TRUE(v.memoryBound);
+  EXPECT_NEAR(v.ridge, 324e12 / 4200e9, 1e-9);
+  EXPECT_EQ(v.text, "memory-bound in principle, latency-bound in practice (intensity 3.7 "
+                    "flop/byte, ridge 77.1; 0% of the copy ceiling)");
+  // Above the device's ridge, near cuBLAS at the same shape, but that shape
+  // is too small for the device: cuBLAS itself at 20% of its peak.
+  v = classify(2e9, 1e7, 0, 60, 4200, 64, 324);
+  EXPECT_FALSE(v.memoryBound);
+  EXPECT_NEAR(v.fraction, 60.0 / 64, 1e-12);
+  EXPECT_EQ(v.text, "compute-bound in principle, latency-bound at this size (the compute "
+                    "ceiling here, cuBLAS at this shape, is 20% of the device's) (intensity "
+                    "200.0 flop/byte, ridge 77.1; 94% of the compute ceiling)");
+  // A large shape: the device's ridge, the fraction of cuBLAS at the shape.
+  v = classify(2.0 * 4096 * 4096 * 4096, 6.0 * 4096 * 4096, 0, 318, 4200, 362, 324);
+  EXPECT_EQ(v.text, "compute-bound (intensity 1365.3 flop/byte, ridge 77.1; 88% of the "
+                    "compute ceiling)");
+}

@@ -613,6 +613,7 @@ int run(const Options &o) {
     report["baselines"] = bj;
 
     // Verdict: which ceiling applies, and how close the kernel came.
+    double deviceCeiling = 0;
     if (flops > 0) {
       std::string prec = "ieee";
       for (const Kernel &k : s.manifest.kernels)
@@ -621,20 +622,30 @@ int run(const Options &o) {
       // The ceiling: cuBLAS at this shape in this run (single matmul), else
       // the cached --calibrate measurement, else the H200 figures of
       // performance-targets.md (FFMA loop 55.8, mma.sync loop 324 TFLOP/s).
+      // The device's peak (the calibration, else those figures) places the
+      // roofline's ridge whatever the shape.
       std::string source = "cuBLAS, this run";
-      if (computeCeiling == 0 && calibration.is_object()) {
-        computeCeiling = calibration.value(prec == "ieee" ? "cublas_fp32_tflops"
-                                                          : "cublas_tf32_tflops", 0.0);
-        source = "calibration " + calibration.value("measured", std::string("?"));
+      std::string deviceSource = "H200 defaults (run kb-run --calibrate)";
+      deviceCeiling = prec == "ieee" ? 55.8 : 324.0;
+      if (calibration.is_object()) {
+        double calibrated = calibration.value(
+            prec == "ieee" ? "cublas_fp32_tflops" : "cublas_tf32_tflops", 0.0);
+        if (calibrated > 0) {
+          deviceCeiling = calibrated;
+          deviceSource = "calibration " + calibration.value("measured", std::string("?"));
+        }
       }
       if (computeCeiling == 0) {
-        computeCeiling = prec == "ieee" ? 55.8 : 324.0;
-        source = "H200 defaults (run kb-run --calibrate)";
+        computeCeiling = deviceCeiling;
+        source = deviceSource;
       }
       report["compute_ceiling_source"] = source;
       report["compute_ceiling_tflops"] = computeCeiling;
+      report["device_compute_tflops"] = deviceCeiling;
+      report["device_compute_source"] = deviceSource;
     }
-    Verdict verdict = classify(flops, minBytes, gbs, tflops, copyBw, computeCeiling);
+    Verdict verdict =
+        classify(flops, minBytes, gbs, tflops, copyBw, computeCeiling, deviceCeiling);
     report["verdict"] = verdict.text;
 
     // The same bytes moved by one device-to-device copy, timed like the

@@ -27,8 +27,15 @@ struct Verdict {
 /// `flops` 0: a program without arithmetic worth a roofline (elementwise,
 /// softmax), judged against the copy bandwidth alone. Below a quarter of
 /// the binding ceiling the text says latency-bound.
+/// `computeTflops` is what the fraction is of (cuBLAS at the program's own
+/// shape, when kb-run timed it); `deviceTflops` the device's compute peak
+/// (calibrated or nominal), which places the ridge: the ridge belongs to
+/// the machine, not to one shape. 0: the same as `computeTflops`. Where
+/// even `computeTflops` is below a quarter of the device's peak, the shape
+/// is too small for the device and the text says latency-bound.
 Verdict classify(double flops, double minBytes, double achievedGBs,
-                 double achievedTflops, double copyGBs, double computeTflops);
+                 double achievedTflops, double copyGBs, double computeTflops,
+                 double deviceTflops = 0);
 
 } // namespace kb::runtime
 
