@@ -116,7 +116,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
              << "wgmma tiles need BM a multiple of 64 (one warpgroup per 64 "
                 "rows), BN a multiple of 8 up to 256 and BK = 32; got block = ["
              << bm << ", " << bn << ", " << bk << "]";
-    threads = bm / 64 * 128;
+    // One warpgroup per 64 rows, and with TMA a producer warp (a config
+    // that names copy = "tma" already; kb-promote-shared-memory adds it
+    // when it picks TMA itself).
+    threads = bm / 64 * 128 + (f.copy == "tma" ? 32 : 0);
   } else if (tensorCores) {
     if (f.warp.size() != 2)
       return op->emitOpError() << "mma.sync config needs warp = [WM, WN]";
@@ -159,7 +162,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
   if (threads > 1024)
     return op->emitOpError() << "tiles need " << threads
                              << " threads per block; at most 1024 are allowed";
-  if ((bm * bk) % threads || (bk * bn) % threads)
+  // Copies per thread (TMA's are issued by one thread).
+  if (f.copy != "tma" && ((bm * bk) % threads || (bk * bn) % threads))
     return op->emitOpError() << "the A tile (" << bm << "x" << bk
                              << ") and B tile (" << bk << "x" << bn
                              << ") must split evenly among " << threads

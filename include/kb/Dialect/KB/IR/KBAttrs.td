@@ -74,9 +74,11 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       per part.
     - `copy`: how a wgmma_tf32 matmul moves its operand tiles into shared
       memory: `cp_async` (16-byte copies issued by every thread) or `tma`
-      (one thread issues a tensor-memory-accelerator copy per tile, which
-      completes on an mbarrier; the tensor map, encoded by kb-run, supplies
-      the swizzle and zero-fills what lies outside the matrix).
+      (lane 0 of a producer warp after the consumer warpgroups issues one
+      tensor-memory-accelerator copy per tile, which completes on an
+      mbarrier; `threads` counts that warp; the tensor map, encoded by
+      kb-run, supplies the swizzle and zero-fills what lies outside the
+      matrix).
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
