@@ -58,14 +58,13 @@ struct PromoteSharedMemoryPass
           return signalPassFailure();
         }
         f.pad = {0, 0};
-        // TMA unless the config asks for cp.async: one thread issues each
-        // tile's copy, the tensor map swizzles it and zero-fills what lies
-        // past M, N or K (K % 4 == 0, which wgmma_tf32 already needs, makes
-        // every row pitch the multiple of 16 bytes a tensor map needs).
+        // TMA unless the config asks for cp.async: a producer warp after
+        // the consumer warpgroups issues each tile's copy (MatmulWgmma.cpp),
+        // the tensor map swizzles it and zero-fills what lies past M, N or K
+        // (K % 4 == 0, which wgmma_tf32 already needs, makes every row pitch
+        // the multiple of 16 bytes a tensor map needs).
         if (f.copy.empty())
           f.copy = "tma";
-        // TMA's copies are issued by a producer warp after the consumer
-        // warpgroups (MatmulWgmma.cpp).
         if (f.copy == "tma")
           f.threads = f.block[0] / 64 * 128 + 32;
         if (!f.stages) {

@@ -163,7 +163,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
     return op->emitOpError() << "tiles need " << threads
                              << " threads per block; at most 1024 are allowed";
   // Copies per thread (TMA's are issued by one thread).
-  if (f.copy != "tma" && ((bm * bk) % threads || (bk * bn) % threads))
+  bool tmaCopies = wgmma && f.copy == "tma";
+  if (!tmaCopies && ((bm * bk) % threads || (bk * bn) % threads))
     return op->emitOpError() << "the A tile (" << bm << "x" << bk
                              << ") and B tile (" << bk << "x" << bn
                              << ") must split evenly among " << threads
