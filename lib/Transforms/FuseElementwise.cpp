@@ -106,29 +106,15 @@ void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
   for (auto [in, arg] : llvm::zip(inputs, body.getArguments()))
     map.map(in, arg);
   OpBuilder inner = OpBuilder::atBlockEnd(&body);
+  for (Operation *op : ops)
+    inner.clone(*op, map);
+  YieldOp::create(inner, root->getLoc(),
+                  ValueRange{map.lookup(root->getResult(0))});
   // The kernel's config is the fusion's: a config the program gave the
   // anchor (the matmul or softmax), or else the chain's last op, moves onto
   // it, where kb-select-config and the lowering read it (it used to stay on
   // the op inside, ignored).
-  Operation *configured = nullptr;
-  for (Operation *op : ops)
-    if (isa<MatmulOp, SoftmaxOp>(op))
-      configured = op;
-  if (!configured)
-    configured = root;
-  for (Operation *op : ops) {
-    Operation *copy = inner.clone(*op, map);
-    if (!getConfig(op))
-      continue;
-    if (op == configured)
-      setConfig(fusion, getConfig(op));
-    else
-      op->emitWarning() << "config not used: it is fused into one kernel with '"
-                        << configured->getName() << "', whose config the kernel takes";
-    copy->removeAttr("config");
-  }
-  YieldOp::create(inner, root->getLoc(),
-                  ValueRange{map.lookup(root->getResult(0))});
+  adoptInnerConfig(fusion);
   root->getResult(0).replaceAllUsesWith(fusion.getResult(0));
   for (Operation *op : llvm::reverse(ops))
     op->erase();

@@ -298,6 +298,10 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
       auto kind = getKernelKind(&op);
       if (!kind)
         continue;
+      // A kb.fusion written by hand may carry its config on the op inside
+      // instead of its own `attributes {config = ...}`.
+      if (auto fusion = dyn_cast<FusionOp>(op))
+        adoptInnerConfig(fusion);
       ConfigFields f = ConfigFields::from(getConfig(&op));
       LogicalResult ok = success();
       switch (*kind) {

@@ -53,6 +53,17 @@ func.func @persistent_rows(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf3
 
 // -----
 
+// A persistent grid smaller than one row's blocks would hang: they wait
+// for each other (a hand-written grid = 8 with 16 blocks per row compiled,
+// and would have hung on the GPU, until 2026-11-30).
+func.func @persistent_grid_too_small(%x: tensor<4x400000xf32>) -> tensor<4x400000xf32> {
+  // expected-error @+1 {{a persistent split_global grid of 8 blocks cannot hold the 16 blocks of one row, which wait for each other}}
+  %0 = kb.softmax %x {config = #kb.config<block = [1], threads = 512, vector = 4, stages = 2, strategy = "split_global", cluster = 16, grid = 8>} : tensor<4x400000xf32>
+  return %0 : tensor<4x400000xf32>
+}
+
+// -----
+
 func.func @global_stages(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf32> {
   // expected-error @+1 {{split_global takes stages = 1 or 2 (2: a persistent block copies its next part while it stores this one), not 3}}
   %0 = kb.softmax %x {config = #kb.config<block = [1], threads = 512, vector = 4, stages = 3, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>

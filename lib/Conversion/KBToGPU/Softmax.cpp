@@ -1047,6 +1047,12 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   int64_t persistentGrid = global ? req.config.getGrid() : 0;
   if (persistentGrid >= parts)
     persistentGrid = 0;
+  // A row's blocks wait for each other: a grid smaller than one row would
+  // wait forever.
+  if (persistentGrid && persistentGrid < cluster)
+    return op->emitOpError() << "a persistent split_global grid of " << persistentGrid
+                             << " blocks cannot hold the " << cluster
+                             << " blocks of one row, which wait for each other";
   if (persistentGrid && rowsPerCluster > 1)
     return op->emitOpError() << "a persistent split_global grid takes one row per "
                                 "group of blocks (block = [1]), not "

@@ -163,6 +163,25 @@ Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
   return nullptr;
 }
 
+void mlir::kb::adoptInnerConfig(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  Operation *configured = getFusionAnchor(fusion);
+  if (!configured)
+    configured = body.getTerminator()->getOperand(0).getDefiningOp();
+  for (Operation &op : body.without_terminator()) {
+    ConfigAttr config = getConfig(&op);
+    if (!config)
+      continue;
+    if (&op == configured && !getConfig(fusion))
+      setConfig(fusion, config);
+    else
+      op.emitWarning() << "config not used: it is fused into one kernel with '"
+                       << (configured ? configured->getName().getStringRef() : "")
+                       << "', whose config the kernel takes";
+    op.removeAttr("config");
+  }
+}
+
 MatmulOp mlir::kb::getKernelMatmul(Operation *op) {
   if (auto mm = dyn_cast<MatmulOp>(op))
     return mm;

@@ -102,6 +102,11 @@ enum class KernelKind { Elementwise, Softmax, Matmul, Transpose };
 std::optional<KernelKind> getKernelKind(Operation *op);
 /// For a kb.fusion, the matmul or softmax it is built around, if any.
 Operation *getFusionAnchor(FusionOp fusion);
+/// Gives a kb.fusion without a config the config of the op inside it whose
+/// kernel it is (the anchor, or with none the op it yields), removes every
+/// config from the ops inside, and warns, naming that op, for each config it
+/// drops: kb-select-config and the lowering read only the fusion's.
+void adoptInnerConfig(FusionOp fusion);
 /// The matmul a kernel op computes: the op itself, or a fusion's anchor.
 MatmulOp getKernelMatmul(Operation *op);
 } // namespace mlir::kb
