@@ -37,6 +37,10 @@ static void loadDriver() {
     throw DeviceError(std::string("the NVIDIA driver lacks ") + KB_XSTR(fn), true);
   KB_DRIVER_FUNCTIONS(KB_DRIVER_LOAD)
 #undef KB_DRIVER_LOAD
+#define KB_DRIVER_LOAD_OPTIONAL(fn)                                            \
+  gDriver.fn = reinterpret_cast<decltype(&::fn)>(dlsym(h, KB_XSTR(fn)));
+  KB_DRIVER_OPTIONAL_FUNCTIONS(KB_DRIVER_LOAD_OPTIONAL)
+#undef KB_DRIVER_LOAD_OPTIONAL
   gLoaded = true;
 }
 
@@ -189,6 +193,10 @@ std::array<unsigned char, 128> encodeTensorMap(CUdeviceptr base,
     stride *= static_cast<cuuint64_t>(shape[axis]);
   }
   static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+  if (!gDriver.cuTensorMapEncodeTiled)
+    throw DeviceError("the NVIDIA driver lacks cuTensorMapEncodeTiled: this bundle's TMA "
+                      "kernels need a CUDA 12 or newer driver (compile without chip=sm_90a, "
+                      "or with copy = \"cp_async\")");
   CUtensorMap map;
   check(gDriver.cuTensorMapEncodeTiled(
             &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, reinterpret_cast<void *>(base),

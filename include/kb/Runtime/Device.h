@@ -38,11 +38,15 @@ struct DeviceError : std::runtime_error {
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)                \
   X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)                    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuLaunchKernelEx)          \
-  X(cuOccupancyMaxActiveClusters) X(cuTensorMapEncodeTiled)
+  X(cuOccupancyMaxActiveClusters)
+/// Entry points only some bundles need: a driver without them runs every
+/// other bundle (null when absent).
+#define KB_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define KB_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;
   KB_DRIVER_FUNCTIONS(KB_DRIVER_MEMBER)
+  KB_DRIVER_OPTIONAL_FUNCTIONS(KB_DRIVER_MEMBER)
 #undef KB_DRIVER_MEMBER
 };
 
