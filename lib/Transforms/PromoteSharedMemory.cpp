@@ -66,7 +66,7 @@ struct PromoteSharedMemoryPass
         if (f.copy.empty())
           f.copy = "tma";
         if (f.copy == "tma")
-          f.threads = f.block[0] / 64 * 128 + 32;
+          f.threads = wgmmaThreads(f.block[0], /*tma=*/true);
         if (!f.stages) {
           f.stages = 4;
           if (matmulSharedBytes(f.get(&getContext()), transposeB) >

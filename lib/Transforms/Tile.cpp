@@ -119,7 +119,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
     // One warpgroup per 64 rows, and with TMA a producer warp (a config
     // that names copy = "tma" already; kb-promote-shared-memory adds it
     // when it picks TMA itself).
-    threads = bm / 64 * 128 + (f.copy == "tma" ? 32 : 0);
+    threads = wgmmaThreads(bm, f.copy == "tma");
   } else if (tensorCores) {
     if (f.warp.size() != 2)
       return op->emitOpError() << "mma.sync config needs warp = [WM, WN]";

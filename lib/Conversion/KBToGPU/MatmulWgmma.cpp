@@ -90,7 +90,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                << e.shape.k << " must be a multiple of 4";
   bool tma = e.config.getCopy() == "tma";
   // One warpgroup per 64 rows; with TMA, one producer warp more.
-  int64_t wantThreads = bm / 64 * 128 + (tma ? 32 : 0);
+  int64_t wantThreads = wgmmaThreads(bm, tma);
   if (e.threads != wantThreads)
     return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 rows"
                                << (tma ? " and a producer warp" : "") << ": "
@@ -235,7 +235,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // as the descriptors) and zero-fills rows past M or N and columns past
     // K, so no copy needs a guard; the expected bytes are always whole boxes
     // (zero-filled bytes count).
-    int64_t consumerThreads = bm / 64 * 128;
+    int64_t consumerThreads = wgmmaThreads(bm, /*tma=*/false);
     auto ptrTo = [&](Value byteAddr, unsigned space) {
       return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, space),
                                       toI64(byteAddr))

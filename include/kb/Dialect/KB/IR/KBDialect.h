@@ -95,6 +95,10 @@ inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stag
   return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes + (tma ? 16 * stages : 0);
 }
 
+/// Threads of one wgmma_tf32 block: a warpgroup (128 threads) per 64 rows of
+/// the tile, and with TMA copies one producer warp after them.
+inline int64_t wgmmaThreads(int64_t bm, bool tma) { return bm / 64 * 128 + (tma ? 32 : 0); }
+
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 enum class KernelKind { Elementwise, Softmax, Matmul, Transpose };
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
