@@ -541,9 +541,13 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
         for (int64_t l = 0; l < 4; ++l)
           bv.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
       }
+      // Row by row, every other row backwards: consecutive FMAs share
+      // av[i] and, at each row change, bv[j] as well (operand reuse).
       for (int64_t i = 0; i < tm; ++i)
-        for (int64_t j = 0; j < tn; ++j)
+        for (int64_t jj = 0; jj < tn; ++jj) {
+          int64_t j = i % 2 ? tn - 1 - jj : jj;
           acc[i * tn + j] = math::FmaOp::create(b, loc, av[i], bv[j], acc[i * tn + j]);
+        }
     }
     if (stages == 2) {
       // The other buffer was last read in the previous iteration, before
