@@ -69,12 +69,13 @@ def transpose(rows, cols, config=None):
 }}
 """
 
-def scaled_masked_softmax_dropout(rows, cols):
+def scaled_masked_softmax_dropout(rows, cols, config=None):
     ty, vt = t((rows, cols)), t((cols,))
+    cfg = f" {{config = #kb.config<{config}>}}" if config else ""
     return f"""func.func @attention_probs(%x: {ty} {{kb.name = "x"}}, %mask: {vt} {{kb.name = "mask"}}) -> ({ty} {{kb.name = "y"}}) {{
   %0 = kb.scale %x by 0.125 : {ty}
   %1 = kb.bias_add %0, %mask : {ty}, {vt} -> {ty}
-  %2 = kb.softmax %1 : {ty}
+  %2 = kb.softmax %1{cfg} : {ty}
   %3 = kb.dropout %2 p(0.1) seed(7) : {ty}
   return %3 : {ty}
 }}
@@ -155,6 +156,11 @@ PROGRAMS = {
         "attn-probs-8192x4096": scaled_masked_softmax_dropout(8192, 4096),
         "attn-probs-1000x1001": scaled_masked_softmax_dropout(1000, 1001),
         "attn-probs-256x200000": scaled_masked_softmax_dropout(256, 200000),
+        # The fused wide softmax's split: one block per part (no persistent
+        # grid), 16 blocks per row, 4 blocks per row.
+        "attn-probs-256x200000-np": scaled_masked_softmax_dropout(256, 200000, 'strategy = "split_global", grid = 1073741824'),
+        "attn-probs-256x200000-c16": scaled_masked_softmax_dropout(256, 200000, 'strategy = "split_global", cluster = 16'),
+        "attn-probs-256x200000-c4": scaled_masked_softmax_dropout(256, 200000, 'strategy = "split_global", cluster = 4'),
         "mm-bias-gelu-tf32-4096": matmul_bias_gelu(4096, 4096, 4096, "tf32"),
         "mm-bias-gelu-ieee-4096": matmul_bias_gelu(4096, 4096, 4096, "ieee"),
         "mm-bias-gelu-tf32-1000x700x1500": matmul_bias_gelu(1000, 700, 1500, "tf32"),
