@@ -186,6 +186,8 @@ PROGRAMS = {
         "matmul-tf32-4000": matmul(4000, 4000, 4000, "tf32"),
         "matmul-tf32-1000x700x1500": matmul(1000, 700, 1500, "tf32"),
         "matmul-tf32-batch4-512-tb": matmul(512, 384, 256, "tf32", trans_b=True, batch=4),
+        # mma.sync with B given K-major: B's fragments by ldmatrix like A's.
+        "matmul-tf32-4096-tb": matmul(4096, 4096, 4096, "tf32", trans_b=True),
         "matmul-tf32x3-2048": matmul(2048, 2048, 2048, "tf32x3"),
         "matmul-tf32-4096-b128x128x16": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 16], warp = [64, 32]"),
         "matmul-tf32-4096-b128x256x16": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 16], warp = [64, 64]"),
