@@ -193,6 +193,7 @@ PROGRAMS = {
         "matmul-tf32-4096-b128x256x16": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 16], warp = [64, 64]"),
         "matmul-tf32-4096-b64x128x32": matmul(4096, 4096, 4096, "tf32", config="block = [64, 128, 32], warp = [32, 64]"),
         "matmul-tf32-4096-s4": matmul(4096, 4096, 4096, "tf32", config="stages = 4"),
+        "matmul-tf32-4096-s3": matmul(4096, 4096, 4096, "tf32", config="stages = 3"),
         "matmul-tf32-4096-s2": matmul(4096, 4096, 4096, "tf32", config="stages = 2"),
         "matmul-tf32-4096-b128x256x32": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 32], warp = [64, 64]"),
         "matmul-tf32-4096-b256x128x32": matmul(4096, 4096, 4096, "tf32", config="block = [256, 128, 32], warp = [64, 64]"),
