@@ -55,8 +55,14 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
     [ -d build/gpu/bundles/$name ] || continue
     if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
     echo "=== ncu warp states $name" >> "$OUT/ncu_log.txt"
+    # The stall reasons as metrics: this ncu's WarpStateStats section
+    # prints no per-reason breakdown without PC sampling.
+    stalls=$(for r in barrier long_scoreboard short_scoreboard mio_throttle not_selected \
+      math_pipe_throttle wait dispatch_stall selected lg_throttle no_instruction tex_throttle; do
+      printf 'smsp__average_warp_latency_issue_stalled_%s,' "$r"; done)
     timeout 300 ncu --clock-control none --section WarpStateStats --section SchedulerStats \
-      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -k regex:matmul -c 1 \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      --metrics "${stalls%,}" -k regex:matmul -c 1 \
       "$KB_RUN" build/gpu/bundles/$name --no-time >> "$OUT/ncu_log.txt" 2>&1
     # One file for all SASS listings: the device returns at most 8 files.
     echo "=== SASS $name" >> "$OUT/sass.txt"
