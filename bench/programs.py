@@ -204,6 +204,11 @@ PROGRAMS = {
         "matmul-tf32-4096-b128x256x64-s2": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 64], warp = [64, 64], stages = 2"),
         "matmul-tf32-8192-b128x256x32": matmul(8192, 8192, 8192, "tf32", config="block = [128, 256, 32], warp = [64, 64]"),
         "matmul-tf32-4096-b128x128x32-w32x64": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32], warp = [32, 64]"),
+        # More warps per scheduler (smaller warp tiles, fewer registers):
+        # 16 warps per SM where the default has 8.
+        "matmul-tf32-4096-b128x256x32-w64x32": matmul(4096, 4096, 4096, "tf32", config="block = [128, 256, 32], warp = [64, 32], stages = 3"),
+        "matmul-tf32-4096-b256x128x32-w64x32": matmul(4096, 4096, 4096, "tf32", config="block = [256, 128, 32], warp = [64, 32], stages = 3"),
+        "matmul-tf32-4096-b128x128x32-w64x32": matmul(4096, 4096, 4096, "tf32", config="block = [128, 128, 32], warp = [64, 32], stages = 3"),
         "matmul-ieee-4096-b128x128x8": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 8], thread = [8, 8]"),
         "matmul-ieee-4096-1stage": matmul(4096, 4096, 4096, "ieee", config="block = [128, 128, 16], thread = [8, 8], stages = 1"),
         "matmul-ieee-8192": matmul(8192, 8192, 8192, "ieee"),
