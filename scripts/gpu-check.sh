@@ -4,13 +4,14 @@
 # compute-sanitizer memcheck over the small bundles, and the PyTorch/Triton
 # baselines (gpu-carry/torch_baselines.py, copied from ../shared/bench).
 # Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
-# sanitizer.txt, torch_baselines.json, gpu.txt.
+# sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt.
 # Prepare on the build machine: bash scripts/build-bench.sh; mkdir -p gpu-carry;
 # cp ../shared/bench/torch_baselines.py gpu-carry/; then carry build/bin,
 # build/gpu and gpu-carry. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
 # KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
-# KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH.
+# KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
+# kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
 set -u
 OUT=${OUT:-/tmp/kb-gpu-out}
 mkdir -p "$OUT" "$OUT/tmp"
@@ -100,4 +101,20 @@ if [ -z "${KB_SKIP_TORCH:-}" ] && [ -f gpu-carry/torch_baselines.py ]; then
   timeout 300 python3 gpu-carry/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
   echo "torch baselines exit $?"
   tail -n 25 "$OUT/torch_log.txt"
+fi
+# kb's softmax kernels and a Triton one-pass softmax under one harness
+# (do_bench, kb's cubin launched through the driver API from Python): the
+# launchers' fixed costs differ, which matters at small sizes.
+if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_SAME_HARNESS:-}" ]; then
+  bundles=()
+  for name in ${KB_SAME_HARNESS:-softmax-4096x4096 softmax-32768x1024 softmax-8192x32768}; do
+    [ -d "build/gpu/bundles/$name" ] || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    bundles+=("build/gpu/bundles/$name")
+  done
+  if [ ${#bundles[@]} -gt 0 ]; then
+    timeout 300 python3 bench/same_harness.py "$OUT/same_harness.json" "${bundles[@]}" > "$OUT/same_harness_log.txt" 2>&1
+    echo "same harness exit $?"
+    cat "$OUT/same_harness_log.txt"
+  fi
 fi
