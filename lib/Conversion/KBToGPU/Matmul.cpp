@@ -177,21 +177,14 @@ void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
 
 void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
                             Value v1) {
-  storeCs(batchIdx, row, col, {v0, v1});
-}
-
-void MatmulEmitter::storeCs(Value batchIdx, Value row, Value col,
-                            ArrayRef<Value> vs) {
-  int64_t w = vs.size();
-  if (shape.n % w) {
-    for (int64_t i = 0; i < w; ++i)
-      storeC(batchIdx, row, add(col, i), vs[i]);
+  if (shape.n % 2) {
+    storeC(batchIdx, row, col, v0);
+    storeC(batchIdx, row, add(col, 1), v1);
     return;
   }
-  SmallVector<Value> xs;
-  for (int64_t i = 0; i < w; ++i)
-    xs.push_back(epilogue(vs[i], batchIdx, row, add(col, i)));
-  storeVector(batchIdx, row, col, xs);
+  storeVector(batchIdx, row, col,
+              {epilogue(v0, batchIdx, row, col),
+               epilogue(v1, batchIdx, row, add(col, 1))});
 }
 
 void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,

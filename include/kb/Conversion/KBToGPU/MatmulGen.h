@@ -119,10 +119,6 @@ struct MatmulEmitter {
   /// 8-byte store when N is even (then col < N implies col + 1 < N), two
   /// guarded scalar stores otherwise.
   void storeC2(Value batchIdx, Value row, Value col, Value v0, Value v1);
-  /// Stores C[row][col..col+w) = epilogue(vs) for a `col` that is a multiple
-  /// of w = vs.size(): one w x 4-byte store when N is a multiple of w (then
-  /// col < N implies col + w <= N), w guarded scalar stores otherwise.
-  void storeCs(Value batchIdx, Value row, Value col, ArrayRef<Value> vs);
   /// The epilogue applied to each accumulator before it is stored (ahead
   /// of the range guard; its loads are clamped into the matrix).
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
