@@ -3,8 +3,9 @@
 
 kb-run and torch_baselines.py time with different launchers (the CUDA driver
 API from C++, and Triton's Python launcher inside triton.testing.do_bench), so
-at small sizes their fixed costs differ by about a microsecond, which is a few
-percent of a 36-microsecond kernel. This script launches kb's cubin through
+their fixed costs differ (the same kb softmax of 3x4099, which moves almost
+nothing, took 4.7 us in kb-run and 5.4-6.1 us inside do_bench: runs 48 and 56
+of 2026-11-30), a few percent of a 36-microsecond kernel. This script launches kb's cubin through
 the driver API (ctypes, in PyTorch's context) inside the same do_bench as a
 Triton one-pass kernel written like the one in ../shared/bench, on the same
 tensors, and checks kb's output against torch.softmax (float64) first.
@@ -19,10 +20,13 @@ import json
 import os
 import sys
 
-import torch
-import triton
-import triton.language as tl
-from triton.testing import do_bench
+try:
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.testing import do_bench
+except ImportError as e:
+    sys.exit(f"same_harness.py needs PyTorch and Triton (the GPU machine has both): {e}")
 
 
 @triton.jit
