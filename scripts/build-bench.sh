@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
 python3 bench/programs.py build/gpu/programs
 cp examples/*.mlir build/gpu/programs/
+# The GPU reproducers of issue #17 (bench/repros): run and memchecked by gpu-check.sh.
+cp bench/repros/*.mlir build/gpu/programs/
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)
   chip=sm_90

@@ -88,14 +88,42 @@ PY
 rm -rf "$OUT/tmp"
 if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
   : > "$OUT/sanitizer.txt"
-  for name in bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x702x1500-sm90a matmul-tf32-1000x701x1500-sm90a mm-bias-gelu-tf32-1000x700x1500-sm90a matmul-tf32-batch4-512-tb-sm90a matmul-tf32-16x24x32-sm90a matmul-tf32-1x8x4-sm90a matmul-ieee-4000-s3 matmul-ieee-1000x700x1500-s3 matmul-ieee-batch4-512-tb-s3 matmul-ieee-4096-s4-w32x64 softmax-7x400001-g16 softmax-2048x65536-g4 softmax-600x65537 attn-probs-256x200000; do
+  for name in bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x702x1500-sm90a matmul-tf32-1000x701x1500-sm90a mm-bias-gelu-tf32-1000x700x1500-sm90a matmul-tf32-batch4-512-tb-sm90a matmul-tf32-16x24x32-sm90a matmul-tf32-1x8x4-sm90a matmul-ieee-4000-s3 matmul-ieee-1000x700x1500-s3 matmul-ieee-batch4-512-tb-s3 matmul-ieee-4096-s4-w32x64 softmax-7x400001-g16 softmax-2048x65536-g4 softmax-600x65537 attn-probs-256x200000 repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a repro-false-wrong-softmax; do
     [ -d "build/gpu/bundles/$name" ] || continue
     if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
     echo "=== memcheck $name" >> "$OUT/sanitizer.txt"
     timeout 300 compute-sanitizer --tool memcheck --print-limit 5 "$KB_RUN" "build/gpu/bundles/$name" --no-time >> "$OUT/sanitizer.txt" 2>&1
     echo "exit $?" >> "$OUT/sanitizer.txt"
   done
-  grep -E "^===|ERROR SUMMARY|exit" "$OUT/sanitizer.txt"
+  # racecheck (shared-memory hazards) over the kernels that stage in shared
+  # memory: the reproducers, a split_global and split_shared softmax, a
+  # wgmma and an mma.sync matmul.
+  for name in ${KB_RACECHECK:-repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a softmax-7x400001-g16 softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x700x1500 matmul-ieee-1000x700x1500-s3}; do
+    [ -d "build/gpu/bundles/$name" ] || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    echo "=== racecheck $name" >> "$OUT/sanitizer.txt"
+    timeout 300 compute-sanitizer --tool racecheck --print-limit 5 "$KB_RUN" "build/gpu/bundles/$name" --no-time >> "$OUT/sanitizer.txt" 2>&1
+    echo "exit $?" >> "$OUT/sanitizer.txt"
+  done
+  grep -E "^===|ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/sanitizer.txt"
+fi
+# PyTorch's time for the same programs (eager, F.linear, torch.compile),
+# timed like kb-run times kb: bench/torch_peer.py. KB_TORCH_PEER: a regex of
+# the bundles to time (default: the matmuls and fused matmuls).
+if [ -z "${KB_SKIP_TORCH:-}" ]; then
+  peers=()
+  for dir in build/gpu/bundles/*/; do
+    name=$(basename "$dir")
+    case "$name" in *-unfused) continue ;; esac
+    echo "$name" | grep -Eq "${KB_TORCH_PEER:-^(matmul|mm-|linear)}" || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    peers+=("$dir")
+  done
+  if [ ${#peers[@]} -gt 0 ]; then
+    timeout 500 python3 bench/torch_peer.py "$OUT/torch_peer.json" "${peers[@]}" > "$OUT/torch_peer_log.txt" 2>&1
+    echo "torch peer exit $?"
+    tail -n 40 "$OUT/torch_peer_log.txt"
+  fi
 fi
 if [ -z "${KB_SKIP_TORCH:-}" ] && [ -f gpu-carry/torch_baselines.py ]; then
   timeout 300 python3 gpu-carry/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
@@ -118,3 +146,7 @@ if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_SAME_HARNESS:-}" ]; then
     cat "$OUT/same_harness_log.txt"
   fi
 fi
+# The device returns at most 8 files: everything goes back as one archive
+# (unpack with tar xzf into bench/results/<run>/).
+(cd "$OUT" && tar czf ../kb-gpu-results.tgz . && rm -rf ./* && mv ../kb-gpu-results.tgz results.tgz)
+ls -la "$OUT"

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Baselines.h"
 #include "KbRun.h"
 
 #include "kb/Runtime/Npy.h"
@@ -567,15 +568,27 @@ int run(const Options &o) {
         bName = prog[0].inputs[0];
       }
       DeviceBuffer c(s.dev.at(k.args.back()).bytes);
+      // Every library route (legacy call, cublasGemmEx, cuBLASLt's top
+      // candidates); the fastest is the baseline, the rest are reported.
+      GemmRoutes libs;
+      json routes = json::object();
       for (std::string prec : {"ieee", "tf32"}) {
-        Timing bt = timeWithEvents(
-            [&] { runCublasGemm(s.cublas, prec, d, s.dev.at(op.inputs[0]).ptr,
-                                s.dev.at(bName).ptr, c.ptr); },
-            o.warmup, o.minRuns, o.minMillis, &flush);
-        baselines.push_back({prec == "ieee" ? "cuBLAS fp32" : "cuBLAS TF32", bt});
+        std::vector<GemmRoute> all =
+            libs.timeAll(prec, d, s.dev.at(op.inputs[0]).ptr, s.dev.at(bName).ptr, c.ptr,
+                         o.warmup, o.minRuns, o.minMillis, &flush);
+        json list = json::array();
+        for (const GemmRoute &r : all)
+          list.push_back({{"route", r.name}, {"time", timingJson(r.time)},
+                          {"kb_speedup", r.time.median / t.median}});
+        routes[prec] = list;
+        const GemmRoute &best = all.front();
+        baselines.push_back({(prec == "ieee" ? "cuBLAS fp32 (best of " : "cuBLAS TF32 (best of ") +
+                                 std::to_string(all.size()) + " routes: " + best.name + ")",
+                             best.time});
         if ((d.precision == "tf32") == (prec == "tf32"))
-          computeCeiling = d.flops() / (bt.median * 1e-3) / 1e12;
+          computeCeiling = d.flops() / (best.time.median * 1e-3) / 1e12;
       }
+      report["cublas_routes"] = routes;
     }
     if (!o.baseline.empty()) {
       RunState b = prepare(o.baseline, o, given, dev.smCount);

@@ -136,8 +136,17 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
       // A staged input's prologue, ahead of the guard (its loads were
       // issued above, for every chunk).
       Value staged;
-      if (c.pro && copied)
-        staged = c.applyPrologue(loadPart(locals[k]), chunkCol(k), others[k]);
+      if (c.pro && copied) {
+        // The last chunk's lanes can lie past the slots: the part holds
+        // `len` floats, the chunks cover `vectors * span`. Those lanes read
+        // the last vector instead (their values are dropped by the guard
+        // below); unclamped, they read past the dynamic shared memory
+        // (repros split_global_prologue_odd_width_{a,b}).
+        Value slot = locals[k];
+        if ((k + 1) * span > len)
+          slot = arith::MinUIOp::create(b, loc, slot, cidx(b, loc, len - c.vec));
+        staged = c.applyPrologue(loadPart(slot), chunkCol(k), others[k]);
+      }
       auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(flat, cur.hi),
                                     /*withElse=*/true);
       OpBuilder::InsertionGuard g(b);

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""PyTorch's time for the program of each kb bundle: the strongest peer a user
+could run instead, timed the way kb-run times kb (CUDA events around each run,
+a 256 MB buffer written before every run so that none starts with warm L2, the
+median of many runs).
+
+For every bundle folder given, the program in its manifest.json is rebuilt in
+PyTorch from the same op list (kb.matmul -> torch.matmul, or F.linear for a
+transposed B; kb.softmax -> torch.softmax; the elementwise ops one by one) and
+timed eager and under torch.compile. Matmuls run with TF32 allowed when the
+program's precision is tf32 (torch.backends.cuda.matmul.allow_tf32), strict
+fp32 otherwise. kb's own kb.transpose in front of a wgmma matmul is kb's
+choice, not the user's: PyTorch gets the original B.
+
+Usage: python3 bench/torch_peer.py OUT.json BUNDLE_DIR...
+Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
+"best_ms", "best"}}. Needs torch with CUDA; exits with one line otherwise."""
+import json
+import os
+import sys
+
+
+def main():
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        print("torch_peer.py: PyTorch is not installed here; nothing timed")
+        return 2
+    if not torch.cuda.is_available():
+        print("torch_peer.py: no CUDA device; nothing timed")
+        return 2
+    out, dirs = sys.argv[1], sys.argv[2:]
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def timed(fn, min_runs=30, min_ms=300.0, max_runs=2000):
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        times, total = [], 0.0
+        while len(times) < min_runs or (total < min_ms and len(times) < max_runs):
+            flush.fill_(len(times) & 0xFF)
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            t = s.elapsed_time(e)
+            times.append(t)
+            total += t
+        times.sort()
+        return times[len(times) // 2]
+
+    def build(manifest):
+        """The program as a function of its input tensors, and the inputs."""
+        bufs = {b["name"]: b for b in manifest["buffers"]}
+        inputs = {}
+        for b in manifest["buffers"]:
+            if b["role"] == "input":
+                inputs[b["name"]] = torch.randn(*b["shape"], device="cuda")
+        prog = manifest["program"]
+        precision = "ieee"
+        for op in prog:
+            if op["op"] == "kb.matmul":
+                precision = op.get("attrs", {}).get("precision", "ieee")
+        outputs = [b["name"] for b in manifest["buffers"] if b["role"] == "output"]
+
+        def fn(**env):
+            env = dict(env)
+            for op in prog:
+                a = op.get("attrs", {})
+                xs = [env[i] for i in op["inputs"]]
+                name = op["op"]
+                if name == "kb.transpose":
+                    y = xs[0].transpose(-1, -2)
+                elif name == "kb.matmul":
+                    bm = xs[1]
+                    if a.get("transpose_b"):
+                        bm = bm.transpose(-1, -2)
+                    y = torch.matmul(xs[0], bm)
+                elif name == "kb.softmax":
+                    y = torch.softmax(xs[0], dim=-1)
+                elif name == "kb.bias_add" or name == "kb.add":
+                    y = xs[0] + xs[1]
+                elif name == "kb.sub":
+                    y = xs[0] - xs[1]
+                elif name == "kb.mul":
+                    y = xs[0] * xs[1]
+                elif name == "kb.div":
+                    y = xs[0] / xs[1]
+                elif name == "kb.scale":
+                    y = xs[0] * float(a.get("factor", 1.0))
+                elif name == "kb.gelu":
+                    y = F.gelu(xs[0], approximate="tanh" if a.get("approx") == "tanh" else "none")
+                elif name == "kb.relu":
+                    y = torch.relu(xs[0])
+                elif name == "kb.tanh":
+                    y = torch.tanh(xs[0])
+                elif name == "kb.sigmoid":
+                    y = torch.sigmoid(xs[0])
+                elif name == "kb.exp":
+                    y = torch.exp(xs[0])
+                elif name == "kb.dropout":
+                    y = F.dropout(xs[0], p=float(a.get("p", 0.0)), training=True)
+                else:
+                    raise ValueError(f"op {name} has no PyTorch equivalent here")
+                env[op["output"]] = y
+            return [env[o] for o in outputs]
+
+        return fn, inputs, precision
+
+    results = {}
+    for d in dirs:
+        name = os.path.basename(os.path.normpath(d))
+        try:
+            manifest = json.load(open(os.path.join(d, "manifest.json")))
+            fn, inputs, precision = build(manifest)
+            torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+            torch.backends.cudnn.allow_tf32 = precision == "tf32"
+            row = {"precision": precision}
+            row["eager_ms"] = timed(lambda: fn(**inputs))
+            prog = manifest["program"]
+            mm = [op for op in prog if op["op"] == "kb.matmul"]
+            # A lone matmul with a transposed B is nn.Linear's shape: F.linear.
+            if len(mm) == 1 and mm[0].get("attrs", {}).get("transpose_b") and \
+                    all(op["op"] in ("kb.matmul",) for op in prog):
+                a, w = (inputs[i] for i in mm[0]["inputs"])
+                row["linear_ms"] = timed(lambda: F.linear(a, w))
+            try:
+                cfn = torch.compile(fn)
+                row["compile_ms"] = timed(lambda: cfn(**inputs))
+            except Exception as e:  # torch.compile can fail where eager runs
+                row["compile_error"] = str(e).splitlines()[0][:200]
+            cands = {k[:-3]: v for k, v in row.items() if k.endswith("_ms")}
+            row["best"] = min(cands, key=cands.get)
+            row["best_ms"] = cands[row["best"]]
+            results[name] = row
+            print(f"{name:44s} " + "  ".join(f"{k} {v:.4f}" for k, v in cands.items()) +
+                  f"  best {row['best']}", flush=True)
+        except Exception as e:
+            results[name] = {"error": str(e).splitlines()[0][:300] if str(e) else repr(e)}
+            print(f"{name:44s} error: {results[name]['error']}", flush=True)
+        finally:
+            torch.cuda.empty_cache()
+    json.dump(results, open(out, "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
