@@ -2,12 +2,11 @@
 # Runs on the GPU machine, in one call: every bundle under build/gpu/bundles
 # checked and timed by kb-run (fusion programs against their unfused bundle),
 # compute-sanitizer memcheck over the small bundles, and the PyTorch/Triton
-# baselines (gpu-carry/torch_baselines.py, copied from ../shared/bench).
+# baselines (bench/torch_baselines.py).
 # Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
 # sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt.
-# Prepare on the build machine: bash scripts/build-bench.sh; mkdir -p gpu-carry;
-# cp ../shared/bench/torch_baselines.py gpu-carry/; then carry build/bin,
-# build/gpu and gpu-carry. KB_ONLY / KB_SKIP: regexes of bundle names to run
+# Prepare on the build machine: bash scripts/build-bench.sh; then carry build/bin
+# and build/gpu. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
 # KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
 # KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
@@ -125,8 +124,8 @@ if [ -z "${KB_SKIP_TORCH:-}" ]; then
     tail -n 40 "$OUT/torch_peer_log.txt"
   fi
 fi
-if [ -z "${KB_SKIP_TORCH:-}" ] && [ -f gpu-carry/torch_baselines.py ]; then
-  timeout 300 python3 gpu-carry/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
+if [ -z "${KB_SKIP_TORCH:-}" ] && [ -f bench/torch_baselines.py ]; then
+  timeout 300 python3 bench/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
   echo "torch baselines exit $?"
   tail -n 25 "$OUT/torch_log.txt"
 fi

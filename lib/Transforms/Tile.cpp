@@ -64,7 +64,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       else
         f.block = {64, 64, 32};
     } else if (tensorCores) {
-      // Measured at 4096^3 (docs/perf-notes.md, run 9): 128x256 block tiles
+      // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
       // more reuse per loaded element. Taken when the grid still covers the
       // 132 SMs.
@@ -79,7 +79,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
         f.warp = {32, 32};
       }
     } else {
-      // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-notes.md);
+      // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-history.md);
       // with cp.async stages BK = 32 is faster again where no tile has an
       // edge (half the waits, barriers and address updates per FFMA:
       // 4096^3 0.943x cuBLAS against 0.930x, 8192^3 0.960x against 0.946x,
