@@ -81,6 +81,37 @@ def scaled_masked_softmax_dropout(rows, cols, config=None):
 }}
 """
 
+def linear(m, n, k, precision, epilogue=()):
+    """nn.Linear: y = x W^T with W [n, k] (transpose_b), then an epilogue of
+    elementwise ops: "bias", "relu", "gelu_erf", "scale", "swish" (x * sigmoid(x))."""
+    at, wt, ct, vt = t((m, k)), t((n, k)), t((m, n)), t((n,))
+    args = [f'%x: {at} {{kb.name = "x"}}', f'%w: {wt} {{kb.name = "w"}}']
+    if "bias" in epilogue:
+        args.append(f'%bias: {vt} {{kb.name = "bias"}}')
+    body = [f"  %0 = kb.matmul %x, %w precision({precision}) transpose_b : {at}, {wt} -> {ct}"]
+    v = 0
+    def emit(line):
+        nonlocal v
+        body.append(f"  %{v + 1} = " + line.format(x=f"%{v}", ty=ct, vt=vt))
+        v += 1
+    for e in epilogue:
+        if e == "bias":
+            emit("kb.bias_add {x}, %bias : {ty}, {vt} -> {ty}")
+        elif e == "relu":
+            emit("kb.relu {x} : {ty}")
+        elif e == "gelu_erf":
+            emit("kb.gelu {x} approx(erf) : {ty}")
+        elif e == "scale":
+            emit("kb.scale {x} by 0.5 : {ty}")
+        elif e == "swish":
+            x = f"%{v}"
+            emit("kb.sigmoid {x} : {ty}")
+            body.append(f"  %{v + 1} = kb.mul {x}, %{v} : {ct}")
+            v += 1
+    return (f'func.func @linear({", ".join(args)}) -> ({ct} {{kb.name = "y"}}) {{\n' +
+            "\n".join(body) + f"\n  return %{v} : {ct}\n}}\n")
+
+
 PROGRAMS = {
     "softmax": {
         "softmax-8192x32768": softmax(8192, 32768),
@@ -173,6 +204,17 @@ PROGRAMS = {
         "transpose-4096x4096": transpose(4096, 4096),
         "transpose-4096x4096-t32": transpose(4096, 4096, "block = [32, 32]"),
         "mm-bias-gelu-tf32-1000x700x1500-sm90a": matmul_bias_gelu(1000, 700, 1500, "tf32"),
+    },
+    "linear": {
+        # nn.Linear shapes of transformer layers (issue #18's targets), wgmma.
+        "linear-tf32-4096x13824x5120-sm90a": linear(4096, 13824, 5120, "tf32"),
+        "linear-tf32-4096x5120x13824-sm90a": linear(4096, 5120, 13824, "tf32"),
+        "linear-tf32-2048x28672x8192-sm90a": linear(2048, 28672, 8192, "tf32"),
+        "linear-tf32-8192x8192x8192-sm90a": linear(8192, 8192, 8192, "tf32"),
+        "linear-bias-relu-tf32-2048x4096x4096-sm90a": linear(2048, 4096, 4096, "tf32", ("bias", "relu")),
+        "linear-bias-scale-gelu-tf32-1024x16384x4096-sm90a": linear(1024, 16384, 4096, "tf32", ("bias", "scale", "gelu_erf")),
+        "linear-swish-tf32-4096x11008x4096-sm90a": linear(4096, 11008, 4096, "tf32", ("swish",)),
+        "linear-bias-relu-tf32-512x4096x4096-sm90a": linear(512, 4096, 4096, "tf32", ("bias", "relu")),
     },
     "matmul": {
         "matmul-ieee-4096": matmul(4096, 4096, 4096, "ieee"),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every benchmark program (bench/programs.py) and every example into
 # bundles under build/gpu/ (fusion programs also unfused, as <name>-unfused),
-# ready to carry to the GPU machine with build/bin/kb-run.
+# ready to carry to the GPU machine with build/bin/kb-run. KB_BENCH_ONLY: a
+# regex of the program names to compile (default: every one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
@@ -11,6 +12,8 @@ cp examples/*.mlir build/gpu/programs/
 cp bench/repros/*.mlir build/gpu/programs/
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)
+  # KB_BENCH_ONLY: a regex of the programs to compile (default: all).
+  if [ -n "${KB_BENCH_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_BENCH_ONLY"; then continue; fi
   chip=sm_90
   case "$name" in *-sm90a) chip=sm_90a ;; esac
   if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name chip=$chip" -o /dev/null 2> build/gpu/$name.err; then

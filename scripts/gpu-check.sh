@@ -124,7 +124,7 @@ if [ -z "${KB_SKIP_TORCH:-}" ]; then
     tail -n 40 "$OUT/torch_peer_log.txt"
   fi
 fi
-if [ -z "${KB_SKIP_TORCH:-}" ] && [ -f bench/torch_baselines.py ]; then
+if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_TORCH_BASELINES:-}" ] && [ -f bench/torch_baselines.py ]; then
   timeout 300 python3 bench/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
   echo "torch baselines exit $?"
   tail -n 25 "$OUT/torch_log.txt"

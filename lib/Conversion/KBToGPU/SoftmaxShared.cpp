@@ -133,28 +133,20 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
         nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                          b.getI32IntegerAttr(vectors - 1 - k));
       Value flat = arith::AddIOp::create(b, loc, cur.base, locals[k]);
-      // A staged input's prologue, ahead of the guard (its loads were
-      // issued above, for every chunk).
-      Value staged;
-      if (c.pro && copied) {
-        // The last chunk's lanes can lie past the slots: the part holds
-        // `len` floats, the chunks cover `vectors * span`. Those lanes read
-        // the last vector instead (their values are dropped by the guard
-        // below); unclamped, they read past the dynamic shared memory
-        // (repros split_global_prologue_odd_width_{a,b}).
-        Value slot = locals[k];
-        if ((k + 1) * span > len)
-          slot = arith::MinUIOp::create(b, loc, slot, cidx(b, loc, len - c.vec));
-        staged = c.applyPrologue(loadPart(slot), chunkCol(k), others[k]);
-      }
       auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(flat, cur.hi),
                                     /*withElse=*/true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifIn.thenBlock());
       Value v;
       if (c.pro) {
-        // The softmax's input, kept in the slot for pass 2.
-        v = staged ? staged : c.load(arith::SubIOp::create(b, loc, flat, cur.rowBase));
+        // The softmax's input, kept in the slot for pass 2. A staged
+        // input's prologue reads the chunk back under the guard (its other
+        // inputs were loaded above, for every chunk): the last chunk's lanes
+        // can lie past the part, which holds `len` floats while the chunks
+        // cover `vectors * span`, and past the dynamic shared memory
+        // (repros split_global_prologue_odd_width_{a,b}).
+        v = copied ? c.applyPrologue(loadPart(locals[k]), chunkCol(k), others[k])
+                   : c.load(arith::SubIOp::create(b, loc, flat, cur.rowBase));
         vector::StoreOp::create(b, loc, v, part, ValueRange{locals[k]}, false,
                                 llvm::MaybeAlign(c.vec * 4));
       } else {
