@@ -32,6 +32,128 @@ json timingJson(const Timing &t) {
   return {{"median_ms", t.median}, {"min_ms", t.min}, {"max_ms", t.max}, {"runs", t.runs}};
 }
 
+/// A lone matmul's cuBLAS fp32 and TF32 at the same shape, on the same
+/// operands; returns the TFLOP/s of the one in the kernel's precision (0:
+/// not a lone matmul).
+static double timeCublas(RunState &s, const Options &o, DeviceBuffer &flush,
+                         std::vector<std::pair<std::string, Timing>> &baselines,
+                         Progress &progress) {
+  // A lone matmul, possibly behind a transpose of its B (kb-select-mma's
+  // K-major B for wgmma): cuBLAS gets the program's own operands, so a
+  // transposed B is timed in its original row-major layout.
+  const auto &prog = s.manifest.program;
+  bool transposedB = prog.size() == 2 && prog[0].op == "kb.transpose" &&
+                     prog[1].op == "kb.matmul" && prog[1].inputs[1] == prog[0].output;
+  bool singleMatmul = (prog.size() == 1 && prog[0].op == "kb.matmul") || transposedB;
+  if (!singleMatmul)
+    return 0;
+  progress.phase("timing cuBLAS");
+  double computeCeiling = 0;
+  const Kernel &k = s.manifest.kernels.back();
+  MatmulDims d = matmulDims(s.manifest, k);
+  const ProgramOp &op = prog.back();
+  std::string bName = op.inputs[1];
+  if (transposedB) {
+    d.transB = false;
+    bName = prog[0].inputs[0];
+  }
+  DeviceBuffer c(s.dev.at(k.args.back()).bytes);
+  for (std::string prec : {"ieee", "tf32"}) {
+    Timing bt = timeWithEvents(
+        [&] { runCublasGemm(s.cublas, prec, d, s.dev.at(op.inputs[0]).ptr,
+                            s.dev.at(bName).ptr, c.ptr); },
+        o.warmup, o.minRuns, o.minMillis, &flush);
+    baselines.push_back({prec == "ieee" ? "cuBLAS fp32" : "cuBLAS TF32", bt});
+    if ((d.precision == "tf32") == (prec == "tf32"))
+      computeCeiling = d.flops() / (bt.median * 1e-3) / 1e12;
+  }
+  return computeCeiling;
+}
+
+/// The --baseline bundle on this bundle's inputs: run, its outputs compared
+/// with this bundle's, then timed the same way.
+static Timing timeBaselineBundle(RunState &s, const Options &o, const Offline &off,
+                                 const DeviceInfo &dev, DeviceBuffer &flush,
+                                 Progress &progress) {
+  progress.phase("checking and timing the baseline bundle");
+  RunState b = prepare(*off.baseline, o, off.given, dev.smCount);
+  for (const Buffer &buf : b.manifest.buffers)
+    if (buf.role == "input" && s.host.count(buf.name)) {
+      b.host[buf.name] = s.host.at(buf.name);
+      b.dev.at(buf.name).upload(b.host[buf.name].data());
+    }
+  poisonOutputs(b);
+  launchAll(b);
+  check(driver().cuCtxSynchronize(), "running the baseline bundle");
+  downloadAll(b);
+  for (const Buffer &buf : b.manifest.buffers)
+    if (buf.role == "output" && s.host.count(buf.name)) {
+      const auto &x = s.host.at(buf.name), &y = b.host.at(buf.name);
+      double worst = 0;
+      for (size_t i = 0; i < x.size(); ++i)
+        worst = std::max(worst, (double)std::fabs(x[i] - y[i]) / (1e-6 + std::fabs(y[i])));
+      if (!(worst < 1e-3))
+        throw std::runtime_error("the baseline bundle's output " + buf.name +
+                                 " differs from this bundle's (max rel diff " +
+                                 std::to_string(worst) +
+                                 "): not the same program, not timed");
+    }
+  return timeWithEvents([&] { launchAll(b); }, o.warmup, o.minRuns, o.minMillis, &flush);
+}
+
+/// The compute ceilings of a program with flops: cuBLAS at this shape in
+/// this run (a lone matmul, `computeCeiling` > 0), else the cached
+/// --calibrate measurement, else the H200 figures of performance-targets.md
+/// (FFMA loop 55.8, mma.sync loop 324 TFLOP/s). The device's peak (the
+/// calibration, else those figures) places the roofline's ridge whatever the
+/// shape. Returns the device's peak; updates `computeCeiling`.
+static double ceilings(const RunState &s, const json &calibration, double &computeCeiling,
+                       json &report) {
+  std::string prec = "ieee";
+  for (const Kernel &k : s.manifest.kernels)
+    if (!k.ops.empty() && s.manifest.program[k.ops.front()].op == "kb.matmul")
+      prec = matmulDims(s.manifest, k).precision;
+  std::string source = "cuBLAS, this run";
+  std::string deviceSource = "H200 defaults (run kb-run --calibrate)";
+  double deviceCeiling = prec == "ieee" ? 55.8 : 324.0;
+  if (calibration.is_object()) {
+    double calibrated = calibration.value(
+        prec == "ieee" ? "cublas_fp32_tflops" : "cublas_tf32_tflops", 0.0);
+    if (calibrated > 0) {
+      deviceCeiling = calibrated;
+      deviceSource = "calibration " + calibration.value("measured", std::string("?"));
+    }
+  }
+  if (computeCeiling == 0) {
+    computeCeiling = deviceCeiling;
+    source = deviceSource;
+  }
+  report["compute_ceiling_source"] = source;
+  report["compute_ceiling_tflops"] = computeCeiling;
+  report["device_compute_tflops"] = deviceCeiling;
+  report["device_compute_source"] = deviceSource;
+  return deviceCeiling;
+}
+
+/// The same bytes moved by one device-to-device copy, timed like the
+/// kernel (alone between events, after the flush): what any single pass of
+/// this size can reach, launch, ramp-up and tail included. The 1 GiB copy
+/// hides those; a 100 MB kernel cannot.
+static void timeSameSizeCopy(double minBytes, double gbs, double copyBw, DeviceBuffer &flush,
+                             json &report, Progress &progress) {
+  // Two more buffers of half the bytes each: on a GPU with less memory
+  // free than that the reference is left out, not the report.
+  try {
+    progress.phase("timing a copy of the same bytes");
+    Timing ct = timeCopyOfSize(minBytes, &flush);
+    double sameBw = minBytes / (ct.median * 1e-3) / 1e9;
+    report["copy_same_size"] = {{"time", timingJson(ct)}, {"gbs", sameBw},
+                                {"fraction_of_copy", sameBw / copyBw}};
+    report["fraction_of_same_size_copy"] = gbs / sameBw;
+  } catch (const std::exception &e) {
+    report["copy_same_size"] = {{"error", e.what()}};
+  }
+}
 
 void timeAndCompare(RunState &s, const Options &o, const Offline &off,
                     const DeviceInfo &dev, const json &calibration, bool allOk, json &report,
@@ -65,63 +187,11 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
     report["fraction_of_copy"] = gbs / copyBw;
 
     // Baselines in the same run.
-    // A lone matmul, possibly behind a transpose of its B (kb-select-mma's
-    // K-major B for wgmma): cuBLAS gets the program's own operands, so a
-    // transposed B is timed in its original row-major layout.
-    const auto &prog = s.manifest.program;
-    bool transposedB = prog.size() == 2 && prog[0].op == "kb.transpose" &&
-                       prog[1].op == "kb.matmul" && prog[1].inputs[1] == prog[0].output;
-    bool singleMatmul = (prog.size() == 1 && prog[0].op == "kb.matmul") || transposedB;
-    double computeCeiling = 0;
-    if (singleMatmul) {
-      progress.phase("timing cuBLAS");
-      const Kernel &k = s.manifest.kernels.back();
-      MatmulDims d = matmulDims(s.manifest, k);
-      const ProgramOp &op = prog.back();
-      std::string bName = op.inputs[1];
-      if (transposedB) {
-        d.transB = false;
-        bName = prog[0].inputs[0];
-      }
-      DeviceBuffer c(s.dev.at(k.args.back()).bytes);
-      for (std::string prec : {"ieee", "tf32"}) {
-        Timing bt = timeWithEvents(
-            [&] { runCublasGemm(s.cublas, prec, d, s.dev.at(op.inputs[0]).ptr,
-                                s.dev.at(bName).ptr, c.ptr); },
-            o.warmup, o.minRuns, o.minMillis, &flush);
-        baselines.push_back({prec == "ieee" ? "cuBLAS fp32" : "cuBLAS TF32", bt});
-        if ((d.precision == "tf32") == (prec == "tf32"))
-          computeCeiling = d.flops() / (bt.median * 1e-3) / 1e12;
-      }
-    }
+    double computeCeiling = timeCublas(s, o, flush, baselines, progress);
     if (!o.baseline.empty()) {
-      progress.phase("checking and timing the baseline bundle");
-      RunState b = prepare(*off.baseline, o, off.given, dev.smCount);
-      for (const Buffer &buf : b.manifest.buffers)
-        if (buf.role == "input" && s.host.count(buf.name)) {
-          b.host[buf.name] = s.host.at(buf.name);
-          b.dev.at(buf.name).upload(b.host[buf.name].data());
-        }
-      poisonOutputs(b);
-      launchAll(b);
-      check(driver().cuCtxSynchronize(), "running the baseline bundle");
-      downloadAll(b);
-      for (const Buffer &buf : b.manifest.buffers)
-        if (buf.role == "output" && s.host.count(buf.name)) {
-          const auto &x = s.host.at(buf.name), &y = b.host.at(buf.name);
-          double worst = 0;
-          for (size_t i = 0; i < x.size(); ++i)
-            worst = std::max(worst, (double)std::fabs(x[i] - y[i]) / (1e-6 + std::fabs(y[i])));
-          if (!(worst < 1e-3))
-            throw std::runtime_error("the baseline bundle's output " + buf.name +
-                                     " differs from this bundle's (max rel diff " +
-                                     std::to_string(worst) +
-                                     "): not the same program, not timed");
-        }
-      Timing bt = timeWithEvents([&] { launchAll(b); }, o.warmup, o.minRuns,
-                                 o.minMillis, &flush);
+      Timing bt = timeBaselineBundle(s, o, off, dev, flush, progress);
       baselines.push_back({"baseline " + o.baseline + " (" +
-                               std::to_string(b.manifest.kernels.size()) + " kernels)",
+                               std::to_string(off.baseline->kernels.size()) + " kernels)",
                            bt});
     }
     json bj = json::array();
@@ -131,60 +201,14 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
     report["baselines"] = bj;
 
     // Verdict: which ceiling applies, and how close the kernel came.
-    double deviceCeiling = 0;
-    if (flops > 0) {
-      std::string prec = "ieee";
-      for (const Kernel &k : s.manifest.kernels)
-        if (!k.ops.empty() && s.manifest.program[k.ops.front()].op == "kb.matmul")
-          prec = matmulDims(s.manifest, k).precision;
-      // The ceiling: cuBLAS at this shape in this run (single matmul), else
-      // the cached --calibrate measurement, else the H200 figures of
-      // performance-targets.md (FFMA loop 55.8, mma.sync loop 324 TFLOP/s).
-      // The device's peak (the calibration, else those figures) places the
-      // roofline's ridge whatever the shape.
-      std::string source = "cuBLAS, this run";
-      std::string deviceSource = "H200 defaults (run kb-run --calibrate)";
-      deviceCeiling = prec == "ieee" ? 55.8 : 324.0;
-      if (calibration.is_object()) {
-        double calibrated = calibration.value(
-            prec == "ieee" ? "cublas_fp32_tflops" : "cublas_tf32_tflops", 0.0);
-        if (calibrated > 0) {
-          deviceCeiling = calibrated;
-          deviceSource = "calibration " + calibration.value("measured", std::string("?"));
-        }
-      }
-      if (computeCeiling == 0) {
-        computeCeiling = deviceCeiling;
-        source = deviceSource;
-      }
-      report["compute_ceiling_source"] = source;
-      report["compute_ceiling_tflops"] = computeCeiling;
-      report["device_compute_tflops"] = deviceCeiling;
-      report["device_compute_source"] = deviceSource;
-    }
+    double deviceCeiling = flops > 0 ? ceilings(s, calibration, computeCeiling, report) : 0;
     Verdict verdict =
         classify(flops, minBytes, gbs, tflops, copyBw, computeCeiling, deviceCeiling);
     report["verdict"] = verdict.text;
 
-    // The same bytes moved by one device-to-device copy, timed like the
-    // kernel (alone between events, after the flush): what any single pass
-    // of this size can reach, launch, ramp-up and tail included. The 1 GiB
-    // copy above hides those; a 100 MB kernel cannot. Memory-bound programs
-    // only, by the verdict's ridge.
-    if (verdict.memoryBound && minBytes > 0) {
-      // Two more buffers of half the bytes each: on a GPU with less memory
-      // free than that the reference is left out, not the report.
-      try {
-        progress.phase("timing a copy of the same bytes");
-        Timing ct = timeCopyOfSize(minBytes, &flush);
-        double sameBw = minBytes / (ct.median * 1e-3) / 1e9;
-        report["copy_same_size"] = {{"time", timingJson(ct)}, {"gbs", sameBw},
-                                    {"fraction_of_copy", sameBw / copyBw}};
-        report["fraction_of_same_size_copy"] = gbs / sameBw;
-      } catch (const std::exception &e) {
-        report["copy_same_size"] = {{"error", e.what()}};
-      }
-    }
+    // Memory-bound programs only, by the verdict's ridge.
+    if (verdict.memoryBound && minBytes > 0)
+      timeSameSizeCopy(minBytes, gbs, copyBw, flush, report, progress);
   }
   progress.done();
 }

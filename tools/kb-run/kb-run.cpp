@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
   Options o;
   CLI::App app{"kb-run: run a kb bundle on the GPU, check every kernel against a "
                "trusted reference, then time it against baselines and explain it"};
-  app.set_version_flag("--version", std::string("kb-run ") + kb::kVersionString,
+  app.set_version_flag("--version", "kb-run " KB_VERSION_STRING,
                        "Print kb's version and git commit, and exit");
   app.add_option("bundle", o.bundle, "Bundle folder (or its manifest.json) from kb-opt --kb-compile");
   app.add_flag("--json", o.json,
