@@ -14,6 +14,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -95,8 +96,24 @@ std::string readRegularFile(const std::string &path, int64_t maxBytes,
 
 namespace {
 
+/// One line whatever the manifest's strings hold: control characters are
+/// shown as \xNN.
+std::string oneLine(const std::string &s) {
+  std::string r;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02x", c);
+      r += buf;
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  return r;
+}
+
 [[noreturn]] void fail(const std::string &what) {
-  throw ManifestError("manifest: " + what);
+  throw ManifestError("manifest: " + oneLine(what));
 }
 
 std::string shapeStr(const std::vector<int64_t> &s) {
