@@ -104,6 +104,11 @@ const Mutation kMutations[] = {
      "manifest: buffers[3] (y).shape[0]: -4 is below the minimum 1"},
     {"zero dimension", [](json &j) { j["buffers"][3]["shape"] = {0, 8}; }, "buffers[3] (y).shape[0]: 0 is below the minimum 1"},
     {"empty shape", [](json &j) { j["buffers"][3]["shape"] = json::array(); }, "buffers[3] (y).shape must have 1 to 8 dimensions, has 0"},
+    {"nine dimensions", [](json &j) { j["buffers"][0]["shape"] = {1, 1, 1, 1, 1, 1, 1, 4, 8}; },
+     "buffers[0] (x).shape must have 0 to 8 dimensions, has 9"},
+    {"a rank-0 input read by an op",
+     [](json &j) { j["buffers"][0]["shape"] = json::array(); },
+     "program[0] (kb.relu).inputs[0] 'x' has shape [], the op's shape is [4, 8]"},
     {"element count wraps", [](json &j) { j["buffers"][3]["shape"] = {4611686018427387905ll, 4}; },
      "buffers[3] (y).shape[0]: 4611686018427387905 exceeds the limit 274877906944"},
     {"element count overflows in the product",
@@ -234,6 +239,18 @@ TEST(ManifestValidation, TheValidManifestParses) {
   EXPECT_EQ(m.compiler, "kb 0.1.0 (test)");
   EXPECT_EQ(m.kernels[2].dynamicSharedBytes, 4096);
   EXPECT_EQ(m.kernels[1].dynamicSharedBytes, 0);
+}
+
+// An unused rank-0 input (repros/invalid/arg_rank0_unused.mlir, once
+// compiled into a shape kb-run could not read): one element, accepted.
+TEST(ManifestValidation, UnusedScalarInput) {
+  json j = valid();
+  j["buffers"].push_back({{"name", "s"}, {"shape", json::array()}, {"dtype", "f32"}, {"role", "input"}});
+  Manifest m = Manifest::parse(j.dump(), "/b");
+  EXPECT_EQ(m.buffer("s").elements(), 1);
+  j["buffers"].back()["role"] = "scratch";
+  EXPECT_NE(errorOf(j).find("buffers[6] (s).shape must have 1 to 8 dimensions, has 0"),
+            std::string::npos);
 }
 
 TEST(ManifestValidation, EveryMutationIsRefusedByName) {

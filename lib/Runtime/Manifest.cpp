@@ -216,15 +216,17 @@ std::vector<int64_t> ints(const json &v, const std::string &path, int64_t lo,
   return out;
 }
 
-/// A static shape: 1 to 8 positive dimensions of at most `maxElements`
-/// elements in all.
+/// A static shape: up to 8 positive dimensions of at most `maxElements`
+/// elements in all; at least one unless `scalar` (a rank-0 buffer, one
+/// element, which no op can read or write: their shapes have an axis).
 std::vector<int64_t> shapeField(const json &obj, const std::string &where,
-                                int64_t maxElements) {
+                                int64_t maxElements, bool scalar = false) {
   std::string path = where + ".shape";
   const json &v = field(obj, "shape", where);
   std::vector<int64_t> s = ints(v, path, 1, maxElements);
-  if (s.empty() || s.size() > 8)
-    fail(path + " must have 1 to 8 dimensions, has " + std::to_string(s.size()));
+  if ((s.empty() && !scalar) || s.size() > 8)
+    fail(path + " must have " + (scalar ? "0" : "1") + " to 8 dimensions, has " +
+         std::to_string(s.size()));
   if (boundedElements(s, maxElements) < 0)
     fail(path + " " + shapeStr(s) + ": more than " + std::to_string(maxElements) +
          " elements (" + std::to_string(maxElements * 4) + " bytes) in all");
@@ -406,7 +408,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       fail(where + ".role must be input, output, scratch, workspace or tensor_map, got " +
            b.role);
     where += " (" + b.name + ")";
-    b.shape = shapeField(bj, where, maxElements);
+    b.shape = shapeField(bj, where, maxElements, /*scalar=*/b.role == "input");
     std::string dtype = str(bj, "dtype", where);
     if (dtype != (b.isData() ? "f32" : "i32"))
       fail(where + " has dtype " + bj["dtype"].dump() +
@@ -679,6 +681,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     if (out.role == "input" || out.role == "workspace")
       fail(where + ".args: " + named + "'s last argument (its output) '" + out.name +
            "' is a buffer of role " + out.role);
+    if (out.shape.empty())
+      fail(where + ".args: " + named + "'s output '" + out.name + "' has rank 0");
     kernelOutputs.insert(out.name);
 
     if (const json *ops = opt(kj, "ops")) {
