@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kb/Conversion/Passes.h"
+#include "kb/Version.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -311,6 +312,7 @@ void EmitBundlePass::runOnOperation() {
   llvm::json::Object manifest{
       {"format", "kb-bundle"},
       {"version", 1},
+      {"compiler", "kb " KB_VERSION_STRING},
       {"target", chip},
       {"function", entry.getName().str()},
       {"buffers", std::move(buffers)},

@@ -1,7 +1,10 @@
 //===- Manifest.h - the bundle manifest, as kb-run reads it -----*- C++ -*-===//
 //
-// Parses and checks manifest.json (docs/bundle.md, format version 1). Any
-// problem is a ManifestError whose message names the field and the file.
+// Parses and checks manifest.json (docs/bundle.md, format version 1). A
+// bundle is untrusted input: every field is checked for its type, its range
+// (CUDA's launch limits included) and its consistency with the others, and
+// every file it names must be a regular file inside the bundle folder. Any
+// problem is a ManifestError whose one-line message names the field.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,17 +79,48 @@ struct ProgramOp {
   std::string attrString(const char *name, const std::string &fallback) const;
 };
 
+/// Limits on what kb-run reads from a bundle (docs/reliability.md, kb-run).
+struct BundleLimits {
+  static constexpr int64_t manifestBytes = int64_t(16) << 20;
+  static constexpr int64_t kernelFileBytes = int64_t(256) << 20;
+  /// One buffer's bytes at most (1 TiB: more than any GPU holds, small
+  /// enough that no size computed from it overflows).
+  static constexpr int64_t bufferBytes = int64_t(1) << 40;
+  /// CUDA's launch limits and the H100/H200's shared memory per block.
+  static constexpr int64_t gridX = (int64_t(1) << 31) - 1, gridYZ = 65535;
+  static constexpr int64_t blockThreads = 1024, blockZ = 64;
+  static constexpr int64_t clusterBlocks = 16;
+  static constexpr int64_t dynamicSharedBytes = 227 * 1024;
+};
+
+/// Reads a regular file of at most `maxBytes` (never a FIFO, a device or a
+/// folder; opened without blocking). Throws ManifestError naming `what`.
+std::string readRegularFile(const std::string &path, int64_t maxBytes,
+                            const std::string &what);
+
+/// The product of `shape`, or -1 when a dimension is negative or the product
+/// exceeds `limit`.
+int64_t boundedElements(const std::vector<int64_t> &shape, int64_t limit);
+
 struct Manifest {
   std::string dir, target, function;
+  /// The compiler that wrote the bundle ("kb 0.3.0 (abc1234)"); may be empty.
+  std::string compiler;
   int version = 0;
   std::vector<Buffer> buffers;
   std::vector<Kernel> kernels;
   std::vector<ProgramOp> program;
 
-  /// Loads `dir`/manifest.json (or a manifest file path). Throws ManifestError.
+  /// Loads `dir`/manifest.json (or a manifest file path) and checks the
+  /// files it names (checkFiles). Throws ManifestError.
   static Manifest load(const std::string &path);
   /// Parses a manifest held in memory; `dir` is where kernel files live.
   static Manifest parse(const std::string &text, const std::string &dir);
+  /// Every file a kernel names (ptx, cubin) is a relative path inside `dir`
+  /// (no `..`, symlinks resolved) to a regular file of a bounded size.
+  void checkFiles() const;
+  /// The path of a kernel's file, checked as checkFiles does.
+  std::string filePath(const std::string &rel, const std::string &where) const;
   const Buffer &buffer(const std::string &name) const;
   bool hasBuffer(const std::string &name) const;
 };

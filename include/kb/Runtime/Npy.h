@@ -1,7 +1,9 @@
 //===- Npy.h - read and write float32 .npy files ----------------*- C++ -*-===//
 //
-// Enough of NumPy's .npy format (version 1.0, little-endian '<f4', C order)
-// for kb-run's --input and --save-outputs.
+// Enough of NumPy's .npy format (versions 1.0-3.0, little-endian '<f4', C
+// order) for kb-run's --input and --save-outputs. The reader treats the file
+// as untrusted: bounded header, strict dictionary, sizes checked against the
+// file before any allocation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,21 @@ struct NpyArray {
   std::vector<int64_t> shape;
   std::vector<float> data;
 };
+
+/// The header dictionary's three fields.
+struct NpyHeader {
+  std::string descr;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape;
+};
+
+/// The longest header kb-run reads (NumPy writes 64-byte aligned headers of
+/// a few hundred bytes at most for kb's ranks).
+constexpr uint32_t kNpyMaxHeaderBytes = 64 * 1024;
+
+/// Parses a header dictionary strictly; throws std::runtime_error naming
+/// `path` and the problem.
+NpyHeader parseNpyHeader(const std::string &dict, const std::string &path);
 
 /// Reads a float32 C-order array; throws std::runtime_error naming the problem.
 NpyArray readNpy(const std::string &path);

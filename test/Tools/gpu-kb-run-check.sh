@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# kb-run on a GPU: what CI cannot test. Run from the repository root after a
+# build (build/bin/kb-opt, build/bin/kb-run):
+#   bash test/Tools/gpu-kb-run-check.sh [REFERENCE_KB_RUN]
+# Checks that a valid bundle runs, checks OK and is timed (exit 0, JSON
+# status "ok", schema 1), that --save-outputs/--input round-trip, that
+# --baseline works, that a kernel launched on half its grid is caught as
+# WRONG with exit 3 and JSON status "wrong", and (given a kb-run built from
+# before the split of run(), e.g. main's) that the per-kernel checks of both
+# are identical for the same seed: the split changed no behaviour.
+set -uo pipefail
+ref=${1:-}
+t=$(mktemp -d)
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
+
+build/bin/kb-opt examples/bias_gelu_dropout.mlir --kb-compile="output=$t/bgd" -o /dev/null
+build/bin/kb-opt examples/bias_gelu_dropout.mlir --kb-compile="output=$t/bgd-unfused fuse=false" -o /dev/null
+build/bin/kb-opt examples/softmax.mlir --kb-compile="output=$t/sm" -o /dev/null
+build/bin/kb-opt examples/matmul.mlir --kb-compile="output=$t/mm chip=sm_90a" -o /dev/null
+
+for b in bgd sm mm; do
+  build/bin/kb-run $t/$b --json --quiet > $t/$b.json; rc=$?
+  [ $rc -eq 0 ] && ok "$b exit 0" || bad "$b exit $rc"
+  [ "$(field $t/$b.json "['status']")" = ok ] && [ "$(field $t/$b.json "['schema']")" = 1 ] &&
+    [ "$(field $t/$b.json "['exit_code']")" = 0 ] && ok "$b JSON status/schema" || bad "$b JSON fields"
+  field $t/$b.json "['time']['median_ms']" > /dev/null && ok "$b timed" || bad "$b not timed"
+  if [ -n "$ref" ]; then
+    "$ref" $t/$b --json --no-time > $t/$b.ref.json 2>/dev/null
+    build/bin/kb-run $t/$b --json --no-time --quiet > $t/$b.new.json
+    python3 - "$t/$b.ref.json" "$t/$b.new.json" <<'EOF' && ok "$b checks identical to the reference kb-run" || bad "$b checks differ from the reference kb-run"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+sys.exit(0 if a["checks"] == b["checks"] and a["ok"] == b["ok"] and
+         [k["name"] for k in a["kernels"]] == [k["name"] for k in b["kernels"]] else 1)
+EOF
+  fi
+done
+
+# The text report and the baseline bundle.
+build/bin/kb-run $t/bgd --baseline $t/bgd-unfused --quiet > $t/bgd.txt; rc=$?
+[ $rc -eq 0 ] && grep -q "vs baseline" $t/bgd.txt && grep -q "verdict:" $t/bgd.txt &&
+  ok "text report with --baseline" || bad "text report with --baseline (exit $rc)"
+
+# --save-outputs, then the saved output fed back as an input (shape round trip).
+build/bin/kb-run $t/sm --no-time --quiet --save-outputs $t/out > /dev/null && [ -f $t/out/y.npy ] &&
+  ok "--save-outputs wrote y.npy" || bad "--save-outputs"
+build/bin/kb-run $t/sm --no-time --quiet --input x=$t/out/y.npy > /dev/null &&
+  ok "--input of a saved .npy" || bad "--input of a saved .npy"
+
+# A wrong result: the kernel launched on half its grid leaves rows unwritten
+# (poisoned with NaN): exit 3, status "wrong", no time.
+python3 - "$t/sm/manifest.json" <<'EOF'
+import json, sys
+p = sys.argv[1]; m = json.load(open(p))
+g = m["kernels"][0]["grid"]; g[0] = max(1, g[0] // 2)
+json.dump(m, open(p, "w"))
+EOF
+build/bin/kb-run $t/sm --json --quiet > $t/wrong.json; rc=$?
+[ $rc -eq 3 ] && ok "half grid: exit 3" || bad "half grid: exit $rc, want 3"
+[ "$(field $t/wrong.json "['status']")" = wrong ] && [ "$(field $t/wrong.json "['exit_code']")" = 3 ] &&
+  ok "half grid: JSON status wrong" || bad "half grid: JSON status"
+build/bin/kb-run $t/sm --quiet | grep -q "RESULT WRONG" && ok "half grid: text says RESULT WRONG" ||
+  bad "half grid: text"
+
+rm -rf "$t"
+[ $fail -eq 0 ] && echo "gpu-kb-run-check: all passed" || echo "gpu-kb-run-check: FAILED"
+exit $fail

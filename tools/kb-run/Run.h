@@ -1,0 +1,124 @@
+//===- Run.h - kb-run's phases, one file each (tool-private) ----*- C++ -*-===//
+//
+// kb-run's work, split by job: the checks that need no GPU (Validate.cpp),
+// loading and filling a bundle on the device (Prepare.cpp), the static
+// signals and ncu (Signals.cpp), timing, baselines and the verdict
+// (Timing.cpp), the device's cached ceilings (Calibrate.cpp), and the text
+// report (Report.cpp). kb-run.cpp holds the command line and the order of
+// the phases.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KB_TOOLS_KBRUN_RUN_H
+#define KB_TOOLS_KBRUN_RUN_H
+
+#include "KbRun.h"
+
+#include "kb/Runtime/Npy.h"
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kb::runtime {
+
+/// The version of the JSON kb-run prints (docs/kb-run-json.md).
+constexpr int kJsonSchema = 1;
+
+/// Exit codes (docs/kb-run-json.md): 1 bad bundle, input or arguments;
+/// 2 no GPU or driver (or the driver failed); 3 a kernel's result is wrong.
+enum class Exit : int { Ok = 0, BadInput = 1, NoGpu = 2, Wrong = 3 };
+
+/// A bad command line or --input (exit 1), as opposed to a bad bundle.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string bundle, baseline, saveDir, jsonPath;
+  std::vector<std::string> inputs;
+  bool json = false, checkDevice = false, noTime = false, profile = false;
+  bool calibrate = false, checkOnly = false, quiet = false;
+  uint64_t seed = 1234;
+  int device = 0, warmup = 3, minRuns = 20;
+  double minMillis = 200;
+};
+
+/// A progress line on stderr for phases that take a while; only when stderr
+/// is a terminal and --quiet is not given. Each phase overwrites the last.
+class Progress {
+public:
+  explicit Progress(bool quiet);
+  ~Progress() { done(); }
+  void phase(const std::string &what);
+  void done();
+
+private:
+  bool on = false, shown = false;
+};
+
+/// Everything that can be checked without a GPU: the manifest and its
+/// files, --input arrays against the input buffers, the baseline bundle,
+/// and the names --save-outputs would write.
+struct Offline {
+  Manifest manifest;
+  std::map<std::string, NpyArray> given;
+  std::optional<Manifest> baseline;
+};
+
+// Validate.cpp
+Offline validateOffline(const Options &o);
+/// The file --save-outputs writes for an output buffer: DIR/NAME.npy, or an
+/// InputError when NAME would leave DIR (a '/', '..', a leading '.').
+std::string saveOutputPath(const std::string &dir, const std::string &name);
+/// Writes each output buffer into o.saveDir.
+void saveOutputs(const Options &o, const RunState &s);
+
+// Prepare.cpp
+void fillRandom(std::vector<float> &v, const Buffer &b, uint64_t seed);
+/// Loads a (validated) bundle's kernels, allocates its buffers and fills the
+/// inputs, from `given` or seeded random.
+RunState prepare(const Manifest &m, const Options &o,
+                 const std::map<std::string, NpyArray> &given, int smCount);
+void poisonOutputs(RunState &s);
+void launchOne(RunState &s, size_t i);
+void launchAll(RunState &s);
+void downloadAll(RunState &s);
+/// Runs once on poisoned outputs and checks every kernel; fills
+/// report["checks"] and report["ok"].
+std::vector<KernelCheck> runAndCheck(RunState &s, nlohmann::json &report);
+
+// Signals.cpp
+double modelledBytes(const Manifest &m, const Kernel &k);
+double flopsOf(const Manifest &m);
+double minimalBytes(const Manifest &m);
+/// Per kernel: launch sizes, registers, shared memory, occupancy, tensor
+/// cores, modelled bytes.
+nlohmann::json staticSignals(const RunState &s);
+/// Runs the kernels under ncu and adds its metrics to `kernels`; returns
+/// what ncu gave (or {"error": ...}).
+nlohmann::json addNcuSignals(const Options &o, const Manifest &m, nlohmann::json &kernels);
+
+// Timing.cpp
+nlohmann::json timingJson(const Timing &t);
+std::string fmtMs(const Timing &t);
+/// Times the program (only when every check passed and timing is on),
+/// against cuBLAS and the --baseline bundle, and classifies the result.
+void timeAndCompare(RunState &s, const Options &o, const Offline &off,
+                    const DeviceInfo &dev, const nlohmann::json &calibration, bool allOk,
+                    nlohmann::json &report, Progress &progress);
+
+// Calibrate.cpp
+nlohmann::json loadCalibration(const std::string &device);
+int calibrate(const DeviceInfo &dev, const Options &o);
+
+// Report.cpp
+/// The human-readable report; returns the exit code.
+int printReport(const nlohmann::json &report, const std::vector<KernelCheck> &results,
+                const Options &o, const DeviceInfo &dev);
+
+} // namespace kb::runtime
+
+#endif

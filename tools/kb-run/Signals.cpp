@@ -1,0 +1,254 @@
+//===- Signals.cpp - what kb-run says about each kernel besides its time --===//
+//
+// The signals a profiler shows, from the manifest and the PTX alone: bytes
+// moved by a simple model against the minimum, flops, registers, spills,
+// shared memory, theoretical occupancy, tensor-core use; and, with
+// --profile, the same kernels measured by Nsight Compute (ncu).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Run.h"
+
+#include "kb/Runtime/Occupancy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+namespace kb::runtime {
+
+using nlohmann::json;
+
+/// `s` in single quotes for /bin/sh.
+static std::string shellQuote(const std::string &s) {
+  std::string r = "'";
+  for (char c : s)
+    r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+/// Bytes the kernels move, by a simple model: each argument once, softmax
+/// 'online' reads its input twice, matmul re-reads A per column of tiles and
+/// B per row of tiles.
+double modelledBytes(const Manifest &m, const Kernel &k) {
+  double bytes = 0;
+  std::smatch match;
+  bool online = k.config.find("\"online\"") != std::string::npos;
+  bool matmul = false;
+  for (size_t i : k.ops)
+    matmul |= m.program[i].op == "kb.matmul";
+  if (matmul && std::regex_search(k.config, match, std::regex("block = \\[(\\d+), (\\d+)"))) {
+    MatmulDims d = matmulDims(m, k);
+    // The config is text from the bundle: a block size that does not parse
+    // as a small positive number leaves the simple model below.
+    double bm = 0, bn = 0;
+    try {
+      bm = std::stod(match[1]);
+      bn = std::stod(match[2]);
+    } catch (const std::exception &) {
+    }
+    if (bm >= 1 && bn >= 1 && bm <= 1 << 20 && bn <= 1 << 20)
+        return 4.0 * d.batch *
+             (d.m * d.k * std::ceil(d.n / bn) + d.k * d.n * std::ceil(d.m / bm) + d.m * d.n);
+  }
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    if (!m.buffer(k.args[i]).isData())
+      continue; // a few counters per row or a tensor map, not the data
+    double b = m.buffer(k.args[i]).bytes();
+    bytes += (online && i == 0) ? 2 * b : b;
+  }
+  return bytes;
+}
+
+double flopsOf(const Manifest &m) {
+  double f = 0;
+  for (const Kernel &k : m.kernels)
+    for (size_t i : k.ops)
+      if (m.program[i].op == "kb.matmul")
+        f += matmulDims(m, k).flops();
+  return f;
+}
+
+double minimalBytes(const Manifest &m) {
+  double b = 0;
+  for (const Buffer &buf : m.buffers)
+    if (buf.role != "scratch" && buf.isData())
+      b += buf.bytes();
+  return b;
+}
+
+json staticSignals(const RunState &s) {
+  json kernels = json::array();
+  for (size_t i = 0; i < s.manifest.kernels.size(); ++i) {
+    const Kernel &k = s.manifest.kernels[i];
+    int shared = k.resources.sharedStaticBytes + static_cast<int>(k.dynamicSharedBytes);
+    Occupancy occ = theoreticalOccupancy(static_cast<int>(k.threads()),
+                                         k.resources.registers, shared);
+    std::string ptx = readRegularFile(s.manifest.filePath(k.ptx, k.name + ".ptx"),
+                                      BundleLimits::kernelFileBytes, k.name);
+    bool tensorCores = ptx.find("mma.sync") != std::string::npos ||
+                       ptx.find("wgmma") != std::string::npos;
+    kernels.push_back({{"name", k.name},
+                       {"grid", k.grid},
+                       {"block", k.block},
+                       {"cluster", k.cluster},
+                       {"max_active_clusters", s.maxClusters[i]},
+                       {"loaded_from", s.kernels[i].source},
+                       {"registers", k.resources.registers},
+                       {"shared_bytes", shared},
+                       {"spill_bytes", k.resources.spillLoadBytes + k.resources.spillStoreBytes},
+                       {"occupancy", occ.fraction},
+                       {"occupancy_limiter", occ.limiter},
+                       {"driver_blocks_per_sm", s.blocksPerSM[i]},
+                       {"tensor_cores", tensorCores},
+                       {"modelled_bytes", modelledBytes(s.manifest, k)},
+                       {"config", k.config}});
+  }
+  return kernels;
+}
+
+/// Splits one CSV line (ncu quotes every field).
+static std::vector<std::string> splitCsv(const std::string &line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else
+      cur += c;
+  }
+  out.push_back(cur);
+  return out;
+}
+
+static std::string findNcu() {
+  if (const char *e = std::getenv("KB_NCU"))
+    return e;
+  for (std::string p : {"/usr/local/cuda/bin/ncu", "/usr/bin/ncu", "/usr/local/bin/ncu"})
+    if (std::filesystem::exists(p))
+      return p;
+  if (FILE *f = popen("command -v ncu 2>/dev/null", "r")) {
+    char buf[512] = {0};
+    std::string r = fgets(buf, sizeof buf, f) ? buf : "";
+    pclose(f);
+    while (!r.empty() && (r.back() == '\n' || r.back() == ' '))
+      r.pop_back();
+    if (!r.empty())
+      return r;
+  }
+  std::error_code ec;
+  for (auto &d : std::filesystem::directory_iterator("/opt/nvidia/nsight-compute", ec))
+    if (std::filesystem::exists(d.path() / "ncu"))
+      return (d.path() / "ncu").string();
+  return "";
+}
+
+/// Runs this bundle's kernels once under ncu (a child kb-run with --no-time)
+/// and returns, per kernel name, the metrics ncu measured.
+static json profileWithNcu(const Options &o, const Manifest &m) {
+  const char *metrics[] = {
+      "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+      "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+      "sm__warps_active.avg.pct_of_peak_sustained_active",
+      "launch__registers_per_thread",
+      "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+      "gpu__time_duration.sum"};
+  std::string ncu = findNcu();
+  if (ncu.empty())
+    return {{"error", "ncu (Nsight Compute) not found: set KB_NCU or put ncu on PATH"}};
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string list, names;
+  for (const char *mname : metrics)
+    list += std::string(list.empty() ? "" : ",") + mname;
+  for (const Kernel &k : m.kernels)
+    names += (names.empty() ? "" : "|") + k.name;
+  // Kernel names are PTX identifiers (the manifest checks it); paths are
+  // quoted for the shell whatever they hold.
+  std::string cmd = shellQuote(ncu) + " --clock-control none --csv --page raw --metrics " +
+                    list + " --kernel-name " + shellQuote("regex:^(" + names + ")$") + " " +
+                    shellQuote(self) + " " + shellQuote(o.bundle) + " --no-time --quiet --seed " +
+                    std::to_string(o.seed) + " 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  if (!f)
+    return {{"error", "could not start ncu"}};
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, f))
+    out.append(buf, n);
+  int rc = pclose(f);
+  std::stringstream ss(out);
+  std::string line;
+  std::vector<std::string> header;
+  json result = json::object();
+  bool units = false;
+  while (std::getline(ss, line)) {
+    if (line.rfind("\"ID\"", 0) == 0) {
+      header = splitCsv(line);
+      units = true;
+      continue;
+    }
+    if (header.empty() || line.empty() || line[0] != '"')
+      continue;
+    if (units) { // the row after the header gives units
+      units = false;
+      continue;
+    }
+    auto cells = splitCsv(line);
+    std::string kernel;
+    json row = json::object();
+    for (size_t i = 0; i < cells.size() && i < header.size(); ++i) {
+      if (header[i] == "Kernel Name")
+        kernel = cells[i];
+      for (const char *mname : metrics)
+        if (header[i] == mname) {
+          std::string v = cells[i];
+          v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+          try {
+            row[mname] = std::stod(v);
+          } catch (...) {
+            row[mname] = v;
+          }
+        }
+    }
+    if (!kernel.empty())
+      result[kernel] = row;
+  }
+  if (result.empty()) {
+    std::string tail = out.size() > 600 ? out.substr(out.size() - 600) : out;
+    return {{"error", "ncu exited " + std::to_string(rc) + " without kernel rows: " + tail}};
+  }
+  return result;
+}
+
+json addNcuSignals(const Options &o, const Manifest &m, json &kernels) {
+  json prof = profileWithNcu(o, m);
+  for (auto &k : kernels) {
+    std::string name = k["name"];
+    if (!prof.contains(name) || !prof[name].is_object())
+      continue;
+    const json &p = prof[name];
+    double dram = p.value("dram__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
+    double sm = p.value("sm__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
+    double tensor = p.value("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 0.0);
+    k["ncu_bound"] = dram >= sm ? "memory" : "compute";
+    k["ncu_tensor_pipe_pct"] = tensor;
+    // A few percent of "hmma pipe" activity shows up in kernels with no
+    // tensor-core instruction at all (seen: 1.1% softmax, 2.9% fused
+    // GELU); real use is tens of percent.
+    k["ncu_tensor_cores"] = tensor > 5.0;
+    k["ncu_registers"] = p.value("launch__registers_per_thread", 0.0);
+    k["ncu_achieved_occupancy_pct"] = p.value("sm__warps_active.avg.pct_of_peak_sustained_active", 0.0);
+    k["ncu_dram_pct"] = dram;
+    k["ncu_sm_pct"] = sm;
+  }
+  return prof;
+}
+
+} // namespace kb::runtime
