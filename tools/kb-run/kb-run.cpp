@@ -86,6 +86,28 @@ int checkOnly(const Options &o, const Offline &off) {
   return 0;
 }
 
+/// A bundle built for a chip this GPU cannot run is refused (exit 2) before
+/// any kernel is loaded: sm_90a code (wgmma, TMA) runs only on compute
+/// capability 9.0 exactly; sm_XY code needs X.Y or newer.
+static void checkTarget(const std::string &target, const DeviceInfo &dev,
+                        const std::string &what) {
+  int cc = dev.major * 10 + dev.minor;
+  bool archSpecific = !target.empty() && target.back() == 'a';
+  std::string digits = target.substr(3, target.size() - 3 - (archSpecific ? 1 : 0));
+  int want = target.rfind("sm_", 0) == 0 && !digits.empty() &&
+                     digits.find_first_not_of("0123456789") == std::string::npos
+                 ? std::stoi(digits)
+                 : -1;
+  if (want < 0)
+    throw ManifestError("manifest: target: '" + target + "' is not a chip kb knows");
+  if (archSpecific ? cc != want : cc < want)
+    throw DeviceError(what + " targets " + target +
+                      (archSpecific ? " (instructions of that chip only: wgmma, TMA)" : "") +
+                      ", which this GPU (" + dev.name + ", " + dev.arch() +
+                      ") cannot run; recompile with chip=" + dev.arch() +
+                      (cc >= 90 ? " or chip=sm_90a" : ""));
+}
+
 int run(const Options &o) {
   // Everything that needs no GPU first: a bad bundle or input is exit 1 on
   // any machine.
@@ -103,6 +125,9 @@ int run(const Options &o) {
     std::cout << dev.name << " (" << dev.arch() << ", " << dev.smCount << " SMs)\n";
     return 0;
   }
+  checkTarget(off->manifest.target, dev, "the bundle");
+  if (off->baseline)
+    checkTarget(off->baseline->target, dev, "the --baseline bundle");
   Progress progress(o.quiet);
   progress.phase("loading " + std::to_string(off->manifest.kernels.size()) + " kernels");
   RunState s = prepare(off->manifest, o, off->given, dev.smCount);

@@ -337,7 +337,26 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
   Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  return {bz, mul(by, bm), mul(bx, bn)};
+  int64_t group = config.getRaster();
+  int64_t tilesM = llvm::divideCeil(shape.m, bm), tilesN = llvm::divideCeil(shape.n, bn);
+  if (group <= 1 || tilesM <= 1)
+    return {bz, mul(by, bm), mul(bx, bn)};
+  // raster = G: block id t = by * tilesN + bx (launch order) walks groups of
+  // G block rows, the row fastest within a group: row = first + t % rows,
+  // column = (t % (G * tilesN)) / rows, where the last group may hold
+  // fewer rows.
+  group = std::min(group, tilesM);
+  Value t = add(mul(by, tilesN), bx);
+  Value groupIdx = div(t, group * tilesN);
+  Value inGroup = rem(t, group * tilesN);
+  Value first = mul(groupIdx, group);
+  // Rows in this group: G, or what is left for the last group.
+  Value rows = arith::MinUIOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, group),
+      arith::SubIOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, tilesM), first));
+  Value row = arith::AddIOp::create(b, loc, first, arith::RemUIOp::create(b, loc, inGroup, rows));
+  Value col = arith::DivUIOp::create(b, loc, inGroup, rows);
+  return {bz, mul(row, bm), mul(col, bn)};
 }
 
 std::pair<Value, Value>

@@ -55,7 +55,11 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    ArrayRef<int64_t> thread, int64_t threads, int64_t vector,
                    int64_t stages, ArrayRef<int64_t> pad, StringRef mma,
                    StringRef strategy, int64_t cluster, int64_t grid,
-                   StringRef copy) {
+                   StringRef copy, int64_t raster) {
+  if (raster < 0 || raster > 65535)
+    return emitError() << "#kb.config 'raster' must be in [1, 65535] (block rows "
+                          "per group of the tile order), got "
+                       << raster;
   auto positive = [&](ArrayRef<int64_t> v, StringRef name) -> LogicalResult {
     for (int64_t x : v)
       if (x <= 0)
@@ -148,12 +152,13 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.cluster = attr.getCluster();
   f.grid = attr.getGrid();
   f.copy = attr.getCopy().str();
+  f.raster = attr.getRaster();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages,
-                         pad, mma, strategy, cluster, grid, copy);
+                         pad, mma, strategy, cluster, grid, copy, raster);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

@@ -79,6 +79,12 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       mbarrier; `threads` counts that warp; the tensor map, encoded by
       kb-run, supplies the swizzle and zero-fills what lies outside the
       matrix).
+    - `raster`: matmul only: the order in which the grid walks the output
+      tiles. Absent (or 1): row by row of block tiles. `raster = G`: groups
+      of G block rows, walked column by column within a group, so that the
+      blocks running at once share their B tiles in L2 instead of each wave
+      reading all of B (Triton's GROUP_M; kb-tile decides it from the bytes
+      a wave reads either way).
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -94,7 +100,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     StringRefParameter<"", "\"\"">:$strategy,
     OptionalParameter<"int64_t">:$cluster,
     OptionalParameter<"int64_t">:$grid,
-    StringRefParameter<"", "\"\"">:$copy
+    StringRefParameter<"", "\"\"">:$copy,
+    OptionalParameter<"int64_t">:$raster
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -48,7 +48,7 @@ namespace mlir::kb {
 /// A mutable copy of a #kb.config: read one, change fields, build a new one.
 struct ConfigFields {
   SmallVector<int64_t> block, warp, thread, pad;
-  int64_t threads = 0, vector = 0, stages = 0, cluster = 0, grid = 0;
+  int64_t threads = 0, vector = 0, stages = 0, cluster = 0, grid = 0, raster = 0;
   std::string mma, strategy, copy;
 
   static ConfigFields from(ConfigAttr attr);
