@@ -411,14 +411,18 @@ double matmulErrorBound(const MatmulEntry &e, int64_t k,
   // ulp (2u: the tensor cores truncate) of the partial sum, or by u (FFMA,
   // rounding to nearest), summed over the kernel's steps; a tree or split
   // order instead errs by at most depth * unit * sum |ab|.
-  const double tree = std::ceil(std::log2(double(std::max<int64_t>(k, 2)))) + 1;
+  double tree = std::ceil(std::log2(double(std::max<int64_t>(k, 2)))) + 1;
   double rho, acc, partial;
   if (precision == "ieee") {
     rho = 0, acc = u, partial = e.partial1;
   } else if (precision == "tf32") {
     rho = 0x1p-10 + 0x1p-22, acc = 2 * u, partial = e.partial8; // rna: 2^-11 each
   } else if (precision == "tf32x3") {
-    rho = 3 * 0x1p-22, acc = 2 * u, partial = e.partial8; // big + small, small*small dropped
+    // big + small, small * small dropped. Each k tile's three products go
+    // into fresh (truncating) accumulators, at most 3 BK / 8 <= 24 adds per
+    // product, then into the running sum (steps of BK, within partial8).
+    rho = 3 * 0x1p-22, acc = 2 * u, partial = e.partial8;
+    tree += 24;
   } else if (precision == "cublas-ieee") {
     rho = 0, acc = 2 * u, partial = e.partial1; // any order, either rounding
   } else {
