@@ -13,6 +13,7 @@
 # both JSON files into build/diff/bundles.tar.xz for the GPU machine (carry
 # build/bin and build/diff/bundles.tar.xz; run scripts/differential-gpu.sh
 # there). Exit 0 when no program failed, 1 otherwise.
+# The GPU regression tests test/Target/gpu-*.mlir join every batch.
 # Usage: scripts/differential.sh [COUNT=200] [SEED=1]
 # Env: KB_DIFF_TIMEOUT (seconds per compile, default 60), KB_DIFF_PTXAS
 # (auto|none, default auto), KB_DIFF_MAX_MIB (tarball limit, default 56).
@@ -32,6 +33,25 @@ D=build/diff
 rm -rf "$D"
 mkdir -p "$D/programs" "$D/bundles" "$D/logs"
 $PY bench/fuzz/gen_programs.py --count "$COUNT" --seed "$SEED" --out "$D/programs" || exit 2
+# The GPU regression tests (test/Target/gpu-*.mlir: programs kb-run once got
+# wrong) join the batch as r-NAME-CHIP, for the chips of their GPU-CHIPS line.
+$PY - "$D/programs" test/Target/gpu-*.mlir <<'REG'
+import json, os, re, shutil, sys
+out, files = sys.argv[1], sys.argv[2:]
+index_path = os.path.join(out, "index.json")
+index = json.load(open(index_path))
+for f in files:
+    text = open(f).read()
+    m = re.search(r"GPU-CHIPS:(.*)", text)
+    stem = os.path.basename(f)[len("gpu-"):-len(".mlir")]
+    for chip in (m.group(1).split() if m else ["sm_90"]):
+        name = f"r-{stem}-{chip}"
+        shutil.copy(f, os.path.join(out, name + ".mlir"))
+        index["programs"].append({"name": name, "file": name + ".mlir", "kind": "regression",
+                                  "chip": chip, "fuse": True, "classes": ["regression"],
+                                  "bytes": 0, "flops": 0, "args": []})
+json.dump(index, open(index_path, "w"), indent=1)
+REG
 
 # One line per program: NAME STATUS RC (the log holds kb-opt's stderr).
 : > "$D/status.txt"

@@ -16,7 +16,8 @@ in milliseconds and kb-run checks it in seconds.
 The values stay in fp32's range: the generator tracks a rough bound on each
 value's magnitude (inputs are N(0, 1), kb-run's default) and only applies exp
 or a product where the result cannot overflow, so kb-run can check every
-element. Every argument is used, every program returns one or two results.
+element. Every argument is used; one program in ten returns an intermediate
+value as a second result.
 
 Writes DIR/pNNNN.mlir and DIR/index.json: per program its chip, fuse option,
 classes (the op classes it holds), bytes and flops. Python 3 standard library
@@ -327,6 +328,12 @@ def generate(index, seed, mem_budget, flop_budget):
             results = gen_transpose(p, rng, per)
         if p.bytes <= mem_budget and p.flops <= flop_budget:
             break
+    # One program in ten also returns an intermediate value (a second
+    # output: multi-result kernels and fusions).
+    inner = [v for v in p.shape if v.startswith("%v") and v not in results]
+    if inner and rng.random() < 0.1:
+        results.append(rng.choice(inner))
+        p.classes.add("two_results")
     chip = rng.choice(CHIPS)
     fuse = rng.random() < 0.75
     info = {"name": name, "file": name + ".mlir", "kind": kind, "chip": chip, "fuse": fuse,
