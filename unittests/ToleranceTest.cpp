@@ -408,3 +408,42 @@ TEST(Tolerance, MatmulBoundsPerPrecision) {
   EXPECT_LT(matmulErrorBound(small, 256, "ieee"), matmulErrorBound(large, k, "ieee"));
   EXPECT_THROW(matmulErrorBound(large, k, "fp8"), std::runtime_error);
 }
+
+TEST(Tolerance, MatmulBrokenTilesAndRowsFail) {
+  // 96 x 80 x 1000, every entry: the emulated ieee and tf32 kernels pass;
+  // of a dropped 16 x 16 tile and a row holding the next row, more than 95%
+  // of the entries fail (the rest are entries whose true value is within
+  // the tolerance of 0, or of the next row's).
+  const int64_t m = 96, n = 80, k = 1000;
+  std::vector<float> a = normal(m * k, 51), bt = normal(n * k, 52);
+  for (const char *precision : {"ieee", "tf32"}) {
+    std::vector<float> got(m * n);
+    std::vector<MatmulEntry> e(m * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        e[i * n + j] = matmulEntry(a.data(), bt.data(), m, n, k, true, 0, i, j);
+        got[i * n + j] = std::string(precision) == "ieee" ? ieeeEntry(&a[i * k], &bt[j * k], k)
+                                                          : tf32Entry(&a[i * k], &bt[j * k], k);
+      }
+    auto allowed = [&](int64_t at) {
+      return kBoundSafety * matmulErrorBound(e[at], k, precision);
+    };
+    for (int64_t at = 0; at < m * n; ++at)
+      ASSERT_LE(std::fabs(got[at] - e[at].value), allowed(at)) << precision << " entry " << at;
+    std::vector<float> bad = got;
+    for (int64_t i = 32; i < 48; ++i)
+      for (int64_t j = 16; j < 32; ++j)
+        bad[i * n + j] = 0.0f;
+    for (int64_t j = 0; j < n; ++j)
+      bad[70 * n + j] = got[71 * n + j];
+    int64_t tampered = 0, caught = 0;
+    for (int64_t at = 0; at < m * n; ++at) {
+      if (bad[at] == got[at])
+        continue;
+      ++tampered;
+      caught += std::fabs(bad[at] - e[at].value) > allowed(at);
+    }
+    EXPECT_EQ(tampered, 16 * 16 + n) << precision;
+    EXPECT_GT(caught, tampered * 95 / 100) << precision;
+  }
+}

@@ -217,29 +217,41 @@ class Program:
 
 
 def gen_chain(p, rng, budget):
-    rank = rng.choice([1, 2, 2, 2, 3])
-    elems = log_uniform(rng, 1, budget)
-    if rank == 1:
-        shape = [elems]
-    elif rank == 2:
-        c = log_uniform(rng, 1, min(elems, 300000))
-        shape = [max(1, elems // c), c]
-    else:
-        c = log_uniform(rng, 1, min(elems, 8192))
-        b = log_uniform(rng, 1, max(1, min(64, elems // c)))
-        shape = [b, max(1, elems // (b * c)), c]
+    shape = random_shape(rng, budget, 300000)
     x = p.arg(shape)
     return [p.chain(x, rng.randint(1, 6))]
+
+
+def random_shape(rng, budget, max_last):
+    """A shape of rank 1 to 4 (mostly 2) with at most `budget` elements."""
+    rank = rng.choice([1, 2, 2, 2, 2, 3, 4])
+    elems = log_uniform(rng, 1, budget)
+    last = log_uniform(rng, 1, min(elems, max_last))
+    shape = [last]
+    rest = max(1, elems // last)
+    for _ in range(rank - 1):
+        d = log_uniform(rng, 1, max(1, min(rest, 8192)))
+        shape.insert(0, d)
+        rest = max(1, rest // d)
+    return shape
 
 
 def gen_softmax(p, rng, budget):
     width = log_uniform(rng, 1, 300000)
     rows = log_uniform(rng, 1, max(1, min(8192, budget // width)))
-    shape = [rows, width] if rng.random() < 0.85 else [rng.randint(1, 4), rows, width]
+    r = rng.random()
+    if r < 0.8:
+        shape = [rows, width]
+    elif r < 0.9:
+        shape = [rng.randint(1, 4), rows, width]
+    else:
+        shape = random_shape(rng, budget, 300000)
     x = p.arg(shape)
     if rng.random() < 0.7:
         x = p.chain(x, rng.randint(1, 4))
     y = p.softmax(x)
+    if rng.random() < 0.1:
+        y = p.softmax(y)  # a softmax of a softmax
     if rng.random() < 0.6:
         y = p.chain(y, rng.randint(1, 3))
     return [y]
@@ -285,6 +297,16 @@ def gen_matmul(p, rng, budget, flop_budget, then_softmax=False):
     c = p.matmul(a, b, precision, trans_b, padded)
     if rng.random() < 0.6:
         c = p.chain(c, rng.randint(1, 4))
+    if rng.random() < 0.1:
+        # A second matmul on the first's result: C (M x N) x D (N x N2).
+        n2 = log_uniform(rng, 1, 512)
+        batch_m_n = numel(p.shape[c])
+        if 2 * batch_m_n * n2 + p.flops <= flop_budget and 4 * batch_m_n * n2 < budget:
+            if p.mag[c] > 1e3:
+                c = p.unary(c, "tanh")
+            d2 = p.arg(lead + [p.shape[c][-1], n2])
+            c = p.matmul(c, d2, rng.choice(PRECISIONS), False)
+            p.classes.add("matmul_chain")
     if then_softmax:
         if p.mag[c] > 1e3:
             c = p.unary(c, "scale")
