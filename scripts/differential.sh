@@ -87,7 +87,11 @@ for line in open(os.path.join(d, "status.txt")):
     log = open(os.path.join(d, "logs", name + ".txt"), errors="replace").read()
     first = next((l for l in log.splitlines() if ": error: " in l), "")
     if not first and status == "failure":
-        first = (log.strip().splitlines() or ["(no output)"])[-1][:300]
+        lines = log.strip().splitlines() or ["(no output)"]
+        # A crash: the innermost frame of kb's own code names the culprit.
+        frames = [l.strip() for l in lines if re.match(r"\s*#\d+ ", l) and "mlir::kb::" in l]
+        first = ("crash in " + re.sub(r"^#\d+ 0x[0-9a-f]+ ", "", frames[0]) if frames
+                 else lines[-1])[:300]
     row = dict(index[name], status=status, rc=int(rc), message=first)
     rows.append(row)
     counts[status] += 1

@@ -423,6 +423,10 @@ double matmulErrorBound(const MatmulEntry &e, int64_t k,
     // product, then into the running sum (steps of BK, within partial8).
     rho = 3 * 0x1p-22, acc = 2 * u, partial = e.partial8;
     tree += 24;
+  } else if (precision == "cublas-tf32") {
+    // cuBLAS's operand rounding is not documented: truncation (2^-10 each)
+    // is the worst it can be.
+    rho = 0x1p-9 + 0x1p-20, acc = 2 * u, partial = e.partial8;
   } else if (precision == "cublas-ieee") {
     rho = 0, acc = 2 * u, partial = e.partial1; // any order, either rounding
   } else {

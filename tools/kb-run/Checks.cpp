@@ -159,7 +159,7 @@ static std::vector<std::array<int64_t, 3>> sampleEntries(const MatmulDims &d,
 
 /// The precision cuBLAS's reference is computed in, for its error bound.
 static std::string cublasPrecision(const MatmulDims &d) {
-  return d.precision == "tf32" ? "tf32" : "cublas-ieee";
+  return d.precision == "tf32" ? "cublas-tf32" : "cublas-ieee";
 }
 
 static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
@@ -324,11 +324,13 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
         if (dropout)
           for (int64_t i = 0; i < (r1 - r0) * last; ++i) {
             zeros[w] += g[i] == 0.0f;
-            // The float64 reference is exactly 0 only where the mask drops
-            // the element: there the kernel must write exactly 0 too. Kept
-            // elements are covered by the value comparison above (a kept
-            // GELU output can underflow to 0 in f32).
-            maskMismatch[w] += ref.data[i] == 0.0 && g[i] != 0.0f;
+            // Where the mask drops the element the reference is exactly 0
+            // with a bound of exactly 0 (also where a relu clamps a surely
+            // negative value): there the kernel must write exactly 0 too.
+            // A reference that is 0 with a bound (a relu of a value within
+            // its error of 0, a kept GELU output that underflows) is left
+            // to the value comparison above.
+            maskMismatch[w] += ref.data[i] == 0.0 && ref.errAt(i) == 0.0 && g[i] != 0.0f;
           }
       } catch (const std::exception &e) {
         errors[w] = e.what();

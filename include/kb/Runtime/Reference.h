@@ -98,8 +98,8 @@ void mergeComparison(Comparison &all, const Comparison &part, int64_t offset);
 double maxRowSumError(const float *got, int64_t n, int64_t rowLen);
 
 /// A bound on |c - ref| for one entry of a matmul of `k` terms computed in
-/// `precision` ("ieee", "tf32", "tf32x3"; "cublas-ieee" for cuBLAS's own
-/// fp32, whose order is unknown): operand rounding (a bias term plus a
+/// `precision` ("ieee", "tf32", "tf32x3"; "cublas-ieee" and "cublas-tf32"
+/// for cuBLAS's own, whose order and operand rounding are unknown): operand rounding (a bias term plus a
 /// 6-sigma term on independent roundings) and fp32 accumulation (the sum of
 /// |partial sums| in the kernel's step, with truncating tensor-core adds,
 /// and a tree term for split or tree orders). docs/tolerances.md derives it.
