@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -157,6 +158,11 @@ TEST(Tolerance, AmplifiedSoftmaxReproPassesAtItsRealSize) {
   EXPECT_GT(c.maxRelErr, 2e-5);
   Comparison fixed = compare(got.data(), ref.data.data(), AmplifiedSoftmax::n, 2e-5, 1e-9);
   EXPECT_FALSE(fixed.ok());
+  int64_t top = argmax(ref);
+  std::printf("[  margin  ] amplified softmax: worst element at %.3f of its tolerance; "
+              "the largest element's tolerance %.2e relative; fixed rtol 2e-5 fails %lld\n",
+              c.maxErrOverBound, kBoundSafety * ref.err[top] / ref.data[top],
+              (long long)fixed.bad);
 }
 
 TEST(Tolerance, AmplifiedSoftmaxBrokenKernelsFail) {
@@ -201,6 +207,11 @@ TEST(Tolerance, SoftmaxAtWidthsUpTo262144) {
     HostTensor hx = fromFloats({rows, len}, x.data());
     HostTensor ref = evalOp(op("kb.softmax"), {&hx});
     Comparison c = check(softmax32(x, len), ref);
+    int64_t top = argmax(ref);
+    std::printf("[  margin  ] softmax width %lld: worst element at %.3f of its tolerance, "
+                "max rel err %.2e, the largest element's tolerance %.2e relative\n",
+                (long long)len, c.maxErrOverBound, c.maxRelErr,
+                kBoundSafety * ref.err[top] / ref.data[top]);
     EXPECT_TRUE(c.ok()) << "width " << len << ": first bad " << c.firstBad << " got " << c.got
                         << " want " << c.want << " allowed " << c.allowed;
   }
@@ -368,6 +379,10 @@ TEST(Tolerance, HugeKMatvecTf32IsWithinItsBound) {
   // by more than twice the tolerance, and must be so on most rows.
   int64_t distinguishable = 0;
   for (int64_t i = 0; i < m; ++i) {
+    std::printf("[  margin  ] tf32 matvec K=2^20 row %lld: err %.3g, tolerance %.3g "
+                "(%.1f%% of |c| = %.4g)\n", (long long)i, got[i] - entries[i].value,
+                allowed(i), 100 * allowed(i) / std::fabs(entries[i].value),
+                std::fabs(entries[i].value));
     EXPECT_TRUE(passes(i, got[i])) << "entry " << i << ": err "
                                    << got[i] - entries[i].value << " allowed " << allowed(i);
     float shortK = tf32Entry(&a[i * k], x.data(), k - k / 4);
