@@ -15,7 +15,9 @@
 # KB_DIFF_SHARD=i/n (programs i, i+n, ...; 0-based) and KB_DIFF_PHASE=run|
 # sanitize|all (default all), and stop in time with KB_DIFF_BUDGET seconds
 # (default 540; programs not started by then are counted not_run).
-# bench/fuzz/summarize.py merges the summaries of several calls.
+# KB_DIFF_ONLY: a regex of program names to run only (e.g. '^r-' for the
+# regression bundles). bench/fuzz/summarize.py merges the summaries of
+# several calls.
 # Env: KB_RUN (default build/bin/kb-run), KB_DIFF_TARBALL, KB_DIFF_SANITIZE
 # (how many bundles each sanitizer tool runs, default 60: the smallest half
 # and a random half), KB_DIFF_TIMEOUT (seconds per kb-run, default 120).
@@ -44,10 +46,13 @@ WORK=$(mktemp -d /tmp/kb-diff.XXXXXX)
 tar -C "$WORK" -xJf "$TARBALL" || { echo "differential-gpu: cannot unpack $TARBALL"; exit 2; }
 
 # This shard's programs, in order: NAME STATUS(compile) BYTES.
-python3 - "$WORK/compile.json" "$SHARD" > "$WORK/list.txt" <<'EOF'
-import json, sys
+python3 - "$WORK/compile.json" "$SHARD" "${KB_DIFF_ONLY:-}" > "$WORK/list.txt" <<'EOF'
+import json, re, sys
 i, n = map(int, sys.argv[2].split("/"))
+only = sys.argv[3]
 rows = json.load(open(sys.argv[1]))["results"]
+if only:
+    rows = [r for r in rows if re.search(only, r["name"])]
 for j, r in enumerate(rows):
     if j % n == i:
         print(r["name"], r["status"], r["bytes"])
