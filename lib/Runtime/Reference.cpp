@@ -44,6 +44,85 @@ void requireSame(const ProgramOp &op, const HostTensor &a, const HostTensor &b) 
 
 } // namespace
 
+namespace {
+
+constexpr double u = kFp32Unit;
+/// Absolute error of a result flushed to zero (ftz) or of a fast division
+/// whose denominator is beyond 2^126: below the smallest normal, 2^-126.
+constexpr double kFlush = 0x1p-125;
+constexpr double kFltMax = 3.4028234663852886e38;
+
+/// Relative error of the kernel's exp of an fp32 argument t: __expf's
+/// documented 2 + floor(1.173 |t|) ulp (an ulp is at most 2u relative),
+/// which also covers expf's 2 ulp.
+double expRel(double t) { return 2 * u * (2 + 1.173 * std::fabs(t)); }
+
+/// Finishes one element's bound: `prop` is the propagated error of the exact
+/// op on the perturbed inputs, `rel` the op's own relative rounding (applied
+/// to |y| + prop), `flush` the absolute flush term.
+double finish(double y, double prop, double rel, double flush = kFlush) {
+  double e = prop + rel * (std::fabs(y) + prop) + flush;
+  if (std::isnan(y) || std::isnan(e) || std::fabs(y) + e > kFltMax)
+    return INFINITY; // fp32 may overflow (or the reference is not finite)
+  return e;
+}
+
+/// The largest |gelu'| (either form) on the real line, about 1.13.
+constexpr double kGeluLipschitz = 1.2;
+
+void softmaxRows(const HostTensor &x, HostTensor &out) {
+  const int64_t len = x.lastDim(), n = static_cast<int64_t>(x.data.size());
+  // Rounded factors on one element's path (argument subtractions, exps,
+  // online rescales, the partial-exchange factors, the final scaling): at
+  // most about 2 log2(len) + 4 (docs/tolerances.md).
+  const double factors = 2 * std::ceil(std::log2(double(std::max<int64_t>(len, 2)))) + 4;
+  const double sumRel = u * (2 * std::sqrt(double(len)) + 8);
+  std::vector<double> rho(len);
+  for (int64_t r = 0; r < n / len; ++r) {
+    const double *row = &x.data[r * len];
+    double *y = &out.data[r * len];
+    double *ey = &out.err[r * len];
+    double m = -std::numeric_limits<double>::infinity();
+    double emax = 0;
+    bool finite = true;
+    for (int64_t j = 0; j < len; ++j) {
+      m = std::max(m, row[j]);
+      emax = std::max(emax, x.errAt(r * len + j));
+      finite = finite && std::isfinite(row[j]);
+    }
+    double s = 0;
+    for (int64_t j = 0; j < len; ++j)
+      s += std::exp(row[j] - m);
+    for (int64_t j = 0; j < len; ++j)
+      y[j] = std::exp(row[j] - m) / s;
+    if (!finite || !std::isfinite(emax) || emax > 600) {
+      for (int64_t j = 0; j < len; ++j)
+        ey[j] = INFINITY;
+      continue;
+    }
+    // Input errors: y'_i / y_i lies in [exp(-e_i) / W, exp(e_i + ebar)],
+    // ebar = sum_j y_j e_j, W = sum_j y_j exp(e_j).
+    double ebar = 0, w = 0, sumTerms = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      double e = x.errAt(r * len + j);
+      ebar += y[j] * e;
+      w += y[j] * std::exp(e);
+      double tau = (m - row[j]) + e + emax; // |computed argument| at most
+      rho[j] = u * (3.35 * tau + 5 * factors);
+      sumTerms += y[j] * rho[j];
+    }
+    double epsS = sumTerms + sumRel;
+    for (int64_t j = 0; j < len; ++j) {
+      double e = x.errAt(r * len + j);
+      double prop = std::max(std::expm1(e + ebar), 1 - std::exp(-e) / w);
+      double rel = prop + rho[j] + epsS;
+      ey[j] = std::min(rel * y[j] + kFlush, 1.0); // outputs lie in [0, 1]
+    }
+  }
+}
+
+} // namespace
+
 HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in,
                   int64_t indexOffset) {
   if (in.empty())
@@ -52,68 +131,131 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
   HostTensor out;
   out.shape = x.shape;
   out.data.resize(x.data.size());
+  out.err.assign(x.data.size(), 0.0);
   const int64_t n = static_cast<int64_t>(x.data.size());
-  auto unary = [&](auto f) {
-    for (int64_t i = 0; i < n; ++i)
-      out.data[i] = f(x.data[i]);
+  // f(v, e) sets out.data[i] and out.err[i] from the input's value and bound.
+  auto unaryBound = [&](auto f, auto bound) {
+    for (int64_t i = 0; i < n; ++i) {
+      double v = x.data[i], e = x.errAt(i);
+      double y = f(v);
+      out.data[i] = y;
+      out.err[i] = std::isfinite(e) ? bound(v, e, y) : INFINITY;
+    }
   };
-  auto binary = [&](auto f) {
+  auto binaryBound = [&](auto f, auto bound) {
     if (in.size() != 2)
       throw std::runtime_error(op.op + ": expects two inputs");
     requireSame(op, x, *in[1]);
-    for (int64_t i = 0; i < n; ++i)
-      out.data[i] = f(x.data[i], in[1]->data[i]);
+    const HostTensor &z = *in[1];
+    for (int64_t i = 0; i < n; ++i) {
+      double a = x.data[i], b = z.data[i], ea = x.errAt(i), eb = z.errAt(i);
+      double y = f(a, b);
+      out.data[i] = y;
+      out.err[i] = std::isfinite(ea) && std::isfinite(eb) ? bound(a, b, ea, eb, y) : INFINITY;
+    }
+  };
+  auto addBound = [](double, double, double ea, double eb, double y) {
+    return finish(y, ea + eb, u);
   };
   const std::string &name = op.op;
   if (name == "kb.add")
-    binary([](double a, double b) { return a + b; });
+    binaryBound([](double a, double b) { return a + b; }, addBound);
   else if (name == "kb.sub")
-    binary([](double a, double b) { return a - b; });
+    binaryBound([](double a, double b) { return a - b; }, addBound);
   else if (name == "kb.mul")
-    binary([](double a, double b) { return a * b; });
+    binaryBound([](double a, double b) { return a * b; },
+                [](double a, double b, double ea, double eb, double y) {
+                  return finish(y, std::fabs(a) * eb + std::fabs(b) * ea + ea * eb, u);
+                });
   else if (name == "kb.div")
-    binary([](double a, double b) { return a / b; });
+    binaryBound([](double a, double b) { return a / b; },
+                [](double a, double b, double ea, double eb, double y) {
+                  if (std::fabs(b) <= eb)
+                    return double(INFINITY); // the denominator may be 0
+                  double prop = (ea + std::fabs(y) * eb) / (std::fabs(b) - eb);
+                  return finish(y, prop, 4 * u);
+                });
   else if (name == "kb.bias_add") {
     if (in.size() != 2 || in[1]->data.size() != static_cast<size_t>(x.lastDim()))
       throw std::runtime_error("kb.bias_add: bias length does not match");
     int64_t last = x.lastDim();
-    for (int64_t i = 0; i < n; ++i)
-      out.data[i] = x.data[i] + in[1]->data[i % last];
+    const HostTensor &bias = *in[1];
+    for (int64_t i = 0; i < n; ++i) {
+      double y = x.data[i] + bias.data[i % last];
+      double ea = x.errAt(i), eb = bias.errAt(i % last);
+      out.data[i] = y;
+      out.err[i] = std::isfinite(ea) && std::isfinite(eb) ? finish(y, ea + eb, u) : INFINITY;
+    }
   } else if (name == "kb.scale") {
     double f = op.attrDouble("factor", 1.0);
-    unary([&](double v) { return v * f; });
+    // The kernel multiplies by fp32(factor): u for the constant, u for the
+    // product.
+    unaryBound([&](double v) { return v * f; },
+               [&](double, double e, double y) { return finish(y, std::fabs(f) * e, 2 * u); });
   } else if (name == "kb.relu")
-    unary([](double v) { return v > 0 ? v : 0.0; });
+    unaryBound([](double v) { return v > 0 ? v : 0.0; },
+               [](double v, double e, double) { return v + e <= 0 ? 0.0 : e; });
   else if (name == "kb.tanh")
-    unary([](double v) { return std::tanh(v); });
+    unaryBound([](double v) { return std::tanh(v); },
+               [](double v, double e, double y) {
+                 double d = std::max(0.0, std::fabs(v) - e), t = std::tanh(d);
+                 return finish(y, (1 - t * t) * e, 4 * u); // tanhf: 2 ulp
+               });
   else if (name == "kb.exp")
-    unary([](double v) { return std::exp(v); });
+    unaryBound([](double v) { return std::exp(v); },
+               [](double v, double e, double y) {
+                 if (v + e > 88.7)
+                   return double(INFINITY);
+                 return finish(y, y * std::expm1(e), expRel(std::fabs(v) + e));
+               });
   else if (name == "kb.sigmoid")
-    unary([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+    unaryBound([](double v) { return 1.0 / (1.0 + std::exp(-v)); },
+               [](double v, double e, double y) {
+                 // 1 / (1 + exp(-x)): fast exp, an add, a fast division.
+                 double d = std::max(0.0, std::fabs(v) - e);
+                 double s = 1.0 / (1.0 + std::exp(-d));
+                 return finish(y, s * (1 - s) * e, expRel(std::fabs(v) + e) + 5 * u);
+               });
   else if (name == "kb.gelu") {
     std::string approx = op.attrString("approx", "tanh");
-    unary([&](double v) { return gelu(v, approx); });
+    if (approx == "erf")
+      unaryBound([](double v) { return gelu(v, "erf"); },
+                 [](double v, double e, double y) {
+                   // 0.5 x (1 + erf(x c)): erff 2 ulp and the rounded
+                   // argument (together 6u |erf|), the add, the product.
+                   double er = std::erf(v / std::sqrt(2.0));
+                   double inner = 0.5 * std::fabs(v) * (6 * u * std::fabs(er) + u * (1 + er));
+                   return finish(y, kGeluLipschitz * e + inner, u);
+                 });
+    else
+      unaryBound([](double v) { return gelu(v, "tanh"); },
+                 [](double v, double e, double y) {
+                   // x / (1 + exp(t)), t = -2 sqrt(2/pi) (x + 0.044715 x^3)
+                   // computed in five rounded steps (7u on t).
+                   double vv = std::fabs(v) + e;
+                   double t = 1.5957691216057308 * vv * (1 + 0.044715 * vv * vv);
+                   // exp(t) / (1 + exp(t)) weighs exp's error in the
+                   // denominator; t > 0 where x < 0 (unknown sign: 1).
+                   double tk = v > e ? -t : t;
+                   double wgt = 1 / (1 + std::exp(-std::max(tk, -700.0)));
+                   double rel = (7 * u * t + expRel(t)) * wgt + 5 * u;
+                   return finish(y, kGeluLipschitz * e, rel, kFlush * (1 + std::fabs(v)));
+                 });
   } else if (name == "kb.dropout") {
     float p = static_cast<float>(op.attrDouble("p", 0.0));
     uint64_t seed = static_cast<uint64_t>(op.attrs.value("seed", int64_t(0)));
     double scale = 1.0 / (1.0 - static_cast<double>(p));
-    for (int64_t i = 0; i < n; ++i)
-      out.data[i] = dropoutKeeps(static_cast<uint64_t>(i + indexOffset), p, seed)
-                        ? x.data[i] * scale
-                        : 0.0;
-  } else if (name == "kb.softmax") {
-    int64_t len = x.lastDim();
-    for (int64_t r = 0; r < n / len; ++r) {
-      const double *row = &x.data[r * len];
-      double m = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < len; ++j)
-        m = std::max(m, row[j]);
-      double s = 0;
-      for (int64_t j = 0; j < len; ++j)
-        s += std::exp(row[j] - m);
-      for (int64_t j = 0; j < len; ++j)
-        out.data[r * len + j] = std::exp(row[j] - m) / s;
+    for (int64_t i = 0; i < n; ++i) {
+      bool keep = dropoutKeeps(static_cast<uint64_t>(i + indexOffset), p, seed);
+      double e = x.errAt(i);
+      out.data[i] = keep ? x.data[i] * scale : 0.0;
+      // fp32(1 / (1 - p)): two roundings; the product: one.
+      out.err[i] = !std::isfinite(e) ? INFINITY
+                   : keep            ? finish(out.data[i], scale * e, 3 * u)
+                                     : 0.0;
     }
+  } else if (name == "kb.softmax") {
+    softmaxRows(x, out);
   } else {
     throw std::runtime_error("no float64 reference for op '" + name + "'");
   }
@@ -153,7 +295,7 @@ HostTensor evalMatmul(const HostTensor &a, const HostTensor &b, bool transB) {
 MatmulEntry matmulEntry(const float *a, const float *b, int64_t m, int64_t n,
                         int64_t k, bool transB, int64_t batch, int64_t i,
                         int64_t j, int64_t ldbT) {
-  MatmulEntry e{0.0, 0.0};
+  MatmulEntry e;
   if (ldbT == 0)
     ldbT = k;
   const float *arow = a + (batch * m + i) * k;
@@ -162,8 +304,63 @@ MatmulEntry matmulEntry(const float *a, const float *b, int64_t m, int64_t n,
     double prod = static_cast<double>(arow[p]) * bv;
     e.value += prod;
     e.absSum += std::fabs(prod);
+    e.prodNorm2 += prod * prod;
+    e.partial1 += std::fabs(e.value);
+    if (p % 8 == 7 || p == k - 1)
+      e.partial8 += std::fabs(e.value);
   }
+  e.prodNorm2 = std::sqrt(e.prodNorm2);
   return e;
+}
+
+Comparison compareWithBound(const float *got, const double *ref,
+                            const std::vector<double> &err, int64_t n) {
+  Comparison c;
+  for (int64_t i = 0; i < n; ++i) {
+    double e = err.empty() ? 0.0 : err[i];
+    if (!std::isfinite(e)) {
+      ++c.unbounded;
+      continue;
+    }
+    ++c.checked;
+    double g = got[i], r = ref[i];
+    double d = std::fabs(g - r), allowed = kBoundSafety * e;
+    bool bad = !(d <= allowed); // NaN fails
+    if (!std::isnan(d)) {
+      c.maxAbsErr = std::max(c.maxAbsErr, d);
+      if (r != 0)
+        c.maxRelErr = std::max(c.maxRelErr, d / std::fabs(r));
+      if (d > 0)
+        c.maxErrOverBound = std::max(c.maxErrOverBound, allowed > 0 ? d / allowed : INFINITY);
+    } else {
+      c.maxErrOverBound = INFINITY;
+    }
+    if (bad) {
+      if (c.firstBad < 0) {
+        c.firstBad = i;
+        c.got = g;
+        c.want = r;
+        c.allowed = allowed;
+      }
+      ++c.bad;
+    }
+  }
+  return c;
+}
+
+void mergeComparison(Comparison &all, const Comparison &p, int64_t offset) {
+  all.checked += p.checked;
+  all.bad += p.bad;
+  all.unbounded += p.unbounded;
+  all.maxAbsErr = std::max(all.maxAbsErr, p.maxAbsErr);
+  all.maxRelErr = std::max(all.maxRelErr, p.maxRelErr);
+  all.maxErrOverBound = std::max(all.maxErrOverBound, p.maxErrOverBound);
+  if (all.firstBad < 0 && p.firstBad >= 0) {
+    all.firstBad = p.firstBad + offset;
+    all.got = p.got;
+    all.want = p.want;
+    all.allowed = p.allowed;
+  }
 }
 
 Comparison compare(const float *got, const double *ref, int64_t n, double rtol,
@@ -205,12 +402,38 @@ double maxRowSumError(const float *got, int64_t n, int64_t rowLen) {
   return worst;
 }
 
-double matmulTolerance(const std::string &precision) {
-  if (precision == "tf32")
-    return 2e-3; // 10-bit mantissa operands: about 2^-11 each
-  if (precision == "tf32x3")
-    return 1e-5;
-  return 1e-5; // fp32 accumulation over K
+double matmulErrorBound(const MatmulEntry &e, int64_t k,
+                        const std::string &precision) {
+  // Operand rounding: each product errs by at most `rho` relative. The
+  // roundings are a common bias (at most rho |c|) plus independent parts of
+  // standard deviation at most rho / sqrt(3) each: 6 sigmas of their sum.
+  // Accumulation: every add into the fp32 accumulator errs by at most one
+  // ulp (2u: the tensor cores truncate) of the partial sum, or by u (FFMA,
+  // rounding to nearest), summed over the kernel's steps; a tree or split
+  // order instead errs by at most depth * unit * sum |ab|.
+  double tree = std::ceil(std::log2(double(std::max<int64_t>(k, 2)))) + 1;
+  double rho, acc, partial;
+  if (precision == "ieee") {
+    rho = 0, acc = u, partial = e.partial1;
+  } else if (precision == "tf32") {
+    rho = 0x1p-10 + 0x1p-22, acc = 2 * u, partial = e.partial8; // rna: 2^-11 each
+  } else if (precision == "tf32x3") {
+    // big + small, small * small dropped. Each k tile's three products go
+    // into fresh (truncating) accumulators, at most 3 BK / 8 <= 24 adds per
+    // product, then into the running sum (steps of BK, within partial8).
+    rho = 3 * 0x1p-22, acc = 2 * u, partial = e.partial8;
+    tree += 24;
+  } else if (precision == "cublas-tf32") {
+    // cuBLAS's operand rounding is not documented: truncation (2^-10 each)
+    // is the worst it can be.
+    rho = 0x1p-9 + 0x1p-20, acc = 2 * u, partial = e.partial8;
+  } else if (precision == "cublas-ieee") {
+    rho = 0, acc = 2 * u, partial = e.partial1; // any order, either rounding
+  } else {
+    throw std::runtime_error("no matmul error bound for precision '" + precision + "'");
+  }
+  double operands = rho * (std::fabs(e.value) + 6 / std::sqrt(3.0) * e.prodNorm2);
+  return operands + acc * (partial + tree * e.absSum) + kFlush;
 }
 
 } // namespace kb::runtime

@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""Writes N random valid kb programs (.mlir) from a seed, for the differential
+run (scripts/differential.sh compiles them, scripts/differential-gpu.sh runs
+and checks them on the GPU).
+
+Every op of the dialect (matmul, softmax, transpose, add, sub, mul, div,
+bias_add, scale, gelu tanh/erf, relu, tanh, sigmoid, exp, dropout), every
+precision (ieee, tf32, tf32x3), batched and transpose_b matmuls, explicit
+transposes (with and without pad), elementwise chains before and after
+softmax and matmul, compiled fused or unfused (the `fuse` option of
+kb-compile), for sm_90 and sm_90a. Sizes run from 1 to several thousand,
+softmax widths up to 300,000; every program stays under a memory budget
+(all its buffers, default 1.5 GB) and a flop budget (default 2e11), so it runs
+in milliseconds and kb-run checks it in seconds.
+
+The values stay in fp32's range: the generator tracks a rough bound on each
+value's magnitude (inputs are N(0, 1), kb-run's default) and only applies exp
+or a product where the result cannot overflow, so kb-run can check every
+element. Every argument is used; one program in ten returns an intermediate
+value as a second result.
+
+Writes DIR/pNNNN.mlir and DIR/index.json: per program its chip, fuse option,
+classes (the op classes it holds), bytes and flops. Python 3 standard library
+only (numpy is not needed).
+
+Usage: gen_programs.py --count 200 --seed 1 --out build/diff/programs
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+
+UNARY = ["relu", "tanh", "sigmoid", "exp", "gelu_tanh", "gelu_erf", "scale", "dropout"]
+BINARY = ["add", "sub", "mul", "div"]
+PRECISIONS = ["ieee", "tf32", "tf32x3"]
+CHIPS = ["sm_90", "sm_90a"]
+
+
+def ttype(shape):
+    return "tensor<" + "x".join(str(d) for d in shape) + "xf32>"
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def log_uniform(rng, lo, hi):
+    """An integer in [lo, hi], log-uniformly, with a bias towards awkward
+    sizes (primes, odd, powers of two and one off them)."""
+    v = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+    r = rng.random()
+    if r < 0.15:
+        p = 1 << max(0, int(round(math.log2(max(v, 1)))))
+        v = p + rng.choice([-1, 0, 0, 1])
+    elif r < 0.25:
+        v |= 1
+    return max(lo, min(hi, v))
+
+
+class Program:
+    def __init__(self, rng, name):
+        self.rng = rng
+        self.name = name
+        self.args = []      # (name, shape)
+        self.lines = []
+        self.count = 0
+        self.classes = set()
+        self.bytes = 0
+        self.flops = 0
+        self.mag = {}       # value -> bound on |value| (rough, 6 sigma)
+        self.shape = {}
+
+    def arg(self, shape, mag=6.0):
+        n = "%a" + str(len(self.args))
+        self.args.append((n, shape))
+        self.shape[n] = shape
+        self.mag[n] = mag
+        self.bytes += 4 * numel(shape)
+        return n
+
+    def emit(self, text, shape, mag, cls):
+        v = "%v" + str(self.count)
+        self.count += 1
+        self.lines.append(f"  {v} = {text}")
+        self.shape[v] = shape
+        self.mag[v] = mag
+        self.bytes += 4 * numel(shape)
+        self.classes.add(cls)
+        return v
+
+    # -- elementwise --------------------------------------------------------
+    def unary(self, x, op):
+        rng, s, m = self.rng, self.shape[x], self.mag[x]
+        t = ttype(s)
+        if op == "exp":
+            if m > 20:  # exp would overflow: squash first
+                x = self.unary(x, "tanh")
+                m = 1.0
+            return self.emit(f"kb.exp {x} : {t}", s, math.exp(m), "exp")
+        if op == "relu":
+            return self.emit(f"kb.relu {x} : {t}", s, m, "relu")
+        if op == "tanh":
+            return self.emit(f"kb.tanh {x} : {t}", s, min(m, 1.0), "tanh")
+        if op == "sigmoid":
+            return self.emit(f"kb.sigmoid {x} : {t}", s, 1.0, "sigmoid")
+        if op == "gelu_tanh":
+            return self.emit(f"kb.gelu {x} approx(tanh) : {t}", s, m, "gelu")
+        if op == "gelu_erf":
+            return self.emit(f"kb.gelu {x} approx(erf) : {t}", s, m, "gelu")
+        if op == "scale":
+            f = rng.choice([0.125, 0.5, 2.0, -1.0, 0.1, 1.5, -0.03125, 3.0])
+            if m * abs(f) > 1e6:
+                f = 0.125
+            return self.emit(f"kb.scale {x} by {f!r} : {t}", s, m * abs(f), "scale")
+        if op == "dropout":
+            p = rng.choice([0.0, 0.1, 0.25, 0.3, 0.5, 0.9])
+            seed = rng.randrange(1, 1 << 40)
+            return self.emit(f"kb.dropout {x} p({p}) seed({seed}) : {t}", s,
+                             m / (1 - p), "dropout")
+        raise ValueError(op)
+
+    def other(self, x):
+        """A second operand of x's shape: a new argument or an earlier value."""
+        same = [v for v in self.shape if self.shape[v] == self.shape[x] and v != x]
+        if same and self.rng.random() < 0.3:
+            return self.rng.choice(same)
+        if self.rng.random() < 0.1:
+            return x  # x op x (x * x, x - x)
+        return self.arg(self.shape[x])
+
+    def binary(self, x, op):
+        rng, s = self.rng, self.shape[x]
+        t = ttype(s)
+        if op == "div":
+            if rng.random() < 0.1:
+                d = self.arg(s)  # raw N(0,1): a heavy-tailed quotient
+                return self.emit(f"kb.div {x}, {d} : {t}", s, self.mag[x] * 1e7, "div")
+            # A denominator in [1/e, e]: exp(tanh(y)).
+            d = self.unary(self.unary(self.other(x), "tanh"), "exp")
+            return self.emit(f"kb.div {x}, {d} : {t}", s, self.mag[x] * math.e, "div")
+        y = self.other(x)
+        if op == "mul" and self.mag[x] * self.mag[y] > 1e8:
+            y = self.unary(y, "tanh")
+        if op == "mul":
+            m = self.mag[x] * self.mag[y]
+        else:
+            m = self.mag[x] + self.mag[y]
+        return self.emit(f"kb.{op} {x}, {y} : {t}", s, m, op)
+
+    def bias(self, x):
+        s = self.shape[x]
+        b = self.arg([s[-1]])
+        return self.emit(f"kb.bias_add {x}, {b} : {ttype(s)}, {ttype([s[-1]])} -> {ttype(s)}",
+                         s, self.mag[x] + 6, "bias_add")
+
+    def chain(self, x, length):
+        for _ in range(length):
+            r = self.rng.random()
+            if r < 0.15:
+                x = self.bias(x)
+            elif r < 0.45:
+                x = self.binary(x, self.rng.choice(BINARY))
+            else:
+                x = self.unary(x, self.rng.choice(UNARY))
+        return x
+
+    # -- the big ops --------------------------------------------------------
+    def softmax(self, x):
+        s = self.shape[x]
+        return self.emit(f"kb.softmax {x} : {ttype(s)}", s, 1.0, "softmax")
+
+    def matmul(self, a, b, precision, trans_b, padded=False):
+        sa, sb = self.shape[a], self.shape[b]
+        n = sb[-2] if trans_b else sb[-1]
+        sc = sa[:-2] + [sa[-2], n]
+        attrs = f"precision({precision})"
+        if trans_b:
+            attrs += " transpose_b"
+        if padded:
+            attrs += " padded_b"
+        k = sa[-1]
+        self.flops += 2 * numel(sc) * k
+        m = self.mag[a] * self.mag[b] * math.sqrt(k) * 1.0 / 6.0
+        self.classes.add("matmul_" + precision)
+        if trans_b:
+            self.classes.add("matmul_transpose_b")
+        if len(sa) == 3:
+            self.classes.add("matmul_batched")
+        return self.emit(f"kb.matmul {a}, {b} {attrs} : {ttype(sa)}, {ttype(sb)} -> {ttype(sc)}",
+                         sc, m, "matmul")
+
+    def transpose(self, x, pad=None):
+        s = self.shape[x]
+        rows = s[-2]
+        if pad:
+            rows = (rows + pad - 1) // pad * pad
+        r = s[:-2] + [s[-1], rows]
+        p = f" pad({pad})" if pad else ""
+        return self.emit(f"kb.transpose {x}{p} : {ttype(s)} -> {ttype(r)}", r, self.mag[x],
+                         "transpose")
+
+    def text(self, results):
+        args = ", ".join(f"{n}: {ttype(s)}" for n, s in self.args)
+        rtypes = ", ".join(ttype(self.shape[r]) for r in results)
+        if len(results) > 1:
+            rtypes = "(" + rtypes + ")"
+        body = "\n".join(self.lines)
+        rets = ", ".join(results)
+        rt = ", ".join(ttype(self.shape[r]) for r in results)
+        return (f"func.func @{self.name}({args}) -> {rtypes} {{\n{body}\n"
+                f"  return {rets} : {rt}\n}}\n")
+
+
+def gen_chain(p, rng, budget):
+    shape = random_shape(rng, budget, 300000)
+    x = p.arg(shape)
+    return [p.chain(x, rng.randint(1, 6))]
+
+
+def random_shape(rng, budget, max_last):
+    """A shape of rank 1 to 4 (mostly 2) with at most `budget` elements."""
+    rank = rng.choice([1, 2, 2, 2, 2, 3, 4])
+    elems = log_uniform(rng, 1, budget)
+    last = log_uniform(rng, 1, min(elems, max_last))
+    shape = [last]
+    rest = max(1, elems // last)
+    for _ in range(rank - 1):
+        d = log_uniform(rng, 1, max(1, min(rest, 8192)))
+        shape.insert(0, d)
+        rest = max(1, rest // d)
+    return shape
+
+
+def gen_softmax(p, rng, budget):
+    width = log_uniform(rng, 1, 300000)
+    rows = log_uniform(rng, 1, max(1, min(8192, budget // width)))
+    r = rng.random()
+    if r < 0.8:
+        shape = [rows, width]
+    elif r < 0.9:
+        shape = [rng.randint(1, 4), rows, width]
+    else:
+        shape = random_shape(rng, budget, 300000)
+    x = p.arg(shape)
+    if rng.random() < 0.7:
+        x = p.chain(x, rng.randint(1, 4))
+    y = p.softmax(x)
+    if rng.random() < 0.1:
+        y = p.softmax(y)  # a softmax of a softmax
+    if rng.random() < 0.6:
+        y = p.chain(y, rng.randint(1, 3))
+    return [y]
+
+
+def matmul_shape(rng, budget, flop_budget):
+    for _ in range(100):
+        batch = rng.choice([None] * 4 + [log_uniform(rng, 1, 64)])
+        m = log_uniform(rng, 1, 4096)
+        n = log_uniform(rng, 1, 4096)
+        k = log_uniform(rng, 1, 8192) if rng.random() < 0.9 else log_uniform(rng, 8192, 262144)
+        b = batch or 1
+        elems = b * (m * k + k * n + m * n)
+        if elems <= budget and 2 * b * m * n * k <= flop_budget:
+            return batch, m, n, k
+    return None, 64, 64, 64
+
+
+def gen_matmul(p, rng, budget, flop_budget, then_softmax=False):
+    batch, m, n, k = matmul_shape(rng, budget // 2, flop_budget)
+    lead = [batch] if batch else []
+    precision = rng.choice(PRECISIONS)
+    trans_b = rng.random() < 0.4
+    a = p.arg(lead + [m, k])
+    explicit_t = not trans_b and rng.random() < 0.15
+    if trans_b:
+        b = p.arg(lead + [n, k])
+    elif explicit_t:
+        # B given as N x K, transposed in the program, then used row-major
+        # (or padded and used as transpose_b padded_b).
+        bt = p.arg(lead + [n, k])
+        if rng.random() < 0.5:
+            b = p.transpose(bt)
+        else:
+            b = p.arg(lead + [k, n])
+            b = p.transpose(b, pad=32)
+            trans_b = True
+    else:
+        b = p.arg(lead + [k, n])
+    if rng.random() < 0.25:
+        a = p.chain(a, rng.randint(1, 2))
+    padded = trans_b and p.shape[b][-1] != k
+    c = p.matmul(a, b, precision, trans_b, padded)
+    if rng.random() < 0.6:
+        c = p.chain(c, rng.randint(1, 4))
+    if rng.random() < 0.1:
+        # A second matmul on the first's result: C (M x N) x D (N x N2).
+        n2 = log_uniform(rng, 1, 512)
+        batch_m_n = numel(p.shape[c])
+        if 2 * batch_m_n * n2 + p.flops <= flop_budget and 4 * batch_m_n * n2 < budget:
+            if p.mag[c] > 1e3:
+                c = p.unary(c, "tanh")
+            d2 = p.arg(lead + [p.shape[c][-1], n2])
+            c = p.matmul(c, d2, rng.choice(PRECISIONS), False)
+            p.classes.add("matmul_chain")
+    if then_softmax:
+        if p.mag[c] > 1e3:
+            c = p.unary(c, "scale")
+        c = p.softmax(c)
+        if rng.random() < 0.5:
+            c = p.chain(c, rng.randint(1, 2))
+    return [c]
+
+
+def gen_transpose(p, rng, budget):
+    lead = [log_uniform(rng, 1, 16)] if rng.random() < 0.3 else []
+    r = log_uniform(rng, 1, 4096)
+    c = log_uniform(rng, 1, max(1, min(4096, budget // (r * (lead[0] if lead else 1) * 2))))
+    x = p.arg(lead + [r, c])
+    pad = rng.choice([None, None, 4, 32, 128])
+    y = p.transpose(x, pad)
+    if rng.random() < 0.5:
+        y = p.chain(y, rng.randint(1, 3))
+    return [y]
+
+
+def generate(index, seed, mem_budget, flop_budget):
+    rng = random.Random(seed * 1000003 + index)
+    name = f"p{index:04d}"
+    elem_budget = mem_budget // 4
+    for _ in range(50):
+        p = Program(rng, name)
+        kind = rng.choices(["chain", "softmax", "matmul", "matmul_softmax", "transpose"],
+                           weights=[20, 30, 30, 12, 8])[0]
+        # Each op keeps its result: leave room for a chain of ~10 buffers.
+        per = max(1, elem_budget // 12)
+        if kind == "chain":
+            results = gen_chain(p, rng, min(per, 1 << 26))
+        elif kind == "softmax":
+            results = gen_softmax(p, rng, min(per, 1 << 26))
+        elif kind == "matmul":
+            results = gen_matmul(p, rng, per, flop_budget)
+        elif kind == "matmul_softmax":
+            results = gen_matmul(p, rng, per, flop_budget, then_softmax=True)
+        else:
+            results = gen_transpose(p, rng, per)
+        if p.bytes <= mem_budget and p.flops <= flop_budget:
+            break
+    # One program in ten also returns an intermediate value (a second
+    # output: multi-result kernels and fusions).
+    inner = [v for v in p.shape if v.startswith("%v") and v not in results]
+    if inner and rng.random() < 0.1:
+        results.append(rng.choice(inner))
+        p.classes.add("two_results")
+    chip = rng.choice(CHIPS)
+    fuse = rng.random() < 0.75
+    info = {"name": name, "file": name + ".mlir", "kind": kind, "chip": chip, "fuse": fuse,
+            "classes": sorted(p.classes), "bytes": p.bytes, "flops": p.flops,
+            "args": [s for _, s in p.args]}
+    return p.text(results), info
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--max-bytes", type=int, default=1_500_000_000)
+    ap.add_argument("--max-flops", type=float, default=2e11)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    index = []
+    for i in range(a.count):
+        text, info = generate(i, a.seed, a.max_bytes, a.max_flops)
+        with open(os.path.join(a.out, info["file"]), "w") as f:
+            f.write(text)
+        index.append(info)
+    with open(os.path.join(a.out, "index.json"), "w") as f:
+        json.dump({"seed": a.seed, "count": a.count, "programs": index}, f, indent=1)
+    print(f"wrote {a.count} programs to {a.out} (seed {a.seed})")
+
+
+if __name__ == "__main__":
+    main()
