@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <cstdlib>
 
@@ -47,14 +48,25 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                             llvm::cl::init("auto")};
 };
 
-/// The toolkit whose libdevice gets linked for math functions (exp, erf...).
+/// Whether `dir` is a CUDA toolkit with libdevice (what gpu-module-to-binary
+/// links for math functions).
+bool hasLibdevice(StringRef dir) {
+  SmallString<256> p(dir);
+  llvm::sys::path::append(p, "nvvm", "libdevice", "libdevice.10.bc");
+  return llvm::sys::fs::is_regular_file(p);
+}
+
+/// The toolkit whose libdevice gets linked for math functions (exp, erf...):
+/// `given` (cuda-path), else the first of CUDA_ROOT, CUDA_HOME, CUDA_PATH and
+/// /usr/local/cuda that holds libdevice; empty if none does (kb-emit-bundle
+/// then refuses PTX that calls an unresolved function).
 std::string findCudaToolkit(const std::string &given) {
   if (!given.empty())
     return given;
   for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
-    if (const char *v = std::getenv(var); v && *v)
+    if (const char *v = std::getenv(var); v && *v && hasLibdevice(v))
       return v;
-  if (llvm::sys::fs::exists("/usr/local/cuda/nvvm/libdevice"))
+  if (hasLibdevice("/usr/local/cuda"))
     return "/usr/local/cuda";
   return "";
 }
@@ -72,6 +84,12 @@ LogicalResult buildCompilePipeline(
   if (o.ptxas.empty())
     return errorHandler("kb-compile: option 'ptxas' is empty (give a path, "
                         "'auto' or 'none')");
+  // A missing libdevice is only a diagnostic in gpu-module-to-binary (the
+  // exit status stays 0): refused here instead.
+  if (!o.cudaPath.empty() && !hasLibdevice(o.cudaPath))
+    return errorHandler("kb-compile: cuda-path '" + o.cudaPath +
+                        "' has no nvvm/libdevice/libdevice.10.bc (not a CUDA "
+                        "toolkit)");
   std::string toolkit = findCudaToolkit(o.cudaPath);
 
   OpPassManager &fpm = pm.nest<func::FuncOp>();

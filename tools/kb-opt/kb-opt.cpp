@@ -6,7 +6,8 @@
 // parser, verifier and printer recurse once per level of nesting, so the
 // input's bracket nesting is capped (a one-line error past the cap) and the
 // whole tool runs on a thread with a large stack that holds the levels that
-// are allowed.
+// are allowed. Diagnostics do not dump the operation unless
+// `--mlir-print-op-on-diagnostic` is given.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,10 +105,20 @@ int runKbOpt(int argc, char **argv) {
   // The short spellings users type, mapped onto the flags kb registers.
   std::vector<char *> args(argv, argv + argc);
   static char fuse[] = "--kb-fuse-elementwise";
-  for (char *&a : args)
+  bool printOpSet = false;
+  for (char *&a : args) {
     if (std::strcmp(a, "--fuse-elementwise") == 0 ||
         std::strcmp(a, "-fuse-elementwise") == 0)
       a = fuse;
+    printOpSet |= llvm::StringRef(a).ltrim('-').starts_with(
+        "mlir-print-op-on-diagnostic");
+  }
+  // A diagnostic is the line that says what is wrong (and the source line):
+  // not, by default, a dump of the operation, which for an error inside a
+  // kernel module is thousands of lines.
+  static char noPrintOp[] = "--mlir-print-op-on-diagnostic=false";
+  if (!printOpSet)
+    args.insert(args.begin() + 1, noPrintOp);
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       static_cast<int>(args.size()), args.data(),
       "kb optimizer: kb dialect passes and lowering to PTX\n", registry);
