@@ -7,7 +7,8 @@
 // input's bracket nesting is capped (a one-line error past the cap) and the
 // whole tool runs on a thread with a large stack that holds the levels that
 // are allowed. Diagnostics do not dump the operation unless
-// `--mlir-print-op-on-diagnostic` is given.
+// `--mlir-print-op-on-diagnostic` is given, and any error diagnostic makes
+// the exit status 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,8 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -145,7 +148,24 @@ int runKbOpt(int argc, char **argv) {
     return 1;
   }
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
-  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+  // An error diagnostic means exit 1, also from a pass that reports one and
+  // does not fail (gpu-module-to-binary without libdevice did, exit 0).
+  // Counted by a handler that then passes the diagnostic on to the printer.
+  // Not under -verify-diagnostics, where errors are what is checked.
+  unsigned errors = 0;
+  if (!config.shouldVerifyDiagnostics()) {
+    mlir::MlirOptMainConfig base = config;
+    config.setPassPipelineSetupFn([base, &errors](mlir::PassManager &pm) {
+      pm.getContext()->getDiagEngine().registerHandler(
+          [&errors](mlir::Diagnostic &d) {
+            errors += d.getSeverity() == mlir::DiagnosticSeverity::Error;
+            return mlir::failure();
+          });
+      return base.setupPassPipeline(pm);
+    });
+  }
+  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)) ||
+      errors)
     return 1;
   output->keep();
   return 0;
