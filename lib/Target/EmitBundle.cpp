@@ -176,13 +176,15 @@ void EmitBundlePass::runOnOperation() {
     return signalPassFailure();
   }
   func::FuncOp entry = entries.front();
+  // Errors about the bundle folder are located at the function it holds
+  // (the module's own location is FILE:0:0).
   if (llvm::sys::fs::exists(output) && !llvm::sys::fs::is_directory(output)) {
-    module.emitError() << "kb-emit-bundle: output '" << output
-                       << "' exists and is not a folder";
+    entry.emitError() << "kb-emit-bundle: output '" << output
+                      << "' exists and is not a folder";
     return signalPassFailure();
   }
   if (auto ec = llvm::sys::fs::create_directories(output)) {
-    module.emitError() << "kb-emit-bundle: cannot create '" << output
+    entry.emitError() << "kb-emit-bundle: cannot create '" << output
                        << "': " << ec.message();
     return signalPassFailure();
   }
@@ -364,8 +366,8 @@ void EmitBundlePass::runOnOperation() {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
-    module.emitError() << "kb-emit-bundle: cannot write " << path << ": "
-                       << ec.message();
+    entry.emitError() << "kb-emit-bundle: cannot write " << path << ": "
+                      << ec.message();
     return signalPassFailure();
   }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
