@@ -49,7 +49,7 @@ static ParseResult parseEnumKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
 #define GET_OP_CLASSES
 #include "kb/Dialect/KB/IR/KBOps.cpp.inc"
 
-/// The #kb.config fields that a kernel of `kind` reads; any other field set
+/// The #kb.config fields that a kernel of the op's kind reads; any other field set
 /// on such an op is an error (it would be ignored silently).
 static LogicalResult verifyConfigApplies(Operation *op) {
   auto config = op->getAttrOfType<ConfigAttr>("config");
