@@ -96,7 +96,11 @@ FailureOr<llvm::json::Object> runPtxas(StringRef ptxas, StringRef chip,
   llvm::sys::fs::remove(logPath);
   if (rc != 0) {
     if (error.empty())
-      error = log;
+      error = StringRef(log).trim().str();
+    if (error.empty())
+      error = rc < 0 ? "it could not be run or was killed"
+                     : "it exited with status " + std::to_string(rc) +
+                           " and printed nothing";
     return failure();
   }
   llvm::json::Object r;
@@ -132,16 +136,56 @@ void EmitBundlePass::runOnOperation() {
   for (auto f : module.getOps<func::FuncOp>())
     if (f->hasAttr("kb.entry"))
       entries.push_back(f);
-  if (entries.size() != 1) {
-    module.emitError() << "kb-emit-bundle expects exactly one function lowered "
-                          "by kb-lower-to-gpu, found "
-                       << entries.size()
-                       << " (a bundle holds one kb function with at least one kb op)";
+  if (entries.empty()) {
+    // Say why: a kb op left unlowered (inside another op's region, in a
+    // later block, or kb-lower-to-gpu not run), or no kb op at all.
+    Operation *kbOp = nullptr;
+    module.walk([&](Operation *op) {
+      if (isa_and_nonnull<KBDialect>(op->getDialect())) {
+        kbOp = op;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (kbOp) {
+      InFlightDiagnostic diag = kbOp->emitError()
+                                << "kb-emit-bundle: this kb op was not lowered "
+                                   "by kb-lower-to-gpu";
+      Operation *parent = kbOp->getParentOp();
+      if (!isa<func::FuncOp>(parent))
+        diag << " (it is inside '" << parent->getName()
+             << "'; kb compiles kb ops at the top level of a function)";
+      else if (kbOp->getBlock() != &kbOp->getParentRegion()->front())
+        diag << " (it is in a later block of its function; kb compiles "
+                "functions of one block)";
+      else
+        diag << ": run kb-lower-to-gpu first";
+      return signalPassFailure();
+    }
+    auto funcs = module.getOps<func::FuncOp>();
+    Operation *at = funcs.empty() ? module.getOperation() : *funcs.begin();
+    at->emitError() << "kb-emit-bundle: no function holds a kb op, so there "
+                       "is nothing to put in a bundle (a bundle holds one kb "
+                       "function with at least one kb op)";
+    return signalPassFailure();
+  }
+  if (entries.size() > 1) {
+    entries[1].emitError()
+        << "kb-emit-bundle: a bundle holds one kb function; this is the second "
+           "(after @"
+        << entries[0].getName() << ")";
     return signalPassFailure();
   }
   func::FuncOp entry = entries.front();
+  // Errors about the bundle folder are located at the function it holds
+  // (the module's own location is FILE:0:0).
+  if (llvm::sys::fs::exists(output) && !llvm::sys::fs::is_directory(output)) {
+    entry.emitError() << "kb-emit-bundle: output '" << output
+                      << "' exists and is not a folder";
+    return signalPassFailure();
+  }
   if (auto ec = llvm::sys::fs::create_directories(output)) {
-    module.emitError() << "kb-emit-bundle: cannot create '" << output
+    entry.emitError() << "kb-emit-bundle: cannot create '" << output
                        << "': " << ec.message();
     return signalPassFailure();
   }
@@ -324,8 +368,8 @@ void EmitBundlePass::runOnOperation() {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
-    module.emitError() << "kb-emit-bundle: cannot write " << path << ": "
-                       << ec.message();
+    entry.emitError() << "kb-emit-bundle: cannot write " << path << ": "
+                      << ec.message();
     return signalPassFailure();
   }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

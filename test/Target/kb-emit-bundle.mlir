@@ -14,7 +14,7 @@
 // PTX-NEXT: .param .u64 .ptr .align 1 k0_exp_param_0,
 // PTX-NEXT: .param .u64 .ptr .align 1 k0_exp_param_1
 // NOOUT: kb-emit-bundle: option 'output' (the bundle folder) is required
-// NOENTRY: kb-emit-bundle expects exactly one function lowered by kb-lower-to-gpu, found 0 (a bundle holds one kb function with at least one kb op)
+// NOENTRY: kb-emit-bundle.mlir:20:8: error: kb-emit-bundle: this kb op was not lowered by kb-lower-to-gpu: run kb-lower-to-gpu first
 // BADPTXAS: kb-emit-bundle: ptxas '/nonexistent/ptxas' is not an executable
 func.func @f(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %0 = kb.exp %x : tensor<16x64xf32>

@@ -2,7 +2,13 @@
 //
 // An mlir-opt for kb: the kb dialect, kb's passes and pipelines, and the
 // upstream dialects and passes the lowering uses. `--fuse-elementwise` is
-// accepted as the user-facing spelling of `--kb-fuse-elementwise`.
+// accepted as the user-facing spelling of `--kb-fuse-elementwise`. MLIR's
+// parser, verifier and printer recurse once per level of nesting, so the
+// input's bracket nesting is capped (a one-line error past the cap) and the
+// whole tool runs on a thread with a large stack that holds the levels that
+// are allowed. Diagnostics do not dump the operation unless
+// `--mlir-print-op-on-diagnostic` is given, and any error diagnostic makes
+// the exit status 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +20,80 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 #include <cstring>
 #include <vector>
 
-int main(int argc, char **argv) {
+namespace {
+
+/// The deepest bracket nesting (`(`, `[`, `{`, `<`) kb-opt reads. Real
+/// programs stay below a few dozen levels.
+constexpr unsigned kMaxNesting = 1000;
+/// The stack of the thread kb-opt runs on: room for kMaxNesting levels in
+/// MLIR's recursive parser, verifier, passes and printer (a few KB each).
+constexpr unsigned kStackBytes = 512u << 20;
+
+/// Finds where `text` first nests deeper than kMaxNesting, skipping string
+/// literals and `//` comments; `->` is not a closing bracket. Returns false
+/// when it never does.
+bool findTooDeep(llvm::StringRef text, unsigned &line, unsigned &col) {
+  unsigned depth = 0;
+  line = 1;
+  col = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    ++col;
+    switch (c) {
+    case '\n':
+      ++line;
+      col = 0;
+      break;
+    case '"':
+      for (++i; i < e && text[i] != '"' && text[i] != '\n'; ++i, ++col)
+        if (text[i] == '\\')
+          ++i, ++col;
+      ++col;
+      break;
+    case '/':
+      if (i + 1 < e && text[i + 1] == '/')
+        while (i + 1 < e && text[i + 1] != '\n')
+          ++i;
+      break;
+    case '(':
+    case '[':
+    case '{':
+    case '<':
+      if (++depth > kMaxNesting)
+        return true;
+      break;
+    case '>':
+      if (i > 0 && text[i - 1] == '-')
+        break;
+      [[fallthrough]];
+    case ')':
+    case ']':
+    case '}':
+      if (depth)
+        --depth;
+      break;
+    default:
+      break;
+    }
+  }
+  return false;
+}
+
+int runKbOpt(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::kb::registerKBTransformsPasses();
   mlir::kb::registerKBConversionPasses();
@@ -35,11 +108,75 @@ int main(int argc, char **argv) {
   // The short spellings users type, mapped onto the flags kb registers.
   std::vector<char *> args(argv, argv + argc);
   static char fuse[] = "--kb-fuse-elementwise";
-  for (char *&a : args)
+  bool printOpSet = false;
+  for (char *&a : args) {
     if (std::strcmp(a, "--fuse-elementwise") == 0 ||
         std::strcmp(a, "-fuse-elementwise") == 0)
       a = fuse;
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+    printOpSet |= llvm::StringRef(a).ltrim('-').starts_with(
+        "mlir-print-op-on-diagnostic");
+  }
+  // A diagnostic is the line that says what is wrong (and the source line):
+  // not, by default, a dump of the operation, which for an error inside a
+  // kernel module is thousands of lines.
+  static char noPrintOp[] = "--mlir-print-op-on-diagnostic=false";
+  if (!printOpSet)
+    args.insert(args.begin() + 1, noPrintOp);
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       static_cast<int>(args.size()), args.data(),
-      "kb optimizer: kb dialect passes and lowering to PTX\n", registry));
+      "kb optimizer: kb dialect passes and lowering to PTX\n", registry);
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  unsigned line, col;
+  if (findTooDeep(input->getBuffer(), line, col)) {
+    llvm::errs() << (inputFile == "-" ? "<stdin>" : inputFile) << ":" << line
+                 << ":" << col << ": error: the input nests brackets more than "
+                 << kMaxNesting << " levels deep; kb-opt reads at most "
+                 << kMaxNesting << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  // An error diagnostic means exit 1, also from a pass that reports one and
+  // does not fail (gpu-module-to-binary without libdevice did, exit 0).
+  // Counted by a handler that then passes the diagnostic on to the printer.
+  // Not under -verify-diagnostics, where errors are what is checked.
+  unsigned errors = 0;
+  if (!config.shouldVerifyDiagnostics()) {
+    mlir::MlirOptMainConfig base = config;
+    config.setPassPipelineSetupFn([base, &errors](mlir::PassManager &pm) {
+      pm.getContext()->getDiagEngine().registerHandler(
+          [&errors](mlir::Diagnostic &d) {
+            errors += d.getSeverity() == mlir::DiagnosticSeverity::Error;
+            return mlir::failure();
+          });
+      return base.setupPassPipeline(pm);
+    });
+  }
+  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)) ||
+      errors)
+    return 1;
+  output->keep();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  int rc = 1;
+  llvm::thread worker(std::optional<unsigned>(kStackBytes), [&] { rc = runKbOpt(argc, argv); });
+  worker.join();
+  return rc;
 }

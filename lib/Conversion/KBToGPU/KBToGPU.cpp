@@ -16,6 +16,7 @@
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::kb {
 #define GEN_PASS_DEF_KBLOWERTOGPU
@@ -94,13 +95,22 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     return MemRefType::get(tt.getShape(), tt.getElementType());
   };
   SmallVector<Type> argTypes;
-  for (Type t : func.getArgumentTypes()) {
-    if (!isa<RankedTensorType>(t))
-      return func.emitOpError() << "expects tensor arguments, got " << t;
+  // Every buffer of a bundle is a static-shaped f32 tensor (an unused
+  // argument too: kb-run allocates and fills it).
+  for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
+    if (std::string why = unsupportedTensorReason(t); !why.empty())
+      return func.emitOpError() << "argument #" << i << " of type " << t << " "
+                                << why
+                                << "; kb buffers are static-shaped f32 tensors";
     argTypes.push_back(memrefOf(t));
   }
-  for (Type t : func.getResultTypes())
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
+    if (std::string why = unsupportedTensorReason(t); !why.empty())
+      return func.emitOpError() << "result #" << i << " of type " << t << " "
+                                << why
+                                << "; kb buffers are static-shaped f32 tensors";
     argTypes.push_back(memrefOf(t));
+  }
   unsigned numInputs = func.getNumArguments();
 
   OpBuilder b(func);
@@ -109,14 +119,34 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   Block *entry = newFunc.addEntryBlock();
   DenseMap<Value, std::string> names;
   DenseMap<Value, Value> buffers;
+  // Buffer names are unique in a bundle: the names the program gives
+  // (kb.name, unique by the kb dialect's verifier) are kept, and a
+  // generated name (argN, outN, tN, wsN, tmN) that one of them already
+  // takes gets a suffix.
+  llvm::StringSet<> taken;
+  for (unsigned i = 0; i < argTypes.size(); ++i) {
+    bool isInput = i < numInputs;
+    StringAttr given = isInput ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
+                               : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
+    if (given && !taken.insert(given.getValue()).second)
+      return func.emitOpError() << "gives two buffers the kb.name \""
+                                << given.getValue() << "\"";
+  }
+  auto uniqueName = [&](std::string name) {
+    if (taken.insert(name).second)
+      return name;
+    for (unsigned k = 1;; ++k)
+      if (std::string alt = name + "_" + std::to_string(k); taken.insert(alt).second)
+        return alt;
+  };
   for (unsigned i = 0; i < argTypes.size(); ++i) {
     bool isInput = i < numInputs;
     std::string name;
     StringAttr given = isInput ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
                                : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
     name = given ? given.str()
-                 : (isInput ? "arg" + std::to_string(i)
-                            : "out" + std::to_string(i - numInputs));
+                 : uniqueName(isInput ? "arg" + std::to_string(i)
+                                      : "out" + std::to_string(i - numInputs));
     newFunc.setArgAttr(i, "kb.name", b.getStringAttr(name));
     newFunc.setArgAttr(i, "kb.role", b.getStringAttr(isInput ? "input" : "output"));
     if (isInput) {
@@ -145,7 +175,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     Value out = outputFor.lookup(result);
     if (!out) {
       auto alloc = memref::AllocOp::create(b, loc, memrefOf(result.getType()));
-      std::string name = "t" + std::to_string(scratchCount++);
+      std::string name = uniqueName("t" + std::to_string(scratchCount++));
       alloc->setAttr("kb.name", b.getStringAttr(name));
       names[result] = name;
       out = alloc;
@@ -163,7 +193,13 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
                                            "kb-select-mma (which may insert ops)";
 
     // The kernel: its own gpu.module holding one gpu.func.
-    std::string kname = "k" + std::to_string(kernelCount++) + "_" + kernelSuffix(&op);
+    // Not a name the module has already (a user function may be called
+    // like a kernel or its module).
+    std::string kname;
+    do
+      kname = "k" + std::to_string(kernelCount++) + "_" + kernelSuffix(&op);
+    while (SymbolTable::lookupSymbolIn(module, kname) ||
+           SymbolTable::lookupSymbolIn(module, kname + "_module"));
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
     auto gmod = gpu::GPUModuleOp::create(mb, loc, kname + "_module");
     SmallVector<Type> kargTypes;
@@ -181,7 +217,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       int64_t words =
           splitGlobalWorkspaceWords(rows, std::max<int64_t>(config.getCluster(), 1));
       auto ws = memref::AllocOp::create(b, loc, MemRefType::get({words}, b.getI32Type()));
-      ws->setAttr("kb.name", b.getStringAttr("ws" + std::to_string(scratchCount++)));
+      ws->setAttr("kb.name", b.getStringAttr(uniqueName("ws" + std::to_string(scratchCount++))));
       ws->setAttr("kb.role", b.getStringAttr("workspace"));
       kargTypes.push_back(ws.getType());
       kargs.push_back(ws);
@@ -211,7 +247,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         if (of.empty())
           return op.emitOpError() << "internal error: a tensor map of an unnamed buffer";
         auto tm = memref::AllocOp::create(b, loc, MemRefType::get({32}, b.getI32Type()));
-        tm->setAttr("kb.name", b.getStringAttr("tm" + std::to_string(scratchCount++)));
+        tm->setAttr("kb.name", b.getStringAttr(uniqueName("tm" + std::to_string(scratchCount++))));
         tm->setAttr("kb.role", b.getStringAttr("tensor_map"));
         tm->setAttr("kb.tensor_map",
                     b.getDictionaryAttr({b.getNamedAttr("of", b.getStringAttr(of)),
@@ -262,6 +298,25 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     }
     if (failed(built))
       return failure();
+    // CUDA's launch limits, checked here for every kind of kernel: grid x
+    // below 2^31, y and z below 2^16, at most 1024 threads a block, and
+    // dynamic shared memory that fits the launch's 32-bit field.
+    if (info.grid[0] < 1 || info.grid[0] > std::numeric_limits<int32_t>::max() ||
+        info.grid[1] < 1 || info.grid[1] > 65535 || info.grid[2] < 1 ||
+        info.grid[2] > 65535)
+      return op.emitOpError() << "needs a grid of " << info.grid[0] << " x "
+                              << info.grid[1] << " x " << info.grid[2]
+                              << " blocks; CUDA launches at most 2147483647 x "
+                                 "65535 x 65535";
+    if (info.block[0] < 1 || info.block[1] < 1 || info.block[2] < 1 ||
+        info.block[0] * info.block[1] * info.block[2] > 1024)
+      return op.emitOpError() << "needs blocks of " << info.block[0] << " x "
+                              << info.block[1] << " x " << info.block[2]
+                              << " threads; CUDA launches 1 to 1024";
+    if (info.dynamicSharedBytes < 0 ||
+        info.dynamicSharedBytes > std::numeric_limits<int32_t>::max())
+      return op.emitOpError() << "needs " << info.dynamicSharedBytes
+                              << " bytes of dynamic shared memory";
     // The NVPTX backend demotes MLIR's dynamic-shared-memory global to a
     // one-byte static .shared variable: static buffers placed after it would
     // overlap the dynamic region. A kernel uses one kind or the other.
@@ -325,7 +380,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         Value r = fop.getResult(0);
         names[r] = fb.getTerminator()->getOperand(0) == r
                        ? names.lookup(result)
-                       : kname + ".v" + std::to_string(inner++);
+                       : uniqueName(kname + ".v" + std::to_string(inner++));
         records.push_back(opRecord(&fop, names));
       }
     } else {
@@ -346,11 +401,49 @@ void LowerToGPUPass::runOnOperation() {
                   UnitAttr::get(&getContext()));
   SmallVector<func::FuncOp> funcs;
   // Functions with kb ops are lowered; others (helpers, empty ones) are left.
-  for (auto f : module.getOps<func::FuncOp>())
-    if (!f.isExternal() && llvm::any_of(f.getBody().front(), [](Operation &op) {
-          return getKernelKind(&op).has_value();
-        }))
-      funcs.push_back(f);
+  // A kb op anywhere but at the top level of a function's only block would
+  // be left out of the bundle: refused, never lowered in part.
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isExternal())
+      continue;
+    Operation *first = nullptr;
+    f.walk([&](Operation *op) {
+      if (isa_and_nonnull<KBDialect>(op->getDialect()) &&
+          !op->getParentOfType<FusionOp>() &&
+          !isa<FusionOp>(op->getParentOp())) {
+        first = op;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (!first)
+      continue;
+    if (!f.getBody().hasOneBlock()) {
+      f.emitOpError() << "has " << f.getBody().getBlocks().size()
+                      << " blocks; kb-lower-to-gpu lowers a function of one "
+                         "block (no branches), so its kb ops would be lowered "
+                         "in part";
+      return signalPassFailure();
+    }
+    bool nested = false;
+    f.walk([&](Operation *op) {
+      if (nested || !isa_and_nonnull<KBDialect>(op->getDialect()) ||
+          op->getParentOp() == f ||
+          isa<FusionOp>(op->getParentOp()))
+        return;
+      op->emitOpError() << "is inside '" << op->getParentOp()->getName()
+                        << "'; kb lowers kb ops at the top level of a "
+                           "function's body only";
+      nested = true;
+    });
+    if (nested)
+      return signalPassFailure();
+    if (!isa<func::ReturnOp>(f.getBody().front().getTerminator())) {
+      f.emitOpError() << "must end in func.return";
+      return signalPassFailure();
+    }
+    funcs.push_back(f);
+  }
   for (func::FuncOp f : funcs)
     if (failed(lowerFunction(f)))
       return signalPassFailure();

@@ -1,8 +1,9 @@
 //===- KBDialect.cpp - kb dialect, attributes and interfaces --------------===//
 //
-// Registers the kb dialect's ops and attributes, and verifies #kb.config
+// Registers the kb dialect's ops and attributes, verifies #kb.config
 // fields that have a fixed range (vector width, stages, mma kind, softmax
-// strategy).
+// strategy, sizes small enough that no later arithmetic overflows) and the
+// `kb.name` of function arguments and results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +11,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include <limits>
 
 using namespace mlir;
@@ -29,6 +32,120 @@ void mlir::kb::printSizes(AsmPrinter &printer, ArrayRef<int64_t> sizes) {
   printer << '[';
   llvm::interleaveComma(sizes, printer);
   printer << ']';
+}
+
+// A written 0 or keyword cannot fail the parse here: the generated parser
+// would add a second, vaguer error. They parse to values no count can have,
+// which ConfigAttr::verify refuses with one message.
+// A written 0 parses to kCountZero and a keyword (`true`) to kCountKeyword
+// (0 in memory means "not set").
+static constexpr int64_t kCountZero = std::numeric_limits<int64_t>::min();
+static constexpr int64_t kCountKeyword = std::numeric_limits<int64_t>::min() + 1;
+
+FailureOr<int64_t> mlir::kb::parseCount(AsmParser &parser, StringRef) {
+  // `true` would otherwise parse as the integer -1.
+  StringRef word;
+  if (succeeded(parser.parseOptionalKeyword(&word)))
+    return kCountKeyword;
+  int64_t value = 0;
+  if (parser.parseInteger(value))
+    return failure();
+  return value == 0 ? kCountZero : value;
+}
+
+FailureOr<int64_t> mlir::kb::checkedNumElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return failure();
+    std::optional<int64_t> p = llvm::checkedMul(n, d);
+    if (!p)
+      return failure();
+    n = *p;
+  }
+  return n;
+}
+
+std::string mlir::kb::unsupportedTensorReason(Type type, bool f32) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  auto tt = dyn_cast<RankedTensorType>(type);
+  if (!tt) {
+    os << "is not a ranked tensor";
+    return why;
+  }
+  if (f32 && !tt.getElementType().isF32()) {
+    os << "has element type " << tt.getElementType()
+       << "; kb computes on f32 only";
+    return why;
+  }
+  if (!tt.hasStaticShape()) {
+    os << "must have a static shape";
+    return why;
+  }
+  if (tt.getRank() == 0) {
+    os << "must have rank >= 1";
+    return why;
+  }
+  FailureOr<int64_t> n = checkedNumElements(tt.getShape());
+  if (failed(n)) {
+    os << "has more elements than int64 counts";
+    return why;
+  }
+  if (*n == 0) {
+    os << "must not be empty (a zero dimension)";
+    return why;
+  }
+  if (*n > kMaxTensorElements)
+    os << "has " << *n << " elements; kb supports at most "
+       << kMaxTensorElements << " (2^36)";
+  return why;
+}
+
+/// `kb.name`: a non-empty string naming one buffer of the bundle; two
+/// arguments or results of one function may not share it.
+static LogicalResult verifyBufferName(Operation *op, bool isResult,
+                                      unsigned index, NamedAttribute attr) {
+  if (attr.getName() != "kb.name")
+    return success();
+  auto what = [&] {
+    return (isResult ? "result #" : "argument #") + std::to_string(index);
+  };
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitError() << what() << ": 'kb.name' must be a non-empty string";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return success();
+  auto same = [&](DictionaryAttr attrs) {
+    auto other = attrs ? attrs.getAs<StringAttr>("kb.name") : StringAttr();
+    return other && other == name;
+  };
+  // Reported once, at the later of the two.
+  unsigned args = isResult ? func.getNumArguments() : index;
+  for (unsigned i = 0; i < args; ++i)
+    if (same(func.getArgAttrDict(i)))
+      return op->emitError() << what() << " has kb.name \"" << name.getValue()
+                             << "\", which argument #" << i
+                             << " has already: each buffer needs its own name";
+  for (unsigned i = 0; isResult && i < index; ++i)
+    if (same(func.getResultAttrDict(i)))
+      return op->emitError() << what() << " has kb.name \"" << name.getValue()
+                             << "\", which result #" << i
+                             << " has already: each buffer needs its own name";
+  return success();
+}
+
+LogicalResult KBDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attr) {
+  return verifyBufferName(op, /*isResult=*/false, argIndex, attr);
+}
+
+LogicalResult KBDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attr) {
+  return verifyBufferName(op, /*isResult=*/true, resultIndex, attr);
 }
 
 #include "kb/Dialect/KB/IR/KBOpsDialect.cpp.inc"
@@ -61,15 +178,57 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "per group of the tile order), got "
                        << raster;
   auto positive = [&](ArrayRef<int64_t> v, StringRef name) -> LogicalResult {
-    for (int64_t x : v)
+    for (int64_t x : v) {
       if (x <= 0)
         return emitError() << "#kb.config field '" << name
                            << "' expects positive sizes, got " << x;
+      if (x > kMaxConfigSize)
+        return emitError() << "#kb.config field '" << name << "' size " << x
+                           << " is too large (at most " << kMaxConfigSize
+                           << ")";
+    }
     return success();
   };
   if (failed(positive(block, "block")) || failed(positive(warp, "warp")) ||
       failed(positive(thread, "thread")))
     return failure();
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>("threads", threads), {"vector", vector},
+        {"stages", stages}, {"cluster", cluster}, {"grid", grid}}) {
+    if (value == kCountZero)
+      return emitError() << "#kb.config '" << name
+                         << "' must be at least 1, got 0 (leave the field out "
+                            "to let kb choose)";
+    if (value == kCountKeyword)
+      return emitError() << "#kb.config '" << name
+                         << "' expects a positive integer, not a keyword";
+  }
+  if (block.size() > 3 || warp.size() > 2 || thread.size() > 2)
+    return emitError() << "#kb.config takes at most 3 block sizes, 2 warp "
+                          "sizes and 2 thread sizes, got "
+                       << block.size() << ", " << warp.size() << " and "
+                       << thread.size();
+  // A thread's register tile: TM * TN accumulators plus a column of A and a
+  // row of B, all in registers (the lowering unrolls over them).
+  if (thread.size() == 2 &&
+      thread[0] * thread[1] + thread[0] + thread[1] > kMaxRegistersPerThread)
+    return emitError() << "#kb.config thread = [" << thread[0] << ", "
+                       << thread[1] << "] needs "
+                       << thread[0] * thread[1] + thread[0] + thread[1]
+                       << " registers per thread (" << thread[0] * thread[1]
+                       << " accumulators and " << thread[0] + thread[1]
+                       << " operands); a thread has at most "
+                       << kMaxRegistersPerThread;
+  // A warp's tile: its accumulators are spread over the 32 lanes, which the
+  // lowering unrolls. Past twice a thread's registers it would only spill
+  // (and take minutes to build).
+  if (warp.size() == 2 && warp[0] * warp[1] / 32 > 2 * kMaxRegistersPerThread)
+    return emitError() << "#kb.config warp = [" << warp[0] << ", " << warp[1]
+                       << "] puts " << warp[0] * warp[1] / 32
+                       << " accumulators in each of a warp's 32 threads; at "
+                          "most "
+                       << 2 * kMaxRegistersPerThread
+                       << " (a thread has 255 registers)";
   if (threads < 0 || threads > 1024)
     return emitError() << "#kb.config 'threads' must be in [1, 1024], got "
                        << threads;
@@ -79,9 +238,13 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (stages < 0 || stages > 8)
     return emitError() << "#kb.config 'stages' must be in [1, 8], got "
                        << stages;
-  for (int64_t p : pad)
+  for (int64_t p : pad) {
     if (p < 0)
       return emitError() << "#kb.config 'pad' must be non-negative, got " << p;
+    if (p > kMaxConfigSize)
+      return emitError() << "#kb.config 'pad' " << p
+                         << " is too large (at most " << kMaxConfigSize << ")";
+  }
   if (!pad.empty() && pad.size() != 2)
     return emitError() << "#kb.config 'pad' needs two sizes [padA, padB], got "
                        << pad.size();

@@ -49,21 +49,58 @@ static ParseResult parseEnumKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
 #define GET_OP_CLASSES
 #include "kb/Dialect/KB/IR/KBOps.cpp.inc"
 
-/// Every kb tensor must have a static shape and rank of at least one.
+/// The #kb.config fields that a kernel of the op's kind reads; any other field set
+/// on such an op is an error (it would be ignored silently).
+static LogicalResult verifyConfigApplies(Operation *op) {
+  auto config = op->getAttrOfType<ConfigAttr>("config");
+  if (!config)
+    return success();
+  std::optional<KernelKind> kind = getKernelKind(op);
+  if (!kind)
+    return success();
+  // block, threads: every kind.
+  bool matmul = *kind == KernelKind::Matmul;
+  bool softmax = *kind == KernelKind::Softmax;
+  bool transpose = *kind == KernelKind::Transpose;
+  struct Field {
+    StringRef name;
+    bool set, applies;
+  } fields[] = {
+      {"warp", !config.getWarp().empty(), matmul},
+      {"thread", !config.getThread().empty(), matmul},
+      {"vector", config.getVector() != 0, !matmul && !transpose},
+      {"stages", config.getStages() != 0, matmul || softmax},
+      {"pad", !config.getPad().empty(), matmul},
+      {"mma", !config.getMma().empty(), matmul},
+      {"copy", !config.getCopy().empty(), matmul},
+      {"strategy", !config.getStrategy().empty(), softmax},
+      {"cluster", config.getCluster() != 0, softmax},
+      {"grid", config.getGrid() != 0, softmax},
+      {"raster", config.getRaster() != 0, matmul},
+  };
+  StringRef kindName = matmul      ? "a matmul"
+                       : softmax   ? "a softmax"
+                       : transpose ? "a transpose"
+                                   : "an elementwise";
+  for (const Field &f : fields)
+    if (f.set && !f.applies)
+      return op->emitOpError() << "#kb.config field '" << f.name
+                               << "' does not apply to " << kindName
+                               << " kernel (kb would ignore it)";
+  return success();
+}
+
+/// Every kb tensor must have a static shape, rank of at least one, and at
+/// least one and at most kMaxTensorElements elements; a set config must
+/// apply to the op.
 static LogicalResult verifyStaticShapes(Operation *op) {
   auto check = [&](Type t, StringRef what, unsigned i) -> LogicalResult {
-    auto tt = dyn_cast<RankedTensorType>(t);
-    if (!tt)
+    if (!isa<RankedTensorType>(t))
       return success(); // element/rank constraints are ODS's job
-    if (!tt.hasStaticShape())
-      return op->emitOpError() << what << " #" << i
-                               << " must have a static shape, got " << t;
-    if (tt.getRank() == 0)
-      return op->emitOpError() << what << " #" << i
-                               << " must have rank >= 1, got " << t;
-    if (tt.getNumElements() == 0)
-      return op->emitOpError() << what << " #" << i
-                               << " must not be empty (a zero dimension), got " << t;
+    std::string why = unsupportedTensorReason(t, /*f32=*/false);
+    if (!why.empty())
+      return op->emitOpError() << what << " #" << i << " " << why << ", got "
+                               << t;
     return success();
   };
   for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
@@ -72,7 +109,7 @@ static LogicalResult verifyStaticShapes(Operation *op) {
   for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
     if (failed(check(t, "result", i)))
       return failure();
-  return success();
+  return verifyConfigApplies(op);
 }
 
 static std::string shapeStr(ArrayRef<int64_t> shape) {
@@ -250,6 +287,22 @@ LogicalResult FusionOp::verify() {
                             "types";
   if (getNumResults() == 0)
     return emitOpError() << "expects at least one result";
+  // One kernel writes one output buffer: the lowering has no second one.
+  if (getNumResults() > 1)
+    return emitOpError() << "has " << getNumResults()
+                         << " results; kb lowers a fusion to one kernel with "
+                            "one output, so it needs exactly one result";
+  for (Type t : getResultTypes())
+    if (std::string why = unsupportedTensorReason(t, /*f32=*/false); !why.empty())
+      return emitOpError() << "result " << why << ", got " << t;
+  // The kernel computes the yielded value from the body's ops: a block
+  // argument yielded (a copy of an input) or an op whose result reaches no
+  // kb.yield would be computed into nothing.
+  if (isa<BlockArgument>(yield.getValues()[0]))
+    return emitOpError() << "yields block argument #"
+                         << cast<BlockArgument>(yield.getValues()[0]).getArgNumber()
+                         << " (an input): kb.yield must return a value "
+                            "computed in the body";
   int64_t matmuls = 0, softmaxes = 0;
   for (Operation &op : block.without_terminator()) {
     if (op.getDialect() != (*this)->getDialect() || isa<FusionOp>(op))
@@ -263,5 +316,10 @@ LogicalResult FusionOp::verify() {
     return emitOpError() << "holds " << matmuls << " matmul(s) and "
                          << softmaxes
                          << " softmax(es); at most one of them is allowed";
-  return success();
+  for (Operation &op : block.without_terminator())
+    if (op.use_empty())
+      return op.emitOpError() << "result is unused in its kb.fusion: every op "
+                                 "of a fusion must feed the value kb.yield "
+                                 "returns";
+  return verifyConfigApplies(*this);
 }

@@ -38,6 +38,13 @@ class KB_SizesParameter : OptionalArrayRefParameter<"int64_t"> {
   let printer = "::mlir::kb::printSizes($_printer, $_self)";
 }
 
+// An optional count (threads, vector, stages, cluster, grid): a positive
+// integer when written; 0 means "not set", so `threads = 0` is refused by the
+// parser, as is a keyword such as `true`.
+class KB_CountParameter<string fieldName> : OptionalParameter<"int64_t"> {
+  let parser = "::mlir::kb::parseCount($_parser, \"" # fieldName # "\")";
+}
+
 def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
   let mnemonic = "config";
   let summary = "per-op kernel decisions taken by kb's passes";
@@ -92,16 +99,16 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_SizesParameter<>:$block,
     KB_SizesParameter<>:$warp,
     KB_SizesParameter<>:$thread,
-    OptionalParameter<"int64_t">:$threads,
-    OptionalParameter<"int64_t">:$vector,
-    OptionalParameter<"int64_t">:$stages,
+    KB_CountParameter<"threads">:$threads,
+    KB_CountParameter<"vector">:$vector,
+    KB_CountParameter<"stages">:$stages,
     KB_SizesParameter<>:$pad,
     StringRefParameter<"", "\"\"">:$mma,
     StringRefParameter<"", "\"\"">:$strategy,
-    OptionalParameter<"int64_t">:$cluster,
-    OptionalParameter<"int64_t">:$grid,
+    KB_CountParameter<"cluster">:$cluster,
+    KB_CountParameter<"grid">:$grid,
     StringRefParameter<"", "\"\"">:$copy,
-    OptionalParameter<"int64_t">:$raster
+    KB_CountParameter<"raster">:$raster
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -22,6 +22,26 @@ namespace mlir::kb {
 FailureOr<SmallVector<int64_t>> parseSizes(AsmParser &parser);
 /// Prints `[a, b, ...]`.
 void printSizes(AsmPrinter &printer, ArrayRef<int64_t> sizes);
+/// Parses a #kb.config count (`threads`, `stages`, ...): a positive integer.
+FailureOr<int64_t> parseCount(AsmParser &parser, StringRef field);
+
+/// The most elements a kb tensor may have: 2^36 f32 values (256 GiB), more
+/// than any GPU holds. Bounding every shape bounds the arithmetic of the
+/// passes and the lowering (element counts, grids, byte sizes) far below
+/// int64's range.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 36;
+/// The largest size a #kb.config size list (block, warp, thread, pad) may
+/// hold: products of three of them stay far below int64's range.
+constexpr int64_t kMaxConfigSize = int64_t(1) << 20;
+/// The registers a thread has (ptxas's limit).
+constexpr int64_t kMaxRegistersPerThread = 255;
+
+/// The element count of a static shape, or failure if it overflows int64.
+FailureOr<int64_t> checkedNumElements(ArrayRef<int64_t> shape);
+/// Why `type` is not a tensor kb supports (static shape, rank >= 1, at least
+/// one and at most kMaxTensorElements elements, f32 when `f32` is set), or
+/// an empty string when it is one.
+std::string unsupportedTensorReason(Type type, bool f32 = true);
 } // namespace mlir::kb
 
 #include "kb/Dialect/KB/IR/KBOpsDialect.h.inc"

@@ -23,6 +23,10 @@ def KB_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::kb";
   let useDefaultAttributePrinterParser = 1;
+  // `kb.name` on function arguments and results: a non-empty string, unique
+  // among the function's buffers.
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 #endif // KB_DIALECT_TD

@@ -1,0 +1,193 @@
+// RUN: kb-opt %s -split-input-file -verify-diagnostics
+// #kb.config fields out of range, too large for kb's arithmetic, or not for
+// the op they are set on (repros crash/tile_overflow_sigfpe*.mlir,
+// crash/hang_matmul_bk_huge.mlir, crash/hang_matmul_thread_tile_128x128.mlir,
+// invalid/smem_overflow_pad.mlir and the README's "Also seen" list).
+
+// crash/tile_overflow_sigfpe_min.mlir: the thread count overflowed to 0 and
+// kb-tile divided by it (SIGFPE).
+func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config field 'block' size 17179869184 is too large (at most 1048576)}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [17179869184, 17179869184, 8], thread = [4, 4], mma = "ffma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// crash/hang_matmul_bk_huge.mlir: BK = 2^62 passed the shared-memory check by
+// overflow and the lowering grew past 5 GB.
+func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config field 'block' size 4611686018427387904 is too large (at most 1048576)}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [64, 64, 4611686018427387904], thread = [4, 4], mma = "ffma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// crash/hang_matmul_thread_tile_128x128.mlir: 16,384 accumulators a thread.
+func.func @f(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config thread = [128, 128] needs 16640 registers per thread (16384 accumulators and 256 operands); a thread has at most 255}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [128, 128, 8], thread = [128, 128], mma = "ffma">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// The largest register tile that fits: 12 x 12 (144 + 24 registers) is kept.
+func.func @thread_tile_12x12(%a: tensor<96x96xf32>, %b: tensor<96x96xf32>) -> tensor<96x96xf32> {
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [96, 96, 8], thread = [12, 12], mma = "ffma">} : tensor<96x96xf32>, tensor<96x96xf32> -> tensor<96x96xf32>
+  return %0 : tensor<96x96xf32>
+}
+
+// -----
+
+func.func @thread_tile_16x16(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config thread = [16, 16] needs 288 registers per thread (256 accumulators and 32 operands); a thread has at most 255}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [128, 128, 8], thread = [16, 16], mma = "ffma">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @warp_tile_huge(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config warp = [256, 256] puts 2048 accumulators in each of a warp's 32 threads; at most 510 (a thread has 255 registers)}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [256, 256, 32], warp = [256, 256], mma = "mma_sync_tf32">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// invalid/smem_overflow_pad.mlir: pad = 2^62 overflowed the shared-memory size.
+func.func @f(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config 'pad' 4611686018427387904 is too large (at most 1048576)}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<pad = [4611686018427387904, 0]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @block_four_sizes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config takes at most 3 block sizes, 2 warp sizes and 2 thread sizes, got 4, 0 and 0}}
+  %0 = kb.relu %x {config = #kb.config<block = [1, 2, 3, 4]>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @threads_zero(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'threads' must be at least 1, got 0 (leave the field out to let kb choose)}}
+  %0 = kb.relu %x {config = #kb.config<threads = 0>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @stages_zero(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config 'stages' must be at least 1, got 0}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<stages = 0>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @cluster_zero(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'cluster' must be at least 1, got 0}}
+  %0 = kb.softmax %x {config = #kb.config<strategy = "split", cluster = 0>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @vector_negative(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'vector' must be 1, 2 or 4, got -4}}
+  %0 = kb.relu %x {config = #kb.config<vector = -4>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// `threads = true` used to read as -1 ("got -1").
+func.func @threads_true(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config 'threads' expects a positive integer, not a keyword}}
+  %0 = kb.relu %x {config = #kb.config<threads = true>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Fields that do not apply to the op were ignored silently.
+func.func @strategy_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kb.matmul' op #kb.config field 'strategy' does not apply to a matmul kernel (kb would ignore it)}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<strategy = "online">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @grid_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config 'grid' (a persistent grid) is only for a split_global softmax, not strategy ""}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<grid = 4>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @cluster_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kb.matmul' op #kb.config field 'cluster' does not apply to a matmul kernel (kb would ignore it)}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<cluster = 2>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @vector_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kb.matmul' op #kb.config field 'vector' does not apply to a matmul kernel (kb would ignore it)}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<vector = 4>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @mma_on_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kb.softmax' op #kb.config field 'mma' does not apply to a softmax kernel (kb would ignore it)}}
+  %0 = kb.softmax %x {config = #kb.config<mma = "ffma">} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @thread_on_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kb.softmax' op #kb.config field 'thread' does not apply to a softmax kernel (kb would ignore it)}}
+  %0 = kb.softmax %x {config = #kb.config<thread = [4, 4]>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @stages_on_relu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kb.relu' op #kb.config field 'stages' does not apply to an elementwise kernel (kb would ignore it)}}
+  %0 = kb.relu %x {config = #kb.config<stages = 2>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @vector_on_transpose(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kb.transpose' op #kb.config field 'vector' does not apply to a transpose kernel (kb would ignore it)}}
+  %0 = kb.transpose %x {config = #kb.config<vector = 4>} : tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// A matmul fusion takes the matmul's fields; a softmax field on it is refused.
+func.func @strategy_on_matmul_fusion(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kb.fusion' op #kb.config field 'strategy' does not apply to a matmul kernel (kb would ignore it)}}
+  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) attributes {config = #kb.config<strategy = "online">} {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %1 = kb.matmul %x, %y precision(ieee) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %2 = kb.relu %1 : tensor<64x64xf32>
+    kb.yield %2 : tensor<64x64xf32>
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
