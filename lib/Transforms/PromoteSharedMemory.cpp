@@ -39,13 +39,13 @@ struct PromoteSharedMemoryPass
                             "kb-tile first";
         return signalPassFailure();
       }
-      bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
-      bool wgmma = f.mma == "wgmma_tf32";
+      bool tensorCores = isMmaSync(f.mma);
+      bool wgmma = f.mma == MmaUnit::wgmma_tf32;
       bool transposeB = getKernelMatmul(&op).getTransposeB();
-      if (f.copy == "tma" && !wgmma) {
+      if (f.copy == CopyKind::tma && !wgmma) {
         op.emitOpError() << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
                             "(sm_90a, precision(tf32)), not \""
-                         << f.mma << "\"";
+                         << nameOf(f.mma) << "\"";
         return signalPassFailure();
       }
       if (wgmma) {
@@ -63,9 +63,9 @@ struct PromoteSharedMemoryPass
         // the tensor map swizzles it and zero-fills what lies past M, N or K
         // (K % 4 == 0, which wgmma_tf32 already needs, makes every row pitch
         // the multiple of 16 bytes a tensor map needs).
-        if (f.copy.empty())
-          f.copy = "tma";
-        if (f.copy == "tma")
+        if (!f.copy)
+          f.copy = CopyKind::tma;
+        if (f.copy == CopyKind::tma)
           f.threads = wgmmaThreads(f.block[0], /*tma=*/true);
         if (!f.stages) {
           f.stages = 4;

@@ -79,8 +79,8 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   bool unfused = isa<SoftmaxOp>(op);
   auto alignedChunksAllowed = [&] {
     return unfused && f.vector == 4 &&
-           (f.strategy == "registers" || f.strategy == "split_shared" ||
-            f.strategy == "split_global");
+           (f.strategy == SoftmaxStrategy::registers || f.strategy == SoftmaxStrategy::split_shared ||
+            f.strategy == SoftmaxStrategy::split_global);
   };
   // Elements a row's accesses cover: aligned chunks cover up to 3 more.
   auto covered = [&](int64_t len) { return n % f.vector ? len + 3 : len; };
@@ -116,14 +116,14 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
         return c;
     return 0;
   };
-  auto chooseStrategy = [&]() -> std::string {
+  auto chooseStrategy = [&]() -> SoftmaxStrategy {
     if (valuesPerThread(covered(n), maxThreads, f.vector) <= kAutoRowValuesPerThread)
-      return "registers";
+      return SoftmaxStrategy::registers;
     if (globalBlocks())
-      return "split_global";
-    return "online";
+      return SoftmaxStrategy::split_global;
+    return SoftmaxStrategy::online;
   };
-  bool autoVector = !f.vector, autoStrategy = f.strategy.empty();
+  bool autoVector = !f.vector, autoStrategy = !f.strategy;
   if (autoVector)
     f.vector = unfused ? 4 : widestVector(n);
   if (autoStrategy)
@@ -139,11 +139,11 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (autoStrategy)
       f.strategy = chooseStrategy();
   }
-  bool global = f.strategy == "split_global";
-  bool staged = f.strategy == "split_shared" || global;
-  bool split = f.strategy == "split" || staged;
+  bool global = f.strategy == SoftmaxStrategy::split_global;
+  bool staged = f.strategy == SoftmaxStrategy::split_shared || global;
+  bool split = f.strategy == SoftmaxStrategy::split || staged;
   if (!f.threads) {
-    if (f.strategy == "registers")
+    if (f.strategy == SoftmaxStrategy::registers)
       // About four vectors per thread: enough loads in flight per thread,
       // and enough threads to cover the row. Rows that are not a multiple of
       // the vector (aligned chunks, one more than n / 4) round up to whole
@@ -154,7 +154,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
           n % f.vector ? llvm::alignTo(llvm::divideCeil(n + 3, 4 * f.vector), 32)
                        : nextPow2(llvm::divideCeil(n, 4 * f.vector)),
           32, maxThreads);
-    else if (f.strategy == "split_global")
+    else if (f.strategy == SoftmaxStrategy::split_global)
       // Two blocks per SM (see the blocks per row below) need at most 32K
       // registers each: 512 threads (the kernel takes about 60 per thread).
       f.threads = std::min<int64_t>(512, maxThreads);
@@ -174,21 +174,21 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (!f.cluster)
       f.cluster = kMaxCluster; // checked below
   }
-  if (f.strategy == "registers" || f.strategy == "split") {
-    int64_t len = f.strategy == "split"
+  if (f.strategy == SoftmaxStrategy::registers || f.strategy == SoftmaxStrategy::split) {
+    int64_t len = f.strategy == SoftmaxStrategy::split
                       ? splitPartLength(n, f.cluster, f.vector)
                       : covered(n);
     int64_t perThread = valuesPerThread(len, f.threads, f.vector);
     if (perThread > kMaxRowValuesPerThread) {
-      auto diag = op->emitOpError() << "softmax strategy '" << f.strategy
+      auto diag = op->emitOpError() << "softmax strategy '" << nameOf(f.strategy)
                                     << "' would hold " << perThread
                                     << " values of each row per thread (row length "
                                     << n << ", ";
-      if (f.strategy == "split")
+      if (f.strategy == SoftmaxStrategy::split)
         diag << f.cluster << " blocks of ";
       diag << f.threads << " threads); at most " << kMaxRowValuesPerThread
            << " fit: use strategy \"online\" or more threads";
-      if (f.strategy == "split")
+      if (f.strategy == SoftmaxStrategy::split)
         diag << " or blocks";
       return diag;
     }
@@ -196,7 +196,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   if (staged &&
       splitSharedBytes(n, f.cluster, f.vector) > model.maxSharedPerBlock)
     return op->emitOpError()
-           << "softmax strategy '" << f.strategy << "' would stage "
+           << "softmax strategy '" << nameOf(f.strategy) << "' would stage "
            << splitSharedPartBytes(n, f.cluster, f.vector)
            << " bytes of each row per block (row length " << n << ", "
            << f.cluster << " blocks); " << model.chip << " has "
@@ -209,7 +209,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     f.block = {1};
     // (split_global: one row per group of blocks, 84.8% of copy at
     // 1024x400000 against 83.2% with 4, run 4.)
-    if (f.strategy == "split_shared" && isa<SoftmaxOp>(op))
+    if (f.strategy == SoftmaxStrategy::split_shared && isa<SoftmaxOp>(op))
       for (int64_t k : {4, 2})
         if (rows % k == 0) {
           f.block = {k};
@@ -320,8 +320,8 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
       }
       if (succeeded(ok) && f.cluster > 1 &&
           !(*kind == KernelKind::Softmax &&
-            (f.strategy == "split" || f.strategy == "split_shared" ||
-             f.strategy == "split_global"))) {
+            (f.strategy == SoftmaxStrategy::split || f.strategy == SoftmaxStrategy::split_shared ||
+             f.strategy == SoftmaxStrategy::split_global))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\", "
                             "\"split_shared\" and \"split_global\" use";

@@ -26,9 +26,9 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
   int64_t m = shape[shape.size() - 2], n = shape.back();
   int64_t batch = shape.size() == 3 ? shape[0] : 1;
   int64_t k = mm.getLhs().getType().getShape().back();
-  bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
-  bool wgmma = f.mma == "wgmma_tf32";
-  if (f.mma.empty())
+  bool tensorCores = isMmaSync(f.mma);
+  bool wgmma = f.mma == MmaUnit::wgmma_tf32;
+  if (!f.mma)
     return op->emitOpError() << "kb-tile needs the mma unit: run kb-select-mma first";
   auto blocksFor = [&](int64_t bm, int64_t bn) {
     return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
@@ -119,7 +119,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
     // One warpgroup per 64 rows, and with TMA a producer warp (a config
     // that names copy = "tma" already; kb-promote-shared-memory adds it
     // when it picks TMA itself).
-    threads = wgmmaThreads(bm, f.copy == "tma");
+    threads = wgmmaThreads(bm, f.copy == CopyKind::tma);
   } else if (tensorCores) {
     if (f.warp.size() != 2)
       return op->emitOpError() << "mma.sync config needs warp = [WM, WN]";
@@ -163,7 +163,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
     return op->emitOpError() << "tiles need " << threads
                              << " threads per block; at most 1024 are allowed";
   // Copies per thread (TMA's are issued by one thread).
-  bool tmaCopies = wgmma && f.copy == "tma";
+  bool tmaCopies = wgmma && f.copy == CopyKind::tma;
   if (!tmaCopies && ((bm * bk) % threads || (bk * bn) % threads))
     return op->emitOpError() << "the A tile (" << bm << "x" << bk
                              << ") and B tile (" << bk << "x" << bn

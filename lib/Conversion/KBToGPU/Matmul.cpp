@@ -626,7 +626,7 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                   cfg.getBlock()[0], cfg.getBlock()[1], cfg.getBlock()[2],
                   cfg.getThreads()};
   // copy = "tma": the two tensor maps come just before C (kb-lower-to-gpu).
-  if (cfg.getCopy() == "tma") {
+  if (cfg.getCopy() == CopyKind::tma) {
     if (args.size() < 3)
       return op->emitOpError() << "internal error: no tensor-map arguments";
     e.tmapA = args[args.size() - 3];
@@ -662,13 +662,17 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     return op->emitOpError() << "needs a grid of " << info.grid[1] << " x "
                              << info.grid[2]
                              << " in y and z; at most 65535 each";
-  StringRef unit = cfg.getMma();
-  if (unit == "ffma")
+  if (!cfg.getMma())
+    return op->emitOpError() << "has no mma unit in its #kb.config: run "
+                                "kb-select-mma first";
+  switch (*cfg.getMma()) {
+  case MmaUnit::ffma:
     return buildFfma(e, info);
-  if (unit == "mma_sync_tf32" || unit == "mma_sync_tf32x3")
-    return buildMmaSync(e, info, unit == "mma_sync_tf32x3");
-  if (unit == "wgmma_tf32")
+  case MmaUnit::mma_sync_tf32:
+  case MmaUnit::mma_sync_tf32x3:
+    return buildMmaSync(e, info, *cfg.getMma() == MmaUnit::mma_sync_tf32x3);
+  case MmaUnit::wgmma_tf32:
     return buildWgmma(e, info);
-  return op->emitOpError() << "unknown mma unit '" << unit
-                           << "': run kb-select-mma first";
+  }
+  llvm_unreachable("unknown mma unit");
 }

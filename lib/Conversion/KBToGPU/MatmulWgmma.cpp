@@ -88,7 +88,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   if (e.shape.k % 4)
     return e.op->emitOpError() << "wgmma_tf32 copies 16-byte chunks: K = "
                                << e.shape.k << " must be a multiple of 4";
-  bool tma = e.config.getCopy() == "tma";
+  bool tma = e.config.getCopy() == CopyKind::tma;
   // One warpgroup per 64 rows; with TMA, one producer warp more.
   int64_t wantThreads = wgmmaThreads(bm, tma);
   if (e.threads != wantThreads)
