@@ -56,7 +56,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
     p += "kb-fuse-elementwise,";
   // kb-select-mma first: it may put a kb.transpose in front of a matmul,
   // which kb-select-config then configures.
-  p += "kb-select-mma{chip=" + o.chip + "},kb-select-config{chip=" + o.chip + "},kb-tile,"
+  p += "kb-select-mma{chip=" + o.chip + "},kb-select-config{chip=" + o.chip + "},kb-tile{chip=" + o.chip + "},"
        "kb-promote-shared-memory{chip=" + o.chip + "}),"
        "kb-lower-to-gpu,"
        "gpu.module(convert-nvgpu-to-nvvm,expand-strided-metadata,lower-affine,convert-scf-to-cf,"

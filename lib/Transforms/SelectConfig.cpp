@@ -40,10 +40,9 @@ constexpr int64_t kAutoRowValuesPerThread = 32;
 /// The largest thread-block cluster sm_90 launches (16 is non-portable:
 /// kb-run opts in with CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
 constexpr int64_t kMaxCluster = 16;
-/// split_global: blocks per row at most (the config verifier's limit), and
-/// the shared memory the driver reserves for each block on sm_90.
+/// split_global: blocks per row at most (the config verifier's limit); the
+/// shared memory the driver reserves for each block is the target model's.
 constexpr int64_t kMaxGlobalBlocks = 64;
-constexpr int64_t kReservedSharedPerBlock = 1024;
 /// split_global: the most blocks per row for which kb picks a persistent
 /// grid by itself (below).
 constexpr int64_t kMaxPersistentBlocksPerRow = 8;
@@ -111,7 +110,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // 85.4% against 79.9% at 1024x131072 (run 8).
   auto globalBlocks = [&]() -> int64_t {
     for (int64_t c = 2; c <= kMaxGlobalBlocks; c *= 2)
-      if (splitSharedBytes(n, c, f.vector) + kReservedSharedPerBlock <=
+      if (splitSharedBytes(n, c, f.vector) + model.reservedSharedPerBlock <=
           model.sharedPerSM / 2)
         return c;
     return 0;
@@ -245,7 +244,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // 1024x400001).
     int64_t perSM = std::min({
         model.sharedPerSM /
-            (splitSharedBytes(n, f.cluster, f.vector) + kReservedSharedPerBlock),
+            (splitSharedBytes(n, f.cluster, f.vector) + model.reservedSharedPerBlock),
         model.maxThreadsPerSM / f.threads, model.registersPerSM / (f.threads * 40)});
     int64_t parts = rows / f.block[0] * f.cluster;
     int64_t grid = std::max<int64_t>(perSM, 1) * model.smCount;

@@ -21,7 +21,9 @@ using namespace mlir::kb;
 
 namespace {
 
-LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
+LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
+                         const TargetModel &model) {
+  int64_t sms = model.smCount;
   auto shape = mm.getResult().getType().getShape();
   int64_t m = shape[shape.size() - 2], n = shape.back();
   int64_t batch = shape.size() == 3 ? shape[0] : 1;
@@ -35,16 +37,16 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
   };
   if (f.block.empty()) {
     // Big tiles reuse each loaded element the most; fall back to 64x64
-    // when 128x128 tiles would leave most of the 132 SMs idle.
-    bool small = blocksFor(128, 128) < 132;
+    // when 128x128 tiles would leave most of the SMs idle.
+    bool small = blocksFor(128, 128) < sms;
     if (wgmma) {
       // One warpgroup per 64 rows; the largest tile whose grid covers at
-      // least 90% of the 132 SMs (BK = 32: one 128-byte swizzled row of K).
+      // least 90% of the SMs (BK = 32: one 128-byte swizzled row of K).
       // Run 27: 2048^3 with 128x256 tiles (128 blocks) 0.0706 ms against
       // 0.0859 with 128x128 (256 blocks); 1024x768x1536 with 64x64 (192
       // blocks) 0.0307 against 0.0319 with 128x64 (96).
       auto covers = [&](int64_t bm, int64_t bn) {
-        return blocksFor(bm, bn) * 10 >= 132 * 9;
+        return blocksFor(bm, bn) * 10 >= sms * 9;
       };
       // When A's rows are not whole 128-byte lines (K % 32 != 0), each row
       // of an A box spans two lines and the 64x64 kernel is bound by its L2
@@ -59,7 +61,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
         f.block = {128, 128, 32};
       else if (covers(128, 64))
         f.block = {128, 64, 32};
-      else if (linesSplit && blocksFor(64, 128) * 2 >= 132)
+      else if (linesSplit && blocksFor(64, 128) * 2 >= sms)
         f.block = {64, 128, 32};
       else
         f.block = {64, 64, 32};
@@ -67,8 +69,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       // Measured at 4096^3 (docs/perf-notes.md, run 9): 128x256 block tiles
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
       // more reuse per loaded element. Taken when the grid still covers the
-      // 132 SMs.
-      if (blocksFor(128, 256) >= 132) {
+      // SMs.
+      if (blocksFor(128, 256) >= sms) {
         f.block = {128, 256, 32};
         f.warp = {64, 64};
       } else if (!small) {
@@ -103,7 +105,6 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       if (!small && wideK)
         f.warp = {32, 64};
     }
-    f.threads = 0; // derived below from the split
   }
   if (f.block.size() != 3)
     return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "
@@ -154,14 +155,12 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
                   "block: (WM / TM) * (WN / TN) == 32, BM % WM == BN % WN == 0";
     }
   }
-  if (f.threads && f.threads != threads)
-    return op->emitOpError() << "config asks for " << f.threads
-                             << " threads, but its tiles split into "
-                             << threads;
-  f.threads = threads;
-  if (threads > 1024)
-    return op->emitOpError() << "tiles need " << threads
-                             << " threads per block; at most 1024 are allowed";
+  // `threads` itself is written by kb-promote-shared-memory, which decides
+  // the copies (TMA adds a producer warp) and checks a hand-set count.
+  if (threads > model.maxThreadsPerBlock)
+    return op->emitOpError() << "tiles need " << threads << " threads per block; "
+                             << model.chip << " allows at most "
+                             << model.maxThreadsPerBlock;
   // Copies per thread (TMA's are issued by one thread).
   bool tmaCopies = wgmma && f.copy == CopyKind::tma;
   if (!tmaCopies && ((bm * bk) % threads || (bk * bn) % threads))
@@ -173,14 +172,21 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
 }
 
 struct TilePass : public kb::impl::KBTileBase<TilePass> {
+  using Base::Base;
   void runOnOperation() override {
+    auto model = getTargetModel(chip);
+    if (failed(model)) {
+      getOperation().emitError() << "kb-tile: unknown chip '" << chip
+                                 << "' (known: sm_80, sm_90, sm_90a)";
+      return signalPassFailure();
+    }
     for (Operation &op : getOperation().getBody().getOps()) {
       auto kind = getKernelKind(&op);
       if (!kind)
         continue;
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (*kind == KernelKind::Matmul) {
-        if (failed(tileMatmul(&op, getKernelMatmul(&op), f)))
+        if (failed(tileMatmul(&op, getKernelMatmul(&op), f, *model)))
           return signalPassFailure();
       } else if (*kind == KernelKind::Elementwise) {
         if (f.block.empty())

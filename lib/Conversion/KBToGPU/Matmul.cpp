@@ -325,6 +325,16 @@ void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
   storeTiles(loadTiles(batchIdx, row0, col0, k0, aTransposed), as, bs);
 }
 
+LogicalResult MatmulEmitter::setSharedBytes(LaunchInfo &info, int64_t bytes) {
+  int64_t planned = matmulSharedBytes(config, shape.transB);
+  if (bytes != planned)
+    return op->emitOpError() << "internal error: the kernel lays out " << bytes
+                             << " bytes of shared memory, its #kb.config "
+                             << planned;
+  info.dynamicSharedBytes = bytes;
+  return success();
+}
+
 Value MatmulEmitter::dynamicSharedMemory() {
   return gpu::DynamicSharedMemoryOp::create(
       b, loc,
@@ -377,14 +387,19 @@ static LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   // registers, nothing for ptxas to move) issued stages - 1 tiles ahead;
   // A is transposed on the way in by 4-byte copies, B (row-major, N a
   // multiple of 4) moves in 16-byte chunks.
+  // Both chosen by kb-promote-shared-memory (copy = "registers": 1 or 2
+  // stages; "cp_async": 3 or more, the tiles split evenly among the threads).
   int64_t stages = std::max<int64_t>(cfg.getStages(), 1);
-  bool asyncCopy = stages >= 3 && (bm * bk) % e.threads == 0 &&
-                   (bk * bn) % e.threads == 0;
-  if (!asyncCopy)
-    stages = std::min<int64_t>(stages, 2);
+  bool asyncCopy = cfg.getCopy() == CopyKind::cp_async;
+  if (asyncCopy ? stages < 3 || (bm * bk) % e.threads || (bk * bn) % e.threads
+                : stages > 2)
+    return e.op->emitOpError() << "FFMA kernel cannot run copy = \""
+                               << nameOf(cfg.getCopy()) << "\" with stages = "
+                               << stages << ": run kb-promote-shared-memory";
   bool bChunks = asyncCopy && !e.shape.transB && e.shape.n % 4 == 0 &&
                  (bk * bn / 4) % e.threads == 0;
-  info.dynamicSharedBytes = stages * stageBytes;
+  if (failed(e.setSharedBytes(info, stages * stageBytes)))
+    return failure();
 
   Value smem = e.dynamicSharedMemory();
   auto views = [&](Value stage) {

@@ -99,7 +99,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   if (tma && (!e.tmapA || !e.tmapB))
     return e.op->emitOpError() << "internal error: copy = \"tma\" without tensor maps";
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
-  info.dynamicSharedBytes = wgmmaSharedBytes(bm, bn, bk, stages, tma);
+  if (!tma && e.config.getCopy() != CopyKind::cp_async)
+    return e.op->emitOpError() << "wgmma_tf32 copies its tiles with copy = "
+                                  "\"tma\" or \"cp_async\": run "
+                                  "kb-promote-shared-memory";
+  if (failed(e.setSharedBytes(info, wgmmaSharedBytes(bm, bn, bk, stages, tma))))
+    return failure();
 
   // The dynamic shared memory, realigned to 1024 bytes, as one f32 array.
   Value smem = e.dynamicSharedMemory();

@@ -10,6 +10,7 @@
 #define KB_CONVERSION_KBTOGPU_MATMULGEN_H
 
 #include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "kb/Transforms/Passes.h"
 
 namespace mlir::kb {
 
@@ -82,6 +83,11 @@ struct MatmulEmitter {
   /// Copies the A and B tiles of step k0 into shared memory.
   void stageTiles(Value batchIdx, Value row0, Value col0, Value k0, Value as,
                   Value bs, bool aTransposed);
+  /// Sets the launch's dynamic shared memory to `bytes`, the kernel's own
+  /// layout, after checking that it is what the config plans
+  /// (matmulSharedBytes, which kb-promote-shared-memory checked against the
+  /// chip): they cannot disagree.
+  LogicalResult setSharedBytes(LaunchInfo &info, int64_t bytes);
   /// The block's dynamic shared memory, as bytes.
   Value dynamicSharedMemory();
 
