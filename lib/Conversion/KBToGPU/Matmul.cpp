@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
-#include "kb/Conversion/KBToGPU/MatmulGen.h"
+#include "KernelGen.h"
+#include "MatmulGen.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

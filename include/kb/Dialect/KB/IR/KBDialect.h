@@ -119,7 +119,7 @@ inline int64_t splitSharedBytes(int64_t n, int64_t cluster, int64_t vector) {
 
 /// i32 words of a split_global softmax's workspace: a ticket counter, two
 /// counters per row and a (max, sum) pair per block of each row (layout in
-/// include/kb/Conversion/KBToGPU/SoftmaxGen.h, GlobalWorkspace).
+/// lib/Conversion/KBToGPU/SoftmaxGen.h, GlobalWorkspace).
 inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
   return 2 + 2 * rows + 2 * rows * blocksPerRow;
 }

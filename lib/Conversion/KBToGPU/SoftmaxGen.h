@@ -15,7 +15,7 @@
 #ifndef KB_CONVERSION_KBTOGPU_SOFTMAXGEN_H
 #define KB_CONVERSION_KBTOGPU_SOFTMAXGEN_H
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "KernelGen.h"
 
 #include <functional>
 #include <optional>

@@ -9,7 +9,7 @@
 #ifndef KB_CONVERSION_KBTOGPU_MATMULGEN_H
 #define KB_CONVERSION_KBTOGPU_MATMULGEN_H
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "KernelGen.h"
 #include "kb/Transforms/Passes.h"
 
 namespace mlir::kb {
