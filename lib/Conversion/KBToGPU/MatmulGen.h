@@ -130,6 +130,10 @@ struct MatmulEmitter {
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
 };
 
+/// The FFMA kernel (precision ieee): a [TM, TN] register tile per thread
+/// (MatmulFfma.cpp).
+LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info);
+
 /// The mma.sync.m16n8k8 TF32 inner tile (tf32x3 splits each operand into a
 /// big and a small tf32 part and adds three products).
 LogicalResult buildMmaSync(MatmulEmitter &e, LaunchInfo &info, bool split3);

@@ -1,4 +1,4 @@
-//===- MatmulMma.cpp - the mma.sync.m16n8k8 TF32 inner tile ---------------===//
+//===- MatmulMmaSync.cpp - the mma.sync.m16n8k8 TF32 inner tile -----------===//
 //
 // Each warp owns a WM x WN tile of the block's output: (WM/16) x (WN/8)
 // m16n8k8 fragments whose accumulators stay in registers (loop-carried values)
