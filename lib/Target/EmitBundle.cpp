@@ -322,7 +322,7 @@ void EmitBundlePass::runOnOperation() {
     // A split_global softmax's blocks of one row wait for each other: kb-run
     // refuses a device that cannot hold that many at once (it would hang).
     if (auto cfg = launch->getAttrOfType<ConfigAttr>("kb.config"))
-      if (cfg.getStrategy() == "split_global")
+      if (cfg.getStrategy() == SoftmaxStrategy::split_global)
         kernel["co_resident_blocks"] = std::max<int64_t>(cfg.getCluster(), 1);
     if (auto recs = launch->getAttrOfType<ArrayAttr>("kb.ops")) {
       for (Attribute r : recs) {

@@ -99,7 +99,7 @@ LogicalResult buildCompilePipeline(
   // which kb-select-config then configures.
   fpm.addPass(kb::createKBSelectMma(kb::KBSelectMmaOptions{chip}));
   fpm.addPass(kb::createKBSelectConfig(kb::KBSelectConfigOptions{chip}));
-  fpm.addPass(kb::createKBTile());
+  fpm.addPass(kb::createKBTile(kb::KBTileOptions{chip}));
   fpm.addPass(
       kb::createKBPromoteSharedMemory(kb::KBPromoteSharedMemoryOptions{chip}));
   pm.addPass(kb::createKBLowerToGPU());

@@ -2,7 +2,10 @@
 //
 // kb-promote-shared-memory: each block stages its A and B operand tiles in
 // shared memory, `stages` deep, each row padded by `pad` words so that the
-// fragment loads of a warp fall in distinct banks. The total is checked
+// fragment loads of a warp fall in distinct banks, and moved there by
+// `copy` (registers, cp.async or TMA); the threads follow (TMA adds a
+// producer warp). These fields are decided here and only here: the
+// emitters read them and never change them. The total is checked
 // against the chip's per-block limit: a tile that needs more shared memory
 // than the device has is an error here, not a launch failure on the GPU.
 //
@@ -20,9 +23,178 @@ using namespace mlir::kb;
 
 namespace {
 
+/// Threads of the tiles alone (without a TMA producer warp): one per FFMA
+/// register tile, a warp per mma.sync warp tile, a warpgroup per 64 rows of
+/// a wgmma tile.
+int64_t tileThreads(const ConfigFields &f) {
+  int64_t bm = f.block[0], bn = f.block[1];
+  if (f.mma == MmaUnit::wgmma_tf32)
+    return wgmmaThreads(bm, /*tma=*/false);
+  if (isMmaSync(f.mma))
+    return f.warp.size() == 2 ? (bm / f.warp[0]) * (bn / f.warp[1]) * 32 : 0;
+  return f.thread.size() == 2 ? (bm / f.thread[0]) * (bn / f.thread[1]) : 0;
+}
+
 struct PromoteSharedMemoryPass
     : public kb::impl::KBPromoteSharedMemoryBase<PromoteSharedMemoryPass> {
   using Base::Base;
+
+  /// Decides (or checks) copy, pad, stages and threads of one matmul.
+  LogicalResult promote(Operation &op, ConfigFields &f, const TargetModel &model) {
+    MatmulOp mm = getKernelMatmul(&op);
+    bool transposeB = mm.getTransposeB();
+    if (f.block.size() != 3)
+      return op.emitOpError() << "kb-promote-shared-memory needs block tiles: run "
+                                 "kb-tile first";
+    if (!f.mma)
+      return op.emitOpError() << "kb-promote-shared-memory needs the mma unit: "
+                                 "run kb-select-mma first";
+    bool tensorCores = isMmaSync(f.mma);
+    bool wgmma = f.mma == MmaUnit::wgmma_tf32;
+    int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
+    int64_t k = mm.getLhs().getType().getShape().back();
+    int64_t n = mm.getResult().getType().getShape().back();
+    int64_t threads = tileThreads(f);
+    if (threads <= 0)
+      return op.emitOpError() << "kb-promote-shared-memory needs the warp or "
+                                 "thread tile: run kb-tile first";
+    if (f.copy == CopyKind::tma && !wgmma)
+      return op.emitOpError() << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
+                                 "(sm_90a, precision(tf32)), not \""
+                              << nameOf(f.mma) << "\"";
+    auto sharedBytes = [&](int64_t stages) {
+      ConfigFields g = f;
+      g.stages = stages;
+      return matmulSharedBytes(g.get(&getContext()), transposeB);
+    };
+    if (wgmma) {
+      // wgmma reads 128-byte swizzled rows: no padding. Four stages (the
+      // copies run two tiles ahead while one wgmma group is in flight),
+      // three when four do not fit.
+      if (!f.pad.empty() && (f.pad[0] || f.pad[1]))
+        return op.emitOpError() << "wgmma tiles are swizzled, not padded: pad must "
+                                   "be [0, 0]";
+      f.pad = {0, 0};
+      // TMA unless the config asks for cp.async: a producer warp after
+      // the consumer warpgroups issues each tile's copy (MatmulWgmma.cpp),
+      // the tensor map swizzles it and zero-fills what lies past M, N or K
+      // (K % 4 == 0, which wgmma_tf32 already needs, makes every row pitch
+      // the multiple of 16 bytes a tensor map needs).
+      if (!f.copy)
+        f.copy = CopyKind::tma;
+      if (f.copy == CopyKind::registers)
+        return op.emitOpError() << "copy = \"registers\" is not for mma = "
+                                   "\"wgmma_tf32\", which reads its tiles from "
+                                   "swizzled shared memory written by "
+                                   "\"cp_async\" or \"tma\"";
+      if (f.copy == CopyKind::tma)
+        threads = wgmmaThreads(bm, /*tma=*/true);
+      if (!f.stages)
+        f.stages = sharedBytes(4) > model.maxSharedPerBlock ? 3 : 4;
+      if (f.stages < 3)
+        return op.emitOpError() << "wgmma needs at least 3 stages (copies two tiles "
+                                   "ahead of the one in flight); got "
+                                << f.stages;
+    } else if (tensorCores) {
+      // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
+      // the m16n8k8 fragment loads of a warp (rows g = lane / 4, columns
+      // t = lane % 4) over all 32 banks.
+      if (f.pad.empty())
+        f.pad = {4, 8};
+      // cp.async moves 16-byte chunks: rows must be 16-byte aligned in
+      // global memory (contiguous dimension a multiple of 4) and the tiles'
+      // chunks must split evenly among the threads. Otherwise the tiles are
+      // staged through registers, one stage.
+      bool asyncFits = k % 4 == 0 && (transposeB || n % 4 == 0) && bk % 4 == 0 &&
+                       (bm * bk / 4) % threads == 0 && (bk * bn / 4) % threads == 0;
+      if (!f.copy)
+        f.copy = asyncFits && f.stages != 1 ? CopyKind::cp_async : CopyKind::registers;
+      if (f.copy == CopyKind::cp_async && !asyncFits)
+        return op.emitOpError()
+               << "copy = \"cp_async\" needs K (and N unless B is transposed) a "
+                  "multiple of 4, BK a multiple of 4 and the tiles' 16-byte "
+                  "chunks split evenly among the "
+               << threads << " threads";
+      if (f.copy == CopyKind::registers) {
+        if (!f.stages)
+          f.stages = 1;
+        if (f.stages != 1)
+          return op.emitOpError() << "copy = \"registers\" stages the mma.sync tiles "
+                                     "in one buffer: stages must be 1, got "
+                                  << f.stages;
+      }
+      // cp.async stages, as many (3 at most, 2 at least) as fit in half of
+      // the SM's shared memory, so that two blocks can share an SM when
+      // registers allow (128x256x32 tiles: 2 stages, 104 KB; 3 would take
+      // 156 KB).
+      if (!f.stages)
+        f.stages = sharedBytes(3) <= model.sharedPerSM / 2 ? 3 : 2;
+      if (f.copy == CopyKind::cp_async && f.stages < 2)
+        return op.emitOpError() << "copy = \"cp_async\" pipelines the mma.sync "
+                                   "tiles: stages must be at least 2, got "
+                                << f.stages;
+    } else {
+      // A is stored transposed (As[k][m]); 4 words of padding put the
+      // k-columns that a warp's transposing stores touch in distinct banks.
+      // B rows are read as 16-byte vectors and need none.
+      if (f.pad.empty())
+        f.pad = {4, 0};
+      // Two stages through registers: the next tile's global loads are
+      // issued before this tile's FFMAs and stored after them. Three or more
+      // stages: cp.async copies (A transposed by 4-byte copies, B in
+      // 16-byte chunks), which need the tiles to split evenly among the
+      // threads.
+      bool asyncFits = (bm * bk) % threads == 0 && (bk * bn) % threads == 0;
+      if (!f.stages && f.copy != CopyKind::registers) {
+        // Four cp.async stages when B is row-major and they fit in half of
+        // the SM's shared memory: 0.92-0.94x cuBLAS at 4096^3 against 0.85x
+        // for the register-prefetched double buffer, whose loads ptxas sank
+        // to the end of the loop (2026-11-30 runs 2-3); 3 where 4 do not
+        // fit (BK = 32: 100 KB for 3). A transposed B would need 4-byte
+        // copies for B too (batched 512x384x256: 11% slower): there, two
+        // buffers through registers, unless the config asks for cp.async.
+        if (!transposeB || f.copy == CopyKind::cp_async)
+          for (int64_t s : {4, 3})
+            if (sharedBytes(s) <= model.sharedPerSM / 2) {
+              f.stages = s;
+              break;
+            }
+        if (!f.stages && f.copy == CopyKind::cp_async)
+          f.stages = 3;
+      }
+      if (!f.stages)
+        f.stages = 2;
+      if (!f.copy)
+        f.copy = f.stages >= 3 ? CopyKind::cp_async : CopyKind::registers;
+      if (f.copy == CopyKind::cp_async && f.stages < 3)
+        return op.emitOpError() << "copy = \"cp_async\" pipelines the FFMA tiles "
+                                   "at least 3 stages deep; got stages = "
+                                << f.stages << " (use copy = \"registers\")";
+      if (f.copy == CopyKind::registers && f.stages > 2)
+        return op.emitOpError() << "copy = \"registers\" double-buffers the FFMA "
+                                   "tiles: stages must be 1 or 2, got "
+                                << f.stages << " (use copy = \"cp_async\")";
+      if (f.copy == CopyKind::cp_async && !asyncFits)
+        return op.emitOpError() << "copy = \"cp_async\" needs the A and B tiles to "
+                                   "split evenly among the "
+                                << threads << " threads";
+    }
+    if (f.threads && f.threads != threads)
+      return op.emitOpError() << "config asks for " << f.threads
+                              << " threads, but its tiles"
+                              << (f.copy == CopyKind::tma ? " and TMA's producer warp" : "")
+                              << " take " << threads;
+    f.threads = threads;
+    int64_t bytes = sharedBytes(f.stages);
+    if (bytes > model.maxSharedPerBlock)
+      return op.emitOpError() << "config needs " << bytes
+                              << " bytes of shared memory per block (block = ["
+                              << bm << ", " << bn << ", " << bk
+                              << "], stages = " << f.stages << "); " << model.chip
+                              << " allows at most " << model.maxSharedPerBlock;
+    return success();
+  }
+
   void runOnOperation() override {
     auto model = getTargetModel(chip);
     if (failed(model)) {
@@ -34,108 +206,9 @@ struct PromoteSharedMemoryPass
       if (getKernelKind(&op) != KernelKind::Matmul)
         continue;
       ConfigFields f = ConfigFields::from(getConfig(&op));
-      if (f.block.size() != 3) {
-        op.emitOpError() << "kb-promote-shared-memory needs block tiles: run "
-                            "kb-tile first";
+      if (failed(promote(op, f, *model)))
         return signalPassFailure();
-      }
-      bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
-      bool wgmma = f.mma == "wgmma_tf32";
-      bool transposeB = getKernelMatmul(&op).getTransposeB();
-      if (f.copy == "tma" && !wgmma) {
-        op.emitOpError() << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
-                            "(sm_90a, precision(tf32)), not \""
-                         << f.mma << "\"";
-        return signalPassFailure();
-      }
-      if (wgmma) {
-        // wgmma reads 128-byte swizzled rows: no padding. Four stages (the
-        // copies run two tiles ahead while one wgmma group is in flight),
-        // three when four do not fit.
-        if (!f.pad.empty() && (f.pad[0] || f.pad[1])) {
-          op.emitOpError() << "wgmma tiles are swizzled, not padded: pad must "
-                              "be [0, 0]";
-          return signalPassFailure();
-        }
-        f.pad = {0, 0};
-        // TMA unless the config asks for cp.async: a producer warp after
-        // the consumer warpgroups issues each tile's copy (MatmulWgmma.cpp),
-        // the tensor map swizzles it and zero-fills what lies past M, N or K
-        // (K % 4 == 0, which wgmma_tf32 already needs, makes every row pitch
-        // the multiple of 16 bytes a tensor map needs).
-        if (f.copy.empty())
-          f.copy = "tma";
-        if (f.copy == "tma")
-          f.threads = wgmmaThreads(f.block[0], /*tma=*/true);
-        if (!f.stages) {
-          f.stages = 4;
-          if (matmulSharedBytes(f.get(&getContext()), transposeB) >
-              model->maxSharedPerBlock)
-            f.stages = 3;
-        }
-        if (f.stages < 3) {
-          op.emitOpError() << "wgmma needs at least 3 stages (copies two tiles "
-                              "ahead of the one in flight); got "
-                           << f.stages;
-          return signalPassFailure();
-        }
-      } else if (f.pad.empty()) {
-        if (tensorCores)
-          // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
-          // the m16n8k8 fragment loads of a warp (rows g = lane / 4, columns
-          // t = lane % 4) over all 32 banks.
-          f.pad = {4, 8};
-        else
-          // A is stored transposed (As[k][m]); 4 words of padding put the
-          // k-columns that a warp's transposing stores touch in distinct
-          // banks. B rows are read as 16-byte vectors and need none.
-          f.pad = {4, 0};
-      }
-      if (!f.stages) {
-        // FFMA: four cp.async stages (A transposed by 4-byte copies, B in
-        // 16-byte chunks) when B is row-major and they fit in half of the
-        // SM's shared memory: 0.92-0.94x cuBLAS at 4096^3 against 0.85x
-        // for the register-prefetched double buffer, whose loads ptxas sank
-        // to the end of the loop (2026-11-30 runs 2-3). A transposed B
-        // would need 4-byte copies for B too (batched 512x384x256: 11%
-        // slower): there, two buffers through registers. mma.sync:
-        // cp.async stages, as many (3 at most, 2 at least) as fit in half
-        // of the SM's shared memory, so that two blocks can share an SM
-        // when registers allow (128x256x32 tiles: 2 stages, 104 KB; 3
-        // would take 156 KB).
-        f.stages = 2;
-        if (!tensorCores && !transposeB) {
-          // 4 stages, or 3 where 4 do not fit (BK = 32: 100 KB for 3).
-          for (int64_t n : {4, 3}) {
-            ConfigFields deeper = f;
-            deeper.stages = n;
-            if (matmulSharedBytes(deeper.get(&getContext()), transposeB) <=
-                model->sharedPerSM / 2) {
-              f.stages = n;
-              break;
-            }
-          }
-        }
-        if (tensorCores) {
-          ConfigFields three = f;
-          three.stages = 3;
-          if (matmulSharedBytes(three.get(&getContext()), transposeB) <=
-              model->sharedPerSM / 2)
-            f.stages = 3;
-        }
-      }
-      ConfigAttr attr = f.get(&getContext());
-      int64_t bytes = matmulSharedBytes(attr, transposeB);
-      if (bytes > model->maxSharedPerBlock) {
-        op.emitOpError() << "config needs " << bytes
-                         << " bytes of shared memory per block (block = ["
-                         << f.block[0] << ", " << f.block[1] << ", "
-                         << f.block[2] << "], stages = " << f.stages
-                         << "); " << model->chip << " allows at most "
-                         << model->maxSharedPerBlock;
-        return signalPassFailure();
-      }
-      setConfig(&op, attr);
+      setConfig(&op, f.get(&getContext()));
     }
   }
 };

@@ -40,10 +40,9 @@ constexpr int64_t kAutoRowValuesPerThread = 32;
 /// The largest thread-block cluster sm_90 launches (16 is non-portable:
 /// kb-run opts in with CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
 constexpr int64_t kMaxCluster = 16;
-/// split_global: blocks per row at most (the config verifier's limit), and
-/// the shared memory the driver reserves for each block on sm_90.
+/// split_global: blocks per row at most (the config verifier's limit); the
+/// shared memory the driver reserves for each block is the target model's.
 constexpr int64_t kMaxGlobalBlocks = 64;
-constexpr int64_t kReservedSharedPerBlock = 1024;
 /// split_global: the most blocks per row for which kb picks a persistent
 /// grid by itself (below).
 constexpr int64_t kMaxPersistentBlocksPerRow = 8;
@@ -79,8 +78,8 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   bool unfused = isa<SoftmaxOp>(op);
   auto alignedChunksAllowed = [&] {
     return unfused && f.vector == 4 &&
-           (f.strategy == "registers" || f.strategy == "split_shared" ||
-            f.strategy == "split_global");
+           (f.strategy == SoftmaxStrategy::registers || f.strategy == SoftmaxStrategy::split_shared ||
+            f.strategy == SoftmaxStrategy::split_global);
   };
   // Elements a row's accesses cover: aligned chunks cover up to 3 more.
   auto covered = [&](int64_t len) { return n % f.vector ? len + 3 : len; };
@@ -111,19 +110,19 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // 85.4% against 79.9% at 1024x131072 (run 8).
   auto globalBlocks = [&]() -> int64_t {
     for (int64_t c = 2; c <= kMaxGlobalBlocks; c *= 2)
-      if (splitSharedBytes(n, c, f.vector) + kReservedSharedPerBlock <=
+      if (splitSharedBytes(n, c, f.vector) + model.reservedSharedPerBlock <=
           model.sharedPerSM / 2)
         return c;
     return 0;
   };
-  auto chooseStrategy = [&]() -> std::string {
+  auto chooseStrategy = [&]() -> SoftmaxStrategy {
     if (valuesPerThread(covered(n), maxThreads, f.vector) <= kAutoRowValuesPerThread)
-      return "registers";
+      return SoftmaxStrategy::registers;
     if (globalBlocks())
-      return "split_global";
-    return "online";
+      return SoftmaxStrategy::split_global;
+    return SoftmaxStrategy::online;
   };
-  bool autoVector = !f.vector, autoStrategy = f.strategy.empty();
+  bool autoVector = !f.vector, autoStrategy = !f.strategy;
   if (autoVector)
     f.vector = unfused ? 4 : widestVector(n);
   if (autoStrategy)
@@ -139,11 +138,11 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (autoStrategy)
       f.strategy = chooseStrategy();
   }
-  bool global = f.strategy == "split_global";
-  bool staged = f.strategy == "split_shared" || global;
-  bool split = f.strategy == "split" || staged;
+  bool global = f.strategy == SoftmaxStrategy::split_global;
+  bool staged = f.strategy == SoftmaxStrategy::split_shared || global;
+  bool split = f.strategy == SoftmaxStrategy::split || staged;
   if (!f.threads) {
-    if (f.strategy == "registers")
+    if (f.strategy == SoftmaxStrategy::registers)
       // About four vectors per thread: enough loads in flight per thread,
       // and enough threads to cover the row. Rows that are not a multiple of
       // the vector (aligned chunks, one more than n / 4) round up to whole
@@ -154,7 +153,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
           n % f.vector ? llvm::alignTo(llvm::divideCeil(n + 3, 4 * f.vector), 32)
                        : nextPow2(llvm::divideCeil(n, 4 * f.vector)),
           32, maxThreads);
-    else if (f.strategy == "split_global")
+    else if (f.strategy == SoftmaxStrategy::split_global)
       // Two blocks per SM (see the blocks per row below) need at most 32K
       // registers each: 512 threads (the kernel takes about 60 per thread).
       f.threads = std::min<int64_t>(512, maxThreads);
@@ -174,21 +173,21 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (!f.cluster)
       f.cluster = kMaxCluster; // checked below
   }
-  if (f.strategy == "registers" || f.strategy == "split") {
-    int64_t len = f.strategy == "split"
+  if (f.strategy == SoftmaxStrategy::registers || f.strategy == SoftmaxStrategy::split) {
+    int64_t len = f.strategy == SoftmaxStrategy::split
                       ? splitPartLength(n, f.cluster, f.vector)
                       : covered(n);
     int64_t perThread = valuesPerThread(len, f.threads, f.vector);
     if (perThread > kMaxRowValuesPerThread) {
-      auto diag = op->emitOpError() << "softmax strategy '" << f.strategy
+      auto diag = op->emitOpError() << "softmax strategy '" << nameOf(f.strategy)
                                     << "' would hold " << perThread
                                     << " values of each row per thread (row length "
                                     << n << ", ";
-      if (f.strategy == "split")
+      if (f.strategy == SoftmaxStrategy::split)
         diag << f.cluster << " blocks of ";
       diag << f.threads << " threads); at most " << kMaxRowValuesPerThread
            << " fit: use strategy \"online\" or more threads";
-      if (f.strategy == "split")
+      if (f.strategy == SoftmaxStrategy::split)
         diag << " or blocks";
       return diag;
     }
@@ -196,7 +195,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   if (staged &&
       splitSharedBytes(n, f.cluster, f.vector) > model.maxSharedPerBlock)
     return op->emitOpError()
-           << "softmax strategy '" << f.strategy << "' would stage "
+           << "softmax strategy '" << nameOf(f.strategy) << "' would stage "
            << splitSharedPartBytes(n, f.cluster, f.vector)
            << " bytes of each row per block (row length " << n << ", "
            << f.cluster << " blocks); " << model.chip << " has "
@@ -209,7 +208,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     f.block = {1};
     // (split_global: one row per group of blocks, 84.8% of copy at
     // 1024x400000 against 83.2% with 4, run 4.)
-    if (f.strategy == "split_shared" && isa<SoftmaxOp>(op))
+    if (f.strategy == SoftmaxStrategy::split_shared && isa<SoftmaxOp>(op))
       for (int64_t k : {4, 2})
         if (rows % k == 0) {
           f.block = {k};
@@ -245,7 +244,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // 1024x400001).
     int64_t perSM = std::min({
         model.sharedPerSM /
-            (splitSharedBytes(n, f.cluster, f.vector) + kReservedSharedPerBlock),
+            (splitSharedBytes(n, f.cluster, f.vector) + model.reservedSharedPerBlock),
         model.maxThreadsPerSM / f.threads, model.registersPerSM / (f.threads * 40)});
     int64_t parts = rows / f.block[0] * f.cluster;
     int64_t grid = std::max<int64_t>(perSM, 1) * model.smCount;
@@ -320,8 +319,8 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
       }
       if (succeeded(ok) && f.cluster > 1 &&
           !(*kind == KernelKind::Softmax &&
-            (f.strategy == "split" || f.strategy == "split_shared" ||
-             f.strategy == "split_global"))) {
+            (f.strategy == SoftmaxStrategy::split || f.strategy == SoftmaxStrategy::split_shared ||
+             f.strategy == SoftmaxStrategy::split_global))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\", "
                             "\"split_shared\" and \"split_global\" use";

@@ -81,14 +81,14 @@ LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
   return success();
 }
 
-StringRef unitFor(MatmulOp mm, const TargetModel &model) {
+MmaUnit unitFor(MatmulOp mm, const TargetModel &model) {
   switch (mm.getPrecision()) {
   case Precision::ieee:
-    return "ffma";
+    return MmaUnit::ffma;
   case Precision::tf32:
-    return model.hasWgmma && wgmmaFits(mm) ? "wgmma_tf32" : "mma_sync_tf32";
+    return model.hasWgmma && wgmmaFits(mm) ? MmaUnit::wgmma_tf32 : MmaUnit::mma_sync_tf32;
   case Precision::tf32x3:
-    return "mma_sync_tf32x3";
+    return MmaUnit::mma_sync_tf32x3;
   }
   llvm_unreachable("unknown precision");
 }
@@ -113,16 +113,16 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       if (!mm)
         continue;
       ConfigFields f = ConfigFields::from(getConfig(&op));
-      if (f.mma.empty()) {
-        f.mma = unitFor(mm, *model).str();
-        if (f.mma == "wgmma_tf32" && failed(makeBKMajor(&op, mm, transposed)))
-          f.mma = "mma_sync_tf32";
-      } else if (mm.getPrecision() == Precision::ieee && f.mma != "ffma") {
-        op.emitOpError() << "config asks for mma \"" << f.mma
+      if (!f.mma) {
+        f.mma = unitFor(mm, *model);
+        if (f.mma == MmaUnit::wgmma_tf32 && failed(makeBKMajor(&op, mm, transposed)))
+          f.mma = MmaUnit::mma_sync_tf32;
+      } else if (mm.getPrecision() == Precision::ieee && f.mma != MmaUnit::ffma) {
+        op.emitOpError() << "config asks for mma \"" << nameOf(f.mma)
                          << "\", but precision(ieee) needs fp32 arithmetic "
                             "(\"ffma\"): tensor-core tf32 would lose precision";
         return signalPassFailure();
-      } else if (f.mma == "wgmma_tf32") {
+      } else if (f.mma == MmaUnit::wgmma_tf32) {
         if (!model->hasWgmma) {
           op.emitOpError() << "config asks for mma \"wgmma_tf32\", which needs "
                               "chip sm_90a; the target is "

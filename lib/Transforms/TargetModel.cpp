@@ -1,7 +1,8 @@
 //===- TargetModel.cpp - what kb knows about each target chip -------------===//
 //
-// The per-chip limits the decision passes check configs against: threads,
-// registers and shared memory per block and per multiprocessor.
+// The per-chip facts the decision passes decide with and check configs
+// against: multiprocessors, threads, registers and shared memory per block
+// and per multiprocessor, clusters, wgmma. The one place they are written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,10 +14,16 @@ using namespace mlir::kb;
 FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
   TargetModel m;
   m.chip = chip.str();
+  // Common to sm_80 and sm_90.
+  m.maxThreadsPerBlock = 1024;
+  m.reservedSharedPerBlock = 1024;
+  m.registersPerSM = 65536;
+  m.maxRegistersPerThread = 255;
   if (chip == "sm_90" || chip == "sm_90a") {
     m.smCount = 132;
     m.maxSharedPerBlock = 232448; // 227 KB
     m.sharedPerSM = 233472;       // 228 KB
+    m.maxThreadsPerSM = 2048;
     m.hasWgmma = chip == "sm_90a";
     return m;
   }
@@ -24,6 +31,7 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     m.smCount = 108;
     m.maxSharedPerBlock = 166912; // 163 KB
     m.sharedPerSM = 167936;       // 164 KB
+    m.maxThreadsPerSM = 2048;
     return m;
   }
   return failure();
@@ -37,12 +45,14 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB) {
   auto pad = config.getPad();
   int64_t padA = pad.size() == 2 ? pad[0] : 0, padB = pad.size() == 2 ? pad[1] : 0;
   int64_t bm = b[0], bn = b[1], bk = b[2];
-  if (config.getMma() == "wgmma_tf32")
-    return wgmmaSharedBytes(bm, bn, bk, stages, config.getCopy() == "tma");
-  if (config.getMma().starts_with("mma_sync")) {
+  if (config.getMma() == MmaUnit::wgmma_tf32)
+    return wgmmaSharedBytes(bm, bn, bk, stages, config.getCopy() == CopyKind::tma);
+  if (isMmaSync(config.getMma())) {
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
-    // BK rows of BN + padB, or BN rows of BK + padA when transposed.
-    int64_t bBytes = transposeB ? bn * (bk + padA) : bk * (bn + padB);
+    // BK rows of BN + padB, or BN rows of BK + padA when transposed and
+    // copied as is by cp.async (through registers it is stored row-major).
+    bool transB = transposeB && config.getCopy() != CopyKind::registers;
+    int64_t bBytes = transB ? bn * (bk + padA) : bk * (bn + padB);
     return stages * (bm * (bk + padA) + bBytes) * 4;
   }
   // FFMA: A transposed, BK rows of BM + padA; B as BK rows of BN + padB.

@@ -25,16 +25,16 @@ namespace {
 /// block rows a group walks, row fastest (1: row by row). A wave of blocks
 /// (one per SM at the tiles kb-tile picks for wgmma) reads the A tiles of
 /// the rows it touches and the B tiles of its columns, each BM (BN) x K
-/// floats; row by row, a wave of 132 blocks over a grid 112 tiles wide reads
+/// floats; row by row, a wave of 132 blocks (the H200's SMs) over a grid 112 tiles wide reads
 /// almost all of B (nn.Linear 2048x28672x8192: 896 MB a wave), in groups of
 /// 16 rows a seventh of it. The group that reads least a wave is taken when
 /// it reads at most 80% of what row order does (2026-12-01 run 1: that shape
 /// at 0.68x PyTorch; squares of 4096, where groups would save 17%, are left
 /// in row order).
 int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
-                     int64_t batch) {
+                     int64_t batch, int64_t sms) {
   int64_t tilesM = llvm::divideCeil(m, bm), tilesN = llvm::divideCeil(n, bn);
-  int64_t wave = 132; // blocks at once: one per SM for wgmma's tiles
+  int64_t wave = sms; // blocks at once: one per SM for wgmma's tiles
   if (batch > 1 || tilesM <= 1 || tilesM * tilesN <= wave)
     return 0;
   double aTile = double(bm) * k, bTile = double(bn) * k;
@@ -57,30 +57,32 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
   return bestReads <= 0.8 * plain ? best : 0;
 }
 
-LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
+LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
+                         const TargetModel &model) {
+  int64_t sms = model.smCount;
   auto shape = mm.getResult().getType().getShape();
   int64_t m = shape[shape.size() - 2], n = shape.back();
   int64_t batch = shape.size() == 3 ? shape[0] : 1;
   int64_t k = mm.getLhs().getType().getShape().back();
-  bool tensorCores = StringRef(f.mma).starts_with("mma_sync");
-  bool wgmma = f.mma == "wgmma_tf32";
-  if (f.mma.empty())
+  bool tensorCores = isMmaSync(f.mma);
+  bool wgmma = f.mma == MmaUnit::wgmma_tf32;
+  if (!f.mma)
     return op->emitOpError() << "kb-tile needs the mma unit: run kb-select-mma first";
   auto blocksFor = [&](int64_t bm, int64_t bn) {
     return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
   };
   if (f.block.empty()) {
     // Big tiles reuse each loaded element the most; fall back to 64x64
-    // when 128x128 tiles would leave most of the 132 SMs idle.
-    bool small = blocksFor(128, 128) < 132;
+    // when 128x128 tiles would leave most of the SMs idle.
+    bool small = blocksFor(128, 128) < sms;
     if (wgmma) {
       // One warpgroup per 64 rows; the largest tile whose grid covers at
-      // least 90% of the 132 SMs (BK = 32: one 128-byte swizzled row of K).
+      // least 90% of the SMs (BK = 32: one 128-byte swizzled row of K).
       // Run 27: 2048^3 with 128x256 tiles (128 blocks) 0.0706 ms against
       // 0.0859 with 128x128 (256 blocks); 1024x768x1536 with 64x64 (192
       // blocks) 0.0307 against 0.0319 with 128x64 (96).
       auto covers = [&](int64_t bm, int64_t bn) {
-        return blocksFor(bm, bn) * 10 >= 132 * 9;
+        return blocksFor(bm, bn) * 10 >= sms * 9;
       };
       // When A's rows are not whole 128-byte lines (K % 32 != 0), each row
       // of an A box spans two lines and the 64x64 kernel is bound by its L2
@@ -95,7 +97,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
         f.block = {128, 128, 32};
       else if (covers(128, 64))
         f.block = {128, 64, 32};
-      else if (linesSplit && blocksFor(64, 128) * 2 >= 132)
+      else if (linesSplit && blocksFor(64, 128) * 2 >= sms)
         f.block = {64, 128, 32};
       else
         f.block = {64, 64, 32};
@@ -103,8 +105,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
       // more reuse per loaded element. Taken when the grid still covers the
-      // 132 SMs.
-      if (blocksFor(128, 256) >= 132) {
+      // SMs.
+      if (blocksFor(128, 256) >= sms) {
         f.block = {128, 256, 32};
         f.warp = {64, 64};
       } else if (!small) {
@@ -139,7 +141,6 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
       if (!small && wideK)
         f.warp = {32, 64};
     }
-    f.threads = 0; // derived below from the split
   }
   if (f.block.size() != 3)
     return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "
@@ -155,7 +156,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
     // One warpgroup per 64 rows, and with TMA a producer warp (a config
     // that names copy = "tma" already; kb-promote-shared-memory adds it
     // when it picks TMA itself).
-    threads = wgmmaThreads(bm, f.copy == "tma");
+    threads = wgmmaThreads(bm, f.copy == CopyKind::tma);
   } else if (tensorCores) {
     if (f.warp.size() != 2)
       return op->emitOpError() << "mma.sync config needs warp = [WM, WN]";
@@ -190,35 +191,40 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f) {
                   "block: (WM / TM) * (WN / TN) == 32, BM % WM == BN % WN == 0";
     }
   }
-  if (f.threads && f.threads != threads)
-    return op->emitOpError() << "config asks for " << f.threads
-                             << " threads, but its tiles split into "
-                             << threads;
-  f.threads = threads;
-  if (threads > 1024)
-    return op->emitOpError() << "tiles need " << threads
-                             << " threads per block; at most 1024 are allowed";
+  // `threads` itself is written by kb-promote-shared-memory, which decides
+  // the copies (TMA adds a producer warp) and checks a hand-set count.
+  if (threads > model.maxThreadsPerBlock)
+    return op->emitOpError() << "tiles need " << threads << " threads per block; "
+                             << model.chip << " allows at most "
+                             << model.maxThreadsPerBlock;
   // Copies per thread (TMA's are issued by one thread).
-  bool tmaCopies = wgmma && f.copy == "tma";
+  bool tmaCopies = wgmma && f.copy == CopyKind::tma;
   if (!tmaCopies && ((bm * bk) % threads || (bk * bn) % threads))
     return op->emitOpError() << "the A tile (" << bm << "x" << bk
                              << ") and B tile (" << bk << "x" << bn
                              << ") must split evenly among " << threads
                              << " threads";
   if (f.raster == 0 && wgmma)
-    f.raster = chooseRaster(m, n, k, bm, bn, batch);
+    f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
   return success();
 }
 
 struct TilePass : public kb::impl::KBTileBase<TilePass> {
+  using Base::Base;
   void runOnOperation() override {
+    auto model = getTargetModel(chip);
+    if (failed(model)) {
+      getOperation().emitError() << "kb-tile: unknown chip '" << chip
+                                 << "' (known: sm_80, sm_90, sm_90a)";
+      return signalPassFailure();
+    }
     for (Operation &op : getOperation().getBody().getOps()) {
       auto kind = getKernelKind(&op);
       if (!kind)
         continue;
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (*kind == KernelKind::Matmul) {
-        if (failed(tileMatmul(&op, getKernelMatmul(&op), f)))
+        if (failed(tileMatmul(&op, getKernelMatmul(&op), f, *model)))
           return signalPassFailure();
       } else if (*kind == KernelKind::Elementwise) {
         if (f.block.empty())

@@ -69,3 +69,24 @@ func.func @global_stages(%x: tensor<1024x131072xf32>) -> tensor<1024x131072xf32>
   %0 = kb.softmax %x {config = #kb.config<block = [1], threads = 512, vector = 4, stages = 3, strategy = "split_global", cluster = 8, grid = 396>} : tensor<1024x131072xf32>
   return %0 : tensor<1024x131072xf32>
 }
+
+// -----
+
+// The lowering reads copy and stages (kb-promote-shared-memory's) and runs
+// them as written, or refuses: the FFMA kernel pipelines cp.async copies at
+// least 3 stages deep (it used to fall back to 2 stages through registers).
+func.func @ffma_cp_async_two_stages(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{FFMA kernel cannot run copy = "cp_async" with stages = 2: run kb-promote-shared-memory}}
+  %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, stages = 2, pad = [4, 0], mma = "ffma", copy = "cp_async">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// mma.sync through registers takes one stage (it used to drop a second
+// stage by itself).
+func.func @mma_sync_registers_two_stages(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{mma.sync kernel cannot run copy = "registers" with stages = 2: run kb-promote-shared-memory}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<block = [64, 64, 32], warp = [32, 32], threads = 128, stages = 2, pad = [4, 8], mma = "mma_sync_tf32", copy = "registers">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}

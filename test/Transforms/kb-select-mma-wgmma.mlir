@@ -120,7 +120,8 @@ func.func @tma_on_ffma(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
 // -----
 
 func.func @bad_copy(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{#kb.config 'copy' must be "cp_async" or "tma", got "dma"}}
+  // expected-error @+2 {{#kb.config 'copy' must be "registers", "cp_async" or "tma", got "dma"}}
+  // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'copy'}}
   %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<copy = "dma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }

@@ -21,16 +21,19 @@ namespace mlir::kb {
 #define GEN_PASS_REGISTRATION
 #include "kb/Transforms/Passes.h.inc"
 
-/// What kb's passes know about a target chip.
+/// What kb's passes know about a target chip: the one source of chip facts
+/// for every decision pass (filled in by getTargetModel, TargetModel.cpp).
 struct TargetModel {
-  std::string chip = "sm_90";
-  int64_t smCount = 132;
-  int64_t maxThreadsPerBlock = 1024;
-  int64_t maxSharedPerBlock = 232448; // 227 KB, opt-in limit on sm_90
-  int64_t sharedPerSM = 233472;       // 228 KB
-  int64_t registersPerSM = 65536;
-  int64_t maxRegistersPerThread = 255;
-  int64_t maxThreadsPerSM = 2048;
+  std::string chip;
+  int64_t smCount = 0;
+  int64_t maxThreadsPerBlock = 0;
+  int64_t maxSharedPerBlock = 0; // opt-in limit
+  int64_t sharedPerSM = 0;
+  /// Shared memory the driver reserves for each block.
+  int64_t reservedSharedPerBlock = 0;
+  int64_t registersPerSM = 0;
+  int64_t maxRegistersPerThread = 0;
+  int64_t maxThreadsPerSM = 0;
   bool hasWgmma = false; // sm_90a only
 };
 /// The model of `chip`, or failure for a chip kb does not know.

@@ -64,19 +64,27 @@ def KBTile : Pass<"kb-tile", "func::FuncOp"> {
     warpgroup per 64 rows (wgmma), consistent with the thread count; tiles
     shrink for small matrices so the grid still fills the device. Softmax: elements per
     thread. Elementwise: elements per block. A hand-written tile that does
-    not divide evenly among the threads is an error.
+    not divide evenly among the threads is an error. The multiprocessor
+    count the tiles should cover comes from the chip's target model.
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target chip (sm_80, sm_90, sm_90a)">,
+  ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
 
 def KBPromoteSharedMemory : Pass<"kb-promote-shared-memory", "func::FuncOp"> {
   let summary = "Decides the shared-memory staging of matmul operand tiles";
   let description = [{
-    Sets the pipeline depth (`stages`) and row padding (`pad`) of the A and B
-    tiles that each block stages in shared memory (wgmma: 128-byte swizzled
-    rows, no padding, at least 3 stages), and checks the total
-    against the target's per-block limit (227 KB on sm_90). A tile that needs
-    more is an error that names the bytes needed and the limit.
+    Sets how the A and B tiles reach shared memory (`copy`: `registers`,
+    `cp_async`, or for wgmma `tma`), the pipeline depth (`stages`), the row
+    padding (`pad`; wgmma: 128-byte swizzled rows, no padding, at least 3
+    stages) and a matmul's `threads` (the tiles' split, plus a producer warp
+    with TMA), and checks the shared memory against the target's per-block
+    limit. A tile that needs more is an error that names the bytes needed
+    and the limit; a hand-written `copy` or `stages` that the kernel cannot
+    run is an error naming the field. The lowering only reads these fields.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",

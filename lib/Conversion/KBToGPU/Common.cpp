@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "KernelGen.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "llvm/ADT/TypeSwitch.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "KernelGen.h"
 
 using namespace mlir;
 using namespace mlir::kb;

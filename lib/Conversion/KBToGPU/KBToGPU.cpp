@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "KernelGen.h"
 
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -211,7 +211,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // A split_global softmax exchanges its blocks' partial results through
     // a workspace in global memory (zero before each launch, left zero
     // after it), passed just before the output.
-    if (config.getStrategy() == "split_global") {
+    if (config.getStrategy() == SoftmaxStrategy::split_global) {
       auto type = cast<RankedTensorType>(result.getType());
       int64_t n = type.getShape().back(), rows = type.getNumElements() / n;
       int64_t words =
@@ -225,7 +225,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // A wgmma matmul whose tiles TMA copies reads A and B^T through two
     // tensor maps (128 bytes each, encoded by kb-run from the manifest's
     // description: docs/bundle.md), passed after its operands, A's first.
-    if (config.getCopy() == "tma") {
+    if (config.getCopy() == CopyKind::tma) {
       MatmulOp mm = getKernelMatmul(&op);
       if (!mm || config.getBlock().size() != 3)
         return op.emitOpError() << "copy = \"tma\" needs a tiled matmul";

@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/MatmulGen.h"
+#include "MatmulGen.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -88,7 +88,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   if (e.shape.k % 4)
     return e.op->emitOpError() << "wgmma_tf32 copies 16-byte chunks: K = "
                                << e.shape.k << " must be a multiple of 4";
-  bool tma = e.config.getCopy() == "tma";
+  bool tma = e.config.getCopy() == CopyKind::tma;
   // One warpgroup per 64 rows; with TMA, one producer warp more.
   int64_t wantThreads = wgmmaThreads(bm, tma);
   if (e.threads != wantThreads)
@@ -99,7 +99,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   if (tma && (!e.tmapA || !e.tmapB))
     return e.op->emitOpError() << "internal error: copy = \"tma\" without tensor maps";
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
-  info.dynamicSharedBytes = wgmmaSharedBytes(bm, bn, bk, stages, tma);
+  if (!tma && e.config.getCopy() != CopyKind::cp_async)
+    return e.op->emitOpError() << "wgmma_tf32 copies its tiles with copy = "
+                                  "\"tma\" or \"cp_async\": run "
+                                  "kb-promote-shared-memory";
+  if (failed(e.setSharedBytes(info, wgmmaSharedBytes(bm, bn, bk, stages, tma))))
+    return failure();
 
   // The dynamic shared memory, realigned to 1024 bytes, as one f32 array.
   Value smem = e.dynamicSharedMemory();

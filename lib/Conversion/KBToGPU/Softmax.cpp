@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/SoftmaxGen.h"
+#include "SoftmaxGen.h"
 
 using namespace mlir;
 using namespace mlir::kb;
@@ -48,14 +48,14 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   int64_t rows = type.getNumElements() / n;
   int64_t threads = req.config.getThreads();
   int64_t vec = std::max<int64_t>(req.config.getVector(), 1);
-  StringRef strategy = req.config.getStrategy();
+  std::optional<SoftmaxStrategy> strategy = req.config.getStrategy();
   // Rows that are not a multiple of the vector: aligned chunks with masked
   // edges (registers strategy, unfused softmax only).
   bool unaligned = n % vec != 0;
-  bool global = strategy == "split_global";
-  bool staged = strategy == "split_shared" || global;
+  bool global = strategy == SoftmaxStrategy::split_global;
+  bool staged = strategy == SoftmaxStrategy::split_shared || global;
   if (unaligned && (vec != 4 || isa<FusionOp>(op) ||
-                    (strategy != "registers" && !staged)))
+                    (strategy != SoftmaxStrategy::registers && !staged)))
     return op->emitOpError() << "vector width " << vec
                              << " does not divide the row length " << n
                              << " (allowed only for vector 4 with strategy "
@@ -63,7 +63,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                                 "\"split_global\" on an unfused softmax)";
   if (rows > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows, more than a grid holds";
-  bool split = strategy == "split" || staged;
+  bool split = strategy == SoftmaxStrategy::split || staged;
   int64_t cluster = split ? std::max<int64_t>(req.config.getCluster(), 1) : 1;
   if (rows * cluster > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows of " << cluster
@@ -74,7 +74,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   if (staged && !req.config.getBlock().empty())
     rowsPerCluster = req.config.getBlock()[0];
   if (rowsPerCluster > 1 && (rows % rowsPerCluster || isa<FusionOp>(op)))
-    return op->emitOpError() << strategy << " with " << rowsPerCluster
+    return op->emitOpError() << nameOf(strategy) << " with " << rowsPerCluster
                              << " rows per cluster needs an unfused softmax whose "
                              << rows << " rows it divides";
   info.grid = {rows / rowsPerCluster * cluster, 1, 1};
@@ -113,7 +113,7 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   } else {
     scratchMax = func.addWorkgroupAttribution(scratchType, loc);
     scratchSum = func.addWorkgroupAttribution(scratchType, loc);
-    if (strategy == "split")
+    if (strategy == SoftmaxStrategy::split)
       partial = func.addWorkgroupAttribution(partialType, loc);
   }
 
@@ -332,13 +332,13 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   } else {
     c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
   }
-  if (strategy == "registers" && unaligned)
+  if (strategy == SoftmaxStrategy::registers && unaligned)
     buildRegistersUnaligned(c, scratchMax, scratchSum, rows * n);
-  else if (strategy == "registers")
+  else if (strategy == SoftmaxStrategy::registers)
     buildRegisters(c, scratchMax, scratchSum);
-  else if (strategy == "split")
+  else if (strategy == SoftmaxStrategy::split)
     buildRegisters(c, scratchMax, scratchSum, partial, cluster);
-  else if (strategy == "split_shared")
+  else if (strategy == SoftmaxStrategy::split_shared)
     buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n,
                      rowsPerCluster, /*clusterSync=*/true,
                      [&](Value m, Value s, int64_t) {
@@ -351,10 +351,10 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                        Value r = arith::AddIOp::create(b, loc, row, cidx(b, loc, i));
                        return combineOverGlobal(c, m, s, partial, ws, r, c.rank);
                      });
-  else if (strategy == "online")
+  else if (strategy == SoftmaxStrategy::online)
     buildOnline(c, scratchMax, scratchSum);
   else
-    return op->emitOpError() << "unknown softmax strategy '" << strategy << "'";
+    return op->emitOpError() << "has no softmax strategy in its #kb.config: run kb-select-config";
   return success();
 }
 

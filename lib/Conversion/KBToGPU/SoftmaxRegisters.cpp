@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/SoftmaxGen.h"
+#include "SoftmaxGen.h"
 
 using namespace mlir;
 using namespace mlir::kb;

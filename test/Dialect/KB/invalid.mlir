@@ -145,7 +145,8 @@ func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_strategy(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'strategy' must be "registers", "split", "split_shared", "split_global" or "online", got "twice"}}
+  // expected-error @+2 {{#kb.config 'strategy' must be "registers", "split", "split_shared", "split_global" or "online", got "twice"}}
+  // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'strategy'}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "twice">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
@@ -195,7 +196,8 @@ func.func @config_threads(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_mma(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32", "mma_sync_tf32x3" or "wgmma_tf32", got "wmma"}}
+  // expected-error @+2 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32", "mma_sync_tf32x3" or "wgmma_tf32", got "wmma"}}
+  // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'mma'}}
   %0 = kb.relu %x {config = #kb.config<mma = "wmma">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

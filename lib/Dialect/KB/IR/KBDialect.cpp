@@ -170,9 +170,10 @@ LogicalResult
 ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    ArrayRef<int64_t> block, ArrayRef<int64_t> warp,
                    ArrayRef<int64_t> thread, int64_t threads, int64_t vector,
-                   int64_t stages, ArrayRef<int64_t> pad, StringRef mma,
-                   StringRef strategy, int64_t cluster, int64_t grid,
-                   StringRef copy, int64_t raster) {
+                   int64_t stages, ArrayRef<int64_t> pad,
+                   std::optional<MmaUnit> mma,
+                   std::optional<SoftmaxStrategy> strategy, int64_t cluster,
+                   int64_t grid, std::optional<CopyKind> copy, int64_t raster) {
   if (raster < 0 || raster > 65535)
     return emitError() << "#kb.config 'raster' must be in [1, 65535] (block rows "
                           "per group of the tile order), got "
@@ -248,39 +249,24 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!pad.empty() && pad.size() != 2)
     return emitError() << "#kb.config 'pad' needs two sizes [padA, padB], got "
                        << pad.size();
-  if (!mma.empty() && mma != "ffma" && mma != "mma_sync_tf32" &&
-      mma != "mma_sync_tf32x3" && mma != "wgmma_tf32")
-    return emitError() << "#kb.config 'mma' must be \"ffma\", "
-                          "\"mma_sync_tf32\", \"mma_sync_tf32x3\" or "
-                          "\"wgmma_tf32\", got \""
-                       << mma << "\"";
-  if (!strategy.empty() && strategy != "registers" && strategy != "split" &&
-      strategy != "split_shared" && strategy != "split_global" &&
-      strategy != "online")
-    return emitError() << "#kb.config 'strategy' must be \"registers\", "
-                          "\"split\", \"split_shared\", \"split_global\" or "
-                          "\"online\", got \""
-                       << strategy << "\"";
+  // mma, strategy and copy: their parser accepts only the enum's values.
   // split_global's blocks of a row are not a hardware cluster.
-  if (strategy == "split_global" && (cluster < 0 || cluster > 64))
+  if (strategy == SoftmaxStrategy::split_global && (cluster < 0 || cluster > 64))
     return emitError() << "#kb.config 'cluster' (blocks per row) of a "
                           "split_global softmax must be in [1, 64], got "
                        << cluster;
   if (grid < 0 || grid > std::numeric_limits<int32_t>::max())
     return emitError() << "#kb.config 'grid' must be a positive block count, got "
                        << grid;
-  if (grid && strategy != "split_global")
+  if (grid && strategy != SoftmaxStrategy::split_global)
     return emitError() << "#kb.config 'grid' (a persistent grid) is only for a "
                           "split_global softmax, not strategy \""
-                       << strategy << "\"";
-  if (!copy.empty() && copy != "cp_async" && copy != "tma")
-    return emitError() << "#kb.config 'copy' must be \"cp_async\" or \"tma\", got \""
-                       << copy << "\"";
-  if (copy == "tma" && !mma.empty() && mma != "wgmma_tf32")
+                       << nameOf(strategy) << "\"";
+  if (copy == CopyKind::tma && mma && mma != MmaUnit::wgmma_tf32)
     return emitError() << "#kb.config copy = \"tma\" is only for mma = "
                           "\"wgmma_tf32\", not \""
-                       << mma << "\"";
-  if (strategy != "split_global" && (cluster < 0 || cluster > 16))
+                       << nameOf(mma) << "\"";
+  if (strategy != SoftmaxStrategy::split_global && (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
                           "largest thread-block cluster sm_90 launches), got "
                        << cluster;
@@ -310,11 +296,11 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.vector = attr.getVector();
   f.stages = attr.getStages();
   f.pad.assign(attr.getPad().begin(), attr.getPad().end());
-  f.mma = attr.getMma().str();
-  f.strategy = attr.getStrategy().str();
+  f.mma = attr.getMma();
+  f.strategy = attr.getStrategy();
   f.cluster = attr.getCluster();
   f.grid = attr.getGrid();
-  f.copy = attr.getCopy().str();
+  f.copy = attr.getCopy();
   f.raster = attr.getRaster();
   return f;
 }

@@ -32,6 +32,49 @@ def KB_GeluApprox : I32EnumAttr<"GeluApprox", "GELU approximation",
 }
 def KB_GeluApproxAttr : EnumAttr<KB_Dialect, KB_GeluApprox, "gelu_approx">;
 
+// #kb.config's enumerated fields: the arithmetic unit of a matmul's inner
+// tile, the softmax strategy and how a matmul stages its operand tiles.
+def KB_MmaFFMA : I32EnumAttrCase<"ffma", 0>;
+def KB_MmaSyncTF32 : I32EnumAttrCase<"mma_sync_tf32", 1>;
+def KB_MmaSyncTF32x3 : I32EnumAttrCase<"mma_sync_tf32x3", 2>;
+def KB_MmaWgmmaTF32 : I32EnumAttrCase<"wgmma_tf32", 3>;
+def KB_MmaUnit : I32EnumAttr<"MmaUnit", "matmul arithmetic unit",
+    [KB_MmaFFMA, KB_MmaSyncTF32, KB_MmaSyncTF32x3, KB_MmaWgmmaTF32]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+
+def KB_StrategyRegisters : I32EnumAttrCase<"registers", 0>;
+def KB_StrategySplit : I32EnumAttrCase<"split", 1>;
+def KB_StrategySplitShared : I32EnumAttrCase<"split_shared", 2>;
+def KB_StrategySplitGlobal : I32EnumAttrCase<"split_global", 3>;
+def KB_StrategyOnline : I32EnumAttrCase<"online", 4>;
+def KB_SoftmaxStrategy : I32EnumAttr<"SoftmaxStrategy", "softmax strategy",
+    [KB_StrategyRegisters, KB_StrategySplit, KB_StrategySplitShared,
+     KB_StrategySplitGlobal, KB_StrategyOnline]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+
+def KB_CopyRegisters : I32EnumAttrCase<"registers", 0>;
+def KB_CopyCpAsync : I32EnumAttrCase<"cp_async", 1>;
+def KB_CopyTma : I32EnumAttrCase<"tma", 2>;
+def KB_CopyKind : I32EnumAttr<"CopyKind", "how a matmul stages its operand tiles",
+    [KB_CopyRegisters, KB_CopyCpAsync, KB_CopyTma]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+
+// An optional enumerated #kb.config field, written as a quoted string
+// (`mma = "ffma"`); an unknown value is a parse error, located at the
+// string, that lists the valid ones.
+class KB_ConfigEnumParameter<string enumName, string fieldName>
+    : OptionalParameter<"::std::optional<::mlir::kb::" # enumName # ">"> {
+  let parser = "::mlir::kb::parseConfigEnum<::mlir::kb::" # enumName #
+               ">($_parser, \"" # fieldName # "\")";
+  let printer = "::mlir::kb::printConfigEnum($_printer, *$_self)";
+}
+
 // An optional list of sizes, written in brackets: `[128, 128, 8]`.
 class KB_SizesParameter : OptionalArrayRefParameter<"int64_t"> {
   let parser = "::mlir::kb::parseSizes($_parser)";
@@ -63,7 +106,7 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `pad`: f32 words added to each shared-memory row of the A and B tiles
       ([padA, padB]) against bank conflicts.
     - `mma`: the arithmetic unit of the inner tile: `ffma`, `mma_sync_tf32`,
-      `mma_sync_tf32x3`.
+      `mma_sync_tf32x3`, `wgmma_tf32`.
     - `strategy`: the softmax strategy: `registers` (the row in registers:
       one read, one write), `split` (a row too wide for one block is split
       over the blocks of a thread-block cluster, each holding its part in
@@ -79,8 +122,10 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       blocks, each taking one part of a row after another (from tickets)
       until none is left, instead of one block per part. Absent: one block
       per part.
-    - `copy`: how a wgmma_tf32 matmul moves its operand tiles into shared
-      memory: `cp_async` (16-byte copies issued by every thread) or `tma`
+    - `copy`: how a matmul moves its operand tiles into shared memory:
+      `registers` (global loads into registers, then stores to shared
+      memory: FFMA with at most 2 stages, mma.sync with 1), `cp_async`
+      (asynchronous copies issued by every thread) or, for wgmma_tf32, `tma`
       (lane 0 of a producer warp after the consumer warpgroups issues one
       tensor-memory-accelerator copy per tile, which completes on an
       mbarrier; `threads` counts that warp; the tensor map, encoded by
@@ -103,11 +148,11 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_CountParameter<"vector">:$vector,
     KB_CountParameter<"stages">:$stages,
     KB_SizesParameter<>:$pad,
-    StringRefParameter<"", "\"\"">:$mma,
-    StringRefParameter<"", "\"\"">:$strategy,
+    KB_ConfigEnumParameter<"MmaUnit", "mma">:$mma,
+    KB_ConfigEnumParameter<"SoftmaxStrategy", "strategy">:$strategy,
     KB_CountParameter<"cluster">:$cluster,
     KB_CountParameter<"grid">:$grid,
-    StringRefParameter<"", "\"\"">:$copy,
+    KB_ConfigEnumParameter<"CopyKind", "copy">:$copy,
     KB_CountParameter<"raster">:$raster
   );
   let assemblyFormat = "`<` struct(params) `>`";

@@ -47,6 +47,44 @@ std::string unsupportedTensorReason(Type type, bool f32 = true);
 #include "kb/Dialect/KB/IR/KBOpsDialect.h.inc"
 #include "kb/Dialect/KB/IR/KBEnums.h.inc"
 
+namespace mlir::kb {
+/// Parses an enumerated #kb.config field written as a quoted string
+/// (`mma = "ffma"`); an unknown value is an error, located at the string,
+/// that names the field and lists the valid values.
+template <typename E>
+FailureOr<std::optional<E>> parseConfigEnum(AsmParser &parser, StringRef field) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string value;
+  if (parser.parseString(&value))
+    return failure();
+  if (std::optional<E> e = symbolizeEnum<E>(value))
+    return std::optional<E>(*e);
+  SmallVector<StringRef> names;
+  for (uint32_t i = 0; !stringifyEnum(static_cast<E>(i)).empty(); ++i)
+    names.push_back(stringifyEnum(static_cast<E>(i)));
+  InFlightDiagnostic diag = parser.emitError(loc)
+                            << "#kb.config '" << field << "' must be ";
+  for (size_t i = 0; i < names.size(); ++i)
+    diag << (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") << "\""
+         << names[i] << "\"";
+  diag << ", got \"" << value << "\"";
+  return failure();
+}
+/// Prints an enumerated #kb.config field as a quoted string.
+template <typename E> void printConfigEnum(AsmPrinter &printer, E value) {
+  printer << '"' << stringifyEnum(value) << '"';
+}
+/// The name of an optional enumerated field's value, "" when absent (for
+/// diagnostics).
+template <typename E> StringRef nameOf(std::optional<E> value) {
+  return value ? stringifyEnum(*value) : StringRef();
+}
+/// Whether `unit` is one of the mma.sync units (tf32, tf32x3).
+inline bool isMmaSync(std::optional<MmaUnit> unit) {
+  return unit == MmaUnit::mma_sync_tf32 || unit == MmaUnit::mma_sync_tf32x3;
+}
+} // namespace mlir::kb
+
 #define GET_ATTRDEF_CLASSES
 #include "kb/Dialect/KB/IR/KBAttrs.h.inc"
 
@@ -69,7 +107,9 @@ namespace mlir::kb {
 struct ConfigFields {
   SmallVector<int64_t> block, warp, thread, pad;
   int64_t threads = 0, vector = 0, stages = 0, cluster = 0, grid = 0, raster = 0;
-  std::string mma, strategy, copy;
+  std::optional<MmaUnit> mma;
+  std::optional<SoftmaxStrategy> strategy;
+  std::optional<CopyKind> copy;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
@@ -99,7 +139,7 @@ inline int64_t splitSharedBytes(int64_t n, int64_t cluster, int64_t vector) {
 
 /// i32 words of a split_global softmax's workspace: a ticket counter, two
 /// counters per row and a (max, sum) pair per block of each row (layout in
-/// include/kb/Conversion/KBToGPU/SoftmaxGen.h, GlobalWorkspace).
+/// lib/Conversion/KBToGPU/SoftmaxGen.h, GlobalWorkspace).
 inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
   return 2 + 2 * rows + 2 * rows * blocksPerRow;
 }

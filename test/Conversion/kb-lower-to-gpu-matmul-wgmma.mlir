@@ -1,4 +1,9 @@
-// RUN: kb-opt %s --kb-select-mma=chip=sm_90a --kb-select-config=chip=sm_90a --kb-tile --kb-promote-shared-memory=chip=sm_90a --kb-lower-to-gpu -split-input-file | FileCheck %s
+// RUN: kb-opt %s --kb-lower-to-gpu -split-input-file | FileCheck %s
+
+// kb-lower-to-gpu alone on wgmma matmul kernels (sm_90a): every #kb.config is written out
+// complete (as kb-select-mma, kb-select-config, kb-tile and
+// kb-promote-shared-memory chose it, chip sm_90a), so this file breaks only when
+// the lowering changes.
 
 // cp.async copies (asked for): wgmma with K = 100, not a multiple of 32 (BK): B^T's rows are padded to
 // 128 floats by the transpose in front, and only the last of the 4 k tiles
@@ -25,9 +30,10 @@
 // CHECK: nvgpu.device_async_copy %arg1
 // CHECK-NOT: arith.minui
 // CHECK: nvvm.wgmma.mma_async
-func.func @awkward_k(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72xf32> {
-  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<copy = "cp_async">} : tensor<100x100xf32>, tensor<100x72xf32> -> tensor<100x72xf32>
-  return %0 : tensor<100x72xf32>
+func.func @awkward_k(%arg0: tensor<100x100xf32>, %arg1: tensor<100x72xf32>) -> tensor<100x72xf32> {
+  %0 = kb.transpose %arg1 pad(32) {config = #kb.config<block = [64, 64], threads = 256>} : tensor<100x72xf32> -> tensor<72x128xf32>
+  %1 = kb.matmul %arg0, %0 precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "cp_async">} : tensor<100x100xf32>, tensor<72x128xf32> -> tensor<100x72xf32>
+  return %1 : tensor<100x72xf32>
 }
 
 // -----
@@ -90,9 +96,10 @@ func.func @awkward_k(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-func.func @tma(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72xf32> {
-  %0 = kb.matmul %a, %b precision(tf32) : tensor<100x100xf32>, tensor<100x72xf32> -> tensor<100x72xf32>
-  return %0 : tensor<100x72xf32>
+func.func @tma(%arg0: tensor<100x100xf32>, %arg1: tensor<100x72xf32>) -> tensor<100x72xf32> {
+  %0 = kb.transpose %arg1 pad(32) {config = #kb.config<block = [64, 64], threads = 256>} : tensor<100x72xf32> -> tensor<72x128xf32>
+  %1 = kb.matmul %arg0, %0 precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<100x100xf32>, tensor<72x128xf32> -> tensor<100x72xf32>
+  return %1 : tensor<100x72xf32>
 }
 
 // -----
@@ -110,7 +117,7 @@ func.func @tma(%a: tensor<100x100xf32>, %b: tensor<100x72xf32>) -> tensor<100x72
 // CHECK: scf.for
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-func.func @tma_two_warpgroups(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
-  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+func.func @tma_two_warpgroups(%arg0: tensor<256x256xf32>, %arg1: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
 }

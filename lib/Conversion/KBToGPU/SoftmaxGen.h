@@ -15,7 +15,7 @@
 #ifndef KB_CONVERSION_KBTOGPU_SOFTMAXGEN_H
 #define KB_CONVERSION_KBTOGPU_SOFTMAXGEN_H
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "KernelGen.h"
 
 #include <functional>
 #include <optional>
@@ -258,7 +258,7 @@ struct TicketDraw {
 
 /// split_global: the blocks of a row are ordinary blocks, not a cluster, so
 /// a row may be split over more blocks than a cluster holds and the grid
-/// may use every multiprocessor (clusters of 8 fit 120 of the 132).
+/// may use every multiprocessor (on sm_90 clusters of 8 leave 12 idle).
 ///
 /// Thread 0 publishes the block's partial (m, s) as one relaxed 8-byte
 /// store and counts itself in with `atom.acq_rel.gpu.add` (inline PTX: the

@@ -1,4 +1,4 @@
-//===- MatmulMma.cpp - the mma.sync.m16n8k8 TF32 inner tile ---------------===//
+//===- MatmulMmaSync.cpp - the mma.sync.m16n8k8 TF32 inner tile -----------===//
 //
 // Each warp owns a WM x WN tile of the block's output: (WM/16) x (WN/8)
 // m16n8k8 fragments whose accumulators stay in registers (loop-carried values)
@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/KBToGPU/MatmulGen.h"
+#include "MatmulGen.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -150,19 +150,24 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
   int64_t stages = std::max<int64_t>(cfg.getStages(), 1);
   // cp.async moves 16-byte chunks: rows must be 16-byte aligned in global
   // memory (contiguous dimension a multiple of 4) and tiles split evenly.
-  // Otherwise the tiles are staged through registers, one stage.
-  bool asyncCopy = stages >= 2 && e.shape.k % 4 == 0 &&
-                   (e.shape.transB || e.shape.n % 4 == 0) && bk % 4 == 0 &&
-                   (bm * bk / 4) % e.threads == 0 && (bk * bn / 4) % e.threads == 0;
-  if (!asyncCopy)
-    stages = 1;
+  // Otherwise the tiles are staged through registers, one stage. Both
+  // chosen by kb-promote-shared-memory.
+  bool asyncCopy = cfg.getCopy() == CopyKind::cp_async;
+  bool asyncFits = e.shape.k % 4 == 0 && (e.shape.transB || e.shape.n % 4 == 0) &&
+                   bk % 4 == 0 && (bm * bk / 4) % e.threads == 0 &&
+                   (bk * bn / 4) % e.threads == 0;
+  if (asyncCopy ? stages < 2 || !asyncFits : stages != 1)
+    return e.op->emitOpError() << "mma.sync kernel cannot run copy = \""
+                               << nameOf(cfg.getCopy()) << "\" with stages = "
+                               << stages << ": run kb-promote-shared-memory";
   // Row strides: A [BM][BK + padA]; B [BK][BN + padB], or [BN][BK + padA]
   // when B is transposed and copied as is (its fragments then read like A's).
   bool transB = e.shape.transB && asyncCopy;
   int64_t bRows = transB ? bn : bk, ldbT = transB ? lda : ldb;
   int64_t bytesA = bm * lda * 4, bytesB = bRows * ldbT * 4;
   int64_t stageBytes = bytesA + bytesB;
-  info.dynamicSharedBytes = stages * stageBytes;
+  if (failed(e.setSharedBytes(info, stages * stageBytes)))
+    return failure();
 
   Value smem = e.dynamicSharedMemory();
   auto stageViews = [&](Value stage) {

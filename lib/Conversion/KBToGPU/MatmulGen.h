@@ -9,7 +9,8 @@
 #ifndef KB_CONVERSION_KBTOGPU_MATMULGEN_H
 #define KB_CONVERSION_KBTOGPU_MATMULGEN_H
 
-#include "kb/Conversion/KBToGPU/KernelGen.h"
+#include "KernelGen.h"
+#include "kb/Transforms/Passes.h"
 
 namespace mlir::kb {
 
@@ -82,6 +83,11 @@ struct MatmulEmitter {
   /// Copies the A and B tiles of step k0 into shared memory.
   void stageTiles(Value batchIdx, Value row0, Value col0, Value k0, Value as,
                   Value bs, bool aTransposed);
+  /// Sets the launch's dynamic shared memory to `bytes`, the kernel's own
+  /// layout, after checking that it is what the config plans
+  /// (matmulSharedBytes, which kb-promote-shared-memory checked against the
+  /// chip): they cannot disagree.
+  LogicalResult setSharedBytes(LaunchInfo &info, int64_t bytes);
   /// The block's dynamic shared memory, as bytes.
   Value dynamicSharedMemory();
 
@@ -123,6 +129,10 @@ struct MatmulEmitter {
   /// of the range guard; its loads are clamped into the matrix).
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
 };
+
+/// The FFMA kernel (precision ieee): a [TM, TN] register tile per thread
+/// (MatmulFfma.cpp).
+LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info);
 
 /// The mma.sync.m16n8k8 TF32 inner tile (tf32x3 splits each operand into a
 /// big and a small tf32 part and adds three products).

@@ -1,0 +1,51 @@
+// RUN: kb-opt %s --kb-lower-to-gpu -split-input-file | FileCheck %s
+
+// kb-lower-to-gpu alone on elementwise kernels and fusions: every #kb.config is written out
+// complete (as kb-select-mma, kb-select-config, kb-tile and
+// kb-promote-shared-memory chose it), so this file breaks only when
+// the lowering changes.
+
+// The fused chain: one kernel, 16-byte loads and stores, one Philox call per
+// 4 elements, a guard for the grid's tail; the function takes its result as a
+// trailing output buffer.
+// CHECK-LABEL: func.func @bias_gelu_dropout
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: memref<64x128xf32> {kb.name = "x", kb.role = "input"}
+// CHECK-SAME: %[[Y:[a-z0-9_]+]]: memref<64x128xf32> {kb.name = "out0", kb.role = "output"}
+// CHECK: gpu.launch_func @[[M:.+]]::@[[K:.+]] blocks in (%{{.*}}) threads in (%{{.*}}) args(%[[X]] : memref<64x128xf32>, %{{.*}} : memref<128xf32>, %[[Y]] : memref<64x128xf32>)
+// CHECK-SAME: kb.ops = [{{.*}}op = "kb.bias_add"{{.*}}op = "kb.gelu"{{.*}}op = "kb.dropout", output = "out0"
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.module @[[M]]
+// CHECK: gpu.func @[[K]]
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: scf.if
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// One Philox4x32-10 call for the 4 elements: 2 multiplies a round, less the
+// first round's multiply of the zero counter word, which folds away.
+// CHECK-COUNT-19: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+func.func @bias_gelu_dropout(%arg0: tensor<64x128xf32> {kb.name = "x"}, %arg1: tensor<128xf32>) -> tensor<64x128xf32> {
+  %0 = kb.fusion ins(%arg0, %arg1 : tensor<64x128xf32>, tensor<128xf32>) attributes {config = #kb.config<block = [1024], threads = 256, vector = 4>} {
+  ^bb0(%arg2: tensor<64x128xf32>, %arg3: tensor<128xf32>):
+    %1 = kb.bias_add %arg2, %arg3 : tensor<64x128xf32>, tensor<128xf32> -> tensor<64x128xf32>
+    %2 = kb.gelu %1 approx(tanh) : tensor<64x128xf32>
+    %3 = kb.dropout %2 p(3.000000e-01) seed(42) : tensor<64x128xf32>
+    kb.yield %3 : tensor<64x128xf32>
+  } -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// Unfused: one kernel per op, intermediates in scratch buffers.
+// CHECK-LABEL: func.func @unfused
+// CHECK: %[[T0:[a-z0-9_]+]] = memref.alloc() {kb.name = "t0"} : memref<4x8xf32>
+// CHECK: gpu.launch_func {{.*}}args(%{{.*}}, %[[T0]] : memref<4x8xf32>)
+// CHECK: gpu.launch_func {{.*}}args(%[[T0]] : memref<4x8xf32>, %{{.*}} : memref<4x8xf32>)
+func.func @unfused(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kb.exp %arg0 {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<4x8xf32>
+  %1 = kb.relu %0 {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
