@@ -43,6 +43,9 @@ constexpr size_t kMaxInputBytes = 16384;
 
 DialectRegistry *registry = nullptr;
 std::string bundleDir;
+/// KB_FUZZ_VERBOSE=1: print each input's first error (to see what a run of
+/// inputs did; off while fuzzing, where it would only slow things down).
+bool verbose = false;
 
 /// The chip named by a leading `// chip=...` line, or sm_90.
 std::string chipOf(llvm::StringRef text) {
@@ -56,6 +59,17 @@ std::string chipOf(llvm::StringRef text) {
 }
 
 } // namespace
+
+/// kb's code is built with ASan, libMLIR.so is not, and both run the inline
+/// llvm::BumpPtrAllocator of LLVM's headers on the same slabs: kb's copy
+/// poisons a slab's free tail (LLVM_ADDRESS_SANITIZER_BUILD), MLIR's copy
+/// hands it out without unpoisoning, and ASan reports a use-after-poison in
+/// MLIR's parser. Manual poisoning is therefore off; ASan's own redzones and
+/// shadow still check every access kb's code makes. Leak checking is off as
+/// MLIR's registries live for the whole process (docs/fuzzing.md).
+extern "C" const char *__asan_default_options() {
+  return "allow_user_poisoning=0:detect_leaks=0";
+}
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   registerAllPasses();
@@ -74,6 +88,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     std::abort();
   }
   bundleDir = dir.str().str();
+  const char *v = std::getenv("KB_FUZZ_VERBOSE");
+  verbose = v && *v && *v != '0';
   return 0;
 }
 
@@ -94,6 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
   if (!module) {
+    if (verbose)
+      std::fprintf(stderr, "kb-compile-fuzzer: parse: %s\n", firstError.c_str());
     if (errors == 0) {
       std::fprintf(stderr, "kb-compile-fuzzer: the parser failed without an error\n");
       std::abort();
@@ -101,17 +119,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
 
-  PassManager pm(&ctx);
-  std::string pipeline = "builtin.module(kb-compile{chip=" + chipOf(text) +
-                         " ptxas=none output=" + bundleDir + "})";
+  // Anchored on builtin.module: a pass manager on "any" with a nested
+  // builtin.module(...) would run only on modules inside the top one.
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  std::string pipeline = "kb-compile{chip=" + chipOf(text) +
+                         " ptxas=none output=" + bundleDir + "}";
   if (failed(parsePassPipeline(pipeline, pm))) {
     std::fprintf(stderr, "kb-compile-fuzzer: cannot parse '%s'\n", pipeline.c_str());
     std::abort();
   }
-  if (failed(pm.run(*module)) && errors == 0) {
+  if (verbose) {
+    pm.printAsTextualPipeline(llvm::errs());
+    llvm::errs() << "\n";
+  }
+  bool ok = succeeded(pm.run(*module));
+  if (!ok && errors == 0) {
     // kb-opt would exit 1 with nothing on stderr.
     std::fprintf(stderr, "kb-compile-fuzzer: kb-compile failed without an error\n");
     std::abort();
   }
+  if (verbose)
+    std::fprintf(stderr, "kb-compile-fuzzer: %s\n",
+                 ok ? "compiled" : ("kb-compile: " + firstError).c_str());
   return 0;
 }

@@ -10,7 +10,7 @@ kb-opt binary used to compile seed bundles for the manifest target.
               line where the test's RUN line names a chip);
   manifest:   manifest.json of bundles compiled from examples/ for sm_80,
               sm_90 and sm_90a with ptxas=none, plus a few hand-made ones;
-  npy:        small .npy files written by numpy (f4 of several ranks, and
+  npy:        small .npy files (f4 of several ranks, and
               the kinds kb-run must refuse: f8, i4, Fortran order, v2.0).
 """
 import hashlib
@@ -76,29 +76,36 @@ put("manifest", '{"format": "kb-bundle", "version": 2}')
 put("manifest", "{}")
 
 # --- npy ------------------------------------------------------------------
-import io
-import numpy as np
+# Written by hand (NumPy's format 1.0/2.0) so that no NumPy is needed.
+import random
+import struct
 
-rng = np.random.default_rng(17)
+rng = random.Random(17)
 
 
-def npy(a, version=None, fortran=False):
-    buf = io.BytesIO()
-    if fortran:
-        a = np.asfortranarray(a)
-    if version:
-        np.lib.format.write_array(buf, a, version=version)
-    else:
-        np.save(buf, a)
-    return buf.getvalue()
+def npy(shape, descr="<f4", fortran=False, version=1):
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        descr, "True" if fortran else "False", dims)
+    pre = 10 if version == 1 else 12
+    header += " " * ((64 - (pre + len(header) + 1) % 64) % 64) + "\n"
+    n = 1
+    for d in shape:
+        n *= d
+    size = {"<f4": 4, ">f4": 4, "<i4": 4, "<f8": 8}[descr]
+    body = bytes(rng.getrandbits(8) for _ in range(n * size))
+    if descr == "<f4":
+        body = b"".join(struct.pack("<f", rng.gauss(0, 1)) for _ in range(n))
+    length = struct.pack("<H", len(header)) if version == 1 else struct.pack("<I", len(header))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + header.encode() + body
 
 
 for shape in [(), (1,), (7,), (3, 5), (2, 3, 4), (1, 1, 1, 2), (0,), (4, 0)]:
-    put("npy", npy(rng.standard_normal(shape).astype("<f4")))
-put("npy", npy(rng.standard_normal((3, 4)).astype("<f4"), version=(2, 0)))
-put("npy", npy(rng.standard_normal((3, 4)).astype("<f4"), fortran=True))
-put("npy", npy(rng.standard_normal((5,)).astype("<f8")))
-put("npy", npy(np.arange(6, dtype="<i4").reshape(2, 3)))
-put("npy", npy(rng.standard_normal((2, 2)).astype(">f4")))
+    put("npy", npy(shape))
+put("npy", npy((3, 4), version=2))
+put("npy", npy((3, 4), fortran=True))
+put("npy", npy((5,), descr="<f8"))
+put("npy", npy((2, 3), descr="<i4"))
+put("npy", npy((2, 2), descr=">f4"))
 for t in ["kb-compile", "manifest", "npy"]:
     print(f"make-seeds: {t}: {len(list((out / t).iterdir()))} seeds")
