@@ -38,6 +38,10 @@ fi
 # registries live as long as the process; LLVM's inline BumpPtrAllocator
 # poisons slabs libMLIR.so then uses): docs/fuzzing.md.
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Every fuzzer process makes a scratch folder (bundle, manifest, .npy): keep
+# them in one place and start clean.
+export TMPDIR=$PWD/build-fuzz/tmp
+rm -rf "$TMPDIR"; mkdir -p "$TMPDIR"
 status=0
 for t in "${targets[@]}"; do
   case $t in
@@ -78,5 +82,6 @@ for t in "${targets[@]}"; do
   else
     echo "$t: no crash in $seconds s"
   fi
+  rm -rf "${TMPDIR:?}"/*
 done
 exit $status
