@@ -56,13 +56,16 @@ for t in "${targets[@]}"; do
           -malloc_limit_mb="${KB_FUZZ_RSS_MB:-2048}" -max_len=$max_len)
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
 
-  regressions=(fuzz/regressions/$t/*)
-  if [ -e "${regressions[0]}" ]; then
+  regressions=()
+  for r in fuzz/regressions/$t/*; do
+    [ -f "$r" ] && [ "${r##*.}" != md ] && regressions+=("$r")
+  done
+  if [ ${#regressions[@]} -gt 0 ]; then
     echo "== $t: replaying ${#regressions[@]} regression inputs"
     for r in "${regressions[@]}"; do
-      [ "${r##*.}" = md ] && continue
-      if ! "$bin" "${limits[@]}" "$r" >"build-fuzz/crashes/$t/replay.log" 2>&1; then
-        echo "FAIL $r (build-fuzz/crashes/$t/replay.log)"; status=1
+      rlog=build-fuzz/crashes/$t/replay-$(basename "$r").log
+      if ! "$bin" "${limits[@]}" "$r" >"$rlog" 2>&1; then
+        echo "FAIL $r ($rlog)"; status=1
       fi
     done
   fi
