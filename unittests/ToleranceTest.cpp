@@ -6,7 +6,8 @@
 // (evalOp's propagated bounds, matmulErrorBound) pass it, and that they fail
 // the same result deliberately broken: a dropped tile, a wrong row, an
 // unwritten element, an off-by-one column, exp in lower precision, a
-// dropped part of K. docs/tolerances.md derives the bounds.
+// dropped part of K, a matmul epilogue without its sigmoid or with tanh for
+// it, a systematic 1% error. docs/tolerances.md derives the bounds.
 //
 //===----------------------------------------------------------------------===//
 
