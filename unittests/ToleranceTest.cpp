@@ -6,7 +6,8 @@
 // (evalOp's propagated bounds, matmulErrorBound) pass it, and that they fail
 // the same result deliberately broken: a dropped tile, a wrong row, an
 // unwritten element, an off-by-one column, exp in lower precision, a
-// dropped part of K. docs/tolerances.md derives the bounds.
+// dropped part of K, a matmul epilogue without its sigmoid or with tanh for
+// it, a systematic 1% error. docs/tolerances.md derives the bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <tuple>
 
 using namespace kb::runtime;
 
@@ -463,5 +465,221 @@ TEST(Tolerance, MatmulBrokenTilesAndRowsFail) {
     }
     EXPECT_EQ(tampered, 16 * 16 + n) << precision;
     EXPECT_GT(caught, tampered * 95 / 100) << precision;
+  }
+}
+
+TEST(Tolerance, SigmoidBoundInItsTailIsTheRelativeErrorOfExp) {
+  // sigmoid(v) ~ e^v for v << 0: an error e in v is a relative error
+  // expm1(e) in the result. The bound must say so at v = -75 (where
+  // sigmoid(d)(1 - sigmoid(d)) is exactly 0 in float64) and at -20.
+  for (double v : {-20.0, -75.0, -300.0}) {
+    for (double e : {1e-6, 0.06, 0.25, 1.0, 3.0}) {
+      HostTensor x{{1}, {v}, {e}};
+      HostTensor s = evalOp(op("kb.sigmoid"), {&x});
+      double y = s.data[0];
+      // The exact spread: the largest |sigmoid(v +- e) - sigmoid(v)|.
+      double spread = 1 / (1 + std::exp(-(v + e))) - y;
+      EXPECT_GE(s.err[0], spread * (1 - 1e-8)) << "v " << v << " e " << e;
+      EXPECT_GE(s.err[0], y * std::expm1(e) * (1 - 1e-9)) << "v " << v << " e " << e;
+      // ... and not much more than it (the op's own rounding, 2 + 1.173 |v|
+      // ulp of __expf, and the flush term aside).
+      double own = 2 * kFp32Unit * (2 + 1.173 * (std::fabs(v) + e)) + 5 * kFp32Unit;
+      EXPECT_LE(s.err[0], spread * (1 + 1e-9) + own * (y + spread) + 0x1p-125 * 1.001)
+          << "v " << v << " e " << e;
+    }
+  }
+  // tanh's spread near +-1 is tiny but not 0, and at most 2.
+  HostTensor t{{2}, {25.0, 0.5}, {1.0, 1e30}};
+  HostTensor th = evalOp(op("kb.tanh"), {&t});
+  EXPECT_GT(th.err[0], 0.0);
+  EXPECT_LE(th.err[1], 2.0 + 1e-6);
+  EXPECT_GE(th.err[1], 2.0 * (1 - 1e-6));
+}
+
+namespace {
+
+/// tf32 by truncation (the worst cuBLAS's undocumented rounding can be).
+float tf32Truncated(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  b &= 0xFFFFE000u;
+  std::memcpy(&x, &b, 4);
+  return x;
+}
+
+/// A stand-in for cuBLAS's tf32 entry: truncated operands, k8 products
+/// summed exactly, accumulated in fp32 rounding to nearest in reverse k
+/// order (another order, another rounding than the kernel's).
+float cublasTf32Entry(const float *a, const float *b, int64_t k) {
+  float acc = 0;
+  for (int64_t p = (k - 1) / 8 * 8; p >= 0; p -= 8) {
+    double s = acc;
+    for (int64_t q = p; q < std::min(k, p + 8); ++q)
+      s += double(tf32Truncated(a[q])) * double(tf32Truncated(b[q]));
+    acc = static_cast<float>(s);
+  }
+  return acc;
+}
+
+/// linear + swish as bench/programs.py's linear-swish-tf32 (y = x W^T, tf32
+/// on the tensor cores, then kb.sigmoid and kb.mul) and kb-run's two checks
+/// of it (tools/kb-run/Checks.cpp, checkMatmulEpilogue), at K = 4096 on
+/// N(0, 1) inputs: |v| up to ~250, and about a tenth of the entries in
+/// -90..-60, where swish's value is ~e^v.
+struct LinearSwish {
+  static constexpr int64_t m = 64, n = 64, k = 4096;
+  std::vector<float> x = normal(m * k, 61), w = normal(n * k, 62);
+  std::vector<float> v32, cublas, got;
+  std::vector<MatmulEntry> e;
+  std::vector<double> scale; // ||x_i|| ||w_j||
+  LinearSwish() : v32(m * n), cublas(m * n), got(m * n), e(m * n), scale(m * n) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t at = i * n + j;
+        e[at] = matmulEntry(x.data(), w.data(), m, n, k, true, 0, i, j);
+        v32[at] = tf32Entry(&x[i * k], &w[j * k], k);
+        cublas[at] = cublasTf32Entry(&x[i * k], &w[j * k], k);
+        double sx = 0, sw = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          sx += double(x[i * k + p]) * x[i * k + p];
+          sw += double(w[j * k + p]) * w[j * k + p];
+        }
+        scale[at] = std::sqrt(sx) * std::sqrt(sw);
+        float s = 1.0f / (1.0f + fastExp(-v32[at]));
+        got[at] = v32[at] * s;
+      }
+  }
+
+  /// The epilogue (sigmoid, then mul with the product) on products `v`
+  /// carrying bounds `err`, as kb-run evaluates it.
+  static HostTensor epilogue(HostTensor v) {
+    HostTensor s = evalOp(op("kb.sigmoid"), {&v});
+    return evalOp(op("kb.mul"), {&v, &s});
+  }
+
+  /// Check 1: float64 entries, each with its own K-dependent bound, through
+  /// the epilogue.
+  HostTensor float64Product() const {
+    HostTensor v{{m, n}, std::vector<double>(m * n), std::vector<double>(m * n)};
+    for (int64_t at = 0; at < m * n; ++at) {
+      v.data[at] = e[at].value;
+      v.err[at] = matmulErrorBound(e[at], k, "tf32");
+    }
+    return v;
+  }
+  HostTensor float64Reference() const { return epilogue(float64Product()); }
+
+  /// Check 2: cuBLAS's product with both products' distance bound (the
+  /// largest bound / scale rates of every 8th entry, as kb-run's ~500
+  /// samples), through the epilogue.
+  HostTensor cublasReference() const { return epilogue(cublasProduct()); }
+  HostTensor cublasProduct() const {
+    double rateGot = 0, rateRef = 0;
+    for (int64_t at = 0; at < m * n; at += 8) {
+      rateGot = std::max(rateGot, matmulErrorBound(e[at], k, "tf32") / scale[at]);
+      rateRef = std::max(rateRef, matmulErrorBound(e[at], k, "cublas-tf32") / scale[at]);
+    }
+    HostTensor v = fromFloats({m, n}, cublas.data());
+    v.err.resize(m * n);
+    for (int64_t at = 0; at < m * n; ++at)
+      v.err[at] = (rateGot + rateRef) * scale[at];
+    return v;
+  }
+};
+
+} // namespace
+
+TEST(Tolerance, MatmulSwishEpilogueTf32PassesAndBrokenFail) {
+  LinearSwish p;
+  HostTensor f64 = p.float64Reference(), cub = p.cublasReference();
+  int64_t tail = 0, verySmall = 0;
+  double worstTailRel = 0;
+  for (int64_t at = 0; at < LinearSwish::m * LinearSwish::n; ++at) {
+    double v = p.e[at].value;
+    tail += v < -60 && v > -90;
+    verySmall += v < -88.7; // __expf(-v) overflows: the kernel writes -0
+    if (v < -60 && v > -85)
+      worstTailRel = std::max(worstTailRel, std::fabs(p.got[at] - f64.data[at]) / std::fabs(f64.data[at]));
+  }
+  ASSERT_GE(tail, 200); // the regime of the H200's false WRONG
+  ASSERT_GE(verySmall, 50);
+  // The kernel's tail error is the matmul's absolute error turned relative
+  // by exp: far above fp32's rounding.
+  EXPECT_GT(worstTailRel, 1e-2);
+  Comparison c1 = check(p.got, f64), c2 = check(p.got, cub);
+  std::printf("[  margin  ] linear+swish tf32 K=4096, %lld entries in -90..-60 (worst rel "
+              "err in -85..-60 %.3g): float64 worst at %.3f of its tolerance, cuBLAS at %.3f\n",
+              (long long)tail, worstTailRel, c1.maxErrOverBound, c2.maxErrOverBound);
+  {
+    // The bounds on v the two checks feed into the epilogue, and the
+    // tolerance they give a swish at v = -75.
+    HostTensor vf = p.float64Product(), vc = p.cublasProduct();
+    auto range = [](const std::vector<double> &e) {
+      return std::make_pair(*std::min_element(e.begin(), e.end()),
+                            *std::max_element(e.begin(), e.end()));
+    };
+    auto [fLo, fHi] = range(vf.err);
+    auto [cLo, cHi] = range(vc.err);
+    HostTensor at75{{2}, {-75.0, -75.0}, {fHi, cHi}};
+    HostTensor y = LinearSwish::epilogue(at75);
+    std::printf("[  margin  ] e(v): float64 side %.3g..%.3g, cuBLAS side %.3g..%.3g; "
+                "tolerance of a swish at v = -75: %.2f, %.2f relative\n",
+                fLo, fHi, cLo, cHi, kBoundSafety * y.err[0] / std::fabs(y.data[0]),
+                kBoundSafety * y.err[1] / std::fabs(y.data[1]));
+  }
+  EXPECT_TRUE(c1.ok()) << c1.bad << " bad, first at " << c1.firstBad << ": got " << c1.got
+                       << " want " << c1.want << " allowed " << c1.allowed;
+  EXPECT_TRUE(c2.ok()) << c2.bad << " bad, first at " << c2.firstBad << ": got " << c2.got
+                       << " want " << c2.want << " allowed " << c2.allowed;
+  EXPECT_EQ(c1.unbounded + c2.unbounded, 0);
+
+  const int64_t n = LinearSwish::n;
+  const std::vector<float> &good = p.got;
+  auto fromV = [&](float (*f)(float)) {
+    return [&, f](std::vector<float> &g) {
+      for (size_t at = 0; at < g.size(); ++at)
+        g[at] = f(p.v32[at]);
+    };
+  };
+  // Each break must fail the kernel's check (either side), with at least
+  // the given numbers of elements outside the float64 and the cuBLAS bound.
+  // The cuBLAS side bounds every element by the largest rate of the samples
+  // times ||x_i|| ||w_j|| (about 3 absolute here, over 1% of the largest
+  // entries): it is there for dropped tiles and wrong elements the samples
+  // miss, and a systematic 1% error is the samples' to catch.
+  std::vector<std::tuple<const char *, std::function<void(std::vector<float> &)>, int64_t,
+                         int64_t>>
+      breaks = {
+          {"dropped 16x16 tile",
+           [&](std::vector<float> &g) {
+             for (int64_t i = 16; i < 32; ++i)
+               for (int64_t j = 32; j < 48; ++j)
+                 g[i * n + j] = 0.0f;
+           },
+           64, 64},
+          {"wrong row (row 7 holds row 8)",
+           [&](std::vector<float> &g) {
+             std::memcpy(&g[7 * n], &good[8 * n], n * sizeof(float));
+           },
+           16, 16},
+          {"epilogue skips the sigmoid", fromV([](float v) { return v; }), 1000, 1000},
+          {"epilogue uses tanh for the sigmoid",
+           fromV([](float v) { return v * std::tanh(v); }), 1000, 1000},
+          {"systematic 1% error",
+           [&](std::vector<float> &g) {
+             for (float &y : g)
+               y *= 1.01f;
+           },
+           400, 0},
+      };
+  for (auto &[what, brk, atLeast64, atLeastCublas] : breaks) {
+    std::vector<float> bad = good;
+    brk(bad);
+    Comparison b1 = check(bad, f64), b2 = check(bad, cub);
+    std::printf("[  broken  ] %s: %lld outside the float64 bound, %lld outside cuBLAS's\n",
+                what, (long long)b1.bad, (long long)b2.bad);
+    EXPECT_FALSE(b1.ok() && b2.ok()) << what;
+    EXPECT_GE(b1.bad, atLeast64) << what;
+    EXPECT_GE(b2.bad, atLeastCublas) << what;
   }
 }

@@ -67,6 +67,35 @@ double finish(double y, double prop, double rel, double flush = kFlush) {
   return e;
 }
 
+/// max |tanh(x) - tanh(v)| over |x - v| <= e, exactly: tanh a - tanh b =
+/// sinh(a - b) / (cosh a cosh b), largest on the side towards 0. Written
+/// without the cancellation of 1 - tanh(d)^2, which is exactly 0 in float64
+/// for |v| > 19 (the derivative there is 4 e^-2|v|, not 0).
+double tanhSpread(double v, double e) {
+  double num = std::sinh(e);
+  if (!std::isfinite(num))
+    return 2.0; // tanh lies in [-1, 1]
+  double den = std::cosh(v) * std::cosh(std::fabs(v) - e);
+  return std::min(2.0, num / den); // den = inf: the spread is below 1e-300
+}
+
+/// max |sigmoid(x) - sigmoid(v)| over |x - v| <= e, exactly: sigmoid(x) =
+/// (1 + tanh(x/2)) / 2, so sigmoid(a) - sigmoid(b) = sinh((a - b)/2) /
+/// (2 cosh(a/2) cosh(b/2)), largest on the side towards 0. For v << 0,
+/// where sigmoid(v) ~ e^v, it is sigmoid(v) expm1(e): an absolute error in
+/// v becomes the same relative error in the result. (The former
+/// sigmoid(d)(1 - sigmoid(d)) e, d = |v| - e, is sound in exact arithmetic
+/// but is exactly 0 in float64 for d > 36.7, where 1 + e^-d rounds to 1:
+/// that left only the op's own rounding, and called a correct tf32
+/// linear + swish with v ~ -75 WRONG.)
+double sigmoidSpread(double v, double e) {
+  double num = std::sinh(e / 2);
+  if (!std::isfinite(num))
+    return 1.0; // sigmoid lies in [0, 1]
+  double den = 2 * std::cosh(v / 2) * std::cosh((std::fabs(v) - e) / 2);
+  return std::min(1.0, num / den);
+}
+
 /// The largest |gelu'| (either form) on the real line, about 1.13.
 constexpr double kGeluLipschitz = 1.2;
 
@@ -198,8 +227,7 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
   else if (name == "kb.tanh")
     unaryBound([](double v) { return std::tanh(v); },
                [](double v, double e, double y) {
-                 double d = std::max(0.0, std::fabs(v) - e), t = std::tanh(d);
-                 return finish(y, (1 - t * t) * e, 4 * u); // tanhf: 2 ulp
+                 return finish(y, tanhSpread(v, e), 4 * u); // tanhf: 2 ulp
                });
   else if (name == "kb.exp")
     unaryBound([](double v) { return std::exp(v); },
@@ -212,9 +240,7 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
     unaryBound([](double v) { return 1.0 / (1.0 + std::exp(-v)); },
                [](double v, double e, double y) {
                  // 1 / (1 + exp(-x)): fast exp, an add, a fast division.
-                 double d = std::max(0.0, std::fabs(v) - e);
-                 double s = 1.0 / (1.0 + std::exp(-d));
-                 return finish(y, s * (1 - s) * e, expRel(std::fabs(v) + e) + 5 * u);
+                 return finish(y, sigmoidSpread(v, e), expRel(std::fabs(v) + e) + 5 * u);
                });
   else if (name == "kb.gelu") {
     std::string approx = op.attrString("approx", "tanh");
