@@ -9,7 +9,7 @@
 // asks for: row order (no raster).
 
 // CHECK-LABEL: func.func @linear_wide
-// CHECK: block = [128, 256, 32], threads = 288, mma = "wgmma_tf32", copy = "tma", raster = 16
+// CHECK: block = [128, 256, 32], mma = "wgmma_tf32", copy = "tma", raster = 16
 func.func @linear_wide(%x: tensor<2048x8192xf32>, %w: tensor<28672x8192xf32>) -> tensor<2048x28672xf32> {
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} : tensor<2048x8192xf32>, tensor<28672x8192xf32> -> tensor<2048x28672xf32>
   return %0 : tensor<2048x28672xf32>
