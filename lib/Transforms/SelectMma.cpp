@@ -122,6 +122,15 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                          << "\", but precision(ieee) needs fp32 arithmetic "
                             "(\"ffma\"): tensor-core tf32 would lose precision";
         return signalPassFailure();
+      } else if (mm.getPrecision() == Precision::tf32x3 &&
+                 (f.mma == MmaUnit::mma_sync_tf32 || f.mma == MmaUnit::wgmma_tf32)) {
+        // A unit less precise than the program asks for would compute plain
+        // tf32 (about 1e-3 relative) where tf32x3 promises near fp32.
+        op.emitOpError() << "config asks for mma \"" << nameOf(f.mma)
+                         << "\", but precision(tf32x3) needs the three-pass "
+                            "split (\"mma_sync_tf32x3\") or fp32 (\"ffma\"): \""
+                         << nameOf(f.mma) << "\" computes plain tf32";
+        return signalPassFailure();
       } else if (f.mma == MmaUnit::wgmma_tf32) {
         if (!model->hasWgmma) {
           op.emitOpError() << "config asks for mma \"wgmma_tf32\", which needs "
@@ -147,6 +156,15 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                               "transposed in front of it";
           return signalPassFailure();
         }
+      }
+      // A hand-written copy = "tma" belongs to the wgmma kernel only: refused
+      // here, before a config the attribute's verifier would refuse is built.
+      if (f.copy == CopyKind::tma && f.mma != MmaUnit::wgmma_tf32) {
+        op.emitOpError() << "config asks for copy = \"tma\", which only the "
+                            "wgmma kernel has (mma = \"wgmma_tf32\", chip sm_90a, "
+                            "precision(tf32)); this matmul gets mma = \""
+                         << nameOf(f.mma) << "\"";
+        return signalPassFailure();
       }
       setConfig(&op, f.get(&getContext()));
     }

@@ -112,7 +112,7 @@ func.func @copy_kept(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
 // -----
 
 func.func @tma_on_ffma(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
-  // expected-error @+1 {{copy = "tma" is only for mma = "wgmma_tf32" (sm_90a, precision(tf32)), not "ffma"}}
+  // expected-error @+1 {{config asks for copy = "tma", which only the wgmma kernel has (mma = "wgmma_tf32", chip sm_90a, precision(tf32)); this matmul gets mma = "ffma"}}
   %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<copy = "tma">} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
   return %0 : tensor<1024x1024xf32>
 }
