@@ -31,8 +31,10 @@ using namespace mlir;
 namespace {
 struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("Target chip: sm_80, sm_90 or sm_90a"),
-                           llvm::cl::init("sm_90")};
+                           llvm::cl::desc("Target chip: sm_90a (the default: Hopper's wgmma "
+                                          "and TMA; runs on H100/H200 only), sm_90 "
+                                          "(mma.sync; also runs on later chips) or sm_80"),
+                           llvm::cl::init("sm_90a")};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Bundle folder to write; empty: stop after PTX")};

@@ -9,7 +9,7 @@
 // RUN: FileCheck %s --check-prefix=UNFUSED < %t/bgd-unfused/manifest.json
 // RUN: kb-opt %kb_src/examples/softmax.mlir --kb-compile="output=%t/softmax ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SOFTMAX < %t/softmax/manifest.json
-// RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul ptxas=%ptxas" -o /dev/null
+// RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul chip=sm_90 ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=MMA-PTX < %t/matmul/k0_matmul.ptx
 // RUN: kb-opt %kb_src/examples/matmul_awkward.mlir --kb-compile="output=%t/awkward ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=AWKWARD < %t/awkward/manifest.json
@@ -85,7 +85,7 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // BGD: "op": "kb.bias_add",
 // BGD: "op": "kb.gelu",
 // BGD: "op": "kb.dropout",
-// BGD: "target": "sm_90",
+// BGD: "target": "sm_90a",
 // BGD: "version": 1
 
 // BGD-PTX: .target sm_90

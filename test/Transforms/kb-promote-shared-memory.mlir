@@ -1,4 +1,4 @@
-// RUN: kb-opt %s --kb-promote-shared-memory -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: kb-opt %s --kb-promote-shared-memory=chip=sm_90 -split-input-file -verify-diagnostics | FileCheck %s
 
 // kb-promote-shared-memory alone: the unit (kb-select-mma) and the tiles
 // (kb-tile) are written out. It decides copy, stages, pad and, for a

@@ -1,4 +1,4 @@
-// RUN: kb-opt %s --kb-select-config -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: kb-opt %s --kb-select-config=chip=sm_90 -split-input-file -verify-diagnostics | FileCheck %s
 
 // Softmax: the row in one block's registers up to 32 values per thread of a
 // 1024-thread block; wider rows split over the shared memory of up to 64

@@ -1,4 +1,4 @@
-// RUN: kb-opt %s --kb-select-mma -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: kb-opt %s --kb-select-mma=chip=sm_90 -split-input-file -verify-diagnostics | FileCheck %s
 
 // Strict fp32 keeps the tensor cores idle; tf32 and tf32x3 use mma.sync.
 // CHECK-LABEL: func.func @units

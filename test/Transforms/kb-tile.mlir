@@ -1,4 +1,4 @@
-// RUN: kb-opt %s --kb-tile -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: kb-opt %s --kb-tile=chip=sm_90 -split-input-file -verify-diagnostics | FileCheck %s
 
 // kb-tile alone: the unit (kb-select-mma's decision) and, for elementwise
 // ops, threads and vector (kb-select-config's) are written out. kb-tile

@@ -47,7 +47,7 @@ def KBEmitBundle : Pass<"kb-emit-bundle", "ModuleOp"> {
   let options = [
     Option<"output", "output", "std::string", /*default=*/"\"\"",
            "Folder to write the bundle into (required)">,
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "Target chip recorded in the manifest and given to ptxas">,
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"auto\"",
            "ptxas to run: a path, 'auto' (PATH, then CUDA_HOME, then "

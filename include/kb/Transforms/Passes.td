@@ -50,8 +50,8 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
     memory than the target has) is an error here, never a failed launch.
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target chip (sm_80, sm_90, sm_90a)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target chip: sm_90a (Hopper, the default: wgmma and TMA), sm_90 (portable to later chips: mma.sync), sm_80">,
   ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
@@ -68,8 +68,8 @@ def KBTile : Pass<"kb-tile", "func::FuncOp"> {
     count the tiles should cover comes from the chip's target model.
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target chip (sm_80, sm_90, sm_90a)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target chip: sm_90a (Hopper, the default: wgmma and TMA), sm_90 (portable to later chips: mma.sync), sm_80">,
   ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
@@ -87,8 +87,8 @@ def KBPromoteSharedMemory : Pass<"kb-promote-shared-memory", "func::FuncOp"> {
     run is an error naming the field. The lowering only reads these fields.
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target chip (sm_80, sm_90, sm_90a)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target chip: sm_90a (Hopper, the default: wgmma and TMA), sm_90 (portable to later chips: mma.sync), sm_80">,
   ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
@@ -105,8 +105,8 @@ def KBSelectMma : Pass<"kb-select-mma", "func::FuncOp"> {
     precision or the chip is an error.
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target chip (sm_80, sm_90, sm_90a)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target chip: sm_90a (Hopper, the default: wgmma and TMA), sm_90 (portable to later chips: mma.sync), sm_80">,
   ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
