@@ -56,7 +56,9 @@ REG
 # One line per program: NAME STATUS RC (the log holds kb-opt's stderr).
 : > "$D/status.txt"
 start=$(date +%s)
-while IFS=$'\t' read -r name chip fuse; do
+# KB_DIFF_JOBS compiles at once (default: the cores).
+compile_one() {
+  name=$1 chip=$2 fuse=$3
   out="$D/bundles/$name"
   log="$D/logs/$name.txt"
   timeout "$TIMEOUT" "$KB_OPT" "$D/programs/$name.mlir" -o /dev/null \
@@ -71,10 +73,14 @@ while IFS=$'\t' read -r name chip fuse; do
     status=failure
   fi
   echo "$name $status $rc" >> "$D/status.txt"
-done < <($PY -c "
+}
+export -f compile_one
+export D TIMEOUT KB_OPT PTXAS
+$PY -c "
 import json
 for p in json.load(open('$D/programs/index.json'))['programs']:
-    print(p['name'], p['chip'], 'true' if p['fuse'] else 'false', sep='\t')")
+    print(p['name'], p['chip'], 'true' if p['fuse'] else 'false')" |
+  xargs -P "${KB_DIFF_JOBS:-$(nproc)}" -n 3 bash -c 'compile_one "$1" "$2" "$3"' _
 secs=$(( $(date +%s) - start ))
 
 $PY - "$D" "$secs" <<'EOF'

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::kb {
 #define GEN_PASS_DEF_KBFUSEELEMENTWISE
@@ -79,9 +80,27 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
         continue;
       if (!llvm::all_of(def->getUsers(), [&](Operation *u) { return group.contains(u); }))
         continue;
+      size_t epilogue = group.size();
       group.insert(def);
-      if (isa<SoftmaxOp>(def))
+      if (isa<SoftmaxOp>(def)) {
         growGroup(group, root);
+        // The prologue is what joined after the softmax. An epilogue op that
+        // reads a prologue value (relu feeding both the softmax and a tanh
+        // after it) would need that value at the epilogue's element, which
+        // the lowering does not keep: the softmax then takes no prologue,
+        // and the shared value stays a kernel input (the differential run's
+        // kb-opt crash, test/Target/repro-softmax-epilogue-uses-prologue-value.mlir).
+        llvm::SmallPtrSet<Operation *, 8> prologue(group.begin() + epilogue + 1,
+                                                   group.end());
+        bool epilogueReadsPrologue = false;
+        for (size_t j = 0; j < epilogue; ++j)
+          for (Value v : group[j]->getOperands())
+            if (Operation *d = v.getDefiningOp(); d && prologue.contains(d))
+              epilogueReadsPrologue = true;
+        if (epilogueReadsPrologue)
+          while (group.size() > epilogue + 1)
+            group.pop_back();
+      }
       return def;
     }
   return nullptr;

@@ -90,3 +90,20 @@ func.func @mma_sync_registers_two_stages(%a: tensor<256x256xf32>) -> tensor<256x
   %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<block = [64, 64, 32], warp = [32, 32], threads = 128, stages = 2, pad = [4, 8], mma = "mma_sync_tf32", copy = "registers">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
 }
+
+// -----
+
+// A hand-written fusion whose softmax epilogue reads a prologue value: the
+// lowering keeps no prologue value for the epilogue (it crashed before).
+func.func @epilogue_reads_prologue(%x: tensor<4x33xf32>) -> tensor<4x33xf32> {
+  %0 = kb.fusion ins(%x : tensor<4x33xf32>) attributes {config = #kb.config<block = [1], threads = 32, vector = 1, strategy = "registers">} {
+  ^bb0(%a: tensor<4x33xf32>):
+    %r = kb.relu %a : tensor<4x33xf32>
+    %s = kb.softmax %r : tensor<4x33xf32>
+    // expected-error @+1 {{reads a value of the softmax's prologue ('kb.relu'), which a fused softmax does not keep for its epilogue: compute it outside the fusion}}
+    %t = kb.tanh %r : tensor<4x33xf32>
+    %y = kb.div %s, %t : tensor<4x33xf32>
+    kb.yield %y : tensor<4x33xf32>
+  } -> tensor<4x33xf32>
+  return %0 : tensor<4x33xf32>
+}

@@ -142,6 +142,18 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     ElementwiseChain epi = ElementwiseChain::after(fusion, sm);
     if (!epi.ops.empty())
       c.epi = epi;
+    // The epilogue sees the softmax's result and the fusion's inputs; a
+    // prologue value is gone by then (kb-fuse-elementwise keeps such a
+    // value out of the prologue; a hand-written fusion is refused).
+    llvm::SmallPtrSet<Operation *, 8> proOps(pro.ops.begin(), pro.ops.end());
+    for (Operation *inner : epi.ops)
+      for (Value v : inner->getOperands())
+        if (Operation *d = v.getDefiningOp(); d && proOps.contains(d))
+          return inner->emitOpError()
+                 << "reads a value of the softmax's prologue ('"
+                 << d->getName().getStringRef()
+                 << "'), which a fused softmax does not keep for its epilogue: "
+                    "compute it outside the fusion";
     for (BlockArgument ba : body.getArguments()) {
       auto t = cast<RankedTensorType>(ba.getType());
       bool bias = t.getRank() == 1 && t.getDimSize(0) == n && type.getRank() > 1;
