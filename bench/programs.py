@@ -215,6 +215,9 @@ PROGRAMS = {
         "linear-bias-scale-gelu-tf32-1024x16384x4096-sm90a": linear(1024, 16384, 4096, "tf32", ("bias", "scale", "gelu_erf")),
         "linear-swish-tf32-4096x11008x4096-sm90a": linear(4096, 11008, 4096, "tf32", ("swish",)),
         "linear-bias-relu-tf32-512x4096x4096-sm90a": linear(512, 4096, 4096, "tf32", ("bias", "relu")),
+        # 4096^3 with B^T given, in row order (kb-tile's choice) and with
+        # raster = 16 (17% fewer bytes a wave by kb-tile's model).
+        "matmul-tf32-4096-tb-r16-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True, config="raster = 16"),
     },
     "matmul": {
         "matmul-ieee-4096": matmul(4096, 4096, 4096, "ieee"),

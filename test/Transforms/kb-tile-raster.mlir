@@ -5,8 +5,8 @@
 // tiles of 128x256): row by row a wave of 132 blocks reads 112 B tiles of
 // 8 MB; in groups of 16 block rows it reads 9 (and 16 A tiles of 4 MB):
 // raster = 16. 4096x5120x13824 (32 x 20 tiles): 30% fewer bytes a wave in
-// groups of 16. A 4096^3 square would save 17%, under the 20% kb-tile
-// asks for: row order (no raster).
+// groups of 16. A 4096^3 square saves 17% (kb-tile asks for 15%): raster
+// = 16 (+3.5% measured). A 2048^3 square saves less than 15%: row order.
 
 // CHECK-LABEL: func.func @linear_wide
 // CHECK: block = [128, 256, 32], mma = "wgmma_tf32", copy = "tma", raster = 16
@@ -27,11 +27,20 @@ func.func @linear_down(%x: tensor<4096x13824xf32>, %w: tensor<5120x13824xf32>) -
 // -----
 
 // CHECK-LABEL: func.func @square
-// CHECK: copy = "tma">
-// CHECK-NOT: raster
+// CHECK: copy = "tma", raster = 16>
 func.func @square(%a: tensor<4096x4096xf32>, %bt: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
   %0 = kb.matmul %a, %bt precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @small_square
+// CHECK: copy = "tma">
+// CHECK-NOT: raster
+func.func @small_square(%a: tensor<2048x2048xf32>, %bt: tensor<2048x2048xf32>) -> tensor<2048x2048xf32> {
+  %0 = kb.matmul %a, %bt precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  return %0 : tensor<2048x2048xf32>
 }
 
 // -----
