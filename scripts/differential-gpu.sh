@@ -112,24 +112,33 @@ random.Random(17).shuffle(rest)
 for r in small + rest[: want - len(small)]:
     print(r[0])
 EOF
-  for tool in memcheck racecheck; do
+  # KB_DIFF_TOOLS (default "memcheck racecheck"); KB_DIFF_SAN_JOBS of them
+  # at once (default 4).
+  san_one() {
+    tool=$1 name=$2
+    if [ $(( $(date +%s) - START )) -ge "$BUDGET" ]; then
+      echo "$name $tool not_run" >> "$WORK/san.txt"
+      return
+    fi
+    timeout "$TIMEOUT" "$SAN" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+      "$KB_RUN" "$WORK/bundles/$name" --no-time > "$WORK/san-$tool-$name.txt" 2>&1
+    rc=$?
+    case $rc in
+      0|3) outcome=clean ;;   # 3: WRONG is counted by the run phase
+      99) outcome=error ;;
+      124|137) outcome=timeout ;;
+      *) outcome=error ;;
+    esac
+    echo "$name $tool $outcome" >> "$WORK/san.txt"
+  }
+  export -f san_one
+  export SAN WORK OUT KB_RUN TIMEOUT BUDGET START
+  for tool in ${KB_DIFF_TOOLS:-memcheck racecheck}; do
+    sed "s/^/$tool /" "$WORK/sample.txt" |
+      xargs -P "${KB_DIFF_SAN_JOBS:-4}" -n 2 bash -c 'san_one "$1" "$2"' _
     while read -r name; do
-      if [ $(( $(date +%s) - START )) -ge "$BUDGET" ]; then
-        echo "$name $tool not_run" >> "$WORK/san.txt"
-        continue
-      fi
-      echo "=== $tool $name" >> "$log"
-      timeout "$TIMEOUT" "$SAN" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-        "$KB_RUN" "$WORK/bundles/$name" --no-time > "$WORK/san-$name.txt" 2>&1
-      rc=$?
-      tail -n 25 "$WORK/san-$name.txt" >> "$log"
-      case $rc in
-        0|3) outcome=clean ;;   # 3: WRONG is counted by the run phase
-        99) outcome=error ;;
-        124|137) outcome=timeout ;;
-        *) outcome=error ;;
-      esac
-      echo "$name $tool $outcome" >> "$WORK/san.txt"
+      [ -f "$WORK/san-$tool-$name.txt" ] || continue
+      { echo "=== $tool $name"; tail -n 25 "$WORK/san-$tool-$name.txt"; } >> "$log"
     done < "$WORK/sample.txt"
   done
 fi
