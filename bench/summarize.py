@@ -56,6 +56,8 @@ def precision_of(rep):
     """'tf32' or 'fp32': the cuBLAS baseline that matches the program."""
     for k in rep.get("kernels", []):
         cfg = k.get("config", "")
+        if "tf32x3" in cfg:
+            return "fp32"  # near-fp32 accuracy: its peer is cuBLAS fp32
         if "wgmma" in cfg or "mma_sync" in cfg:
             return "tf32"
     return "fp32"

@@ -25,8 +25,8 @@ namespace {
 /// block rows a group walks, row fastest (1: row by row). A wave of blocks
 /// (one per SM at the tiles kb-tile picks for wgmma) reads the A tiles of
 /// the rows it touches and the B tiles of its columns, each BM (BN) x K
-/// floats; row by row, a wave of 132 blocks (the H200's SMs) over a grid 112 tiles wide reads
-/// almost all of B (nn.Linear 2048x28672x8192: 896 MB a wave), in groups of
+/// floats; row by row, a wave of one block per SM (the model's smCount) over
+/// a grid 112 tiles wide reads almost all of B (nn.Linear 2048x28672x8192: 896 MB a wave), in groups of
 /// 16 rows a seventh of it. The group that reads least a wave is taken when
 /// it reads at most 85% of what row order does. Measured (2026-12-01 runs
 /// 1-3): that nn.Linear shape 4.04 -> 2.73 ms with raster = 16; a 4096^3
