@@ -19,10 +19,11 @@ for f in examples/*.mlir; do
   kernels=$(ls build/bundles/$name/*.ptx | wc -l)
   echo "compiled $f -> build/bundles/$name ($kernels kernel(s), ${ms} ms)"
 done
-# The TF32 matmul once more for Hopper's wgmma (chip=sm_90a): a transpose of B,
-# then the wgmma kernel. It runs only on an sm_90 device.
-build/bin/kb-opt examples/matmul.mlir --kb-compile="output=build/bundles/matmul-sm90a chip=sm_90a" -o /dev/null
-echo "compiled examples/matmul.mlir for sm_90a -> build/bundles/matmul-sm90a ($(ls build/bundles/matmul-sm90a/*.ptx | wc -l) kernel(s))"
+# The default chip is sm_90a (Hopper: the TF32 matmul gets a transpose of B,
+# then the wgmma kernel); the matmul once more for sm_90 (mma.sync), which
+# also runs on later GPUs.
+build/bin/kb-opt examples/matmul.mlir --kb-compile="output=build/bundles/matmul-sm90 chip=sm_90" -o /dev/null
+echo "compiled examples/matmul.mlir for sm_90 -> build/bundles/matmul-sm90 ($(ls build/bundles/matmul-sm90/*.ptx | wc -l) kernel(s))"
 fi
 if [ ! -x build/bin/kb-run ]; then
   echo "kb-run was not built (no CUDA toolkit): bundles compiled, nothing run"
@@ -36,8 +37,9 @@ fi
 device=$(build/bin/kb-run --check-device)
 echo "GPU: $device"
 for d in build/bundles/*/; do
-  case "$d" in
-    *-sm90a/) case "$device" in *"(sm_90,"*) ;; *) echo "skip $d: built for sm_90a, the GPU is not sm_90"; continue ;; esac ;;
-  esac
+  # sm_90a bundles (the default) run only on an sm_90 GPU (H100, H200).
+  if grep -q '"target": "sm_90a"' "$d/manifest.json" 2>/dev/null; then
+    case "$device" in *"(sm_90,"*) ;; *) echo "skip $d: built for sm_90a, the GPU is not sm_90"; continue ;; esac
+  fi
   build/bin/kb-run "$d"
 done
