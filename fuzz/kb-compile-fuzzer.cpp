@@ -111,9 +111,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
   if (!module) {
     if (verbose)
-      std::fprintf(stderr, "kb-compile-fuzzer: parse: %s\n", firstError.c_str());
+      std::fprintf(stderr, "kb-compile-fuzzer: parse: %s\n",
+                   firstError.c_str());
     if (errors == 0) {
-      std::fprintf(stderr, "kb-compile-fuzzer: the parser failed without an error\n");
+      std::fprintf(stderr,
+                   "kb-compile-fuzzer: the parser failed without an error\n");
       std::abort();
     }
     return 0;
@@ -125,7 +127,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string pipeline = "kb-compile{chip=" + chipOf(text) +
                          " ptxas=none output=" + bundleDir + "}";
   if (failed(parsePassPipeline(pipeline, pm))) {
-    std::fprintf(stderr, "kb-compile-fuzzer: cannot parse '%s'\n", pipeline.c_str());
+    std::fprintf(stderr, "kb-compile-fuzzer: cannot parse '%s'\n",
+                 pipeline.c_str());
     std::abort();
   }
   if (verbose) {
@@ -135,7 +138,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bool ok = succeeded(pm.run(*module));
   if (!ok && errors == 0) {
     // kb-opt would exit 1 with nothing on stderr.
-    std::fprintf(stderr, "kb-compile-fuzzer: kb-compile failed without an error\n");
+    std::fprintf(stderr,
+                 "kb-compile-fuzzer: kb-compile failed without an error\n");
     std::abort();
   }
   if (verbose)

@@ -1,4 +1,5 @@
-//===- manifest-fuzzer.cpp - libFuzzer target over kb-run's manifest loader ===//
+//===- manifest-fuzzer.cpp - libFuzzer target over kb-run's manifest loader
+//===//
 //
 // Each input is a manifest.json. It is written into a bundle folder of its
 // own and loaded with Manifest::load, as kb-run loads a bundle, before any
@@ -30,7 +31,8 @@ std::string bundleDir;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   const char *tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/kb-fuzz-manifest-XXXXXX";
+  std::string templ =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kb-fuzz-manifest-XXXXXX";
   if (!mkdtemp(templ.data())) {
     std::perror("manifest-fuzzer: mkdtemp");
     std::abort();
@@ -43,8 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > kMaxInputBytes)
     return -1;
   {
-    std::ofstream out(bundleDir + "/manifest.json", std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(size));
+    std::ofstream out(bundleDir + "/manifest.json",
+                      std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char *>(data),
+              static_cast<std::streamsize>(size));
     if (!out) {
       std::perror("manifest-fuzzer: writing manifest.json");
       std::abort();

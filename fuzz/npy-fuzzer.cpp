@@ -37,7 +37,8 @@ std::string dir;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   const char *tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/kb-fuzz-npy-XXXXXX";
+  std::string templ =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kb-fuzz-npy-XXXXXX";
   if (!mkdtemp(templ.data())) {
     std::perror("npy-fuzzer: mkdtemp");
     std::abort();
@@ -52,7 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string in = dir + "/in.npy", back = dir + "/back.npy";
   {
     std::ofstream out(in, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(size));
+    out.write(reinterpret_cast<const char *>(data),
+              static_cast<std::streamsize>(size));
     if (!out)
       finding("cannot write the input file");
   }
@@ -71,11 +73,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     writeNpy(back, a.shape, a.data.data());
     NpyArray b = readNpy(back);
     if (b.shape != a.shape || b.data.size() != a.data.size() ||
-        (!a.data.empty() &&
-         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float))))
-      finding("an array read, written with writeNpy and read again came back different");
+        (!a.data.empty() && std::memcmp(a.data.data(), b.data.data(),
+                                        a.data.size() * sizeof(float))))
+      finding("an array read, written with writeNpy and read again came back "
+              "different");
   } catch (const std::exception &e) {
-    std::string msg = std::string("writing back an array it read failed: ") + e.what();
+    std::string msg =
+        std::string("writing back an array it read failed: ") + e.what();
     finding(msg.c_str());
   }
   return 0;

@@ -1,4 +1,5 @@
-//===- ManifestTest.cpp - manifest parsing and its error messages ----------===//
+//===- ManifestTest.cpp - manifest parsing and its error messages
+//----------===//
 
 #include "kb/Runtime/Manifest.h"
 
@@ -50,9 +51,13 @@ TEST(Manifest, Clusters) {
   j["kernels"][0]["cluster"] = {16, 1, 1};
   EXPECT_EQ(Manifest::parse(j.dump(), "/b").kernels[0].clusterBlocks(), 16);
   j["kernels"][0]["cluster"] = {5, 1, 1};
-  EXPECT_NE(errorOf(j).find("cluster size 5 does not divide grid size 32"), std::string::npos);
+  EXPECT_NE(errorOf(j).find("cluster size 5 does not divide grid size 32"),
+            std::string::npos);
   j["kernels"][0]["cluster"] = {32, 1, 1};
-  EXPECT_NE(errorOf(j).find("kernels[0].cluster[0]: 32 exceeds the limit of 16 blocks a cluster"), std::string::npos);
+  EXPECT_NE(
+      errorOf(j).find(
+          "kernels[0].cluster[0]: 32 exceeds the limit of 16 blocks a cluster"),
+      std::string::npos);
   j["kernels"][0]["cluster"] = {16, 1};
   EXPECT_NE(errorOf(j).find("cluster needs 3 sizes"), std::string::npos);
 }
@@ -60,25 +65,33 @@ TEST(Manifest, Clusters) {
 TEST(Manifest, Workspace) {
   json j = valid();
   // y is 4 rows; 2 blocks per row: 2 + 2 * 4 + 2 * 4 * 2 = 26 words.
-  j["buffers"].push_back({{"name", "ws0"}, {"shape", {26}}, {"dtype", "i32"}, {"role", "workspace"}});
+  j["buffers"].push_back({{"name", "ws0"},
+                          {"shape", {26}},
+                          {"dtype", "i32"},
+                          {"role", "workspace"}});
   j["kernels"][0]["args"] = {"x", "ws0", "y"};
   j["kernels"][0]["co_resident_blocks"] = 2;
   Manifest m = Manifest::parse(j.dump(), "/b");
   EXPECT_EQ(m.buffer("ws0").role, "workspace");
   EXPECT_EQ(m.buffer("ws0").bytes(), 104u);
   j["buffers"][2]["shape"] = {25};
-  EXPECT_NE(errorOf(j).find("(k0) workspace 'ws0' has 25 words; 4 rows of 2 blocks need 26"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(j).find(
+          "(k0) workspace 'ws0' has 25 words; 4 rows of 2 blocks need 26"),
+      std::string::npos);
   j["buffers"][2]["shape"] = {26};
   j["kernels"][0].erase("co_resident_blocks");
-  EXPECT_NE(errorOf(j).find("takes workspace 'ws0' but declares no co_resident_blocks"),
+  EXPECT_NE(errorOf(j).find(
+                "takes workspace 'ws0' but declares no co_resident_blocks"),
             std::string::npos);
   j["kernels"][0]["co_resident_blocks"] = 2;
   j["buffers"][2]["dtype"] = "f32";
-  EXPECT_NE(errorOf(j).find("(ws0) has dtype \"f32\"; a workspace is i32"), std::string::npos);
+  EXPECT_NE(errorOf(j).find("(ws0) has dtype \"f32\"; a workspace is i32"),
+            std::string::npos);
   j["buffers"][2]["dtype"] = "i32";
   j["buffers"][2]["role"] = "spare";
-  EXPECT_NE(errorOf(j).find("role must be input, output, scratch, workspace or tensor_map, got spare"),
+  EXPECT_NE(errorOf(j).find("role must be input, output, scratch, workspace or "
+                            "tensor_map, got spare"),
             std::string::npos);
   j = valid();
   j["buffers"][0]["dtype"] = "i32";
@@ -90,10 +103,15 @@ TEST(Manifest, Workspace) {
 // checked before anything reaches the GPU.
 TEST(Manifest, TensorMap) {
   json j = valid();
-  j["buffers"].push_back({{"name", "tm0"}, {"shape", {32}}, {"dtype", "i32"},
+  j["buffers"].push_back({{"name", "tm0"},
+                          {"shape", {32}},
+                          {"dtype", "i32"},
                           {"role", "tensor_map"},
-                          {"tensor_map", {{"of", "x"}, {"dims", {4, 8}},
-                                          {"box", {2, 8}}, {"swizzle", "128B"}}}});
+                          {"tensor_map",
+                           {{"of", "x"},
+                            {"dims", {4, 8}},
+                            {"box", {2, 8}},
+                            {"swizzle", "128B"}}}});
   j["kernels"][0]["args"] = {"x", "tm0", "y"};
   Manifest m = Manifest::parse(j.dump(), "/b");
   EXPECT_EQ(m.buffer("tm0").tensorMap.of, "x");
@@ -105,22 +123,29 @@ TEST(Manifest, TensorMap) {
     k["buffers"][2]["tensor_map"][key] = value;
     return errorOf(k);
   };
-  EXPECT_NE(errorWith("of", "nope").find("tensor map 'tm0' describes 'nope', which is not a data buffer"),
+  EXPECT_NE(
+      errorWith("of", "nope")
+          .find(
+              "tensor map 'tm0' describes 'nope', which is not a data buffer"),
+      std::string::npos);
+  EXPECT_NE(errorWith("dims", {4, 9})
+                .find("tensor map 'tm0': dims[1] = 9 must be in [1, 8]"),
             std::string::npos);
-  EXPECT_NE(errorWith("dims", {4, 9}).find("tensor map 'tm0': dims[1] = 9 must be in [1, 8]"),
-            std::string::npos);
-  EXPECT_NE(errorWith("box", {2}).find("dims and box need one size per axis of 'x'"),
-            std::string::npos);
+  EXPECT_NE(
+      errorWith("box", {2}).find("dims and box need one size per axis of 'x'"),
+      std::string::npos);
   EXPECT_NE(errorWith("box", {300, 8}).find("box[0] = 300 must be in [1, 256]"),
             std::string::npos);
-  EXPECT_NE(errorWith("swizzle", "64B").find("swizzle must be \"128B\""), std::string::npos);
+  EXPECT_NE(errorWith("swizzle", "64B").find("swizzle must be \"128B\""),
+            std::string::npos);
   json wide = j;
   wide["buffers"][0]["shape"] = {4, 64};
   wide["buffers"][1]["shape"] = {4, 64};
   wide["program"][0]["shape"] = {4, 64};
   wide["buffers"][2]["tensor_map"]["dims"] = {4, 64};
   wide["buffers"][2]["tensor_map"]["box"] = {2, 64};
-  EXPECT_NE(errorOf(wide).find("a 128-byte swizzled box row holds at most 32 floats, got 64"),
+  EXPECT_NE(errorOf(wide).find(
+                "a 128-byte swizzled box row holds at most 32 floats, got 64"),
             std::string::npos);
   json odd = j;
   odd["buffers"][0]["shape"] = {4, 6};
@@ -131,7 +156,8 @@ TEST(Manifest, TensorMap) {
             std::string::npos);
   json shape = j;
   shape["buffers"][2]["shape"] = {16};
-  EXPECT_NE(errorOf(shape).find("(tm0) must have shape [32]"), std::string::npos);
+  EXPECT_NE(errorOf(shape).find("(tm0) must have shape [32]"),
+            std::string::npos);
   json written = j;
   written["kernels"][0]["args"] = {"x", "tm0"};
   EXPECT_NE(errorOf(written).find("(k0) writes tensor map 'tm0' as its output"),
@@ -144,10 +170,13 @@ TEST(Manifest, CoResidentBlocks) {
   j["kernels"][0]["co_resident_blocks"] = 16;
   EXPECT_EQ(Manifest::parse(j.dump(), "/b").kernels[0].coResidentBlocks, 16);
   j["kernels"][0]["co_resident_blocks"] = 0;
-  EXPECT_NE(errorOf(j).find("kernels[0].co_resident_blocks: 0 is below the minimum 1"),
+  EXPECT_NE(errorOf(j).find(
+                "kernels[0].co_resident_blocks: 0 is below the minimum 1"),
             std::string::npos);
   j["kernels"][0]["co_resident_blocks"] = "many";
-  EXPECT_NE(errorOf(j).find("kernels[0].co_resident_blocks must be an integer, not string"), std::string::npos);
+  EXPECT_NE(errorOf(j).find(
+                "kernels[0].co_resident_blocks must be an integer, not string"),
+            std::string::npos);
 }
 
 // kb-select-mma's padded B^T: a transpose whose rows are padded, read by a
@@ -171,11 +200,13 @@ TEST(Manifest, PaddedTranspose) {
      "dynamic_shared_bytes": 0, "args": ["a", "bt", "c"], "ops": [1]}])");
   EXPECT_EQ(errorOf(j), "");
   j["program"][1]["attrs"].erase("padded_b");
-  EXPECT_NE(errorOf(j).find("operands [4, 6] and [8, 32] (B transposed) do not multiply"),
+  EXPECT_NE(errorOf(j).find(
+                "operands [4, 6] and [8, 32] (B transposed) do not multiply"),
             std::string::npos);
   j["program"][1]["attrs"]["padded_b"] = true;
   j["program"][0]["attrs"]["pad"] = 16;
-  EXPECT_NE(errorOf(j).find("(kb.transpose) of [6, 8] must give [8, 16], not [8, 32]"),
+  EXPECT_NE(errorOf(j).find(
+                "(kb.transpose) of [6, 8] must give [8, 16], not [8, 32]"),
             std::string::npos);
 }
 
@@ -191,7 +222,9 @@ TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   EXPECT_NE(errorOf(j).find("unknown buffer \"z\""), std::string::npos);
   j = valid();
   j["kernels"][0]["block"] = {2048, 1, 1};
-  EXPECT_NE(errorOf(j).find("kernels[0].block[0]: 2048 exceeds CUDA's limit 1024"), std::string::npos);
+  EXPECT_NE(
+      errorOf(j).find("kernels[0].block[0]: 2048 exceeds CUDA's limit 1024"),
+      std::string::npos);
   j = valid();
   j["kernels"][0]["ops"] = {3};
   EXPECT_NE(errorOf(j).find("names op 3"), std::string::npos);
@@ -200,15 +233,20 @@ TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   EXPECT_NE(errorOf(j).find("appears twice"), std::string::npos);
   j = valid();
   j["program"][0]["inputs"][0] = "nowhere";
-  EXPECT_NE(errorOf(j).find("program[0] (kb.relu).inputs[0] 'nowhere' is neither a data buffer nor an earlier op's output"),
+  EXPECT_NE(errorOf(j).find("program[0] (kb.relu).inputs[0] 'nowhere' is "
+                            "neither a data buffer nor an earlier op's output"),
             std::string::npos);
   j = valid();
   j["program"][0]["op"] = "kb.matmul";
-  EXPECT_NE(errorOf(j).find("(kb.matmul) needs 2 inputs, has 1"), std::string::npos);
+  EXPECT_NE(errorOf(j).find("(kb.matmul) needs 2 inputs, has 1"),
+            std::string::npos);
   j = valid();
   j.erase("kernels");
   EXPECT_NE(errorOf(j).find("no field 'kernels'"), std::string::npos);
-  EXPECT_NE(errorOf(json::parse("[1]")).find("manifest: the manifest must be a JSON object, not array"), std::string::npos);
+  EXPECT_NE(
+      errorOf(json::parse("[1]"))
+          .find("manifest: the manifest must be a JSON object, not array"),
+      std::string::npos);
 }
 
 TEST(Manifest, NotJsonAndMissingFile) {

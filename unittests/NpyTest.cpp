@@ -34,8 +34,8 @@ namespace {
 
 /// A .npy file of version 1.0 with `dict` as its header and `dataBytes` of
 /// zeros after it.
-std::string npyFile(const std::string &name, const std::string &dict, size_t dataBytes,
-                    int major = 1) {
+std::string npyFile(const std::string &name, const std::string &dict,
+                    size_t dataBytes, int major = 1) {
   std::string path = testing::TempDir() + "/kb_npy_" + name + ".npy";
   std::string header = dict + "\n";
   std::ofstream out(path, std::ios::binary);
@@ -63,53 +63,77 @@ std::string npyError(const std::string &path) {
   return "";
 }
 
-const char *kGood = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+const char *kGood =
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
 
 } // namespace
 
 TEST(Npy, StrictHeader) {
   EXPECT_EQ(npyError(npyFile("good", kGood, 24)), "");
-  EXPECT_EQ(readNpy(npyFile("good2", kGood, 24, 2)).shape, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(readNpy(npyFile("scalar", "{'descr': '<f4', 'fortran_order': False, 'shape': ()}", 4))
-                .data.size(),
-            1u);
-  EXPECT_EQ(readNpy(npyFile("dq", "{\"shape\": (3,), \"descr\": \"<f4\", \"fortran_order\": False}", 12))
-                .shape,
-            (std::vector<int64_t>{3}));
+  EXPECT_EQ(readNpy(npyFile("good2", kGood, 24, 2)).shape,
+            (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(
+      readNpy(npyFile("scalar",
+                      "{'descr': '<f4', 'fortran_order': False, 'shape': ()}",
+                      4))
+          .data.size(),
+      1u);
+  EXPECT_EQ(
+      readNpy(
+          npyFile(
+              "dq",
+              "{\"shape\": (3,), \"descr\": \"<f4\", \"fortran_order\": False}",
+              12))
+          .shape,
+      (std::vector<int64_t>{3}));
   struct Case {
     const char *name, *dict;
     size_t bytes;
     const char *message;
   } cases[] = {
       // Once "stoll": a dimension that is not a number.
-      {"stoll", "{'descr': '<f4', 'fortran_order': False, 'shape': (x, 3), }", 24,
-       "bad .npy header: shape must be a tuple of non-negative integers"},
-      {"neg", "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", 24,
-       "shape must be a tuple of non-negative integers"},
+      {"stoll", "{'descr': '<f4', 'fortran_order': False, 'shape': (x, 3), }",
+       24, "bad .npy header: shape must be a tuple of non-negative integers"},
+      {"neg", "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }",
+       24, "shape must be a tuple of non-negative integers"},
       // Once "vector::_M_default_append" or a 4 GB allocation.
-      {"huge", "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, ), }", 24,
-       "shape (1073741824,) of float32 needs 4294967296 bytes of data; the file holds 24"},
-      {"overflow", "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+      {"huge",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, ), }",
+       24,
+       "shape (1073741824,) of float32 needs 4294967296 bytes of data; the "
+       "file holds 24"},
+      {"overflow",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, "
+       "4294967296), }",
        24, "needs more bytes than the file holds"},
-      {"digits", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, ), }",
+      {"digits",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': "
+       "(99999999999999999999, ), }",
        24, "a shape dimension overflows 64 bits"},
-      {"short", kGood, 20, "shape (2, 3) of float32 needs 24 bytes of data; the file holds 20"},
+      {"short", kGood, 20,
+       "shape (2, 3) of float32 needs 24 bytes of data; the file holds 20"},
       {"long", kGood, 28, "needs 24 bytes of data; the file holds 28"},
       {"f8", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48,
        "dtype '<f8'; kb-run reads float32 ('<f4') arrays only"},
-      {"bigendian", "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24,
+      {"bigendian",
+       "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24,
        "dtype '>f4'"},
-      {"fortran", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24,
-       "C-order arrays only"},
-      {"noshape", "{'descr': '<f4', 'fortran_order': False, }", 24, "the header has no 'shape'"},
-      {"twice", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,)}", 24,
-       "'descr' appears twice"},
-      {"extra", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}", 24,
+      {"fortran", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+       24, "C-order arrays only"},
+      {"noshape", "{'descr': '<f4', 'fortran_order': False, }", 24,
+       "the header has no 'shape'"},
+      {"twice",
+       "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': "
+       "(6,)}",
+       24, "'descr' appears twice"},
+      {"extra",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}", 24,
        "unexpected key 'x' in the header"},
       {"order", "{'descr': '<f4', 'fortran_order': 0, 'shape': (6,)}", 24,
        "fortran_order must be True or False"},
       {"unterminated", "{'descr': '<f4", 24, "unterminated or overlong string"},
-      {"trailing", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)} junk", 24,
+      {"trailing",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)} junk", 24,
        "unexpected text after the header dictionary"},
       {"nobrace", "'descr': '<f4'", 24, "expected '{'"},
   };
@@ -129,8 +153,9 @@ TEST(Npy, BoundedPreamble) {
     out.write("\x93NUMPY\x02\x00\xff\xff\xff\xff", 12);
     out << "{}";
   }
-  EXPECT_NE(npyError(path).find(".npy header of 4294967295 bytes; kb-run reads headers of at "
-                                "most 65536"),
+  EXPECT_NE(npyError(path).find(
+                ".npy header of 4294967295 bytes; kb-run reads headers of at "
+                "most 65536"),
             std::string::npos)
       << npyError(path);
   {
@@ -138,15 +163,18 @@ TEST(Npy, BoundedPreamble) {
     out.write("\x93NUMPY\x01\x00\x00\x10", 10);
     out << "{}";
   }
-  EXPECT_NE(npyError(path).find(".npy header of 4096 bytes is longer than the file"),
-            std::string::npos)
+  EXPECT_NE(
+      npyError(path).find(".npy header of 4096 bytes is longer than the file"),
+      std::string::npos)
       << npyError(path);
   {
     std::ofstream out(path, std::ios::binary);
     out.write("\x93NUMPY\x07\x00\x00\x10", 10);
   }
-  EXPECT_NE(npyError(path).find("format version 7 is not supported"), std::string::npos);
+  EXPECT_NE(npyError(path).find("format version 7 is not supported"),
+            std::string::npos);
   std::remove(path.c_str());
   EXPECT_EQ(npyError("/dev/zero"), "/dev/zero is not a regular file");
-  EXPECT_EQ(npyError(testing::TempDir()), testing::TempDir() + " is not a regular file");
+  EXPECT_EQ(npyError(testing::TempDir()),
+            testing::TempDir() + " is not a regular file");
 }

@@ -1,4 +1,5 @@
-//===- PhiloxTest.cpp - Philox4x32-10 known answers and the dropout mask ---===//
+//===- PhiloxTest.cpp - Philox4x32-10 known answers and the dropout mask
+//---===//
 
 #include "kb/Runtime/Philox.h"
 
@@ -59,6 +60,7 @@ TEST(Dropout, MaskDependsOnSeedAndIndexOnly) {
   EXPECT_GT(differ, 1000); // another seed, another mask
   // Large indices use the high word of the counter.
   int64_t big = (int64_t(1) << 34) + 5;
-  auto w = philox4x32_10({uint32_t(big >> 2), uint32_t(big >> 34), 0, 0}, {7, 0});
+  auto w =
+      philox4x32_10({uint32_t(big >> 2), uint32_t(big >> 34), 0, 0}, {7, 0});
   EXPECT_EQ(dropoutKeeps(big, 0.3f, 7), (w[1] >> 8) >= dropoutThreshold(0.3f));
 }

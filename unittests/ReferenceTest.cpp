@@ -1,4 +1,5 @@
-//===- ReferenceTest.cpp - the float64 references and the comparison -------===//
+//===- ReferenceTest.cpp - the float64 references and the comparison
+//-------===//
 
 #include "kb/Runtime/Reference.h"
 
@@ -8,7 +9,8 @@
 
 using namespace kb::runtime;
 
-static ProgramOp opNamed(const std::string &name, nlohmann::json attrs = nlohmann::json::object()) {
+static ProgramOp opNamed(const std::string &name,
+                         nlohmann::json attrs = nlohmann::json::object()) {
   ProgramOp op;
   op.op = name;
   op.attrs = attrs;
@@ -38,7 +40,9 @@ TEST(Reference, GeluTanhAndErf) {
   HostTensor e = evalOp(opNamed("kb.gelu", {{"approx", "erf"}}), {&x});
   for (int i = 0; i < 4; ++i) {
     double v = x.data[i];
-    double tanhForm = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    double tanhForm =
+        0.5 * v *
+        (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
     EXPECT_NEAR(t.data[i], tanhForm, 1e-14);
     EXPECT_NEAR(e.data[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-15);
   }
@@ -46,7 +50,8 @@ TEST(Reference, GeluTanhAndErf) {
   EXPECT_NEAR(e.data[3], 1.9544997361036416, 1e-12);
   // Far in the negative tail the value is tiny but not zero.
   auto far = tensor({1}, {-7.5});
-  EXPECT_LT(evalOp(opNamed("kb.gelu", {{"approx", "tanh"}}), {&far}).data[0], 0.0);
+  EXPECT_LT(evalOp(opNamed("kb.gelu", {{"approx", "tanh"}}), {&far}).data[0],
+            0.0);
 }
 
 TEST(Reference, BiasAddBroadcastsAlongLastAxis) {
@@ -77,18 +82,23 @@ TEST(Reference, UnknownOpIsAnError) {
 TEST(Reference, MatmulAndSampledEntryAgree) {
   std::vector<float> a = {1, 2, 3, 4, 5, 6};    // 2x3
   std::vector<float> b = {7, 8, 9, 10, 11, 12}; // 3x2
-  HostTensor c = evalMatmul(fromFloats({2, 3}, a.data()), fromFloats({3, 2}, b.data()), false);
+  HostTensor c = evalMatmul(fromFloats({2, 3}, a.data()),
+                            fromFloats({3, 2}, b.data()), false);
   EXPECT_EQ(c.data, (std::vector<double>{58, 64, 139, 154}));
   MatmulEntry e = matmulEntry(a.data(), b.data(), 2, 2, 3, false, 0, 1, 0);
   EXPECT_EQ(e.value, 139);
   EXPECT_EQ(e.absSum, 139);
   std::vector<float> bt = {7, 9, 11, 8, 10, 12}; // B transposed, 2x3
-  EXPECT_EQ(matmulEntry(a.data(), bt.data(), 2, 2, 3, true, 0, 1, 1).value, 154);
+  EXPECT_EQ(matmulEntry(a.data(), bt.data(), 2, 2, 3, true, 0, 1, 1).value,
+            154);
   // B^T with rows padded to 4 (kb.transpose pad): the padding is not read,
   // whatever it holds.
   std::vector<float> btPad = {7, 9, 11, 99, 8, 10, 12, -99};
-  EXPECT_EQ(matmulEntry(a.data(), btPad.data(), 2, 2, 3, true, 0, 1, 1, 4).value, 154);
-  HostTensor cp = evalMatmul(fromFloats({2, 3}, a.data()), fromFloats({2, 4}, btPad.data()), true);
+  EXPECT_EQ(
+      matmulEntry(a.data(), btPad.data(), 2, 2, 3, true, 0, 1, 1, 4).value,
+      154);
+  HostTensor cp = evalMatmul(fromFloats({2, 3}, a.data()),
+                             fromFloats({2, 4}, btPad.data()), true);
   EXPECT_EQ(cp.data, (std::vector<double>{58, 64, 139, 154}));
 }
 

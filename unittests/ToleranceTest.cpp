@@ -1,4 +1,5 @@
-//===- ToleranceTest.cpp - the checker's error bounds, on emulated kernels -===//
+//===- ToleranceTest.cpp - the checker's error bounds, on emulated kernels
+//-===//
 //
 // Each test computes a kernel's result on the CPU the way the GPU does (fp32
 // arithmetic, __expf's rounded argument, tf32-rounded operands, truncating
@@ -27,7 +28,8 @@ using namespace kb::runtime;
 
 namespace {
 
-ProgramOp op(const std::string &name, nlohmann::json attrs = nlohmann::json::object()) {
+ProgramOp op(const std::string &name,
+             nlohmann::json attrs = nlohmann::json::object()) {
   ProgramOp o;
   o.op = name;
   o.attrs = attrs;
@@ -45,7 +47,9 @@ std::vector<float> normal(int64_t n, uint64_t seed) {
 
 /// __expf: ex2.approx of the fp32 product t * log2(e) (the argument's
 /// rounding is what makes its error grow with |t|).
-float fastExp(float t) { return std::exp2(static_cast<float>(t * 1.44269504f)); }
+float fastExp(float t) {
+  return std::exp2(static_cast<float>(t * 1.44269504f));
+}
 
 /// exp with its result rounded to fp16's 11-bit significand: a kernel that
 /// computes exp in lower precision.
@@ -57,7 +61,8 @@ float halfExp(float t) {
 }
 
 /// fp32 dropout as kb's kernels compute it.
-std::vector<float> dropout32(const std::vector<float> &x, float p, uint64_t seed) {
+std::vector<float> dropout32(const std::vector<float> &x, float p,
+                             uint64_t seed) {
   std::vector<float> y(x.size());
   float scale = 1.0f / (1.0f - p);
   for (size_t i = 0; i < x.size(); ++i)
@@ -107,7 +112,8 @@ struct AmplifiedSoftmax {
 
   /// The kernel's result, with `expf32` for the softmax's exps.
   std::vector<float> kernel(float (*expf32)(float) = fastExp) const {
-    std::vector<float> v = dropout32(dropout32(x, 0.1f, 559434678731), 0.3f, 268424770553);
+    std::vector<float> v =
+        dropout32(dropout32(x, 0.1f, 559434678731), 0.3f, 268424770553);
     for (int64_t i = 0; i < n; ++i)
       v[i] *= y[i];
     v = dropout32(v, 0.1f, 132885366288);
@@ -121,7 +127,8 @@ struct AmplifiedSoftmax {
 
   /// kb-run's reference with its propagated bounds.
   HostTensor reference() const {
-    HostTensor hx = fromFloats({rows, cols}, x.data()), hy = fromFloats({rows, cols}, y.data());
+    HostTensor hx = fromFloats({rows, cols}, x.data()),
+               hy = fromFloats({rows, cols}, y.data());
     HostTensor v = evalOp(ops[0], {&hx});
     v = evalOp(ops[1], {&v});
     v = evalOp(ops[2], {&v, &hy});
@@ -150,21 +157,25 @@ TEST(Tolerance, AmplifiedSoftmaxReproPassesAtItsRealSize) {
   HostTensor ref = p.reference();
   std::vector<float> got = p.kernel();
   Comparison c = check(got, ref);
-  EXPECT_TRUE(c.ok()) << c.bad << " bad, first at " << c.firstBad << ": got " << c.got
-                      << " want " << c.want << " allowed " << c.allowed;
+  EXPECT_TRUE(c.ok()) << c.bad << " bad, first at " << c.firstBad << ": got "
+                      << c.got << " want " << c.want << " allowed "
+                      << c.allowed;
   EXPECT_EQ(c.unbounded, 0);
   EXPECT_EQ(c.checked, AmplifiedSoftmax::n);
   // The chain's rounding is amplified by the softmax: the old fixed
   // relative tolerance (2e-5) is exceeded on the CPU emulation as on the
   // GPU, so a fixed tolerance cannot pass this correct kernel.
   EXPECT_GT(c.maxRelErr, 2e-5);
-  Comparison fixed = compare(got.data(), ref.data.data(), AmplifiedSoftmax::n, 2e-5, 1e-9);
+  Comparison fixed =
+      compare(got.data(), ref.data.data(), AmplifiedSoftmax::n, 2e-5, 1e-9);
   EXPECT_FALSE(fixed.ok());
   int64_t top = argmax(ref);
-  std::printf("[  margin  ] amplified softmax: worst element at %.3f of its tolerance; "
-              "the largest element's tolerance %.2e relative; fixed rtol 2e-5 fails %lld\n",
-              c.maxErrOverBound, kBoundSafety * ref.err[top] / ref.data[top],
-              (long long)fixed.bad);
+  std::printf(
+      "[  margin  ] amplified softmax: worst element at %.3f of its tolerance; "
+      "the largest element's tolerance %.2e relative; fixed rtol 2e-5 fails "
+      "%lld\n",
+      c.maxErrOverBound, kBoundSafety * ref.err[top] / ref.data[top],
+      (long long)fixed.bad);
 }
 
 TEST(Tolerance, AmplifiedSoftmaxBrokenKernelsFail) {
@@ -172,27 +183,29 @@ TEST(Tolerance, AmplifiedSoftmaxBrokenKernelsFail) {
   HostTensor ref = p.reference();
   const std::vector<float> good = p.kernel();
   const int64_t cols = AmplifiedSoftmax::cols;
-  std::vector<std::pair<const char *, std::function<void(std::vector<float> &)>>> breaks = {
-      {"dropped tile (rows 64..95, columns 256..383 never written)",
-       [&](std::vector<float> &g) {
-         for (int64_t r = 64; r < 96; ++r)
-           for (int64_t j = 256; j < 384; ++j)
-             g[r * cols + j] = 0.0f;
-       }},
-      {"wrong row (row 7 holds row 8)",
-       [&](std::vector<float> &g) {
-         std::memcpy(&g[7 * cols], &good[8 * cols], cols * sizeof(float));
-       }},
-      {"unwritten element (the largest left 0)",
-       [&](std::vector<float> &g) { g[argmax(ref)] = 0.0f; }},
-      {"unwritten element (garbage NaN)",
-       [&](std::vector<float> &g) { g[12345] = NAN; }},
-      {"off-by-one column in row 100",
-       [&](std::vector<float> &g) {
-         for (int64_t j = cols - 1; j > 0; --j)
-           g[100 * cols + j] = good[100 * cols + j - 1];
-       }},
-  };
+  std::vector<
+      std::pair<const char *, std::function<void(std::vector<float> &)>>>
+      breaks = {
+          {"dropped tile (rows 64..95, columns 256..383 never written)",
+           [&](std::vector<float> &g) {
+             for (int64_t r = 64; r < 96; ++r)
+               for (int64_t j = 256; j < 384; ++j)
+                 g[r * cols + j] = 0.0f;
+           }},
+          {"wrong row (row 7 holds row 8)",
+           [&](std::vector<float> &g) {
+             std::memcpy(&g[7 * cols], &good[8 * cols], cols * sizeof(float));
+           }},
+          {"unwritten element (the largest left 0)",
+           [&](std::vector<float> &g) { g[argmax(ref)] = 0.0f; }},
+          {"unwritten element (garbage NaN)",
+           [&](std::vector<float> &g) { g[12345] = NAN; }},
+          {"off-by-one column in row 100",
+           [&](std::vector<float> &g) {
+             for (int64_t j = cols - 1; j > 0; --j)
+               g[100 * cols + j] = good[100 * cols + j - 1];
+           }},
+      };
   for (auto &[what, brk] : breaks) {
     std::vector<float> bad = good;
     brk(bad);
@@ -210,12 +223,15 @@ TEST(Tolerance, SoftmaxAtWidthsUpTo262144) {
     HostTensor ref = evalOp(op("kb.softmax"), {&hx});
     Comparison c = check(softmax32(x, len), ref);
     int64_t top = argmax(ref);
-    std::printf("[  margin  ] softmax width %lld: worst element at %.3f of its tolerance, "
-                "max rel err %.2e, the largest element's tolerance %.2e relative\n",
-                (long long)len, c.maxErrOverBound, c.maxRelErr,
-                kBoundSafety * ref.err[top] / ref.data[top]);
-    EXPECT_TRUE(c.ok()) << "width " << len << ": first bad " << c.firstBad << " got " << c.got
-                        << " want " << c.want << " allowed " << c.allowed;
+    std::printf(
+        "[  margin  ] softmax width %lld: worst element at %.3f of its "
+        "tolerance, "
+        "max rel err %.2e, the largest element's tolerance %.2e relative\n",
+        (long long)len, c.maxErrOverBound, c.maxRelErr,
+        kBoundSafety * ref.err[top] / ref.data[top]);
+    EXPECT_TRUE(c.ok()) << "width " << len << ": first bad " << c.firstBad
+                        << " got " << c.got << " want " << c.want << " allowed "
+                        << c.allowed;
   }
 }
 
@@ -256,9 +272,11 @@ TEST(Tolerance, ElementwiseChainsPassFp32AndFailSystematicErrors) {
       {"sub", op("kb.sub"), [](float x, float y) { return x - y; }, true},
       {"mul", op("kb.mul"), [](float x, float y) { return x * y; }, true},
       {"div", op("kb.div"), [](float x, float y) { return x / y; }, true},
-      {"scale", op("kb.scale", {{"factor", 0.1}}), [](float x, float) { return x * 0.1f; }, false},
+      {"scale", op("kb.scale", {{"factor", 0.1}}),
+       [](float x, float) { return x * 0.1f; }, false},
       {"exp", op("kb.exp"), [](float x, float) { return fastExp(x); }, false},
-      {"tanh", op("kb.tanh"), [](float x, float) { return std::tanh(x); }, false},
+      {"tanh", op("kb.tanh"), [](float x, float) { return std::tanh(x); },
+       false},
       {"sigmoid", op("kb.sigmoid"),
        [](float x, float) { return 1.0f / (1.0f + fastExp(-x)); }, false},
       {"gelu tanh", op("kb.gelu", {{"approx", "tanh"}}), geluTanh, false},
@@ -279,9 +297,11 @@ TEST(Tolerance, ElementwiseChainsPassFp32AndFailSystematicErrors) {
       low[i] = std::ldexp(std::nearbyint(m * 256.0f) / 256.0f, ex);
     }
     Comparison ok = check(got, ref);
-    EXPECT_TRUE(ok.ok()) << c.name << ": first bad " << ok.firstBad << " got " << ok.got
-                         << " want " << ok.want << " allowed " << ok.allowed;
-    EXPECT_FALSE(check(low, ref).ok()) << c.name << " in 8-bit precision passed";
+    EXPECT_TRUE(ok.ok()) << c.name << ": first bad " << ok.firstBad << " got "
+                         << ok.got << " want " << ok.want << " allowed "
+                         << ok.allowed;
+    EXPECT_FALSE(check(low, ref).ok())
+        << c.name << " in 8-bit precision passed";
   }
 }
 
@@ -381,19 +401,23 @@ TEST(Tolerance, HugeKMatvecTf32IsWithinItsBound) {
   // by more than twice the tolerance, and must be so on most rows.
   int64_t distinguishable = 0;
   for (int64_t i = 0; i < m; ++i) {
-    std::printf("[  margin  ] tf32 matvec K=2^20 row %lld: err %.3g, tolerance %.3g "
-                "(%.1f%% of |c| = %.4g)\n", (long long)i, got[i] - entries[i].value,
-                allowed(i), 100 * allowed(i) / std::fabs(entries[i].value),
-                std::fabs(entries[i].value));
-    EXPECT_TRUE(passes(i, got[i])) << "entry " << i << ": err "
-                                   << got[i] - entries[i].value << " allowed " << allowed(i);
+    std::printf(
+        "[  margin  ] tf32 matvec K=2^20 row %lld: err %.3g, tolerance %.3g "
+        "(%.1f%% of |c| = %.4g)\n",
+        (long long)i, got[i] - entries[i].value, allowed(i),
+        100 * allowed(i) / std::fabs(entries[i].value),
+        std::fabs(entries[i].value));
+    EXPECT_TRUE(passes(i, got[i]))
+        << "entry " << i << ": err " << got[i] - entries[i].value << " allowed "
+        << allowed(i);
     float shortK = tf32Entry(&a[i * k], x.data(), k - k / 4);
     for (double broken : {0.0, double(got[(i + 1) % m]), double(shortK)}) {
       if (std::fabs(broken - entries[i].value) <= 2 * allowed(i))
         continue;
       ++distinguishable;
-      EXPECT_FALSE(passes(i, broken)) << "entry " << i << ": broken value " << broken
-                                      << " passed (want " << entries[i].value << ")";
+      EXPECT_FALSE(passes(i, broken))
+          << "entry " << i << ": broken value " << broken << " passed (want "
+          << entries[i].value << ")";
     }
   }
   EXPECT_GE(distinguishable, 3 * m - 3);
@@ -414,18 +438,23 @@ TEST(Tolerance, MatmulBoundsPerPrecision) {
       EXPECT_LE(std::fabs(t - e.value), bTf32);
       // The bounds grow with the precision's error: tf32's is looser.
       EXPECT_GT(bTf32, bIeee);
-      EXPECT_LE(matmulErrorBound(e, k, "tf32x3"), matmulErrorBound(e, k, "tf32"));
+      EXPECT_LE(matmulErrorBound(e, k, "tf32x3"),
+                matmulErrorBound(e, k, "tf32"));
       // cuBLAS's own bounds (unknown order and operand rounding) are wider.
-      EXPECT_GE(matmulErrorBound(e, k, "cublas-tf32"), matmulErrorBound(e, k, "tf32"));
-      EXPECT_GE(matmulErrorBound(e, k, "cublas-ieee"), matmulErrorBound(e, k, "ieee"));
+      EXPECT_GE(matmulErrorBound(e, k, "cublas-tf32"),
+                matmulErrorBound(e, k, "tf32"));
+      EXPECT_GE(matmulErrorBound(e, k, "cublas-ieee"),
+                matmulErrorBound(e, k, "ieee"));
       tf32Outside += std::fabs(t - e.value) > bIeee;
     }
   // A tf32 result claimed to be ieee: distinguishable on some entries.
   EXPECT_GT(tf32Outside, 0);
   // And the bound grows with K.
-  MatmulEntry small = matmulEntry(a.data(), bt.data(), m, n, 256, true, 0, 0, 0, k);
+  MatmulEntry small =
+      matmulEntry(a.data(), bt.data(), m, n, 256, true, 0, 0, 0, k);
   MatmulEntry large = matmulEntry(a.data(), bt.data(), m, n, k, true, 0, 0, 0);
-  EXPECT_LT(matmulErrorBound(small, 256, "ieee"), matmulErrorBound(large, k, "ieee"));
+  EXPECT_LT(matmulErrorBound(small, 256, "ieee"),
+            matmulErrorBound(large, k, "ieee"));
   EXPECT_THROW(matmulErrorBound(large, k, "fp8"), std::runtime_error);
 }
 
@@ -442,14 +471,16 @@ TEST(Tolerance, MatmulBrokenTilesAndRowsFail) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         e[i * n + j] = matmulEntry(a.data(), bt.data(), m, n, k, true, 0, i, j);
-        got[i * n + j] = std::string(precision) == "ieee" ? ieeeEntry(&a[i * k], &bt[j * k], k)
-                                                          : tf32Entry(&a[i * k], &bt[j * k], k);
+        got[i * n + j] = std::string(precision) == "ieee"
+                             ? ieeeEntry(&a[i * k], &bt[j * k], k)
+                             : tf32Entry(&a[i * k], &bt[j * k], k);
       }
     auto allowed = [&](int64_t at) {
       return kBoundSafety * matmulErrorBound(e[at], k, precision);
     };
     for (int64_t at = 0; at < m * n; ++at)
-      ASSERT_LE(std::fabs(got[at] - e[at].value), allowed(at)) << precision << " entry " << at;
+      ASSERT_LE(std::fabs(got[at] - e[at].value), allowed(at))
+          << precision << " entry " << at;
     std::vector<float> bad = got;
     for (int64_t i = 32; i < 48; ++i)
       for (int64_t j = 16; j < 32; ++j)
@@ -480,11 +511,14 @@ TEST(Tolerance, SigmoidBoundInItsTailIsTheRelativeErrorOfExp) {
       // The exact spread: the largest |sigmoid(v +- e) - sigmoid(v)|.
       double spread = 1 / (1 + std::exp(-(v + e))) - y;
       EXPECT_GE(s.err[0], spread * (1 - 1e-8)) << "v " << v << " e " << e;
-      EXPECT_GE(s.err[0], y * std::expm1(e) * (1 - 1e-9)) << "v " << v << " e " << e;
+      EXPECT_GE(s.err[0], y * std::expm1(e) * (1 - 1e-9))
+          << "v " << v << " e " << e;
       // ... and not much more than it (the op's own rounding, 2 + 1.173 |v|
       // ulp of __expf, and the flush term aside).
-      double own = 2 * kFp32Unit * (2 + 1.173 * (std::fabs(v) + e)) + 5 * kFp32Unit;
-      EXPECT_LE(s.err[0], spread * (1 + 1e-9) + own * (y + spread) + 0x1p-125 * 1.001)
+      double own =
+          2 * kFp32Unit * (2 + 1.173 * (std::fabs(v) + e)) + 5 * kFp32Unit;
+      EXPECT_LE(s.err[0],
+                spread * (1 + 1e-9) + own * (y + spread) + 0x1p-125 * 1.001)
           << "v " << v << " e " << e;
     }
   }
@@ -532,7 +566,8 @@ struct LinearSwish {
   std::vector<float> v32, cublas, got;
   std::vector<MatmulEntry> e;
   std::vector<double> scale; // ||x_i|| ||w_j||
-  LinearSwish() : v32(m * n), cublas(m * n), got(m * n), e(m * n), scale(m * n) {
+  LinearSwish()
+      : v32(m * n), cublas(m * n), got(m * n), e(m * n), scale(m * n) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         int64_t at = i * n + j;
@@ -560,7 +595,8 @@ struct LinearSwish {
   /// Check 1: float64 entries, each with its own K-dependent bound, through
   /// the epilogue.
   HostTensor float64Product() const {
-    HostTensor v{{m, n}, std::vector<double>(m * n), std::vector<double>(m * n)};
+    HostTensor v{
+        {m, n}, std::vector<double>(m * n), std::vector<double>(m * n)};
     for (int64_t at = 0; at < m * n; ++at) {
       v.data[at] = e[at].value;
       v.err[at] = matmulErrorBound(e[at], k, "tf32");
@@ -576,8 +612,10 @@ struct LinearSwish {
   HostTensor cublasProduct() const {
     double rateGot = 0, rateRef = 0;
     for (int64_t at = 0; at < m * n; at += 8) {
-      rateGot = std::max(rateGot, matmulErrorBound(e[at], k, "tf32") / scale[at]);
-      rateRef = std::max(rateRef, matmulErrorBound(e[at], k, "cublas-tf32") / scale[at]);
+      rateGot =
+          std::max(rateGot, matmulErrorBound(e[at], k, "tf32") / scale[at]);
+      rateRef = std::max(rateRef,
+                         matmulErrorBound(e[at], k, "cublas-tf32") / scale[at]);
     }
     HostTensor v = fromFloats({m, n}, cublas.data());
     v.err.resize(m * n);
@@ -599,7 +637,9 @@ TEST(Tolerance, MatmulSwishEpilogueTf32PassesAndBrokenFail) {
     tail += v < -60 && v > -90;
     verySmall += v < -88.7; // __expf(-v) overflows: the kernel writes -0
     if (v < -60 && v > -85)
-      worstTailRel = std::max(worstTailRel, std::fabs(p.got[at] - f64.data[at]) / std::fabs(f64.data[at]));
+      worstTailRel =
+          std::max(worstTailRel, std::fabs(p.got[at] - f64.data[at]) /
+                                     std::fabs(f64.data[at]));
   }
   ASSERT_GE(tail, 200); // the regime of the H200's false WRONG
   ASSERT_GE(verySmall, 50);
@@ -607,9 +647,12 @@ TEST(Tolerance, MatmulSwishEpilogueTf32PassesAndBrokenFail) {
   // by exp: far above fp32's rounding.
   EXPECT_GT(worstTailRel, 1e-2);
   Comparison c1 = check(p.got, f64), c2 = check(p.got, cub);
-  std::printf("[  margin  ] linear+swish tf32 K=4096, %lld entries in -90..-60 (worst rel "
-              "err in -85..-60 %.3g): float64 worst at %.3f of its tolerance, cuBLAS at %.3f\n",
-              (long long)tail, worstTailRel, c1.maxErrOverBound, c2.maxErrOverBound);
+  std::printf("[  margin  ] linear+swish tf32 K=4096, %lld entries in -90..-60 "
+              "(worst rel "
+              "err in -85..-60 %.3g): float64 worst at %.3f of its tolerance, "
+              "cuBLAS at %.3f\n",
+              (long long)tail, worstTailRel, c1.maxErrOverBound,
+              c2.maxErrOverBound);
   {
     // The bounds on v the two checks feed into the epilogue, and the
     // tolerance they give a swish at v = -75.
@@ -622,15 +665,18 @@ TEST(Tolerance, MatmulSwishEpilogueTf32PassesAndBrokenFail) {
     auto [cLo, cHi] = range(vc.err);
     HostTensor at75{{2}, {-75.0, -75.0}, {fHi, cHi}};
     HostTensor y = LinearSwish::epilogue(at75);
-    std::printf("[  margin  ] e(v): float64 side %.3g..%.3g, cuBLAS side %.3g..%.3g; "
-                "tolerance of a swish at v = -75: %.2f, %.2f relative\n",
-                fLo, fHi, cLo, cHi, kBoundSafety * y.err[0] / std::fabs(y.data[0]),
-                kBoundSafety * y.err[1] / std::fabs(y.data[1]));
+    std::printf(
+        "[  margin  ] e(v): float64 side %.3g..%.3g, cuBLAS side %.3g..%.3g; "
+        "tolerance of a swish at v = -75: %.2f, %.2f relative\n",
+        fLo, fHi, cLo, cHi, kBoundSafety * y.err[0] / std::fabs(y.data[0]),
+        kBoundSafety * y.err[1] / std::fabs(y.data[1]));
   }
-  EXPECT_TRUE(c1.ok()) << c1.bad << " bad, first at " << c1.firstBad << ": got " << c1.got
-                       << " want " << c1.want << " allowed " << c1.allowed;
-  EXPECT_TRUE(c2.ok()) << c2.bad << " bad, first at " << c2.firstBad << ": got " << c2.got
-                       << " want " << c2.want << " allowed " << c2.allowed;
+  EXPECT_TRUE(c1.ok()) << c1.bad << " bad, first at " << c1.firstBad << ": got "
+                       << c1.got << " want " << c1.want << " allowed "
+                       << c1.allowed;
+  EXPECT_TRUE(c2.ok()) << c2.bad << " bad, first at " << c2.firstBad << ": got "
+                       << c2.got << " want " << c2.want << " allowed "
+                       << c2.allowed;
   EXPECT_EQ(c1.unbounded + c2.unbounded, 0);
 
   const int64_t n = LinearSwish::n;
@@ -647,8 +693,9 @@ TEST(Tolerance, MatmulSwishEpilogueTf32PassesAndBrokenFail) {
   // times ||x_i|| ||w_j|| (about 3 absolute here, over 1% of the largest
   // entries): it is there for dropped tiles and wrong elements the samples
   // miss, and a systematic 1% error is the samples' to catch.
-  std::vector<std::tuple<const char *, std::function<void(std::vector<float> &)>, int64_t,
-                         int64_t>>
+  std::vector<
+      std::tuple<const char *, std::function<void(std::vector<float> &)>,
+                 int64_t, int64_t>>
       breaks = {
           {"dropped 16x16 tile",
            [&](std::vector<float> &g) {
@@ -662,7 +709,8 @@ TEST(Tolerance, MatmulSwishEpilogueTf32PassesAndBrokenFail) {
              std::memcpy(&g[7 * n], &good[8 * n], n * sizeof(float));
            },
            16, 16},
-          {"epilogue skips the sigmoid", fromV([](float v) { return v; }), 1000, 1000},
+          {"epilogue skips the sigmoid", fromV([](float v) { return v; }), 1000,
+           1000},
           {"epilogue uses tanh for the sigmoid",
            fromV([](float v) { return v * std::tanh(v); }), 1000, 1000},
           {"systematic 1% error",
@@ -676,7 +724,8 @@ TEST(Tolerance, MatmulSwishEpilogueTf32PassesAndBrokenFail) {
     std::vector<float> bad = good;
     brk(bad);
     Comparison b1 = check(bad, f64), b2 = check(bad, cub);
-    std::printf("[  broken  ] %s: %lld outside the float64 bound, %lld outside cuBLAS's\n",
+    std::printf("[  broken  ] %s: %lld outside the float64 bound, %lld outside "
+                "cuBLAS's\n",
                 what, (long long)b1.bad, (long long)b2.bad);
     EXPECT_FALSE(b1.ok() && b2.ok()) << what;
     EXPECT_GE(b1.bad, atLeast64) << what;

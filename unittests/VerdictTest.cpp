@@ -16,7 +16,8 @@ TEST(Verdict, CopyOnly) {
   EXPECT_EQ(v.ridge, 0);
   EXPECT_EQ(v.text, "memory-bound (99% of the copy bandwidth)");
   v = classify(0, 16e6, 500, 0, 4185, 0);
-  EXPECT_EQ(v.text, "latency-bound (memory-bound work at 12% of the copy bandwidth)");
+  EXPECT_EQ(v.text,
+            "latency-bound (memory-bound work at 12% of the copy bandwidth)");
 }
 
 TEST(Verdict, Roofline) {
@@ -27,16 +28,20 @@ TEST(Verdict, Roofline) {
   EXPECT_FALSE(v.memoryBound);
   EXPECT_NEAR(v.ridge, 51.2e12 / 4220e9, 1e-9);
   EXPECT_NEAR(v.fraction, 48.4 / 51.2, 1e-12);
-  EXPECT_EQ(v.text, "compute-bound (intensity 1365.3 flop/byte, ridge 12.1; 95% of the compute ceiling)");
+  EXPECT_EQ(v.text, "compute-bound (intensity 1365.3 flop/byte, ridge 12.1; "
+                    "95% of the compute ceiling)");
   // The same flops over 200x the bytes: below the ridge, judged by GB/s.
   v = classify(flops, bytes * 200, 3000, 0, 4220, 51.2);
   EXPECT_TRUE(v.memoryBound);
   EXPECT_NEAR(v.fraction, 3000.0 / 4220, 1e-12);
-  EXPECT_EQ(v.text, "memory-bound (intensity 6.8 flop/byte, ridge 12.1; 71% of the copy ceiling)");
+  EXPECT_EQ(v.text, "memory-bound (intensity 6.8 flop/byte, ridge 12.1; 71% of "
+                    "the copy ceiling)");
   // Far from either ceiling.
   v = classify(flops, bytes, 0, 5.0, 4220, 51.2);
-  EXPECT_EQ(v.text, "compute-bound in principle, latency-bound in practice (intensity 1365.3 "
-                    "flop/byte, ridge 12.1; 10% of the compute ceiling)");
+  EXPECT_EQ(
+      v.text,
+      "compute-bound in principle, latency-bound in practice (intensity 1365.3 "
+      "flop/byte, ridge 12.1; 10% of the compute ceiling)");
 }
 
 TEST(Verdict, DeviceRidge) {
@@ -45,22 +50,29 @@ TEST(Verdict, DeviceRidge) {
   // the compute ceiling". The ridge is the device's: 324 TFLOP/s over
   // 4200 GB/s (77.1); at 3.7 flop/byte the program is memory-bound, and far
   // from the copy bandwidth.
-  double flops = 2.0 * 16 * 24 * 32, bytes = 4.0 * (16 * 32 + 24 * 32 + 16 * 24);
+  double flops = 2.0 * 16 * 24 * 32,
+         bytes = 4.0 * (16 * 32 + 24 * 32 + 16 * 24);
   Verdict v = classify(flops, bytes, 1.0, 0.0002, 4200, 0.00021, 324);
   EXPECT_TRUE(v.memoryBound);
   EXPECT_NEAR(v.ridge, 324e12 / 4200e9, 1e-9);
-  EXPECT_EQ(v.text, "memory-bound in principle, latency-bound in practice (intensity 3.7 "
-                    "flop/byte, ridge 77.1; 0% of the copy ceiling)");
+  EXPECT_EQ(
+      v.text,
+      "memory-bound in principle, latency-bound in practice (intensity 3.7 "
+      "flop/byte, ridge 77.1; 0% of the copy ceiling)");
   // Above the device's ridge, near cuBLAS at the same shape, but that shape
   // is too small for the device: cuBLAS itself at 20% of its peak.
   v = classify(2e9, 1e7, 0, 60, 4200, 64, 324);
   EXPECT_FALSE(v.memoryBound);
   EXPECT_NEAR(v.fraction, 60.0 / 64, 1e-12);
-  EXPECT_EQ(v.text, "compute-bound in principle, latency-bound at this size (the compute "
-                    "ceiling here, cuBLAS at this shape, is 20% of the device's) (intensity "
-                    "200.0 flop/byte, ridge 77.1; 94% of the compute ceiling)");
+  EXPECT_EQ(
+      v.text,
+      "compute-bound in principle, latency-bound at this size (the compute "
+      "ceiling here, cuBLAS at this shape, is 20% of the device's) (intensity "
+      "200.0 flop/byte, ridge 77.1; 94% of the compute ceiling)");
   // A large shape: the device's ridge, the fraction of cuBLAS at the shape.
-  v = classify(2.0 * 4096 * 4096 * 4096, 6.0 * 4096 * 4096, 0, 318, 4200, 362, 324);
-  EXPECT_EQ(v.text, "compute-bound (intensity 1365.3 flop/byte, ridge 77.1; 88% of the "
-                    "compute ceiling)");
+  v = classify(2.0 * 4096 * 4096 * 4096, 6.0 * 4096 * 4096, 0, 318, 4200, 362,
+               324);
+  EXPECT_EQ(v.text,
+            "compute-bound (intensity 1365.3 flop/byte, ridge 77.1; 88% of the "
+            "compute ceiling)");
 }

@@ -66,7 +66,8 @@ std::string readRegularFile(const std::string &path, int64_t maxBytes,
   // refused as not a regular file.
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    throw ManifestError(what + ": cannot open " + path + ": " + std::strerror(errno));
+    throw ManifestError(what + ": cannot open " + path + ": " +
+                        std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -74,9 +75,9 @@ std::string readRegularFile(const std::string &path, int64_t maxBytes,
   }
   if (st.st_size > maxBytes) {
     ::close(fd);
-    throw ManifestError(what + ": " + path + " is " + std::to_string(st.st_size) +
-                        " bytes, more than the " + std::to_string(maxBytes) +
-                        " kb-run reads");
+    throw ManifestError(what + ": " + path + " is " +
+                        std::to_string(st.st_size) + " bytes, more than the " +
+                        std::to_string(maxBytes) + " kb-run reads");
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
@@ -171,14 +172,16 @@ std::string str(const json &obj, const char *key, const std::string &where) {
 int64_t asInt(const json &v, const std::string &path, int64_t lo, int64_t hi,
               const std::string &limitName = "") {
   if (!v.is_number_integer())
-    fail(path + " must be an integer, not " + typeName(v) + " (" + shown(v) + ")");
+    fail(path + " must be an integer, not " + typeName(v) + " (" + shown(v) +
+         ")");
   if (v.is_number_unsigned() &&
       v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
     fail(path + ": " + shown(v) + " exceeds " +
          (limitName.empty() ? "the limit " + std::to_string(hi) : limitName));
   int64_t x = v.get<int64_t>();
   if (x < lo)
-    fail(path + ": " + std::to_string(x) + " is below the minimum " + std::to_string(lo));
+    fail(path + ": " + std::to_string(x) + " is below the minimum " +
+         std::to_string(lo));
   if (x > hi)
     fail(path + ": " + std::to_string(x) + " exceeds " +
          (limitName.empty() ? "the limit " + std::to_string(hi) : limitName));
@@ -200,7 +203,8 @@ bool asBool(const json &v, const std::string &path) {
   return v.get<bool>();
 }
 
-const json &array(const json &v, const std::string &path, bool nonEmpty = false) {
+const json &array(const json &v, const std::string &path,
+                  bool nonEmpty = false) {
   if (!v.is_array())
     fail(path + " must be an array, not " + typeName(v));
   if (nonEmpty && v.empty())
@@ -225,18 +229,20 @@ std::vector<int64_t> shapeField(const json &obj, const std::string &where,
   const json &v = field(obj, "shape", where);
   std::vector<int64_t> s = ints(v, path, 1, maxElements);
   if ((s.empty() && !scalar) || s.size() > 8)
-    fail(path + " must have " + (scalar ? "0" : "1") + " to 8 dimensions, has " +
-         std::to_string(s.size()));
+    fail(path + " must have " + (scalar ? "0" : "1") +
+         " to 8 dimensions, has " + std::to_string(s.size()));
   if (boundedElements(s, maxElements) < 0)
-    fail(path + " " + shapeStr(s) + ": more than " + std::to_string(maxElements) +
-         " elements (" + std::to_string(maxElements * 4) + " bytes) in all");
+    fail(path + " " + shapeStr(s) + ": more than " +
+         std::to_string(maxElements) + " elements (" +
+         std::to_string(maxElements * 4) + " bytes) in all");
   return s;
 }
 
 /// A PTX identifier: kernel names reach the driver, ncu's command line and
 /// file names.
 bool isIdentifier(const std::string &s) {
-  if (s.empty() || s.size() > 256 || std::isdigit(static_cast<unsigned char>(s[0])))
+  if (s.empty() || s.size() > 256 ||
+      std::isdigit(static_cast<unsigned char>(s[0])))
     return false;
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '$')
@@ -245,14 +251,14 @@ bool isIdentifier(const std::string &s) {
 }
 
 const std::set<std::string> &unaryOps() {
-  static const std::set<std::string> ops = {"kb.scale", "kb.relu",    "kb.tanh",
-                                            "kb.exp",   "kb.sigmoid", "kb.gelu",
-                                            "kb.dropout", "kb.softmax"};
+  static const std::set<std::string> ops = {
+      "kb.scale",   "kb.relu", "kb.tanh",    "kb.exp",
+      "kb.sigmoid", "kb.gelu", "kb.dropout", "kb.softmax"};
   return ops;
 }
 const std::set<std::string> &binaryOps() {
-  static const std::set<std::string> ops = {"kb.add", "kb.sub", "kb.mul", "kb.div",
-                                            "kb.bias_add"};
+  static const std::set<std::string> ops = {"kb.add", "kb.sub", "kb.mul",
+                                            "kb.div", "kb.bias_add"};
   return ops;
 }
 
@@ -302,21 +308,24 @@ Manifest Manifest::load(const std::string &path) {
     throw ManifestError("cannot open " + p.string() +
                         " (expected a bundle folder written by kb-opt "
                         "--kb-compile, or its manifest.json)");
-  std::string text = readRegularFile(p.string(), BundleLimits::manifestBytes, "manifest");
+  std::string text =
+      readRegularFile(p.string(), BundleLimits::manifestBytes, "manifest");
   std::string dir = p.parent_path().string();
   Manifest m = parse(text, dir.empty() ? "." : dir);
   m.checkFiles();
   return m;
 }
 
-std::string Manifest::filePath(const std::string &rel, const std::string &where) const {
+std::string Manifest::filePath(const std::string &rel,
+                               const std::string &where) const {
   if (rel.empty())
     fail(where + " is empty");
   if (rel.find('\0') != std::string::npos)
     fail(where + " contains a NUL character");
   fs::path r(rel);
   if (r.is_absolute())
-    fail(where + " '" + rel + "' is an absolute path; a bundle names files inside its folder");
+    fail(where + " '" + rel +
+         "' is an absolute path; a bundle names files inside its folder");
   for (const fs::path &part : r)
     if (part == "..")
       fail(where + " '" + rel + "' leaves the bundle folder ('..')");
@@ -333,14 +342,15 @@ std::string Manifest::filePath(const std::string &rel, const std::string &where)
   if (realStr.compare(0, rootStr.size(), rootStr) != 0 ||
       (realStr.size() > rootStr.size() && realStr[rootStr.size()] != '/' &&
        rootStr != "/"))
-    fail(where + " '" + rel + "' resolves to " + realStr + ", outside the bundle folder");
+    fail(where + " '" + rel + "' resolves to " + realStr +
+         ", outside the bundle folder");
   struct stat st;
   if (::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     fail(where + " '" + rel + "' is not a regular file");
   if (st.st_size > BundleLimits::kernelFileBytes)
     fail(where + " '" + rel + "' is " + std::to_string(st.st_size) +
-         " bytes, more than the " + std::to_string(BundleLimits::kernelFileBytes) +
-         " kb-run reads");
+         " bytes, more than the " +
+         std::to_string(BundleLimits::kernelFileBytes) + " kb-run reads");
   return real.string();
 }
 
@@ -361,7 +371,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     // The library's message names a byte offset; keep only that part.
     std::string what = e.what();
     size_t at = what.find("parse error");
-    fail("not valid JSON (" + (at == std::string::npos ? what : what.substr(at)) + ")");
+    fail("not valid JSON (" +
+         (at == std::string::npos ? what : what.substr(at)) + ")");
   }
   if (!j.is_object())
     fail("the manifest must be a JSON object, not " + std::string(typeName(j)));
@@ -375,16 +386,19 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
              : version.is_number_integer() ? version.get<int64_t>() == 1
                                            : false;
   if (!one)
-    fail("version " + shown(version) + " is not supported (kb-run reads version 1)");
+    fail("version " + shown(version) +
+         " is not supported (kb-run reads version 1)");
   m.version = 1;
   m.target = str(j, "target", "manifest");
   {
     const std::string &t = m.target;
     bool ok = t.size() >= 5 && t.size() <= 8 && t.compare(0, 3, "sm_") == 0;
     for (size_t i = 3; ok && i < t.size(); ++i)
-      ok = std::isdigit(static_cast<unsigned char>(t[i])) || (i + 1 == t.size() && t[i] == 'a');
+      ok = std::isdigit(static_cast<unsigned char>(t[i])) ||
+           (i + 1 == t.size() && t[i] == 'a');
     if (!ok)
-      fail("target '" + t.substr(0, 40) + "' is not a chip name such as sm_90a");
+      fail("target '" + t.substr(0, 40) +
+           "' is not a chip name such as sm_90a");
   }
   if (const json *f = opt(j, "function"))
     m.function = asString(*f, "function");
@@ -405,22 +419,27 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     b.role = str(bj, "role", where);
     if (b.role != "input" && b.role != "output" && b.role != "scratch" &&
         b.role != "workspace" && b.role != "tensor_map")
-      fail(where + ".role must be input, output, scratch, workspace or tensor_map, got " +
+      fail(where +
+           ".role must be input, output, scratch, workspace or tensor_map, "
+           "got " +
            b.role);
     where += " (" + b.name + ")";
     b.shape = shapeField(bj, where, maxElements, /*scalar=*/b.role == "input");
     std::string dtype = str(bj, "dtype", where);
     if (dtype != (b.isData() ? "f32" : "i32"))
-      fail(where + " has dtype " + bj["dtype"].dump() +
-           (b.isData() ? "; kb-run supports f32" : "; a " + b.role + " is i32"));
+      fail(
+          where + " has dtype " + bj["dtype"].dump() +
+          (b.isData() ? "; kb-run supports f32" : "; a " + b.role + " is i32"));
     if (b.role == "tensor_map") {
       std::string w = where + ".tensor_map";
       const json &tm = field(bj, "tensor_map", where);
       b.tensorMap.of = str(tm, "of", w);
-      b.tensorMap.dims = ints(field(tm, "dims", w), w + ".dims", 1, maxElements);
+      b.tensorMap.dims =
+          ints(field(tm, "dims", w), w + ".dims", 1, maxElements);
       b.tensorMap.box = ints(field(tm, "box", w), w + ".box", 1, maxElements);
       if (str(tm, "swizzle", w) != "128B")
-        fail(w + ".swizzle must be \"128B\" (the only swizzle kb's kernels read)");
+        fail(w +
+             ".swizzle must be \"128B\" (the only swizzle kb's kernels read)");
       if (b.shape != std::vector<int64_t>{32})
         fail(where + " must have shape [32]: a tensor map is 128 bytes");
     } else if (opt(bj, "tensor_map")) {
@@ -467,9 +486,10 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     const json &pj = prog[i];
     ProgramOp op;
     op.op = str(pj, "op", where);
-    if (op.op != "kb.matmul" && op.op != "kb.transpose" && !unaryOps().count(op.op) &&
-        !binaryOps().count(op.op))
-      fail(where + ".op '" + op.op.substr(0, 40) + "' is not an op kb-run can check");
+    if (op.op != "kb.matmul" && op.op != "kb.transpose" &&
+        !unaryOps().count(op.op) && !binaryOps().count(op.op))
+      fail(where + ".op '" + op.op.substr(0, 40) +
+           "' is not an op kb-run can check");
     where += " (" + op.op + ")";
     op.output = str(pj, "output", where);
     op.shape = shapeField(pj, where, maxElements);
@@ -477,7 +497,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       op.kernel = asString(*k, where + ".kernel");
     const json &ins = array(field(pj, "inputs", where), where + ".inputs");
     for (size_t a = 0; a < ins.size(); ++a)
-      op.inputs.push_back(asString(ins[a], where + ".inputs[" + std::to_string(a) + "]"));
+      op.inputs.push_back(
+          asString(ins[a], where + ".inputs[" + std::to_string(a) + "]"));
     if (const json *at = opt(pj, "attrs"))
       op.attrs = *at;
     else
@@ -493,21 +514,23 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     }
     const Buffer *outBuf = bufferOf(op.output);
     if (outBuf && (outBuf->role == "input" || !outBuf->isData()))
-      fail(where + ".output '" + op.output + "' is a buffer of role " + outBuf->role +
-           ", which no op writes");
+      fail(where + ".output '" + op.output + "' is a buffer of role " +
+           outBuf->role + ", which no op writes");
     if (!written.insert(op.output).second)
-      fail(where + ".output '" + op.output + "' is written by an earlier op too");
+      fail(where + ".output '" + op.output +
+           "' is written by an earlier op too");
     if (!outBuf && defined.count(op.output))
       fail(where + ".output '" + op.output + "' is already defined");
     auto needInputs = [&](size_t n) {
       if (op.inputs.size() != n)
-        fail(where + " needs " + std::to_string(n) + " input" + (n == 1 ? "" : "s") +
-             ", has " + std::to_string(op.inputs.size()));
+        fail(where + " needs " + std::to_string(n) + " input" +
+             (n == 1 ? "" : "s") + ", has " + std::to_string(op.inputs.size()));
     };
     auto sameShape = [&](size_t a) {
       if (inShapes[a] != op.shape)
-        fail(where + ".inputs[" + std::to_string(a) + "] '" + op.inputs[a] + "' has shape " +
-             shapeStr(inShapes[a]) + ", the op's shape is " + shapeStr(op.shape));
+        fail(where + ".inputs[" + std::to_string(a) + "] '" + op.inputs[a] +
+             "' has shape " + shapeStr(inShapes[a]) + ", the op's shape is " +
+             shapeStr(op.shape));
     };
     if (op.op == "kb.matmul") {
       // kb-run reads the operands of a matmul from device buffers, and
@@ -531,8 +554,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       std::vector<int64_t> c(a.begin(), a.end() - 1);
       c.push_back(transB ? b[r - 2] : b[r - 1]);
       if (op.shape != c)
-        fail(where + " has shape " + shapeStr(op.shape) + ", its operands give " +
-             shapeStr(c));
+        fail(where + " has shape " + shapeStr(op.shape) +
+             ", its operands give " + shapeStr(c));
     } else if (op.op == "kb.transpose") {
       needInputs(1);
       if (!bufferOf(op.inputs[0]))
@@ -546,15 +569,15 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (!outBuf)
         fail(where + " output '" + op.output + "' must be a buffer");
       if (outBuf->shape != t || op.shape != t)
-        fail(where + " of " + shapeStr(inShapes[0]) + " must give " + shapeStr(t) +
-             ", not " + shapeStr(outBuf->shape));
+        fail(where + " of " + shapeStr(inShapes[0]) + " must give " +
+             shapeStr(t) + ", not " + shapeStr(outBuf->shape));
     } else if (op.op == "kb.bias_add") {
       needInputs(2);
       sameShape(0);
       if (inShapes[1] != std::vector<int64_t>{op.shape.back()})
-        fail(where + ".inputs[1] '" + op.inputs[1] + "' has shape " + shapeStr(inShapes[1]) +
-             "; a bias of " + shapeStr(op.shape) + " has shape [" +
-             std::to_string(op.shape.back()) + "]");
+        fail(where + ".inputs[1] '" + op.inputs[1] + "' has shape " +
+             shapeStr(inShapes[1]) + "; a bias of " + shapeStr(op.shape) +
+             " has shape [" + std::to_string(op.shape.back()) + "]");
     } else if (binaryOps().count(op.op)) {
       needInputs(2);
       sameShape(0);
@@ -564,8 +587,9 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       sameShape(0);
     }
     if (outBuf && outBuf->shape != op.shape)
-      fail(where + " has shape " + shapeStr(op.shape) + ", its output buffer '" +
-           op.output + "' has " + shapeStr(outBuf->shape));
+      fail(where + " has shape " + shapeStr(op.shape) +
+           ", its output buffer '" + op.output + "' has " +
+           shapeStr(outBuf->shape));
     defined[op.output] = op.shape;
     m.program.push_back(op);
   }
@@ -583,21 +607,24 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       fail(where + " describes '" + tm.of + "', which is not a data buffer");
     size_t r = of->shape.size();
     if (tm.dims.size() != r || tm.box.size() != r || r < 2 || r > 5)
-      fail(where + ": dims and box need one size per axis of '" + tm.of + "' (" +
-           std::to_string(r) + ", at least 2)");
+      fail(where + ": dims and box need one size per axis of '" + tm.of +
+           "' (" + std::to_string(r) + ", at least 2)");
     for (size_t d = 0; d < r; ++d) {
       if (tm.dims[d] < 1 || tm.dims[d] > of->shape[d])
-        fail(where + ": dims[" + std::to_string(d) + "] = " + std::to_string(tm.dims[d]) +
-             " must be in [1, " + std::to_string(of->shape[d]) + "]");
+        fail(where + ": dims[" + std::to_string(d) +
+             "] = " + std::to_string(tm.dims[d]) + " must be in [1, " +
+             std::to_string(of->shape[d]) + "]");
       if (tm.box[d] < 1 || tm.box[d] > 256)
-        fail(where + ": box[" + std::to_string(d) + "] = " + std::to_string(tm.box[d]) +
-             " must be in [1, 256]");
+        fail(where + ": box[" + std::to_string(d) +
+             "] = " + std::to_string(tm.box[d]) + " must be in [1, 256]");
     }
     if (tm.box.back() * 4 > 128)
-      fail(where + ": a 128-byte swizzled box row holds at most 32 floats, got " +
+      fail(where +
+           ": a 128-byte swizzled box row holds at most 32 floats, got " +
            std::to_string(tm.box.back()));
     if (of->shape.back() * 4 % 16)
-      fail(where + ": rows of '" + tm.of + "' are " + std::to_string(of->shape.back() * 4) +
+      fail(where + ": rows of '" + tm.of + "' are " +
+           std::to_string(of->shape.back() * 4) +
            " bytes, not a multiple of 16 as a tensor map needs");
   }
 
@@ -612,7 +639,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     Kernel k;
     k.name = str(kj, "name", where);
     if (!isIdentifier(k.name))
-      fail(where + ".name '" + k.name.substr(0, 40) + "' is not a PTX identifier");
+      fail(where + ".name '" + k.name.substr(0, 40) +
+           "' is not a PTX identifier");
     if (!kernelNames.insert(k.name).second)
       fail(where + ".name '" + k.name + "' appears twice");
     k.ptx = str(kj, "ptx", where);
@@ -624,21 +652,25 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       std::string path = where + "." + key;
       const json &v = array(field(kj, key, where), path);
       if (v.size() != 3)
-        fail(path + " needs 3 sizes (x, y, z), has " + std::to_string(v.size()));
+        fail(path + " needs 3 sizes (x, y, z), has " +
+             std::to_string(v.size()));
       return path;
     };
     std::string gp = dims3("grid");
     for (int d = 0; d < 3; ++d)
       k.grid[d] = asInt(kj["grid"][d], gp + "[" + std::to_string(d) + "]", 1,
                         d == 0 ? BundleLimits::gridX : BundleLimits::gridYZ,
-                        "CUDA's limit " + std::to_string(d == 0 ? BundleLimits::gridX
-                                                                : BundleLimits::gridYZ));
+                        "CUDA's limit " +
+                            std::to_string(d == 0 ? BundleLimits::gridX
+                                                  : BundleLimits::gridYZ));
     std::string bp = dims3("block");
     for (int d = 0; d < 3; ++d)
-      k.block[d] = asInt(kj["block"][d], bp + "[" + std::to_string(d) + "]", 1,
-                         d == 2 ? BundleLimits::blockZ : BundleLimits::blockThreads,
-                         "CUDA's limit " + std::to_string(d == 2 ? BundleLimits::blockZ
-                                                                 : BundleLimits::blockThreads));
+      k.block[d] =
+          asInt(kj["block"][d], bp + "[" + std::to_string(d) + "]", 1,
+                d == 2 ? BundleLimits::blockZ : BundleLimits::blockThreads,
+                "CUDA's limit " +
+                    std::to_string(d == 2 ? BundleLimits::blockZ
+                                          : BundleLimits::blockThreads));
     // Each factor is at most 1024 here, so the product cannot overflow.
     if (k.threads() > BundleLimits::blockThreads)
       fail(bp + ": " + named + " asks for " + std::to_string(k.threads()) +
@@ -646,23 +678,26 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     if (opt(kj, "cluster")) {
       std::string cp = dims3("cluster");
       for (int d = 0; d < 3; ++d) {
-        k.cluster[d] = asInt(kj["cluster"][d], cp + "[" + std::to_string(d) + "]", 1,
-                             BundleLimits::clusterBlocks, "the limit of 16 blocks a cluster");
+        k.cluster[d] = asInt(
+            kj["cluster"][d], cp + "[" + std::to_string(d) + "]", 1,
+            BundleLimits::clusterBlocks, "the limit of 16 blocks a cluster");
         if (k.grid[d] % k.cluster[d] != 0)
           fail(named + " cluster size " + std::to_string(k.cluster[d]) +
                " does not divide grid size " + std::to_string(k.grid[d]));
       }
       if (k.clusterBlocks() > BundleLimits::clusterBlocks)
-        fail(named + " asks for clusters of " + std::to_string(k.clusterBlocks()) +
-             " blocks; at most 16");
+        fail(named + " asks for clusters of " +
+             std::to_string(k.clusterBlocks()) + " blocks; at most 16");
     }
     if (const json *d = opt(kj, "dynamic_shared_bytes"))
       k.dynamicSharedBytes =
-          asInt(*d, where + ".dynamic_shared_bytes", 0, BundleLimits::dynamicSharedBytes,
+          asInt(*d, where + ".dynamic_shared_bytes", 0,
+                BundleLimits::dynamicSharedBytes,
                 "the 227 KB (232448 bytes) of shared memory a block can have");
     if (const json *c = opt(kj, "co_resident_blocks"))
-      k.coResidentBlocks = asInt(*c, where + ".co_resident_blocks", 1, BundleLimits::gridX,
-                                 "CUDA's limit " + std::to_string(BundleLimits::gridX));
+      k.coResidentBlocks =
+          asInt(*c, where + ".co_resident_blocks", 1, BundleLimits::gridX,
+                "CUDA's limit " + std::to_string(BundleLimits::gridX));
 
     const json &args = array(field(kj, "args", where), where + ".args", true);
     if (args.size() > 512)
@@ -672,17 +707,19 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       std::string ap = where + ".args[" + std::to_string(a) + "]";
       std::string name = asString(args[a], ap);
       if (!bufferOf(name))
-        fail(ap + ": " + named + " names an unknown buffer \"" + name.substr(0, 40) + "\"");
+        fail(ap + ": " + named + " names an unknown buffer \"" +
+             name.substr(0, 40) + "\"");
       k.args.push_back(name);
     }
     const Buffer &out = *bufferOf(k.args.back());
     if (out.role == "tensor_map")
       fail(named + " writes tensor map '" + out.name + "' as its output");
     if (out.role == "input" || out.role == "workspace")
-      fail(where + ".args: " + named + "'s last argument (its output) '" + out.name +
-           "' is a buffer of role " + out.role);
+      fail(where + ".args: " + named + "'s last argument (its output) '" +
+           out.name + "' is a buffer of role " + out.role);
     if (out.shape.empty())
-      fail(where + ".args: " + named + "'s output '" + out.name + "' has rank 0");
+      fail(where + ".args: " + named + "'s output '" + out.name +
+           "' has rank 0");
     kernelOutputs.insert(out.name);
 
     if (const json *ops = opt(kj, "ops")) {
@@ -692,7 +729,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
         std::string qp = where + ".ops[" + std::to_string(q) + "]";
         if (!o.is_number_integer() || o.get<int64_t>() < 0 ||
             o.get<uint64_t>() >= m.program.size())
-          fail(named + " names op " + shown(o) + ", which the program does not have");
+          fail(named + " names op " + shown(o) +
+               ", which the program does not have");
         size_t idx = o.get<size_t>();
         if (opKernel[idx] >= 0)
           fail(qp + ": op " + std::to_string(idx) + " is computed by kernels[" +
@@ -723,7 +761,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (k.resources.sharedStaticBytes + k.dynamicSharedBytes >
           BundleLimits::dynamicSharedBytes)
         fail(w + ".shared_static_bytes: " + named + " uses " +
-             std::to_string(k.resources.sharedStaticBytes + k.dynamicSharedBytes) +
+             std::to_string(k.resources.sharedStaticBytes +
+                            k.dynamicSharedBytes) +
              " bytes of shared memory in all, more than 232448");
     }
 
@@ -735,29 +774,33 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       bool hasMatmul = false, hasTranspose = false;
       for (size_t q = 0; q < k.ops.size(); ++q) {
         const ProgramOp &op = m.program[k.ops[q]];
-        std::string op_where = "program[" + std::to_string(k.ops[q]) + "] (" + op.op + ")";
+        std::string op_where =
+            "program[" + std::to_string(k.ops[q]) + "] (" + op.op + ")";
         if (!op.kernel.empty() && op.kernel != k.name)
-          fail(op_where + ".kernel is '" + op.kernel + "', but " + named + " lists it");
+          fail(op_where + ".kernel is '" + op.kernel + "', but " + named +
+               " lists it");
         for (const std::string &in : op.inputs) {
           if (bufferOf(in)) {
             if (!argSet.count(in))
-              fail(op_where + " reads buffer '" + in + "', which is not among " + named +
-                   "'s args");
+              fail(op_where + " reads buffer '" + in +
+                   "', which is not among " + named + "'s args");
           } else if (!local.count(in)) {
-            fail(op_where + " reads '" + in + "', a value of another kernel's registers");
+            fail(op_where + " reads '" + in +
+                 "', a value of another kernel's registers");
           }
         }
         if (bufferOf(op.output)) {
           if (!argSet.count(op.output))
-            fail(op_where + " writes buffer '" + op.output + "', which is not among " +
-                 named + "'s args");
+            fail(op_where + " writes buffer '" + op.output +
+                 "', which is not among " + named + "'s args");
         } else {
           local.insert(op.output);
         }
         if (op.op == "kb.matmul") {
           hasMatmul = true;
           if (q != 0)
-            fail(op_where + ": a matmul must be its kernel's first op (" + named + ")");
+            fail(op_where + ": a matmul must be its kernel's first op (" +
+                 named + ")");
         }
         hasTranspose |= op.op == "kb.transpose";
       }
@@ -765,17 +808,18 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
         fail(named + ": a transpose is a kernel of its own");
       const ProgramOp &last = m.program[k.ops.back()];
       if (last.output != k.args.back())
-        fail(named + "'s last op writes '" + last.output + "', but its output (last arg) is '" +
-             k.args.back() + "'");
+        fail(named + "'s last op writes '" + last.output +
+             "', but its output (last arg) is '" + k.args.back() + "'");
       if (!hasMatmul && !hasTranspose)
         for (size_t q : k.ops)
           for (const std::string &in : m.program[q].inputs)
             if (const Buffer *b = bufferOf(in))
               if (b->elements() != out.elements() &&
-                  !(m.program[q].op == "kb.bias_add" && in == m.program[q].inputs[1]))
-                fail("program[" + std::to_string(q) + "] (" + m.program[q].op + ") reads '" +
-                     in + "' of " + shapeStr(b->shape) + " in a kernel writing " +
-                     shapeStr(out.shape));
+                  !(m.program[q].op == "kb.bias_add" &&
+                    in == m.program[q].inputs[1]))
+                fail("program[" + std::to_string(q) + "] (" + m.program[q].op +
+                     ") reads '" + in + "' of " + shapeStr(b->shape) +
+                     " in a kernel writing " + shapeStr(out.shape));
     }
 
     // A workspace belongs to a split_global softmax, which indexes it by
@@ -788,29 +832,35 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
         continue;
       if (k.coResidentBlocks < 1 || k.args.back() == a)
         fail(named + " takes workspace '" + a +
-             "' but declares no co_resident_blocks (or writes it as its output)");
+             "' but declares no co_resident_blocks (or writes it as its "
+             "output)");
       int64_t rows = out.elements() / out.shape.back();
       // rows < 2^38 and coResidentBlocks < 2^63: compare without overflow.
       int64_t perRow = (ws.elements() - 2) / 2;
-      bool fits = ws.elements() >= 2 + 2 * rows && (ws.elements() - 2) % 2 == 0 &&
-                  (perRow - rows) % rows == 0 && (perRow - rows) / rows == k.coResidentBlocks;
+      bool fits = ws.elements() >= 2 + 2 * rows &&
+                  (ws.elements() - 2) % 2 == 0 && (perRow - rows) % rows == 0 &&
+                  (perRow - rows) / rows == k.coResidentBlocks;
       if (!fits) {
-        std::string need = k.coResidentBlocks <= (INT64_MAX / 4) / std::max<int64_t>(rows, 1)
-                               ? std::to_string(2 + 2 * rows + 2 * rows * k.coResidentBlocks)
-                               : "more";
-        fail(named + " workspace '" + a + "' has " + std::to_string(ws.elements()) +
-             " words; " + std::to_string(rows) + " rows of " +
-             std::to_string(k.coResidentBlocks) + " blocks need " + need);
+        std::string need =
+            k.coResidentBlocks <= (INT64_MAX / 4) / std::max<int64_t>(rows, 1)
+                ? std::to_string(2 + 2 * rows + 2 * rows * k.coResidentBlocks)
+                : "more";
+        fail(named + " workspace '" + a + "' has " +
+             std::to_string(ws.elements()) + " words; " + std::to_string(rows) +
+             " rows of " + std::to_string(k.coResidentBlocks) +
+             " blocks need " + need);
       }
     }
     m.kernels.push_back(k);
   }
   for (size_t i = 0; i < m.program.size(); ++i)
     if (opKernel[i] < 0 && !m.program[i].kernel.empty())
-      fail("program[" + std::to_string(i) + "] (" + m.program[i].op + ") names kernel '" +
-           m.program[i].kernel + "', which does not list it in its ops");
+      fail("program[" + std::to_string(i) + "] (" + m.program[i].op +
+           ") names kernel '" + m.program[i].kernel +
+           "', which does not list it in its ops");
   for (const Buffer &b : m.buffers)
-    if (b.role == "output" && !kernelOutputs.count(b.name) && !written.count(b.name))
+    if (b.role == "output" && !kernelOutputs.count(b.name) &&
+        !written.count(b.name))
       fail("buffers[" + std::to_string(index.at(b.name)) + "] (" + b.name +
            ") is an output that no kernel writes");
   return m;

@@ -52,7 +52,8 @@ bool readAll(int fd, char *to, size_t n) {
 /// 'shape': (2, 3), }, parsed as the small Python literal it is.
 class HeaderParser {
 public:
-  HeaderParser(const std::string &text, const std::string &path) : s(text), path(path) {}
+  HeaderParser(const std::string &text, const std::string &path)
+      : s(text), path(path) {}
 
   NpyHeader parse() {
     NpyHeader h;
@@ -94,7 +95,10 @@ public:
       error("unexpected text after the header dictionary");
     if (!haveDescr || !haveOrder || !haveShape)
       error(std::string("the header has no '") +
-            (!haveDescr ? "descr" : !haveOrder ? "fortran_order" : "shape") + "'");
+            (!haveDescr   ? "descr"
+             : !haveOrder ? "fortran_order"
+                          : "shape") +
+            "'");
     return h;
   }
 
@@ -192,30 +196,37 @@ NpyArray readNpy(const std::string &path) {
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (f.fd < 0)
-    throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+    throw std::runtime_error("cannot open " + path + ": " +
+                             std::strerror(errno));
   struct stat st;
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
     throw std::runtime_error(path + " is not a regular file");
   const int64_t fileBytes = st.st_size;
   char magic[8];
-  if (fileBytes < 10 || !readAll(f.fd, magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
-    throw std::runtime_error(path + " is not a .npy file (no \\x93NUMPY magic)");
+  if (fileBytes < 10 || !readAll(f.fd, magic, 8) ||
+      std::memcmp(magic, "\x93NUMPY", 6) != 0)
+    throw std::runtime_error(path +
+                             " is not a .npy file (no \\x93NUMPY magic)");
   int major = static_cast<unsigned char>(magic[6]);
   if (major < 1 || major > 3)
-    throw std::runtime_error(path + ": .npy format version " + std::to_string(major) +
+    throw std::runtime_error(path + ": .npy format version " +
+                             std::to_string(major) +
                              " is not supported (1, 2 or 3)");
   int lenBytes = major == 1 ? 2 : 4;
   unsigned char l[4] = {0, 0, 0, 0};
   if (!readAll(f.fd, reinterpret_cast<char *>(l), lenBytes))
     throw std::runtime_error(path + ": the file ends inside its .npy preamble");
-  uint32_t headerLen = l[0] | (l[1] << 8) | (uint32_t(l[2]) << 16) | (uint32_t(l[3]) << 24);
+  uint32_t headerLen =
+      l[0] | (l[1] << 8) | (uint32_t(l[2]) << 16) | (uint32_t(l[3]) << 24);
   int64_t dataStart = 8 + lenBytes + int64_t(headerLen);
   if (headerLen > kNpyMaxHeaderBytes)
-    throw std::runtime_error(path + ": .npy header of " + std::to_string(headerLen) +
+    throw std::runtime_error(path + ": .npy header of " +
+                             std::to_string(headerLen) +
                              " bytes; kb-run reads headers of at most " +
                              std::to_string(kNpyMaxHeaderBytes));
   if (dataStart > fileBytes)
-    throw std::runtime_error(path + ": .npy header of " + std::to_string(headerLen) +
+    throw std::runtime_error(path + ": .npy header of " +
+                             std::to_string(headerLen) +
                              " bytes is longer than the file");
   std::string header(headerLen, '\0');
   if (!readAll(f.fd, header.data(), headerLen))
@@ -238,17 +249,18 @@ NpyArray readNpy(const std::string &path) {
     if (d == 0)
       n = 0;
   if (n < 0 || n * 4 != dataBytes)
-    throw std::runtime_error(path + ": shape " + shapeStr(h.shape) +
-                             " of float32 needs " +
-                             (n < 0 ? std::string("more bytes than the file holds")
-                                    : std::to_string(n * 4) + " bytes of data") +
-                             "; the file holds " + std::to_string(dataBytes));
+    throw std::runtime_error(
+        path + ": shape " + shapeStr(h.shape) + " of float32 needs " +
+        (n < 0 ? std::string("more bytes than the file holds")
+               : std::to_string(n * 4) + " bytes of data") +
+        "; the file holds " + std::to_string(dataBytes));
   NpyArray a;
   a.shape = h.shape;
   a.data.resize(static_cast<size_t>(n));
-  if (!readAll(f.fd, reinterpret_cast<char *>(a.data.data()), static_cast<size_t>(n) * 4))
-    throw std::runtime_error(path + ": could not read its " + std::to_string(n) +
-                             " elements");
+  if (!readAll(f.fd, reinterpret_cast<char *>(a.data.data()),
+               static_cast<size_t>(n) * 4))
+    throw std::runtime_error(path + ": could not read its " +
+                             std::to_string(n) + " elements");
   return a;
 }
 
@@ -262,8 +274,8 @@ void writeNpy(const std::string &path, const std::vector<int64_t> &shape,
   }
   if (shape.size() == 1)
     dims += ",";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       dims + "), }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';

@@ -21,8 +21,9 @@ Occupancy theoreticalOccupancy(int threads, int regs, int shared,
   int byThreads = std::min(sm.maxThreads / (warps * 32), sm.maxWarps / warps);
   int byRegs = INT_MAX;
   if (regs > 0) {
-    int perWarp = ((regs * 32 + sm.registerAllocUnit - 1) / sm.registerAllocUnit) *
-                  sm.registerAllocUnit;
+    int perWarp =
+        ((regs * 32 + sm.registerAllocUnit - 1) / sm.registerAllocUnit) *
+        sm.registerAllocUnit;
     byRegs = (sm.registers / perWarp) / warps;
   }
   int byShared = INT_MAX;

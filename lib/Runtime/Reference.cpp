@@ -37,7 +37,8 @@ double gelu(double x, const std::string &approx) {
   return x / (1.0 + std::exp(-2.0 * z));
 }
 
-void requireSame(const ProgramOp &op, const HostTensor &a, const HostTensor &b) {
+void requireSame(const ProgramOp &op, const HostTensor &a,
+                 const HostTensor &b) {
   if (a.data.size() != b.data.size())
     throw std::runtime_error(op.op + ": operands of different sizes");
 }
@@ -104,7 +105,8 @@ void softmaxRows(const HostTensor &x, HostTensor &out) {
   // Rounded factors on one element's path (argument subtractions, exps,
   // online rescales, the partial-exchange factors, the final scaling): at
   // most about 2 log2(len) + 4 (docs/tolerances.md).
-  const double factors = 2 * std::ceil(std::log2(double(std::max<int64_t>(len, 2)))) + 4;
+  const double factors =
+      2 * std::ceil(std::log2(double(std::max<int64_t>(len, 2)))) + 4;
   const double sumRel = u * (2 * std::sqrt(double(len)) + 8);
   std::vector<double> rho(len);
   for (int64_t r = 0; r < n / len; ++r) {
@@ -152,7 +154,8 @@ void softmaxRows(const HostTensor &x, HostTensor &out) {
 
 } // namespace
 
-HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in,
+HostTensor evalOp(const ProgramOp &op,
+                  const std::vector<const HostTensor *> &in,
                   int64_t indexOffset) {
   if (in.empty())
     throw std::runtime_error(op.op + ": no inputs");
@@ -180,7 +183,9 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
       double a = x.data[i], b = z.data[i], ea = x.errAt(i), eb = z.errAt(i);
       double y = f(a, b);
       out.data[i] = y;
-      out.err[i] = std::isfinite(ea) && std::isfinite(eb) ? bound(a, b, ea, eb, y) : INFINITY;
+      out.err[i] = std::isfinite(ea) && std::isfinite(eb)
+                       ? bound(a, b, ea, eb, y)
+                       : INFINITY;
     }
   };
   auto addBound = [](double, double, double ea, double eb, double y) {
@@ -194,7 +199,8 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
   else if (name == "kb.mul")
     binaryBound([](double a, double b) { return a * b; },
                 [](double a, double b, double ea, double eb, double y) {
-                  return finish(y, std::fabs(a) * eb + std::fabs(b) * ea + ea * eb, u);
+                  return finish(
+                      y, std::fabs(a) * eb + std::fabs(b) * ea + ea * eb, u);
                 });
   else if (name == "kb.div")
     binaryBound([](double a, double b) { return a / b; },
@@ -205,7 +211,8 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
                   return finish(y, prop, 4 * u);
                 });
   else if (name == "kb.bias_add") {
-    if (in.size() != 2 || in[1]->data.size() != static_cast<size_t>(x.lastDim()))
+    if (in.size() != 2 ||
+        in[1]->data.size() != static_cast<size_t>(x.lastDim()))
       throw std::runtime_error("kb.bias_add: bias length does not match");
     int64_t last = x.lastDim();
     const HostTensor &bias = *in[1];
@@ -213,14 +220,18 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
       double y = x.data[i] + bias.data[i % last];
       double ea = x.errAt(i), eb = bias.errAt(i % last);
       out.data[i] = y;
-      out.err[i] = std::isfinite(ea) && std::isfinite(eb) ? finish(y, ea + eb, u) : INFINITY;
+      out.err[i] = std::isfinite(ea) && std::isfinite(eb)
+                       ? finish(y, ea + eb, u)
+                       : INFINITY;
     }
   } else if (name == "kb.scale") {
     double f = op.attrDouble("factor", 1.0);
     // The kernel multiplies by fp32(factor): u for the constant, u for the
     // product.
     unaryBound([&](double v) { return v * f; },
-               [&](double, double e, double y) { return finish(y, std::fabs(f) * e, 2 * u); });
+               [&](double, double e, double y) {
+                 return finish(y, std::fabs(f) * e, 2 * u);
+               });
   } else if (name == "kb.relu")
     unaryBound([](double v) { return v > 0 ? v : 0.0; },
                [](double v, double e, double) { return v + e <= 0 ? 0.0 : e; });
@@ -240,7 +251,8 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
     unaryBound([](double v) { return 1.0 / (1.0 + std::exp(-v)); },
                [](double v, double e, double y) {
                  // 1 / (1 + exp(-x)): fast exp, an add, a fast division.
-                 return finish(y, sigmoidSpread(v, e), expRel(std::fabs(v) + e) + 5 * u);
+                 return finish(y, sigmoidSpread(v, e),
+                               expRel(std::fabs(v) + e) + 5 * u);
                });
   else if (name == "kb.gelu") {
     std::string approx = op.attrString("approx", "tanh");
@@ -250,7 +262,8 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
                    // 0.5 x (1 + erf(x c)): erff 2 ulp and the rounded
                    // argument (together 6u |erf|), the add, the product.
                    double er = std::erf(v / std::sqrt(2.0));
-                   double inner = 0.5 * std::fabs(v) * (6 * u * std::fabs(er) + u * (1 + er));
+                   double inner = 0.5 * std::fabs(v) *
+                                  (6 * u * std::fabs(er) + u * (1 + er));
                    return finish(y, kGeluLipschitz * e + inner, u);
                  });
     else
@@ -259,13 +272,15 @@ HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in
                    // x / (1 + exp(t)), t = -2 sqrt(2/pi) (x + 0.044715 x^3)
                    // computed in five rounded steps (7u on t).
                    double vv = std::fabs(v) + e;
-                   double t = 1.5957691216057308 * vv * (1 + 0.044715 * vv * vv);
+                   double t =
+                       1.5957691216057308 * vv * (1 + 0.044715 * vv * vv);
                    // exp(t) / (1 + exp(t)) weighs exp's error in the
                    // denominator; t > 0 where x < 0 (unknown sign: 1).
                    double tk = v > e ? -t : t;
                    double wgt = 1 / (1 + std::exp(-std::max(tk, -700.0)));
                    double rel = (7 * u * t + expRel(t)) * wgt + 5 * u;
-                   return finish(y, kGeluLipschitz * e, rel, kFlush * (1 + std::fabs(v)));
+                   return finish(y, kGeluLipschitz * e, rel,
+                                 kFlush * (1 + std::fabs(v)));
                  });
   } else if (name == "kb.dropout") {
     float p = static_cast<float>(op.attrDouble("p", 0.0));
@@ -326,7 +341,8 @@ MatmulEntry matmulEntry(const float *a, const float *b, int64_t m, int64_t n,
     ldbT = k;
   const float *arow = a + (batch * m + i) * k;
   for (int64_t p = 0; p < k; ++p) {
-    double bv = transB ? b[(batch * n + j) * ldbT + p] : b[(batch * k + p) * n + j];
+    double bv =
+        transB ? b[(batch * n + j) * ldbT + p] : b[(batch * k + p) * n + j];
     double prod = static_cast<double>(arow[p]) * bv;
     e.value += prod;
     e.absSum += std::fabs(prod);
@@ -357,7 +373,8 @@ Comparison compareWithBound(const float *got, const double *ref,
       if (r != 0)
         c.maxRelErr = std::max(c.maxRelErr, d / std::fabs(r));
       if (d > 0)
-        c.maxErrOverBound = std::max(c.maxErrOverBound, allowed > 0 ? d / allowed : INFINITY);
+        c.maxErrOverBound =
+            std::max(c.maxErrOverBound, allowed > 0 ? d / allowed : INFINITY);
     } else {
       c.maxErrOverBound = INFINITY;
     }
@@ -442,7 +459,8 @@ double matmulErrorBound(const MatmulEntry &e, int64_t k,
   if (precision == "ieee") {
     rho = 0, acc = u, partial = e.partial1;
   } else if (precision == "tf32") {
-    rho = 0x1p-10 + 0x1p-22, acc = 2 * u, partial = e.partial8; // rna: 2^-11 each
+    rho = 0x1p-10 + 0x1p-22, acc = 2 * u,
+    partial = e.partial8; // rna: 2^-11 each
   } else if (precision == "tf32x3") {
     // big + small, small * small dropped. Each k tile's three products go
     // into fresh (truncating) accumulators, at most 3 BK / 8 <= 24 adds per
@@ -456,9 +474,11 @@ double matmulErrorBound(const MatmulEntry &e, int64_t k,
   } else if (precision == "cublas-ieee") {
     rho = 0, acc = 2 * u, partial = e.partial1; // any order, either rounding
   } else {
-    throw std::runtime_error("no matmul error bound for precision '" + precision + "'");
+    throw std::runtime_error("no matmul error bound for precision '" +
+                             precision + "'");
   }
-  double operands = rho * (std::fabs(e.value) + 6 / std::sqrt(3.0) * e.prodNorm2);
+  double operands =
+      rho * (std::fabs(e.value) + 6 / std::sqrt(3.0) * e.prodNorm2);
   return operands + acc * (partial + tree * e.absSum) + kFlush;
 }
 

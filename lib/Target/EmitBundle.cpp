@@ -11,12 +11,12 @@
 #include "kb/Conversion/Passes.h"
 #include "kb/Version.h"
 
-#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
@@ -59,7 +59,8 @@ llvm::json::Value toJson(Attribute attr) {
   return s;
 }
 
-/// Finds ptxas: an explicit path, else PATH, CUDA_HOME/bin, /usr/local/cuda/bin.
+/// Finds ptxas: an explicit path, else PATH, CUDA_HOME/bin,
+/// /usr/local/cuda/bin.
 std::string findPtxas(StringRef option) {
   if (option == "none")
     return "";
@@ -86,7 +87,8 @@ FailureOr<llvm::json::Object> runPtxas(StringRef ptxas, StringRef chip,
   SmallString<128> logPath;
   llvm::sys::fs::createTemporaryFile("kb-ptxas", "log", logPath);
   std::string arch = ("-arch=" + chip).str();
-  SmallVector<StringRef> args = {ptxas, arch, "-v", "-O3", ptxPath, "-o", cubinPath};
+  SmallVector<StringRef> args = {ptxas,   arch, "-v",     "-O3",
+                                 ptxPath, "-o", cubinPath};
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                           StringRef(logPath)};
   int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 120,
@@ -129,7 +131,8 @@ struct EmitBundlePass : public kb::impl::KBEmitBundleBase<EmitBundlePass> {
 void EmitBundlePass::runOnOperation() {
   ModuleOp module = getOperation();
   if (output.empty()) {
-    module.emitError() << "kb-emit-bundle: option 'output' (the bundle folder) is required";
+    module.emitError()
+        << "kb-emit-bundle: option 'output' (the bundle folder) is required";
     return signalPassFailure();
   }
   SmallVector<func::FuncOp> entries;
@@ -186,7 +189,7 @@ void EmitBundlePass::runOnOperation() {
   }
   if (auto ec = llvm::sys::fs::create_directories(output)) {
     entry.emitError() << "kb-emit-bundle: cannot create '" << output
-                       << "': " << ec.message();
+                      << "': " << ec.message();
     return signalPassFailure();
   }
 
@@ -199,15 +202,18 @@ void EmitBundlePass::runOnOperation() {
     return a;
   };
   for (BlockArgument arg : entry.getArguments()) {
-    auto name = entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kb.name");
-    auto role = entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kb.role");
+    auto name =
+        entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kb.name");
+    auto role =
+        entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kb.role");
     names[arg] = name.str();
     llvm::json::Object buf{{"name", name.str()},
                            {"shape", shapeOf(arg.getType())},
                            {"dtype", "f32"},
                            {"role", role.str()}};
     if (role == "input")
-      buf["init"] = llvm::json::Object{{"dist", "normal"}, {"mean", 0.0}, {"std", 1.0}};
+      buf["init"] =
+          llvm::json::Object{{"dist", "normal"}, {"mean", 0.0}, {"std", 1.0}};
     buffers.push_back(std::move(buf));
   }
   entry.walk([&](memref::AllocOp alloc) {
@@ -230,11 +236,11 @@ void EmitBundlePass::runOnOperation() {
           a.push_back(cast<IntegerAttr>(x).getInt());
         return a;
       };
-      buf["tensor_map"] = llvm::json::Object{
-          {"of", tm.getAs<StringAttr>("of").str()},
-          {"dims", ints("dims")},
-          {"box", ints("box")},
-          {"swizzle", "128B"}};
+      buf["tensor_map"] =
+          llvm::json::Object{{"of", tm.getAs<StringAttr>("of").str()},
+                             {"dims", ints("dims")},
+                             {"box", ints("box")},
+                             {"swizzle", "128B"}};
     }
     buffers.push_back(std::move(buf));
   });
@@ -248,108 +254,115 @@ void EmitBundlePass::runOnOperation() {
   }
   llvm::json::Array kernels, program;
   bool failedAny = false;
-  entry.walk([&](gpu::LaunchFuncOp launch) {
-    if (failedAny)
-      return;
-    StringRef moduleName = launch.getKernelModuleName().getValue();
-    StringRef kernelName = launch.getKernelName().getValue();
-    auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
-        module, launch.getKernelModuleName());
-    if (!binary || binary.getObjects().empty()) {
-      launch.emitError() << "kb-emit-bundle: no gpu.binary '" << moduleName
-                         << "': run gpu-module-to-binary{format=isa} first";
-      failedAny = true;
-      return;
-    }
-    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-    if (object.getFormat() != gpu::CompilationTarget::Assembly) {
-      launch.emitError() << "kb-emit-bundle: '" << moduleName
-                         << "' is not PTX: use gpu-module-to-binary{format=isa}";
-      failedAny = true;
-      return;
-    }
-    StringRef ptxText = object.getObject().getValue();
-    if (size_t at = ptxText.find(".extern .func"); at != StringRef::npos) {
-      StringRef rest = ptxText.substr(at);
-      launch.emitError() << "kb-emit-bundle: the PTX of " << kernelName
-                         << " calls an unresolved function ("
-                         << rest.take_until([](char c) { return c == '('; })
-                         << "): libdevice was not linked; point cuda-path "
-                            "(or CUDA_HOME) at a CUDA toolkit";
-      failedAny = true;
-      return;
-    }
-    std::string ptxFile = (kernelName + ".ptx").str();
-    SmallString<256> ptxPath(output);
-    llvm::sys::path::append(ptxPath, ptxFile);
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(ptxPath, ec);
-      if (ec) {
-        launch.emitError() << "kb-emit-bundle: cannot write " << ptxPath << ": "
-                           << ec.message();
-        failedAny = true;
-        return;
-      }
-      os << object.getObject().getValue();
-    }
-    auto dims = [&](Value x, Value y, Value z) {
-      llvm::json::Array a;
-      for (Value v : {x, y, z})
-        a.push_back(getConstantIntValue(v).value_or(-1));
-      return a;
-    };
-    llvm::json::Array args;
-    for (Value v : launch.getKernelOperands())
-      args.push_back(names.lookup(v));
-    int64_t smem = 0;
-    if (Value s = launch.getDynamicSharedMemorySize())
-      smem = getConstantIntValue(s).value_or(0);
-    llvm::json::Array ops;
-    llvm::json::Object kernel{
-        {"name", kernelName.str()},
-        {"ptx", ptxFile},
-        {"grid", dims(launch.getGridSizeX(), launch.getGridSizeY(), launch.getGridSizeZ())},
-        {"block", dims(launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ())},
-        {"dynamic_shared_bytes", smem},
-        {"args", std::move(args)},
-    };
-    if (launch.hasClusterSize())
-      kernel["cluster"] = dims(launch.getClusterSizeX(), launch.getClusterSizeY(),
-                               launch.getClusterSizeZ());
-    if (auto cfg = launch->getAttr("kb.config"))
-      kernel["config"] = toJson(cfg);
-    // A split_global softmax's blocks of one row wait for each other: kb-run
-    // refuses a device that cannot hold that many at once (it would hang).
-    if (auto cfg = launch->getAttrOfType<ConfigAttr>("kb.config"))
-      if (cfg.getStrategy() == SoftmaxStrategy::split_global)
-        kernel["co_resident_blocks"] = std::max<int64_t>(cfg.getCluster(), 1);
-    if (auto recs = launch->getAttrOfType<ArrayAttr>("kb.ops")) {
-      for (Attribute r : recs) {
-        llvm::json::Value j = toJson(r);
-        j.getAsObject()->insert({"kernel", kernelName.str()});
-        program.push_back(std::move(j));
-        ops.push_back(program.size() - 1);
-      }
-    }
-    kernel["ops"] = std::move(ops);
-    if (!ptxas.empty()) {
-      std::string cubinFile = (kernelName + ".cubin").str();
-      SmallString<256> cubinPath(output);
-      llvm::sys::path::append(cubinPath, cubinFile);
-      std::string error;
-      auto report = runPtxas(ptxas, chip, ptxPath, cubinPath, error);
-      if (failed(report)) {
-        launch.emitError() << "kb-emit-bundle: ptxas rejected " << ptxFile
-                           << ": " << StringRef(error).trim();
-        failedAny = true;
-        return;
-      }
-      kernel["cubin"] = cubinFile;
-      kernel["resources"] = std::move(*report);
-    }
-    kernels.push_back(std::move(kernel));
-  });
+  entry.walk(
+      [&](gpu::LaunchFuncOp launch) {
+        if (failedAny)
+          return;
+        StringRef moduleName = launch.getKernelModuleName().getValue();
+        StringRef kernelName = launch.getKernelName().getValue();
+        auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
+            module, launch.getKernelModuleName());
+        if (!binary || binary.getObjects().empty()) {
+          launch.emitError() << "kb-emit-bundle: no gpu.binary '" << moduleName
+                             << "': run gpu-module-to-binary{format=isa} first";
+          failedAny = true;
+          return;
+        }
+        auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+        if (object.getFormat() != gpu::CompilationTarget::Assembly) {
+          launch.emitError()
+              << "kb-emit-bundle: '" << moduleName
+              << "' is not PTX: use gpu-module-to-binary{format=isa}";
+          failedAny = true;
+          return;
+        }
+        StringRef ptxText = object.getObject().getValue();
+        if (size_t at = ptxText.find(".extern .func"); at != StringRef::npos) {
+          StringRef rest = ptxText.substr(at);
+          launch.emitError() << "kb-emit-bundle: the PTX of " << kernelName
+                             << " calls an unresolved function ("
+                             << rest.take_until([](char c) { return c == '('; })
+                             << "): libdevice was not linked; point cuda-path "
+                                "(or CUDA_HOME) at a CUDA toolkit";
+          failedAny = true;
+          return;
+        }
+        std::string ptxFile = (kernelName + ".ptx").str();
+        SmallString<256> ptxPath(output);
+        llvm::sys::path::append(ptxPath, ptxFile);
+        {
+          std::error_code ec;
+          llvm::raw_fd_ostream os(ptxPath, ec);
+          if (ec) {
+            launch.emitError() << "kb-emit-bundle: cannot write " << ptxPath
+                               << ": " << ec.message();
+            failedAny = true;
+            return;
+          }
+          os << object.getObject().getValue();
+        }
+        auto dims = [&](Value x, Value y, Value z) {
+          llvm::json::Array a;
+          for (Value v : {x, y, z})
+            a.push_back(getConstantIntValue(v).value_or(-1));
+          return a;
+        };
+        llvm::json::Array args;
+        for (Value v : launch.getKernelOperands())
+          args.push_back(names.lookup(v));
+        int64_t smem = 0;
+        if (Value s = launch.getDynamicSharedMemorySize())
+          smem = getConstantIntValue(s).value_or(0);
+        llvm::json::Array ops;
+        llvm::json::Object kernel{
+            {"name", kernelName.str()},
+            {"ptx", ptxFile},
+            {"grid", dims(launch.getGridSizeX(), launch.getGridSizeY(),
+                          launch.getGridSizeZ())},
+            {"block", dims(launch.getBlockSizeX(), launch.getBlockSizeY(),
+                           launch.getBlockSizeZ())},
+            {"dynamic_shared_bytes", smem},
+            {"args", std::move(args)},
+        };
+        if (launch.hasClusterSize())
+          kernel["cluster"] =
+              dims(launch.getClusterSizeX(), launch.getClusterSizeY(),
+                   launch.getClusterSizeZ());
+        if (auto cfg = launch->getAttr("kb.config"))
+          kernel["config"] = toJson(cfg);
+        // A split_global softmax's blocks of one row wait for each other:
+        // kb-run refuses a device that cannot hold that many at once (it would
+        // hang).
+        if (auto cfg = launch->getAttrOfType<ConfigAttr>("kb.config"))
+          if (cfg.getStrategy() == SoftmaxStrategy::split_global)
+            kernel["co_resident_blocks"] =
+                std::max<int64_t>(cfg.getCluster(), 1);
+        if (auto recs = launch->getAttrOfType<ArrayAttr>("kb.ops")) {
+          for (Attribute r : recs) {
+            llvm::json::Value j = toJson(r);
+            j.getAsObject()->insert({"kernel", kernelName.str()});
+            program.push_back(std::move(j));
+            ops.push_back(program.size() - 1);
+          }
+        }
+        kernel["ops"] = std::move(ops);
+        if (!ptxas.empty()) {
+          std::string cubinFile = (kernelName + ".cubin").str();
+          SmallString<256> cubinPath(output);
+          llvm::sys::path::append(cubinPath, cubinFile);
+          std::string error;
+          auto report = runPtxas(ptxas, chip, ptxPath, cubinPath, error);
+          if (failed(report)) {
+            launch.emitError() << "kb-emit-bundle: ptxas rejected " << ptxFile
+                               << ": " << StringRef(error).trim();
+            failedAny = true;
+            return;
+          }
+          kernel["cubin"] = cubinFile;
+          kernel["resources"] = std::move(*report);
+        }
+        kernels.push_back(std::move(kernel));
+      });
   if (failedAny)
     return signalPassFailure();
 

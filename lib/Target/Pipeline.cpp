@@ -30,11 +30,12 @@ using namespace mlir;
 
 namespace {
 struct CompileOptions : public PassPipelineOptions<CompileOptions> {
-  Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("Target chip: sm_90a (the default: Hopper's wgmma "
-                                          "and TMA; runs on H100/H200 only), sm_90 "
-                                          "(mma.sync; also runs on later chips) or sm_80"),
-                           llvm::cl::init("sm_90a")};
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target chip: sm_90a (the default: Hopper's wgmma "
+                     "and TMA; runs on H100/H200 only), sm_90 "
+                     "(mma.sync; also runs on later chips) or sm_80"),
+      llvm::cl::init("sm_90a")};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Bundle folder to write; empty: stop after PTX")};
@@ -76,9 +77,9 @@ std::string findCudaToolkit(const std::string &given) {
 /// Adds the kb-compile passes to `pm`. Every option reaches its pass as a
 /// value (an options struct), never as pipeline text: a path with a space,
 /// a quote or a brace is just a path.
-LogicalResult buildCompilePipeline(
-    OpPassManager &pm, const CompileOptions &o,
-    function_ref<LogicalResult(const Twine &)> errorHandler) {
+LogicalResult
+buildCompilePipeline(OpPassManager &pm, const CompileOptions &o,
+                     function_ref<LogicalResult(const Twine &)> errorHandler) {
   std::string chip = o.chip;
   if (failed(kb::getTargetModel(chip)))
     return errorHandler("kb-compile: unknown chip '" + chip +

@@ -46,9 +46,8 @@ void growGroup(llvm::SetVector<Operation *> &group, Operation *root) {
             def->getBlock() != root->getBlock() ||
             def->getResult(0).getType() != shape)
           continue;
-        bool usedOnlyInGroup = llvm::all_of(def->getUsers(), [&](Operation *u) {
-          return group.contains(u);
-        });
+        bool usedOnlyInGroup = llvm::all_of(
+            def->getUsers(), [&](Operation *u) { return group.contains(u); });
         if (!usedOnlyInGroup)
           continue;
         group.insert(def);
@@ -75,10 +74,13 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
   for (size_t i = 0; i < group.size(); ++i)
     for (Value operand : group[i]->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || !isa<MatmulOp, SoftmaxOp>(def) || def->getParentOfType<FusionOp>() ||
-          def->getBlock() != root->getBlock() || def->getResult(0).getType() != shape)
+      if (!def || !isa<MatmulOp, SoftmaxOp>(def) ||
+          def->getParentOfType<FusionOp>() ||
+          def->getBlock() != root->getBlock() ||
+          def->getResult(0).getType() != shape)
         continue;
-      if (!llvm::all_of(def->getUsers(), [&](Operation *u) { return group.contains(u); }))
+      if (!llvm::all_of(def->getUsers(),
+                        [&](Operation *u) { return group.contains(u); }))
         continue;
       size_t epilogue = group.size();
       group.insert(def);
@@ -89,7 +91,8 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
         // after it) would need that value at the epilogue's element, which
         // the lowering does not keep: the softmax then takes no prologue,
         // and the shared value stays a kernel input (the differential run's
-        // kb-opt crash, test/Target/repro-softmax-epilogue-uses-prologue-value.mlir).
+        // kb-opt crash,
+        // test/Target/repro-softmax-epilogue-uses-prologue-value.mlir).
         llvm::SmallPtrSet<Operation *, 8> prologue(group.begin() + epilogue + 1,
                                                    group.end());
         bool epilogueReadsPrologue = false;
@@ -109,7 +112,8 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
 void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
   // Keep program order inside the fusion.
   SmallVector<Operation *> ops(group.begin(), group.end());
-  llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   llvm::SetVector<Value> inputs;
   for (Operation *op : ops)
     for (Value v : op->getOperands())

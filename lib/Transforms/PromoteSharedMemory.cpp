@@ -40,12 +40,14 @@ struct PromoteSharedMemoryPass
   using Base::Base;
 
   /// Decides (or checks) copy, pad, stages and threads of one matmul.
-  LogicalResult promote(Operation &op, ConfigFields &f, const TargetModel &model) {
+  LogicalResult promote(Operation &op, ConfigFields &f,
+                        const TargetModel &model) {
     MatmulOp mm = getKernelMatmul(&op);
     bool transposeB = mm.getTransposeB();
     if (f.block.size() != 3)
-      return op.emitOpError() << "kb-promote-shared-memory needs block tiles: run "
-                                 "kb-tile first";
+      return op.emitOpError()
+             << "kb-promote-shared-memory needs block tiles: run "
+                "kb-tile first";
     if (!f.mma)
       return op.emitOpError() << "kb-promote-shared-memory needs the mma unit: "
                                  "run kb-select-mma first";
@@ -59,9 +61,10 @@ struct PromoteSharedMemoryPass
       return op.emitOpError() << "kb-promote-shared-memory needs the warp or "
                                  "thread tile: run kb-tile first";
     if (f.copy == CopyKind::tma && !wgmma)
-      return op.emitOpError() << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
-                                 "(sm_90a, precision(tf32)), not \""
-                              << nameOf(f.mma) << "\"";
+      return op.emitOpError()
+             << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
+                "(sm_90a, precision(tf32)), not \""
+             << nameOf(f.mma) << "\"";
     auto sharedBytes = [&](int64_t stages) {
       ConfigFields g = f;
       g.stages = stages;
@@ -72,8 +75,9 @@ struct PromoteSharedMemoryPass
       // copies run two tiles ahead while one wgmma group is in flight),
       // three when four do not fit.
       if (!f.pad.empty() && (f.pad[0] || f.pad[1]))
-        return op.emitOpError() << "wgmma tiles are swizzled, not padded: pad must "
-                                   "be [0, 0]";
+        return op.emitOpError()
+               << "wgmma tiles are swizzled, not padded: pad must "
+                  "be [0, 0]";
       f.pad = {0, 0};
       // TMA unless the config asks for cp.async: a producer warp after
       // the consumer warpgroups issues each tile's copy (MatmulWgmma.cpp),
@@ -92,9 +96,10 @@ struct PromoteSharedMemoryPass
       if (!f.stages)
         f.stages = sharedBytes(4) > model.maxSharedPerBlock ? 3 : 4;
       if (f.stages < 3)
-        return op.emitOpError() << "wgmma needs at least 3 stages (copies two tiles "
-                                   "ahead of the one in flight); got "
-                                << f.stages;
+        return op.emitOpError()
+               << "wgmma needs at least 3 stages (copies two tiles "
+                  "ahead of the one in flight); got "
+               << f.stages;
     } else if (tensorCores) {
       // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
       // the m16n8k8 fragment loads of a warp (rows g = lane / 4, columns
@@ -105,13 +110,16 @@ struct PromoteSharedMemoryPass
       // global memory (contiguous dimension a multiple of 4) and the tiles'
       // chunks must split evenly among the threads. Otherwise the tiles are
       // staged through registers, one stage.
-      bool asyncFits = k % 4 == 0 && (transposeB || n % 4 == 0) && bk % 4 == 0 &&
-                       (bm * bk / 4) % threads == 0 && (bk * bn / 4) % threads == 0;
+      bool asyncFits = k % 4 == 0 && (transposeB || n % 4 == 0) &&
+                       bk % 4 == 0 && (bm * bk / 4) % threads == 0 &&
+                       (bk * bn / 4) % threads == 0;
       if (!f.copy)
-        f.copy = asyncFits && f.stages != 1 ? CopyKind::cp_async : CopyKind::registers;
+        f.copy = asyncFits && f.stages != 1 ? CopyKind::cp_async
+                                            : CopyKind::registers;
       if (f.copy == CopyKind::cp_async && !asyncFits)
         return op.emitOpError()
-               << "copy = \"cp_async\" needs K (and N unless B is transposed) a "
+               << "copy = \"cp_async\" needs K (and N unless B is transposed) "
+                  "a "
                   "multiple of 4, BK a multiple of 4 and the tiles' 16-byte "
                   "chunks split evenly among the "
                << threads << " threads";
@@ -119,9 +127,10 @@ struct PromoteSharedMemoryPass
         if (!f.stages)
           f.stages = 1;
         if (f.stages != 1)
-          return op.emitOpError() << "copy = \"registers\" stages the mma.sync tiles "
-                                     "in one buffer: stages must be 1, got "
-                                  << f.stages;
+          return op.emitOpError()
+                 << "copy = \"registers\" stages the mma.sync tiles "
+                    "in one buffer: stages must be 1, got "
+                 << f.stages;
       }
       // cp.async stages, as many (3 at most, 2 at least) as fit in half of
       // the SM's shared memory, so that two blocks can share an SM when
@@ -167,39 +176,42 @@ struct PromoteSharedMemoryPass
       if (!f.copy)
         f.copy = f.stages >= 3 ? CopyKind::cp_async : CopyKind::registers;
       if (f.copy == CopyKind::cp_async && f.stages < 3)
-        return op.emitOpError() << "copy = \"cp_async\" pipelines the FFMA tiles "
-                                   "at least 3 stages deep; got stages = "
-                                << f.stages << " (use copy = \"registers\")";
+        return op.emitOpError()
+               << "copy = \"cp_async\" pipelines the FFMA tiles "
+                  "at least 3 stages deep; got stages = "
+               << f.stages << " (use copy = \"registers\")";
       if (f.copy == CopyKind::registers && f.stages > 2)
-        return op.emitOpError() << "copy = \"registers\" double-buffers the FFMA "
-                                   "tiles: stages must be 1 or 2, got "
-                                << f.stages << " (use copy = \"cp_async\")";
+        return op.emitOpError()
+               << "copy = \"registers\" double-buffers the FFMA "
+                  "tiles: stages must be 1 or 2, got "
+               << f.stages << " (use copy = \"cp_async\")";
       if (f.copy == CopyKind::cp_async && !asyncFits)
-        return op.emitOpError() << "copy = \"cp_async\" needs the A and B tiles to "
-                                   "split evenly among the "
-                                << threads << " threads";
+        return op.emitOpError()
+               << "copy = \"cp_async\" needs the A and B tiles to "
+                  "split evenly among the "
+               << threads << " threads";
     }
     if (f.threads && f.threads != threads)
-      return op.emitOpError() << "config asks for " << f.threads
-                              << " threads, but its tiles"
-                              << (f.copy == CopyKind::tma ? " and TMA's producer warp" : "")
-                              << " take " << threads;
+      return op.emitOpError()
+             << "config asks for " << f.threads << " threads, but its tiles"
+             << (f.copy == CopyKind::tma ? " and TMA's producer warp" : "")
+             << " take " << threads;
     f.threads = threads;
     int64_t bytes = sharedBytes(f.stages);
     if (bytes > model.maxSharedPerBlock)
-      return op.emitOpError() << "config needs " << bytes
-                              << " bytes of shared memory per block (block = ["
-                              << bm << ", " << bn << ", " << bk
-                              << "], stages = " << f.stages << "); " << model.chip
-                              << " allows at most " << model.maxSharedPerBlock;
+      return op.emitOpError()
+             << "config needs " << bytes
+             << " bytes of shared memory per block (block = [" << bm << ", "
+             << bn << ", " << bk << "], stages = " << f.stages << "); "
+             << model.chip << " allows at most " << model.maxSharedPerBlock;
     return success();
   }
 
   void runOnOperation() override {
     auto model = getTargetModel(chip);
     if (failed(model)) {
-      getOperation().emitError() << "kb-promote-shared-memory: unknown chip '"
-                                 << chip << "'";
+      getOperation().emitError()
+          << "kb-promote-shared-memory: unknown chip '" << chip << "'";
       return signalPassFailure();
     }
     for (Operation &op : getOperation().getBody().getOps()) {

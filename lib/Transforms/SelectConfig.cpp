@@ -78,7 +78,8 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   bool unfused = isa<SoftmaxOp>(op);
   auto alignedChunksAllowed = [&] {
     return unfused && f.vector == 4 &&
-           (f.strategy == SoftmaxStrategy::registers || f.strategy == SoftmaxStrategy::split_shared ||
+           (f.strategy == SoftmaxStrategy::registers ||
+            f.strategy == SoftmaxStrategy::split_shared ||
             f.strategy == SoftmaxStrategy::split_global);
   };
   // Elements a row's accesses cover: aligned chunks cover up to 3 more.
@@ -89,11 +90,12 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // 0 if none does. (Measured at 1024x400000, run 17: 8 blocks of 1024
   // threads, 200 KB each, one per multiprocessor: 83% of copy; 16 blocks of
   // 512 threads, two per multiprocessor: 79%.)
-  auto fewestBlocks = [&](bool shared, int64_t threads, int64_t maxBlocks) -> int64_t {
+  auto fewestBlocks = [&](bool shared, int64_t threads,
+                          int64_t maxBlocks) -> int64_t {
     for (int64_t c = 2; c <= maxBlocks; c *= 2) {
       if (shared ? splitSharedBytes(n, c, f.vector) <= model.maxSharedPerBlock
-                 : valuesPerThread(splitPartLength(n, c, f.vector), threads, f.vector) <=
-                       kAutoRowValuesPerThread)
+                 : valuesPerThread(splitPartLength(n, c, f.vector), threads,
+                                   f.vector) <= kAutoRowValuesPerThread)
         return c;
     }
     return 0;
@@ -116,7 +118,8 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     return 0;
   };
   auto chooseStrategy = [&]() -> SoftmaxStrategy {
-    if (valuesPerThread(covered(n), maxThreads, f.vector) <= kAutoRowValuesPerThread)
+    if (valuesPerThread(covered(n), maxThreads, f.vector) <=
+        kAutoRowValuesPerThread)
       return SoftmaxStrategy::registers;
     if (globalBlocks())
       return SoftmaxStrategy::split_global;
@@ -150,8 +153,9 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
       // four chunks each, not 512 threads and three passes, the last almost
       // empty.
       f.threads = std::clamp<int64_t>(
-          n % f.vector ? llvm::alignTo(llvm::divideCeil(n + 3, 4 * f.vector), 32)
-                       : nextPow2(llvm::divideCeil(n, 4 * f.vector)),
+          n % f.vector
+              ? llvm::alignTo(llvm::divideCeil(n + 3, 4 * f.vector), 32)
+              : nextPow2(llvm::divideCeil(n, 4 * f.vector)),
           32, maxThreads);
     else if (f.strategy == SoftmaxStrategy::split_global)
       // Two blocks per SM (see the blocks per row below) need at most 32K
@@ -173,16 +177,17 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (!f.cluster)
       f.cluster = kMaxCluster; // checked below
   }
-  if (f.strategy == SoftmaxStrategy::registers || f.strategy == SoftmaxStrategy::split) {
+  if (f.strategy == SoftmaxStrategy::registers ||
+      f.strategy == SoftmaxStrategy::split) {
     int64_t len = f.strategy == SoftmaxStrategy::split
                       ? splitPartLength(n, f.cluster, f.vector)
                       : covered(n);
     int64_t perThread = valuesPerThread(len, f.threads, f.vector);
     if (perThread > kMaxRowValuesPerThread) {
-      auto diag = op->emitOpError() << "softmax strategy '" << nameOf(f.strategy)
-                                    << "' would hold " << perThread
-                                    << " values of each row per thread (row length "
-                                    << n << ", ";
+      auto diag = op->emitOpError()
+                  << "softmax strategy '" << nameOf(f.strategy)
+                  << "' would hold " << perThread
+                  << " values of each row per thread (row length " << n << ", ";
       if (f.strategy == SoftmaxStrategy::split)
         diag << f.cluster << " blocks of ";
       diag << f.threads << " threads); at most " << kMaxRowValuesPerThread
@@ -218,16 +223,19 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   if (f.block.size() != 1 || f.block[0] < 1 ||
       (f.block[0] > 1 && (!staged || !isa<SoftmaxOp>(op) || rows % f.block[0])))
     return op->emitOpError()
-           << "softmax config block = [k] (rows per block or cluster) must be [1], "
+           << "softmax config block = [k] (rows per block or cluster) must be "
+              "[1], "
               "or for an unfused split_shared or split_global softmax a k that "
               "divides the "
            << rows << " rows";
   if (f.grid && f.block[0] > 1)
-    return op->emitOpError() << "softmax config grid = " << f.grid
-                             << " (a persistent grid) takes one row per group of "
-                                "blocks (block = [1]), not "
-                             << f.block[0];
-  if (global && !f.grid && f.block[0] == 1 && f.cluster <= kMaxPersistentBlocksPerRow) {
+    return op->emitOpError()
+           << "softmax config grid = " << f.grid
+           << " (a persistent grid) takes one row per group of "
+              "blocks (block = [1]), not "
+           << f.block[0];
+  if (global && !f.grid && f.block[0] == 1 &&
+      f.cluster <= kMaxPersistentBlocksPerRow) {
     // A persistent grid: as many blocks as the chip holds at once (shared
     // memory, threads, and registers at an estimated 40 per thread; these
     // kernels take 32-63), each taking parts from tickets until none is
@@ -242,10 +250,11 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     // 0.8-2.7% faster at 2 to 8 blocks per row and 4% on the fused
     // attention softmax, but 1.4% and 2.6% slower at 16 (1024x400000,
     // 1024x400001).
-    int64_t perSM = std::min({
-        model.sharedPerSM /
-            (splitSharedBytes(n, f.cluster, f.vector) + model.reservedSharedPerBlock),
-        model.maxThreadsPerSM / f.threads, model.registersPerSM / (f.threads * 40)});
+    int64_t perSM = std::min(
+        {model.sharedPerSM / (splitSharedBytes(n, f.cluster, f.vector) +
+                              model.reservedSharedPerBlock),
+         model.maxThreadsPerSM / f.threads,
+         model.registersPerSM / (f.threads * 40)});
     int64_t parts = rows / f.block[0] * f.cluster;
     int64_t grid = std::max<int64_t>(perSM, 1) * model.smCount;
     if (grid < parts) {
@@ -267,14 +276,16 @@ LogicalResult selectTranspose(Operation *op, ConfigFields &f) {
     f.threads = 256;
   if (f.block.empty())
     f.block = {64, 64};
-  if (f.block != SmallVector<int64_t>{32, 32} && f.block != SmallVector<int64_t>{64, 64})
-    return op->emitOpError() << "transpose config needs block = [64, 64] or [32, 32]";
+  if (f.block != SmallVector<int64_t>{32, 32} &&
+      f.block != SmallVector<int64_t>{64, 64})
+    return op->emitOpError()
+           << "transpose config needs block = [64, 64] or [32, 32]";
   int64_t t = f.block[0];
   if (f.threads % t || t % (f.threads / t))
-    return op->emitOpError() << "transpose config asks for " << f.threads
-                             << " threads; a " << t << " x " << t
-                             << " tile needs a multiple of " << t
-                             << " that splits its rows evenly";
+    return op->emitOpError()
+           << "transpose config asks for " << f.threads << " threads; a " << t
+           << " x " << t << " tile needs a multiple of " << t
+           << " that splits its rows evenly";
   return success();
 }
 
@@ -284,7 +295,8 @@ LogicalResult selectMatmul(Operation *op, ConfigFields &f,
   return success();
 }
 
-struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> {
+struct SelectConfigPass
+    : public kb::impl::KBSelectConfigBase<SelectConfigPass> {
   using Base::Base;
   void runOnOperation() override {
     auto model = getTargetModel(chip);
@@ -319,7 +331,8 @@ struct SelectConfigPass : public kb::impl::KBSelectConfigBase<SelectConfigPass> 
       }
       if (succeeded(ok) && f.cluster > 1 &&
           !(*kind == KernelKind::Softmax &&
-            (f.strategy == SoftmaxStrategy::split || f.strategy == SoftmaxStrategy::split_shared ||
+            (f.strategy == SoftmaxStrategy::split ||
+             f.strategy == SoftmaxStrategy::split_shared ||
              f.strategy == SoftmaxStrategy::split_global))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\", "

@@ -58,10 +58,9 @@ LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
       if (pad)
         shape.back() = llvm::alignTo(shape.back(), kBTRowPad);
       OpBuilder b(kernel);
-      t = TransposeOp::create(b, mm.getLoc(),
-                              RankedTensorType::get(shape, type.getElementType()),
-                              v, pad ? b.getI64IntegerAttr(kBTRowPad) : nullptr,
-                              nullptr);
+      t = TransposeOp::create(
+          b, mm.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+          v, pad ? b.getI64IntegerAttr(kBTRowPad) : nullptr, nullptr);
     }
     return t;
   };
@@ -86,7 +85,8 @@ MmaUnit unitFor(MatmulOp mm, const TargetModel &model) {
   case Precision::ieee:
     return MmaUnit::ffma;
   case Precision::tf32:
-    return model.hasWgmma && wgmmaFits(mm) ? MmaUnit::wgmma_tf32 : MmaUnit::mma_sync_tf32;
+    return model.hasWgmma && wgmmaFits(mm) ? MmaUnit::wgmma_tf32
+                                           : MmaUnit::mma_sync_tf32;
   case Precision::tf32x3:
     return MmaUnit::mma_sync_tf32x3;
   }
@@ -115,15 +115,18 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (!f.mma) {
         f.mma = unitFor(mm, *model);
-        if (f.mma == MmaUnit::wgmma_tf32 && failed(makeBKMajor(&op, mm, transposed)))
+        if (f.mma == MmaUnit::wgmma_tf32 &&
+            failed(makeBKMajor(&op, mm, transposed)))
           f.mma = MmaUnit::mma_sync_tf32;
-      } else if (mm.getPrecision() == Precision::ieee && f.mma != MmaUnit::ffma) {
+      } else if (mm.getPrecision() == Precision::ieee &&
+                 f.mma != MmaUnit::ffma) {
         op.emitOpError() << "config asks for mma \"" << nameOf(f.mma)
                          << "\", but precision(ieee) needs fp32 arithmetic "
                             "(\"ffma\"): tensor-core tf32 would lose precision";
         return signalPassFailure();
       } else if (mm.getPrecision() == Precision::tf32x3 &&
-                 (f.mma == MmaUnit::mma_sync_tf32 || f.mma == MmaUnit::wgmma_tf32)) {
+                 (f.mma == MmaUnit::mma_sync_tf32 ||
+                  f.mma == MmaUnit::wgmma_tf32)) {
         // A unit less precise than the program asks for would compute plain
         // tf32 (about 1e-3 relative) where tf32x3 promises near fp32.
         op.emitOpError() << "config asks for mma \"" << nameOf(f.mma)
@@ -160,10 +163,11 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       // A hand-written copy = "tma" belongs to the wgmma kernel only: refused
       // here, before a config the attribute's verifier would refuse is built.
       if (f.copy == CopyKind::tma && f.mma != MmaUnit::wgmma_tf32) {
-        op.emitOpError() << "config asks for copy = \"tma\", which only the "
-                            "wgmma kernel has (mma = \"wgmma_tf32\", chip sm_90a, "
-                            "precision(tf32)); this matmul gets mma = \""
-                         << nameOf(f.mma) << "\"";
+        op.emitOpError()
+            << "config asks for copy = \"tma\", which only the "
+               "wgmma kernel has (mma = \"wgmma_tf32\", chip sm_90a, "
+               "precision(tf32)); this matmul gets mma = \""
+            << nameOf(f.mma) << "\"";
         return signalPassFailure();
       }
       setConfig(&op, f.get(&getContext()));

@@ -43,10 +43,12 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB) {
   auto b = config.getBlock();
   int64_t stages = std::max<int64_t>(config.getStages(), 1);
   auto pad = config.getPad();
-  int64_t padA = pad.size() == 2 ? pad[0] : 0, padB = pad.size() == 2 ? pad[1] : 0;
+  int64_t padA = pad.size() == 2 ? pad[0] : 0,
+          padB = pad.size() == 2 ? pad[1] : 0;
   int64_t bm = b[0], bn = b[1], bk = b[2];
   if (config.getMma() == MmaUnit::wgmma_tf32)
-    return wgmmaSharedBytes(bm, bn, bk, stages, config.getCopy() == CopyKind::tma);
+    return wgmmaSharedBytes(bm, bn, bk, stages,
+                            config.getCopy() == CopyKind::tma);
   if (isMmaSync(config.getMma())) {
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
     // BK rows of BN + padB, or BN rows of BK + padA when transposed and

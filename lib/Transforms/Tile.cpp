@@ -26,12 +26,12 @@ namespace {
 /// (one per SM at the tiles kb-tile picks for wgmma) reads the A tiles of
 /// the rows it touches and the B tiles of its columns, each BM (BN) x K
 /// floats; row by row, a wave of one block per SM (the model's smCount) over
-/// a grid 112 tiles wide reads almost all of B (nn.Linear 2048x28672x8192: 896 MB a wave), in groups of
-/// 16 rows a seventh of it. The group that reads least a wave is taken when
-/// it reads at most 85% of what row order does. Measured (2026-12-01 runs
-/// 1-3): that nn.Linear shape 4.04 -> 2.73 ms with raster = 16; a 4096^3
-/// square (B^T given), where groups save 17% of a wave's bytes, 0.4007 ->
-/// 0.3873 ms (+3.5%, predicted 0-2%); below 15% nothing was measured.
+/// a grid 112 tiles wide reads almost all of B (nn.Linear 2048x28672x8192: 896
+/// MB a wave), in groups of 16 rows a seventh of it. The group that reads least
+/// a wave is taken when it reads at most 85% of what row order does. Measured
+/// (2026-12-01 runs 1-3): that nn.Linear shape 4.04 -> 2.73 ms with raster =
+/// 16; a 4096^3 square (B^T given), where groups save 17% of a wave's bytes,
+/// 0.4007 -> 0.3873 ms (+3.5%, predicted 0-2%); below 15% nothing was measured.
 int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
                      int64_t batch, int64_t sms) {
   int64_t tilesM = llvm::divideCeil(m, bm), tilesN = llvm::divideCeil(n, bn);
@@ -43,9 +43,10 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
     // A wave of `wave` blocks in groups of `rows` block rows.
     // (A group narrower than a wave: the wave spans whole groups.)
     int64_t cols = llvm::divideCeil(wave, rows);
-    int64_t rowsTouched =
-        std::max<int64_t>(rows, llvm::divideCeil(wave, tilesN) + (rows == 1 ? 1 : 0));
-    return std::min<int64_t>(rowsTouched, tilesM) * aTile + std::min<int64_t>(cols, tilesN) * bTile;
+    int64_t rowsTouched = std::max<int64_t>(
+        rows, llvm::divideCeil(wave, tilesN) + (rows == 1 ? 1 : 0));
+    return std::min<int64_t>(rowsTouched, tilesM) * aTile +
+           std::min<int64_t>(cols, tilesN) * bTile;
   };
   double plain = waveReads(1);
   int64_t best = 0;
@@ -68,7 +69,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   bool tensorCores = isMmaSync(f.mma);
   bool wgmma = f.mma == MmaUnit::wgmma_tf32;
   if (!f.mma)
-    return op->emitOpError() << "kb-tile needs the mma unit: run kb-select-mma first";
+    return op->emitOpError()
+           << "kb-tile needs the mma unit: run kb-select-mma first";
   auto blocksFor = [&](int64_t bm, int64_t bn) {
     return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
   };
@@ -132,7 +134,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       f.block = small   ? SmallVector<int64_t>{64, 64, 8}
                 : wideK ? SmallVector<int64_t>{128, 128, 32}
                         : SmallVector<int64_t>{128, 128, 16};
-      f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
+      f.thread =
+          small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
       // A warp takes a 4 x 8 block of the 16 x 16 thread grid: its B loads
       // touch 8 distinct 16-byte vectors (one wavefront) instead of 16
       // (2026-11-30 run 3: 0.933x cuBLAS against 0.921x with whole rows).
@@ -195,16 +198,15 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // `threads` itself is written by kb-promote-shared-memory, which decides
   // the copies (TMA adds a producer warp) and checks a hand-set count.
   if (threads > model.maxThreadsPerBlock)
-    return op->emitOpError() << "tiles need " << threads << " threads per block; "
-                             << model.chip << " allows at most "
-                             << model.maxThreadsPerBlock;
+    return op->emitOpError()
+           << "tiles need " << threads << " threads per block; " << model.chip
+           << " allows at most " << model.maxThreadsPerBlock;
   // Copies per thread (TMA's are issued by one thread).
   bool tmaCopies = wgmma && f.copy == CopyKind::tma;
   if (!tmaCopies && ((bm * bk) % threads || (bk * bn) % threads))
-    return op->emitOpError() << "the A tile (" << bm << "x" << bk
-                             << ") and B tile (" << bk << "x" << bn
-                             << ") must split evenly among " << threads
-                             << " threads";
+    return op->emitOpError()
+           << "the A tile (" << bm << "x" << bk << ") and B tile (" << bk << "x"
+           << bn << ") must split evenly among " << threads << " threads";
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
   return success();

@@ -16,11 +16,11 @@
 #include "kb/Dialect/KB/IR/KBDialect.h"
 #include "kb/Transforms/Passes.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -147,7 +147,8 @@ int runKbOpt(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   // An error diagnostic means exit 1, also from a pass that reports one and
   // does not fail (gpu-module-to-binary without libdevice did, exit 0).
   // Counted by a handler that then passes the diagnostic on to the printer.
@@ -164,7 +165,8 @@ int runKbOpt(int argc, char **argv) {
       return base.setupPassPipeline(pm);
     });
   }
-  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)) ||
+  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
+                               config)) ||
       errors)
     return 1;
   output->keep();
@@ -176,7 +178,8 @@ int runKbOpt(int argc, char **argv) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   int rc = 1;
-  llvm::thread worker(std::optional<unsigned>(kStackBytes), [&] { rc = runKbOpt(argc, argv); });
+  llvm::thread worker(std::optional<unsigned>(kStackBytes),
+                      [&] { rc = runKbOpt(argc, argv); });
   worker.join();
   return rc;
 }

@@ -27,21 +27,23 @@ template <typename T, cublasStatus_t (*Destroy)(T)> struct LtObject {
 };
 using MatmulDesc = LtObject<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
 using Layout = LtObject<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
-using Preference = LtObject<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+using Preference =
+    LtObject<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
 
 /// A column-major rows x cols layout with leading dimension ld, `batch`
 /// matrices `stride` elements apart.
-void makeLayout(Layout &l, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch,
-                int64_t stride) {
+void makeLayout(Layout &l, uint64_t rows, uint64_t cols, int64_t ld,
+                int64_t batch, int64_t stride) {
   checkLt(cublasLtMatrixLayoutCreate(&l.v, CUDA_R_32F, rows, cols, ld),
           "cublasLtMatrixLayoutCreate");
   if (batch > 1) {
     int32_t count = static_cast<int32_t>(batch);
-    checkLt(cublasLtMatrixLayoutSetAttribute(l.v, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                             &count, sizeof(count)),
+    checkLt(cublasLtMatrixLayoutSetAttribute(
+                l.v, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
             "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
     checkLt(cublasLtMatrixLayoutSetAttribute(
-                l.v, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
+                l.v, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                sizeof(stride)),
             "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
   }
 }
@@ -50,7 +52,8 @@ void makeLayout(Layout &l, uint64_t rows, uint64_t cols, int64_t ld, int64_t bat
 GemmRoutes::GemmRoutes() : workspace_(kWorkspaceBytes) {
   checkCublas(cublasCreate(&plain_), "cublasCreate");
   checkCublas(cublasCreate(&withWorkspace_), "cublasCreate");
-  checkCublas(cublasSetWorkspace(withWorkspace_, reinterpret_cast<void *>(workspace_.ptr),
+  checkCublas(cublasSetWorkspace(withWorkspace_,
+                                 reinterpret_cast<void *>(workspace_.ptr),
                                  kWorkspaceBytes),
               "cublasSetWorkspace");
   checkLt(cublasLtCreate(&lt_), "cublasLtCreate");
@@ -65,15 +68,15 @@ GemmRoutes::~GemmRoutes() {
     cublasDestroy(plain_);
 }
 
-std::vector<GemmRoute> GemmRoutes::timeAll(const std::string &precision,
-                                           const MatmulDims &d, CUdeviceptr a,
-                                           CUdeviceptr b, CUdeviceptr c, int warmup,
-                                           int minRuns, double minMillis,
-                                           DeviceBuffer *flush) {
+std::vector<GemmRoute>
+GemmRoutes::timeAll(const std::string &precision, const MatmulDims &d,
+                    CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int warmup,
+                    int minRuns, double minMillis, DeviceBuffer *flush) {
   bool tf32 = precision == "tf32";
   std::vector<GemmRoute> routes;
   auto time = [&](const std::string &name, const std::function<void()> &body) {
-    routes.push_back({name, timeWithEvents(body, warmup, minRuns, minMillis, flush)});
+    routes.push_back(
+        {name, timeWithEvents(body, warmup, minRuns, minMillis, flush)});
   };
   float alpha = 1.0f, beta = 0.0f;
   auto *A = reinterpret_cast<const float *>(a);
@@ -84,37 +87,42 @@ std::vector<GemmRoute> GemmRoutes::timeAll(const std::string &precision,
   int64_t strideB = d.transB ? d.n * d.ldbT : d.k * d.n;
 
   // 1. The call kb-run's checks make (strided-batched, library workspace).
-  time(std::string("cublasSgemmStridedBatched") + (tf32 ? ", TF32 math mode" : ", pedantic"),
+  time(std::string("cublasSgemmStridedBatched") +
+           (tf32 ? ", TF32 math mode" : ", pedantic"),
        [&] { runCublasGemm(plain_, tf32 ? "tf32" : "ieee", d, a, b, c); });
 
   // 2. cublasGemmEx (the plain entry point for one matrix) with a workspace.
-  cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  time(std::string(d.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
-           (tf32 ? " FAST_TF32" : " 32F") + ", 32 MiB workspace",
-       [&] {
-         if (d.batch > 1)
-           checkCublas(cublasGemmStridedBatchedEx(
-                           withWorkspace_, opB, CUBLAS_OP_N, d.n, d.m, d.k, &alpha, B,
-                           CUDA_R_32F, ldb, strideB, A, CUDA_R_32F, d.k, d.m * d.k, &beta,
-                           C, CUDA_R_32F, d.n, d.m * d.n, d.batch, compute,
-                           CUBLAS_GEMM_DEFAULT),
-                       "cublasGemmStridedBatchedEx");
-         else
-           checkCublas(cublasGemmEx(withWorkspace_, opB, CUBLAS_OP_N, d.n, d.m, d.k, &alpha,
-                                    B, CUDA_R_32F, ldb, A, CUDA_R_32F, d.k, &beta, C,
-                                    CUDA_R_32F, d.n, compute, CUBLAS_GEMM_DEFAULT),
-                       "cublasGemmEx");
-       });
+  cublasComputeType_t compute =
+      tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  time(
+      std::string(d.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
+          (tf32 ? " FAST_TF32" : " 32F") + ", 32 MiB workspace",
+      [&] {
+        if (d.batch > 1)
+          checkCublas(cublasGemmStridedBatchedEx(
+                          withWorkspace_, opB, CUBLAS_OP_N, d.n, d.m, d.k,
+                          &alpha, B, CUDA_R_32F, ldb, strideB, A, CUDA_R_32F,
+                          d.k, d.m * d.k, &beta, C, CUDA_R_32F, d.n, d.m * d.n,
+                          d.batch, compute, CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmStridedBatchedEx");
+        else
+          checkCublas(cublasGemmEx(withWorkspace_, opB, CUBLAS_OP_N, d.n, d.m,
+                                   d.k, &alpha, B, CUDA_R_32F, ldb, A,
+                                   CUDA_R_32F, d.k, &beta, C, CUDA_R_32F, d.n,
+                                   compute, CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmEx");
+      });
 
   // 3. cuBLASLt: the heuristic's top candidates, each timed.
   MatmulDesc desc;
-  checkLt(cublasLtMatmulDescCreate(&desc.v, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  checkLt(cublasLtMatmulDescCreate(&desc.v, compute, CUDA_R_32F),
+          "cublasLtMatmulDescCreate");
   cublasOperation_t opN = CUBLAS_OP_N;
-  checkLt(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_TRANSA, &opB,
-                                         sizeof(opB)),
+  checkLt(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_TRANSA,
+                                         &opB, sizeof(opB)),
           "cublasLtMatmulDescSetAttribute(TRANSA)");
-  checkLt(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_TRANSB, &opN,
-                                         sizeof(opN)),
+  checkLt(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_TRANSB,
+                                         &opN, sizeof(opN)),
           "cublasLtMatmulDescSetAttribute(TRANSB)");
   Layout la, lb, lc;
   if (d.transB)
@@ -124,40 +132,44 @@ std::vector<GemmRoute> GemmRoutes::timeAll(const std::string &precision,
   makeLayout(lb, d.k, d.m, d.k, d.batch, d.m * d.k);
   makeLayout(lc, d.n, d.m, d.n, d.batch, d.m * d.n);
   Preference pref;
-  checkLt(cublasLtMatmulPreferenceCreate(&pref.v), "cublasLtMatmulPreferenceCreate");
+  checkLt(cublasLtMatmulPreferenceCreate(&pref.v),
+          "cublasLtMatmulPreferenceCreate");
   uint64_t ws = kWorkspaceBytes;
-  checkLt(cublasLtMatmulPreferenceSetAttribute(
-              pref.v, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
-          "cublasLtMatmulPreferenceSetAttribute");
+  checkLt(
+      cublasLtMatmulPreferenceSetAttribute(
+          pref.v, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
+      "cublasLtMatmulPreferenceSetAttribute");
   cublasLtMatmulHeuristicResult_t results[kLtCandidates] = {};
   int returned = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, desc.v, la.v, lb.v, lc.v, lc.v,
-                                                     pref.v, kLtCandidates, results,
-                                                     &returned);
+  cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(lt_, desc.v, la.v, lb.v, lc.v, lc.v,
+                                     pref.v, kLtCandidates, results, &returned);
   if (st == CUBLAS_STATUS_SUCCESS)
     for (int i = 0; i < returned; ++i) {
       if (results[i].state != CUBLAS_STATUS_SUCCESS)
         continue;
       const cublasLtMatmulAlgo_t *algo = &results[i].algo;
       // A candidate that fails at run time is left out, not fatal.
-      if (cublasLtMatmul(lt_, desc.v, &alpha, B, la.v, A, lb.v, &beta, C, lc.v, C, lc.v,
-                         algo, reinterpret_cast<void *>(workspace_.ptr), kWorkspaceBytes,
-                         nullptr) != CUBLAS_STATUS_SUCCESS)
+      if (cublasLtMatmul(lt_, desc.v, &alpha, B, la.v, A, lb.v, &beta, C, lc.v,
+                         C, lc.v, algo,
+                         reinterpret_cast<void *>(workspace_.ptr),
+                         kWorkspaceBytes, nullptr) != CUBLAS_STATUS_SUCCESS)
         continue;
       time("cublasLt heuristic #" + std::to_string(i + 1) + " of " +
                std::to_string(returned) + (tf32 ? " FAST_TF32" : " 32F") +
                ", 32 MiB workspace",
            [&] {
-             checkLt(cublasLtMatmul(lt_, desc.v, &alpha, B, la.v, A, lb.v, &beta, C, lc.v,
-                                    C, lc.v, algo,
+             checkLt(cublasLtMatmul(lt_, desc.v, &alpha, B, la.v, A, lb.v,
+                                    &beta, C, lc.v, C, lc.v, algo,
                                     reinterpret_cast<void *>(workspace_.ptr),
                                     kWorkspaceBytes, nullptr),
                      "cublasLtMatmul");
            });
     }
-  std::stable_sort(routes.begin(), routes.end(), [](const GemmRoute &x, const GemmRoute &y) {
-    return x.time.median < y.time.median;
-  });
+  std::stable_sort(routes.begin(), routes.end(),
+                   [](const GemmRoute &x, const GemmRoute &y) {
+                     return x.time.median < y.time.median;
+                   });
   return routes;
 }
 

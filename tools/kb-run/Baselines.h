@@ -47,9 +47,10 @@ public:
   /// cores allowed) at `d`, on row-major A, B (or B^T when d.transB) and C,
   /// each timed with timeWithEvents; fastest first. Routes the library
   /// refuses for the shape are left out; at least the legacy call remains.
-  std::vector<GemmRoute> timeAll(const std::string &precision, const MatmulDims &d,
-                                 CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-                                 int warmup, int minRuns, double minMillis,
+  std::vector<GemmRoute> timeAll(const std::string &precision,
+                                 const MatmulDims &d, CUdeviceptr a,
+                                 CUdeviceptr b, CUdeviceptr c, int warmup,
+                                 int minRuns, double minMillis,
                                  DeviceBuffer *flush);
 
 private:

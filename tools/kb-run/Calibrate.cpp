@@ -21,7 +21,8 @@ using nlohmann::json;
 static std::string calibrationPath() {
   const char *xdg = std::getenv("XDG_CACHE_HOME");
   const char *home = std::getenv("HOME");
-  std::string dir = xdg && *xdg ? std::string(xdg) : std::string(home ? home : "/tmp") + "/.cache";
+  std::string dir = xdg && *xdg ? std::string(xdg)
+                                : std::string(home ? home : "/tmp") + "/.cache";
   return dir + "/kb/calibration.json";
 }
 
@@ -54,8 +55,9 @@ int calibrate(const DeviceInfo &dev, const Options &o) {
   a.upload(host.data());
   b.upload(host.data());
   for (std::string prec : {"ieee", "tf32"}) {
-    Timing t = timeWithEvents([&] { runCublasGemm(h, prec, d, a.ptr, b.ptr, out.ptr); },
-                              2, 10, 0, nullptr);
+    Timing t = timeWithEvents(
+        [&] { runCublasGemm(h, prec, d, a.ptr, b.ptr, out.ptr); }, 2, 10, 0,
+        nullptr);
     c[prec == "ieee" ? "cublas_fp32_tflops" : "cublas_tf32_tflops"] =
         d.flops() / (t.median * 1e-3) / 1e12;
   }
@@ -68,12 +70,17 @@ int calibrate(const DeviceInfo &dev, const Options &o) {
   {
     std::ifstream in(calibrationPath());
     if (in)
-      try { all = json::parse(in); } catch (...) {}
+      try {
+        all = json::parse(in);
+      } catch (...) {
+      }
   }
   all[dev.name] = c;
-  std::filesystem::create_directories(std::filesystem::path(calibrationPath()).parent_path());
+  std::filesystem::create_directories(
+      std::filesystem::path(calibrationPath()).parent_path());
   std::ofstream(calibrationPath()) << all.dump(2) << "\n";
-  std::cout << "kb-run: calibrated " << dev.name << " -> " << calibrationPath() << "\n"
+  std::cout << "kb-run: calibrated " << dev.name << " -> " << calibrationPath()
+            << "\n"
             << c.dump(2) << "\n";
   return 0;
 }

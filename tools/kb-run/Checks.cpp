@@ -18,8 +18,8 @@
 
 #include "kb/Runtime/Reference.h"
 
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -30,7 +30,8 @@ using nlohmann::json;
 
 /// ||got - want|| / ||want||; NaN anywhere in got gives NaN.
 template <typename T>
-static double relativeFrobenius(const std::vector<float> &got, const std::vector<T> &want) {
+static double relativeFrobenius(const std::vector<float> &got,
+                                const std::vector<T> &want) {
   double num = 0, den = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     double e = double(got[i]) - double(want[i]);
@@ -50,14 +51,14 @@ static bool kernelHasOp(const Manifest &m, const Kernel &k, const char *name) {
 static void addCublasGemm(cublasHandle_t h, const std::string &precision,
                           const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
                           CUdeviceptr c) {
-  cublasMath_t mode = precision == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH
-                                          : CUBLAS_PEDANTIC_MATH;
+  cublasMath_t mode =
+      precision == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH;
   checkCublas(cublasSetMathMode(h, mode), "cublasSetMathMode");
   float alpha = 1.0f, beta = 0.0f;
   // Row-major C = A B is column-major C^T = B^T A^T.
   checkCublas(cublasSgemmStridedBatched(
-                  h, d.transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, d.n, d.m,
-                  d.k, &alpha, reinterpret_cast<const float *>(b),
+                  h, d.transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, d.n,
+                  d.m, d.k, &alpha, reinterpret_cast<const float *>(b),
                   d.transB ? d.ldbT : d.n, d.transB ? d.n * d.ldbT : d.k * d.n,
                   reinterpret_cast<const float *>(a), d.k, d.m * d.k, &beta,
                   reinterpret_cast<float *>(c), d.n, d.m * d.n, d.batch),
@@ -92,10 +93,12 @@ MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
 /// C = A B by cuBLAS for the matmul `op`, in the kernel's precision (fp32
 /// for ieee and tf32x3), copied to the host.
 static std::vector<float> cublasReference(RunState &s, const MatmulDims &d,
-                                          const ProgramOp &op, size_t elements) {
+                                          const ProgramOp &op,
+                                          size_t elements) {
   DeviceBuffer ref(elements * 4);
   runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d,
-                s.dev.at(op.inputs[0]).ptr, s.dev.at(op.inputs[1]).ptr, ref.ptr);
+                s.dev.at(op.inputs[0]).ptr, s.dev.at(op.inputs[1]).ptr,
+                ref.ptr);
   check(driver().cuCtxSynchronize(), "cuBLAS reference");
   std::vector<float> host(elements);
   ref.download(host.data());
@@ -150,14 +153,17 @@ static MatmulNorms matmulNorms(const MatmulDims &d, const std::vector<float> &a,
 }
 
 /// The sampled entries of a matmul check: corners and edges, then random.
-static std::vector<std::array<int64_t, 3>> sampleEntries(const MatmulDims &d,
-                                                         uint64_t seed, int count) {
+static std::vector<std::array<int64_t, 3>>
+sampleEntries(const MatmulDims &d, uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
-  std::vector<std::array<int64_t, 3>> at = {
-      {0, 0, 0}, {0, d.m - 1, d.n - 1}, {0, 0, d.n - 1}, {0, d.m - 1, 0},
-      {d.batch - 1, d.m - 1, d.n - 1}};
+  std::vector<std::array<int64_t, 3>> at = {{0, 0, 0},
+                                            {0, d.m - 1, d.n - 1},
+                                            {0, 0, d.n - 1},
+                                            {0, d.m - 1, 0},
+                                            {d.batch - 1, d.m - 1, d.n - 1}};
   for (int i = 0; i < count; ++i)
-    at.push_back({int64_t(rng() % d.batch), int64_t(rng() % d.m), int64_t(rng() % d.n)});
+    at.push_back(
+        {int64_t(rng() % d.batch), int64_t(rng() % d.m), int64_t(rng() % d.n)});
   return at;
 }
 
@@ -181,22 +187,26 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
   // float64 on sampled entries, each within its own bound (docs/tolerances.md).
   MatmulNorms norms = matmulNorms(d, a, b);
   auto at = sampleEntries(d, s.seed ^ 0x5eed, 1000);
-  double worstOverBound = 0, worstRel = 0, rateGot = 0, rateRef = 0, errSq = 0, refSq = 0;
+  double worstOverBound = 0, worstRel = 0, rateGot = 0, rateRef = 0, errSq = 0,
+         refSq = 0;
   int64_t badSamples = 0;
   for (auto [z, i, j] : at) {
-    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j, d.ldbT);
+    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z,
+                                i, j, d.ldbT);
     double g = got[(z * d.m + i) * d.n + j];
     double bound = matmulErrorBound(e, d.k, d.precision);
     double err = std::fabs(g - e.value);
     double over = std::isnan(err) ? INFINITY : err / (kBoundSafety * bound);
     worstOverBound = std::max(worstOverBound, over);
     badSamples += !(over <= 1);
-    worstRel = std::max(worstRel, std::isnan(err) ? INFINITY : err / std::max(e.absSum, 1e-30));
+    worstRel = std::max(
+        worstRel, std::isnan(err) ? INFINITY : err / std::max(e.absSum, 1e-30));
     // (An entry whose row or column is all zeros has scale 0 and is exact.)
     double scale = norms.scale(d, z, i, j);
     if (scale > 0) {
       rateGot = std::max(rateGot, bound / scale);
-      rateRef = std::max(rateRef, matmulErrorBound(e, d.k, cublasPrecision(d)) / scale);
+      rateRef = std::max(rateRef,
+                         matmulErrorBound(e, d.k, cublasPrecision(d)) / scale);
     }
     errSq += (g - e.value) * (g - e.value);
     refSq += e.value * e.value;
@@ -212,9 +222,11 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
     for (int64_t i = 0; i < d.m; ++i)
       for (int64_t j = 0; j < d.n; ++j) {
         int64_t idx = (z * d.m + i) * d.n + j;
-        double allowed = kBoundSafety * (rateGot + rateRef) * norms.scale(d, z, i, j);
+        double allowed =
+            kBoundSafety * (rateGot + rateRef) * norms.scale(d, z, i, j);
         double err = std::fabs(double(got[idx]) - double(want[idx]));
-        double over = std::isnan(err) ? INFINITY : (err == 0 ? 0 : err / allowed);
+        double over =
+            std::isnan(err) ? INFINITY : (err == 0 ? 0 : err / allowed);
         worstVsCublas = std::max(worstVsCublas, over);
         if (!(over <= 1)) {
           if (firstBad < 0)
@@ -234,12 +246,13 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
   c.maxErr = worstRel;
   c.ok = badSamples == 0 && badEntries == 0;
   char buf[400];
-  snprintf(buf, sizeof buf,
-           "float64 on %zu entries: relative error %.2e, max |err|/sum|ab| %.2e, "
-           "worst entry at %.2f of its bound (x%.0f); vs cuBLAS %s: relative "
-           "Frobenius %.2e, worst entry at %.2f of its bound",
-           at.size(), relNorm, worstRel, worstOverBound, kBoundSafety,
-           d.precision == "tf32" ? "tf32" : "fp32", frob, worstVsCublas);
+  snprintf(
+      buf, sizeof buf,
+      "float64 on %zu entries: relative error %.2e, max |err|/sum|ab| %.2e, "
+      "worst entry at %.2f of its bound (x%.0f); vs cuBLAS %s: relative "
+      "Frobenius %.2e, worst entry at %.2f of its bound",
+      at.size(), relNorm, worstRel, worstOverBound, kBoundSafety,
+      d.precision == "tf32" ? "tf32" : "fp32", frob, worstVsCublas);
   c.detail = buf;
   if (badEntries) {
     snprintf(buf, sizeof buf, "; %lld entries outside it, first at %lld",
@@ -258,21 +271,25 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
   int64_t rows = out.elements() / last;
   bool softmax = kernelHasOp(m, k, "kb.softmax");
   bool dropout = kernelHasOp(m, k, "kb.dropout");
-  c.method = softmax ? "softmax vs float64, every element within its propagated "
-                       "fp32 error bound; row sums"
-                     : "elementwise chain vs float64, every element within its "
-                       "propagated fp32 error bound";
+  c.method = softmax
+                 ? "softmax vs float64, every element within its propagated "
+                   "fp32 error bound; row sums"
+                 : "elementwise chain vs float64, every element within its "
+                   "propagated fp32 error bound";
   if (dropout)
     c.method += "; dropout mask vs CPU Philox4x32-10";
   const std::vector<float> &got = s.host.at(out.name);
 
-  unsigned workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  unsigned workers =
+      std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
   int64_t per = (rows + workers - 1) / workers;
   std::vector<Comparison> parts(workers);
-  std::vector<int64_t> maskMismatch(workers, 0), zeros(workers, 0), badRows(workers, 0);
+  std::vector<int64_t> maskMismatch(workers, 0), zeros(workers, 0),
+      badRows(workers, 0);
   std::vector<double> rowSumErr(workers, 0.0), rowSumOver(workers, 0.0);
   // Row sums are 1 only when the softmax is the kernel's last op.
-  const bool softmaxLast = softmax && m.program[k.ops.back()].op == "kb.softmax";
+  const bool softmaxLast =
+      softmax && m.program[k.ops.back()].op == "kb.softmax";
   std::vector<std::string> errors(workers);
   std::vector<std::thread> threads;
   for (unsigned w = 0; w < workers; ++w) {
@@ -307,7 +324,8 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
         }
         const HostTensor &ref = vals.at(out.name);
         const float *g = got.data() + r0 * last;
-        parts[w] = compareWithBound(g, ref.data.data(), ref.err, (r1 - r0) * last);
+        parts[w] =
+            compareWithBound(g, ref.data.data(), ref.err, (r1 - r0) * last);
         if (parts[w].firstBad >= 0)
           parts[w].firstBad += r0 * last;
         // A row of a softmax sums to 1 within the sum of its elements'
@@ -322,7 +340,8 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
           if (!std::isfinite(allowed))
             continue;
           rowSumErr[w] = std::max(rowSumErr[w], std::isnan(e) ? INFINITY : e);
-          rowSumOver[w] = std::max(rowSumOver[w], std::isnan(e) ? INFINITY : e / allowed);
+          rowSumOver[w] =
+              std::max(rowSumOver[w], std::isnan(e) ? INFINITY : e / allowed);
           badRows[w] += !(e <= allowed);
         }
         if (dropout)
@@ -334,7 +353,8 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
             // A reference that is 0 with a bound (a relu of a value within
             // its error of 0, a kept GELU output that underflows) is left
             // to the value comparison above.
-            maskMismatch[w] += ref.data[i] == 0.0 && ref.errAt(i) == 0.0 && g[i] != 0.0f;
+            maskMismatch[w] +=
+                ref.data[i] == 0.0 && ref.errAt(i) == 0.0 && g[i] != 0.0f;
           }
       } catch (const std::exception &e) {
         errors[w] = e.what();
@@ -358,11 +378,12 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
   c.extra["max_rel_error"] = all.maxRelErr;
   c.extra["max_error_over_bound"] = all.maxErrOverBound;
   char buf[512];
-  snprintf(buf, sizeof buf,
-           "%lld elements, max abs err %.2e, max rel err %.2e, worst element at "
-           "%.2f of its bound (x%.0f)",
-           (long long)all.checked, all.maxAbsErr, all.maxRelErr, all.maxErrOverBound,
-           kBoundSafety);
+  snprintf(
+      buf, sizeof buf,
+      "%lld elements, max abs err %.2e, max rel err %.2e, worst element at "
+      "%.2f of its bound (x%.0f)",
+      (long long)all.checked, all.maxAbsErr, all.maxRelErr, all.maxErrOverBound,
+      kBoundSafety);
   c.detail = buf;
   if (all.unbounded) {
     snprintf(buf, sizeof buf, "; %lld unchecked (fp32 may overflow there)",
@@ -371,8 +392,10 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
   }
   if (all.bad) {
     snprintf(buf, sizeof buf,
-             "; %lld outside their bound, first at %lld: got %.8g, want %.8g, allowed +-%.2e",
-             (long long)all.bad, (long long)all.firstBad, all.got, all.want, all.allowed);
+             "; %lld outside their bound, first at %lld: got %.8g, want %.8g, "
+             "allowed +-%.2e",
+             (long long)all.bad, (long long)all.firstBad, all.got, all.want,
+             all.allowed);
     c.detail += buf;
   }
   if (softmaxLast) {
@@ -385,7 +408,8 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
     }
     c.extra["max_row_sum_error"] = rs;
     c.extra["row_sums_outside_bound"] = bad;
-    snprintf(buf, sizeof buf, "; row sums within %.1e of 1 (%.2f of their bound)", rs, over);
+    snprintf(buf, sizeof buf,
+             "; row sums within %.1e of 1 (%.2f of their bound)", rs, over);
     c.detail += buf;
     c.ok = c.ok && bad == 0;
   }
@@ -401,7 +425,8 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
     for (size_t i : k.ops)
       if (m.program[i].op == "kb.dropout")
         c.extra["p"] = m.program[i].attrDouble("p", 0);
-    snprintf(buf, sizeof buf, "; dropout zeroed %.4f%% (p = %.4g), mask mismatches %lld",
+    snprintf(buf, sizeof buf,
+             "; dropout zeroed %.4f%% (p = %.4g), mask mismatches %lld",
              100 * frac, c.extra["p"].get<double>(), (long long)mm);
     c.detail += buf;
     c.ok = c.ok && mm == 0;
@@ -437,12 +462,14 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   int64_t badSamples = 0;
   for (auto [z, i, j] : at) {
     int64_t flat = (z * d.m + i) * d.n + j;
-    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z, i, j, d.ldbT);
+    MatmulEntry e = matmulEntry(a.data(), b.data(), d.m, d.n, d.k, d.transB, z,
+                                i, j, d.ldbT);
     double bound = matmulErrorBound(e, d.k, d.precision);
     double scale = norms.scale(d, z, i, j);
     if (scale > 0) {
       rateGot = std::max(rateGot, bound / scale);
-      rateRef = std::max(rateRef, matmulErrorBound(e, d.k, cublasPrecision(d)) / scale);
+      rateRef = std::max(rateRef,
+                         matmulErrorBound(e, d.k, cublasPrecision(d)) / scale);
     }
     std::map<std::string, HostTensor> one;
     one[mmOp.output] = HostTensor{{1}, {e.value}, {bound}};
@@ -457,7 +484,8 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
           continue;
         }
         const Buffer &buf = m.buffer(in);
-        double v = buf.elements() == out.elements() ? s.host.at(in)[flat] : s.host.at(in)[j];
+        double v = buf.elements() == out.elements() ? s.host.at(in)[flat]
+                                                    : s.host.at(in)[j];
         owned.push_back(HostTensor{{1}, {v}, {}});
         ins.push_back(&owned.back());
       }
@@ -466,7 +494,8 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
     const HostTensor &r = one.at(out.name);
     Comparison cmp = compareWithBound(&got[flat], r.data.data(), r.err, 1);
     badSamples += cmp.bad;
-    worst = std::max(worst, cmp.bad ? std::max(cmp.maxErrOverBound, 1.0) : cmp.maxErrOverBound);
+    worst = std::max(worst, cmp.bad ? std::max(cmp.maxErrOverBound, 1.0)
+                                    : cmp.maxErrOverBound);
     double err = std::fabs(got[flat] - r.data[0]) / std::max(e.absSum, 1e-30);
     worstRel = std::max(worstRel, std::isnan(err) ? INFINITY : err);
   }
@@ -480,7 +509,8 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   for (int64_t z = 0; z < d.batch; ++z)
     for (int64_t i = 0; i < d.m; ++i)
       for (int64_t j = 0; j < d.n; ++j)
-        p0.err[(z * d.m + i) * d.n + j] = (rateGot + rateRef) * norms.scale(d, z, i, j);
+        p0.err[(z * d.m + i) * d.n + j] =
+            (rateGot + rateRef) * norms.scale(d, z, i, j);
   vals[mmOp.output] = std::move(p0);
   auto input = [&](const std::string &name) -> const HostTensor & {
     if (!vals.count(name))
@@ -508,15 +538,17 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   c.maxErr = worstRel;
   c.ok = badSamples == 0 && all.ok();
   char buf[400];
-  snprintf(buf, sizeof buf,
-           "float64 on %zu entries through the epilogue: worst at %.2f of its "
-           "bound (x%.0f), max |err|/sum|ab| %.2e; cuBLAS %s + float64 epilogue: "
-           "relative Frobenius %.2e, worst element at %.2f of its bound",
-           at.size(), worst, kBoundSafety, worstRel,
-           d.precision == "tf32" ? "tf32" : "fp32", frob, all.maxErrOverBound);
+  snprintf(
+      buf, sizeof buf,
+      "float64 on %zu entries through the epilogue: worst at %.2f of its "
+      "bound (x%.0f), max |err|/sum|ab| %.2e; cuBLAS %s + float64 epilogue: "
+      "relative Frobenius %.2e, worst element at %.2f of its bound",
+      at.size(), worst, kBoundSafety, worstRel,
+      d.precision == "tf32" ? "tf32" : "fp32", frob, all.maxErrOverBound);
   c.detail = buf;
   if (all.bad) {
-    snprintf(buf, sizeof buf, "; %lld outside it, first at %lld: got %.8g, want %.8g",
+    snprintf(buf, sizeof buf,
+             "; %lld outside it, first at %lld: got %.8g, want %.8g",
              (long long)all.bad, (long long)all.firstBad, all.got, all.want);
     c.detail += buf;
   }
@@ -539,7 +571,8 @@ static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
   const std::vector<float> &x = s.host.at(op.inputs[0]);
   const std::vector<float> &got = s.host.at(k.args.back());
   size_t r = in.shape.size();
-  int64_t batch = r == 3 ? in.shape[0] : 1, rows = in.shape[r - 2], cols = in.shape[r - 1];
+  int64_t batch = r == 3 ? in.shape[0] : 1, rows = in.shape[r - 2],
+          cols = in.shape[r - 1];
   // The output's rows: `rows` long, or padded with zeros (kb.transpose pad).
   int64_t ld = s.manifest.buffer(op.output).shape.back();
   int64_t bad = 0, firstBad = -1;
@@ -560,11 +593,13 @@ static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
   c.extra["elements"] = batch * cols * ld;
   c.extra["mismatches"] = bad;
   char buf[200];
-  snprintf(buf, sizeof buf, "%lld elements%s, %lld differ", (long long)(batch * cols * ld),
+  snprintf(buf, sizeof buf, "%lld elements%s, %lld differ",
+           (long long)(batch * cols * ld),
            ld != rows ? " (padding zeros included)" : "", (long long)bad);
   c.detail = buf;
   if (bad) {
-    snprintf(buf, sizeof buf, "; first at output index %lld", (long long)firstBad);
+    snprintf(buf, sizeof buf, "; first at output index %lld",
+             (long long)firstBad);
     c.detail += buf;
   }
   return c;

@@ -29,12 +29,14 @@ static void loadDriver() {
     return;
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h)
-    throw DeviceError("no NVIDIA driver on this machine (libcuda.so.1 not found): no GPU to run on",
+    throw DeviceError("no NVIDIA driver on this machine (libcuda.so.1 not "
+                      "found): no GPU to run on",
                       true);
 #define KB_DRIVER_LOAD(fn)                                                     \
   gDriver.fn = reinterpret_cast<decltype(&::fn)>(dlsym(h, KB_XSTR(fn)));       \
   if (!gDriver.fn)                                                             \
-    throw DeviceError(std::string("the NVIDIA driver lacks ") + KB_XSTR(fn), true);
+    throw DeviceError(std::string("the NVIDIA driver lacks ") + KB_XSTR(fn),   \
+                      true);
   KB_DRIVER_FUNCTIONS(KB_DRIVER_LOAD)
 #undef KB_DRIVER_LOAD
 #define KB_DRIVER_LOAD_OPTIONAL(fn)                                            \
@@ -69,13 +71,15 @@ DeviceInfo openDevice(int ordinal) {
   if (count == 0)
     throw DeviceError("no CUDA GPU found", true);
   if (ordinal < 0 || ordinal >= count)
-    throw DeviceError("device " + std::to_string(ordinal) + " does not exist (" +
-                          std::to_string(count) + " GPU(s) present)",
+    throw DeviceError("device " + std::to_string(ordinal) +
+                          " does not exist (" + std::to_string(count) +
+                          " GPU(s) present)",
                       true);
   CUdevice dev;
   check(gDriver.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
   CUcontext ctx;
-  check(gDriver.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check(gDriver.cuDevicePrimaryCtxRetain(&ctx, dev),
+        "cuDevicePrimaryCtxRetain");
   check(gDriver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
   DeviceInfo info;
   char name[256] = {0};
@@ -90,9 +94,11 @@ DeviceInfo openDevice(int ordinal) {
   info.minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   info.smCount = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   info.l2Bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-  info.maxSharedOptin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  info.maxSharedOptin =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   info.regsPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
-  info.maxThreadsPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  info.maxThreadsPerSM =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
   return info;
 }
 
@@ -137,9 +143,9 @@ static std::string readFile(const std::string &path) {
   return ss.str();
 }
 
-LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath,
-                        const std::string &name, int dynamicShared,
-                        int clusterBlocks) {
+LoadedKernel loadKernel(const std::string &cubinPath,
+                        const std::string &ptxPath, const std::string &name,
+                        int dynamicShared, int clusterBlocks) {
   LoadedKernel k;
   CUresult r = CUDA_ERROR_INVALID_IMAGE;
   if (!cubinPath.empty()) {
@@ -150,7 +156,8 @@ LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath
   if (r != CUDA_SUCCESS) {
     std::string ptx = readFile(ptxPath);
     char log[8192] = {0};
-    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER,
+                           CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[] = {log, reinterpret_cast<void *>(sizeof(log))};
     r = gDriver.cuModuleLoadDataEx(&k.module, ptx.c_str(), 2, opts, vals);
     if (r != CUDA_SUCCESS)
@@ -160,23 +167,24 @@ LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath
   check(gDriver.cuModuleGetFunction(&k.function, k.module, name.c_str()),
         ("cuModuleGetFunction(" + name + ")").c_str());
   if (dynamicShared > 48 * 1024)
-    check(gDriver.cuFuncSetAttribute(k.function,
-                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                             dynamicShared),
+    check(gDriver.cuFuncSetAttribute(
+              k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              dynamicShared),
           ("raising the shared-memory limit of " + name).c_str());
   if (clusterBlocks > 8)
-    check(gDriver.cuFuncSetAttribute(
-              k.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
-          ("allowing clusters of " + std::to_string(clusterBlocks) + " blocks for " +
-           name + " (the device may not support more than 8)")
-              .c_str());
+    check(
+        gDriver.cuFuncSetAttribute(
+            k.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+        ("allowing clusters of " + std::to_string(clusterBlocks) +
+         " blocks for " + name + " (the device may not support more than 8)")
+            .c_str());
   return k;
 }
 
-std::array<unsigned char, 128> encodeTensorMap(CUdeviceptr base,
-                                               const std::vector<int64_t> &shape,
-                                               const std::vector<int64_t> &dims,
-                                               const std::vector<int64_t> &box) {
+std::array<unsigned char, 128>
+encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
+                const std::vector<int64_t> &dims,
+                const std::vector<int64_t> &box) {
   // The driver lists axes innermost first; strides (bytes) for all but the
   // innermost.
   cuuint32_t rank = static_cast<cuuint32_t>(dims.size());
@@ -194,15 +202,17 @@ std::array<unsigned char, 128> encodeTensorMap(CUdeviceptr base,
   }
   static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
   if (!gDriver.cuTensorMapEncodeTiled)
-    throw DeviceError("the NVIDIA driver lacks cuTensorMapEncodeTiled: this bundle's TMA "
-                      "kernels need a CUDA 12 or newer driver (compile without chip=sm_90a, "
-                      "or with copy = \"cp_async\")");
+    throw DeviceError(
+        "the NVIDIA driver lacks cuTensorMapEncodeTiled: this bundle's TMA "
+        "kernels need a CUDA 12 or newer driver (compile without chip=sm_90a, "
+        "or with copy = \"cp_async\")");
   CUtensorMap map;
   check(gDriver.cuTensorMapEncodeTiled(
-            &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, reinterpret_cast<void *>(base),
-            globalDim, globalStrides, boxDim, elementStrides,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+            &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank,
+            reinterpret_cast<void *>(base), globalDim, globalStrides, boxDim,
+            elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cuTensorMapEncodeTiled");
   std::array<unsigned char, 128> out;
   std::memcpy(out.data(), &map, sizeof map);
@@ -237,8 +247,8 @@ bool isCluster(const int64_t cluster[3]) {
 }
 } // namespace
 
-void launch(const LoadedKernel &k, const int64_t grid[3], const int64_t block[3],
-            const int64_t cluster[3], int dynamicShared,
+void launch(const LoadedKernel &k, const int64_t grid[3],
+            const int64_t block[3], const int64_t cluster[3], int dynamicShared,
             const std::vector<CUdeviceptr> &args) {
   std::vector<CUdeviceptr> values(args);
   std::vector<void *> ptrs;
@@ -251,8 +261,8 @@ void launch(const LoadedKernel &k, const int64_t grid[3], const int64_t block[3]
     return;
   }
   check(gDriver.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block[0],
-                       block[1], block[2], dynamicShared, nullptr, ptrs.data(),
-                       nullptr),
+                               block[1], block[2], dynamicShared, nullptr,
+                               ptrs.data(), nullptr),
         "cuLaunchKernel");
 }
 
@@ -276,7 +286,8 @@ Timing timeWithEvents(const std::function<void()> &body, int warmup,
   check(gDriver.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   std::vector<double> times;
   double total = 0;
-  while ((int)times.size() < minRuns || (total < minMillis && times.size() < 10000)) {
+  while ((int)times.size() < minRuns ||
+         (total < minMillis && times.size() < 10000)) {
     if (flush)
       flush->fillBytes(static_cast<unsigned char>(times.size() & 0xff));
     check(gDriver.cuEventRecord(start, nullptr), "cuEventRecord");
@@ -304,8 +315,8 @@ double measureCopyBandwidth() {
   DeviceBuffer a(bytes), b(bytes);
   a.fillBytes(1);
   Timing t = timeWithEvents(
-      [&] { check(gDriver.cuMemcpyDtoD(b.ptr, a.ptr, bytes), "cuMemcpyDtoD"); }, 2, 10,
-      0, nullptr);
+      [&] { check(gDriver.cuMemcpyDtoD(b.ptr, a.ptr, bytes), "cuMemcpyDtoD"); },
+      2, 10, 0, nullptr);
   return 2.0 * bytes / (t.median * 1e-3) / 1e9;
 }
 
@@ -314,8 +325,8 @@ Timing timeCopyOfSize(double movedBytes, DeviceBuffer *flush) {
   DeviceBuffer a(bytes), b(bytes);
   a.fillBytes(1);
   return timeWithEvents(
-      [&] { check(gDriver.cuMemcpyDtoD(b.ptr, a.ptr, bytes), "cuMemcpyDtoD"); }, 2, 20,
-      100, flush);
+      [&] { check(gDriver.cuMemcpyDtoD(b.ptr, a.ptr, bytes), "cuMemcpyDtoD"); },
+      2, 20, 100, flush);
 }
 
 } // namespace kb::runtime

@@ -24,16 +24,19 @@ void fillRandom(std::vector<float> &v, const Buffer &b, uint64_t seed) {
   const int64_t chunk = 1 << 20;
   int64_t n = static_cast<int64_t>(v.size());
   int64_t chunks = (n + chunk - 1) / chunk;
-  unsigned workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  unsigned workers =
+      std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
   std::vector<std::thread> ts;
-  uint64_t h = std::hash<std::string>()(b.name) ^ (seed * 0x9E3779B97F4A7C15ull);
+  uint64_t h =
+      std::hash<std::string>()(b.name) ^ (seed * 0x9E3779B97F4A7C15ull);
   for (unsigned w = 0; w < workers; ++w)
     ts.emplace_back([&, w] {
       for (int64_t c = w; c < chunks; c += workers) {
         std::mt19937_64 rng(h + c * 0x632BE59BD9B4E019ull);
         int64_t end = std::min(n, (c + 1) * chunk);
         if (b.dist == "uniform") {
-          std::uniform_real_distribution<float> d(b.mean - b.std, b.mean + b.std);
+          std::uniform_real_distribution<float> d(b.mean - b.std,
+                                                  b.mean + b.std);
           for (int64_t i = c * chunk; i < end; ++i)
             v[i] = d(rng);
         } else {
@@ -47,7 +50,6 @@ void fillRandom(std::vector<float> &v, const Buffer &b, uint64_t seed) {
     t.join();
 }
 
-
 RunState prepare(const Manifest &m, const Options &o,
                  const std::map<std::string, NpyArray> &given, int smCount) {
   RunState s;
@@ -58,13 +60,15 @@ RunState prepare(const Manifest &m, const Options &o,
     // Checked again (the files may have changed since validateOffline).
     std::string where = "kernels[" + std::to_string(i) + "]";
     std::string ptx = s.manifest.filePath(k.ptx, where + ".ptx");
-    std::string cubin = k.cubin.empty() ? "" : s.manifest.filePath(k.cubin, where + ".cubin");
+    std::string cubin =
+        k.cubin.empty() ? "" : s.manifest.filePath(k.cubin, where + ".cubin");
     s.kernels.push_back(loadKernel(cubin, ptx, k.name, k.dynamicSharedBytes,
                                    static_cast<int>(k.clusterBlocks())));
     s.maxClusters.push_back(
         k.clusterBlocks() > 1
             ? maxActiveClusters(s.kernels.back(), k.grid.data(), k.block.data(),
-                                k.cluster.data(), static_cast<int>(k.dynamicSharedBytes))
+                                k.cluster.data(),
+                                static_cast<int>(k.dynamicSharedBytes))
             : 0);
     if (k.clusterBlocks() > 1 && s.maxClusters.back() == 0)
       throw DeviceError("kernel " + k.name + " cannot launch: a cluster of " +
@@ -81,11 +85,13 @@ RunState prepare(const Manifest &m, const Options &o,
     if (k.coResidentBlocks > 1) {
       int64_t resident = int64_t(perSM) * smCount;
       if (resident < k.coResidentBlocks)
-        throw DeviceError("kernel " + k.name + " needs " +
-                          std::to_string(k.coResidentBlocks) +
-                          " blocks resident at once (they wait for each other); this "
-                          "device holds " + std::to_string(resident) +
-                          ": compile with fewer blocks per row (#kb.config cluster)");
+        throw DeviceError(
+            "kernel " + k.name + " needs " +
+            std::to_string(k.coResidentBlocks) +
+            " blocks resident at once (they wait for each other); this "
+            "device holds " +
+            std::to_string(resident) +
+            ": compile with fewer blocks per row (#kb.config cluster)");
     }
   }
   for (const Buffer &b : s.manifest.buffers) {
@@ -110,8 +116,8 @@ RunState prepare(const Manifest &m, const Options &o,
     if (b.role != "tensor_map")
       continue;
     const TensorMapSpec &tm = b.tensorMap;
-    auto bytes = encodeTensorMap(s.dev.at(tm.of).ptr, s.manifest.buffer(tm.of).shape,
-                                 tm.dims, tm.box);
+    auto bytes = encodeTensorMap(
+        s.dev.at(tm.of).ptr, s.manifest.buffer(tm.of).shape, tm.dims, tm.box);
     std::memcpy(s.host.at(b.name).data(), bytes.data(), bytes.size());
     s.dev.at(b.name).upload(bytes.data());
   }

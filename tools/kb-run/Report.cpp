@@ -30,70 +30,91 @@ int printReport(const json &report, const std::vector<KernelCheck> &results,
     std::cout << report.dump(2) << "\n";
     return allOk ? 0 : 3;
   }
-  std::cout << "kb-run " << o.bundle << " on " << dev.name << " (" << dev.arch() << ", "
-            << dev.smCount << " SMs)\n";
+  std::cout << "kb-run " << o.bundle << " on " << dev.name << " (" << dev.arch()
+            << ", " << dev.smCount << " SMs)\n";
   for (size_t i = 0; i < kernels.size(); ++i) {
     const json &k = kernels[i];
-    printf("  kernel %-36s grid %lldx%lldx%lld block %lld  regs %d  smem %d B  spills %d B  "
+    printf("  kernel %-36s grid %lldx%lldx%lld block %lld  regs %d  smem %d B  "
+           "spills %d B  "
            "occupancy %.0f%% (%s)  tensor cores: %s\n",
-           k["name"].get<std::string>().c_str(), (long long)k["grid"][0].get<int64_t>(),
-           (long long)k["grid"][1].get<int64_t>(), (long long)k["grid"][2].get<int64_t>(),
+           k["name"].get<std::string>().c_str(),
+           (long long)k["grid"][0].get<int64_t>(),
+           (long long)k["grid"][1].get<int64_t>(),
+           (long long)k["grid"][2].get<int64_t>(),
            (long long)k["block"][0].get<int64_t>(), k["registers"].get<int>(),
            k["shared_bytes"].get<int>(), k["spill_bytes"].get<int>(),
-           100 * k["occupancy"].get<double>(), k["occupancy_limiter"].get<std::string>().c_str(),
+           100 * k["occupancy"].get<double>(),
+           k["occupancy_limiter"].get<std::string>().c_str(),
            k["tensor_cores"].get<bool>() ? "yes" : "no");
     if (k["max_active_clusters"].get<int>() > 0)
-      printf("    clusters of %lldx%lldx%lld blocks, at most %d resident at once\n",
-             (long long)k["cluster"][0].get<int64_t>(), (long long)k["cluster"][1].get<int64_t>(),
-             (long long)k["cluster"][2].get<int64_t>(), k["max_active_clusters"].get<int>());
-    printf("    check: %s: %s\n", results[i].ok ? "OK" : "WRONG", results[i].detail.c_str());
+      printf("    clusters of %lldx%lldx%lld blocks, at most %d resident at "
+             "once\n",
+             (long long)k["cluster"][0].get<int64_t>(),
+             (long long)k["cluster"][1].get<int64_t>(),
+             (long long)k["cluster"][2].get<int64_t>(),
+             k["max_active_clusters"].get<int>());
+    printf("    check: %s: %s\n", results[i].ok ? "OK" : "WRONG",
+           results[i].detail.c_str());
     if (k.contains("ncu_bound"))
-      printf("    ncu: DRAM %.0f%%, SM %.0f%% of peak -> %s-bound; achieved occupancy %.0f%%; "
+      printf("    ncu: DRAM %.0f%%, SM %.0f%% of peak -> %s-bound; achieved "
+             "occupancy %.0f%%; "
              "registers %.0f (ptxas: %d); tensor pipe %.1f%% (%s; kb: %s)\n",
              k["ncu_dram_pct"].get<double>(), k["ncu_sm_pct"].get<double>(),
              k["ncu_bound"].get<std::string>().c_str(),
-             k["ncu_achieved_occupancy_pct"].get<double>(), k["ncu_registers"].get<double>(),
-             k["registers"].get<int>(), k["ncu_tensor_pipe_pct"].get<double>(),
+             k["ncu_achieved_occupancy_pct"].get<double>(),
+             k["ncu_registers"].get<double>(), k["registers"].get<int>(),
+             k["ncu_tensor_pipe_pct"].get<double>(),
              k["ncu_tensor_cores"].get<bool>() ? "used" : "idle",
              k["tensor_cores"].get<bool>() ? "used" : "idle");
   }
   if (report.contains("ncu") && report["ncu"].contains("error"))
     std::cout << "  ncu: " << report["ncu"]["error"].get<std::string>() << "\n";
   if (!allOk) {
-    std::cout << "  RESULT WRONG: a kernel failed its check; no time is reported\n";
+    std::cout
+        << "  RESULT WRONG: a kernel failed its check; no time is reported\n";
     return 3;
   }
   if (o.noTime)
     return 0;
-  printf("  time: %s, L2 flushed between runs\n", fmtMs(Timing{
-      report["time"]["median_ms"], report["time"]["min_ms"], report["time"]["max_ms"],
-      report["time"]["runs"]}).c_str());
+  printf("  time: %s, L2 flushed between runs\n",
+         fmtMs(Timing{report["time"]["median_ms"], report["time"]["min_ms"],
+                      report["time"]["max_ms"], report["time"]["runs"]})
+             .c_str());
   for (const json &k : report["kernels"])
     if (k.contains("time_alone"))
       printf("    %s alone: median %.4f ms (%.0f%% of the whole)\n",
-             k["name"].get<std::string>().c_str(), k["time_alone"]["median_ms"].get<double>(),
+             k["name"].get<std::string>().c_str(),
+             k["time_alone"]["median_ms"].get<double>(),
              100 * k["time_alone"]["median_ms"].get<double>() /
                  report["time"]["median_ms"].get<double>());
-  printf("  bytes: minimal %.1f MB, kernels move about %.1f MB (%.2fx); %.0f GB/s = %.0f%% of "
+  printf("  bytes: minimal %.1f MB, kernels move about %.1f MB (%.2fx); %.0f "
+         "GB/s = %.0f%% of "
          "copy (%.0f GB/s, this run)\n",
-         minBytes / 1e6, moved / 1e6, moved / minBytes, report["achieved_gbs"].get<double>(),
+         minBytes / 1e6, moved / 1e6, moved / minBytes,
+         report["achieved_gbs"].get<double>(),
          100 * report["fraction_of_copy"].get<double>(), copyBw);
-  if (report.contains("copy_same_size") && report["copy_same_size"].contains("error")) {
+  if (report.contains("copy_same_size") &&
+      report["copy_same_size"].contains("error")) {
     printf("  a copy of the same bytes: not timed (%s)\n",
            report["copy_same_size"]["error"].get<std::string>().c_str());
   } else if (report.contains("copy_same_size")) {
     const json &c = report["copy_same_size"];
-    printf("  a copy of the same bytes, timed the same way: %.4f ms = %.0f%% of the 1 GiB copy's "
+    printf("  a copy of the same bytes, timed the same way: %.4f ms = %.0f%% "
+           "of the 1 GiB copy's "
            "rate; kb at %.0f%% of it\n",
-           c["time"]["median_ms"].get<double>(), 100 * c["fraction_of_copy"].get<double>(),
+           c["time"]["median_ms"].get<double>(),
+           100 * c["fraction_of_copy"].get<double>(),
            100 * report["fraction_of_same_size_copy"].get<double>());
   }
   if (flops > 0)
-    printf("  compute: %.1f TFLOP/s\n", report["achieved_tflops"].get<double>());
+    printf("  compute: %.1f TFLOP/s\n",
+           report["achieved_tflops"].get<double>());
   for (auto &b : report["baselines"])
-    printf("  vs %s: %s -> kb is %.2fx %s\n", b["name"].get<std::string>().c_str(),
-           fmtMs(Timing{b["time"]["median_ms"], b["time"]["min_ms"], b["time"]["max_ms"],
-                        b["time"]["runs"]}).c_str(),
+    printf("  vs %s: %s -> kb is %.2fx %s\n",
+           b["name"].get<std::string>().c_str(),
+           fmtMs(Timing{b["time"]["median_ms"], b["time"]["min_ms"],
+                        b["time"]["max_ms"], b["time"]["runs"]})
+               .c_str(),
            b["kb_speedup"].get<double>(), "its speed");
   printf("  verdict: %s\n", report["verdict"].get<std::string>().c_str());
   return 0;

@@ -99,7 +99,8 @@ double minimalBytes(const Manifest &m);
 nlohmann::json staticSignals(const RunState &s);
 /// Runs the kernels under ncu and adds its metrics to `kernels`; returns
 /// what ncu gave (or {"error": ...}).
-nlohmann::json addNcuSignals(const Options &o, const Manifest &m, nlohmann::json &kernels);
+nlohmann::json addNcuSignals(const Options &o, const Manifest &m,
+                             nlohmann::json &kernels);
 
 // Timing.cpp
 nlohmann::json timingJson(const Timing &t);
@@ -107,8 +108,8 @@ std::string fmtMs(const Timing &t);
 /// Times the program (only when every check passed and timing is on),
 /// against cuBLAS and the --baseline bundle, and classifies the result.
 void timeAndCompare(RunState &s, const Options &o, const Offline &off,
-                    const DeviceInfo &dev, const nlohmann::json &calibration, bool allOk,
-                    nlohmann::json &report, Progress &progress);
+                    const DeviceInfo &dev, const nlohmann::json &calibration,
+                    bool allOk, nlohmann::json &report, Progress &progress);
 
 // Calibrate.cpp
 nlohmann::json loadCalibration(const std::string &device);
@@ -116,8 +117,9 @@ int calibrate(const DeviceInfo &dev, const Options &o);
 
 // Report.cpp
 /// The human-readable report; returns the exit code.
-int printReport(const nlohmann::json &report, const std::vector<KernelCheck> &results,
-                const Options &o, const DeviceInfo &dev);
+int printReport(const nlohmann::json &report,
+                const std::vector<KernelCheck> &results, const Options &o,
+                const DeviceInfo &dev);
 
 } // namespace kb::runtime
 

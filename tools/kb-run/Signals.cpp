@@ -40,7 +40,8 @@ double modelledBytes(const Manifest &m, const Kernel &k) {
   bool matmul = false;
   for (size_t i : k.ops)
     matmul |= m.program[i].op == "kb.matmul";
-  if (matmul && std::regex_search(k.config, match, std::regex("block = \\[(\\d+), (\\d+)"))) {
+  if (matmul && std::regex_search(k.config, match,
+                                  std::regex("block = \\[(\\d+), (\\d+)"))) {
     MatmulDims d = matmulDims(m, k);
     // The config is text from the bundle: a block size that does not parse
     // as a small positive number leaves the simple model below.
@@ -51,8 +52,9 @@ double modelledBytes(const Manifest &m, const Kernel &k) {
     } catch (const std::exception &) {
     }
     if (bm >= 1 && bn >= 1 && bm <= 1 << 20 && bn <= 1 << 20)
-        return 4.0 * d.batch *
-             (d.m * d.k * std::ceil(d.n / bn) + d.k * d.n * std::ceil(d.m / bm) + d.m * d.n);
+      return 4.0 * d.batch *
+             (d.m * d.k * std::ceil(d.n / bn) +
+              d.k * d.n * std::ceil(d.m / bm) + d.m * d.n);
   }
   for (size_t i = 0; i < k.args.size(); ++i) {
     if (!m.buffer(k.args[i]).isData())
@@ -84,11 +86,13 @@ json staticSignals(const RunState &s) {
   json kernels = json::array();
   for (size_t i = 0; i < s.manifest.kernels.size(); ++i) {
     const Kernel &k = s.manifest.kernels[i];
-    int shared = k.resources.sharedStaticBytes + static_cast<int>(k.dynamicSharedBytes);
+    int shared =
+        k.resources.sharedStaticBytes + static_cast<int>(k.dynamicSharedBytes);
     Occupancy occ = theoreticalOccupancy(static_cast<int>(k.threads()),
                                          k.resources.registers, shared);
-    std::string ptx = readRegularFile(s.manifest.filePath(k.ptx, k.name + ".ptx"),
-                                      BundleLimits::kernelFileBytes, k.name);
+    std::string ptx =
+        readRegularFile(s.manifest.filePath(k.ptx, k.name + ".ptx"),
+                        BundleLimits::kernelFileBytes, k.name);
     bool tensorCores = ptx.find("mma.sync") != std::string::npos ||
                        ptx.find("wgmma") != std::string::npos;
     kernels.push_back({{"name", k.name},
@@ -99,7 +103,8 @@ json staticSignals(const RunState &s) {
                        {"loaded_from", s.kernels[i].source},
                        {"registers", k.resources.registers},
                        {"shared_bytes", shared},
-                       {"spill_bytes", k.resources.spillLoadBytes + k.resources.spillStoreBytes},
+                       {"spill_bytes", k.resources.spillLoadBytes +
+                                           k.resources.spillStoreBytes},
                        {"occupancy", occ.fraction},
                        {"occupancy_limiter", occ.limiter},
                        {"driver_blocks_per_sm", s.blocksPerSM[i]},
@@ -131,7 +136,8 @@ static std::vector<std::string> splitCsv(const std::string &line) {
 static std::string findNcu() {
   if (const char *e = std::getenv("KB_NCU"))
     return e;
-  for (std::string p : {"/usr/local/cuda/bin/ncu", "/usr/bin/ncu", "/usr/local/bin/ncu"})
+  for (std::string p :
+       {"/usr/local/cuda/bin/ncu", "/usr/bin/ncu", "/usr/local/bin/ncu"})
     if (std::filesystem::exists(p))
       return p;
   if (FILE *f = popen("command -v ncu 2>/dev/null", "r")) {
@@ -144,7 +150,8 @@ static std::string findNcu() {
       return r;
   }
   std::error_code ec;
-  for (auto &d : std::filesystem::directory_iterator("/opt/nvidia/nsight-compute", ec))
+  for (auto &d :
+       std::filesystem::directory_iterator("/opt/nvidia/nsight-compute", ec))
     if (std::filesystem::exists(d.path() / "ncu"))
       return (d.path() / "ncu").string();
   return "";
@@ -162,7 +169,8 @@ static json profileWithNcu(const Options &o, const Manifest &m) {
       "gpu__time_duration.sum"};
   std::string ncu = findNcu();
   if (ncu.empty())
-    return {{"error", "ncu (Nsight Compute) not found: set KB_NCU or put ncu on PATH"}};
+    return {{"error",
+             "ncu (Nsight Compute) not found: set KB_NCU or put ncu on PATH"}};
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::string list, names;
   for (const char *mname : metrics)
@@ -171,10 +179,11 @@ static json profileWithNcu(const Options &o, const Manifest &m) {
     names += (names.empty() ? "" : "|") + k.name;
   // Kernel names are PTX identifiers (the manifest checks it); paths are
   // quoted for the shell whatever they hold.
-  std::string cmd = shellQuote(ncu) + " --clock-control none --csv --page raw --metrics " +
-                    list + " --kernel-name " + shellQuote("regex:^(" + names + ")$") + " " +
-                    shellQuote(self) + " " + shellQuote(o.bundle) + " --no-time --quiet --seed " +
-                    std::to_string(o.seed) + " 2>&1";
+  std::string cmd =
+      shellQuote(ncu) + " --clock-control none --csv --page raw --metrics " +
+      list + " --kernel-name " + shellQuote("regex:^(" + names + ")$") + " " +
+      shellQuote(self) + " " + shellQuote(o.bundle) +
+      " --no-time --quiet --seed " + std::to_string(o.seed) + " 2>&1";
   FILE *f = popen(cmd.c_str(), "r");
   if (!f)
     return {{"error", "could not start ncu"}};
@@ -222,7 +231,8 @@ static json profileWithNcu(const Options &o, const Manifest &m) {
   }
   if (result.empty()) {
     std::string tail = out.size() > 600 ? out.substr(out.size() - 600) : out;
-    return {{"error", "ncu exited " + std::to_string(rc) + " without kernel rows: " + tail}};
+    return {{"error", "ncu exited " + std::to_string(rc) +
+                          " without kernel rows: " + tail}};
   }
   return result;
 }
@@ -234,9 +244,13 @@ json addNcuSignals(const Options &o, const Manifest &m, json &kernels) {
     if (!prof.contains(name) || !prof[name].is_object())
       continue;
     const json &p = prof[name];
-    double dram = p.value("dram__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
-    double sm = p.value("sm__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
-    double tensor = p.value("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 0.0);
+    double dram =
+        p.value("dram__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
+    double sm =
+        p.value("sm__throughput.avg.pct_of_peak_sustained_elapsed", 0.0);
+    double tensor = p.value("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_"
+                            "peak_sustained_active",
+                            0.0);
     k["ncu_bound"] = dram >= sm ? "memory" : "compute";
     k["ncu_tensor_pipe_pct"] = tensor;
     // A few percent of "hmma pipe" activity shows up in kernels with no
@@ -244,7 +258,8 @@ json addNcuSignals(const Options &o, const Manifest &m, json &kernels) {
     // GELU); real use is tens of percent.
     k["ncu_tensor_cores"] = tensor > 5.0;
     k["ncu_registers"] = p.value("launch__registers_per_thread", 0.0);
-    k["ncu_achieved_occupancy_pct"] = p.value("sm__warps_active.avg.pct_of_peak_sustained_active", 0.0);
+    k["ncu_achieved_occupancy_pct"] =
+        p.value("sm__warps_active.avg.pct_of_peak_sustained_active", 0.0);
     k["ncu_dram_pct"] = dram;
     k["ncu_sm_pct"] = sm;
   }

@@ -28,9 +28,11 @@ std::string saveOutputPath(const std::string &dir, const std::string &name) {
   for (char c : name)
     plain = plain && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
   if (!plain)
-    throw InputError("--save-outputs: output buffer name '" + name +
-                     "' is not a plain file name (it has a '/', a control character or "
-                     "starts with '.'); not written outside " + dir);
+    throw InputError(
+        "--save-outputs: output buffer name '" + name +
+        "' is not a plain file name (it has a '/', a control character or "
+        "starts with '.'); not written outside " +
+        dir);
   return (fs::path(dir) / (name + ".npy")).string();
 }
 
@@ -47,7 +49,8 @@ void saveOutputs(const Options &o, const RunState &s) {
     // A symlink planted at DIR/NAME.npy would be followed by the write.
     struct stat st;
     if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-      throw InputError("--save-outputs: " + path + " exists and is not a regular file");
+      throw InputError("--save-outputs: " + path +
+                       " exists and is not a regular file");
     writeNpy(path, b.shape, s.host.at(b.name).data());
   }
 }
@@ -62,7 +65,8 @@ Offline validateOffline(const Options &o) {
       throw InputError("--input expects NAME=FILE.npy, got '" + spec + "'");
     std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
     if (!m.hasBuffer(name) || m.buffer(name).role != "input")
-      throw InputError("--input " + name + ": the bundle has no input buffer of that name");
+      throw InputError("--input " + name +
+                       ": the bundle has no input buffer of that name");
     if (off.given.count(name))
       throw InputError("--input " + name + ": given twice");
     NpyArray a;
@@ -90,7 +94,8 @@ Offline validateOffline(const Options &o) {
         saveOutputPath(o.saveDir, b.name);
     std::error_code ec;
     if (fs::exists(o.saveDir, ec) && !fs::is_directory(o.saveDir, ec))
-      throw InputError("--save-outputs: " + o.saveDir + " exists and is not a folder");
+      throw InputError("--save-outputs: " + o.saveDir +
+                       " exists and is not a folder");
   }
   if (!o.baseline.empty()) {
     try {

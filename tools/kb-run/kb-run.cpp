@@ -50,11 +50,13 @@ namespace {
 
 /// The one-line error every failure ends with; with --json also a JSON
 /// object on stdout (and in --json-out).
-int fail(const Options &o, Exit code, const char *kind, const std::string &message) {
+int fail(const Options &o, Exit code, const char *kind,
+         const std::string &message) {
   std::cerr << "kb-run: " << message << "\n";
   if (o.json || !o.jsonPath.empty()) {
-    json j = {{"schema", kJsonSchema}, {"status", "error"},  {"exit_code", int(code)},
-              {"error", kind},         {"message", message}, {"bundle", o.bundle}};
+    json j = {{"schema", kJsonSchema},  {"status", "error"},
+              {"exit_code", int(code)}, {"error", kind},
+              {"message", message},     {"bundle", o.bundle}};
     if (o.json)
       std::cout << j.dump(2) << "\n";
     if (!o.jsonPath.empty())
@@ -70,18 +72,26 @@ int checkOnly(const Options &o, const Offline &off) {
   for (const Kernel &k : m.kernels)
     files += k.cubin.empty() ? 1 : 2;
   if (o.json) {
-    json j = {{"schema", kJsonSchema}, {"status", "ok"},
-              {"exit_code", 0},        {"check", true},
-              {"bundle", o.bundle},    {"target", m.target},
-              {"compiler", m.compiler}, {"kernels", m.kernels.size()},
-              {"buffers", m.buffers.size()}, {"ops", m.program.size()},
-              {"files", files},        {"inputs_given", off.given.size()}};
+    json j = {{"schema", kJsonSchema},
+              {"status", "ok"},
+              {"exit_code", 0},
+              {"check", true},
+              {"bundle", o.bundle},
+              {"target", m.target},
+              {"compiler", m.compiler},
+              {"kernels", m.kernels.size()},
+              {"buffers", m.buffers.size()},
+              {"ops", m.program.size()},
+              {"files", files},
+              {"inputs_given", off.given.size()}};
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << "kb-run: " << o.bundle << ": OK (" << m.kernels.size() << " kernels, "
-              << m.buffers.size() << " buffers, " << m.program.size() << " ops, " << files
-              << " files" << (off.given.empty() ? "" : ", the --input arrays")
-              << (off.baseline ? ", the baseline bundle" : "") << " checked; no GPU used)\n";
+    std::cout << "kb-run: " << o.bundle << ": OK (" << m.kernels.size()
+              << " kernels, " << m.buffers.size() << " buffers, "
+              << m.program.size() << " ops, " << files << " files"
+              << (off.given.empty() ? "" : ", the --input arrays")
+              << (off.baseline ? ", the baseline bundle" : "")
+              << " checked; no GPU used)\n";
   }
   return 0;
 }
@@ -93,19 +103,22 @@ static void checkTarget(const std::string &target, const DeviceInfo &dev,
                         const std::string &what) {
   int cc = dev.major * 10 + dev.minor;
   bool archSpecific = !target.empty() && target.back() == 'a';
-  std::string digits = target.substr(3, target.size() - 3 - (archSpecific ? 1 : 0));
+  std::string digits =
+      target.substr(3, target.size() - 3 - (archSpecific ? 1 : 0));
   int want = target.rfind("sm_", 0) == 0 && !digits.empty() &&
                      digits.find_first_not_of("0123456789") == std::string::npos
                  ? std::stoi(digits)
                  : -1;
   if (want < 0)
-    throw ManifestError("manifest: target: '" + target + "' is not a chip kb knows");
+    throw ManifestError("manifest: target: '" + target +
+                        "' is not a chip kb knows");
   if (archSpecific ? cc != want : cc < want)
-    throw DeviceError(what + " targets " + target +
-                      (archSpecific ? " (instructions of that chip only: wgmma, TMA)" : "") +
-                      ", which this GPU (" + dev.name + ", " + dev.arch() +
-                      ") cannot run; recompile with chip=" + dev.arch() +
-                      (cc >= 90 ? " or chip=sm_90a" : ""));
+    throw DeviceError(
+        what + " targets " + target +
+        (archSpecific ? " (instructions of that chip only: wgmma, TMA)" : "") +
+        ", which this GPU (" + dev.name + ", " + dev.arch() +
+        ") cannot run; recompile with chip=" + dev.arch() +
+        (cc >= 90 ? " or chip=sm_90a" : ""));
 }
 
 int run(const Options &o) {
@@ -122,14 +135,16 @@ int run(const Options &o) {
     return calibrate(dev, o);
   json calibration = loadCalibration(dev.name);
   if (o.checkDevice) {
-    std::cout << dev.name << " (" << dev.arch() << ", " << dev.smCount << " SMs)\n";
+    std::cout << dev.name << " (" << dev.arch() << ", " << dev.smCount
+              << " SMs)\n";
     return 0;
   }
   checkTarget(off->manifest.target, dev, "the bundle");
   if (off->baseline)
     checkTarget(off->baseline->target, dev, "the --baseline bundle");
   Progress progress(o.quiet);
-  progress.phase("loading " + std::to_string(off->manifest.kernels.size()) + " kernels");
+  progress.phase("loading " + std::to_string(off->manifest.kernels.size()) +
+                 " kernels");
   RunState s = prepare(off->manifest, o, off->given, dev.smCount);
   checkCublas(cublasCreate(&s.cublas), "cublasCreate");
 
@@ -137,11 +152,12 @@ int run(const Options &o) {
   report["schema"] = kJsonSchema;
   report["bundle"] = o.bundle;
   report["compiler"] = s.manifest.compiler;
-  report["device"] = {{"name", dev.name}, {"arch", dev.arch()}, {"sms", dev.smCount}};
+  report["device"] = {
+      {"name", dev.name}, {"arch", dev.arch()}, {"sms", dev.smCount}};
   if (s.manifest.target.rfind(dev.arch(), 0) != 0) {
     progress.done();
-    std::cerr << "kb-run: note: bundle targets " << s.manifest.target << ", device is "
-              << dev.arch() << "\n";
+    std::cerr << "kb-run: note: bundle targets " << s.manifest.target
+              << ", device is " << dev.arch() << "\n";
   }
 
   // 1. Run once on poisoned outputs, then check every kernel.
@@ -174,35 +190,53 @@ int run(const Options &o) {
 
 int main(int argc, char **argv) {
   Options o;
-  CLI::App app{"kb-run: run a kb bundle on the GPU, check every kernel against a "
-               "trusted reference, then time it against baselines and explain it"};
+  CLI::App app{
+      "kb-run: run a kb bundle on the GPU, check every kernel against a "
+      "trusted reference, then time it against baselines and explain it"};
   app.set_version_flag("--version", "kb-run " KB_VERSION_STRING,
                        "Print kb's version and git commit, and exit");
-  app.add_option("bundle", o.bundle, "Bundle folder (or its manifest.json) from kb-opt --kb-compile");
-  app.add_flag("--json", o.json,
-               "Print the report as JSON (docs/kb-run-json.md), also for errors");
-  app.add_option("--json-out", o.jsonPath, "Also write the JSON report to this file");
+  app.add_option(
+      "bundle", o.bundle,
+      "Bundle folder (or its manifest.json) from kb-opt --kb-compile");
+  app.add_flag(
+      "--json", o.json,
+      "Print the report as JSON (docs/kb-run-json.md), also for errors");
+  app.add_option("--json-out", o.jsonPath,
+                 "Also write the JSON report to this file");
   app.add_flag("--check", o.checkOnly,
-               "Check the bundle, its files and the --input arrays without a GPU, and exit "
+               "Check the bundle, its files and the --input arrays without a "
+               "GPU, and exit "
                "(0: valid, 1: not)");
   app.add_flag("--quiet,-q", o.quiet, "No progress line on stderr");
-  app.add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
-  app.add_option("--input", o.inputs, "NAME=FILE.npy: use this float32 array for an input");
-  app.add_option("--save-outputs", o.saveDir, "Write each output buffer as NAME.npy into this folder");
+  app.add_option("--seed", o.seed, "Seed of the random inputs")
+      ->capture_default_str();
+  app.add_option("--input", o.inputs,
+                 "NAME=FILE.npy: use this float32 array for an input");
+  app.add_option("--save-outputs", o.saveDir,
+                 "Write each output buffer as NAME.npy into this folder");
   app.add_option("--baseline", o.baseline,
-                 "Another bundle of the same program (e.g. compiled with fuse=false) to time in the same run");
+                 "Another bundle of the same program (e.g. compiled with "
+                 "fuse=false) to time in the same run");
   app.add_option("--device", o.device, "GPU ordinal")->capture_default_str();
-  app.add_option("--warmup", o.warmup, "Untimed runs before timing")->capture_default_str();
-  app.add_option("--min-runs", o.minRuns, "Timed runs at least")->capture_default_str();
-  app.add_option("--min-ms", o.minMillis, "Keep timing until this much kernel time")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Untimed runs before timing")
+      ->capture_default_str();
+  app.add_option("--min-runs", o.minRuns, "Timed runs at least")
+      ->capture_default_str();
+  app.add_option("--min-ms", o.minMillis,
+                 "Keep timing until this much kernel time")
+      ->capture_default_str();
   app.add_flag("--no-time", o.noTime, "Check only; do not time");
-  app.add_flag("--profile", o.profile,
-               "Also run the kernels under Nsight Compute (ncu) and report DRAM and SM "
-               "throughput, achieved occupancy and tensor-pipe activity next to kb's own signals");
-  app.add_flag("--calibrate", o.calibrate,
-               "Measure this GPU's ceilings (copy bandwidth; cuBLAS fp32 and TF32 at "
-               "8192^3) and cache them for the verdicts of later runs");
-  app.add_flag("--check-device", o.checkDevice, "Print the GPU and exit (exit 2 if there is none)");
+  app.add_flag(
+      "--profile", o.profile,
+      "Also run the kernels under Nsight Compute (ncu) and report DRAM and SM "
+      "throughput, achieved occupancy and tensor-pipe activity next to kb's "
+      "own signals");
+  app.add_flag(
+      "--calibrate", o.calibrate,
+      "Measure this GPU's ceilings (copy bandwidth; cuBLAS fp32 and TF32 at "
+      "8192^3) and cache them for the verdicts of later runs");
+  app.add_flag("--check-device", o.checkDevice,
+               "Print the GPU and exit (exit 2 if there is none)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -212,14 +246,17 @@ int main(int argc, char **argv) {
       return app.exit(e);
     for (int i = 1; i < argc; ++i)
       o.json |= std::strcmp(argv[i], "--json") == 0;
-    return fail(o, Exit::BadInput, "usage", std::string(e.what()) + " (see kb-run --help)");
+    return fail(o, Exit::BadInput, "usage",
+                std::string(e.what()) + " (see kb-run --help)");
   }
   if (o.bundle.empty() && !o.checkDevice && !o.calibrate)
-    return fail(o, Exit::BadInput, "usage", "no bundle given (kb-run BUNDLE_DIR; see --help)");
-  if (o.checkOnly && (o.checkDevice || o.calibrate))
     return fail(o, Exit::BadInput, "usage",
-                "--check validates a bundle without a GPU; it does not combine with "
-                "--check-device or --calibrate");
+                "no bundle given (kb-run BUNDLE_DIR; see --help)");
+  if (o.checkOnly && (o.checkDevice || o.calibrate))
+    return fail(
+        o, Exit::BadInput, "usage",
+        "--check validates a bundle without a GPU; it does not combine with "
+        "--check-device or --calibrate");
   try {
     return run(o);
   } catch (const DeviceError &e) {

@@ -1,4 +1,5 @@
-//===- Device.h - the CUDA driver and cuBLAS, as kb-run uses them -*- C++ -*-===//
+//===- Device.h - the CUDA driver and cuBLAS, as kb-run uses them -*- C++
+//-*-===//
 //
 // A thin, checked layer over the CUDA driver API: the device and context,
 // buffers, modules loaded from PTX or cubin, launches, event timing and an L2
@@ -30,15 +31,19 @@ struct DeviceError : std::runtime_error {
 /// run time, so that a machine without a driver gets a one-line error from
 /// kb-run (exit 2) instead of a loader failure.
 #define KB_DRIVER_FUNCTIONS(X)                                                 \
-  X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)     \
-  X(cuCtxSetCurrent) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuMemAlloc)  \
-  X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8)   \
-  X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleGetFunction)             \
-  X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)    \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)                \
-  X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)                    \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuLaunchKernelEx)          \
-  X(cuOccupancyMaxActiveClusters)
+  X(cuInit)                                                                    \
+  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)               \
+      X(cuCtxSetCurrent) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(         \
+          cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)             \
+          X(cuMemcpyDtoD) X(cuMemsetD8) X(cuModuleLoadData) X(                 \
+              cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncSetAttribute) \
+              X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)              \
+                  X(cuEventSynchronize) X(cuEventElapsedTime)                  \
+                      X(cuEventDestroy) X(cuCtxSynchronize) X(cuGetErrorName)  \
+                          X(cuGetErrorString)                                  \
+                              X(cuOccupancyMaxActiveBlocksPerMultiprocessor)   \
+                                  X(cuLaunchKernelEx)                          \
+                                      X(cuOccupancyMaxActiveClusters)
 /// Entry points only some bundles need: a driver without them runs every
 /// other bundle (null when absent).
 #define KB_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuTensorMapEncodeTiled)
@@ -60,7 +65,9 @@ struct DeviceInfo {
   std::string name;
   int major = 0, minor = 0, smCount = 0, l2Bytes = 0;
   int maxSharedOptin = 0, regsPerSM = 0, maxThreadsPerSM = 0;
-  std::string arch() const { return "sm_" + std::to_string(major * 10 + minor); }
+  std::string arch() const {
+    return "sm_" + std::to_string(major * 10 + minor);
+  }
 };
 
 /// Initialises the driver and opens `ordinal` with a primary context.
@@ -73,7 +80,9 @@ struct DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t bytes);
   DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = 0; }
+  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr(o.ptr), bytes(o.bytes) {
+    o.ptr = 0;
+  }
   DeviceBuffer &operator=(DeviceBuffer &&o) noexcept;
   ~DeviceBuffer();
   void upload(const void *host);
@@ -90,23 +99,23 @@ struct LoadedKernel {
 /// Loads `name` from a cubin (when given and loadable) or else from PTX,
 /// raises its dynamic shared-memory limit to `dynamicShared` bytes and, for
 /// clusters of more than 8 blocks, allows non-portable cluster sizes.
-LoadedKernel loadKernel(const std::string &cubinPath, const std::string &ptxPath,
-                        const std::string &name, int dynamicShared,
-                        int clusterBlocks = 1);
+LoadedKernel loadKernel(const std::string &cubinPath,
+                        const std::string &ptxPath, const std::string &name,
+                        int dynamicShared, int clusterBlocks = 1);
 
 /// The 128-byte TMA tensor map of an f32 tensor at `base` whose row-major
 /// `shape` holds it (the last axis is the row pitch), covering the first
 /// `dims` of each axis, copied in boxes of `box`, 128-byte swizzled, with
 /// zeros for whatever a box reads outside `dims`.
-std::array<unsigned char, 128> encodeTensorMap(CUdeviceptr base,
-                                               const std::vector<int64_t> &shape,
-                                               const std::vector<int64_t> &dims,
-                                               const std::vector<int64_t> &box);
+std::array<unsigned char, 128>
+encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
+                const std::vector<int64_t> &dims,
+                const std::vector<int64_t> &box);
 
 /// Launches with pointer arguments; with a cluster other than {1, 1, 1},
 /// through cuLaunchKernelEx with a cluster-dimension attribute.
-void launch(const LoadedKernel &k, const int64_t grid[3], const int64_t block[3],
-            const int64_t cluster[3], int dynamicShared,
+void launch(const LoadedKernel &k, const int64_t grid[3],
+            const int64_t block[3], const int64_t cluster[3], int dynamicShared,
             const std::vector<CUdeviceptr> &args);
 
 /// How many clusters of the launch can be resident at once (0: the cluster

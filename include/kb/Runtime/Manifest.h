@@ -37,7 +37,7 @@ struct Buffer {
   // role: input, output, scratch, workspace or tensor_map
   std::string name, role;
   std::vector<int64_t> shape;
-  TensorMapSpec tensorMap; // role "tensor_map" only
+  TensorMapSpec tensorMap;     // role "tensor_map" only
   std::string dist = "normal"; // normal or uniform
   double mean = 0.0, std = 1.0;
   int64_t elements() const;

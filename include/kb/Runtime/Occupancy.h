@@ -2,7 +2,8 @@
 //
 // How many blocks of a kernel fit on one multiprocessor, and which resource
 // (threads, registers, shared memory or the block limit) binds. kb-run shows
-// this next to the driver's own answer (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+// this next to the driver's own answer
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,4 +1,5 @@
-//===- Philox.h - Philox4x32-10 and kb's dropout mask on the CPU -*- C++ -*-===//
+//===- Philox.h - Philox4x32-10 and kb's dropout mask on the CPU -*- C++
+//-*-===//
 //
 // The same counter-based generator that kb's dropout kernels draw from, so
 // kb-run can recompute the exact mask: element i uses word (i % 4) of

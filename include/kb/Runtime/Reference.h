@@ -47,7 +47,8 @@ HostTensor fromFloats(const std::vector<int64_t> &shape, const float *data);
 /// docs/tolerances.md. `indexOffset` is the row-major index of the inputs'
 /// first element in the whole tensor (dropout's mask depends on it) when
 /// evaluating a slice. Throws std::runtime_error for an op it does not know.
-HostTensor evalOp(const ProgramOp &op, const std::vector<const HostTensor *> &in,
+HostTensor evalOp(const ProgramOp &op,
+                  const std::vector<const HostTensor *> &in,
                   int64_t indexOffset = 0);
 
 /// C = A x B in float64 (optionally batched, B transposed).
@@ -99,11 +100,12 @@ double maxRowSumError(const float *got, int64_t n, int64_t rowLen);
 
 /// A bound on |c - ref| for one entry of a matmul of `k` terms computed in
 /// `precision` ("ieee", "tf32", "tf32x3"; "cublas-ieee" and "cublas-tf32"
-/// for cuBLAS's own, whose order and operand rounding are unknown): operand rounding (a bias term plus a
-/// 6-sigma term on independent roundings) and fp32 accumulation (the sum of
-/// |partial sums| in the kernel's step, with truncating tensor-core adds,
-/// and a tree term for split or tree orders). docs/tolerances.md derives it.
-/// Not multiplied by kBoundSafety. Throws for an unknown precision.
+/// for cuBLAS's own, whose order and operand rounding are unknown): operand
+/// rounding (a bias term plus a 6-sigma term on independent roundings) and fp32
+/// accumulation (the sum of |partial sums| in the kernel's step, with
+/// truncating tensor-core adds, and a tree term for split or tree orders).
+/// docs/tolerances.md derives it. Not multiplied by kBoundSafety. Throws for an
+/// unknown precision.
 double matmulErrorBound(const MatmulEntry &e, int64_t k,
                         const std::string &precision);
 

@@ -25,8 +25,8 @@ Value mlir::kb::cf32(OpBuilder &b, Location loc, float v) {
 }
 
 Value mlir::kb::ci32(OpBuilder &b, Location loc, uint32_t v) {
-  return arith::ConstantOp::create(b, loc,
-                                   b.getI32IntegerAttr(static_cast<int32_t>(v)));
+  return arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
 }
 
 std::array<Value, 4> mlir::kb::emitPhilox(OpBuilder &b, Location loc, Value lo,
@@ -95,7 +95,8 @@ ElementwiseChain ElementwiseChain::after(FusionOp fusion, Operation *anchor) {
 }
 
 bool mlir::kb::chainHasDropout(const ElementwiseChain &chain) {
-  return llvm::any_of(chain.ops, [](Operation *op) { return isa<DropoutOp>(op); });
+  return llvm::any_of(chain.ops,
+                      [](Operation *op) { return isa<DropoutOp>(op); });
 }
 
 static Value selectWord(OpBuilder &b, Location loc,
@@ -116,10 +117,13 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
                                 const std::array<Value, 4> *philox, int lane,
                                 bool fast) {
   auto get = [&](Value v) { return values.lookup(v); };
-  auto fm = arith::FastMathFlagsAttr::get(
-      b.getContext(), fast ? arith::FastMathFlags::afn | arith::FastMathFlags::arcp
-                           : arith::FastMathFlags::none);
-  auto exp = [&](Value x) { return math::ExpOp::create(b, loc, x, fm).getResult(); };
+  auto fm = arith::FastMathFlagsAttr::get(b.getContext(),
+                                          fast ? arith::FastMathFlags::afn |
+                                                     arith::FastMathFlags::arcp
+                                               : arith::FastMathFlags::none);
+  auto exp = [&](Value x) {
+    return math::ExpOp::create(b, loc, x, fm).getResult();
+  };
   auto div = [&](Value x, Value y) {
     return arith::DivFOp::create(b, loc, x, y, fm).getResult();
   };
@@ -127,19 +131,24 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
     Value r =
         llvm::TypeSwitch<Operation *, Value>(op)
             .Case([&](AddOp o) {
-              return arith::AddFOp::create(b, loc, get(o.getLhs()), get(o.getRhs()));
+              return arith::AddFOp::create(b, loc, get(o.getLhs()),
+                                           get(o.getRhs()));
             })
             .Case([&](SubOp o) {
-              return arith::SubFOp::create(b, loc, get(o.getLhs()), get(o.getRhs()));
+              return arith::SubFOp::create(b, loc, get(o.getLhs()),
+                                           get(o.getRhs()));
             })
             .Case([&](MulOp o) {
-              return arith::MulFOp::create(b, loc, get(o.getLhs()), get(o.getRhs()));
+              return arith::MulFOp::create(b, loc, get(o.getLhs()),
+                                           get(o.getRhs()));
             })
             .Case([&](DivOp o) {
-              return arith::DivFOp::create(b, loc, get(o.getLhs()), get(o.getRhs()));
+              return arith::DivFOp::create(b, loc, get(o.getLhs()),
+                                           get(o.getRhs()));
             })
             .Case([&](BiasAddOp o) {
-              return arith::AddFOp::create(b, loc, get(o.getInput()), get(o.getBias()));
+              return arith::AddFOp::create(b, loc, get(o.getInput()),
+                                           get(o.getBias()));
             })
             .Case([&](ScaleOp o) {
               return arith::MulFOp::create(
@@ -150,31 +159,39 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
               return arith::MaximumFOp::create(b, loc, get(o.getInput()),
                                                cf32(b, loc, 0.0f));
             })
-            .Case([&](TanhOp o) { return math::TanhOp::create(b, loc, get(o.getInput())); })
+            .Case([&](TanhOp o) {
+              return math::TanhOp::create(b, loc, get(o.getInput()));
+            })
             .Case([&](ExpOp o) { return exp(get(o.getInput())); })
             .Case([&](SigmoidOp o) {
               Value neg = arith::NegFOp::create(b, loc, get(o.getInput()));
-              Value den = arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(neg));
+              Value den =
+                  arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(neg));
               return div(cf32(b, loc, 1.0f), den);
             })
             .Case([&](GeluOp o) -> Value {
               Value x = get(o.getInput());
               if (o.getApprox() == GeluApprox::erf) {
-                Value s = arith::MulFOp::create(b, loc, x, cf32(b, loc, 0.70710678118654752f));
+                Value s = arith::MulFOp::create(
+                    b, loc, x, cf32(b, loc, 0.70710678118654752f));
                 Value e = math::ErfOp::create(b, loc, s);
-                Value one = arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), e);
+                Value one =
+                    arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), e);
                 Value h = arith::MulFOp::create(b, loc, x, cf32(b, loc, 0.5f));
                 return arith::MulFOp::create(b, loc, h, one);
               }
               // 0.5 x (1 + tanh(z)) == x / (1 + exp(-2 z)),
               // z = sqrt(2 / pi) (x + 0.044715 x^3): tanh written through exp.
               Value x2 = arith::MulFOp::create(b, loc, x, x);
-              Value inner = arith::MulFOp::create(b, loc, x2, cf32(b, loc, 0.044715f));
+              Value inner =
+                  arith::MulFOp::create(b, loc, x2, cf32(b, loc, 0.044715f));
               inner = arith::AddFOp::create(b, loc, inner, cf32(b, loc, 1.0f));
               inner = arith::MulFOp::create(b, loc, x, inner);
               // -2 sqrt(2/pi) = -1.5957691216057308
-              Value t = arith::MulFOp::create(b, loc, inner, cf32(b, loc, -1.5957691216057308f));
-              Value den = arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(t));
+              Value t = arith::MulFOp::create(
+                  b, loc, inner, cf32(b, loc, -1.5957691216057308f));
+              Value den =
+                  arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(t));
               return div(x, den);
             })
             .Case([&](DropoutOp o) -> Value {
@@ -185,22 +202,30 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
               if (philox) {
                 word = (*philox)[lane];
               } else {
-                Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), flatIndex);
+                Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                         flatIndex);
                 Value group = arith::ShRUIOp::create(
-                    b, loc, i64, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2)));
-                Value lo = arith::TruncIOp::create(b, loc, b.getI32Type(), group);
+                    b, loc, i64,
+                    arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2)));
+                Value lo =
+                    arith::TruncIOp::create(b, loc, b.getI32Type(), group);
                 Value hiWide = arith::ShRUIOp::create(
-                    b, loc, group, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
-                Value hi = arith::TruncIOp::create(b, loc, b.getI32Type(), hiWide);
+                    b, loc, group,
+                    arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
+                Value hi =
+                    arith::TruncIOp::create(b, loc, b.getI32Type(), hiWide);
                 Value l = arith::TruncIOp::create(b, loc, b.getI32Type(), i64);
                 l = arith::AndIOp::create(b, loc, l, ci32(b, loc, 3));
                 word = selectWord(b, loc, emitPhilox(b, loc, lo, hi, seed), l);
               }
               Value top = arith::ShRUIOp::create(b, loc, word, ci32(b, loc, 8));
-              Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                                 top, ci32(b, loc, dropoutThreshold(p)));
-              Value scaled = arith::MulFOp::create(b, loc, x, cf32(b, loc, 1.0f / (1.0f - p)));
-              return arith::SelectOp::create(b, loc, keep, scaled, cf32(b, loc, 0.0f));
+              Value keep =
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, top,
+                                        ci32(b, loc, dropoutThreshold(p)));
+              Value scaled = arith::MulFOp::create(
+                  b, loc, x, cf32(b, loc, 1.0f / (1.0f - p)));
+              return arith::SelectOp::create(b, loc, keep, scaled,
+                                             cf32(b, loc, 0.0f));
             })
             .Default([&](Operation *) { return Value(); });
     assert(r && "unhandled elementwise op");

@@ -24,8 +24,9 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
   int64_t threads = req.config.getThreads();
   int64_t vec = std::max<int64_t>(req.config.getVector(), 1);
   if (lastDim % vec)
-    return op->emitOpError() << "vector width " << vec
-                             << " does not divide the last dimension " << lastDim;
+    return op->emitOpError()
+           << "vector width " << vec << " does not divide the last dimension "
+           << lastDim;
 
   // Inputs are either full tensors of the result's shape or vectors of the
   // last dimension's length, broadcast along it.
@@ -37,9 +38,9 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     else if (t.getRank() == 1 && t.getDimSize(0) == lastDim)
       isBias.push_back(true);
     else
-      return op->emitOpError() << "input of type " << t
-                               << " neither matches the result " << resultType
-                               << " nor broadcasts along its last axis";
+      return op->emitOpError()
+             << "input of type " << t << " neither matches the result "
+             << resultType << " nor broadcasts along its last axis";
   }
   for (Operation *inner : chain.ops)
     if (!isa<ElementwiseOpInterface>(inner) ||
@@ -51,8 +52,8 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
   int64_t perBlock = threads * vec;
   int64_t blocks = llvm::divideCeil(total, perBlock);
   if (blocks > std::numeric_limits<int32_t>::max())
-    return op->emitOpError() << "needs " << blocks
-                             << " blocks, more than a grid holds";
+    return op->emitOpError()
+           << "needs " << blocks << " blocks, more than a grid holds";
   info.grid = {blocks, 1, 1};
   info.block = {threads, 1, 1};
 
@@ -88,8 +89,9 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     if (vec == 1)
       loaded.push_back(memref::LoadOp::create(b, loc, in, ValueRange{at}));
     else
-      loaded.push_back(vector::LoadOp::create(b, loc, vecType, in, ValueRange{at},
-                                              /*nontemporal=*/false, llvm::MaybeAlign(align)));
+      loaded.push_back(vector::LoadOp::create(
+          b, loc, vecType, in, ValueRange{at},
+          /*nontemporal=*/false, llvm::MaybeAlign(align)));
   }
 
   std::array<Value, 4> words;
@@ -103,7 +105,8 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     Value hi = arith::TruncIOp::create(
         b, loc, b.getI32Type(),
         arith::ShRUIOp::create(
-            b, loc, group, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
+            b, loc, group,
+            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
     // Each dropout op has its own seed: draw per op inside the chain when
     // several differ. One seed (the common case) draws once here.
     SmallVector<uint64_t> seeds;

@@ -99,16 +99,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   // argument too: kb-run allocates and fills it).
   for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
     if (std::string why = unsupportedTensorReason(t); !why.empty())
-      return func.emitOpError() << "argument #" << i << " of type " << t << " "
-                                << why
-                                << "; kb buffers are static-shaped f32 tensors";
+      return func.emitOpError()
+             << "argument #" << i << " of type " << t << " " << why
+             << "; kb buffers are static-shaped f32 tensors";
     argTypes.push_back(memrefOf(t));
   }
   for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
     if (std::string why = unsupportedTensorReason(t); !why.empty())
-      return func.emitOpError() << "result #" << i << " of type " << t << " "
-                                << why
-                                << "; kb buffers are static-shaped f32 tensors";
+      return func.emitOpError()
+             << "result #" << i << " of type " << t << " " << why
+             << "; kb buffers are static-shaped f32 tensors";
     argTypes.push_back(memrefOf(t));
   }
   unsigned numInputs = func.getNumArguments();
@@ -126,29 +126,35 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   llvm::StringSet<> taken;
   for (unsigned i = 0; i < argTypes.size(); ++i) {
     bool isInput = i < numInputs;
-    StringAttr given = isInput ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
-                               : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
+    StringAttr given =
+        isInput
+            ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
+            : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
     if (given && !taken.insert(given.getValue()).second)
-      return func.emitOpError() << "gives two buffers the kb.name \""
-                                << given.getValue() << "\"";
+      return func.emitOpError()
+             << "gives two buffers the kb.name \"" << given.getValue() << "\"";
   }
   auto uniqueName = [&](std::string name) {
     if (taken.insert(name).second)
       return name;
     for (unsigned k = 1;; ++k)
-      if (std::string alt = name + "_" + std::to_string(k); taken.insert(alt).second)
+      if (std::string alt = name + "_" + std::to_string(k);
+          taken.insert(alt).second)
         return alt;
   };
   for (unsigned i = 0; i < argTypes.size(); ++i) {
     bool isInput = i < numInputs;
     std::string name;
-    StringAttr given = isInput ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
-                               : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
+    StringAttr given =
+        isInput
+            ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
+            : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
     name = given ? given.str()
                  : uniqueName(isInput ? "arg" + std::to_string(i)
                                       : "out" + std::to_string(i - numInputs));
     newFunc.setArgAttr(i, "kb.name", b.getStringAttr(name));
-    newFunc.setArgAttr(i, "kb.role", b.getStringAttr(isInput ? "input" : "output"));
+    newFunc.setArgAttr(i, "kb.role",
+                       b.getStringAttr(isInput ? "input" : "output"));
     if (isInput) {
       names[func.getArgument(i)] = name;
       buffers[func.getArgument(i)] = entry->getArgument(i);
@@ -164,7 +170,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
              << " that is a function argument or returned twice; kb needs "
                 "each result computed by its own kernel";
     outputFor[v] = entry->getArgument(numInputs + i);
-    names[v] = newFunc.getArgAttrOfType<StringAttr>(numInputs + i, "kb.name").str();
+    names[v] =
+        newFunc.getArgAttrOfType<StringAttr>(numInputs + i, "kb.name").str();
   }
 
   b.setInsertionPointToStart(entry);
@@ -188,9 +195,10 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
                                  "kb-select-mma, kb-tile and "
                                  "kb-promote-shared-memory first";
     if (config.getThreads() <= 0)
-      return op.emitOpError() << "has no thread count in its #kb.config ("
-                              << config << "): run kb-select-config after "
-                                           "kb-select-mma (which may insert ops)";
+      return op.emitOpError()
+             << "has no thread count in its #kb.config (" << config
+             << "): run kb-select-config after "
+                "kb-select-mma (which may insert ops)";
 
     // The kernel: its own gpu.module holding one gpu.func.
     // Not a name the module has already (a user function may be called
@@ -214,10 +222,12 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     if (config.getStrategy() == SoftmaxStrategy::split_global) {
       auto type = cast<RankedTensorType>(result.getType());
       int64_t n = type.getShape().back(), rows = type.getNumElements() / n;
-      int64_t words =
-          splitGlobalWorkspaceWords(rows, std::max<int64_t>(config.getCluster(), 1));
-      auto ws = memref::AllocOp::create(b, loc, MemRefType::get({words}, b.getI32Type()));
-      ws->setAttr("kb.name", b.getStringAttr(uniqueName("ws" + std::to_string(scratchCount++))));
+      int64_t words = splitGlobalWorkspaceWords(
+          rows, std::max<int64_t>(config.getCluster(), 1));
+      auto ws = memref::AllocOp::create(
+          b, loc, MemRefType::get({words}, b.getI32Type()));
+      ws->setAttr("kb.name", b.getStringAttr(uniqueName(
+                                 "ws" + std::to_string(scratchCount++))));
       ws->setAttr("kb.role", b.getStringAttr("workspace"));
       kargTypes.push_back(ws.getType());
       kargs.push_back(ws);
@@ -235,7 +245,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           return fusion.getInputs()[ba.getArgNumber()];
         return v;
       };
-      int64_t k = cast<RankedTensorType>(mm.getLhs().getType()).getShape().back();
+      int64_t k =
+          cast<RankedTensorType>(mm.getLhs().getType()).getShape().back();
       for (auto [v, boxRows] : {std::pair(mm.getLhs(), config.getBlock()[0]),
                                 std::pair(mm.getRhs(), config.getBlock()[1])}) {
         auto shape = cast<RankedTensorType>(v.getType()).getShape();
@@ -245,14 +256,18 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         box.back() = config.getBlock()[2];
         std::string of = names.lookup(outer(v));
         if (of.empty())
-          return op.emitOpError() << "internal error: a tensor map of an unnamed buffer";
-        auto tm = memref::AllocOp::create(b, loc, MemRefType::get({32}, b.getI32Type()));
-        tm->setAttr("kb.name", b.getStringAttr(uniqueName("tm" + std::to_string(scratchCount++))));
+          return op.emitOpError()
+                 << "internal error: a tensor map of an unnamed buffer";
+        auto tm = memref::AllocOp::create(
+            b, loc, MemRefType::get({32}, b.getI32Type()));
+        tm->setAttr("kb.name", b.getStringAttr(uniqueName(
+                                   "tm" + std::to_string(scratchCount++))));
         tm->setAttr("kb.role", b.getStringAttr("tensor_map"));
         tm->setAttr("kb.tensor_map",
-                    b.getDictionaryAttr({b.getNamedAttr("of", b.getStringAttr(of)),
-                                         b.getNamedAttr("dims", b.getI64ArrayAttr(dims)),
-                                         b.getNamedAttr("box", b.getI64ArrayAttr(box))}));
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("of", b.getStringAttr(of)),
+                         b.getNamedAttr("dims", b.getI64ArrayAttr(dims)),
+                         b.getNamedAttr("box", b.getI64ArrayAttr(box))}));
         kargTypes.push_back(tm.getType());
         kargs.push_back(tm);
       }
@@ -272,12 +287,14 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // the output stores instead of reloading them after each store (the
     // fused wgmma epilogue did: one dependent load per pair of outputs).
     for (unsigned i = 0; i + 1 < kargTypes.size(); ++i) {
-      kfunc.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), gb.getUnitAttr());
+      kfunc.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                       gb.getUnitAttr());
       if (i < numReadOnly)
-        kfunc.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(), gb.getUnitAttr());
+        kfunc.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
+                         gb.getUnitAttr());
     }
-    kfunc.setArgAttr(kargTypes.size() - 1, LLVM::LLVMDialect::getNoAliasAttrName(),
-                     gb.getUnitAttr());
+    kfunc.setArgAttr(kargTypes.size() - 1,
+                     LLVM::LLVMDialect::getNoAliasAttrName(), gb.getUnitAttr());
 
     KernelRequest req{&op, config, kfunc};
     LaunchInfo info;
@@ -301,7 +318,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // CUDA's launch limits, checked here for every kind of kernel: grid x
     // below 2^31, y and z below 2^16, at most 1024 threads a block, and
     // dynamic shared memory that fits the launch's 32-bit field.
-    if (info.grid[0] < 1 || info.grid[0] > std::numeric_limits<int32_t>::max() ||
+    if (info.grid[0] < 1 ||
+        info.grid[0] > std::numeric_limits<int32_t>::max() ||
         info.grid[1] < 1 || info.grid[1] > 65535 || info.grid[2] < 1 ||
         info.grid[2] > 65535)
       return op.emitOpError() << "needs a grid of " << info.grid[0] << " x "
@@ -310,9 +328,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
                                  "65535 x 65535";
     if (info.block[0] < 1 || info.block[1] < 1 || info.block[2] < 1 ||
         info.block[0] * info.block[1] * info.block[2] > 1024)
-      return op.emitOpError() << "needs blocks of " << info.block[0] << " x "
-                              << info.block[1] << " x " << info.block[2]
-                              << " threads; CUDA launches 1 to 1024";
+      return op.emitOpError()
+             << "needs blocks of " << info.block[0] << " x " << info.block[1]
+             << " x " << info.block[2] << " threads; CUDA launches 1 to 1024";
     if (info.dynamicSharedBytes < 0 ||
         info.dynamicSharedBytes > std::numeric_limits<int32_t>::max())
       return op.emitOpError() << "needs " << info.dynamicSharedBytes
@@ -345,14 +363,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
             p.getSource().getType().getMemorySpace());
     });
     if (small && !needs64)
-      gmod->setAttr(DLTIDialect::kDataLayoutAttrName,
-                    DataLayoutSpecAttr::get(
-                        ctx, {DataLayoutEntryAttr::get(IndexType::get(ctx),
-                                                       b.getI32IntegerAttr(32))}));
+      gmod->setAttr(
+          DLTIDialect::kDataLayoutAttrName,
+          DataLayoutSpecAttr::get(
+              ctx, {DataLayoutEntryAttr::get(IndexType::get(ctx),
+                                             b.getI32IntegerAttr(32))}));
     OpBuilder rb = OpBuilder::atBlockEnd(&kfunc.getBody().front());
     gpu::ReturnOp::create(rb, loc);
-    kfunc.setKnownBlockSizeAttr(rb.getDenseI32ArrayAttr(
-        {(int32_t)info.block[0], (int32_t)info.block[1], (int32_t)info.block[2]}));
+    kfunc.setKnownBlockSizeAttr(
+        rb.getDenseI32ArrayAttr({(int32_t)info.block[0], (int32_t)info.block[1],
+                                 (int32_t)info.block[2]}));
 
     // The launch, and what it computes.
     auto dim3 = [&](std::array<int64_t, 3> d) {
@@ -362,7 +382,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     Value smem;
     if (info.dynamicSharedBytes)
       smem = arith::ConstantOp::create(
-          b, loc, b.getI32IntegerAttr(static_cast<int32_t>(info.dynamicSharedBytes)));
+          b, loc,
+          b.getI32IntegerAttr(static_cast<int32_t>(info.dynamicSharedBytes)));
     std::optional<gpu::KernelDim3> cluster;
     if (info.cluster != std::array<int64_t, 3>{1, 1, 1})
       cluster = dim3(info.cluster);
@@ -428,8 +449,7 @@ void LowerToGPUPass::runOnOperation() {
     bool nested = false;
     f.walk([&](Operation *op) {
       if (nested || !isa_and_nonnull<KBDialect>(op->getDialect()) ||
-          op->getParentOp() == f ||
-          isa<FusionOp>(op->getParentOp()))
+          op->getParentOp() == f || isa<FusionOp>(op->getParentOp()))
         return;
       op->emitOpError() << "is inside '" << op->getParentOp()->getName()
                         << "'; kb lowers kb ops at the top level of a "
@@ -450,7 +470,8 @@ void LowerToGPUPass::runOnOperation() {
 
   // Block reductions use gpu.subgroup_reduce; NVVM needs them as shuffles.
   RewritePatternSet patterns(&getContext());
-  populateGpuLowerSubgroupReduceToShufflePatterns(patterns, /*subgroupSize=*/32);
+  populateGpuLowerSubgroupReduceToShufflePatterns(patterns,
+                                                  /*subgroupSize=*/32);
   FrozenRewritePatternSet frozen(std::move(patterns));
   for (auto gmod : module.getOps<gpu::GPUModuleOp>())
     if (failed(applyPatternsGreedily(gmod, frozen)))

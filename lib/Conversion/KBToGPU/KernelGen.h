@@ -34,7 +34,8 @@ struct KernelRequest {
   gpu::GPUFuncOp func;
 };
 
-LogicalResult buildElementwiseKernel(const KernelRequest &req, LaunchInfo &info);
+LogicalResult buildElementwiseKernel(const KernelRequest &req,
+                                     LaunchInfo &info);
 LogicalResult buildSoftmaxKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildMatmulKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildTransposeKernel(const KernelRequest &req, LaunchInfo &info);

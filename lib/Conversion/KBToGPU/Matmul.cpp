@@ -40,12 +40,21 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     return Value();
   };
   if (fusion && (!argFor(mm.getLhs()) || !argFor(mm.getRhs())))
-    return mm.emitOpError() << "in a kb.fusion must take the fusion's inputs "
-                               "directly (elementwise prologues are not lowered)";
-  MatmulEmitter e{b, op->getLoc(), op, cfg, MatmulShape::of(mm),
+    return mm.emitOpError()
+           << "in a kb.fusion must take the fusion's inputs "
+              "directly (elementwise prologues are not lowered)";
+  MatmulEmitter e{b,
+                  op->getLoc(),
+                  op,
+                  cfg,
+                  MatmulShape::of(mm),
                   fusion ? argFor(mm.getLhs()) : args[0],
-                  fusion ? argFor(mm.getRhs()) : args[1], args.back(), Value(),
-                  cfg.getBlock()[0], cfg.getBlock()[1], cfg.getBlock()[2],
+                  fusion ? argFor(mm.getRhs()) : args[1],
+                  args.back(),
+                  Value(),
+                  cfg.getBlock()[0],
+                  cfg.getBlock()[1],
+                  cfg.getBlock()[2],
                   cfg.getThreads()};
   // copy = "tma": the two tensor maps come just before C (kb-lower-to-gpu).
   if (cfg.getCopy() == CopyKind::tma) {
@@ -61,29 +70,32 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
       if (!isa<ElementwiseOpInterface>(inner) ||
           inner->getResult(0).getType() != resultType)
         return inner->emitOpError()
-               << "cannot be part of a matmul epilogue producing " << resultType;
+               << "cannot be part of a matmul epilogue producing "
+               << resultType;
       for (Value in : inner->getOperands()) {
         auto ba = dyn_cast<BlockArgument>(in);
         if (!ba)
           continue;
         auto t = cast<RankedTensorType>(in.getType());
-        bool bias = t.getRank() == 1 && t.getDimSize(0) == resultType.getShape().back();
+        bool bias =
+            t.getRank() == 1 && t.getDimSize(0) == resultType.getShape().back();
         if (t != resultType && !bias)
           return inner->emitOpError()
-                 << "epilogue input of type " << t << " neither matches the result "
-                 << resultType << " nor broadcasts along its last axis";
+                 << "epilogue input of type " << t
+                 << " neither matches the result " << resultType
+                 << " nor broadcasts along its last axis";
         e.chainInputs[in] = args[ba.getArgNumber()];
       }
     }
   }
   e.tid = gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x);
-  info.grid = {(int64_t)llvm::divideCeil(e.shape.n, e.bn), (int64_t)llvm::divideCeil(e.shape.m, e.bm),
-               e.shape.batch};
+  info.grid = {(int64_t)llvm::divideCeil(e.shape.n, e.bn),
+               (int64_t)llvm::divideCeil(e.shape.m, e.bm), e.shape.batch};
   info.block = {e.threads, 1, 1};
   if (info.grid[1] > 65535 || info.grid[2] > 65535)
-    return op->emitOpError() << "needs a grid of " << info.grid[1] << " x "
-                             << info.grid[2]
-                             << " in y and z; at most 65535 each";
+    return op->emitOpError()
+           << "needs a grid of " << info.grid[1] << " x " << info.grid[2]
+           << " in y and z; at most 65535 each";
   if (!cfg.getMma())
     return op->emitOpError() << "has no mma unit in its #kb.config: run "
                                 "kb-select-mma first";

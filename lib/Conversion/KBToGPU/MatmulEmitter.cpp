@@ -59,7 +59,8 @@ Value MatmulEmitter::loadGuarded(Value mem, ValueRange idx,
   return arith::SelectOp::create(b, loc, cond, x, cf32(b, loc, 0.0f));
 }
 
-SmallVector<Value> MatmulEmitter::globalIndex(Value batchIdx, Value i, Value j) {
+SmallVector<Value> MatmulEmitter::globalIndex(Value batchIdx, Value i,
+                                              Value j) {
   SmallVector<Value> idx;
   if (shape.batched)
     idx.push_back(batchIdx);
@@ -68,11 +69,15 @@ SmallVector<Value> MatmulEmitter::globalIndex(Value batchIdx, Value i, Value j) 
 }
 
 Value MatmulEmitter::add(Value x, int64_t c) {
-  return c == 0 ? x : arith::AddIOp::create(b, loc, x, cidx(b, loc, c)).getResult();
+  return c == 0 ? x
+                : arith::AddIOp::create(b, loc, x, cidx(b, loc, c)).getResult();
 }
-Value MatmulEmitter::add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+Value MatmulEmitter::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
 Value MatmulEmitter::mul(Value x, int64_t c) {
-  return c == 1 ? x : arith::MulIOp::create(b, loc, x, cidx(b, loc, c)).getResult();
+  return c == 1 ? x
+                : arith::MulIOp::create(b, loc, x, cidx(b, loc, c)).getResult();
 }
 Value MatmulEmitter::div(Value x, int64_t c) {
   return arith::DivUIOp::create(b, loc, x, cidx(b, loc, c));
@@ -142,12 +147,14 @@ void MatmulEmitter::flushStores() {
     auto vt = cast<VectorType>(d.value.getType());
     SmallVector<Value> elems;
     for (int64_t i = 0; i < vt.getNumElements(); ++i)
-      elems.push_back(vector::ExtractOp::create(b, loc, d.value, ArrayRef<int64_t>{i}));
+      elems.push_back(
+          vector::ExtractOp::create(b, loc, d.value, ArrayRef<int64_t>{i}));
     std::string constraints;
     for (size_t i = 0; i < elems.size(); ++i)
       constraints += i ? ",f" : "f";
     LLVM::InlineAsmOp::create(b, loc, TypeRange{}, elems, "", constraints,
-                              /*has_side_effects=*/true, /*is_align_stack=*/false,
+                              /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
                               LLVM::tailcallkind::TailCallKind::None,
                               LLVM::AsmDialectAttr(), ArrayAttr());
   }
@@ -192,7 +199,8 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
   if (!rowInRange && !colBound) {
     // The whole chunk lies inside the tensor: a plain 16-byte copy.
     nvgpu::DeviceAsyncCopyOp::create(b, loc, token, dst, dstIdx, src, srcIdx,
-                                     b.getIndexAttr(4), Value(), b.getUnitAttr());
+                                     b.getIndexAttr(4), Value(),
+                                     b.getUnitAttr());
     return;
   }
   // Elements of this chunk that exist: clamp(colBound - colStart, 0, 4),
@@ -200,8 +208,8 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
   Value n = cidx(b, loc, 4);
   if (colBound) {
     Value bound = cidx(b, loc, *colBound);
-    Value left = arith::SubIOp::create(b, loc, bound,
-                                       arith::MinUIOp::create(b, loc, colStart, bound));
+    Value left = arith::SubIOp::create(
+        b, loc, bound, arith::MinUIOp::create(b, loc, colStart, bound));
     n = arith::MinUIOp::create(b, loc, left, n);
   }
   if (rowInRange)
@@ -214,7 +222,8 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
                                      cidx(b, loc, 0));
   for (size_t d = 0; d < srcIdx.size(); ++d)
     if (colBound || d + 1 < srcIdx.size())
-      srcIdx[d] = arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), srcIdx[d]);
+      srcIdx[d] =
+          arith::SelectOp::create(b, loc, none, cidx(b, loc, 0), srcIdx[d]);
   // .cg: skip L1. Tried .ca for rows that are not whole 32-byte sectors
   // (so that a sector shared by two k tiles stays in L1): 1000x700x1500 got
   // 30% slower on wgmma, 21% on mma.sync (2026-11-30 run 2).
@@ -222,16 +231,16 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
                                    b.getIndexAttr(4), n, b.getUnitAttr());
 }
 
-void MatmulEmitter::asyncCopyElement(Value src, SmallVector<Value> srcIdx,
-                                     Value dst, ValueRange dstIdx,
-                                     ArrayRef<std::pair<Value, int64_t>> bounds) {
+void MatmulEmitter::asyncCopyElement(
+    Value src, SmallVector<Value> srcIdx, Value dst, ValueRange dstIdx,
+    ArrayRef<std::pair<Value, int64_t>> bounds) {
   // In range: copy the 4 bytes; outside: copy none (the slot is zero-filled)
   // from an address inside the tensor. Selects, no branch.
   SmallVector<Value> conds;
   for (auto [v, bound] : bounds)
     if (v)
-      conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
-                                            cidx(b, loc, bound)));
+      conds.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            v, cidx(b, loc, bound)));
   Value n;
   if (!conds.empty()) {
     Value in = conds[0];
@@ -250,11 +259,13 @@ void MatmulEmitter::pipelineStep(Value kt, Value lastGroup, int64_t pending,
                                  int64_t ahead, int64_t kTiles,
                                  bool fenceAsyncProxy,
                                  function_ref<void(Value next)> issue) {
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(pending));
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                   b.getI32IntegerAttr(pending));
   if (fenceAsyncProxy)
     NVVM::FenceProxyOp::create(
         b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
   gpu::BarrierOp::create(b, loc);
   Value next = add(kt, ahead);
   Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
@@ -281,10 +292,11 @@ StagedTile MatmulEmitter::loadTiles(Value batchIdx, Value row0, Value col0,
     Value e = add(tid, i * threads);
     Value r = div(e, bk), cc = rem(e, bk);
     Value gr = add(row0, r), gc = add(k0, cc);
-    t.a.push_back(loadGuarded(a, globalIndex(batchIdx, gr, gc),
-                              {{guardM ? gr : Value(), shape.m},
-                               {guardK ? gc : Value(), shape.k}}));
-    t.aAt.push_back(aTransposed ? std::make_pair(cc, r) : std::make_pair(r, cc));
+    t.a.push_back(loadGuarded(
+        a, globalIndex(batchIdx, gr, gc),
+        {{guardM ? gr : Value(), shape.m}, {guardK ? gc : Value(), shape.k}}));
+    t.aAt.push_back(aTransposed ? std::make_pair(cc, r)
+                                : std::make_pair(r, cc));
   }
   // B: BK x BN elements, consecutive threads along B's contiguous axis.
   for (int64_t i = 0; i < bk * bn / threads; ++i) {
@@ -325,9 +337,9 @@ void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
 LogicalResult MatmulEmitter::setSharedBytes(LaunchInfo &info, int64_t bytes) {
   int64_t planned = matmulSharedBytes(config, shape.transB);
   if (bytes != planned)
-    return op->emitOpError() << "internal error: the kernel lays out " << bytes
-                             << " bytes of shared memory, its #kb.config "
-                             << planned;
+    return op->emitOpError()
+           << "internal error: the kernel lays out " << bytes
+           << " bytes of shared memory, its #kb.config " << planned;
   info.dynamicSharedBytes = bytes;
   return success();
 }
@@ -336,8 +348,8 @@ Value MatmulEmitter::dynamicSharedMemory() {
   return gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
-                      gpu::AddressSpaceAttr::get(b.getContext(),
-                                                 gpu::AddressSpace::Workgroup)));
+                      gpu::AddressSpaceAttr::get(
+                          b.getContext(), gpu::AddressSpace::Workgroup)));
 }
 
 MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
@@ -345,7 +357,8 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
   Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   int64_t group = config.getRaster();
-  int64_t tilesM = llvm::divideCeil(shape.m, bm), tilesN = llvm::divideCeil(shape.n, bn);
+  int64_t tilesM = llvm::divideCeil(shape.m, bm),
+          tilesN = llvm::divideCeil(shape.n, bn);
   if (group <= 1 || tilesM <= 1)
     return {bz, mul(by, bm), mul(bx, bn)};
   // raster = G: block id t = by * tilesN + bx (launch order) walks groups of
@@ -360,24 +373,28 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
   // Rows in this group: G, or what is left for the last group.
   Value rows = arith::MinUIOp::create(
       b, loc, arith::ConstantIndexOp::create(b, loc, group),
-      arith::SubIOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, tilesM), first));
-  Value row = arith::AddIOp::create(b, loc, first, arith::RemUIOp::create(b, loc, inGroup, rows));
+      arith::SubIOp::create(
+          b, loc, arith::ConstantIndexOp::create(b, loc, tilesM), first));
+  Value row = arith::AddIOp::create(
+      b, loc, first, arith::RemUIOp::create(b, loc, inGroup, rows));
   Value col = arith::DivUIOp::create(b, loc, inGroup, rows);
   return {bz, mul(row, bm), mul(col, bn)};
 }
 
-std::pair<Value, Value>
-MatmulEmitter::stageViews(Value smem, Value stage, int64_t stageBytes,
-                          int64_t aRows, int64_t aCols, int64_t bRows,
-                          int64_t bCols) {
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+std::pair<Value, Value> MatmulEmitter::stageViews(Value smem, Value stage,
+                                                  int64_t stageBytes,
+                                                  int64_t aRows, int64_t aCols,
+                                                  int64_t bRows,
+                                                  int64_t bCols) {
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value base = mul(stage, stageBytes);
   Value va = memref::ViewOp::create(
-      b, loc, MemRefType::get({aRows, aCols}, b.getF32Type(), nullptr, wg), smem,
-      base, ValueRange{});
+      b, loc, MemRefType::get({aRows, aCols}, b.getF32Type(), nullptr, wg),
+      smem, base, ValueRange{});
   Value vb = memref::ViewOp::create(
-      b, loc, MemRefType::get({bRows, bCols}, b.getF32Type(), nullptr, wg), smem,
-      add(base, aRows * aCols * 4), ValueRange{});
+      b, loc, MemRefType::get({bRows, bCols}, b.getF32Type(), nullptr, wg),
+      smem, add(base, aRows * aCols * 4), ValueRange{});
   return {va, vb};
 }
 
@@ -407,5 +424,6 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
   Value flat = add(mul(add(mul(batchIdx, shape.m), row), shape.n), col);
   // The epilogue runs once per output element of a compute-bound kernel:
   // fast exp and division (kb-run checks the result against float64).
-  return emitChainScalar(b, loc, *chain, values, flat, nullptr, 0, /*fast=*/true);
+  return emitChainScalar(b, loc, *chain, values, flat, nullptr, 0,
+                         /*fast=*/true);
 }

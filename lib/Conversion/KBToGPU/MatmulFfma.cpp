@@ -48,9 +48,9 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   bool asyncCopy = cfg.getCopy() == CopyKind::cp_async;
   if (asyncCopy ? stages < 3 || (bm * bk) % e.threads || (bk * bn) % e.threads
                 : stages > 2)
-    return e.op->emitOpError() << "FFMA kernel cannot run copy = \""
-                               << nameOf(cfg.getCopy()) << "\" with stages = "
-                               << stages << ": run kb-promote-shared-memory";
+    return e.op->emitOpError()
+           << "FFMA kernel cannot run copy = \"" << nameOf(cfg.getCopy())
+           << "\" with stages = " << stages << ": run kb-promote-shared-memory";
   bool bChunks = asyncCopy && !e.shape.transB && e.shape.n % 4 == 0 &&
                  (bk * bn / 4) % e.threads == 0;
   if (failed(e.setSharedBytes(info, stages * stageBytes)))
@@ -89,7 +89,8 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   };
   SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
   int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
-  bool guardM = e.shape.m % bm, guardN = e.shape.n % bn, guardK = e.shape.k % bk;
+  bool guardM = e.shape.m % bm, guardN = e.shape.n % bn,
+       guardK = e.shape.k % bk;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // cp.async copies of the A and B tiles at k0 into one stage.
   auto issueCopies = [&](Value k0, Value as, Value bs) {
@@ -111,12 +112,14 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
         Value ch = e.add(e.tid, i * e.threads);
         Value kr = e.div(ch, bn / 4), nc = e.mul(e.rem(ch, bn / 4), 4);
         Value gk = e.add(k0, kr), gn = e.add(col0, nc);
-        Value kIn = guardK ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                                   gk, cidx(b, loc, e.shape.k))
-                                 .getResult()
-                           : Value();
-        e.asyncCopyChunk(e.bmem, e.globalIndex(bz, gk, gn), bs, ValueRange{kr, nc},
-                         kIn, gn, guardN ? std::optional<int64_t>(e.shape.n) : std::nullopt);
+        Value kIn =
+            guardK ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           gk, cidx(b, loc, e.shape.k))
+                         .getResult()
+                   : Value();
+        e.asyncCopyChunk(
+            e.bmem, e.globalIndex(bz, gk, gn), bs, ValueRange{kr, nc}, kIn, gn,
+            guardN ? std::optional<int64_t>(e.shape.n) : std::nullopt);
       }
       return;
     }
@@ -132,7 +135,8 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       }
       Value gk = e.add(k0, kr), gn = e.add(col0, nc);
       SmallVector<std::pair<Value, int64_t>> bounds = {
-          {guardK ? gk : Value(), e.shape.k}, {guardN ? gn : Value(), e.shape.n}};
+          {guardK ? gk : Value(), e.shape.k},
+          {guardN ? gn : Value(), e.shape.n}};
       e.asyncCopyElement(e.bmem,
                          e.shape.transB ? e.globalIndex(bz, gn, gk)
                                         : e.globalIndex(bz, gk, gn),
@@ -147,7 +151,8 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
         auto [va, vb] = views(cidx(b, loc, s));
         issueCopies(cidx(b, loc, s * bk), va, vb);
       }
-      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                          ValueRange{});
     }
   } else if (stages == 2) {
     auto [va, vb] = views(cidx(b, loc, 0));
@@ -179,7 +184,8 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       // branching: one redundant tile per block, no divergent control flow.
       Value nextKt = arith::MinUIOp::create(b, loc, e.add(kt, 1),
                                             cidx(b, loc, kTiles - 1));
-      next = e.loadTiles(bz, row0, col0, e.mul(nextKt, bk), /*aTransposed=*/true);
+      next =
+          e.loadTiles(bz, row0, col0, e.mul(nextKt, bk), /*aTransposed=*/true);
     } else {
       std::tie(as, bs) = views(cidx(b, loc, 0));
       e.stageTiles(bz, row0, col0, e.mul(kt, bk), as, bs, /*aTransposed=*/true);
@@ -193,23 +199,28 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       Value kkv = cidx(b, loc, kk);
       SmallVector<Value> av, bv;
       for (int64_t q = 0; q < tm; q += 4) {
-        Value v = vector::LoadOp::create(b, loc, v4, as, ValueRange{kkv, e.add(aCol, q)},
-                                         false, llvm::MaybeAlign(16));
+        Value v = vector::LoadOp::create(b, loc, v4, as,
+                                         ValueRange{kkv, e.add(aCol, q)}, false,
+                                         llvm::MaybeAlign(16));
         for (int64_t l = 0; l < 4; ++l)
-          av.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
+          av.push_back(
+              vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
       }
       for (int64_t q = 0; q < tn; q += 4) {
-        Value v = vector::LoadOp::create(b, loc, v4, bs, ValueRange{kkv, bColumn(q)},
-                                         false, llvm::MaybeAlign(16));
+        Value v =
+            vector::LoadOp::create(b, loc, v4, bs, ValueRange{kkv, bColumn(q)},
+                                   false, llvm::MaybeAlign(16));
         for (int64_t l = 0; l < 4; ++l)
-          bv.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
+          bv.push_back(
+              vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
       }
       // Row by row, every other row backwards: consecutive FMAs share
       // av[i] and, at each row change, bv[j] as well (operand reuse).
       for (int64_t i = 0; i < tm; ++i)
         for (int64_t jj = 0; jj < tn; ++jj) {
           int64_t j = i % 2 ? tn - 1 - jj : jj;
-          acc[i * tn + j] = math::FmaOp::create(b, loc, av[i], bv[j], acc[i * tn + j]);
+          acc[i * tn + j] =
+              math::FmaOp::create(b, loc, av[i], bv[j], acc[i * tn + j]);
         }
     }
     if (stages == 2) {

@@ -99,8 +99,9 @@ struct MatmulEmitter {
   BlockTile blockTile();
   /// The A and B tile views of pipeline stage `stage` in `smem`: A as
   /// aRows x aCols f32 at stage * stageBytes, B as bRows x bCols after it.
-  std::pair<Value, Value> stageViews(Value smem, Value stage, int64_t stageBytes,
-                                     int64_t aRows, int64_t aCols, int64_t bRows,
+  std::pair<Value, Value> stageViews(Value smem, Value stage,
+                                     int64_t stageBytes, int64_t aRows,
+                                     int64_t aCols, int64_t bRows,
                                      int64_t bCols);
   /// Emits `body` under a guard that (row, col) lies inside C, when the
   /// tiles can reach past M or N.

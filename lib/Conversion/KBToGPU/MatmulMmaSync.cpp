@@ -44,7 +44,8 @@ Tf32Parts toTf32(OpBuilder &b, Location loc, Value x, bool split) {
   p.big = roundToTf32Bits(b, loc, x);
   if (split) {
     // The value the tensor core sees for `big`: the rounded bits, truncated.
-    Value bigBits = arith::AndIOp::create(b, loc, p.big, ci32(b, loc, 0xFFFFE000u));
+    Value bigBits =
+        arith::AndIOp::create(b, loc, p.big, ci32(b, loc, 0xFFFFE000u));
     Value bigF = arith::BitcastOp::create(b, loc, b.getF32Type(), bigBits);
     Value rest = arith::SubFOp::create(b, loc, x, bigF);
     p.small = roundToTf32Bits(b, loc, rest);
@@ -56,8 +57,8 @@ Tf32Parts toTf32(OpBuilder &b, Location loc, Value x, bool split) {
 /// gives the address of row (L % 8) of matrix L / 8, and receives element
 /// (L / 4, L % 4) of each matrix -- exactly the m16n8k8 tf32 fragment layout.
 /// `rowOf`/`colOf` map (matrix, row in it) to the tile's row and column.
-SmallVector<Value> ldmatrix4(MatmulEmitter &e, Value mem, Value lane,
-                             Value row, Value col) {
+SmallVector<Value> ldmatrix4(MatmulEmitter &e, Value mem, Value lane, Value row,
+                             Value col) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   auto type = VectorType::get({4, 1}, b.getF32Type());
@@ -65,7 +66,8 @@ SmallVector<Value> ldmatrix4(MatmulEmitter &e, Value mem, Value lane,
                                       /*transpose=*/false, /*numTiles=*/4);
   SmallVector<Value> out;
   for (int64_t i = 0; i < 4; ++i)
-    out.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, 0}));
+    out.push_back(
+        vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, 0}));
   return out;
 }
 
@@ -73,12 +75,14 @@ SmallVector<Value> ldmatrix4(MatmulEmitter &e, Value mem, Value lane,
 SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
                        ArrayRef<Value> bv, ArrayRef<Value> acc) {
   Type f32 = b.getF32Type();
-  auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  auto resType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   auto op = NVVM::MmaOp::create(
       b, loc, resType, a, bv, acc, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
       std::nullopt,
       std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
   SmallVector<Value> out;
   for (int64_t i = 0; i < 4; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(), i));
@@ -153,13 +157,14 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
   // Otherwise the tiles are staged through registers, one stage. Both
   // chosen by kb-promote-shared-memory.
   bool asyncCopy = cfg.getCopy() == CopyKind::cp_async;
-  bool asyncFits = e.shape.k % 4 == 0 && (e.shape.transB || e.shape.n % 4 == 0) &&
-                   bk % 4 == 0 && (bm * bk / 4) % e.threads == 0 &&
+  bool asyncFits = e.shape.k % 4 == 0 &&
+                   (e.shape.transB || e.shape.n % 4 == 0) && bk % 4 == 0 &&
+                   (bm * bk / 4) % e.threads == 0 &&
                    (bk * bn / 4) % e.threads == 0;
   if (asyncCopy ? stages < 2 || !asyncFits : stages != 1)
-    return e.op->emitOpError() << "mma.sync kernel cannot run copy = \""
-                               << nameOf(cfg.getCopy()) << "\" with stages = "
-                               << stages << ": run kb-promote-shared-memory";
+    return e.op->emitOpError()
+           << "mma.sync kernel cannot run copy = \"" << nameOf(cfg.getCopy())
+           << "\" with stages = " << stages << ": run kb-promote-shared-memory";
   // Row strides: A [BM][BK + padA]; B [BK][BN + padB], or [BN][BK + padA]
   // when B is transposed and copied as is (its fragments then read like A's).
   bool transB = e.shape.transB && asyncCopy;
@@ -193,7 +198,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
         auto [va, vb] = stageViews(cidx(b, loc, s));
         issueTileCopies(e, bz, row0, col0, cidx(b, loc, s * bk), va, vb);
       }
-      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                          ValueRange{});
     }
   }
   auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
@@ -210,12 +216,14 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       e.pipelineStep(kt, lastGroup, stages - 2, stages - 1, kTiles,
                      /*fenceAsyncProxy=*/false, [&](Value next) {
                        auto [va, vb] = stageViews(e.rem(next, stages));
-                       issueTileCopies(e, bz, row0, col0, e.mul(next, bk), va, vb);
+                       issueTileCopies(e, bz, row0, col0, e.mul(next, bk), va,
+                                       vb);
                      });
       std::tie(as, bs) = stageViews(e.rem(kt, stages));
     } else {
       std::tie(as, bs) = stageViews(cidx(b, loc, 0));
-      e.stageTiles(bz, row0, col0, e.mul(kt, bk), as, bs, /*aTransposed=*/false);
+      e.stageTiles(bz, row0, col0, e.mul(kt, bk), as, bs,
+                   /*aTransposed=*/false);
       gpu::BarrierOp::create(b, loc);
     }
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
@@ -234,26 +242,32 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     // ldmatrix lane addresses: A matrices are (rows +0/+8) x (cols +0/+4),
     // lane L points at row L % 8 of matrix L / 8.
     Value l8 = e.rem(lane, 8), lm = e.div(lane, 8);
-    Value aRowOff = e.add(l8, e.mul(e.rem(lm, 2), 8)), aColOff = e.mul(e.div(lm, 2), 4);
-    Value bRowOff = e.add(l8, e.mul(e.div(lm, 2), 8)), bColOff = e.mul(e.rem(lm, 2), 4);
+    Value aRowOff = e.add(l8, e.mul(e.rem(lm, 2), 8)),
+          aColOff = e.mul(e.div(lm, 2), 4);
+    Value bRowOff = e.add(l8, e.mul(e.div(lm, 2), 8)),
+          bColOff = e.mul(e.rem(lm, 2), 4);
     for (int64_t kk = 0; kk < bk; kk += 8) {
       Value ka = e.add(t, kk), kb4 = e.add(t, kk + 4);
       SmallVector<std::array<Tf32Parts, 4>> af;
       for (int64_t i = 0; i < fragM; ++i) {
         auto a4 = ldmatrix4(e, as, lane, e.add(e.add(warpRow, aRowOff), i * 16),
                             e.add(aColOff, kk));
-        af.push_back({toTf32(b, loc, a4[0], split3), toTf32(b, loc, a4[1], split3),
-                      toTf32(b, loc, a4[2], split3), toTf32(b, loc, a4[3], split3)});
+        af.push_back(
+            {toTf32(b, loc, a4[0], split3), toTf32(b, loc, a4[1], split3),
+             toTf32(b, loc, a4[2], split3), toTf32(b, loc, a4[3], split3)});
       }
       SmallVector<std::array<Tf32Parts, 2>> bf;
       for (int64_t j = 0; j < fragN; ++j) {
         Value c = e.add(warpCol, e.add(g, j * 8));
         if (transB && j % 2 == 0 && j + 1 < fragN) {
           // Two n-fragments' b0/b1 with one ldmatrix.x4 from [BN][BK + pad].
-          auto b4 = ldmatrix4(e, bs, lane, e.add(e.add(warpCol, bRowOff), j * 8),
-                              e.add(bColOff, kk));
-          bf.push_back({toTf32(b, loc, b4[0], split3), toTf32(b, loc, b4[1], split3)});
-          bf.push_back({toTf32(b, loc, b4[2], split3), toTf32(b, loc, b4[3], split3)});
+          auto b4 =
+              ldmatrix4(e, bs, lane, e.add(e.add(warpCol, bRowOff), j * 8),
+                        e.add(bColOff, kk));
+          bf.push_back(
+              {toTf32(b, loc, b4[0], split3), toTf32(b, loc, b4[1], split3)});
+          bf.push_back(
+              {toTf32(b, loc, b4[2], split3), toTf32(b, loc, b4[3], split3)});
           ++j;
         } else if (transB) {
           bf.push_back({toTf32(b, loc, ld(bs, c, ka), split3),
@@ -301,7 +315,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
   for (int64_t i = 0; i < fragM; ++i)
     for (int64_t j = 0; j < fragN; ++j)
       for (int q = 0; q < 4; q += 2) {
-        Value row = e.add(e.add(row0, warpRow), e.add(g, i * 16 + (q >= 2 ? 8 : 0)));
+        Value row =
+            e.add(e.add(row0, warpRow), e.add(g, i * 16 + (q >= 2 ? 8 : 0)));
         Value col = e.add(e.add(col0, warpCol), e.add(e.mul(t, 2), j * 8));
         Value v0 = loop.getResult((i * fragN + j) * 4 + q);
         Value v1 = loop.getResult((i * fragN + j) * 4 + q + 1);

@@ -58,8 +58,9 @@ Value descriptor(OpBuilder &b, Location loc, Value addr) {
   uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(kGroupBytes >> 4) << 32) |
                    (uint64_t(1) << 62);
   Value start = arith::ShRUIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, addr,
-                                    arith::ConstantIntOp::create(b, loc, i64, 0x3FFFF)),
+      b, loc,
+      arith::AndIOp::create(b, loc, addr,
+                            arith::ConstantIntOp::create(b, loc, i64, 0x3FFFF)),
       arith::ConstantIntOp::create(b, loc, i64, 4));
   return arith::OrIOp::create(b, loc, start,
                               arith::ConstantIntOp::create(b, loc, i64, fixed));
@@ -83,11 +84,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
               "up to 256; got ["
            << bm << ", " << bn << ", " << bk << "]";
   if (stages < 3)
-    return e.op->emitOpError() << "wgmma_tf32 needs at least 3 stages, got "
-                               << stages;
+    return e.op->emitOpError()
+           << "wgmma_tf32 needs at least 3 stages, got " << stages;
   if (e.shape.k % 4)
-    return e.op->emitOpError() << "wgmma_tf32 copies 16-byte chunks: K = "
-                               << e.shape.k << " must be a multiple of 4";
+    return e.op->emitOpError()
+           << "wgmma_tf32 copies 16-byte chunks: K = " << e.shape.k
+           << " must be a multiple of 4";
   bool tma = e.config.getCopy() == CopyKind::tma;
   // One warpgroup per 64 rows; with TMA, one producer warp more.
   int64_t wantThreads = wgmmaThreads(bm, tma);
@@ -97,7 +99,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                << wantThreads << " threads, got " << e.threads;
 
   if (tma && (!e.tmapA || !e.tmapB))
-    return e.op->emitOpError() << "internal error: copy = \"tma\" without tensor maps";
+    return e.op->emitOpError()
+           << "internal error: copy = \"tma\" without tensor maps";
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
   if (!tma && e.config.getCopy() != CopyKind::cp_async)
     return e.op->emitOpError() << "wgmma_tf32 copies its tiles with copy = "
@@ -114,7 +117,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   Value shift = arith::SubIOp::create(b, loc, aligned, raw);
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value flat = memref::ViewOp::create(
-      b, loc, MemRefType::get({stages * stageBytes / 4}, b.getF32Type(), nullptr, wg),
+      b, loc,
+      MemRefType::get({stages * stageBytes / 4}, b.getF32Type(), nullptr, wg),
       smem, shift, ValueRange{});
 
   MatmulEmitter::BlockTile tile = e.blockTile();
@@ -138,7 +142,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // copies only the elements before K.
   auto issueCopies = [&](Value kt, Value stage, bool kEdge) {
     Value k0 = e.mul(kt, bk);
-    Value aBase = e.mul(stage, stageBytes / 4), bBase = e.add(aBase, bytesA / 4);
+    Value aBase = e.mul(stage, stageBytes / 4),
+          bBase = e.add(aBase, bytesA / 4);
     auto operand = [&](Value mem, Value tileBase, int64_t rows, Value r0,
                        int64_t bound) {
       for (int64_t i = 0; i < rows * 8 / e.threads; ++i) {
@@ -148,7 +153,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         e.asyncCopyChunk(mem, e.globalIndex(bz, gr, gk), flat,
                          ValueRange{swizzled(tileBase, r, kc)},
                          inRange(gr, bound, bound % rows != 0), gk,
-                         kEdge ? std::optional<int64_t>(e.shape.k) : std::nullopt);
+                         kEdge ? std::optional<int64_t>(e.shape.k)
+                               : std::nullopt);
       }
     };
     operand(e.a, aBase, bm, row0, e.shape.m);
@@ -181,7 +187,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
 
   Type f32 = b.getF32Type();
   int64_t nAcc = bn / 2; // 64 x BN accumulators over 128 threads
-  auto accType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nAcc, f32));
+  auto accType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nAcc, f32));
   Value zero = LLVM::ZeroOp::create(b, loc, accType);
   Value warpgroup = e.div(e.tid, 128);
   auto toI64 = [&](Value v) {
@@ -203,18 +210,20 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     for (int64_t kk = 0; kk < bk / 8; ++kk) {
       // k8 = 32 bytes further along each row: + 2 in the start-address field.
       auto step = [&](Value d) {
-        return kk == 0 ? d
-                       : arith::AddIOp::create(
-                             b, loc, d,
-                             arith::ConstantIntOp::create(b, loc, b.getI64Type(), 2 * kk))
-                             .getResult();
+        return kk == 0
+                   ? d
+                   : arith::AddIOp::create(b, loc, d,
+                                           arith::ConstantIntOp::create(
+                                               b, loc, b.getI64Type(), 2 * kk))
+                         .getResult();
       };
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, accType, acc, step(descA), step(descB),
           NVVM::MMAShapeAttr::get(ctx, 64, bn, 8), NVVM::WGMMATypes::tf32,
-          NVVM::WGMMATypes::tf32, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-          NVVM::MMALayout::col, nullptr);
+          NVVM::WGMMATypes::tf32, NVVM::WGMMATypes::f32,
+          NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
+          nullptr);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
@@ -233,8 +242,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     //   kt >= S: wait on empty of kt's stage (tile kt - S released)
     //   arrive.expect_tx on full of kt's stage + 2 tensor copies of tile kt
     // a consumer, for each k tile kt:
-    //   mbarrier.try_wait.parity full   tile kt has landed (parity (kt / S) % 2)
-    //   wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
+    //   mbarrier.try_wait.parity full   tile kt has landed (parity (kt / S) %
+    //   2) wgmma.fence; 4 x wgmma; commit; wait_group 1   (tile kt - 1 retired)
     //   lane 0: arrive on empty of kt - 1's stage
     // The tensor map swizzles each 128-byte row (the same 128-byte swizzle
     // as the descriptors) and zero-fills rows past M or N and columns past
@@ -242,21 +251,26 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // (zero-filled bytes count).
     int64_t consumerThreads = wgmmaThreads(bm, /*tma=*/false);
     auto ptrTo = [&](Value byteAddr, unsigned space) {
-      return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, space),
+      return LLVM::IntToPtrOp::create(b, loc,
+                                      LLVM::LLVMPointerType::get(ctx, space),
                                       toI64(byteAddr))
           .getResult();
     };
     Value barBase = e.add(aligned, stages * stageBytes);
-    auto full = [&](Value stage) { return ptrTo(e.add(barBase, e.mul(stage, 8)), 3); };
+    auto full = [&](Value stage) {
+      return ptrTo(e.add(barBase, e.mul(stage, 8)), 3);
+    };
     auto empty = [&](Value stage) {
       return ptrTo(e.add(barBase, e.add(e.mul(stage, 8), stages * 8)), 3);
     };
     auto globalPtr = [&](Value mem) {
-      return ptrTo(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem), 0);
+      return ptrTo(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem),
+                   0);
     };
     Value mapA = globalPtr(e.tmapA), mapB = globalPtr(e.tmapB);
     auto cmp = [&](arith::CmpIPredicate pred, Value v, int64_t c) {
-      return arith::CmpIOp::create(b, loc, pred, v, cidx(b, loc, c)).getResult();
+      return arith::CmpIOp::create(b, loc, pred, v, cidx(b, loc, c))
+          .getResult();
     };
     auto both = [&](Value x, Value y) {
       return arith::AndIOp::create(b, loc, x, y).getResult();
@@ -269,12 +283,16 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       body();
     };
     auto toI32 = [&](Value v) {
-      return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v).getResult();
+      return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v)
+          .getResult();
     };
-    auto parityOf = [&](Value kt) { return toI32(e.rem(e.div(kt, stages), 2)); };
+    auto parityOf = [&](Value kt) {
+      return toI32(e.rem(e.div(kt, stages), 2));
+    };
     when(cmp(arith::CmpIPredicate::eq, e.tid, 0), [&] {
       for (int64_t s = 0; s < stages; ++s) {
-        NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1), Value());
+        NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1),
+                                     Value());
         NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
                                      i32(consumerThreads / 32), Value());
       }
@@ -286,8 +304,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       Value stage = e.rem(kt, stages);
       Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
       Value bar = full(stage);
-      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, i32(stageBytes),
-                                             NVVM::MemScopeKind::CTA, false, Value());
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, loc, Type(), bar, i32(stageBytes), NVVM::MemScopeKind::CTA, false,
+          Value());
       Value k0 = toI32(e.mul(kt, bk));
       auto copy = [&](Value map, Value dstAddr, Value r0) {
         SmallVector<Value> coords{k0, toI32(r0)};
@@ -306,19 +325,21 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     };
     // The producer.
     Value warp = e.div(e.tid, 32);
-    when(both(cmp(arith::CmpIPredicate::eq, warp, consumerThreads / 32), laneZero), [&] {
-      auto produce = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
-                                        cidx(b, loc, 1));
-      b.setInsertionPointToStart(produce.getBody());
-      Value kt = produce.getInductionVar();
-      when(cmp(arith::CmpIPredicate::uge, kt, stages), [&] {
-        // Tile kt - S's release completes empty's phase (kt / S - 1).
-        NVVM::MBarrierTryWaitParityOp::create(b, loc, empty(e.rem(kt, stages)),
-                                              toI32(e.rem(e.add(e.div(kt, stages), 1), 2)),
-                                              i32(0x989680));
-      });
-      issueTma(kt);
-    });
+    when(both(cmp(arith::CmpIPredicate::eq, warp, consumerThreads / 32),
+              laneZero),
+         [&] {
+           auto produce = scf::ForOp::create(
+               b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles), cidx(b, loc, 1));
+           b.setInsertionPointToStart(produce.getBody());
+           Value kt = produce.getInductionVar();
+           when(cmp(arith::CmpIPredicate::uge, kt, stages), [&] {
+             // Tile kt - S's release completes empty's phase (kt / S - 1).
+             NVVM::MBarrierTryWaitParityOp::create(
+                 b, loc, empty(e.rem(kt, stages)),
+                 toI32(e.rem(e.add(e.div(kt, stages), 1), 2)), i32(0x989680));
+           });
+           issueTma(kt);
+         });
     // The consumers: the k loop and, after it, the epilogue.
     auto consumer = scf::IfOp::create(
         b, loc, cmp(arith::CmpIPredicate::ult, e.tid, consumerThreads), false);
@@ -328,12 +349,13 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)), parityOf(kt),
-                                          i32(0x989680));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)),
+                                          parityOf(kt), i32(0x989680));
     Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
     // Tile kt - 1 is retired: release its stage.
     when(both(cmp(arith::CmpIPredicate::ne, kt, 0), laneZero), [&] {
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(e.rem(e.add(kt, -1), stages)),
+      NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                     empty(e.rem(e.add(kt, -1), stages)),
                                      Value(), NVVM::MemScopeKindAttr());
     });
     scf::YieldOp::create(b, loc, acc);
@@ -343,7 +365,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     for (int64_t s = 0; s < stages - 2; ++s) {
       if (s < kTiles)
         issueCopies(cidx(b, loc, s), cidx(b, loc, s), kEdge && s == kTiles - 1);
-      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+      lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                          ValueRange{});
     }
     loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
                               cidx(b, loc, 1), ValueRange{zero});

@@ -56,13 +56,14 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   bool staged = strategy == SoftmaxStrategy::split_shared || global;
   if (unaligned && (vec != 4 || isa<FusionOp>(op) ||
                     (strategy != SoftmaxStrategy::registers && !staged)))
-    return op->emitOpError() << "vector width " << vec
-                             << " does not divide the row length " << n
-                             << " (allowed only for vector 4 with strategy "
-                                "\"registers\", \"split_shared\" or "
-                                "\"split_global\" on an unfused softmax)";
+    return op->emitOpError()
+           << "vector width " << vec << " does not divide the row length " << n
+           << " (allowed only for vector 4 with strategy "
+              "\"registers\", \"split_shared\" or "
+              "\"split_global\" on an unfused softmax)";
   if (rows > std::numeric_limits<int32_t>::max())
-    return op->emitOpError() << "has " << rows << " rows, more than a grid holds";
+    return op->emitOpError()
+           << "has " << rows << " rows, more than a grid holds";
   bool split = strategy == SoftmaxStrategy::split || staged;
   int64_t cluster = split ? std::max<int64_t>(req.config.getCluster(), 1) : 1;
   if (rows * cluster > std::numeric_limits<int32_t>::max())
@@ -74,9 +75,10 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   if (staged && !req.config.getBlock().empty())
     rowsPerCluster = req.config.getBlock()[0];
   if (rowsPerCluster > 1 && (rows % rowsPerCluster || isa<FusionOp>(op)))
-    return op->emitOpError() << nameOf(strategy) << " with " << rowsPerCluster
-                             << " rows per cluster needs an unfused softmax whose "
-                             << rows << " rows it divides";
+    return op->emitOpError()
+           << nameOf(strategy) << " with " << rowsPerCluster
+           << " rows per cluster needs an unfused softmax whose " << rows
+           << " rows it divides";
   info.grid = {rows / rowsPerCluster * cluster, 1, 1};
   info.block = {threads, 1, 1};
   // split_global: `cluster` blocks per row, but no hardware cluster.
@@ -100,16 +102,20 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     partBytes = splitSharedPartBytes(n, clusterBlocks, vec);
     info.dynamicSharedBytes = splitSharedBytes(n, clusterBlocks, vec);
     Value bytes = gpu::DynamicSharedMemoryOp::create(
-        ab, loc, MemRefType::get({ShapedType::kDynamic}, ab.getI8Type(), nullptr, wg));
+        ab, loc,
+        MemRefType::get({ShapedType::kDynamic}, ab.getI8Type(), nullptr, wg));
     auto view = [&](MemRefType t, int64_t at) -> Value {
-      return memref::ViewOp::create(ab, loc, t, bytes, cidx(ab, loc, at), ValueRange{});
+      return memref::ViewOp::create(ab, loc, t, bytes, cidx(ab, loc, at),
+                                    ValueRange{});
     };
-    part = view(MemRefType::get({partBytes / 4}, ab.getF32Type(), nullptr, wg), 0);
+    part =
+        view(MemRefType::get({partBytes / 4}, ab.getF32Type(), nullptr, wg), 0);
     scratchMax = view(scratchType, partBytes);
     scratchSum = view(scratchType, partBytes + 128);
     partial = view(partialType, partBytes + 256);
     if (global)
-      ticketSlot = view(MemRefType::get({1}, ab.getI32Type(), nullptr, wg), partBytes + 264);
+      ticketSlot = view(MemRefType::get({1}, ab.getI32Type(), nullptr, wg),
+                        partBytes + 264);
   } else {
     scratchMax = func.addWorkgroupAttribution(scratchType, loc);
     scratchSum = func.addWorkgroupAttribution(scratchType, loc);
@@ -121,8 +127,16 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   OpBuilder b = OpBuilder::atBlockEnd(&func.getBody().front());
   auto args = func.getArguments();
   auto kargs = args.take_front(func.getNumArguments());
-  SoftmaxContext c{b, loc, n, threads, vec, Value(), flatten(b, loc, kargs.back()),
-                   Value(), Value(), VectorType::get({vec}, b.getF32Type())};
+  SoftmaxContext c{b,
+                   loc,
+                   n,
+                   threads,
+                   vec,
+                   Value(),
+                   flatten(b, loc, kargs.back()),
+                   Value(),
+                   Value(),
+                   VectorType::get({vec}, b.getF32Type())};
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     Block &body = fusion.getBody().front();
     auto sm = cast<SoftmaxOp>(getFusionAnchor(fusion));
@@ -156,11 +170,12 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                     "compute it outside the fusion";
     for (BlockArgument ba : body.getArguments()) {
       auto t = cast<RankedTensorType>(ba.getType());
-      bool bias = t.getRank() == 1 && t.getDimSize(0) == n && type.getRank() > 1;
+      bool bias =
+          t.getRank() == 1 && t.getDimSize(0) == n && type.getRank() > 1;
       if (t != type && !bias)
-        return op->emitOpError() << "fused softmax input of type " << t
-                                 << " neither matches " << type
-                                 << " nor broadcasts along its last axis";
+        return op->emitOpError()
+               << "fused softmax input of type " << t << " neither matches "
+               << type << " nor broadcasts along its last axis";
       c.memOf[ba] = flatten(b, loc, kargs[ba.getArgNumber()]);
       if (bias)
         c.isBias.insert(ba);
@@ -179,8 +194,10 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     for (auto *chain : {&c.pro, &c.epi})
       if (*chain)
         for (Operation *inner : (*chain)->ops)
-          if (!isa<ElementwiseOpInterface>(inner) || inner->getResult(0).getType() != type)
-            return inner->emitOpError() << "cannot be fused around a softmax of " << type;
+          if (!isa<ElementwiseOpInterface>(inner) ||
+              inner->getResult(0).getType() != type)
+            return inner->emitOpError()
+                   << "cannot be fused around a softmax of " << type;
   } else {
     c.in = flatten(b, loc, kargs[0]);
   }
@@ -197,21 +214,24 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   // A row's blocks wait for each other: a grid smaller than one row would
   // wait forever.
   if (persistentGrid && persistentGrid < cluster)
-    return op->emitOpError() << "a persistent split_global grid of " << persistentGrid
-                             << " blocks cannot hold the " << cluster
-                             << " blocks of one row, which wait for each other";
+    return op->emitOpError()
+           << "a persistent split_global grid of " << persistentGrid
+           << " blocks cannot hold the " << cluster
+           << " blocks of one row, which wait for each other";
   if (persistentGrid && rowsPerCluster > 1)
-    return op->emitOpError() << "a persistent split_global grid takes one row per "
-                                "group of blocks (block = [1]), not "
-                             << rowsPerCluster;
+    return op->emitOpError()
+           << "a persistent split_global grid takes one row per "
+              "group of blocks (block = [1]), not "
+           << rowsPerCluster;
   // A persistent block with `stages = 2` copies its next part while it
   // stores this one (slot by slot); otherwise it copies each part at the
   // start of its turn.
   bool prefetch = persistentGrid && req.config.getStages() == 2;
   if (global && req.config.getStages() > 2)
-    return op->emitOpError() << "split_global takes stages = 1 or 2 (2: a persistent "
-                                "block copies its next part while it stores this one), not "
-                             << req.config.getStages();
+    return op->emitOpError()
+           << "split_global takes stages = 1 or 2 (2: a persistent "
+              "block copies its next part while it stores this one), not "
+           << req.config.getStages();
   if (persistentGrid)
     info.grid[0] = persistentGrid;
   int64_t draws = persistentGrid ? parts + persistentGrid : parts;
@@ -237,13 +257,16 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(ifLast.thenBlock());
-        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
-                                    ws.mem, ValueRange{cidx(b, loc, 0)});
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                    ci32(b, loc, 0), ws.mem,
+                                    ValueRange{cidx(b, loc, 0)});
       }
-      memref::StoreOp::create(b, loc, t, ticketSlot, ValueRange{cidx(b, loc, 0)});
+      memref::StoreOp::create(b, loc, t, ticketSlot,
+                              ValueRange{cidx(b, loc, 0)});
     }
     gpu::BarrierOp::create(b, loc);
-    ticket = memref::LoadOp::create(b, loc, ticketSlot, ValueRange{cidx(b, loc, 0)});
+    ticket =
+        memref::LoadOp::create(b, loc, ticketSlot, ValueRange{cidx(b, loc, 0)});
     block = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), ticket);
   }
   c.partStart = cidx(b, loc, 0);
@@ -262,11 +285,13 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
   auto partOf = [&](Value blk) {
     Part p;
     p.rank = arith::RemUIOp::create(b, loc, blk, cidx(b, loc, cluster));
-    p.row = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, blk, cidx(b, loc, cluster)),
-                                  cidx(b, loc, rowsPerCluster));
+    p.row = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, blk, cidx(b, loc, cluster)),
+        cidx(b, loc, rowsPerCluster));
     p.start = arith::MulIOp::create(b, loc, p.rank, cidx(b, loc, len));
-    p.end = arith::MinUIOp::create(b, loc, cidx(b, loc, n),
-                                   arith::AddIOp::create(b, loc, p.start, cidx(b, loc, len)));
+    p.end = arith::MinUIOp::create(
+        b, loc, cidx(b, loc, n),
+        arith::AddIOp::create(b, loc, p.start, cidx(b, loc, len)));
     p.rowBase = arith::MulIOp::create(b, loc, p.row, cidx(b, loc, n));
     return p;
   };
@@ -283,14 +308,15 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     // part's, at addresses computed from the ticket clamped into range; with
     // one, each part is copied at the start of its turn.
     auto clamp = [&](Value t) {
-      return arith::MinUIOp::create(b, loc, t, cidx(b, loc, parts - 1)).getResult();
+      return arith::MinUIOp::create(b, loc, t, cidx(b, loc, parts - 1))
+          .getResult();
     };
     PersistentHooks first;
     if (prefetch) {
       usePart(partOf(clamp(block)));
       first.copiesOnly = true;
-      first.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ticket,
-                                          ci32(b, loc, parts));
+      first.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          ticket, ci32(b, loc, parts));
       auto noCombine = [&](Value, Value, int64_t) -> Value { return Value(); };
       buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
                        /*clusterSync=*/false, noCombine, &first);
@@ -299,17 +325,20 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
     // scf.while came out of the LLVM conversion as i64 in kernels lowered
     // with 32-bit indices (an unresolved cast).
     auto i32 = b.getI32Type();
-    auto loop = scf::WhileOp::create(b, loc, TypeRange{i32}, ValueRange{ticket});
+    auto loop =
+        scf::WhileOp::create(b, loc, TypeRange{i32}, ValueRange{ticket});
     {
       OpBuilder::InsertionGuard guard(b);
       Block *cond = b.createBlock(&loop.getBefore(), {}, {i32}, {loc});
       Value t = cond->getArgument(0);
-      scf::ConditionOp::create(
-          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t, ci32(b, loc, parts)),
-          ValueRange{t});
+      scf::ConditionOp::create(b, loc,
+                               arith::CmpIOp::create(b, loc,
+                                                     arith::CmpIPredicate::ult,
+                                                     t, ci32(b, loc, parts)),
+                               ValueRange{t});
       Block *body = b.createBlock(&loop.getAfter(), {}, {i32}, {loc});
-      Part cur = partOf(
-          arith::IndexCastUIOp::create(b, loc, b.getIndexType(), body->getArgument(0)));
+      Part cur = partOf(arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                                     body->getArgument(0)));
       usePart(cur);
       TicketDraw draw{ticketSlot, draws, Value()};
       PersistentHooks hooks;
@@ -317,23 +346,27 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       hooks.group = first.group;
       if (prefetch)
         hooks.next = [&]() {
-          Part p = partOf(
-              clamp(arith::IndexCastUIOp::create(b, loc, b.getIndexType(), draw.next)));
-          return NextPart{arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, draw.next,
-                                                ci32(b, loc, parts)),
+          Part p = partOf(clamp(arith::IndexCastUIOp::create(
+              b, loc, b.getIndexType(), draw.next)));
+          return NextPart{arith::CmpIOp::create(b, loc,
+                                                arith::CmpIPredicate::ult,
+                                                draw.next, ci32(b, loc, parts)),
                           p.rowBase, p.start, p.end};
         };
-      buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
-                       /*clusterSync=*/false,
-                       [&](Value m, Value s, int64_t) {
-                         return combineOverGlobal(c, m, s, partial, ws, cur.row, c.rank, &draw);
-                       },
-                       &hooks);
+      buildSplitShared(
+          c, scratchMax, scratchSum, part, unaligned, rows * n, 1,
+          /*clusterSync=*/false,
+          [&](Value m, Value s, int64_t) {
+            return combineOverGlobal(c, m, s, partial, ws, cur.row, c.rank,
+                                     &draw);
+          },
+          &hooks);
       scf::YieldOp::create(b, loc, ValueRange{draw.next});
     }
     // No copy may be left in flight when the block exits.
     if (prefetch && (!c.pro || c.stagedInput))
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, first.group, b.getI32IntegerAttr(0));
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, first.group,
+                                       b.getI32IntegerAttr(0));
     return success();
   }
   Value row = block;
@@ -357,16 +390,16 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                        return combineOverCluster(c, m, s, partial, cluster);
                      });
   else if (global)
-    buildSplitShared(c, scratchMax, scratchSum, part, unaligned, rows * n,
-                     rowsPerCluster, /*clusterSync=*/false,
-                     [&](Value m, Value s, int64_t i) {
-                       Value r = arith::AddIOp::create(b, loc, row, cidx(b, loc, i));
-                       return combineOverGlobal(c, m, s, partial, ws, r, c.rank);
-                     });
+    buildSplitShared(
+        c, scratchMax, scratchSum, part, unaligned, rows * n, rowsPerCluster,
+        /*clusterSync=*/false, [&](Value m, Value s, int64_t i) {
+          Value r = arith::AddIOp::create(b, loc, row, cidx(b, loc, i));
+          return combineOverGlobal(c, m, s, partial, ws, r, c.rank);
+        });
   else if (strategy == SoftmaxStrategy::online)
     buildOnline(c, scratchMax, scratchSum);
   else
-    return op->emitOpError() << "has no softmax strategy in its #kb.config: run kb-select-config";
+    return op->emitOpError()
+           << "has no softmax strategy in its #kb.config: run kb-select-config";
   return success();
 }
-

@@ -15,13 +15,14 @@ using namespace mlir;
 using namespace mlir::kb;
 using namespace mlir::kb::softmax;
 
-Value mlir::kb::softmax::atomicAdd(OpBuilder &b, Location loc, Value mem, Value at, uint32_t v) {
+Value mlir::kb::softmax::atomicAdd(OpBuilder &b, Location loc, Value mem,
+                                   Value at, uint32_t v) {
   return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
                                      ci32(b, loc, v), mem, ValueRange{at});
 }
 
-Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s, Value partial,
-                         int64_t cluster) {
+Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,
+                                            Value partial, int64_t cluster) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   MLIRContext *ctx = b.getContext();
@@ -42,12 +43,14 @@ Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,
 
   Value lane = arith::RemUIOp::create(b, loc, c.tid, cidx(b, loc, 32));
   auto f32 = b.getF32Type();
-  auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(lane, cluster),
-                                /*withElse=*/true);
+  auto ifIn =
+      scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(lane, cluster),
+                        /*withElse=*/true);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifIn.thenBlock());
-    Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, partial);
+    Value addr =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, partial);
     Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
     auto sharedPtr = LLVM::LLVMPointerType::get(ctx, /*shared=*/3);
     auto clusterPtr = LLVM::LLVMPointerType::get(ctx, /*shared::cluster=*/7);
@@ -60,7 +63,8 @@ Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,
     Value si = LLVM::LoadOp::create(b, loc, f32, remoteSum);
     scf::YieldOp::create(b, loc, ValueRange{mi, si});
     b.setInsertionPointToStart(ifIn.elseBlock());
-    scf::YieldOp::create(b, loc, ValueRange{cf32(b, loc, negInf), cf32(b, loc, 0.0f)});
+    scf::YieldOp::create(b, loc,
+                         ValueRange{cf32(b, loc, negInf), cf32(b, loc, 0.0f)});
   }
   Value mi = ifIn.getResult(0), si = ifIn.getResult(1);
   Value rowMax = gpu::SubgroupReduceOp::create(
@@ -75,9 +79,10 @@ Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,
   return arith::DivFOp::create(b, loc, c.exp(c.subf(m, rowMax)), rowSum);
 }
 
-Value mlir::kb::softmax::combineOverGlobal(SoftmaxContext &c, Value m, Value s, Value partial,
-                        const GlobalWorkspace &ws, Value row, Value rank,
-                        TicketDraw *draw) {
+Value mlir::kb::softmax::combineOverGlobal(SoftmaxContext &c, Value m, Value s,
+                                           Value partial,
+                                           const GlobalWorkspace &ws, Value row,
+                                           Value rank, TicketDraw *draw) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   Type f32 = b.getF32Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -86,40 +91,50 @@ Value mlir::kb::softmax::combineOverGlobal(SoftmaxContext &c, Value m, Value s, 
   Value arrived = ws.arrivedAt(b, loc, row);
   Value done = arith::AddIOp::create(b, loc, arrived, cidx(b, loc, 1));
   auto threadZero = [&] {
-    return scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid, cidx(b, loc, 0)),
-        /*withElse=*/false);
+    return scf::IfOp::create(b, loc,
+                             arith::CmpIOp::create(b, loc,
+                                                   arith::CmpIPredicate::eq,
+                                                   c.tid, cidx(b, loc, 0)),
+                             /*withElse=*/false);
   };
   auto pack = [&](Value lo, Value hi) {
-    Value l = arith::ExtUIOp::create(b, loc, i64, arith::BitcastOp::create(b, loc, i32, lo));
-    Value h = arith::ExtUIOp::create(b, loc, i64, arith::BitcastOp::create(b, loc, i32, hi));
+    Value l = arith::ExtUIOp::create(b, loc, i64,
+                                     arith::BitcastOp::create(b, loc, i32, lo));
+    Value h = arith::ExtUIOp::create(b, loc, i64,
+                                     arith::BitcastOp::create(b, loc, i32, hi));
     return arith::OrIOp::create(
-        b, loc, l, arith::ShLIOp::create(b, loc, h, arith::ConstantIntOp::create(b, loc, i64, 32)));
+        b, loc, l,
+        arith::ShLIOp::create(b, loc, h,
+                              arith::ConstantIntOp::create(b, loc, i64, 32)));
   };
   auto half = [&](Value w, bool high) -> Value {
     if (high)
-      w = arith::ShRUIOp::create(b, loc, w, arith::ConstantIntOp::create(b, loc, i64, 32));
-    return arith::BitcastOp::create(b, loc, f32, arith::TruncIOp::create(b, loc, i32, w));
+      w = arith::ShRUIOp::create(b, loc, w,
+                                 arith::ConstantIntOp::create(b, loc, i64, 32));
+    return arith::BitcastOp::create(b, loc, f32,
+                                    arith::TruncIOp::create(b, loc, i32, w));
   };
   auto ifZero = threadZero();
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifZero.thenBlock());
-    LLVM::StoreOp::create(b, loc, pack(m, s), ws.wordPtr(b, loc, ws.partialAt(b, loc, row, rank)),
-                          /*alignment=*/8, false, false, false, LLVM::AtomicOrdering::monotonic,
-                          gpuScope);
+    LLVM::StoreOp::create(b, loc, pack(m, s),
+                          ws.wordPtr(b, loc, ws.partialAt(b, loc, row, rank)),
+                          /*alignment=*/8, false, false, false,
+                          LLVM::AtomicOrdering::monotonic, gpuScope);
     Value arrivedPtr = ws.wordPtr(b, loc, arrived);
-    Value before = LLVM::InlineAsmOp::create(
-                       b, loc, i32, ValueRange{arrivedPtr},
-                       "atom.acq_rel.gpu.add.u32 $0, [$1], 1;", "=r,l,~{memory}",
-                       /*has_side_effects=*/true, /*is_align_stack=*/false,
-                       LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-                       ArrayAttr())
-                       .getResult(0);
+    Value before =
+        LLVM::InlineAsmOp::create(
+            b, loc, i32, ValueRange{arrivedPtr},
+            "atom.acq_rel.gpu.add.u32 $0, [$1], 1;", "=r,l,~{memory}",
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+            ArrayAttr())
+            .getResult(0);
     auto notLast = scf::IfOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, before, ci32(b, loc, g - 1)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, before,
+                              ci32(b, loc, g - 1)),
         /*withElse=*/false);
     {
       OpBuilder::InsertionGuard g2(b);
@@ -128,10 +143,11 @@ Value mlir::kb::softmax::combineOverGlobal(SoftmaxContext &c, Value m, Value s, 
       auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
       Block *cond = b.createBlock(&spin.getBefore());
       b.setInsertionPointToStart(cond);
-      Value now = LLVM::LoadOp::create(b, loc, i32, arrivedPtr, /*alignment=*/4, false, false,
-                                       false, false, LLVM::AtomicOrdering::acquire, gpuScope);
-      Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, now,
-                                            ci32(b, loc, g));
+      Value now = LLVM::LoadOp::create(b, loc, i32, arrivedPtr, /*alignment=*/4,
+                                       false, false, false, false,
+                                       LLVM::AtomicOrdering::acquire, gpuScope);
+      Value waiting = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            now, ci32(b, loc, g));
       scf::ConditionOp::create(b, loc, waiting, ValueRange{});
       Block *body = b.createBlock(&spin.getAfter());
       b.setInsertionPointToStart(body);
@@ -148,19 +164,22 @@ Value mlir::kb::softmax::combineOverGlobal(SoftmaxContext &c, Value m, Value s, 
       {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(ifLast.thenBlock());
-        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
-                                    ws.mem, ValueRange{cidx(b, loc, 0)});
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                    ci32(b, loc, 0), ws.mem,
+                                    ValueRange{cidx(b, loc, 0)});
       }
-      memref::StoreOp::create(b, loc, t, draw->slot, ValueRange{cidx(b, loc, 0)});
+      memref::StoreOp::create(b, loc, t, draw->slot,
+                              ValueRange{cidx(b, loc, 0)});
     }
     float negInf = -std::numeric_limits<float>::infinity();
     SmallVector<Value> ms, ss;
     Value rowMax = cf32(b, loc, negInf);
     for (int64_t k = 0; k < g; ++k) {
       Value w = LLVM::LoadOp::create(
-          b, loc, i64, ws.wordPtr(b, loc, ws.partialAt(b, loc, row, cidx(b, loc, k))),
-          /*alignment=*/8, false, false, false, false, LLVM::AtomicOrdering::monotonic,
-          gpuScope);
+          b, loc, i64,
+          ws.wordPtr(b, loc, ws.partialAt(b, loc, row, cidx(b, loc, k))),
+          /*alignment=*/8, false, false, false, false,
+          LLVM::AtomicOrdering::monotonic, gpuScope);
       ms.push_back(half(w, false));
       ss.push_back(half(w, true));
       rowMax = c.maxf(rowMax, ms.back());
@@ -169,14 +188,19 @@ Value mlir::kb::softmax::combineOverGlobal(SoftmaxContext &c, Value m, Value s, 
     Value rowSum = cf32(b, loc, 0.0f);
     for (int64_t k = 0; k < g; ++k)
       rowSum = c.addf(rowSum, c.mulf(ss[k], c.exp(c.subf(ms[k], rowMax))));
-    memref::StoreOp::create(b, loc, rowMax, partial, ValueRange{cidx(b, loc, 0)});
-    memref::StoreOp::create(b, loc, rowSum, partial, ValueRange{cidx(b, loc, 1)});
+    memref::StoreOp::create(b, loc, rowMax, partial,
+                            ValueRange{cidx(b, loc, 0)});
+    memref::StoreOp::create(b, loc, rowSum, partial,
+                            ValueRange{cidx(b, loc, 1)});
   }
   gpu::BarrierOp::create(b, loc);
-  Value rowMax = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 0)});
-  Value rowSum = memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 1)});
+  Value rowMax =
+      memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 0)});
+  Value rowSum =
+      memref::LoadOp::create(b, loc, partial, ValueRange{cidx(b, loc, 1)});
   if (draw)
-    draw->next = memref::LoadOp::create(b, loc, draw->slot, ValueRange{cidx(b, loc, 0)});
+    draw->next =
+        memref::LoadOp::create(b, loc, draw->slot, ValueRange{cidx(b, loc, 0)});
   auto countOut = threadZero();
   {
     OpBuilder::InsertionGuard guard(b);
@@ -187,13 +211,14 @@ Value mlir::kb::softmax::combineOverGlobal(SoftmaxContext &c, Value m, Value s, 
     Value before = atomicAdd(b, loc, ws.mem, done, 1);
     auto ifLast = scf::IfOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before, ci32(b, loc, g - 1)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, before,
+                              ci32(b, loc, g - 1)),
         /*withElse=*/false);
     b.setInsertionPointToStart(ifLast.thenBlock());
-    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
-                                ws.mem, ValueRange{arrived});
-    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, ci32(b, loc, 0),
-                                ws.mem, ValueRange{done});
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                ci32(b, loc, 0), ws.mem, ValueRange{arrived});
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                ci32(b, loc, 0), ws.mem, ValueRange{done});
   }
   return arith::DivFOp::create(b, loc, c.exp(c.subf(m, rowMax)), rowSum);
 }

@@ -59,15 +59,19 @@ struct SoftmaxContext {
       if (inV == skip || !memOf.count(inV))
         continue;
       if (!vectors.count(inV)) {
-        Value at = isBias.contains(inV) ? col : arith::AddIOp::create(b, loc, rowBase, col);
+        Value at = isBias.contains(inV)
+                       ? col
+                       : arith::AddIOp::create(b, loc, rowBase, col);
         vectors[inV] = loadVec(memOf.lookup(inV), at);
       }
-      values[inV] = vector::ExtractOp::create(b, loc, vectors[inV], ArrayRef<int64_t>{lane});
+      values[inV] = vector::ExtractOp::create(b, loc, vectors[inV],
+                                              ArrayRef<int64_t>{lane});
     }
     return values;
   }
   Value flatIndex(Value col, int64_t lane) {
-    return arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, rowBase, col),
+    return arith::AddIOp::create(b, loc,
+                                 arith::AddIOp::create(b, loc, rowBase, col),
                                  cidx(b, loc, lane));
   }
 
@@ -78,7 +82,8 @@ struct SoftmaxContext {
     SmallVector<Value> xs;
     for (int64_t l = 0; l < vec; ++l) {
       auto values = inputLanes(*pro, col, l, Value(), vectors);
-      xs.push_back(emitChainScalar(b, loc, *pro, values, flatIndex(col, l), nullptr, 0));
+      xs.push_back(
+          emitChainScalar(b, loc, *pro, values, flatIndex(col, l), nullptr, 0));
     }
     return vector::FromElementsOp::create(b, loc, vecType, xs);
   }
@@ -90,8 +95,10 @@ struct SoftmaxContext {
     SmallVector<Value> xs;
     for (int64_t l = 0; l < vec; ++l) {
       auto values = inputLanes(*pro, col, l, stagedInput, vectors);
-      values[stagedInput] = vector::ExtractOp::create(b, loc, raw, ArrayRef<int64_t>{l});
-      xs.push_back(emitChainScalar(b, loc, *pro, values, flatIndex(col, l), nullptr, 0));
+      values[stagedInput] =
+          vector::ExtractOp::create(b, loc, raw, ArrayRef<int64_t>{l});
+      xs.push_back(
+          emitChainScalar(b, loc, *pro, values, flatIndex(col, l), nullptr, 0));
     }
     return vector::FromElementsOp::create(b, loc, vecType, xs);
   }
@@ -106,8 +113,10 @@ struct SoftmaxContext {
       SmallVector<Value> ys;
       for (int64_t l = 0; l < vec; ++l) {
         auto values = inputLanes(*epi, col, l, epi->inputs[0], vectors);
-        values[epi->inputs[0]] = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l});
-        ys.push_back(emitChainScalar(b, loc, *epi, values, flatIndex(col, l), nullptr, 0));
+        values[epi->inputs[0]] =
+            vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l});
+        ys.push_back(emitChainScalar(b, loc, *epi, values, flatIndex(col, l),
+                                     nullptr, 0));
       }
       v = vector::FromElementsOp::create(b, loc, vecType, ys);
     }
@@ -121,13 +130,16 @@ struct SoftmaxContext {
     return r;
   }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value maxf(Value x, Value y) { return arith::MaximumFOp::create(b, loc, x, y); }
+  Value maxf(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
   Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value subf(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value colOf(Value chunkStart) {
     return arith::AddIOp::create(
-        b, loc, chunkStart, arith::MulIOp::create(b, loc, tid, cidx(b, loc, vec)));
+        b, loc, chunkStart,
+        arith::MulIOp::create(b, loc, tid, cidx(b, loc, vec)));
   }
   Value lt(Value x, int64_t bound) { return lt(x, cidx(b, loc, bound)); }
   Value lt(Value x, Value bound) {
@@ -153,11 +165,12 @@ struct SoftmaxContext {
   }
   /// Lanes of the 16-byte chunk at flat index `flat` outside [lo, hi) become
   /// `fill` (rows that are not a multiple of 4 long, read as aligned chunks).
-  SmallVector<Value> maskChunk(SmallVector<Value> xs, Value flat, Value lo, Value hi,
-                               float fill) {
+  SmallVector<Value> maskChunk(SmallVector<Value> xs, Value flat, Value lo,
+                               Value hi, float fill) {
     for (int64_t l = 0; l < 4; ++l) {
       Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-      xs[l] = arith::SelectOp::create(b, loc, within(at, lo, hi), xs[l], cf32(b, loc, fill));
+      xs[l] = arith::SelectOp::create(b, loc, within(at, lo, hi), xs[l],
+                                      cf32(b, loc, fill));
     }
     return xs;
   }
@@ -168,7 +181,8 @@ struct SoftmaxContext {
     SmallVector<Value> lanes;
     for (int64_t l = 0; l < 4; ++l) {
       Value at = arith::MinUIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, flat, cidx(b, loc, l)), cidx(b, loc, total - 1));
+          b, loc, arith::AddIOp::create(b, loc, flat, cidx(b, loc, l)),
+          cidx(b, loc, total - 1));
       lanes.push_back(memref::LoadOp::create(b, loc, in, ValueRange{at}));
     }
     return vector::FromElementsOp::create(b, loc, vecType, lanes);
@@ -181,12 +195,14 @@ struct SoftmaxContext {
     auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
-    vector::StoreOp::create(b, loc, vector::FromElementsOp::create(b, loc, vecType, ys), out,
-                            ValueRange{flat}, false, llvm::MaybeAlign(16));
+    vector::StoreOp::create(b, loc,
+                            vector::FromElementsOp::create(b, loc, vecType, ys),
+                            out, ValueRange{flat}, false, llvm::MaybeAlign(16));
     b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
     for (int64_t l = 0; l < 4; ++l) {
       Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
-      auto ifIn = scf::IfOp::create(b, loc, within(at, lo, hi), /*withElse=*/false);
+      auto ifIn =
+          scf::IfOp::create(b, loc, within(at, lo, hi), /*withElse=*/false);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
       memref::StoreOp::create(b, loc, ys[l], out, ValueRange{at});
@@ -220,24 +236,29 @@ struct GlobalWorkspace {
   Value mem;
   int64_t rows, blocksPerRow;
   Value arrivedAt(OpBuilder &b, Location loc, Value row) const {
-    return arith::AddIOp::create(b, loc, cidx(b, loc, 2),
-                                 arith::MulIOp::create(b, loc, row, cidx(b, loc, 2)));
+    return arith::AddIOp::create(
+        b, loc, cidx(b, loc, 2),
+        arith::MulIOp::create(b, loc, row, cidx(b, loc, 2)));
   }
   Value partialAt(OpBuilder &b, Location loc, Value row, Value part) const {
     Value slot = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, row, cidx(b, loc, blocksPerRow)), part);
-    return arith::AddIOp::create(b, loc, cidx(b, loc, 2 + 2 * rows),
-                                 arith::MulIOp::create(b, loc, slot, cidx(b, loc, 2)));
+        b, loc, arith::MulIOp::create(b, loc, row, cidx(b, loc, blocksPerRow)),
+        part);
+    return arith::AddIOp::create(
+        b, loc, cidx(b, loc, 2 + 2 * rows),
+        arith::MulIOp::create(b, loc, slot, cidx(b, loc, 2)));
   }
   /// The generic address of word `at`.
   Value wordPtr(OpBuilder &b, Location loc, Value at) const {
     MLIRContext *ctx = b.getContext();
     Value base = arith::IndexCastOp::create(
-        b, loc, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
-    Value p = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), base);
+        b, loc, b.getI64Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem));
+    Value p =
+        LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), base);
     Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), at);
-    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), b.getI32Type(), p,
-                               ValueRange{i});
+    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
+                               b.getI32Type(), p, ValueRange{i});
   }
 };
 
@@ -295,8 +316,8 @@ void buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum,
 /// runs past the end of the buffer); lanes outside the row count as -inf;
 /// chunks wholly inside the row are stored with one 16-byte store, the two
 /// edge chunks lane by lane. Unfused softmax only.
-void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchSum,
-                             int64_t total);
+void buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax,
+                             Value scratchSum, int64_t total);
 
 /// The online strategy: a loop keeps a running max and a rescaled running
 /// sum, then a second loop reads the row again to write it. Two reads, one
@@ -335,11 +356,11 @@ struct PersistentHooks {
 /// With `persistent` (a persistent split_global block, one row per part)
 /// the same overlap runs from this part to the block's next one
 /// (PersistentHooks).
-void buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
-                      Value part, bool unaligned, int64_t total, int64_t rows,
-                      bool clusterSync,
-                      function_ref<Value(Value m, Value s, int64_t row)> combine,
-                      PersistentHooks *persistent = nullptr);
+void buildSplitShared(
+    SoftmaxContext &c, Value scratchMax, Value scratchSum, Value part,
+    bool unaligned, int64_t total, int64_t rows, bool clusterSync,
+    function_ref<Value(Value m, Value s, int64_t row)> combine,
+    PersistentHooks *persistent = nullptr);
 
 } // namespace mlir::kb::softmax
 

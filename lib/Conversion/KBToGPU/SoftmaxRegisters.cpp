@@ -1,4 +1,5 @@
-//===- SoftmaxRegisters.cpp - softmax strategies that keep the row in registers -===//
+//===- SoftmaxRegisters.cpp - softmax strategies that keep the row in registers
+//-===//
 //
 // registers (the row in one block's registers), split (a cluster's blocks
 // each hold a part in registers), the same for rows that are not a multiple
@@ -12,8 +13,9 @@ using namespace mlir;
 using namespace mlir::kb;
 using namespace mlir::kb::softmax;
 
-void mlir::kb::softmax::buildRegisters(SoftmaxContext &c, Value scratchMax, Value scratchSum,
-                    Value clusterPartial, int64_t cluster) {
+void mlir::kb::softmax::buildRegisters(SoftmaxContext &c, Value scratchMax,
+                                       Value scratchSum, Value clusterPartial,
+                                       int64_t cluster) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
@@ -24,13 +26,15 @@ void mlir::kb::softmax::buildRegisters(SoftmaxContext &c, Value scratchMax, Valu
   SmallVector<Value> vals, cols;
   SmallVector<bool> partial;
   for (int64_t k = 0; k < chunks; ++k) {
-    Value col = c.colOf(arith::AddIOp::create(b, loc, c.partStart, cidx(b, loc, k * span)));
+    Value col = c.colOf(
+        arith::AddIOp::create(b, loc, c.partStart, cidx(b, loc, k * span)));
     bool isPartial = (k + 1) * span > c.minPartLen;
     Value v;
     if (!isPartial) {
       v = c.load(col);
     } else {
-      auto ifIn = scf::IfOp::create(b, loc, TypeRange{c.vecType}, c.lt(col, c.partEnd), true);
+      auto ifIn = scf::IfOp::create(b, loc, TypeRange{c.vecType},
+                                    c.lt(col, c.partEnd), true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifIn.thenBlock());
       scf::YieldOp::create(b, loc, c.load(col));
@@ -61,9 +65,10 @@ void mlir::kb::softmax::buildRegisters(SoftmaxContext &c, Value scratchMax, Valu
     }
   Value rowSum = emitBlockReduce(b, loc, s, gpu::AllReduceOperation::ADD,
                                  c.threads, scratchSum);
-  Value inv = clusterPartial
-                  ? combineOverCluster(c, rowMax, rowSum, clusterPartial, cluster)
-                      : arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
+  Value inv =
+      clusterPartial
+          ? combineOverCluster(c, rowMax, rowSum, clusterPartial, cluster)
+          : arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
   for (auto [k, lane] : llvm::enumerate(xs)) {
     SmallVector<Value> ys;
     for (Value e : lane)
@@ -82,8 +87,10 @@ void mlir::kb::softmax::buildRegisters(SoftmaxContext &c, Value scratchMax, Valu
     NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
-void mlir::kb::softmax::buildRegistersUnaligned(SoftmaxContext &c, Value scratchMax, Value scratchSum,
-                             int64_t total) {
+void mlir::kb::softmax::buildRegistersUnaligned(SoftmaxContext &c,
+                                                Value scratchMax,
+                                                Value scratchSum,
+                                                int64_t total) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   float negInf = -std::numeric_limits<float>::infinity();
@@ -92,7 +99,8 @@ void mlir::kb::softmax::buildRegistersUnaligned(SoftmaxContext &c, Value scratch
   Value rowStart = c.rowBase;
   Value rowEnd = arith::AddIOp::create(b, loc, rowStart, cidx(b, loc, c.n));
   Value base = arith::SubIOp::create(
-      b, loc, rowStart, arith::RemUIOp::create(b, loc, rowStart, cidx(b, loc, 4)));
+      b, loc, rowStart,
+      arith::RemUIOp::create(b, loc, rowStart, cidx(b, loc, 4)));
   int64_t chunks = llvm::divideCeil(c.n + 3, 4);
   int64_t passes = llvm::divideCeil(chunks, c.threads);
 
@@ -100,7 +108,8 @@ void mlir::kb::softmax::buildRegistersUnaligned(SoftmaxContext &c, Value scratch
   SmallVector<SmallVector<Value>> xs;
   Value m = cf32(b, loc, negInf);
   for (int64_t k = 0; k < passes; ++k) {
-    Value chunk = arith::AddIOp::create(b, loc, c.tid, cidx(b, loc, k * c.threads));
+    Value chunk =
+        arith::AddIOp::create(b, loc, c.tid, cidx(b, loc, k * c.threads));
     Value flat = arith::AddIOp::create(
         b, loc, base, arith::MulIOp::create(b, loc, chunk, cidx(b, loc, 4)));
     Value flat4 = arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4));
@@ -115,9 +124,10 @@ void mlir::kb::softmax::buildRegistersUnaligned(SoftmaxContext &c, Value scratch
       scf::YieldOp::create(b, loc, c.loadChunkClamped(flat, total));
     }
     // A chunk past the row's end reads nothing.
-    Value v = arith::SelectOp::create(b, loc, c.lt(flat, rowEnd), ifWhole.getResult(0),
-                                      negInfVec);
-    SmallVector<Value> lanes = c.maskChunk(c.lanes(v), flat, rowStart, rowEnd, negInf);
+    Value v = arith::SelectOp::create(b, loc, c.lt(flat, rowEnd),
+                                      ifWhole.getResult(0), negInfVec);
+    SmallVector<Value> lanes =
+        c.maskChunk(c.lanes(v), flat, rowStart, rowEnd, negInf);
     for (Value x : lanes)
       m = c.maxf(m, x);
     flats.push_back(flat);
@@ -142,7 +152,8 @@ void mlir::kb::softmax::buildRegistersUnaligned(SoftmaxContext &c, Value scratch
   }
 }
 
-void mlir::kb::softmax::buildOnline(SoftmaxContext &c, Value scratchMax, Value scratchSum) {
+void mlir::kb::softmax::buildOnline(SoftmaxContext &c, Value scratchMax,
+                                    Value scratchSum) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
@@ -150,15 +161,17 @@ void mlir::kb::softmax::buildOnline(SoftmaxContext &c, Value scratchMax, Value s
   Value lb = cidx(b, loc, 0), ub = cidx(b, loc, c.n), step = cidx(b, loc, span);
 
   // Pass 1: running max m and running sum s of exp(x - m).
-  auto loop1 = scf::ForOp::create(
-      b, loc, lb, ub, step, ValueRange{cf32(b, loc, negInf), cf32(b, loc, 0.0f)});
+  auto loop1 =
+      scf::ForOp::create(b, loc, lb, ub, step,
+                         ValueRange{cf32(b, loc, negInf), cf32(b, loc, 0.0f)});
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop1.getBody());
     Value m = loop1.getRegionIterArgs()[0], s = loop1.getRegionIterArgs()[1];
     Value col = c.colOf(loop1.getInductionVar());
-    auto ifIn = scf::IfOp::create(b, loc, TypeRange{b.getF32Type(), b.getF32Type()},
-                                  c.lt(col, c.n), true);
+    auto ifIn =
+        scf::IfOp::create(b, loc, TypeRange{b.getF32Type(), b.getF32Type()},
+                          c.lt(col, c.n), true);
     b.setInsertionPointToStart(ifIn.thenBlock());
     auto [mNew, sNew] = c.onlineUpdate(m, s, c.lanes(c.load(col)));
     scf::YieldOp::create(b, loc, ValueRange{mNew, sNew});

@@ -13,11 +13,11 @@ using namespace mlir;
 using namespace mlir::kb;
 using namespace mlir::kb::softmax;
 
-void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Value scratchSum,
-                      Value part, bool unaligned, int64_t total, int64_t rows,
-                      bool clusterSync,
-                      function_ref<Value(Value m, Value s, int64_t row)> combine,
-                      PersistentHooks *persistent) {
+void mlir::kb::softmax::buildSplitShared(
+    SoftmaxContext &c, Value scratchMax, Value scratchSum, Value part,
+    bool unaligned, int64_t total, int64_t rows, bool clusterSync,
+    function_ref<Value(Value m, Value s, int64_t row)> combine,
+    PersistentHooks *persistent) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
@@ -38,25 +38,29 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
     r.rowBase = rowBase;
     r.lo = arith::AddIOp::create(b, loc, r.rowBase, partStart);
     r.hi = arith::AddIOp::create(b, loc, r.rowBase, partEnd);
-    r.base = unaligned ? arith::SubIOp::create(
-                             b, loc, r.lo, arith::RemUIOp::create(b, loc, r.lo, cidx(b, loc, 4)))
-                       : r.lo;
+    r.base = unaligned
+                 ? arith::SubIOp::create(
+                       b, loc, r.lo,
+                       arith::RemUIOp::create(b, loc, r.lo, cidx(b, loc, 4)))
+                 : r.lo;
     return r;
   };
   auto rowPart = [&](int64_t i) {
-    return partOf(arith::AddIOp::create(b, loc, firstRowBase, cidx(b, loc, i * c.n)),
-                  c.partStart, c.partEnd);
+    return partOf(
+        arith::AddIOp::create(b, loc, firstRowBase, cidx(b, loc, i * c.n)),
+        c.partStart, c.partEnd);
   };
   auto loadPart = [&](Value local) {
-    return vector::LoadOp::create(b, loc, c.vecType, part, ValueRange{local}, false,
-                                  llvm::MaybeAlign(c.vec * 4));
+    return vector::LoadOp::create(b, loc, c.vecType, part, ValueRange{local},
+                                  false, llvm::MaybeAlign(c.vec * 4));
   };
   // The copy of one chunk of row r into part[local] (guarded by the caller).
   auto copyChunk = [&](const RowPart &r, Value local, Value flat) {
     auto copy = [&] {
-      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, part, ValueRange{local}, c.in,
-                                       ValueRange{flat}, b.getIndexAttr(c.vec), Value(),
-                                       c.vec == 4 ? b.getUnitAttr() : UnitAttr());
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, part, ValueRange{local}, c.in, ValueRange{flat},
+          b.getIndexAttr(c.vec), Value(),
+          c.vec == 4 ? b.getUnitAttr() : UnitAttr());
     };
     if (!(unaligned && total % 4)) {
       copy();
@@ -67,21 +71,22 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
     // still drew memcheck errors, run 17); the thread reads back only its
     // own stores.
     Value fits = c.ule(arith::AddIOp::create(b, loc, flat, cidx(b, loc, 4)),
-                     cidx(b, loc, total));
+                       cidx(b, loc, total));
     auto ifFits = scf::IfOp::create(b, loc, fits, /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(ifFits.thenBlock()->getTerminator());
     copy();
     b.setInsertionPoint(ifFits.elseBlock()->getTerminator());
-    vector::StoreOp::create(b, loc, c.loadChunkClamped(flat, total), part, ValueRange{local},
-                            false, llvm::MaybeAlign(16));
+    vector::StoreOp::create(b, loc, c.loadChunkClamped(flat, total), part,
+                            ValueRange{local}, false, llvm::MaybeAlign(16));
   };
 
   // Pass 0: the first row's part into shared memory, every copy in flight at
   // once, one cp.async group per vector of each thread.
   RowPart cur = rowPart(0);
   SmallVector<Value> locals;
-  Value lastGroup = persistent && persistent->copied ? persistent->group : Value();
+  Value lastGroup =
+      persistent && persistent->copied ? persistent->group : Value();
   for (int64_t k = 0; k < vectors; ++k) {
     Value local = arith::AddIOp::create(b, loc, cidx(b, loc, k * span), mine);
     locals.push_back(local);
@@ -97,7 +102,8 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
       b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
       copyChunk(cur, local, flat);
     }
-    lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+    lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                        ValueRange{});
   }
   if (persistent && persistent->copiesOnly) {
     persistent->group = lastGroup;
@@ -112,8 +118,9 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
     // that they are in flight together with the copies.
     auto chunkCol = [&](int64_t k) {
       Value flat = arith::AddIOp::create(b, loc, cur.base, locals[k]);
-      return arith::MinUIOp::create(b, loc, arith::SubIOp::create(b, loc, flat, cur.rowBase),
-                                    cidx(b, loc, c.n - c.vec))
+      return arith::MinUIOp::create(
+                 b, loc, arith::SubIOp::create(b, loc, flat, cur.rowBase),
+                 cidx(b, loc, c.n - c.vec))
           .getResult();
     };
     SmallVector<DenseMap<Value, Value>> others(vectors);
@@ -133,8 +140,9 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
         nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                          b.getI32IntegerAttr(vectors - 1 - k));
       Value flat = arith::AddIOp::create(b, loc, cur.base, locals[k]);
-      auto ifIn = scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(flat, cur.hi),
-                                    /*withElse=*/true);
+      auto ifIn =
+          scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(flat, cur.hi),
+                            /*withElse=*/true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifIn.thenBlock());
       Value v;
@@ -145,8 +153,9 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
         // can lie past the part, which holds `len` floats while the chunks
         // cover `vectors * span`, and past the dynamic shared memory
         // (repros split_global_prologue_odd_width_{a,b}).
-        v = copied ? c.applyPrologue(loadPart(locals[k]), chunkCol(k), others[k])
-                   : c.load(arith::SubIOp::create(b, loc, flat, cur.rowBase));
+        v = copied
+                ? c.applyPrologue(loadPart(locals[k]), chunkCol(k), others[k])
+                : c.load(arith::SubIOp::create(b, loc, flat, cur.rowBase));
         vector::StoreOp::create(b, loc, v, part, ValueRange{locals[k]}, false,
                                 llvm::MaybeAlign(c.vec * 4));
       } else {
@@ -165,11 +174,12 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
       m = ifIn.getResult(0);
       s = ifIn.getResult(1);
     }
-    Value partMax = emitBlockReduce(b, loc, m, gpu::AllReduceOperation::MAXIMUMF,
-                                    c.threads, scratchMax);
+    Value partMax = emitBlockReduce(
+        b, loc, m, gpu::AllReduceOperation::MAXIMUMF, c.threads, scratchMax);
     // A thread that saw nothing has s = 0 and m = -inf: 0 * exp(-inf) = 0.
-    Value partSum = emitBlockReduce(b, loc, c.mulf(s, c.exp(c.subf(m, partMax))),
-                                    gpu::AllReduceOperation::ADD, c.threads, scratchSum);
+    Value partSum =
+        emitBlockReduce(b, loc, c.mulf(s, c.exp(c.subf(m, partMax))),
+                        gpu::AllReduceOperation::ADD, c.threads, scratchSum);
     // The previous row's exchange must be over (every block has read our
     // pair) before the pair is overwritten.
     if (i > 0 && clusterSync)
@@ -198,7 +208,8 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
       b.setInsertionPoint(loop.getBody()->getTerminator());
       Value local = arith::AddIOp::create(b, loc, loop.getInductionVar(), mine);
       Value flat = arith::AddIOp::create(b, loc, cur.base, local);
-      auto ifIn = scf::IfOp::create(b, loc, c.lt(flat, cur.hi), /*withElse=*/false);
+      auto ifIn =
+          scf::IfOp::create(b, loc, c.lt(flat, cur.hi), /*withElse=*/false);
       {
         OpBuilder::InsertionGuard g1(b);
         b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
@@ -224,7 +235,8 @@ void mlir::kb::softmax::buildSplitShared(SoftmaxContext &c, Value scratchMax, Va
         }
         // The waits of the next row use pass 0's token: only their group
         // counts matter.
-        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, ValueRange{});
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                ValueRange{});
       }
     }
     if (more && !nextValid)

@@ -33,20 +33,24 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
   int64_t threads = req.config.getThreads();
   auto blockCfg = req.config.getBlock();
   int64_t kTile = blockCfg.empty() ? 32 : blockCfg[0];
-  if ((kTile != 32 && kTile != 64) || threads % kTile || kTile % (threads / kTile))
-    return op.emitOpError() << "transpose kernel needs a 32 or 64 tile and "
-                               "threads that split it into whole rows; got tile "
-                            << kTile << ", " << threads << " threads";
+  if ((kTile != 32 && kTile != 64) || threads % kTile ||
+      kTile % (threads / kTile))
+    return op.emitOpError()
+           << "transpose kernel needs a 32 or 64 tile and "
+              "threads that split it into whole rows; got tile "
+           << kTile << ", " << threads << " threads";
   info.grid = {(int64_t)llvm::divideCeil(cols, kTile),
                (int64_t)llvm::divideCeil(outRows, kTile), batch};
   info.block = {threads, 1, 1};
   if (info.grid[1] > 65535 || info.grid[2] > 65535)
-    return op.emitOpError() << "needs a grid of " << info.grid[1] << " x "
-                            << info.grid[2] << " in y and z; at most 65535 each";
+    return op.emitOpError()
+           << "needs a grid of " << info.grid[1] << " x " << info.grid[2]
+           << " in y and z; at most 65535 each";
 
   gpu::GPUFuncOp func = req.func;
   Location loc = op.getLoc();
-  auto wg = gpu::AddressSpaceAttr::get(func.getContext(), gpu::AddressSpace::Workgroup);
+  auto wg = gpu::AddressSpaceAttr::get(func.getContext(),
+                                       gpu::AddressSpace::Workgroup);
   Value tile = func.addWorkgroupAttribution(
       MemRefType::get({kTile, kTile + 1}, Float32Type::get(func.getContext()),
                       nullptr, wg),
@@ -63,7 +67,8 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
   auto add = [&](Value x, Value y) {
     return arith::AddIOp::create(b, loc, x, y).getResult();
   };
-  // Thread t takes column t % T of rows t / T, t / T + T', ... (T' = threads / T).
+  // Thread t takes column t % T of rows t / T, t / T + T', ... (T' = threads /
+  // T).
   Value lane = arith::RemUIOp::create(b, loc, tid, cidx(b, loc, kTile));
   Value group = arith::DivUIOp::create(b, loc, tid, cidx(b, loc, kTile));
   Value row0 = mul(by, kTile), col0 = mul(bx, kTile);
@@ -84,8 +89,10 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
     }
     Value ok = arith::AndIOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, cidx(b, loc, iBound)),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, cidx(b, loc, jBound)));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                              cidx(b, loc, iBound)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
+                              cidx(b, loc, jBound)));
     auto ifOp = scf::IfOp::create(b, loc, ok, false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -113,8 +120,11 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
       if (padded)
         v = arith::SelectOp::create(
             b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, oj, cidx(b, loc, rows)),
-            v, arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f)));
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, oj,
+                                  cidx(b, loc, rows)),
+            v,
+            arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                           APFloat(0.0f)));
       memref::StoreOp::create(b, loc, v, out, index(oi, oj));
     });
   }

@@ -40,7 +40,8 @@ void mlir::kb::printSizes(AsmPrinter &printer, ArrayRef<int64_t> sizes) {
 // A written 0 parses to kCountZero and a keyword (`true`) to kCountKeyword
 // (0 in memory means "not set").
 static constexpr int64_t kCountZero = std::numeric_limits<int64_t>::min();
-static constexpr int64_t kCountKeyword = std::numeric_limits<int64_t>::min() + 1;
+static constexpr int64_t kCountKeyword =
+    std::numeric_limits<int64_t>::min() + 1;
 
 FailureOr<int64_t> mlir::kb::parseCount(AsmParser &parser, StringRef) {
   // `true` would otherwise parse as the integer -1.
@@ -113,7 +114,8 @@ static LogicalResult verifyBufferName(Operation *op, bool isResult,
   };
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
-    return op->emitError() << what() << ": 'kb.name' must be a non-empty string";
+    return op->emitError() << what()
+                           << ": 'kb.name' must be a non-empty string";
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
     return success();
@@ -148,9 +150,9 @@ LogicalResult KBDialect::verifyRegionResultAttribute(Operation *op, unsigned,
   return verifyBufferName(op, /*isResult=*/true, resultIndex, attr);
 }
 
-#include "kb/Dialect/KB/IR/KBOpsDialect.cpp.inc"
 #include "kb/Dialect/KB/IR/KBEnums.cpp.inc"
 #include "kb/Dialect/KB/IR/KBInterfaces.cpp.inc"
+#include "kb/Dialect/KB/IR/KBOpsDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kb/Dialect/KB/IR/KBAttrs.cpp.inc"
@@ -175,9 +177,10 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    std::optional<SoftmaxStrategy> strategy, int64_t cluster,
                    int64_t grid, std::optional<CopyKind> copy, int64_t raster) {
   if (raster < 0 || raster > 65535)
-    return emitError() << "#kb.config 'raster' must be in [1, 65535] (block rows "
-                          "per group of the tile order), got "
-                       << raster;
+    return emitError()
+           << "#kb.config 'raster' must be in [1, 65535] (block rows "
+              "per group of the tile order), got "
+           << raster;
   auto positive = [&](ArrayRef<int64_t> v, StringRef name) -> LogicalResult {
     for (int64_t x : v) {
       if (x <= 0)
@@ -193,9 +196,11 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (failed(positive(block, "block")) || failed(positive(warp, "warp")) ||
       failed(positive(thread, "thread")))
     return failure();
-  for (auto [name, value] :
-       {std::pair<StringRef, int64_t>("threads", threads), {"vector", vector},
-        {"stages", stages}, {"cluster", cluster}, {"grid", grid}}) {
+  for (auto [name, value] : {std::pair<StringRef, int64_t>("threads", threads),
+                             {"vector", vector},
+                             {"stages", stages},
+                             {"cluster", cluster},
+                             {"grid", grid}}) {
     if (value == kCountZero)
       return emitError() << "#kb.config '" << name
                          << "' must be at least 1, got 0 (leave the field out "
@@ -251,13 +256,14 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << pad.size();
   // mma, strategy and copy: their parser accepts only the enum's values.
   // split_global's blocks of a row are not a hardware cluster.
-  if (strategy == SoftmaxStrategy::split_global && (cluster < 0 || cluster > 64))
+  if (strategy == SoftmaxStrategy::split_global &&
+      (cluster < 0 || cluster > 64))
     return emitError() << "#kb.config 'cluster' (blocks per row) of a "
                           "split_global softmax must be in [1, 64], got "
                        << cluster;
   if (grid < 0 || grid > std::numeric_limits<int32_t>::max())
-    return emitError() << "#kb.config 'grid' must be a positive block count, got "
-                       << grid;
+    return emitError()
+           << "#kb.config 'grid' must be a positive block count, got " << grid;
   if (grid && strategy != SoftmaxStrategy::split_global)
     return emitError() << "#kb.config 'grid' (a persistent grid) is only for a "
                           "split_global softmax, not strategy \""
@@ -266,7 +272,8 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kb.config copy = \"tma\" is only for mma = "
                           "\"wgmma_tf32\", not \""
                        << nameOf(mma) << "\"";
-  if (strategy != SoftmaxStrategy::split_global && (cluster < 0 || cluster > 16))
+  if (strategy != SoftmaxStrategy::split_global &&
+      (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
                           "largest thread-block cluster sm_90 launches), got "
                        << cluster;
@@ -306,8 +313,8 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
-  return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages,
-                         pad, mma, strategy, cluster, grid, copy, raster);
+  return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages, pad,
+                         mma, strategy, cluster, grid, copy, raster);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
@@ -330,7 +337,8 @@ void mlir::kb::adoptInnerConfig(FusionOp fusion) {
       setConfig(fusion, config);
     else
       op.emitWarning() << "config not used: it is fused into one kernel with '"
-                       << (configured ? configured->getName().getStringRef() : "")
+                       << (configured ? configured->getName().getStringRef()
+                                      : "")
                        << "', whose config the kernel takes";
     op.removeAttr("config");
   }

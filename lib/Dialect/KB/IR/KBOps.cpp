@@ -32,8 +32,8 @@ static ParseResult parseKeywordOf(OpAsmParser &p, AttrT &attr, StringRef what,
   std::string known;
   for (unsigned i = 0; i <= maxValue; ++i)
     known += (i ? ", " : "") + stringifyEnum(static_cast<EnumT>(i)).str();
-  return p.emitError(at) << "unknown " << what << " '" << word << "' (known: " << known
-                         << ")";
+  return p.emitError(at) << "unknown " << what << " '" << word
+                         << "' (known: " << known << ")";
 }
 template <typename AttrT>
 static void printEnumKeyword(OpAsmPrinter &p, Operation *, AttrT attr) {
@@ -43,14 +43,15 @@ static ParseResult parseEnumKeyword(OpAsmParser &p, PrecisionAttr &attr) {
   return parseKeywordOf(p, attr, "precision", getMaxEnumValForPrecision());
 }
 static ParseResult parseEnumKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
-  return parseKeywordOf(p, attr, "GELU approximation", getMaxEnumValForGeluApprox());
+  return parseKeywordOf(p, attr, "GELU approximation",
+                        getMaxEnumValForGeluApprox());
 }
 
 #define GET_OP_CLASSES
 #include "kb/Dialect/KB/IR/KBOps.cpp.inc"
 
-/// The #kb.config fields that a kernel of the op's kind reads; any other field set
-/// on such an op is an error (it would be ignored silently).
+/// The #kb.config fields that a kernel of the op's kind reads; any other field
+/// set on such an op is an error (it would be ignored silently).
 static LogicalResult verifyConfigApplies(Operation *op) {
   auto config = op->getAttrOfType<ConfigAttr>("config");
   if (!config)
@@ -84,9 +85,9 @@ static LogicalResult verifyConfigApplies(Operation *op) {
                                    : "an elementwise";
   for (const Field &f : fields)
     if (f.set && !f.applies)
-      return op->emitOpError() << "#kb.config field '" << f.name
-                               << "' does not apply to " << kindName
-                               << " kernel (kb would ignore it)";
+      return op->emitOpError()
+             << "#kb.config field '" << f.name << "' does not apply to "
+             << kindName << " kernel (kb would ignore it)";
   return success();
 }
 
@@ -99,8 +100,8 @@ static LogicalResult verifyStaticShapes(Operation *op) {
       return success(); // element/rank constraints are ODS's job
     std::string why = unsupportedTensorReason(t, /*f32=*/false);
     if (!why.empty())
-      return op->emitOpError() << what << " #" << i << " " << why << ", got "
-                               << t;
+      return op->emitOpError()
+             << what << " #" << i << " " << why << ", got " << t;
     return success();
   };
   for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
@@ -143,7 +144,8 @@ LogicalResult TransposeOp::verify() {
                          << (pad ? " (the input's last two axes swapped, rows "
                                    "padded to a multiple of " +
                                        std::to_string(*pad) + ")"
-                                 : std::string(" (the input's last two axes swapped)"))
+                                 : std::string(
+                                       " (the input's last two axes swapped)"))
                          << ", got " << shapeStr(res);
   return success();
 }
@@ -155,8 +157,9 @@ LogicalResult MatmulOp::verify() {
   auto rhs = getRhs().getType().getShape();
   auto res = getResult().getType().getShape();
   if (lhs.size() != 2 && lhs.size() != 3)
-    return emitOpError() << "expects lhs of rank 2 (MxK) or 3 (BxMxK), got rank "
-                         << lhs.size();
+    return emitOpError()
+           << "expects lhs of rank 2 (MxK) or 3 (BxMxK), got rank "
+           << lhs.size();
   if (rhs.size() != lhs.size())
     return emitOpError() << "expects rhs of the same rank as lhs ("
                          << lhs.size() << "), got rank " << rhs.size();
@@ -165,7 +168,8 @@ LogicalResult MatmulOp::verify() {
   int64_t k2 = getTransposeB() ? rhs[r - 1] : rhs[r - 2];
   int64_t n = getTransposeB() ? rhs[r - 2] : rhs[r - 1];
   if (getPaddedB() && !getTransposeB())
-    return emitOpError() << "padded_b needs transpose_b (it pads the rows of B^T)";
+    return emitOpError()
+           << "padded_b needs transpose_b (it pads the rows of B^T)";
   if (getPaddedB() && k2 < k)
     return emitOpError() << "padded_b: the rows of rhs " << shapeStr(rhs)
                          << " must be at least K = " << k << " long";
@@ -174,8 +178,8 @@ LogicalResult MatmulOp::verify() {
                          << shapeStr(lhs) << " (K = " << k << "), rhs is "
                          << shapeStr(rhs) << " (K = " << k2 << ")";
   if (r == 3 && lhs[0] != rhs[0])
-    return emitOpError() << "batch dimensions must match: lhs has "
-                         << lhs[0] << ", rhs has " << rhs[0];
+    return emitOpError() << "batch dimensions must match: lhs has " << lhs[0]
+                         << ", rhs has " << rhs[0];
   SmallVector<int64_t> expected;
   if (r == 3)
     expected.push_back(lhs[0]);
@@ -277,8 +281,8 @@ LogicalResult FusionOp::verify() {
        llvm::enumerate(llvm::zip(block.getArgumentTypes(), getInputs()))) {
     auto [argType, input] = pair;
     if (argType != input.getType())
-      return emitOpError() << "block argument #" << i << " has type "
-                           << argType << " but input #" << i << " has type "
+      return emitOpError() << "block argument #" << i << " has type " << argType
+                           << " but input #" << i << " has type "
                            << input.getType();
   }
   auto yield = cast<YieldOp>(block.getTerminator());
@@ -293,16 +297,18 @@ LogicalResult FusionOp::verify() {
                          << " results; kb lowers a fusion to one kernel with "
                             "one output, so it needs exactly one result";
   for (Type t : getResultTypes())
-    if (std::string why = unsupportedTensorReason(t, /*f32=*/false); !why.empty())
+    if (std::string why = unsupportedTensorReason(t, /*f32=*/false);
+        !why.empty())
       return emitOpError() << "result " << why << ", got " << t;
   // The kernel computes the yielded value from the body's ops: a block
   // argument yielded (a copy of an input) or an op whose result reaches no
   // kb.yield would be computed into nothing.
   if (isa<BlockArgument>(yield.getValues()[0]))
-    return emitOpError() << "yields block argument #"
-                         << cast<BlockArgument>(yield.getValues()[0]).getArgNumber()
-                         << " (an input): kb.yield must return a value "
-                            "computed in the body";
+    return emitOpError()
+           << "yields block argument #"
+           << cast<BlockArgument>(yield.getValues()[0]).getArgNumber()
+           << " (an input): kb.yield must return a value "
+              "computed in the body";
   int64_t matmuls = 0, softmaxes = 0;
   for (Operation &op : block.without_terminator()) {
     if (op.getDialect() != (*this)->getDialect() || isa<FusionOp>(op))

@@ -44,15 +44,16 @@ FailureOr<int64_t> checkedNumElements(ArrayRef<int64_t> shape);
 std::string unsupportedTensorReason(Type type, bool f32 = true);
 } // namespace mlir::kb
 
-#include "kb/Dialect/KB/IR/KBOpsDialect.h.inc"
 #include "kb/Dialect/KB/IR/KBEnums.h.inc"
+#include "kb/Dialect/KB/IR/KBOpsDialect.h.inc"
 
 namespace mlir::kb {
 /// Parses an enumerated #kb.config field written as a quoted string
 /// (`mma = "ffma"`); an unknown value is an error, located at the string,
 /// that names the field and lists the valid values.
 template <typename E>
-FailureOr<std::optional<E>> parseConfigEnum(AsmParser &parser, StringRef field) {
+FailureOr<std::optional<E>> parseConfigEnum(AsmParser &parser,
+                                            StringRef field) {
   SMLoc loc = parser.getCurrentLocation();
   std::string value;
   if (parser.parseString(&value))
@@ -65,8 +66,10 @@ FailureOr<std::optional<E>> parseConfigEnum(AsmParser &parser, StringRef field) 
   InFlightDiagnostic diag = parser.emitError(loc)
                             << "#kb.config '" << field << "' must be ";
   for (size_t i = 0; i < names.size(); ++i)
-    diag << (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") << "\""
-         << names[i] << "\"";
+    diag << (i == 0                  ? ""
+             : i + 1 == names.size() ? " or "
+                                     : ", ")
+         << "\"" << names[i] << "\"";
   diag << ", got \"" << value << "\"";
   return failure();
 }
@@ -106,7 +109,8 @@ namespace mlir::kb {
 /// A mutable copy of a #kb.config: read one, change fields, build a new one.
 struct ConfigFields {
   SmallVector<int64_t> block, warp, thread, pad;
-  int64_t threads = 0, vector = 0, stages = 0, cluster = 0, grid = 0, raster = 0;
+  int64_t threads = 0, vector = 0, stages = 0, cluster = 0, grid = 0,
+          raster = 0;
   std::optional<MmaUnit> mma;
   std::optional<SoftmaxStrategy> strategy;
   std::optional<CopyKind> copy;
@@ -126,7 +130,8 @@ inline int64_t splitPartLength(int64_t n, int64_t cluster, int64_t vector) {
 /// Shared memory of one split_shared block: its part of the row, rounded up
 /// to 16 bytes, plus one 16-byte chunk when rows that are not a multiple of
 /// the vector are read as aligned chunks...
-inline int64_t splitSharedPartBytes(int64_t n, int64_t cluster, int64_t vector) {
+inline int64_t splitSharedPartBytes(int64_t n, int64_t cluster,
+                                    int64_t vector) {
   int64_t bytes = (splitPartLength(n, cluster, vector) * 4 + 15) / 16 * 16;
   return bytes + (n % vector ? 16 : 0);
 }
@@ -150,14 +155,17 @@ inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
 /// plus, when TMA copies the tiles, two 8-byte mbarriers per stage after them
 /// (the stage is full; the stage is empty again).
 constexpr int64_t kWgmmaAlignBytes = 1024;
-inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stages,
-                                bool tma) {
-  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes + (tma ? 16 * stages : 0);
+inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk,
+                                int64_t stages, bool tma) {
+  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes +
+         (tma ? 16 * stages : 0);
 }
 
 /// Threads of one wgmma_tf32 block: a warpgroup (128 threads) per 64 rows of
 /// the tile, and with TMA copies one producer warp after them.
-inline int64_t wgmmaThreads(int64_t bm, bool tma) { return bm / 64 * 128 + (tma ? 32 : 0); }
+inline int64_t wgmmaThreads(int64_t bm, bool tma) {
+  return bm / 64 * 128 + (tma ? 32 : 0);
+}
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 enum class KernelKind { Elementwise, Softmax, Matmul, Transpose };
