@@ -18,6 +18,12 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 def KB_F32Tensor : RankedTensorOf<[F32]>;
 
+// The per-op decisions. Its fields are described once, in the attribute's own
+// documentation (docs/generated/KBAttrs.md), not in every op's table.
+def KB_OptionalConfigAttr : OptionalAttr<KB_ConfigAttr> {
+  let description = "The kernel's decisions: see `#kb.config` (docs/generated/KBAttrs.md).";
+}
+
 class KB_Op<string mnemonic, list<Trait> traits = []>
     : Op<KB_Dialect, mnemonic, !listconcat(traits, [Pure])>;
 
@@ -44,7 +50,7 @@ def KB_MatmulOp : KB_Op<"matmul"> {
   }];
   let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
                    KB_PrecisionAttr:$precision, UnitAttr:$transpose_b,
-                   UnitAttr:$padded_b, OptionalAttr<KB_ConfigAttr>:$config);
+                   UnitAttr:$padded_b, KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `precision` `(` custom<EnumKeyword>($precision) `)`
@@ -66,7 +72,7 @@ def KB_SoftmaxOp : KB_Op<"softmax", [SameOperandsAndResultType]> {
 
     Example: `%y = kb.softmax %x : tensor<8192x32768xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<KB_ConfigAttr>:$config);
+  let arguments = (ins KB_F32Tensor:$input, KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -87,7 +93,7 @@ def KB_TransposeOp : KB_Op<"transpose"> {
     `%bt = kb.transpose %b pad(32) : tensor<1500x700xf32> -> tensor<700x1504xf32>`
   }];
   let arguments = (ins KB_F32Tensor:$input, OptionalAttr<I64Attr>:$pad,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`pad` `(` $pad^ `)`)? attr-dict `:` type($input) `->` type($result)
@@ -111,7 +117,7 @@ class KB_BinaryOp<string mnemonic, string expr>
   let description = "Elementwise `" # expr # "` of two tensors of one shape.\n\n"
       # "Example: `%z = kb." # mnemonic # " %x, %y : tensor<4096x1024xf32>`";
   let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
@@ -126,7 +132,7 @@ class KB_UnaryOp<string mnemonic, string expr>
   let summary = "elementwise " # expr;
   let description = "Elementwise `" # expr # "`.\n\n"
       # "Example: `%y = kb." # mnemonic # " %x : tensor<4096x1024xf32>`";
-  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<KB_ConfigAttr>:$config);
+  let arguments = (ins KB_F32Tensor:$input, KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
@@ -145,7 +151,7 @@ def KB_BiasAddOp : KB_ElementwiseOp<"bias_add"> {
     Example: `%y = kb.bias_add %x, %b : tensor<4096x1024xf32>, tensor<1024xf32>`
   }];
   let arguments = (ins KB_F32Tensor:$input, KB_F32Tensor:$bias,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $bias attr-dict `:` type($input) `,` type($bias) `->` type($result)
@@ -160,7 +166,7 @@ def KB_ScaleOp : KB_ElementwiseOp<"scale", [SameOperandsAndResultType]> {
     Example: `%y = kb.scale %x by 0.125 : tensor<4096x1024xf32>`
   }];
   let arguments = (ins KB_F32Tensor:$input, F32Attr:$factor,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
   let hasFolder = 1;
@@ -176,7 +182,7 @@ def KB_GeluOp : KB_ElementwiseOp<"gelu", [SameOperandsAndResultType]> {
     Example: `%y = kb.gelu %x approx(tanh) : tensor<4096x1024xf32>`
   }];
   let arguments = (ins KB_F32Tensor:$input, KB_GeluApproxAttr:$approx,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $input `approx` `(` custom<EnumKeyword>($approx) `)` attr-dict `:` type($result)
@@ -195,7 +201,7 @@ def KB_DropoutOp : KB_ElementwiseOp<"dropout", [SameOperandsAndResultType]> {
     Example: `%y = kb.dropout %x p(0.3) seed(42) : tensor<4096x1024xf32>`
   }];
   let arguments = (ins KB_F32Tensor:$input, F32Attr:$p, I64Attr:$seed,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = "$input `p` `(` $p `)` `seed` `(` $seed `)` attr-dict `:` type($result)";
   let hasFolder = 1;
@@ -226,7 +232,7 @@ def KB_FusionOp : KB_Op<"fusion", [IsolatedFromAbove,
     ```
   }];
   let arguments = (ins Variadic<KB_F32Tensor>:$inputs,
-                   OptionalAttr<KB_ConfigAttr>:$config);
+                   KB_OptionalConfigAttr:$config);
   let results = (outs Variadic<KB_F32Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
