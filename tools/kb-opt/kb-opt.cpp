@@ -25,12 +25,14 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -141,8 +143,34 @@ int runKbOpt(int argc, char **argv) {
                  << kMaxNesting << "\n";
     return 1;
   }
+  // `--kb-compile="output=DIR"` without -o writes the bundle and says so in
+  // one line, instead of printing the lowered IR (tens of KB, the PTX as an
+  // escaped string) to the terminal; -o FILE (or -o -) still gets the IR.
+  bool explicitOutput = false;
+  std::string bundleDir;
+  for (char *a : args) {
+    llvm::StringRef arg(a);
+    if (arg == "-o" || arg == "--o" || arg.starts_with("-o=") ||
+        arg.starts_with("--o="))
+      explicitOutput = true;
+    size_t at = arg.find("output=");
+    if (arg.contains("kb-compile") && at != llvm::StringRef::npos) {
+      llvm::StringRef rest = arg.substr(at + 7);
+      char quote =
+          !rest.empty() && (rest[0] == '\'' || rest[0] == '"') ? rest[0] : 0;
+      if (quote)
+        rest = rest.drop_front();
+      bundleDir =
+          rest.take_until([&](char c) {
+                return quote ? c == quote : c == ' ' || c == '}' || c == '"';
+              })
+              .str();
+    }
+  }
+  bool quietCompile = !explicitOutput && !bundleDir.empty();
+  auto started = std::chrono::steady_clock::now();
   std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFile, &error);
+      mlir::openOutputFile(quietCompile ? "-" : outputFile, &error);
   if (!output) {
     llvm::errs() << error << "\n";
     return 1;
@@ -165,11 +193,26 @@ int runKbOpt(int argc, char **argv) {
       return base.setupPassPipeline(pm);
     });
   }
-  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
-                               config)) ||
+  llvm::raw_null_ostream discard;
+  llvm::raw_ostream &os =
+      quietCompile ? static_cast<llvm::raw_ostream &>(discard) : output->os();
+  if (failed(mlir::MlirOptMain(os, std::move(input), registry, config)) ||
       errors)
     return 1;
   output->keep();
+  if (quietCompile) {
+    unsigned kernels = 0;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(bundleDir, ec), end;
+         it != end && !ec; it.increment(ec))
+      kernels += llvm::StringRef(it->path()).ends_with(".ptx");
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count();
+    llvm::errs() << "kb-opt: wrote the bundle " << bundleDir << " (" << kernels
+                 << (kernels == 1 ? " kernel" : " kernels") << ", " << ms
+                 << " ms); -o FILE writes the lowered IR too\n";
+  }
   return 0;
 }
 
