@@ -15,6 +15,7 @@
 #include "kb/Conversion/Passes.h"
 #include "kb/Dialect/KB/IR/KBDialect.h"
 #include "kb/Transforms/Passes.h"
+#include "kb/Version.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -124,6 +125,10 @@ int runKbOpt(int argc, char **argv) {
   static char noPrintOp[] = "--mlir-print-op-on-diagnostic=false";
   if (!printOpSet)
     args.insert(args.begin() + 1, noPrintOp);
+  // --version: LLVM's, then kb's version and commit.
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kb-opt " << KB_VERSION_STRING << "\n";
+  });
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       static_cast<int>(args.size()), args.data(),
       "kb optimizer: kb dialect passes and lowering to PTX\n", registry);
