@@ -110,9 +110,7 @@ struct PromoteSharedMemoryPass
       // global memory (contiguous dimension a multiple of 4) and the tiles'
       // chunks must split evenly among the threads. Otherwise the tiles are
       // staged through registers, one stage.
-      bool asyncFits = k % 4 == 0 && (transposeB || n % 4 == 0) &&
-                       bk % 4 == 0 && (bm * bk / 4) % threads == 0 &&
-                       (bk * bn / 4) % threads == 0;
+      bool asyncFits = mmaSyncCopiesFit(n, k, transposeB, bm, bn, bk, threads);
       if (!f.copy)
         f.copy = asyncFits && f.stages != 1 ? CopyKind::cp_async
                                             : CopyKind::registers;
@@ -153,7 +151,7 @@ struct PromoteSharedMemoryPass
       // stages: cp.async copies (A transposed by 4-byte copies, B in
       // 16-byte chunks), which need the tiles to split evenly among the
       // threads.
-      bool asyncFits = (bm * bk) % threads == 0 && (bk * bn) % threads == 0;
+      bool asyncFits = ffmaCopiesFit(bm, bn, bk, threads);
       if (!f.stages && f.copy != CopyKind::registers) {
         // Four cp.async stages when B is row-major and they fit in half of
         // the SM's shared memory: 0.92-0.94x cuBLAS at 4096^3 against 0.85x

@@ -60,3 +60,16 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB) {
   // FFMA: A transposed, BK rows of BM + padA; B as BK rows of BN + padB.
   return stages * bk * ((bm + padA) + (bn + padB)) * 4;
 }
+
+bool mlir::kb::mmaSyncCopiesFit(int64_t n, int64_t k, bool transposeB,
+                                int64_t bm, int64_t bn, int64_t bk,
+                                int64_t threads) {
+  return threads > 0 && k % 4 == 0 && (transposeB || n % 4 == 0) &&
+         bk % 4 == 0 && (bm * bk / 4) % threads == 0 &&
+         (bk * bn / 4) % threads == 0;
+}
+
+bool mlir::kb::ffmaCopiesFit(int64_t bm, int64_t bn, int64_t bk,
+                             int64_t threads) {
+  return threads > 0 && (bm * bk) % threads == 0 && (bk * bn) % threads == 0;
+}

@@ -43,6 +43,17 @@ FailureOr<TargetModel> getTargetModel(StringRef chip);
 /// the B tile depends on whether B is transposed).
 int64_t matmulSharedBytes(ConfigAttr config, bool transposeB = false);
 
+/// Whether the mma.sync kernel can copy its tiles by cp.async: 16-byte
+/// chunks need rows 16-byte aligned in global memory (K, and N unless B is
+/// transposed, multiples of 4; BK too) and the tiles' chunks to split evenly
+/// among the threads. kb-promote-shared-memory decides `copy` with it; the
+/// lowering refuses a config it does not hold for.
+bool mmaSyncCopiesFit(int64_t n, int64_t k, bool transposeB, int64_t bm,
+                      int64_t bn, int64_t bk, int64_t threads);
+/// The same for the FFMA kernel (A by 4-byte copies into its transposed
+/// slots, B in chunks): the A and B tiles split evenly among the threads.
+bool ffmaCopiesFit(int64_t bm, int64_t bn, int64_t bk, int64_t threads);
+
 } // namespace mlir::kb
 
 #endif // KB_TRANSFORMS_PASSES_H

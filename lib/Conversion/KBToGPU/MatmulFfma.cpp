@@ -46,7 +46,7 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   // stages; "cp_async": 3 or more, the tiles split evenly among the threads).
   int64_t stages = std::max<int64_t>(cfg.getStages(), 1);
   bool asyncCopy = cfg.getCopy() == CopyKind::cp_async;
-  if (asyncCopy ? stages < 3 || (bm * bk) % e.threads || (bk * bn) % e.threads
+  if (asyncCopy ? stages < 3 || !ffmaCopiesFit(bm, bn, bk, e.threads)
                 : stages > 2)
     return e.op->emitOpError()
            << "FFMA kernel cannot run copy = \"" << nameOf(cfg.getCopy())

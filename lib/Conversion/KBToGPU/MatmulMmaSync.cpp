@@ -157,10 +157,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
   // Otherwise the tiles are staged through registers, one stage. Both
   // chosen by kb-promote-shared-memory.
   bool asyncCopy = cfg.getCopy() == CopyKind::cp_async;
-  bool asyncFits = e.shape.k % 4 == 0 &&
-                   (e.shape.transB || e.shape.n % 4 == 0) && bk % 4 == 0 &&
-                   (bm * bk / 4) % e.threads == 0 &&
-                   (bk * bn / 4) % e.threads == 0;
+  bool asyncFits = mmaSyncCopiesFit(e.shape.n, e.shape.k, e.shape.transB, bm,
+                                    bn, bk, e.threads);
   if (asyncCopy ? stages < 2 || !asyncFits : stages != 1)
     return e.op->emitOpError()
            << "mma.sync kernel cannot run copy = \"" << nameOf(cfg.getCopy())
