@@ -8,16 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
           cmake ninja-build ccache nlohmann-json3-dev libcli11-dev libgtest-dev
           python3 python3-numpy)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "kb setup: installing ${missing[*]}"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash scripts/install-packages.sh "${packages[@]}"
 
 cuda_args=()
 if [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDA_HOME:-}" ]; then
