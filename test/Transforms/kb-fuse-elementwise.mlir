@@ -188,3 +188,40 @@ func.func @config_moves(%x: tensor<256x200000xf32>, %y: tensor<64x64xf32>) -> (t
   %3 = kb.gelu %2 approx(tanh) {config = #kb.config<threads = 128>} : tensor<64x64xf32>
   return %1, %3 : tensor<256x200000xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A softmax epilogue that reads a value its prologue would hold (relu feeds
+// both the softmax and the tanh after it): the softmax takes no prologue, the
+// relu stays its own kernel and both the softmax and the epilogue read it
+// (fusing it crashed the lowering: the differential run, issue #17). A
+// prologue nobody else reads still fuses (the second function).
+// CHECK-LABEL: func.func @epilogue_reads_prologue
+// CHECK: %[[R:.+]] = kb.relu %arg0 : tensor<4x33xf32>
+// CHECK: kb.fusion ins(%[[R]] : tensor<4x33xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<4x33xf32>):
+// CHECK-NEXT: %[[S:.+]] = kb.softmax %[[A]]
+// CHECK-NEXT: %[[T:.+]] = kb.tanh %[[A]]
+// CHECK-NEXT: kb.div %[[S]], %[[T]]
+func.func @epilogue_reads_prologue(%x: tensor<4x33xf32>) -> tensor<4x33xf32> {
+  %r = kb.relu %x : tensor<4x33xf32>
+  %s = kb.softmax %r : tensor<4x33xf32>
+  %t = kb.tanh %r : tensor<4x33xf32>
+  %y = kb.div %s, %t : tensor<4x33xf32>
+  return %y : tensor<4x33xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @prologue_alone
+// CHECK-NEXT: kb.fusion ins(%arg0 : tensor<4x33xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<4x33xf32>):
+// CHECK-NEXT: %[[R:.+]] = kb.relu %[[A]]
+// CHECK-NEXT: %[[S:.+]] = kb.softmax %[[R]]
+// CHECK-NEXT: kb.tanh %[[S]]
+func.func @prologue_alone(%x: tensor<4x33xf32>) -> tensor<4x33xf32> {
+  %r = kb.relu %x : tensor<4x33xf32>
+  %s = kb.softmax %r : tensor<4x33xf32>
+  %t = kb.tanh %s : tensor<4x33xf32>
+  return %t : tensor<4x33xf32>
+}
