@@ -259,3 +259,24 @@ TEST(Manifest, NotJsonAndMissingFile) {
               std::string::npos);
   }
 }
+
+// kb-run refuses, before loading a kernel, a bundle whose target the GPU
+// cannot run (issue #18): sm_90a code on anything but compute capability
+// 9.0, sm_XY code on a chip older than X.Y.
+TEST(Manifest, TargetCannotRun) {
+  EXPECT_EQ(targetCannotRun("sm_90a", 9, 0), "");
+  EXPECT_EQ(targetCannotRun("sm_90", 9, 0), "");
+  EXPECT_EQ(targetCannotRun("sm_80", 9, 0), "");
+  EXPECT_EQ(targetCannotRun("sm_90", 10, 0), "");
+  EXPECT_NE(
+      targetCannotRun("sm_90a", 10, 0).find("instructions of that chip only"),
+      std::string::npos);
+  EXPECT_NE(
+      targetCannotRun("sm_90a", 8, 0).find("compute capability 8.0 cannot run"),
+      std::string::npos);
+  EXPECT_NE(targetCannotRun("sm_90", 8, 6).find("targets sm_90,"),
+            std::string::npos);
+  EXPECT_THROW(targetCannotRun("sm_", 9, 0), ManifestError);
+  EXPECT_THROW(targetCannotRun("gfx90a", 9, 0), ManifestError);
+  EXPECT_THROW(targetCannotRun("sm_9x", 9, 0), ManifestError);
+}

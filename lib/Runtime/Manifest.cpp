@@ -880,4 +880,23 @@ const Buffer &Manifest::buffer(const std::string &name) const {
   throw ManifestError("manifest: no buffer named '" + name + "'");
 }
 
+std::string targetCannotRun(const std::string &target, int major, int minor) {
+  bool archSpecific = !target.empty() && target.back() == 'a';
+  std::string digits =
+      target.size() > 3
+          ? target.substr(3, target.size() - 3 - (archSpecific ? 1 : 0))
+          : "";
+  if (target.rfind("sm_", 0) != 0 || digits.empty() || digits.size() > 4 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    throw ManifestError("manifest: target: '" + target +
+                        "' is not a chip kb knows");
+  int want = std::stoi(digits), cc = major * 10 + minor;
+  if (archSpecific ? cc == want : cc >= want)
+    return "";
+  return "targets " + target +
+         (archSpecific ? " (instructions of that chip only: wgmma, TMA)" : "") +
+         ", which a GPU of compute capability " + std::to_string(major) + "." +
+         std::to_string(minor) + " cannot run";
+}
+
 } // namespace kb::runtime

@@ -101,24 +101,12 @@ int checkOnly(const Options &o, const Offline &off) {
 /// capability 9.0 exactly; sm_XY code needs X.Y or newer.
 static void checkTarget(const std::string &target, const DeviceInfo &dev,
                         const std::string &what) {
-  int cc = dev.major * 10 + dev.minor;
-  bool archSpecific = !target.empty() && target.back() == 'a';
-  std::string digits =
-      target.substr(3, target.size() - 3 - (archSpecific ? 1 : 0));
-  int want = target.rfind("sm_", 0) == 0 && !digits.empty() &&
-                     digits.find_first_not_of("0123456789") == std::string::npos
-                 ? std::stoi(digits)
-                 : -1;
-  if (want < 0)
-    throw ManifestError("manifest: target: '" + target +
-                        "' is not a chip kb knows");
-  if (archSpecific ? cc != want : cc < want)
+  std::string why = targetCannotRun(target, dev.major, dev.minor);
+  if (!why.empty())
     throw DeviceError(
-        what + " targets " + target +
-        (archSpecific ? " (instructions of that chip only: wgmma, TMA)" : "") +
-        ", which this GPU (" + dev.name + ", " + dev.arch() +
-        ") cannot run; recompile with chip=" + dev.arch() +
-        (cc >= 90 ? " or chip=sm_90a" : ""));
+        what + " " + why + " (this GPU: " + dev.name + ", " + dev.arch() +
+        "); recompile with chip=" + dev.arch() +
+        (dev.major * 10 + dev.minor >= 90 ? " or chip=sm_90a" : ""));
 }
 
 int run(const Options &o) {

@@ -125,6 +125,12 @@ struct Manifest {
   bool hasBuffer(const std::string &name) const;
 };
 
+/// Why a GPU of compute capability major.minor cannot run code built for
+/// `target` ("sm_90a" runs on 9.0 only: Hopper's wgmma and TMA; "sm_XY" on
+/// X.Y or newer), or "" when it can. A target that is not sm_<digits>[a]
+/// is a ManifestError.
+std::string targetCannotRun(const std::string &target, int major, int minor);
+
 } // namespace kb::runtime
 
 #endif
