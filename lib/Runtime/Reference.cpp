@@ -161,6 +161,32 @@ HostTensor evalOp(const ProgramOp &op,
     throw std::runtime_error(op.op + ": no inputs");
   const HostTensor &x = *in[0];
   HostTensor out;
+  if (op.op == "kb.split_sum") {
+    // The partials added in order s = 0..S-1 in fp32: each partial sum
+    // rounds once, so |fl - exact| <= sum_s e_s + (S - 1) u sum_s |p_s|
+    // (recursive summation, docs/tolerances.md).
+    if (x.shape.size() < 2)
+      throw std::runtime_error("kb.split_sum: input of rank < 2");
+    out.shape.assign(x.shape.begin() + 1, x.shape.end());
+    int64_t splits = x.shape[0];
+    int64_t per = static_cast<int64_t>(x.data.size()) / splits;
+    out.data.assign(per, 0.0);
+    out.err.assign(per, 0.0);
+    for (int64_t i = 0; i < per; ++i) {
+      double y = 0, mag = 0, e = 0;
+      for (int64_t q = 0; q < splits; ++q) {
+        double v = x.data[q * per + i];
+        y += v;
+        mag += std::fabs(v);
+        e += x.errAt(q * per + i);
+      }
+      out.data[i] = y;
+      out.err[i] = std::isfinite(e)
+                       ? finish(y, e + double(splits - 1) * u * mag, 0)
+                       : INFINITY;
+    }
+    return out;
+  }
   out.shape = x.shape;
   out.data.resize(x.data.size());
   out.err.assign(x.data.size(), 0.0);

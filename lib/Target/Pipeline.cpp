@@ -105,6 +105,7 @@ buildCompilePipeline(OpPassManager &pm, const CompileOptions &o,
   fpm.addPass(kb::createKBTile(kb::KBTileOptions{chip}));
   fpm.addPass(
       kb::createKBPromoteSharedMemory(kb::KBPromoteSharedMemoryOptions{chip}));
+  fpm.addPass(kb::createKBSplitK());
   pm.addPass(kb::createKBLowerToGPU());
 
   OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();

@@ -59,6 +59,48 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
   return bestReads <= 0.85 * plain ? best : 0;
 }
 
+} // namespace
+
+/// Split-K: a grid of output tiles that leaves more than half of the SMs
+/// idle gets its K tiles cut into S chunks, each a block of its own (the
+/// partials then go through memory once more: S x M x N floats written and
+/// read by kb.split_sum). S is the divisor of the K tiles whose grid keeps
+/// the SMs busiest (blocks over waves x SMs, one block per SM as for
+/// wgmma's tiles), the smallest such; each chunk keeps at least 8 k tiles
+/// (a pipeline's worth), the partials stay below half of A's and B's bytes,
+/// and the split is taken only when it at least doubles that use.
+int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
+                               int64_t bn, int64_t bk, int64_t batch,
+                               int64_t sms) {
+  if (batch > 1 || sms <= 0)
+    return 1;
+  int64_t tiles = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn);
+  int64_t kTiles = llvm::divideCeil(k, bk);
+  if (tiles * 2 > sms)
+    return 1;
+  auto use = [&](int64_t blocks) {
+    int64_t waves = llvm::divideCeil(blocks, sms);
+    return double(blocks) / double(waves * sms);
+  };
+  double operandBytes = double(m) * k + double(k) * n;
+  int64_t best = 1;
+  double bestUse = use(tiles);
+  for (int64_t s = 2; s <= std::min<int64_t>(kTiles / 8, 256); ++s) {
+    if (kTiles % s)
+      continue;
+    if (double(s) * m * n > operandBytes / 2)
+      break;
+    double u = use(tiles * s);
+    if (u > bestUse + 1e-9) {
+      best = s;
+      bestUse = u;
+    }
+  }
+  return bestUse >= 2 * use(tiles) ? best : 1;
+}
+
+namespace {
+
 LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                          const TargetModel &model) {
   int64_t sms = model.smCount;
@@ -94,16 +136,28 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       // 0.0290 for 64x64, two passes; with aligned rows, 1024x704x1504,
       // 64x64 stays ahead, 0.0249 against 0.0253).
       bool linesSplit = k % 32 != 0;
-      if (covers(128, 256))
+      // At most 64 rows: one warpgroup (64-row tiles; a 128-row tile would
+      // compute 64 rows of nothing for as many blocks).
+      bool fewRows = m <= 64;
+      if (!fewRows && covers(128, 256))
         f.block = {128, 256, 32};
-      else if (covers(128, 128))
+      else if (!fewRows && covers(128, 128))
         f.block = {128, 128, 32};
-      else if (covers(128, 64))
+      else if (!fewRows && covers(128, 64))
         f.block = {128, 64, 32};
+      else if (fewRows && covers(64, 256))
+        f.block = {64, 256, 32};
+      else if (fewRows && covers(64, 128))
+        f.block = {64, 128, 32};
       else if (linesSplit && blocksFor(64, 128) * 2 >= sms)
         f.block = {64, 128, 32};
       else
         f.block = {64, 64, 32};
+      // A few columns (a matrix-vector product, N = 1): the narrowest
+      // wgmma that holds them (N a multiple of 8), not 64 columns of which
+      // all but N are computed for nothing.
+      if (n < f.block[1])
+        f.block[1] = std::max<int64_t>(8, llvm::alignTo(n, 8));
     } else if (tensorCores) {
       // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
@@ -115,6 +169,12 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       } else if (!small) {
         f.block = {128, 128, 32};
         f.warp = {64, 32};
+      } else if (m <= 16) {
+        // A vector times a matrix (or a few rows): 16-row tiles, one m16
+        // fragment per warp, 4 warps across 128 columns, instead of 64
+        // rows of which all but M are computed for nothing.
+        f.block = {16, 128, 32};
+        f.warp = {16, 32};
       } else {
         f.block = {64, 64, 32};
         f.warp = {32, 32};
@@ -209,6 +269,21 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
            << bn << ") must split evenly among " << threads << " threads";
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
+  if (f.split == 0) {
+    int64_t s = chooseSplitK(m, n, k, bm, bn, bk, batch, sms);
+    if (s > 1)
+      f.split = s;
+  } else if (f.split > 1) {
+    int64_t kTiles = llvm::divideCeil(k, bk);
+    if (batch > 1)
+      return op->emitOpError()
+             << "#kb.config split = " << f.split
+             << ": a batched matmul is not split (its batch fills the grid)";
+    if (kTiles % f.split)
+      return op->emitOpError()
+             << "#kb.config split = " << f.split << " must divide the "
+             << kTiles << " k tiles (K = " << k << ", BK = " << bk << ")";
+  }
   return success();
 }
 

@@ -146,6 +146,8 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
               return arith::DivFOp::create(b, loc, get(o.getLhs()),
                                            get(o.getRhs()));
             })
+            // The partials were added as they were loaded (Elementwise.cpp).
+            .Case([&](SplitSumOp o) { return get(o.getInput()); })
             .Case([&](BiasAddOp o) {
               return arith::AddFOp::create(b, loc, get(o.getInput()),
                                            get(o.getBias()));

@@ -43,6 +43,10 @@ def KB_MatmulOp : KB_Op<"matmul"> {
     `tf32` (tensor cores, about 1e-3 relative error) or `tf32x3` (three
     tf32 products for near-fp32 accuracy on tensor cores).
 
+    With `split_chunk = C` (made by kb-split-k from `#kb.config<split = S>`;
+    not batched) the result is SxMxN: slice s holds the partial product over
+    K indices [s*C, min((s+1)*C, K)), and a `kb.split_sum` adds the slices.
+
     Example:
     ```mlir
     %c = kb.matmul %a, %b precision(tf32) : tensor<2048x1024xf32>, tensor<1024x512xf32> -> tensor<2048x512xf32>
@@ -50,7 +54,8 @@ def KB_MatmulOp : KB_Op<"matmul"> {
   }];
   let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
                    KB_PrecisionAttr:$precision, UnitAttr:$transpose_b,
-                   UnitAttr:$padded_b, KB_OptionalConfigAttr:$config);
+                   UnitAttr:$padded_b, OptionalAttr<I64Attr>:$split_chunk,
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `precision` `(` custom<EnumKeyword>($precision) `)`
@@ -141,6 +146,21 @@ def KB_ReluOp : KB_UnaryOp<"relu", "max(x, 0)">;
 def KB_TanhOp : KB_UnaryOp<"tanh", "tanh(x)">;
 def KB_SigmoidOp : KB_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def KB_ExpOp : KB_UnaryOp<"exp", "exp(x)">;
+
+def KB_SplitSumOp : KB_ElementwiseOp<"split_sum"> {
+  let summary = "sum of a split-K matmul's partial products";
+  let description = [{
+    `input` is SxD0x...: the result is D0x..., the sum over the leading axis
+    taken in order s = 0, 1, ..., S-1 (so the same bits every run). kb-split-k
+    puts one after a `kb.matmul` with `split_chunk`; the matmul's epilogue
+    fuses after it.
+
+    Example: `%c = kb.split_sum %p : tensor<4x256x256xf32> -> tensor<256x256xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
 
 def KB_BiasAddOp : KB_ElementwiseOp<"bias_add"> {
   let summary = "adds a vector broadcast along the last axis";
