@@ -30,6 +30,7 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     m.copyGBs = 4244;
     m.wgmmaTf32Tflops = m.hasWgmma ? 317 : 0;
     m.mmaSyncTf32Tflops = 166;
+    m.ffmaTflops = 50; // kb's FFMA matmul at 4096^3
     return m;
   }
   if (chip == "sm_80") {
@@ -41,6 +42,7 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     // at about half of the 156 TFLOP/s TF32 peak.
     m.copyGBs = 1500;
     m.mmaSyncTf32Tflops = 80;
+    m.ffmaTflops = 15;
     return m;
   }
   return failure();

@@ -62,41 +62,44 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 } // namespace
 
 /// Split-K: a grid of output tiles that leaves more than half of the SMs
-/// idle gets its K tiles cut into S chunks, each a block of its own (the
-/// partials then go through memory once more: S x M x N floats written and
-/// read by kb.split_sum). S is the divisor of the K tiles whose grid keeps
-/// the SMs busiest (blocks over waves x SMs, one block per SM as for
-/// wgmma's tiles), the smallest such; each chunk keeps at least 8 k tiles
-/// (a pipeline's worth), the partials stay below half of A's and B's bytes,
-/// and the split is taken only when it at least doubles that use.
+/// idle gets its K tiles cut into S chunks, each a block of its own. The
+/// model: a block that computes one output tile over all of K takes T, the
+/// longer of its operand bytes ((BM + BN) x K floats) at one SM's share of
+/// the copy bandwidth and its flops at one SM's share of its unit's rate;
+/// with S chunks the grid runs in ceil(tiles x S / SMs) waves of T / S each,
+/// and the partials add S x M x N floats written and read once more. S is
+/// the divisor of the K tiles (each chunk at least 8 of them) that minimises
+/// this; the smallest S within 3% of the best is taken (fewer partials,
+/// the same time by the model), and no split unless it gains 25%.
 int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
                                int64_t bn, int64_t bk, int64_t batch,
-                               int64_t sms) {
-  if (batch > 1 || sms <= 0)
+                               int64_t sms, double unitTflops,
+                               double copyGBs) {
+  if (batch > 1 || sms <= 0 || unitTflops <= 0 || copyGBs <= 0)
     return 1;
   int64_t tiles = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn);
   int64_t kTiles = llvm::divideCeil(k, bk);
   if (tiles * 2 > sms)
     return 1;
-  auto use = [&](int64_t blocks) {
-    int64_t waves = llvm::divideCeil(blocks, sms);
-    return double(blocks) / double(waves * sms);
+  double smBw = copyGBs * 1e9 / sms, smRate = unitTflops * 1e12 / sms;
+  double tileTime = std::max(4.0 * (bm + bn) * k / smBw,
+                             2.0 * bm * bn * k / smRate);
+  auto timeFor = [&](int64_t s) {
+    double waves = llvm::divideCeil(tiles * s, sms);
+    double partials = s > 1 ? 8.0 * s * m * n / (copyGBs * 1e9) : 0;
+    return waves * tileTime / s + partials;
   };
-  double operandBytes = double(m) * k + double(k) * n;
-  int64_t best = 1;
-  double bestUse = use(tiles);
-  for (int64_t s = 2; s <= std::min<int64_t>(kTiles / 8, 256); ++s) {
-    if (kTiles % s)
-      continue;
-    if (double(s) * m * n > operandBytes / 2)
-      break;
-    double u = use(tiles * s);
-    if (u > bestUse + 1e-9) {
-      best = s;
-      bestUse = u;
-    }
-  }
-  return bestUse >= 2 * use(tiles) ? best : 1;
+  SmallVector<std::pair<int64_t, double>> options{{1, timeFor(1)}};
+  for (int64_t s = 2; s <= std::min<int64_t>(kTiles / 8, 1024); ++s)
+    if (kTiles % s == 0)
+      options.push_back({s, timeFor(s)});
+  double best = timeFor(1);
+  for (auto [s, t] : options)
+    best = std::min(best, t);
+  for (auto [s, t] : options)
+    if (t <= best * 1.03)
+      return t * 1.25 <= timeFor(1) ? s : 1;
+  return 1;
 }
 
 namespace {
@@ -270,7 +273,11 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
   if (f.split == 0) {
-    int64_t s = chooseSplitK(m, n, k, bm, bn, bk, batch, sms);
+    double rate = wgmma        ? model.wgmmaTf32Tflops
+                  : tensorCores ? model.mmaSyncTf32Tflops
+                                : model.ffmaTflops;
+    int64_t s =
+        chooseSplitK(m, n, k, bm, bn, bk, batch, sms, rate, model.copyGBs);
     if (s > 1)
       f.split = s;
   } else if (f.split > 1) {

@@ -38,7 +38,8 @@ struct TargetModel {
   /// What kb's own kernels reach (measured on the H200, docs/performance.md
   /// and docs/shapes.md), for choices between them: the device-to-device
   /// copy bandwidth, and kb's wgmma and mma.sync TF32 matmuls at 4096^3.
-  double copyGBs = 0, wgmmaTf32Tflops = 0, mmaSyncTf32Tflops = 0;
+  double copyGBs = 0, wgmmaTf32Tflops = 0, mmaSyncTf32Tflops = 0,
+         ffmaTflops = 0;
 };
 /// The model of `chip`, or failure for a chip kb does not know.
 FailureOr<TargetModel> getTargetModel(StringRef chip);
@@ -66,7 +67,8 @@ int64_t widestVector(int64_t lastDim);
 /// matmul of this shape and block tile should be cut into, 1 for none. The
 /// model is in Tile.cpp; kb-tune overrides it by hand-setting `split`.
 int64_t chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
-                     int64_t bk, int64_t batch, int64_t sms);
+                     int64_t bk, int64_t batch, int64_t sms, double unitTflops,
+                     double copyGBs);
 
 } // namespace mlir::kb
 

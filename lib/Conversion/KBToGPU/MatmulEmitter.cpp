@@ -25,8 +25,9 @@ MatmulShape MatmulShape::of(MatmulOp mm) {
   size_t r = a.size();
   s.batched = r == 3;
   s.batch = s.batched ? a[0] : 1;
-  s.m = c[r - 2];
-  s.n = c[r - 1];
+  // (A split-K result is S x M x N: M and N are its last two dimensions.)
+  s.m = c[c.size() - 2];
+  s.n = c[c.size() - 1];
   s.k = a[r - 1];
   s.transB = mm.getTransposeB();
   if (std::optional<int64_t> chunk = mm.getSplitChunk()) {
