@@ -146,7 +146,10 @@ class Driver:
             if d > 0:
                 gstr[d - 1] = stride
             stride *= int(shape[axis])
-        out = (ctypes.c_uint8 * 128)()
+        # CUtensorMap is 128 bytes aligned to 64.
+        raw = ctypes.create_string_buffer(128 + 64)
+        addr = (ctypes.addressof(raw) + 63) // 64 * 64
+        out = (ctypes.c_uint8 * 128).from_address(addr)
         f.restype = ctypes.c_int
         self.check(f(out, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, ctypes.c_uint32(rank), ctypes.c_void_p(base),
                      gdim, gstr, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,

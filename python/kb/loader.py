@@ -110,10 +110,12 @@ class Loaded:
         # Scratch and workspace buffers: allocated once.
         self.fixed: Dict[str, "torch.Tensor"] = {}
         for b in m["buffers"]:
+            dt = torch.int32 if b.get("dtype") == "i32" else torch.float32
             if b["role"] == "scratch":
-                self.fixed[b["name"]] = torch.empty(b["shape"], dtype=torch.float32, device=self.device)
+                self.fixed[b["name"]] = torch.empty(b["shape"], dtype=dt, device=self.device)
             elif b["role"] == "workspace":
-                self.fixed[b["name"]] = torch.zeros(b["shape"], dtype=torch.int32, device=self.device)
+                # kb-run zero-fills it once; the kernel leaves it zero.
+                self.fixed[b["name"]] = torch.zeros(b["shape"], dtype=dt, device=self.device)
         self.maps = [b for b in m["buffers"] if b["role"] == "tensor_map"]
         self._map_cache: Dict[tuple, "torch.Tensor"] = {}
         self.input_specs = sig.get("inputs", [])

@@ -53,7 +53,9 @@ def points_from_bench(report) -> Tuple[List[dict], Dict[str, float], List[Tuple[
             t = w.get("time", {}).get("median_ms")
             if not t or w["bytes"] <= 0:
                 continue
-            flops = max(w["flops"], 1.0)
+            # A kernel that only moves data (a transpose) counts no flops:
+            # place it by one flop per element moved, as its bandwidth shows.
+            flops = w["flops"] if w["flops"] > 1 else w["bytes"] / 4
             pts.append({"label": f"{r['problem']}:{w['name']}", "intensity": flops / w["bytes"],
                         "tflops": flops / (t * 1e-3) / 1e12, "unit": w["unit"]})
         sp = {}
@@ -140,8 +142,9 @@ def draw(report, out: Path, title: str = "") -> Path:
         else:
             ax.axhline(peak, color=color, lw=1.5, label=f"{label}: {peak:.0f} TFLOP/s")
         roofs_drawn.append(key)
-    if bw and not roofs_drawn:
-        ax.plot(grid, [x * bw / 1e3 for x in grid], color="gray", lw=1.5, label=f"copy {bw:.0f} GB/s")
+    if bw and "ffma_tflops" not in roofs_drawn:
+        ax.plot(grid, [x * bw / 1e3 for x in grid], color="gray", lw=1, ls="--",
+                label=f"copy bandwidth {bw:.0f} GB/s (no FFMA ceiling in the report)")
     for p in pts:
         roof_key = UNIT_ROOF.get(p["unit"], "ffma_tflops")
         color = "tab:red" if roof_key == "tf32_tflops" else "tab:blue"
@@ -185,7 +188,11 @@ def draw(report, out: Path, title: str = "") -> Path:
     else:
         ax.text(0.5, 0.5, "no baselines in the report", ha="center")
         ax.set_axis_off()
-    dev = report.get("device", "") if kind == "bench" else ""
+    if kind == "bench":
+        dev = report.get("device", "")
+    else:
+        one = report if kind == "kb-run" else next(iter(report.values()))
+        dev = (one.get("device") or {}).get("name", "")
     fig.suptitle(title or f"kb {('on ' + dev) if dev else ''}".strip(), fontsize=11)
     fig.tight_layout()
     out = Path(out)

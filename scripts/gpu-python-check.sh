@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (CUDA driver, PyTorch; no MLIR, no kb-opt), from
+# the repository root, in one call: the Python front end's acceptance.
+#  1. python/tests/gpu/test_gpu_load.py: precompiled bundles loaded with
+#     kb.load, launched on torch CUDA tensors (current stream, a side stream),
+#     compared with PyTorch in float64; kb.load's refusals.
+#  2. python3 -m kb.bench in measure mode on python/examples/kernelbench/*.py
+#     at tf32 (then ieee unless KB_PY_SKIP_IEEE=1): each problem checked
+#     against PyTorch on five fresh input sets and timed against eager and
+#     torch.compile in the same call; the GPU's ceilings measured once.
+#  3. python3 -m kb.plot: a roofline and speed-up figure per bench report.
+# Writes under $OUT: gpu.txt, pytest-gpu.txt, bench-<prec>.json and .txt,
+# bench-<prec>.png, summary.txt. Exits 0 only when every step passed.
+# Prepare on the kb-opt machine: bash scripts/build-pybundles.sh, then carry
+# build/pybundles (the bundles; a few MiB). KB_PY_SKIP_COMPILE=1 leaves out
+# the torch.compile baseline (it compiles each model, tens of seconds each).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/kb-gpu-python-out}
+mkdir -p "$OUT"
+. scripts/python-env.sh
+summary="$OUT/summary.txt"
+: > "$summary"
+status=0
+note() { echo "$*" | tee -a "$summary"; }
+fail() { note "FAIL: $*"; status=1; }
+
+if [ ! -d build/pybundles ]; then
+  note "FAIL: build/pybundles is missing: run bash scripts/build-pybundles.sh on the kb-opt machine and carry build/pybundles"
+  exit 2
+fi
+note "bundles compiled at commit $(cat build/pybundles/COMMIT 2>/dev/null || echo '?'); this tree: $(git rev-parse HEAD 2>/dev/null || echo '?')"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1 || true
+"$KB_PYTHON" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name() if torch.cuda.is_available() else '')" >> "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+if ! "$KB_PYTHON" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  note "FAIL: $KB_PYTHON has no torch with a CUDA GPU"
+  exit 2
+fi
+
+echo "== 1. kb.load against PyTorch (pytest)"
+KB_PYBUNDLES_TESTS=build/pybundles/tests timeout 300 "$KB_PYTHON" -m pytest -v -p no:cacheprovider \
+  python/tests/gpu/test_gpu_load.py > "$OUT/pytest-gpu.txt" 2>&1
+rc=$?
+tail -n 25 "$OUT/pytest-gpu.txt"
+if [ $rc -eq 0 ]; then note "ok: kb.load tests ($(grep -Eo '[0-9]+ passed' "$OUT/pytest-gpu.txt" | tail -1))"
+else fail "kb.load tests exit $rc (see pytest-gpu.txt)"; fi
+
+precs="tf32"
+[ -n "${KB_PY_SKIP_IEEE:-}" ] || precs="tf32 ieee"
+for prec in $precs; do
+  echo "== 2. kb.bench --precision $prec"
+  extra=()
+  [ -n "${KB_PY_SKIP_COMPILE:-}" ] && extra+=(--no-torch-compile)
+  [ "$prec" = tf32 ] && extra+=(--ceilings)
+  timeout 420 "$KB_PYTHON" -m kb.bench --bundles "build/pybundles/$prec" --precision "$prec" \
+    "${extra[@]}" --json "$OUT/bench-$prec.json" python/examples/kernelbench/*.py \
+    > "$OUT/bench-$prec.txt" 2>&1
+  rc=$?
+  cat "$OUT/bench-$prec.txt"
+  if [ $rc -eq 0 ]; then note "ok: kb.bench $prec"; else fail "kb.bench $prec exit $rc (see bench-$prec.txt)"; fi
+  if [ -f "$OUT/bench-$prec.json" ]; then
+    "$KB_PYTHON" -m kb.plot "$OUT/bench-$prec.json" -o "$OUT/bench-$prec.png" \
+      --title "kb vs PyTorch eager and torch.compile ($prec)" >> "$summary" 2>&1 || fail "kb.plot $prec"
+  fi
+done
+note "exit $status"
+exit $status
