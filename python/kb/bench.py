@@ -11,8 +11,9 @@ runs, median). It prints a table, and the whole report with --json FILE.
 Split use (kb-opt and the GPU on different machines):
     python3 -m kb.bench --compile-only --bundles DIR PROBLEMS...   # kb-opt machine
     python3 -m kb.bench --bundles DIR PROBLEMS... --json out.json  # GPU machine
-The measure step checks that each bundle was compiled from the same program
-(it imports the model again, which needs no kb-opt, and compares the text).
+The measure step imports each model again (no kb-opt needed) for the
+reference, warns when the program it gets differs from the bundle's, and
+checks the bundle's output against PyTorch either way.
 
 Precision: --precision ieee|tf32|tf32x3 (default: ieee, PyTorch's own fp32
 default). The baselines run at the same precision: with tf32 (or tf32x3),
@@ -104,9 +105,9 @@ def compile_problem(problem: Problem, out_dir: Path, chip: str, precision: str, 
 
 class Timer:
     """CUDA-event timing with the L2 flushed (a 256 MiB write) before each
-    run; the median of at least `min_runs` runs and `min_ms` of work."""
+    run; the median of at least `min_runs` runs and `min_ms` of timed work."""
 
-    def __init__(self, warmup=5, min_runs=20, min_ms=100.0, max_runs=2000):
+    def __init__(self, warmup=5, min_runs=20, min_ms=50.0, max_runs=2000):
         import torch
         self.torch = torch
         self.warmup, self.min_runs, self.min_ms, self.max_runs = warmup, min_runs, min_ms, max_runs
@@ -299,8 +300,11 @@ def run_problem(path, args, timer=None) -> Dict[str, Any]:
     model, inputs = instantiate(problem, args.seed)
     imported = import_torch(model, inputs, precision=args.precision, name=problem.name, seed=args.seed)
     if bundle.mlir and bundle.mlir != imported.program.mlir():
-        raise KbError(f"{bundle.path} was compiled from another program than {path} imports to "
-                      f"now (stale bundle?): compile again")
+        # Another torch version may trace a little differently; the check
+        # against PyTorch below is what decides. Say so in the report.
+        rec["warning"] = (f"{bundle.path}/program.mlir differs from what {path} imports to here "
+                          f"(torch {torch.__version__}); a stale bundle fails the check below")
+        print(f"kb.bench: {problem.name}: warning: {rec['warning']}", file=sys.stderr)
     if not torch.cuda.is_available():
         raise KbError("measuring needs a CUDA GPU (use --compile-only on a machine without one)")
     model = model.cuda()
@@ -403,6 +407,9 @@ def main(argv=None) -> int:
             print(f"kb.bench: {rec['problem']}: " + (rec.get("error") or "WRONG result: " +
                   json.dumps({k: v for k, v in rec['check'].items() if k != 'per_set'})), file=sys.stderr)
         report["problems"].append(rec)
+        if args.json:  # after each problem, so that a run cut short keeps what it measured
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(report, indent=1, default=float))
     if args.compile_only:
         for r in report["problems"]:
             if "error" not in r:

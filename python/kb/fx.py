@@ -189,6 +189,7 @@ class _Importer:
         self.example_inputs = example_inputs
         self.node = None
         self.trace_names = {"forward", name}
+        self.fallback_loc = ""
 
     # -- errors --------------------------------------------------------------
     def fail(self, what: str, node=None):
@@ -200,6 +201,8 @@ class _Importer:
         msg = f"kb cannot import {what}{desc}"
         if loc:
             msg += f"\n  at {loc}"
+        elif self.fallback_loc:
+            msg += f"\n  in {self.fallback_loc} (torch.fx recorded no line for it)"
         raise KbImportError(msg)
 
     @staticmethod
@@ -455,6 +458,13 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
     module = fn_or_module if isinstance(fn_or_module, torch.nn.Module) else None
     name = name or (type(module).__name__ if module is not None else getattr(fn_or_module, "__name__", "fn"))
     imp = _Importer(gm, example_inputs, precision, name, seed)
+    try:
+        import inspect
+        f = fn_or_module.forward if module is not None else fn_or_module
+        imp.trace_names.add(getattr(f, "__name__", ""))
+        imp.fallback_loc = f"{getattr(f, '__qualname__', name)} at {inspect.getsourcefile(f)}:{inspect.getsourcelines(f)[1]}"
+    except (TypeError, OSError):
+        pass
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
         raise KbError(f"{name} takes {len(placeholders)} inputs, {len(example_inputs)} example inputs given")

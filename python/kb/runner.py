@@ -23,13 +23,16 @@ def find_kb_run() -> str:
 
 def run(bundle, inputs: Optional[Dict[str, object]] = None, baseline=None,
         check_only: bool = False, profile: bool = False, seed: Optional[int] = None,
-        args: Sequence[str] = (), timeout: Optional[float] = None) -> dict:
+        args: Sequence[str] = (), timeout: Optional[float] = None,
+        raise_on_error: bool = True) -> dict:
     """Runs kb-run on `bundle` (a Bundle or a folder) and returns its JSON
     report (docs/kb-run-json.md). `inputs` maps input buffer names to arrays
     (numpy or torch), written as .npy files for --input. `baseline` is
-    another bundle timed in the same run. Raises KbError with kb-run's
-    message when it prints no report; a report with ok = false (a kernel
-    computed a wrong result) is returned as it is, with "exit_code" added."""
+    another bundle timed in the same run. Raises KbRunError (a KbError)
+    with kb-run's message when it reports an error (status "error": no GPU,
+    a bad bundle or input; unless raise_on_error=False) or prints no
+    report; a report of a wrong result (status "wrong", exit 3) is returned
+    as it is."""
     import numpy as np
     path = bundle.path if isinstance(bundle, Bundle) else Path(bundle)
     cmd = [find_kb_run(), str(path), "--json"]
@@ -67,5 +70,17 @@ def run(bundle, inputs: Optional[Dict[str, object]] = None, baseline=None,
     if report is None:
         msg = r.stderr.strip() or out or f"exit code {r.returncode}"
         raise KbError(f"kb-run {path} failed (exit {r.returncode}): {msg}")
-    report["exit_code"] = r.returncode
+    report.setdefault("exit_code", r.returncode)
+    if report.get("status") == "error" and raise_on_error:
+        raise KbRunError(f"kb-run {path}: {report.get('message', 'failed')} (exit {r.returncode}, "
+                         f"{report.get('error', 'error')})", report)
     return report
+
+
+class KbRunError(KbError):
+    """kb-run reported an error (no GPU, a bad bundle or input); `.report`
+    is its JSON report."""
+
+    def __init__(self, msg, report):
+        super().__init__(msg)
+        self.report = report

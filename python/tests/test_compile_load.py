@@ -35,7 +35,7 @@ def test_compile_new_ops_to_ptx(tmp_path, can_compile):
 
 def test_compile_refusal_is_one_error(tmp_path, can_compile):
     p = kb.Program("bad")
-    x = p.input("x", (4, 100))
+    x = p.input("x", (4, 101))
     p.output(p.relu(x, config=kb.Config(vector=4)), "y")
     with pytest.raises(kb.KbError, match="vector width 4"):
         kb.compile(p, output=tmp_path / "bad")

@@ -125,9 +125,14 @@ def test_dropout_seeds_count_up():
 
 # -- errors -------------------------------------------------------------------
 
-def cumsum_model(x):
-    y = torch.relu(x)
-    return torch.cumsum(y, 1)  # the line the error must name
+class Cumsum(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        return torch.cumsum(y, 1)  # the line the error must name
+
+
+cumsum_model = Cumsum()
+CUMSUM_LINE = Cumsum.forward.__code__.co_firstlineno + 2
 
 
 ERRORS = [
@@ -161,7 +166,7 @@ def test_error_is_one_message_with_the_users_line():
         imp(cumsum_model, X)
     msg = str(e.value)
     assert msg.startswith("kb cannot import")
-    assert f"test_fx.py:{cumsum_model.__code__.co_firstlineno + 2}" in msg
+    assert f"test_fx.py:{CUMSUM_LINE} (in forward): return torch.cumsum(y, 1)" in msg
 
 
 def test_non_float_inputs_are_refused():

@@ -14,6 +14,7 @@ def every_op_program():
     wt = p.input("wt", (16, 32))
     a3 = p.input("a3", (2, 8, 32))
     b3 = p.input("b3", (2, 32, 8))
+    b16 = p.input("b16", (16,))
     v = p.add(x, y)
     v = p.sub(v, y)
     v = p.mul(v, y)
@@ -39,7 +40,7 @@ def every_op_program():
     m3 = p.matmul(x, t, "tf32x3", transpose_b=True, padded_b=True)
     mb = p.matmul(a3, b3, "ieee")
     tr = p.transpose(a3)
-    with p.fusion([m2, b]) as f_args:
+    with p.fusion([m2, b16]) as f_args:
         fa, fb = f_args
         z = p.bias_add(fa, fb)
         z = p.relu(z)

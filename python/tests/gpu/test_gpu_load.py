@@ -53,6 +53,20 @@ def builder_program():
     return p
 
 
+def wide_softmax_programs():
+    """Rows too long for one block: split over the grid (workspace, blocks
+    that wait for each other) and over a thread-block cluster (a cluster
+    launch through cuLaunchKernelEx)."""
+    out = {}
+    for name, cfg in (("softmax_split_global", None),
+                      ("softmax_cluster", kb.Config(strategy="split", cluster=4))):
+        p = kb.Program(name)
+        x = p.input("x", (128, 100000))
+        p.output(p.softmax(x, config=cfg), "y")
+        out[name] = p
+    return out
+
+
 def prepare(out: Path, chip="sm_90a"):
     out.mkdir(parents=True, exist_ok=True)
     for name, (fn, shapes, prec) in programs().items():
@@ -60,6 +74,9 @@ def prepare(out: Path, chip="sm_90a"):
                    output=out / name, name=name)
         print(f"prepared {out / name}")
     kb.compile(builder_program(), output=out / "builder_bias_gelu", chip=chip)
+    for name, p in wide_softmax_programs().items():
+        kb.compile(p, output=out / name, chip=chip)
+        print(f"prepared {out / name}")
     # The module's weights travel with its bundle (the GPU run builds the
     # same module from seed 0, so this is only a cross-check).
     print(f"prepared {out / 'builder_bias_gelu'}")
@@ -114,6 +131,21 @@ def test_builder_bundle():
     bias = torch.randn(512, device="cuda")
     y = fast(x, bias)
     assert rel_err(y, F.gelu(x.double() + bias.double(), approximate="tanh")) < 1e-5
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["softmax_split_global", "softmax_cluster"])
+def test_wide_softmax(name):
+    b = bundle(name)
+    roles = {x["role"] for x in b.manifest["buffers"]}
+    if name == "softmax_split_global":
+        assert "workspace" in roles
+    else:
+        assert any(k.get("cluster", [1, 1, 1]) != [1, 1, 1] for k in b.kernels)
+    fast = kb.load(b)
+    for _ in range(3):  # the workspace must be left zero for the next call
+        x = torch.randn(128, 100000, device="cuda") * 4
+        assert rel_err(fast(x), torch.softmax(x.double(), -1)) < 1e-5
 
 
 @needs_gpu

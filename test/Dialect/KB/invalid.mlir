@@ -137,7 +137,7 @@ func.func @scale_nan(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @add_scalar_inf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{expects a finite value, got inf}}
+  // expected-error @+1 {{expects a finite value, got INF}}
   %0 = kb.add_scalar %x value(0x7F800000) : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
@@ -153,7 +153,7 @@ func.func @pow_nan(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @leaky_relu_inf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{expects a finite slope, got -inf}}
+  // expected-error @+1 {{expects a finite slope, got -INF}}
   %0 = kb.leaky_relu %x slope(0xFF800000) : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
