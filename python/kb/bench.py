@@ -219,7 +219,7 @@ def _rel_err(got, ref):
     return d / denom if denom > 0 else d
 
 
-def check_problem(problem, model, fast, imported, precision, sets=5, seed=0):
+def check_problem(problem, model, fast, imported, precision, sets=5, seed=0, device="cuda"):
     """Five fresh input sets: kb against PyTorch in float64 (with kb's
     dropout mask), and PyTorch fp32 against the same reference."""
     import torch
@@ -228,7 +228,7 @@ def check_problem(problem, model, fast, imported, precision, sets=5, seed=0):
     tol = TOL[precision]
     for s in range(sets):
         torch.manual_seed(1000 + seed + s)
-        inputs = [t.cuda() for t in problem.get_inputs()]
+        inputs = [t.to(device) for t in problem.get_inputs()]
         got = fast(*inputs)
         ref = reference(imported, model, inputs)
         eager = reference(imported, model, inputs, dtype=torch.float32)

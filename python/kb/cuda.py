@@ -36,6 +36,28 @@ class CUlaunchConfig(ctypes.Structure):
                 ("numAttrs", ctypes.c_uint)]
 
 
+def cluster_attribute(cluster) -> CUlaunchAttribute:
+    """CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION with value.clusterDim = cluster."""
+    attr = CUlaunchAttribute()
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    dims = (ctypes.c_uint * 3)(*[int(c) for c in cluster])
+    # (attr.value reads as a bytes copy: write through the struct's address.)
+    ctypes.memmove(ctypes.addressof(attr) + CUlaunchAttribute.value.offset, dims, ctypes.sizeof(dims))
+    return attr
+
+
+def launch_config(grid, block, shared, stream, attr) -> CUlaunchConfig:
+    cfg = CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in grid)
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = (int(b) for b in block)
+    cfg.sharedMemBytes = int(shared)
+    cfg.hStream = stream or None
+    cfg.attrs = ctypes.pointer(attr)
+    cfg.numAttrs = 1
+    cfg._keep = attr  # the attribute must outlive the launch
+    return cfg
+
+
 class Driver:
     """libcuda.so.1, loaded once."""
 
@@ -107,12 +129,8 @@ class Driver:
         vals = [ctypes.c_uint64(a) for a in args]
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
         if cluster and cluster[0] * cluster[1] * cluster[2] > 1:
-            attr = CUlaunchAttribute()
-            attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            dims = (ctypes.c_uint * 3)(*cluster)
-            ctypes.memmove(attr.value, dims, 12)
-            cfg = CUlaunchConfig(grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                 shared, ctypes.c_void_p(stream), ctypes.pointer(attr), 1)
+            attr = cluster_attribute(cluster)
+            cfg = launch_config(grid, block, shared, stream, attr)
             self.check(self.lib.cuLaunchKernelEx(ctypes.byref(cfg), func, ptrs, None),
                        "cuLaunchKernelEx (cluster launch)")
             return
