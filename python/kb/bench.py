@@ -402,6 +402,8 @@ def main(argv=None) -> int:
         except Exception as e:
             rec = {"problem": Path(p).stem, "file": str(p),
                    "error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}
+        if not args.compile_only and "error" not in rec:
+            print("kb.bench: " + " ".join(format_table([rec]).splitlines()[-1].split()), file=sys.stderr, flush=True)
         if "error" in rec or rec.get("ok") is False:
             failed += 1
             print(f"kb.bench: {rec['problem']}: " + (rec.get("error") or "WRONG result: " +

@@ -23,6 +23,7 @@ code that called it.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import traceback
@@ -808,6 +809,7 @@ def philox4x32_10(c, k):
     return c0, c1, c2, c3
 
 
+@functools.lru_cache(maxsize=8)
 def philox_keep_mask(numel: int, p: float, seed: int):
     """A numpy bool array: element i of a kb.dropout with (p, seed) is kept
     (docs/bundle.md: counter (i / 4, 0, 0, 0), key (seed), word i % 4, kept
