@@ -11,7 +11,10 @@
 #     same call; the GPU's ceilings measured once. About 8 minutes in all.
 #  3. python3 -m kb.plot: a roofline and speed-up figure per bench report.
 # Writes under $OUT: gpu.txt, pytest-gpu.txt, bench-<prec>.json and .txt,
-# bench-<prec>.png, summary.txt. Exits 0 only when every step passed.
+# bench-<prec>.png, kb-run/ (step 4), summary.txt. Exits 0 only when every
+# step passed.
+#  4. (when build/bin/kb-run is carried) kb-run --no-time on every bundle:
+#     kb's own float64 check with its error bounds, the new ops included.
 # Prepare on the kb-opt machine: bash scripts/build-pybundles.sh, then carry
 # build/pybundles (the bundles; a few MiB). KB_PY_SKIP_COMPILE=1 leaves out
 # the torch.compile baseline (it compiles each model, tens of seconds each).
@@ -20,6 +23,10 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/kb-gpu-python-out}
 mkdir -p "$OUT"
 . scripts/python-env.sh
+# The whole call stays within KB_PY_BUDGET seconds (default 570: one
+# 10-minute device call): later steps shrink or are skipped, and say so.
+budget=${KB_PY_BUDGET:-570}
+SECONDS=0
 summary="$OUT/summary.txt"
 : > "$summary"
 status=0
@@ -65,7 +72,11 @@ for prec in $precs; do
     extra+=(--no-torch-compile)
   fi
   [ "$prec" = tf32 ] && extra+=(--ceilings)
-  [ "$prec" = ieee ] && limit=150
+  if [ "$prec" = ieee ]; then
+    left=$(( budget - SECONDS - 60 ))
+    if [ $left -lt 60 ]; then note "skipped: kb.bench ieee (${SECONDS} s used of the ${budget} s budget)"; continue; fi
+    limit=$(( left < 150 ? left : 150 ))
+  fi
   timeout $limit "$KB_PYTHON" -m kb.bench --bundles "build/pybundles/$prec" --precision "$prec" \
     "${extra[@]}" --json "$OUT/bench-$prec.json" python/examples/kernelbench/*.py \
     > "$OUT/bench-$prec.txt" 2>&1
@@ -77,5 +88,27 @@ for prec in $precs; do
       --title "kb vs PyTorch eager and torch.compile ($prec)" >> "$summary" 2>&1 || fail "kb.plot $prec"
   fi
 done
-note "exit $status"
+# 4. kb-run's own check of the same bundles (float64 reference with its
+# error bounds, the new ops' included), when build/bin/kb-run is carried.
+if [ -x build/bin/kb-run ] && [ $(( budget - SECONDS )) -lt 45 ]; then
+  note "skipped: kb-run's checks (${SECONDS} s used of the ${budget} s budget)"
+elif [ -x build/bin/kb-run ]; then
+  echo "== 4. kb-run --no-time on build/pybundles/{tests,tf32}"
+  pycublas=$("$KB_PYTHON" -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
+  export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${pycublas}:${LD_LIBRARY_PATH:-}"
+  mkdir -p "$OUT/kb-run"
+  bad=0; checked=0
+  for d in build/pybundles/tests/*/ build/pybundles/tf32/*/; do
+    n=$(basename "$(dirname "$d")")-$(basename "$d")
+    [ $(( budget - SECONDS )) -gt 15 ] || { note "kb-run: stopped at $n (budget)"; break; }
+    timeout 60 build/bin/kb-run "$d" --no-time --json-out "$OUT/kb-run/$n.json" > "$OUT/kb-run/$n.txt" 2>&1
+    rc=$?
+    checked=$((checked + 1))
+    [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "kb-run $n: exit $rc"; tail -n 3 "$OUT/kb-run/$n.txt"; }
+  done
+  if [ $bad -eq 0 ]; then note "ok: kb-run checked $checked bundle(s), all OK"; else fail "kb-run: $bad bundle(s) not OK (see kb-run/)"; fi
+else
+  note "skipped: kb-run's checks (carry build/bin/kb-run to run them)"
+fi
+note "exit $status after ${SECONDS} s"
 exit $status
