@@ -158,19 +158,31 @@ class Loaded:
                           f"{tuple(self.sig['args'][ident]['shape'])}")
         return t
 
-    def _buffers(self, args):
+    def _buffers(self, args, out=None):
         torch = self.torch
         if len(args) != self.nargs:
             raise KbError(f"the program takes {self.nargs} tensors, got {len(args)}")
         bufs: Dict[str, "torch.Tensor"] = dict(self.fixed)
         for spec in self.input_specs:
             bufs[spec["buffer"]] = self._arg(spec, args)
+        if out is not None and not isinstance(out, (tuple, list)):
+            out = (out,)
+        if out is not None and len(out) != len(self.output_specs):
+            raise KbError(f"out= needs {len(self.output_specs)} tensors, got {len(out)}")
         outs = []
-        for spec in self.output_specs:
+        for i, spec in enumerate(self.output_specs):
             kb_shape = spec.get("kb_shape", spec["shape"])
-            o = torch.empty(kb_shape, dtype=torch.float32, device=self.device)
+            if out is None:
+                o = torch.empty(kb_shape, dtype=torch.float32, device=self.device)
+                outs.append(o.view(spec["shape"]))
+            else:
+                o = out[i]
+                if (not isinstance(o, torch.Tensor) or o.dtype != torch.float32 or o.device != self.device
+                        or not o.is_contiguous() or tuple(o.shape) != tuple(spec["shape"])):
+                    raise KbError(f"out[{i}] must be a contiguous float32 tensor of shape {tuple(spec['shape'])} "
+                                  f"on {self.device}")
+                outs.append(o)
             bufs[spec["buffer"]] = o
-            outs.append(o.view(spec["shape"]))
         for b in self.maps:
             bufs[b["name"]] = self._tensor_map(b, bufs)
         return bufs, outs
@@ -182,8 +194,10 @@ class Loaded:
             raise KbError(f"kernel {k['name']} reads buffer {e} that the bundle's signature does not provide")
         self.drv.launch(k["func"], k["grid"], k["block"], k["shared"], stream, ptrs, k["cluster"])
 
-    def __call__(self, *args):
-        bufs, outs = self._buffers(args)
+    def __call__(self, *args, out=None):
+        """Runs the program on `args`; the result is a new tensor, or
+        written into `out` (a tensor, or a tuple for several results)."""
+        bufs, outs = self._buffers(args, out)
         stream = self.torch.cuda.current_stream(self.device).cuda_stream
         self.drv.use_device(self.ordinal)
         for k in self.kernels:

@@ -200,6 +200,17 @@ def test_runs_on_the_current_stream():
 
 
 @needs_gpu
+def test_out_writes_in_place():
+    fast = kb.load(bundle("softmax"))
+    x = torch.randn(512, 1000, device="cuda")
+    y = torch.full((512, 1000), float("nan"), device="cuda")
+    r = fast(x, out=y)
+    assert r is y and rel_err(y, torch.softmax(x.double(), -1)) < 1e-5
+    with pytest.raises(kb.KbError, match="out"):
+        fast(x, out=torch.empty(512, 999, device="cuda"))
+
+
+@needs_gpu
 def test_refusals():
     fast = kb.load(bundle("softmax"))
     with pytest.raises(kb.KbError, match="compiled for"):
