@@ -145,13 +145,16 @@ def draw(report, out: Path, title: str = "") -> Path:
     if bw and "ffma_tflops" not in roofs_drawn:
         ax.plot(grid, [x * bw / 1e3 for x in grid], color="gray", lw=1, ls="--",
                 label=f"copy bandwidth {bw:.0f} GB/s (no FFMA ceiling in the report)")
-    for p in pts:
+    # Labels of points close together are staggered so that they stay legible.
+    order = sorted(range(len(pts)), key=lambda i: (pts[i]["tflops"], pts[i]["intensity"]))
+    stagger = {i: (k % 4) for k, i in enumerate(order)}
+    for idx, p in enumerate(pts):
         roof_key = UNIT_ROOF.get(p["unit"], "ffma_tflops")
         color = "tab:red" if roof_key == "tf32_tflops" else "tab:blue"
         ax.scatter([p["intensity"]], [p["tflops"]], marker=markers.get(p["unit"], "o"), color=color,
                    edgecolor="black", zorder=3)
-        ax.annotate(p["label"], (p["intensity"], p["tflops"]), fontsize=7, xytext=(4, 3),
-                    textcoords="offset points")
+        ax.annotate(p["label"], (p["intensity"], p["tflops"]), fontsize=7,
+                    xytext=(5, 3 - 10 * stagger[idx]), textcoords="offset points")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (flop / minimal byte)")
@@ -197,7 +200,7 @@ def draw(report, out: Path, title: str = "") -> Path:
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
 
