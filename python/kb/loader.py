@@ -149,6 +149,9 @@ class Loaded:
             raise KbError(f"{what} is on {t.device}; the kernels run on {self.device} (move it there first)")
         if not t.is_contiguous():
             raise KbError(f"{what} is not contiguous (the kernels read row-major buffers): call .contiguous()")
+        if t.data_ptr() % 16:
+            raise KbError(f"{what} starts at an address that is not a multiple of 16 bytes (a view with an "
+                          f"offset?); the kernels load 16-byte vectors: pass a .clone()")
         shape = tuple(spec["shape"])
         if t.numel() != math.prod(shape):
             raise KbError(f"{what} has shape {tuple(t.shape)}; the bundle was compiled for {tuple(self.sig['args'][ident]['shape']) if kind == 'arg' else shape} "
@@ -178,9 +181,10 @@ class Loaded:
             else:
                 o = out[i]
                 if (not isinstance(o, torch.Tensor) or o.dtype != torch.float32 or o.device != self.device
-                        or not o.is_contiguous() or tuple(o.shape) != tuple(spec["shape"])):
+                        or not o.is_contiguous() or tuple(o.shape) != tuple(spec["shape"])
+                        or o.data_ptr() % 16):
                     raise KbError(f"out[{i}] must be a contiguous float32 tensor of shape {tuple(spec['shape'])} "
-                                  f"on {self.device}")
+                                  f"on {self.device}, 16-byte aligned")
                 outs.append(o)
             bufs[spec["buffer"]] = o
         for b in self.maps:

@@ -221,6 +221,8 @@ def test_refusals():
         fast(torch.randn(512, 1000, device="cuda", dtype=torch.float64))
     with pytest.raises(kb.KbError, match="contiguous"):
         fast(torch.randn(1000, 512, device="cuda").t())
+    with pytest.raises(kb.KbError, match="multiple of 16"):
+        fast(torch.randn(512 * 1000 + 1, device="cuda")[1:].view(512, 1000))
 
 
 def run_all() -> int:
