@@ -252,8 +252,9 @@ bool isIdentifier(const std::string &s) {
 
 const std::set<std::string> &unaryOps() {
   static const std::set<std::string> ops = {
-      "kb.scale",   "kb.relu", "kb.tanh",    "kb.exp",
-      "kb.sigmoid", "kb.gelu", "kb.dropout", "kb.softmax"};
+      "kb.scale",   "kb.relu", "kb.tanh",       "kb.exp",
+      "kb.sigmoid", "kb.gelu", "kb.dropout",    "kb.softmax",
+      "kb.silu",    "kb.pow",  "kb.add_scalar", "kb.leaky_relu"};
   return ops;
 }
 const std::set<std::string> &binaryOps() {
@@ -292,7 +293,8 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
     } else if (key == "seed") {
       if (!v.is_number_integer())
         fail(path + " must be an integer, not " + typeName(v));
-    } else if (key == "factor") {
+    } else if (key == "factor" || key == "value" || key == "exponent" ||
+               key == "slope") {
       asNumber(v, path);
     }
     // Other attributes are recorded for the reader and not used by kb-run.

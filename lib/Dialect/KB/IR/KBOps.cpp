@@ -222,6 +222,7 @@ KB_STATIC_VERIFIER(ReluOp)
 KB_STATIC_VERIFIER(TanhOp)
 KB_STATIC_VERIFIER(SigmoidOp)
 KB_STATIC_VERIFIER(ExpOp)
+KB_STATIC_VERIFIER(SiluOp)
 KB_STATIC_VERIFIER(GeluOp)
 #undef KB_STATIC_VERIFIER
 
@@ -244,6 +245,31 @@ LogicalResult ScaleOp::verify() {
     return emitOpError() << "expects a finite factor, got "
                          << getFactor().convertToFloat();
   return success();
+}
+
+/// The constant attribute of an elementwise op (add_scalar's value, pow's
+/// exponent, leaky_relu's slope) must be finite.
+template <typename OpT>
+static LogicalResult verifyFiniteConstant(OpT op, FloatAttr attr,
+                                          StringRef what) {
+  if (failed(verifyStaticShapes(op)))
+    return failure();
+  if (!std::isfinite(attr.getValueAsDouble()))
+    return op.emitOpError() << "expects a finite " << what << ", got "
+                            << attr.getValueAsDouble();
+  return success();
+}
+
+LogicalResult AddScalarOp::verify() {
+  return verifyFiniteConstant(*this, getValueAttr(), "value");
+}
+
+LogicalResult PowOp::verify() {
+  return verifyFiniteConstant(*this, getExponentAttr(), "exponent");
+}
+
+LogicalResult LeakyReluOp::verify() {
+  return verifyFiniteConstant(*this, getSlopeAttr(), "slope");
 }
 
 LogicalResult BiasAddOp::verify() {
