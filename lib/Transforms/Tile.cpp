@@ -67,7 +67,8 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 /// longer of its operand bytes ((BM + BN) x K floats) at one SM's share of
 /// the copy bandwidth and its flops at one SM's share of its unit's rate;
 /// with S chunks the grid runs in ceil(tiles x S / SMs) waves of T / S each,
-/// and the partials add S x M x N floats written and read once more. S is
+/// and the partials add S x M x N floats written and read once more, and a
+/// kernel launch. S is
 /// the divisor of the K tiles (each chunk at least 8 of them) that minimises
 /// this; the smallest S within 3% of the best is taken (fewer partials,
 /// the same time by the model), and no split unless it gains 25%.
@@ -86,7 +87,9 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
                              2.0 * bm * bn * k / smRate);
   auto timeFor = [&](int64_t s) {
     double waves = llvm::divideCeil(tiles * s, sms);
-    double partials = s > 1 ? 8.0 * s * m * n / (copyGBs * 1e9) : 0;
+    // The partials' traffic, and the launch of the kernel that sums them
+    // (about 4 us on the H200 between two dependent kernels).
+    double partials = s > 1 ? 8.0 * s * m * n / (copyGBs * 1e9) + 4e-6 : 0;
     return waves * tileTime / s + partials;
   };
   SmallVector<std::pair<int64_t, double>> options{{1, timeFor(1)}};
