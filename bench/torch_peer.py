@@ -126,6 +126,7 @@ def main():
             mm = [op for op in prog if op["op"] == "kb.matmul"]
             # A lone matmul with a transposed B is nn.Linear's shape: F.linear.
             if len(mm) == 1 and mm[0].get("attrs", {}).get("transpose_b") and \
+                    inputs[mm[0]["inputs"][0]].dim() == 2 and \
                     all(op["op"] in ("kb.matmul", "kb.split_sum") for op in prog):
                 a, w = (inputs[i] for i in mm[0]["inputs"])
                 row["linear_ms"] = timed(lambda: F.linear(a, w))

@@ -61,8 +61,9 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 
 } // namespace
 
-/// Split-K: a grid of output tiles that leaves more than half of the SMs
-/// idle gets its K tiles cut into S chunks, each a block of its own. The
+/// Split-K: a grid of output tiles that leaves more than half of the
+/// block slots idle (SMs x the blocks of these tiles one SM runs at once)
+/// gets its K tiles cut into S chunks, each a block of its own. The
 /// model: a block that computes one output tile over all of K takes T, the
 /// longer of its operand bytes ((BM + BN) x K floats) at one SM's share of
 /// the copy bandwidth and its flops at one SM's share of its unit's rate;
@@ -74,19 +75,23 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 /// the same time by the model), and no split unless it gains 25%.
 int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
                                int64_t bn, int64_t bk, int64_t batch,
-                               int64_t sms, double unitTflops,
-                               double copyGBs) {
+                               int64_t sms, int64_t residentBlocks,
+                               double unitTflops, double copyGBs) {
   if (batch > 1 || sms <= 0 || unitTflops <= 0 || copyGBs <= 0)
     return 1;
   int64_t tiles = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn);
   int64_t kTiles = llvm::divideCeil(k, bk);
+  // Blocks of these tiles that run on one SM at once (a guess before the
+  // registers are known: by threads, at most 4), each with its share of
+  // the SM: the slots a wave fills.
+  int64_t slots = sms * std::max<int64_t>(residentBlocks, 1);
   if (tiles * 2 > sms)
     return 1;
-  double smBw = copyGBs * 1e9 / sms, smRate = unitTflops * 1e12 / sms;
+  double smBw = copyGBs * 1e9 / slots, smRate = unitTflops * 1e12 / slots;
   double tileTime = std::max(4.0 * (bm + bn) * k / smBw,
                              2.0 * bm * bn * k / smRate);
   auto timeFor = [&](int64_t s) {
-    double waves = llvm::divideCeil(tiles * s, sms);
+    double waves = llvm::divideCeil(tiles * s, slots);
     // The partials' traffic, and the launch of the kernel that sums them
     // (about 4 us on the H200 between two dependent kernels).
     double partials = s > 1 ? 8.0 * s * m * n / (copyGBs * 1e9) + 4e-6 : 0;
@@ -96,6 +101,10 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
   for (int64_t s = 2; s <= std::min<int64_t>(kTiles / 8, 1024); ++s)
     if (kTiles % s == 0)
       options.push_back({s, timeFor(s)});
+  // A matmul of a few tens of microseconds is its launches' (and the
+  // sum kernel would be one more): not split.
+  if (timeFor(1) < 50e-6)
+    return 1;
   double best = timeFor(1);
   for (auto [s, t] : options)
     best = std::min(best, t);
@@ -169,7 +178,12 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
       // more reuse per loaded element. Taken when the grid still covers the
       // SMs.
-      if (blocksFor(128, 256) >= sms) {
+      // Where rows are not 16-byte aligned (K % 4, or N % 4 with B as it
+      // is), the tiles go through registers and 128 x 256 spills (3000^2 x
+      // 3001, B^T: 255 registers and 332 bytes of spills, shapes1 run):
+      // 128 x 128 then.
+      bool chunks = k % 4 == 0 && (mm.getTransposeB() || n % 4 == 0);
+      if (chunks && blocksFor(128, 256) >= sms) {
         f.block = {128, 256, 32};
         f.warp = {64, 64};
       } else if (!small) {
@@ -279,8 +293,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
     double rate = wgmma        ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
                                 : model.ffmaTflops;
-    int64_t s =
-        chooseSplitK(m, n, k, bm, bn, bk, batch, sms, rate, model.copyGBs);
+    // wgmma: a 128-row tile fills an SM's registers, two 64-row ones fit;
+    // mma.sync and FFMA by threads, at most 4 (measured: shapes2 run).
+    int64_t resident =
+        wgmma ? (bm >= 128 ? 1 : 2)
+              : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
+    int64_t s = chooseSplitK(m, n, k, bm, bn, bk, batch, sms, resident, rate,
+                             model.copyGBs);
     if (s > 1)
       f.split = s;
   } else if (f.split > 1) {

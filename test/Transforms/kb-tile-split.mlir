@@ -1,13 +1,13 @@
 // RUN: kb-opt %s --kb-tile=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
 
 // kb-tile writes `split` (split-K) when the output tiles leave more than
-// half of the 132 SMs idle and K is long: the divisor of the k tiles that
-// keeps the most SMs busy, each chunk at least 8 k tiles.
+// half of the 132 SMs idle and K is long: the divisor of the k tiles (each
+// chunk at least 8 of them) that the model (Tile.cpp) finds fastest.
 
 // 256 x 256 outputs at 64 x 64 tiles are 16 blocks; K = 262144 is 8192 k
-// tiles: 8 chunks make 128 blocks.
+// tiles: 16 chunks make 256 blocks, two 64-row wgmma blocks per SM.
 // CHECK-LABEL: func.func @long_k
-// CHECK: block = [64, 64, 32]{{.*}}split = 8
+// CHECK: block = [64, 64, 32]{{.*}}split = 16
 func.func @long_k(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> tensor<256x256xf32> {
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<256x262144xf32>, tensor<262144x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
@@ -17,7 +17,7 @@ func.func @long_k(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> ten
 
 // A matrix-vector product: the narrowest wgmma (N = 8), and split-K.
 // CHECK-LABEL: func.func @matvec
-// CHECK: block = [64, 8, 32]{{.*}}split = 2
+// CHECK: block = [64, 8, 32]{{.*}}split = 4
 func.func @matvec(%a: tensor<4096x4096xf32>, %b: tensor<1x4096xf32>) -> tensor<4096x1xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<4096x4096xf32>, tensor<1x4096xf32> -> tensor<4096x1xf32>
   return %0 : tensor<4096x1xf32>

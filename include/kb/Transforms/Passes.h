@@ -67,8 +67,8 @@ int64_t widestVector(int64_t lastDim);
 /// matmul of this shape and block tile should be cut into, 1 for none. The
 /// model is in Tile.cpp; kb-tune overrides it by hand-setting `split`.
 int64_t chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
-                     int64_t bk, int64_t batch, int64_t sms, double unitTflops,
-                     double copyGBs);
+                     int64_t bk, int64_t batch, int64_t sms,
+                     int64_t residentBlocks, double unitTflops, double copyGBs);
 
 } // namespace mlir::kb
 
