@@ -133,6 +133,12 @@ TEST(Diagnosis, GridUnderfillsSMs) {
   d = diagnose(matmul(512, 1024, 64, kWgmma, "tf32", 0.5));
   EXPECT_EQ(d.cause, "grid_underfills_sms");
   EXPECT_EQ(d.levers, (std::vector<std::string>{"smaller_tiles", "split_k"}));
+  // 128 blocks on 132 SMs: 3% idle, not a cause of its own.
+  d = diagnose(matmul(512, 4096, 4096,
+                      "#kb.config<block = [128, 128, 32], threads = 288, "
+                      "stages = 4, mma = \"wgmma_tf32\">",
+                      "tf32", 286, 90, 132161));
+  EXPECT_FALSE(hasCause(d, "grid_underfills_sms"));
   // A grid that fills the SMs: not this cause.
   d = diagnose(matmul(4096, 4096, 4096, kWgmma, "tf32", 318));
   EXPECT_FALSE(hasCause(d, "grid_underfills_sms"));
@@ -302,6 +308,25 @@ TEST(Diagnosis, MemoryBelowCopy) {
       elementwise(1.07e9, 1.07e9, 2500,
                   "#kb.config<block = [1024], threads = 256, vector = 4>"));
   EXPECT_EQ(d.lever, "smaller_tiles");
+}
+
+TEST(Diagnosis, SizeCapsBandwidth) {
+  // bias + GELU + dropout 4096x1024 (run 3): 60% of the copy bandwidth, but
+  // a copy of the same 33.6 MB reaches 52% and kb 115% of that copy.
+  ProgramFacts p =
+      elementwise(33.6e6, 33.6e6, 2520,
+                  "#kb.config<block = [1024], threads = 256, vector = 4>");
+  p.sameSizeCopyFraction = 0.52;
+  p.overSameSizeCopy = 1.15;
+  Diagnosis d = diagnose(p);
+  EXPECT_EQ(d.bound, "memory");
+  EXPECT_EQ(d.cause, "size_caps_bandwidth");
+  EXPECT_EQ(d.lever, "none");
+  // The same copy fast, the kernel slower than it: the kernel's to fix.
+  p.sameSizeCopyFraction = 0.95;
+  p.overSameSizeCopy = 0.63;
+  d = diagnose(p);
+  EXPECT_EQ(d.cause, "memory_below_copy");
 }
 
 TEST(Diagnosis, LatencyCauses) {

@@ -206,6 +206,12 @@ std::string pct(double fraction) { return fmt("%.0f%%", 100 * fraction); }
 
 std::string mb(double bytes) { return fmt("%.1f MB", bytes / 1e6); }
 
+/// A grid that leaves at least a tenth of the SMs without a block (128
+/// blocks on 132 SMs lose 3%: not worth a lever of its own).
+bool underfills(const KernelFacts &k, const ProgramFacts &p) {
+  return k.blocks > 0 && p.sms > 0 && double(k.blocks) <= 0.9 * p.sms;
+}
+
 bool allowsTensorCores(const std::string &precision) {
   return precision == "tf32" || precision == "tf32x3";
 }
@@ -248,49 +254,56 @@ struct Rules {
 
   // Priorities: lower first. One table per bound.
   int prio(const std::string &cause) const {
-    static const char *latencyOrder[] = {"launch_overhead",
-                                         "grid_underfills_sms",
-                                         "partial_last_wave",
-                                         "register_spills",
-                                         "shared_memory_caps_occupancy",
-                                         "registers_cap_occupancy",
-                                         "low_achieved_occupancy",
-                                         "tensor_pipe_idle",
-                                         "intermediates_round_trip",
-                                         "operand_rereads",
-                                         "two_pass_rows",
-                                         "excess_bytes",
-                                         "mma_sync_not_wgmma",
-                                         "latency_unexplained"};
-    static const char *memoryOrder[] = {"intermediates_round_trip",
-                                        "operand_rereads",
-                                        "two_pass_rows",
-                                        "excess_bytes",
-                                        "grid_underfills_sms",
-                                        "partial_last_wave",
-                                        "register_spills",
-                                        "shared_memory_caps_occupancy",
-                                        "registers_cap_occupancy",
-                                        "low_achieved_occupancy",
-                                        "memory_below_copy",
-                                        "near_copy_bandwidth",
-                                        "tensor_pipe_idle",
-                                        "mma_sync_not_wgmma",
-                                        "launch_overhead"};
-    static const char *computeOrder[] = {"tensor_pipe_idle",
-                                         "grid_underfills_sms",
-                                         "partial_last_wave",
-                                         "register_spills",
-                                         "shared_memory_caps_occupancy",
-                                         "registers_cap_occupancy",
-                                         "low_achieved_occupancy",
-                                         "mma_sync_not_wgmma",
-                                         "compute_below_unit_ceiling",
-                                         "near_unit_ceiling",
-                                         "intermediates_round_trip",
-                                         "operand_rereads",
-                                         "excess_bytes",
-                                         "launch_overhead"};
+    // clang-format off
+    static const char *latencyOrder[] = {
+        "launch_overhead",
+        "size_caps_bandwidth",
+        "grid_underfills_sms",
+        "partial_last_wave",
+        "register_spills",
+        "shared_memory_caps_occupancy",
+        "registers_cap_occupancy",
+        "low_achieved_occupancy",
+        "tensor_pipe_idle", // the causes above explain a latency verdict
+        "intermediates_round_trip",
+        "operand_rereads",
+        "two_pass_rows",
+        "excess_bytes",
+        "mma_sync_not_wgmma",
+        "latency_unexplained"};
+    static const char *memoryOrder[] = {
+        "intermediates_round_trip",
+        "operand_rereads",
+        "two_pass_rows",
+        "excess_bytes",
+        "grid_underfills_sms",
+        "partial_last_wave",
+        "register_spills",
+        "shared_memory_caps_occupancy",
+        "registers_cap_occupancy",
+        "low_achieved_occupancy",
+        "size_caps_bandwidth",
+        "memory_below_copy",
+        "near_copy_bandwidth",
+        "tensor_pipe_idle",
+        "mma_sync_not_wgmma",
+        "launch_overhead"};
+    static const char *computeOrder[] = {
+        "tensor_pipe_idle",
+        "grid_underfills_sms",
+        "partial_last_wave",
+        "register_spills",
+        "shared_memory_caps_occupancy",
+        "registers_cap_occupancy",
+        "low_achieved_occupancy",
+        "mma_sync_not_wgmma",
+        "compute_below_unit_ceiling",
+        "near_unit_ceiling",
+        "intermediates_round_trip",
+        "operand_rereads",
+        "excess_bytes",
+        "launch_overhead"};
+    // clang-format on
     auto find = [&](const char *const *b, size_t n) {
       for (size_t i = 0; i < n; ++i)
         if (cause == b[i])
@@ -306,7 +319,7 @@ struct Rules {
 
   void gridRules() {
     // Grid against the SMs.
-    if (k->blocks > 0 && p.sms > 0 && k->blocks < p.sms) {
+    if (k->blocks > 0 && p.sms > 0 && underfills(*k, p)) {
       int64_t idle = p.sms - k->blocks;
       std::string text = k->name + "'s grid is " + std::to_string(k->blocks) +
                          " blocks on " + std::to_string(p.sms) +
@@ -449,6 +462,20 @@ struct Rules {
               ": launch and ramp-up, not the work, set the time",
           p.kernels.size() > 1 ? std::vector<std::string>{"fusion"}
                                : std::vector<std::string>{});
+    // A copy of the same bytes is no faster: the size sets the rate.
+    if (memory && fraction < 0.8 && p.sameSizeCopyFraction > 0 &&
+        p.sameSizeCopyFraction < 0.8 && p.overSameSizeCopy >= 0.9)
+      add(0, "size_caps_bandwidth", nullptr,
+          "a copy of the same " + mb(p.minBytes) +
+              ", timed the same way, "
+              "reaches " +
+              pct(p.sameSizeCopyFraction) +
+              " of the copy bandwidth and the program " +
+              pct(p.overSameSizeCopy) +
+              " of that copy: the size, not the "
+              "kernel, sets the rate",
+          p.kernels.size() > 1 ? std::vector<std::string>{"fusion"}
+                               : std::vector<std::string>{});
     if (latency)
       return;
     if (memory) {
@@ -514,7 +541,7 @@ Diagnosis kb::runtime::diagnose(const ProgramFacts &p) {
   // SMs idle.
   bool ncuIdle = r.k->hasNcu && std::max(r.k->ncuDramPct, r.k->ncuSmPct) < 25;
   r.latency = (p.timed && r.fraction < 0.25) || ncuIdle ||
-              (!p.timed && !r.k->hasNcu && r.k->blocks < p.sms);
+              (!p.timed && !r.k->hasNcu && underfills(*r.k, p));
   d.bound = r.latency ? "latency" : r.memory ? "memory" : "compute";
   d.fraction = r.fraction;
 

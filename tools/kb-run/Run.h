@@ -47,6 +47,9 @@ struct Options {
   std::vector<std::string> inputs;
   bool json = false, checkDevice = false, noTime = false, profile = false;
   bool calibrate = false, checkOnly = false, quiet = false;
+  /// --diagnose REPORT: this kb-run's verdict and diagnosis of a report
+  /// kb-run wrote (with its bundle), no GPU.
+  std::string diagnoseReport;
   /// No cuBLAS routes, --baseline bundle or same-size copy timed: only the
   /// bundle itself (a tuning batch).
   bool noBaselines = false;
@@ -132,9 +135,9 @@ nlohmann::json addNcuSignals(const Options &o, const Manifest &m,
 /// `mma`, else the one its precision implies ("ffma" for ieee,
 /// "mma_sync_tf32", "mma_sync_tf32x3"); "" without a matmul.
 std::string programUnit(const Manifest &m);
-/// The diagnosis's facts from the run's state and its report so far
-/// (kernels[], time, achieved rates, ncu's counters).
-ProgramFacts programFacts(const RunState &s, const nlohmann::json &report,
+/// The diagnosis's facts from the bundle and its report (kernels[] as
+/// staticSignals wrote them, time, achieved rates, ncu's counters).
+ProgramFacts programFacts(const Manifest &m, const nlohmann::json &report,
                           const DeviceInfo &dev, const Ceiling &unit);
 
 // Timing.cpp
@@ -144,6 +147,14 @@ std::string fmtMs(const Timing &t);
 /// without a matmul).
 Ceiling programCeiling(const Manifest &m, const DeviceInfo &dev,
                        const nlohmann::json &calibration);
+/// The verdict of a timed report from its numbers (flops, minimal_bytes,
+/// achieved_gbs, achieved_tflops, copy_bandwidth_gbs): for programs with
+/// flops the compute_* and device_compute_* fields, then `verdict`.
+/// `cublasTflops` > 0: cuBLAS at this shape in this run, what the fraction
+/// is of; else the ceiling of the unit the matmul uses.
+Verdict addVerdict(const Manifest &m, const DeviceInfo &dev,
+                   const nlohmann::json &calibration, double cublasTflops,
+                   nlohmann::json &report);
 /// Times the program (only when every check passed and timing is on),
 /// against cuBLAS and the --baseline bundle (neither with --no-baselines),
 /// and classifies the result.

@@ -137,9 +137,8 @@ std::string programUnit(const Manifest &m) {
   return "";
 }
 
-ProgramFacts programFacts(const RunState &s, const json &report,
+ProgramFacts programFacts(const Manifest &m, const json &report,
                           const DeviceInfo &dev, const Ceiling &unit) {
-  const Manifest &m = s.manifest;
   ProgramFacts p;
   p.sms = dev.smCount;
   p.hopper = dev.major == 9 && dev.minor == 0;
@@ -155,6 +154,11 @@ ProgramFacts programFacts(const RunState &s, const json &report,
     p.timeMs = report["time"]["median_ms"];
     p.achievedGBs = report.value("achieved_gbs", 0.0);
     p.achievedTflops = report.value("achieved_tflops", 0.0);
+  }
+  if (report.contains("copy_same_size") &&
+      report["copy_same_size"].contains("fraction_of_copy")) {
+    p.sameSizeCopyFraction = report["copy_same_size"]["fraction_of_copy"];
+    p.overSameSizeCopy = report.value("fraction_of_same_size_copy", 0.0);
   }
   if (report.contains("compute_ceiling_source") &&
       report["compute_ceiling_source"] == "cuBLAS, this run")
@@ -188,7 +192,7 @@ ProgramFacts programFacts(const RunState &s, const json &report,
     f.blocksPerSM = occ.blocksPerSM;
     f.occupancy = occ.fraction;
     f.occupancyLimiter = occ.limiter;
-    f.driverBlocksPerSM = s.blocksPerSM[i];
+    f.driverBlocksPerSM = kj.value("driver_blocks_per_sm", 0);
     f.modelledBytes = kj.value("modelled_bytes", 0.0);
     if (kj.contains("time_alone"))
       f.timeMs = kj["time_alone"]["median_ms"];

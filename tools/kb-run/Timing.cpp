@@ -161,14 +161,14 @@ Ceiling programCeiling(const Manifest &m, const DeviceInfo &dev,
 /// kernel measured against the mma.sync loop read 103% while slower than
 /// cuBLAS. Returns the unit's ceiling; updates `computeCeiling` and names
 /// it in `computeName`.
-static double ceilings(const RunState &s, const Ceiling &unit,
+static double ceilings(const Manifest &m, const Ceiling &unit,
                        double &computeCeiling, std::string &computeName,
                        json &report) {
   std::string prec = "ieee";
-  for (const Kernel &k : s.manifest.kernels)
-    if (!k.ops.empty() && s.manifest.program[k.ops.front()].op == "kb.matmul")
-      prec = matmulDims(s.manifest, k).precision;
-  std::string unitName = programUnit(s.manifest);
+  for (const Kernel &k : m.kernels)
+    if (!k.ops.empty() && m.program[k.ops.front()].op == "kb.matmul")
+      prec = matmulDims(m, k).precision;
+  std::string unitName = programUnit(m);
   std::string source = "cuBLAS, this run";
   computeName = std::string("cuBLAS ") + (prec == "tf32" ? "TF32" : "fp32") +
                 " at this shape";
@@ -184,6 +184,23 @@ static double ceilings(const RunState &s, const Ceiling &unit,
   report["device_compute_source"] = unit.source;
   report["device_compute_measured"] = unit.measured;
   return unit.tflops;
+}
+
+Verdict addVerdict(const Manifest &m, const DeviceInfo &dev,
+                   const json &calibration, double cublasTflops, json &report) {
+  double flops = report["flops"], minBytes = report["minimal_bytes"];
+  double gbs = report["achieved_gbs"], tflops = report["achieved_tflops"];
+  double copyBw = report["copy_bandwidth_gbs"];
+  std::string computeName = "the compute ceiling";
+  double computeCeiling = cublasTflops;
+  double deviceCeiling = flops > 0
+                             ? ceilings(m, programCeiling(m, dev, calibration),
+                                        computeCeiling, computeName, report)
+                             : 0;
+  Verdict verdict = classify(flops, minBytes, gbs, tflops, copyBw,
+                             computeCeiling, deviceCeiling, computeName);
+  report["verdict"] = verdict.text;
+  return verdict;
 }
 
 /// The same bytes moved by one device-to-device copy, timed like the
@@ -264,15 +281,8 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
     report["baselines"] = bj;
 
     // Verdict: which ceiling applies, and how close the kernel came.
-    std::string computeName = "the compute ceiling";
-    double deviceCeiling =
-        flops > 0
-            ? ceilings(s, programCeiling(s.manifest, dev, shared.calibration),
-                       computeCeiling, computeName, report)
-            : 0;
-    Verdict verdict = classify(flops, minBytes, gbs, tflops, copyBw,
-                               computeCeiling, deviceCeiling, computeName);
-    report["verdict"] = verdict.text;
+    Verdict verdict =
+        addVerdict(s.manifest, dev, shared.calibration, computeCeiling, report);
 
     // Memory-bound programs only, by the verdict's ridge.
     if (verdict.memoryBound && minBytes > 0 && !o.noBaselines)

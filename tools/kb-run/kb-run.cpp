@@ -150,10 +150,10 @@ static void checkTarget(const std::string &target, const DeviceInfo &dev,
 
 /// The diagnosis of a program whose checks passed (timed or not), and the
 /// verdict's latency text given its cause.
-void addDiagnosis(const RunState &s, const DeviceInfo &dev,
-                  const Shared &shared, json &report) {
-  Ceiling unit = programCeiling(s.manifest, dev, shared.calibration);
-  Diagnosis d = diagnose(programFacts(s, report, dev, unit));
+void addDiagnosis(const Manifest &m, const DeviceInfo &dev,
+                  const json &calibration, json &report) {
+  Ceiling unit = programCeiling(m, dev, calibration);
+  Diagnosis d = diagnose(programFacts(m, report, dev, unit));
   report["diagnosis"] = diagnosisJson(d);
   if (report.contains("verdict"))
     report["verdict"] = verdictWithCause(report["verdict"], d);
@@ -212,10 +212,88 @@ json runBundle(const Options &o, const Offline &off, const DeviceInfo &dev,
 
   // 4. Why, and what to change.
   if (allOk)
-    addDiagnosis(s, dev, shared, report);
+    addDiagnosis(s.manifest, dev, shared.calibration, report);
   report["status"] = allOk ? "ok" : "wrong";
   report["exit_code"] = allOk ? int(Exit::Ok) : int(Exit::Wrong);
   return report;
+}
+
+/// `kb-run --diagnose REPORT [BUNDLE]`: the verdict and diagnosis this
+/// kb-run gives a report an earlier run wrote (its numbers, its device, the
+/// calibration cached here for that device), with the report's bundle (or
+/// BUNDLE), no GPU. The report comes back with those fields replaced.
+int diagnoseOnly(const Options &o) {
+  const std::string &path = o.diagnoseReport;
+  std::ifstream in(path);
+  if (!in)
+    throw InputError("--diagnose " + path + ": cannot open it");
+  json report;
+  try {
+    report = json::parse(in);
+  } catch (const json::exception &) {
+    throw InputError("--diagnose " + path + ": not valid JSON");
+  }
+  if (!report.is_object() || !report.contains("schema") ||
+      report["schema"] != kJsonSchema || !report.contains("kernels"))
+    throw InputError("--diagnose " + path +
+                     ": not a kb-run report of schema 1 (one bundle's)");
+  if (report.value("status", std::string()) != "ok")
+    throw InputError("--diagnose " + path +
+                     ": its status is not \"ok\": nothing to diagnose");
+  Options ob = o;
+  if (ob.bundle.empty())
+    ob.bundle = report.value("bundle", std::string());
+  Offline off = validateOffline(ob);
+  const Manifest &m = off.manifest;
+  const json &kernels = report["kernels"];
+  bool same = kernels.is_array() && kernels.size() == m.kernels.size();
+  for (size_t i = 0; same && i < m.kernels.size(); ++i)
+    same = kernels[i].is_object() && kernels[i].contains("name") &&
+           kernels[i]["name"] == m.kernels[i].name;
+  if (!same)
+    throw InputError("--diagnose " + path + ": its kernels are not those of " +
+                     ob.bundle);
+  const json &d = report.value("device", json::object());
+  DeviceInfo dev;
+  dev.name = d.value("name", std::string());
+  dev.smCount = d.value("sms", 0);
+  std::string arch = d.value("arch", std::string());
+  int cc = 0;
+  if (arch.rfind("sm_", 0) == 0)
+    try {
+      cc = std::stoi(arch.substr(3));
+    } catch (const std::exception &) {
+    }
+  if (dev.name.empty() || dev.smCount <= 0 || cc <= 0)
+    throw InputError("--diagnose " + path +
+                     ": its device {name, arch, sms} is missing or malformed");
+  dev.major = cc / 10;
+  dev.minor = cc % 10;
+  json calibration = loadCalibration(dev.name);
+  if (report.contains("time")) {
+    double cublas = report.value("compute_ceiling_source", std::string()) ==
+                            "cuBLAS, this run"
+                        ? report.value("compute_ceiling_tflops", 0.0)
+                        : 0.0;
+    addVerdict(m, dev, calibration, cublas, report);
+  }
+  addDiagnosis(m, dev, calibration, report);
+  report["bundle"] = ob.bundle;
+  report["diagnosed_by"] = "kb-run " KB_VERSION_STRING;
+  if (o.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << "kb-run: " << ob.bundle << " as measured on " << dev.name
+              << " (" << path << ")\n";
+    if (report.contains("verdict"))
+      std::cout << "  verdict: " << report["verdict"].get<std::string>()
+                << "\n";
+    std::cout << "  diagnosis: "
+              << report["diagnosis"]["text"].get<std::string>() << "\n";
+  }
+  if (!o.jsonPath.empty())
+    std::ofstream(o.jsonPath) << report.dump(2) << "\n";
+  return 0;
 }
 
 /// The device, the shared cuBLAS handle and the calibration.
@@ -378,6 +456,10 @@ int main(int argc, char **argv) {
   app.add_option("--batch", o.batchFile,
                  "Also run the bundles listed in this file, one folder a "
                  "line ('#' starts a comment), as one batch");
+  app.add_option("--diagnose", o.diagnoseReport,
+                 "REPORT.json [BUNDLE]: print the verdict and diagnosis this "
+                 "kb-run gives a report an earlier kb-run --json wrote (with "
+                 "its bundle, or BUNDLE), without a GPU");
   app.add_flag("--no-baselines", o.noBaselines,
                "Time only the bundle: no cuBLAS routes, no --baseline "
                "bundle, no copy of the same bytes (a tuning batch)");
@@ -446,7 +528,14 @@ int main(int argc, char **argv) {
       return fail(o, Exit::BadInput, "input", e.what());
     }
   }
-  if (o.bundles.empty() && !o.checkDevice && !o.calibrate)
+  if (!o.diagnoseReport.empty() &&
+      (o.batch || o.checkOnly || o.checkDevice || o.calibrate))
+    return fail(o, Exit::BadInput, "usage",
+                "--diagnose takes one report and at most one bundle; it does "
+                "not combine with a batch, --check, --check-device or "
+                "--calibrate");
+  if (o.bundles.empty() && !o.checkDevice && !o.calibrate &&
+      o.diagnoseReport.empty())
     return fail(o, Exit::BadInput, "usage",
                 o.batchFile.empty()
                     ? "no bundle given (kb-run BUNDLE_DIR; see --help)"
@@ -462,6 +551,8 @@ int main(int argc, char **argv) {
         "--check validates a bundle without a GPU; it does not combine with "
         "--check-device or --calibrate");
   try {
+    if (!o.diagnoseReport.empty())
+      return diagnoseOnly(o);
     if (o.batch && !o.checkDevice && !o.calibrate)
       return runBatch(o);
     return run(o);

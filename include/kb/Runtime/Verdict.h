@@ -142,6 +142,9 @@ struct ProgramFacts {
   Ceiling unit;
   /// cuBLAS at this shape in the matmul's precision (0: not timed).
   double shapeTflops = 0;
+  /// A copy of the minimal bytes timed like the program: its GB/s over the
+  /// copy bandwidth, and the program's GB/s over its (0: not timed).
+  double sameSizeCopyFraction = 0, overSameSizeCopy = 0;
   std::vector<KernelFacts> kernels;
 };
 
