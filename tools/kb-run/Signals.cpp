@@ -151,22 +151,24 @@ ProgramFacts programFacts(const Manifest &m, const json &report,
   p.unit = unit;
   p.timed = report.contains("time");
   if (p.timed) {
-    p.timeMs = report["time"]["median_ms"];
+    p.timeMs = report.at("time").at("median_ms");
     p.achievedGBs = report.value("achieved_gbs", 0.0);
     p.achievedTflops = report.value("achieved_tflops", 0.0);
   }
   if (report.contains("copy_same_size") &&
-      report["copy_same_size"].contains("fraction_of_copy")) {
-    p.sameSizeCopyFraction = report["copy_same_size"]["fraction_of_copy"];
+      report.at("copy_same_size").contains("fraction_of_copy")) {
+    p.sameSizeCopyFraction =
+        report.at("copy_same_size").at("fraction_of_copy");
     p.overSameSizeCopy = report.value("fraction_of_same_size_copy", 0.0);
   }
   if (report.contains("compute_ceiling_source") &&
       report["compute_ceiling_source"] == "cuBLAS, this run")
     p.shapeTflops = report.value("compute_ceiling_tflops", 0.0);
-  const json &kernels = report["kernels"];
+  // .at(): a report read by --diagnose may lack what kb-run always writes.
+  const json &kernels = report.at("kernels");
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const Kernel &k = m.kernels[i];
-    const json &kj = kernels[i];
+    const json &kj = kernels.at(i);
     KernelFacts f;
     f.name = k.name;
     f.config = parseConfigText(k.config);
@@ -195,7 +197,7 @@ ProgramFacts programFacts(const Manifest &m, const json &report,
     f.driverBlocksPerSM = kj.value("driver_blocks_per_sm", 0);
     f.modelledBytes = kj.value("modelled_bytes", 0.0);
     if (kj.contains("time_alone"))
-      f.timeMs = kj["time_alone"]["median_ms"];
+      f.timeMs = kj.at("time_alone").at("median_ms");
     else if (m.kernels.size() == 1)
       f.timeMs = p.timeMs;
     if (kj.contains("ncu_dram_pct")) {
