@@ -422,12 +422,17 @@ int runBatch(const Options &o) {
   return code;
 }
 
-/// --batch FILE: one bundle folder a line; blank lines and lines starting
-/// with '#' are skipped; surrounding blanks are not part of the path.
+/// --batch FILE (`-`: stdin): one bundle folder a line, relative to the
+/// working directory; blank lines and lines starting with '#' are skipped;
+/// surrounding blanks are not part of the path.
 std::vector<std::string> readBatchFile(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("--batch " + path + ": cannot open it");
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file)
+      throw InputError("--batch " + path + ": cannot open it");
+  }
+  std::istream &in = path == "-" ? std::cin : file;
   std::vector<std::string> out;
   std::string line;
   while (std::getline(in, line)) {
@@ -454,8 +459,8 @@ int main(int argc, char **argv) {
                  "--kb-compile; several: a batch, run in one process "
                  "(docs/kb-run-json.md)");
   app.add_option("--batch", o.batchFile,
-                 "Also run the bundles listed in this file, one folder a "
-                 "line ('#' starts a comment), as one batch");
+                 "Also run the bundles listed in this file ('-': stdin), one "
+                 "folder a line ('#' starts a comment), as one batch");
   app.add_option("--diagnose", o.diagnoseReport,
                  "REPORT.json [BUNDLE]: print the verdict and diagnosis this "
                  "kb-run gives a report an earlier kb-run --json wrote (with "
