@@ -145,6 +145,8 @@ void launchAll(RunState &s) {
 }
 
 void unloadKernels(RunState &s) {
+  if (!driver().cuModuleUnload)
+    return;
   for (LoadedKernel &k : s.kernels)
     if (k.module) {
       driver().cuModuleUnload(k.module); // a failure leaks one module only

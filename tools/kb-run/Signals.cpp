@@ -157,8 +157,7 @@ ProgramFacts programFacts(const Manifest &m, const json &report,
   }
   if (report.contains("copy_same_size") &&
       report.at("copy_same_size").contains("fraction_of_copy")) {
-    p.sameSizeCopyFraction =
-        report.at("copy_same_size").at("fraction_of_copy");
+    p.sameSizeCopyFraction = report.at("copy_same_size").at("fraction_of_copy");
     p.overSameSizeCopy = report.value("fraction_of_same_size_copy", 0.0);
   }
   if (report.contains("compute_ceiling_source") &&

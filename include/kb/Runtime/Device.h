@@ -32,22 +32,23 @@ struct DeviceError : std::runtime_error {
 /// kb-run (exit 2) instead of a loader failure.
 #define KB_DRIVER_FUNCTIONS(X)                                                 \
   X(cuInit)                                                                    \
-  X(cuDeviceGetCount)                                                          \
-  X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)                \
-      X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuMemAlloc) X(cuMemFree)    \
-          X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8) X(     \
-              cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleGetFunction)   \
-              X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate)         \
-                  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
+  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)               \
+      X(cuCtxSetCurrent) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(         \
+          cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)             \
+          X(cuMemcpyDtoD) X(cuMemsetD8) X(cuModuleLoadData) X(                 \
+              cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncSetAttribute) \
+              X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)              \
+                  X(cuEventSynchronize) X(cuEventElapsedTime)                  \
                       X(cuEventDestroy) X(cuCtxSynchronize) X(cuGetErrorName)  \
                           X(cuGetErrorString)                                  \
                               X(cuOccupancyMaxActiveBlocksPerMultiprocessor)   \
                                   X(cuLaunchKernelEx)                          \
-                                      X(cuOccupancyMaxActiveClusters)          \
-                                          X(cuModuleUnload)
-/// Entry points only some bundles need: a driver without them runs every
+                                      X(cuOccupancyMaxActiveClusters)
+/// Entry points only some bundles need, or that kb-run can do without (a
+/// batch unloads each bundle's modules): a driver without them runs every
 /// other bundle (null when absent).
-#define KB_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuTensorMapEncodeTiled)
+#define KB_DRIVER_OPTIONAL_FUNCTIONS(X)                                        \
+  X(cuTensorMapEncodeTiled) X(cuModuleUnload)
 
 struct Driver {
 #define KB_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;
