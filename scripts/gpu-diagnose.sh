@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine, in one call (a few minutes): checks issue #20's
-# kb-run side on real kernels. Prepare on the build machine:
+# Runs on the GPU machine, in one call (its timeouts add up to 555 s; a few
+# minutes expected): checks issue #20's kb-run side on real kernels.
+# Prepare on the build machine:
 #   bash scripts/build-diagnose-bundles.sh     (writes build/diagnose/)
 # then carry build/bin and build/diagnose. Writes under $OUT:
 #   calibration.json   kb-run --calibrate's cache (FFMA and wgmma ceilings)
@@ -19,20 +20,20 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${
 # The calibration goes to $OUT (and comes back with it).
 export XDG_CACHE_HOME="$OUT/cache"
 "$KB_RUN" --check-device > "$OUT/gpu.txt" 2>&1 || { cat "$OUT/gpu.txt"; exit 2; }
-timeout 180 "$KB_RUN" --calibrate > "$OUT/calibrate.txt" 2>&1
+timeout 90 "$KB_RUN" --calibrate > "$OUT/calibrate.txt" 2>&1
 echo "calibrate exit $?" >> "$OUT/calibrate.txt"
 cp "$OUT/cache/kb/calibration.json" "$OUT/calibration.json" 2>/dev/null
 t0=$(date +%s.%N)
-timeout 400 "$KB_RUN" --json --quiet "$B"/*/ > "$OUT/batch.json" 2> "$OUT/batch.err"
+timeout 180 "$KB_RUN" --json --quiet "$B"/*/ > "$OUT/batch.json" 2> "$OUT/batch.err"
 echo "batch exit $?" >> "$OUT/batch.err"
 t1=$(date +%s.%N)
-timeout 300 "$KB_RUN" --json --quiet --no-baselines "$B"/*/ > "$OUT/batch-nobase.json" 2> "$OUT/batch-nobase.err"
+timeout 90 "$KB_RUN" --json --quiet --no-baselines "$B"/*/ > "$OUT/batch-nobase.json" 2> "$OUT/batch-nobase.err"
 echo "batch --no-baselines exit $?" >> "$OUT/batch-nobase.err"
 t2=$(date +%s.%N)
-timeout 120 "$KB_RUN" "$B/mm-tf32-512x1024x8192-t128x256-sm90a" > "$OUT/single.txt" 2>&1
+timeout 45 "$KB_RUN" "$B/mm-tf32-512x1024x8192-t128x256-sm90a" > "$OUT/single.txt" 2>&1
 echo "exit $?" >> "$OUT/single.txt"
 for name in mm-tf32-512x1024x8192-t128x256-sm90a softmax-8192x32768-sm90 mm-tf32-ffma-4096-sm90; do
-  timeout 200 "$KB_RUN" "$B/$name" --profile --no-time --json --quiet > "$OUT/ncu-$name.json" 2> "$OUT/ncu-$name.err"
+  timeout 50 "$KB_RUN" "$B/$name" --profile --no-time --json --quiet > "$OUT/ncu-$name.json" 2> "$OUT/ncu-$name.err"
 done
 python3 - "$OUT" "$t0" "$t1" "$t2" <<'PY' > "$OUT/summary.txt" 2>&1
 import glob, json, os, sys
