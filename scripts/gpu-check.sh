@@ -36,7 +36,7 @@ for dir in build/gpu/bundles/*/; do
   start=$(date +%s)
   timeout 240 "$KB_RUN" "$dir" "${args[@]}" --json-out "$OUT/tmp/$name.json" >> "$log" 2>&1
   echo "exit $? after $(( $(date +%s) - start )) s" | tee -a "$log"
-  tail -n 4 "$log" | grep -E "time:|verdict|WRONG" || true
+  tail -n 5 "$log" | grep -E "time:|verdict|diagnosis|WRONG" || true
 done
 # Nsight Compute's view of a few kernels next to kb-run's own signals, and the
 # SASS instruction mix of the TF32 matmul (is the tensor core the bottleneck?).

@@ -76,3 +76,18 @@ TEST(Verdict, DeviceRidge) {
             "compute-bound (intensity 1365.3 flop/byte, ridge 77.1; 88% of the "
             "compute ceiling)");
 }
+
+TEST(Verdict, NamesTheCeiling) {
+  // A fused wgmma matmul (no cuBLAS at its shape): the fraction is of the
+  // wgmma ceiling, and the text says so.
+  double flops = 2.0 * 2048 * 4096 * 4096,
+         bytes = 4.0 * 2048 * 4096 * 2 + 4.0 * 4096 * 4096 + 4 * 4096;
+  Verdict v =
+      classify(flops, bytes, 0, 352, 4230, 356, 356, "the wgmma_tf32 ceiling");
+  EXPECT_NEAR(v.fraction, 352.0 / 356, 1e-12);
+  EXPECT_EQ(v.text, "compute-bound (intensity 511.9 flop/byte, ridge 84.2; "
+                    "99% of the wgmma_tf32 ceiling)");
+  // Memory-bound: always the copy ceiling, whatever the compute name.
+  v = classify(flops, bytes * 100, 3000, 0, 4230, 356, 356, "cuBLAS TF32");
+  EXPECT_NE(v.text.find("of the copy ceiling)"), std::string::npos);
+}

@@ -144,6 +144,17 @@ void launchAll(RunState &s) {
     launchOne(s, i);
 }
 
+void unloadKernels(RunState &s) {
+  if (!driver().cuModuleUnload)
+    return;
+  for (LoadedKernel &k : s.kernels)
+    if (k.module) {
+      driver().cuModuleUnload(k.module); // a failure leaks one module only
+      k.module = nullptr;
+      k.function = nullptr;
+    }
+}
+
 void downloadAll(RunState &s) {
   for (const Buffer &b : s.manifest.buffers)
     s.dev.at(b.name).download(s.host.at(b.name).data());

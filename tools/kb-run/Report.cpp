@@ -2,7 +2,8 @@
 //
 // The report is one JSON object (docs/kb-run-json.md); --json prints it,
 // --json-out writes it; otherwise the same facts are printed as text, a
-// line per kernel, its check, then the time, bytes, baselines and verdict.
+// line per kernel, its check, then the time, bytes, baselines, verdict and
+// diagnosis (the cause and its lever).
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,8 +75,15 @@ int printReport(const json &report, const std::vector<KernelCheck> &results,
         << "  RESULT WRONG: a kernel failed its check; no time is reported\n";
     return 3;
   }
-  if (o.noTime)
+  auto diagnosis = [&] {
+    if (report.contains("diagnosis"))
+      printf("  diagnosis: %s\n",
+             report["diagnosis"]["text"].get<std::string>().c_str());
+  };
+  if (o.noTime) {
+    diagnosis();
     return 0;
+  }
   printf("  time: %s, L2 flushed between runs\n",
          fmtMs(Timing{report["time"]["median_ms"], report["time"]["min_ms"],
                       report["time"]["max_ms"], report["time"]["runs"]})
@@ -117,6 +125,7 @@ int printReport(const json &report, const std::vector<KernelCheck> &results,
                .c_str(),
            b["kb_speedup"].get<double>(), "its speed");
   printf("  verdict: %s\n", report["verdict"].get<std::string>().c_str());
+  diagnosis();
   return 0;
 }
 

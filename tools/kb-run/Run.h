@@ -15,8 +15,10 @@
 #include "KbRun.h"
 
 #include "kb/Runtime/Npy.h"
+#include "kb/Runtime/Verdict.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,10 +39,22 @@ struct InputError : std::runtime_error {
 };
 
 struct Options {
+  /// The bundle of this run (in a batch, the one being run).
   std::string bundle, baseline, saveDir, jsonPath;
+  /// Every bundle given (positional, then --batch FILE's lines).
+  std::vector<std::string> bundles;
+  std::string batchFile;
   std::vector<std::string> inputs;
   bool json = false, checkDevice = false, noTime = false, profile = false;
   bool calibrate = false, checkOnly = false, quiet = false;
+  /// --diagnose REPORT: this kb-run's verdict and diagnosis of a report
+  /// kb-run wrote (with its bundle), no GPU.
+  std::string diagnoseReport;
+  /// No cuBLAS routes, --baseline bundle or same-size copy timed: only the
+  /// bundle itself (a tuning batch).
+  bool noBaselines = false;
+  /// Several bundles in one process: one object with `reports`.
+  bool batch = false;
   uint64_t seed = 1234;
   int device = 0, warmup = 3, minRuns = 20;
   double minMillis = 200;
@@ -54,9 +68,23 @@ public:
   ~Progress() { done(); }
   void phase(const std::string &what);
   void done();
+  /// Shown before each phase (a batch's "[3/40] BUNDLE: ").
+  std::string prefix;
 
 private:
   bool on = false, shown = false;
+};
+
+class GemmRoutes;
+
+/// What the bundles of one process share: the cuBLAS handle of the checks,
+/// the library routes of the baselines (made on first use), the copy
+/// bandwidth (measured once), and the device's calibration.
+struct Shared {
+  cublasHandle_t cublas = nullptr;
+  std::shared_ptr<GemmRoutes> routes;
+  double copyGBs = 0;
+  nlohmann::json calibration;
 };
 
 /// Everything that can be checked without a GPU: the manifest and its
@@ -86,6 +114,8 @@ void poisonOutputs(RunState &s);
 void launchOne(RunState &s, size_t i);
 void launchAll(RunState &s);
 void downloadAll(RunState &s);
+/// Unloads the bundle's modules (a batch runs many bundles in one context).
+void unloadKernels(RunState &s);
 /// Runs once on poisoned outputs and checks every kernel; fills
 /// report["checks"] and report["ok"].
 std::vector<KernelCheck> runAndCheck(RunState &s, nlohmann::json &report);
@@ -101,15 +131,36 @@ nlohmann::json staticSignals(const RunState &s);
 /// what ncu gave (or {"error": ...}).
 nlohmann::json addNcuSignals(const Options &o, const Manifest &m,
                              nlohmann::json &kernels);
+/// The matmul unit of a program: its (first) matmul kernel's #kb.config
+/// `mma`, else the one its precision implies ("ffma" for ieee,
+/// "mma_sync_tf32", "mma_sync_tf32x3"); "" without a matmul.
+std::string programUnit(const Manifest &m);
+/// The diagnosis's facts from the bundle and its report (kernels[] as
+/// staticSignals wrote them, time, achieved rates, ncu's counters).
+ProgramFacts programFacts(const Manifest &m, const nlohmann::json &report,
+                          const DeviceInfo &dev, const Ceiling &unit);
 
 // Timing.cpp
 nlohmann::json timingJson(const Timing &t);
 std::string fmtMs(const Timing &t);
+/// The ceiling of the unit the program's matmul uses on this device (0
+/// without a matmul).
+Ceiling programCeiling(const Manifest &m, const DeviceInfo &dev,
+                       const nlohmann::json &calibration);
+/// The verdict of a timed report from its numbers (flops, minimal_bytes,
+/// achieved_gbs, achieved_tflops, copy_bandwidth_gbs): for programs with
+/// flops the compute_* and device_compute_* fields, then `verdict`.
+/// `cublasTflops` > 0: cuBLAS at this shape in this run, what the fraction
+/// is of; else the ceiling of the unit the matmul uses.
+Verdict addVerdict(const Manifest &m, const DeviceInfo &dev,
+                   const nlohmann::json &calibration, double cublasTflops,
+                   nlohmann::json &report);
 /// Times the program (only when every check passed and timing is on),
-/// against cuBLAS and the --baseline bundle, and classifies the result.
+/// against cuBLAS and the --baseline bundle (neither with --no-baselines),
+/// and classifies the result.
 void timeAndCompare(RunState &s, const Options &o, const Offline &off,
-                    const DeviceInfo &dev, const nlohmann::json &calibration,
-                    bool allOk, nlohmann::json &report, Progress &progress);
+                    const DeviceInfo &dev, Shared &shared, bool allOk,
+                    nlohmann::json &report, Progress &progress);
 
 // Calibrate.cpp
 nlohmann::json loadCalibration(const std::string &device);

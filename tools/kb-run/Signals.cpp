@@ -93,9 +93,16 @@ json staticSignals(const RunState &s) {
     std::string ptx =
         readRegularFile(s.manifest.filePath(k.ptx, k.name + ".ptx"),
                         BundleLimits::kernelFileBytes, k.name);
-    bool tensorCores = ptx.find("mma.sync") != std::string::npos ||
-                       ptx.find("wgmma") != std::string::npos;
+    bool wgmma = ptx.find("wgmma") != std::string::npos;
+    bool mmaSync = ptx.find("mma.sync") != std::string::npos;
+    bool tensorCores = mmaSync || wgmma;
+    ConfigFields cfg = parseConfigText(k.config);
     kernels.push_back({{"name", k.name},
+                       {"blocks", k.grid[0] * k.grid[1] * k.grid[2]},
+                       {"mma", cfg.mma},
+                       {"tensor_instructions", wgmma     ? "wgmma"
+                                               : mmaSync ? "mma.sync"
+                                                         : "none"},
                        {"grid", k.grid},
                        {"block", k.block},
                        {"cluster", k.cluster},
@@ -113,6 +120,96 @@ json staticSignals(const RunState &s) {
                        {"config", k.config}});
   }
   return kernels;
+}
+
+std::string programUnit(const Manifest &m) {
+  for (const Kernel &k : m.kernels)
+    for (size_t i : k.ops)
+      if (m.program[i].op == "kb.matmul") {
+        std::string unit = parseConfigText(k.config).mma;
+        if (!unit.empty())
+          return unit;
+        std::string prec = m.program[i].attrString("precision", "ieee");
+        return prec == "tf32"     ? "mma_sync_tf32"
+               : prec == "tf32x3" ? "mma_sync_tf32x3"
+                                  : "ffma";
+      }
+  return "";
+}
+
+ProgramFacts programFacts(const Manifest &m, const json &report,
+                          const DeviceInfo &dev, const Ceiling &unit) {
+  ProgramFacts p;
+  p.sms = dev.smCount;
+  p.hopper = dev.major == 9 && dev.minor == 0;
+  p.flops = flopsOf(m);
+  p.minBytes = minimalBytes(m);
+  for (const Buffer &b : m.buffers)
+    if (b.role == "scratch")
+      p.scratchBytes += 2.0 * b.bytes(); // written by one kernel, read by one
+  p.copyGBs = report.value("copy_bandwidth_gbs", 0.0);
+  p.unit = unit;
+  p.timed = report.contains("time");
+  if (p.timed) {
+    p.timeMs = report.at("time").at("median_ms");
+    p.achievedGBs = report.value("achieved_gbs", 0.0);
+    p.achievedTflops = report.value("achieved_tflops", 0.0);
+  }
+  if (report.contains("copy_same_size") &&
+      report.at("copy_same_size").contains("fraction_of_copy")) {
+    p.sameSizeCopyFraction = report.at("copy_same_size").at("fraction_of_copy");
+    p.overSameSizeCopy = report.value("fraction_of_same_size_copy", 0.0);
+  }
+  if (report.contains("compute_ceiling_source") &&
+      report["compute_ceiling_source"] == "cuBLAS, this run")
+    p.shapeTflops = report.value("compute_ceiling_tflops", 0.0);
+  // .at(): a report read by --diagnose may lack what kb-run always writes.
+  const json &kernels = report.at("kernels");
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const Kernel &k = m.kernels[i];
+    const json &kj = kernels.at(i);
+    KernelFacts f;
+    f.name = k.name;
+    f.config = parseConfigText(k.config);
+    for (size_t op : k.ops)
+      f.matmul |= m.program[op].op == "kb.matmul";
+    if (f.matmul) {
+      MatmulDims d = matmulDims(m, k);
+      f.batch = d.batch;
+      f.m = d.m;
+      f.n = d.n;
+      f.k = d.k;
+      if (p.precision.empty())
+        p.precision = d.precision;
+      f.unit = f.config.mma.empty() ? programUnit(m) : f.config.mma;
+    }
+    f.tensorInstructions = kj.value("tensor_cores", false);
+    f.blocks = k.grid[0] * k.grid[1] * k.grid[2];
+    f.threads = static_cast<int>(k.threads());
+    f.registers = k.resources.registers;
+    f.spillBytes = kj.value("spill_bytes", 0);
+    f.sharedBytes = kj.value("shared_bytes", 0);
+    Occupancy occ = theoreticalOccupancy(f.threads, f.registers, f.sharedBytes);
+    f.blocksPerSM = occ.blocksPerSM;
+    f.occupancy = occ.fraction;
+    f.occupancyLimiter = occ.limiter;
+    f.driverBlocksPerSM = kj.value("driver_blocks_per_sm", 0);
+    f.modelledBytes = kj.value("modelled_bytes", 0.0);
+    if (kj.contains("time_alone"))
+      f.timeMs = kj.at("time_alone").at("median_ms");
+    else if (m.kernels.size() == 1)
+      f.timeMs = p.timeMs;
+    if (kj.contains("ncu_dram_pct")) {
+      f.hasNcu = true;
+      f.ncuDramPct = kj.value("ncu_dram_pct", 0.0);
+      f.ncuSmPct = kj.value("ncu_sm_pct", 0.0);
+      f.ncuTensorPct = kj.value("ncu_tensor_pipe_pct", 0.0);
+      f.ncuOccupancyPct = kj.value("ncu_achieved_occupancy_pct", 0.0);
+    }
+    p.movedBytes += f.modelledBytes;
+    p.kernels.push_back(f);
+  }
+  return p;
 }
 
 /// Splits one CSV line (ncu quotes every field).

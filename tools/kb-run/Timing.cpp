@@ -39,7 +39,8 @@ json timingJson(const Timing &t) {
 /// A lone matmul's cuBLAS fp32 and TF32 at the same shape, on the same
 /// operands; returns the TFLOP/s of the one in the kernel's precision (0:
 /// not a lone matmul).
-static double timeCublas(RunState &s, const Options &o, DeviceBuffer &flush,
+static double timeCublas(RunState &s, const Options &o, Shared &shared,
+                         DeviceBuffer &flush,
                          std::vector<std::pair<std::string, Timing>> &baselines,
                          json &report, double kbMedian, Progress &progress) {
   // A lone matmul, possibly behind a transpose of its B (kb-select-mma's
@@ -78,7 +79,9 @@ static double timeCublas(RunState &s, const Options &o, DeviceBuffer &flush,
   // Every library route (the legacy call, cublasGemmEx, cuBLASLt's top
   // candidates, Baselines.cpp); the fastest is the baseline, all are
   // reported under cublas_routes.
-  GemmRoutes libs;
+  if (!shared.routes)
+    shared.routes = std::make_shared<GemmRoutes>();
+  GemmRoutes &libs = *shared.routes;
   json routes = json::object();
   for (std::string prec : {"ieee", "tf32"}) {
     std::vector<GemmRoute> all =
@@ -135,39 +138,80 @@ static Timing timeBaselineBundle(RunState &s, const Options &o,
                         &flush);
 }
 
-/// The compute ceilings of a program with flops: cuBLAS at this shape in
-/// this run (a lone matmul, `computeCeiling` > 0), else the cached
-/// --calibrate measurement, else the H200 figures of performance-targets.md
-/// (FFMA loop 55.8, mma.sync loop 324 TFLOP/s). The device's peak (the
-/// calibration, else those figures) places the roofline's ridge whatever the
-/// shape. Returns the device's peak; updates `computeCeiling`.
-static double ceilings(const RunState &s, const json &calibration,
-                       double &computeCeiling, json &report) {
+Ceiling programCeiling(const Manifest &m, const DeviceInfo &dev,
+                       const json &calibration) {
+  std::string unit = programUnit(m);
+  if (unit.empty())
+    return Ceiling{};
+  bool hopper = dev.major == 9 && dev.minor == 0;
+  Ceiling c = unitCeiling(unit, calibration, hopper);
+  if (c.tflops > 0)
+    return c;
+  // A unit this kb-run does not know: the one the precision implies,
+  // labelled so.
   std::string prec = "ieee";
-  for (const Kernel &k : s.manifest.kernels)
-    if (!k.ops.empty() && s.manifest.program[k.ops.front()].op == "kb.matmul")
-      prec = matmulDims(s.manifest, k).precision;
-  std::string source = "cuBLAS, this run";
-  std::string deviceSource = "H200 defaults (run kb-run --calibrate)";
-  double deviceCeiling = prec == "ieee" ? 55.8 : 324.0;
-  if (calibration.is_object()) {
-    double calibrated = calibration.value(
-        prec == "ieee" ? "cublas_fp32_tflops" : "cublas_tf32_tflops", 0.0);
-    if (calibrated > 0) {
-      deviceCeiling = calibrated;
-      deviceSource =
-          "calibration " + calibration.value("measured", std::string("?"));
+  for (const ProgramOp &op : m.program)
+    if (op.op == "kb.matmul") {
+      prec = op.attrString("precision", "ieee");
+      break;
     }
-  }
+  c = unitCeiling(prec == "tf32"     ? "mma_sync_tf32"
+                  : prec == "tf32x3" ? "mma_sync_tf32x3"
+                                     : "ffma",
+                  calibration, hopper);
+  c.source = "mma unit '" + unit + "' unknown to this kb-run; " + c.source;
+  return c;
+}
+
+/// The compute ceilings of a program with flops: what the verdict's
+/// fraction is of (cuBLAS at this shape in this run, a lone matmul with
+/// `computeCeiling` > 0; else the ceiling of the unit the matmul uses) and
+/// the unit's ceiling, which places the roofline's ridge whatever the shape
+/// (kb-run --calibrate's measurement of that unit, else the H200 figure of
+/// docs/performance.md, labelled nominal). Never another unit's: a wgmma
+/// kernel measured against the mma.sync loop read 103% while slower than
+/// cuBLAS. Returns the unit's ceiling; updates `computeCeiling` and names
+/// it in `computeName`.
+static double ceilings(const Manifest &m, const Ceiling &unit,
+                       double &computeCeiling, std::string &computeName,
+                       json &report) {
+  std::string prec = "ieee";
+  for (const Kernel &k : m.kernels)
+    if (!k.ops.empty() && m.program[k.ops.front()].op == "kb.matmul")
+      prec = matmulDims(m, k).precision;
+  std::string unitName = programUnit(m);
+  std::string source = "cuBLAS, this run";
+  computeName = std::string("cuBLAS ") + (prec == "tf32" ? "TF32" : "fp32") +
+                " at this shape";
   if (computeCeiling == 0) {
-    computeCeiling = deviceCeiling;
-    source = deviceSource;
+    computeCeiling = unit.tflops;
+    source = unit.source;
+    computeName = "the " + unitName + " ceiling";
   }
   report["compute_ceiling_source"] = source;
   report["compute_ceiling_tflops"] = computeCeiling;
-  report["device_compute_tflops"] = deviceCeiling;
-  report["device_compute_source"] = deviceSource;
-  return deviceCeiling;
+  report["compute_unit"] = unitName;
+  report["device_compute_tflops"] = unit.tflops;
+  report["device_compute_source"] = unit.source;
+  report["device_compute_measured"] = unit.measured;
+  return unit.tflops;
+}
+
+Verdict addVerdict(const Manifest &m, const DeviceInfo &dev,
+                   const json &calibration, double cublasTflops, json &report) {
+  double flops = report["flops"], minBytes = report["minimal_bytes"];
+  double gbs = report["achieved_gbs"], tflops = report["achieved_tflops"];
+  double copyBw = report["copy_bandwidth_gbs"];
+  std::string computeName = "the compute ceiling";
+  double computeCeiling = cublasTflops;
+  double deviceCeiling = flops > 0
+                             ? ceilings(m, programCeiling(m, dev, calibration),
+                                        computeCeiling, computeName, report)
+                             : 0;
+  Verdict verdict = classify(flops, minBytes, gbs, tflops, copyBw,
+                             computeCeiling, deviceCeiling, computeName);
+  report["verdict"] = verdict.text;
+  return verdict;
 }
 
 /// The same bytes moved by one device-to-device copy, timed like the
@@ -193,9 +237,12 @@ static void timeSameSizeCopy(double minBytes, double gbs, double copyBw,
 }
 
 void timeAndCompare(RunState &s, const Options &o, const Offline &off,
-                    const DeviceInfo &dev, const json &calibration, bool allOk,
+                    const DeviceInfo &dev, Shared &shared, bool allOk,
                     json &report, Progress &progress) {
-  double copyBw = measureCopyBandwidth();
+  // Once a process: a batch's bundles share the measurement.
+  if (shared.copyGBs == 0)
+    shared.copyGBs = measureCopyBandwidth();
+  double copyBw = shared.copyGBs;
   report["copy_bandwidth_gbs"] = copyBw;
   double minBytes = minimalBytes(s.manifest), flops = flopsOf(s.manifest);
   double moved = 0;
@@ -225,10 +272,12 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
     report["achieved_tflops"] = tflops;
     report["fraction_of_copy"] = gbs / copyBw;
 
-    // Baselines in the same run.
-    double computeCeiling =
-        timeCublas(s, o, flush, baselines, report, t.median, progress);
-    if (!o.baseline.empty()) {
+    // Baselines in the same run (none with --no-baselines).
+    double computeCeiling = o.noBaselines
+                                ? 0
+                                : timeCublas(s, o, shared, flush, baselines,
+                                             report, t.median, progress);
+    if (!o.baseline.empty() && !o.noBaselines) {
       Timing bt = timeBaselineBundle(s, o, off, dev, flush, progress);
       baselines.push_back({"baseline " + o.baseline + " (" +
                                std::to_string(off.baseline->kernels.size()) +
@@ -243,14 +292,11 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
     report["baselines"] = bj;
 
     // Verdict: which ceiling applies, and how close the kernel came.
-    double deviceCeiling =
-        flops > 0 ? ceilings(s, calibration, computeCeiling, report) : 0;
-    Verdict verdict = classify(flops, minBytes, gbs, tflops, copyBw,
-                               computeCeiling, deviceCeiling);
-    report["verdict"] = verdict.text;
+    Verdict verdict =
+        addVerdict(s.manifest, dev, shared.calibration, computeCeiling, report);
 
     // Memory-bound programs only, by the verdict's ridge.
-    if (verdict.memoryBound && minBytes > 0)
+    if (verdict.memoryBound && minBytes > 0 && !o.noBaselines)
       timeSameSizeCopy(minBytes, gbs, copyBw, flush, report, progress);
   }
   progress.done();

@@ -36,7 +36,7 @@ Progress::Progress(bool quiet) : on(!quiet && ::isatty(2)) {}
 void Progress::phase(const std::string &what) {
   if (!on)
     return;
-  std::cerr << "\r\033[2Kkb-run: " << what << "..." << std::flush;
+  std::cerr << "\r\033[2Kkb-run: " << prefix << what << "..." << std::flush;
   shown = true;
 }
 
@@ -48,15 +48,42 @@ void Progress::done() {
 
 namespace {
 
+/// A failure's exit code, class and one-line message.
+struct Failure {
+  Exit code = Exit::BadInput;
+  std::string kind, message;
+};
+
+/// The failure an exception stands for (docs/kb-run-json.md's table).
+Failure describe(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const DeviceError &d) {
+    return {Exit::NoGpu, d.noDevice ? "no_gpu" : "device", d.what()};
+  } catch (const ManifestError &m) {
+    return {Exit::BadInput, "bundle", m.what()};
+  } catch (const InputError &i) {
+    return {Exit::BadInput, "input", i.what()};
+  } catch (const std::exception &x) {
+    return {Exit::BadInput, "error", x.what()};
+  } catch (...) {
+    return {Exit::BadInput, "error", "an unknown failure"};
+  }
+}
+
+json errorJson(const std::string &bundle, const Failure &f) {
+  return {{"schema", kJsonSchema},    {"status", "error"},
+          {"exit_code", int(f.code)}, {"error", f.kind},
+          {"message", f.message},     {"bundle", bundle}};
+}
+
 /// The one-line error every failure ends with; with --json also a JSON
 /// object on stdout (and in --json-out).
 int fail(const Options &o, Exit code, const char *kind,
          const std::string &message) {
   std::cerr << "kb-run: " << message << "\n";
   if (o.json || !o.jsonPath.empty()) {
-    json j = {{"schema", kJsonSchema},  {"status", "error"},
-              {"exit_code", int(code)}, {"error", kind},
-              {"message", message},     {"bundle", o.bundle}};
+    json j = errorJson(o.bundle, {code, kind, message});
     if (o.json)
       std::cout << j.dump(2) << "\n";
     if (!o.jsonPath.empty())
@@ -65,34 +92,46 @@ int fail(const Options &o, Exit code, const char *kind,
   return int(code);
 }
 
-/// `kb-run --check`: the bundle, its files and the inputs, no GPU.
-int checkOnly(const Options &o, const Offline &off) {
+/// `kb-run --check`'s object for a valid bundle.
+json checkJson(const Options &o, const Offline &off) {
   const Manifest &m = off.manifest;
   size_t files = 0;
   for (const Kernel &k : m.kernels)
     files += k.cubin.empty() ? 1 : 2;
-  if (o.json) {
-    json j = {{"schema", kJsonSchema},
-              {"status", "ok"},
-              {"exit_code", 0},
-              {"check", true},
-              {"bundle", o.bundle},
-              {"target", m.target},
-              {"compiler", m.compiler},
-              {"kernels", m.kernels.size()},
-              {"buffers", m.buffers.size()},
-              {"ops", m.program.size()},
-              {"files", files},
-              {"inputs_given", off.given.size()}};
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << "kb-run: " << o.bundle << ": OK (" << m.kernels.size()
-              << " kernels, " << m.buffers.size() << " buffers, "
-              << m.program.size() << " ops, " << files << " files"
-              << (off.given.empty() ? "" : ", the --input arrays")
-              << (off.baseline ? ", the baseline bundle" : "")
-              << " checked; no GPU used)\n";
-  }
+  return {{"schema", kJsonSchema},
+          {"status", "ok"},
+          {"exit_code", 0},
+          {"check", true},
+          {"bundle", o.bundle},
+          {"target", m.target},
+          {"compiler", m.compiler},
+          {"kernels", m.kernels.size()},
+          {"buffers", m.buffers.size()},
+          {"ops", m.program.size()},
+          {"files", files},
+          {"inputs_given", off.given.size()}};
+}
+
+/// `kb-run --check`'s line for a valid bundle.
+void printCheck(const Options &o, const Offline &off) {
+  const Manifest &m = off.manifest;
+  size_t files = 0;
+  for (const Kernel &k : m.kernels)
+    files += k.cubin.empty() ? 1 : 2;
+  std::cout << "kb-run: " << o.bundle << ": OK (" << m.kernels.size()
+            << " kernels, " << m.buffers.size() << " buffers, "
+            << m.program.size() << " ops, " << files << " files"
+            << (off.given.empty() ? "" : ", the --input arrays")
+            << (off.baseline ? ", the baseline bundle" : "")
+            << " checked; no GPU used)\n";
+}
+
+/// `kb-run --check`: the bundle, its files and the inputs, no GPU.
+int checkOnly(const Options &o, const Offline &off) {
+  if (o.json)
+    std::cout << checkJson(o, off).dump(2) << "\n";
+  else
+    printCheck(o, off);
   return 0;
 }
 
@@ -109,32 +148,35 @@ static void checkTarget(const std::string &target, const DeviceInfo &dev,
         (dev.major * 10 + dev.minor >= 90 ? " or chip=sm_90a" : ""));
 }
 
-int run(const Options &o) {
-  // Everything that needs no GPU first: a bad bundle or input is exit 1 on
-  // any machine.
-  std::optional<Offline> off;
-  if (!o.checkDevice && !o.calibrate) {
-    off = validateOffline(o);
-    if (o.checkOnly)
-      return checkOnly(o, *off);
-  }
-  DeviceInfo dev = openDevice(o.device);
-  if (o.calibrate)
-    return calibrate(dev, o);
-  json calibration = loadCalibration(dev.name);
-  if (o.checkDevice) {
-    std::cout << dev.name << " (" << dev.arch() << ", " << dev.smCount
-              << " SMs)\n";
-    return 0;
-  }
-  checkTarget(off->manifest.target, dev, "the bundle");
-  if (off->baseline)
-    checkTarget(off->baseline->target, dev, "the --baseline bundle");
-  Progress progress(o.quiet);
-  progress.phase("loading " + std::to_string(off->manifest.kernels.size()) +
+/// The diagnosis of a program whose checks passed (timed or not), and the
+/// verdict's latency text given its cause.
+void addDiagnosis(const Manifest &m, const DeviceInfo &dev,
+                  const json &calibration, json &report) {
+  Ceiling unit = programCeiling(m, dev, calibration);
+  Diagnosis d = diagnose(programFacts(m, report, dev, unit));
+  report["diagnosis"] = diagnosisJson(d);
+  if (report.contains("verdict"))
+    report["verdict"] = verdictWithCause(report["verdict"], d);
+}
+
+/// One validated bundle on the open device: checks, signals, timing,
+/// diagnosis. Returns the report (status and exit_code set); throws on a
+/// device or bundle failure.
+json runBundle(const Options &o, const Offline &off, const DeviceInfo &dev,
+               Shared &shared, std::vector<KernelCheck> &results,
+               Progress &progress) {
+  checkTarget(off.manifest.target, dev, "the bundle");
+  if (off.baseline)
+    checkTarget(off.baseline->target, dev, "the --baseline bundle");
+  progress.phase("loading " + std::to_string(off.manifest.kernels.size()) +
                  " kernels");
-  RunState s = prepare(off->manifest, o, off->given, dev.smCount);
-  checkCublas(cublasCreate(&s.cublas), "cublasCreate");
+  RunState s = prepare(off.manifest, o, off.given, dev.smCount);
+  // The modules go when the bundle is done, also when it fails.
+  struct Unload {
+    RunState &s;
+    ~Unload() { unloadKernels(s); }
+  } unload{s};
+  s.cublas = shared.cublas;
 
   json report;
   report["schema"] = kJsonSchema;
@@ -150,7 +192,7 @@ int run(const Options &o) {
 
   // 1. Run once on poisoned outputs, then check every kernel.
   progress.phase("running and checking the kernels");
-  std::vector<KernelCheck> results = runAndCheck(s, report);
+  results = runAndCheck(s, report);
   bool allOk = report["ok"];
   if (!o.saveDir.empty())
     saveOutputs(o, s);
@@ -165,13 +207,242 @@ int run(const Options &o) {
 
   // 3. Time, only when every check passed.
   progress.phase("measuring the copy bandwidth");
-  timeAndCompare(s, o, *off, dev, calibration, allOk, report, progress);
+  timeAndCompare(s, o, off, dev, shared, allOk, report, progress);
   progress.done();
 
-  // 4. Report.
+  // 4. Why, and what to change.
+  if (allOk)
+    addDiagnosis(s.manifest, dev, shared.calibration, report);
   report["status"] = allOk ? "ok" : "wrong";
   report["exit_code"] = allOk ? int(Exit::Ok) : int(Exit::Wrong);
+  return report;
+}
+
+/// `kb-run --diagnose REPORT [BUNDLE]`: the verdict and diagnosis this
+/// kb-run gives a report an earlier run wrote (its numbers, its device, the
+/// calibration cached here for that device), with the report's bundle (or
+/// BUNDLE), no GPU. The report comes back with those fields replaced.
+int diagnoseOnly(const Options &o) {
+  const std::string &path = o.diagnoseReport;
+  std::ifstream in(path);
+  if (!in)
+    throw InputError("--diagnose " + path + ": cannot open it");
+  json report;
+  try {
+    report = json::parse(in);
+  } catch (const json::exception &) {
+    throw InputError("--diagnose " + path + ": not valid JSON");
+  }
+  if (!report.is_object() || !report.contains("schema") ||
+      report["schema"] != kJsonSchema || !report.contains("kernels"))
+    throw InputError("--diagnose " + path +
+                     ": not a kb-run report of schema 1 (one bundle's)");
+  if (report.value("status", std::string()) != "ok")
+    throw InputError("--diagnose " + path +
+                     ": its status is not \"ok\": nothing to diagnose");
+  Options ob = o;
+  if (ob.bundle.empty())
+    ob.bundle = report.value("bundle", std::string());
+  Offline off = validateOffline(ob);
+  const Manifest &m = off.manifest;
+  const json &kernels = report["kernels"];
+  bool same = kernels.is_array() && kernels.size() == m.kernels.size();
+  for (size_t i = 0; same && i < m.kernels.size(); ++i)
+    same = kernels[i].is_object() && kernels[i].contains("name") &&
+           kernels[i]["name"] == m.kernels[i].name;
+  if (!same)
+    throw InputError("--diagnose " + path + ": its kernels are not those of " +
+                     ob.bundle);
+  const json &d = report.value("device", json::object());
+  DeviceInfo dev;
+  dev.name = d.value("name", std::string());
+  dev.smCount = d.value("sms", 0);
+  std::string arch = d.value("arch", std::string());
+  int cc = 0;
+  if (arch.rfind("sm_", 0) == 0)
+    try {
+      cc = std::stoi(arch.substr(3));
+    } catch (const std::exception &) {
+    }
+  if (dev.name.empty() || dev.smCount <= 0 || cc <= 0)
+    throw InputError("--diagnose " + path +
+                     ": its device {name, arch, sms} is missing or malformed");
+  dev.major = cc / 10;
+  dev.minor = cc % 10;
+  json calibration = loadCalibration(dev.name);
+  if (report.contains("time")) {
+    double cublas = report.value("compute_ceiling_source", std::string()) ==
+                            "cuBLAS, this run"
+                        ? report.value("compute_ceiling_tflops", 0.0)
+                        : 0.0;
+    addVerdict(m, dev, calibration, cublas, report);
+  }
+  addDiagnosis(m, dev, calibration, report);
+  report["bundle"] = ob.bundle;
+  report["diagnosed_by"] = "kb-run " KB_VERSION_STRING;
+  if (o.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << "kb-run: " << ob.bundle << " as measured on " << dev.name
+              << " (" << path << ")\n";
+    if (report.contains("verdict"))
+      std::cout << "  verdict: " << report["verdict"].get<std::string>()
+                << "\n";
+    std::cout << "  diagnosis: "
+              << report["diagnosis"]["text"].get<std::string>() << "\n";
+  }
+  if (!o.jsonPath.empty())
+    std::ofstream(o.jsonPath) << report.dump(2) << "\n";
+  return 0;
+}
+
+/// The device, the shared cuBLAS handle and the calibration.
+DeviceInfo openShared(const Options &o, Shared &shared) {
+  DeviceInfo dev = openDevice(o.device);
+  shared.calibration = loadCalibration(dev.name);
+  checkCublas(cublasCreate(&shared.cublas), "cublasCreate");
+  return dev;
+}
+
+int run(const Options &o) {
+  // Everything that needs no GPU first: a bad bundle or input is exit 1 on
+  // any machine.
+  std::optional<Offline> off;
+  if (!o.checkDevice && !o.calibrate) {
+    off = validateOffline(o);
+    if (o.checkOnly)
+      return checkOnly(o, *off);
+  }
+  DeviceInfo dev = openDevice(o.device);
+  if (o.calibrate)
+    return calibrate(dev, o);
+  if (o.checkDevice) {
+    std::cout << dev.name << " (" << dev.arch() << ", " << dev.smCount
+              << " SMs)\n";
+    return 0;
+  }
+  Shared shared;
+  shared.calibration = loadCalibration(dev.name);
+  checkCublas(cublasCreate(&shared.cublas), "cublasCreate");
+  Progress progress(o.quiet);
+  std::vector<KernelCheck> results;
+  json report = runBundle(o, *off, dev, shared, results, progress);
   return printReport(report, results, o, dev);
+}
+
+/// Several bundles in one process (docs/kb-run-json.md, "A batch"): each
+/// validated first, then run one after the other on one context, one
+/// cuBLAS handle and one copy-bandwidth measurement. A bundle that fails
+/// gets its error object in its slot; the others still run.
+int runBatch(const Options &o) {
+  size_t n = o.bundles.size();
+  std::vector<json> slots(n);
+  std::vector<std::optional<Offline>> offs(n);
+  auto slotOptions = [&](size_t i) {
+    Options oi = o;
+    oi.bundle = o.bundles[i];
+    oi.jsonPath.clear();
+    return oi;
+  };
+  auto failSlot = [&](size_t i, std::exception_ptr e) {
+    Failure f = describe(e);
+    std::cerr << "kb-run: " << o.bundles[i] << ": " << f.message << "\n";
+    slots[i] = errorJson(o.bundles[i], f);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      offs[i] = validateOffline(slotOptions(i));
+      if (o.checkOnly) {
+        Options oi = slotOptions(i);
+        slots[i] = checkJson(oi, *offs[i]);
+        if (!o.json)
+          printCheck(oi, *offs[i]);
+      }
+    } catch (...) {
+      failSlot(i, std::current_exception());
+    }
+  }
+  if (!o.checkOnly) {
+    Shared shared;
+    std::optional<DeviceInfo> dev;
+    std::exception_ptr noDevice;
+    try {
+      dev = openShared(o, shared);
+    } catch (...) {
+      noDevice = std::current_exception();
+    }
+    Progress progress(o.quiet);
+    for (size_t i = 0; i < n; ++i) {
+      if (!offs[i])
+        continue;
+      if (!dev) {
+        failSlot(i, noDevice);
+        continue;
+      }
+      Options oi = slotOptions(i);
+      progress.prefix = "[" + std::to_string(i + 1) + "/" + std::to_string(n) +
+                        "] " + oi.bundle + ": ";
+      try {
+        std::vector<KernelCheck> results;
+        slots[i] = runBundle(oi, *offs[i], *dev, shared, results, progress);
+        if (!o.json) {
+          Options text = oi;
+          text.json = false;
+          printReport(slots[i], results, text, *dev);
+        }
+      } catch (...) {
+        progress.done();
+        failSlot(i, std::current_exception());
+      }
+    }
+  }
+  // The batch's code: the largest of its slots'; its status that slot's.
+  int code = 0;
+  size_t ok = 0, wrong = 0, errors = 0;
+  for (const json &r : slots) {
+    code = std::max(code, r["exit_code"].get<int>());
+    std::string st = r["status"];
+    ok += st == "ok";
+    wrong += st == "wrong";
+    errors += st == "error";
+  }
+  std::string status = errors ? "error" : wrong ? "wrong" : "ok";
+  json batch = {{"schema", kJsonSchema},
+                {"status", status},
+                {"exit_code", code},
+                {"batch", true},
+                {"reports", slots}};
+  if (o.json)
+    std::cout << batch.dump(2) << "\n";
+  else
+    std::cout << "kb-run: batch of " << n << " bundles: " << ok << " ok, "
+              << wrong << " wrong, " << errors << " failed\n";
+  if (!o.jsonPath.empty())
+    std::ofstream(o.jsonPath) << batch.dump(2) << "\n";
+  return code;
+}
+
+/// --batch FILE (`-`: stdin): one bundle folder a line, relative to the
+/// working directory; blank lines and lines starting with '#' are skipped;
+/// surrounding blanks are not part of the path.
+std::vector<std::string> readBatchFile(const std::string &path) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file)
+      throw InputError("--batch " + path + ": cannot open it");
+  }
+  std::istream &in = path == "-" ? std::cin : file;
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#')
+      continue;
+    size_t e = line.find_last_not_of(" \t\r");
+    out.push_back(line.substr(b, e - b + 1));
+  }
+  return out;
 }
 
 } // namespace
@@ -183,9 +454,20 @@ int main(int argc, char **argv) {
       "trusted reference, then time it against baselines and explain it"};
   app.set_version_flag("--version", "kb-run " KB_VERSION_STRING,
                        "Print kb's version and git commit, and exit");
-  app.add_option(
-      "bundle", o.bundle,
-      "Bundle folder (or its manifest.json) from kb-opt --kb-compile");
+  app.add_option("bundle", o.bundles,
+                 "Bundle folder (or its manifest.json) from kb-opt "
+                 "--kb-compile; several: a batch, run in one process "
+                 "(docs/kb-run-json.md)");
+  app.add_option("--batch", o.batchFile,
+                 "Also run the bundles listed in this file ('-': stdin), one "
+                 "folder a line ('#' starts a comment), as one batch");
+  app.add_option("--diagnose", o.diagnoseReport,
+                 "REPORT.json [BUNDLE]: print the verdict and diagnosis this "
+                 "kb-run gives a report an earlier kb-run --json wrote (with "
+                 "its bundle, or BUNDLE), without a GPU");
+  app.add_flag("--no-baselines", o.noBaselines,
+               "Time only the bundle: no cuBLAS routes, no --baseline "
+               "bundle, no copy of the same bytes (a tuning batch)");
   app.add_flag(
       "--json", o.json,
       "Print the report as JSON (docs/kb-run-json.md), also for errors");
@@ -222,7 +504,8 @@ int main(int argc, char **argv) {
   app.add_flag(
       "--calibrate", o.calibrate,
       "Measure this GPU's ceilings (copy bandwidth; cuBLAS fp32 and TF32 at "
-      "8192^3) and cache them for the verdicts of later runs");
+      "8192^3, the best route each, as the FFMA and wgmma (Hopper) or "
+      "mma.sync ceilings) and cache them for the verdicts of later runs");
   app.add_flag("--check-device", o.checkDevice,
                "Print the GPU and exit (exit 2 if there is none)");
   try {
@@ -232,28 +515,54 @@ int main(int argc, char **argv) {
     // own codes, 104-109, are not kb-run's).
     if (e.get_exit_code() == 0)
       return app.exit(e);
+    if (o.bundles.size() == 1)
+      o.bundle = o.bundles[0];
     for (int i = 1; i < argc; ++i)
       o.json |= std::strcmp(argv[i], "--json") == 0;
     return fail(o, Exit::BadInput, "usage",
                 std::string(e.what()) + " (see kb-run --help)");
   }
-  if (o.bundle.empty() && !o.checkDevice && !o.calibrate)
+  o.batch = o.bundles.size() > 1 || !o.batchFile.empty();
+  if (o.bundles.size() == 1)
+    o.bundle = o.bundles[0];
+  if (!o.batchFile.empty()) {
+    try {
+      for (std::string &b : readBatchFile(o.batchFile))
+        o.bundles.push_back(b);
+    } catch (const InputError &e) {
+      return fail(o, Exit::BadInput, "input", e.what());
+    }
+  }
+  if (!o.diagnoseReport.empty() &&
+      (o.batch || o.checkOnly || o.checkDevice || o.calibrate))
     return fail(o, Exit::BadInput, "usage",
-                "no bundle given (kb-run BUNDLE_DIR; see --help)");
+                "--diagnose takes one report and at most one bundle; it does "
+                "not combine with a batch, --check, --check-device or "
+                "--calibrate");
+  if (o.bundles.empty() && !o.checkDevice && !o.calibrate &&
+      o.diagnoseReport.empty())
+    return fail(o, Exit::BadInput, "usage",
+                o.batchFile.empty()
+                    ? "no bundle given (kb-run BUNDLE_DIR; see --help)"
+                    : "--batch " + o.batchFile + " lists no bundle");
+  if (o.batch && !o.checkDevice && !o.calibrate &&
+      (!o.inputs.empty() || !o.saveDir.empty() || !o.baseline.empty()))
+    return fail(o, Exit::BadInput, "usage",
+                "--input, --save-outputs and --baseline name one bundle's "
+                "buffers or program; they do not combine with a batch");
   if (o.checkOnly && (o.checkDevice || o.calibrate))
     return fail(
         o, Exit::BadInput, "usage",
         "--check validates a bundle without a GPU; it does not combine with "
         "--check-device or --calibrate");
   try {
+    if (!o.diagnoseReport.empty())
+      return diagnoseOnly(o);
+    if (o.batch && !o.checkDevice && !o.calibrate)
+      return runBatch(o);
     return run(o);
-  } catch (const DeviceError &e) {
-    return fail(o, Exit::NoGpu, e.noDevice ? "no_gpu" : "device", e.what());
-  } catch (const ManifestError &e) {
-    return fail(o, Exit::BadInput, "bundle", e.what());
-  } catch (const InputError &e) {
-    return fail(o, Exit::BadInput, "input", e.what());
-  } catch (const std::exception &e) {
-    return fail(o, Exit::BadInput, "error", e.what());
+  } catch (...) {
+    Failure f = describe(std::current_exception());
+    return fail(o, f.code, f.kind.c_str(), f.message);
   }
 }

@@ -44,9 +44,11 @@ struct DeviceError : std::runtime_error {
                               X(cuOccupancyMaxActiveBlocksPerMultiprocessor)   \
                                   X(cuLaunchKernelEx)                          \
                                       X(cuOccupancyMaxActiveClusters)
-/// Entry points only some bundles need: a driver without them runs every
+/// Entry points only some bundles need, or that kb-run can do without (a
+/// batch unloads each bundle's modules): a driver without them runs every
 /// other bundle (null when absent).
-#define KB_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuTensorMapEncodeTiled)
+#define KB_DRIVER_OPTIONAL_FUNCTIONS(X)                                        \
+  X(cuTensorMapEncodeTiled) X(cuModuleUnload)
 
 struct Driver {
 #define KB_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;
