@@ -9,7 +9,8 @@
 # seconds per program), calibration.json, gpu.txt, log.txt.
 # Carry: build/bin (kb-run) and build/tune/batches.tar.gz.
 # KB_TUNE_ONLY: a regex of program names; KB_TUNE_RUN_ARGS: kb-run's timing
-# options (default --warmup 2 --min-runs 10 --min-ms 20).
+# options (default --warmup 2 --min-runs 10 --min-ms 20); KB_TUNE_BUDGET_S:
+# stop starting programs after this many seconds (default 330).
 set -u
 OUT=${OUT:-/tmp/kb-tune-out}
 out="$OUT/tune"
@@ -31,9 +32,13 @@ export XDG_CACHE_HOME="$work/cache"
 read -r -a runargs <<< "${KB_TUNE_RUN_ARGS:---warmup 2 --min-runs 10 --min-ms 20}"
 echo "{" > "$out/times.json"
 sep=""
+t_start=$(date +%s)
 for plan in "$work"/plans/*/; do
   name=$(basename "$plan")
   if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
+  if [ $(( $(date +%s) - t_start )) -gt "${KB_TUNE_BUDGET_S:-330}" ]; then
+    echo "$name: skipped, past KB_TUNE_BUDGET_S" | tee -a "$log"; continue
+  fi
   bundles=("$plan"default/ "$plan"c*/)
   start=$(date +%s.%N)
   timeout 150 "$KB_RUN" --json --no-baselines --quiet "${runargs[@]}" "${bundles[@]}" > "$out/$name.json" 2>> "$log"

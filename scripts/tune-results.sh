@@ -14,7 +14,8 @@ mkdir -p build/tune/replay
 for plan in build/tune/plans/*/; do
   name=$(basename "$plan")
   [ -f "$res/tune/$name.json" ] || { echo "no measurements for $name" >&2; continue; }
-  build/bin/kb-tune replay "$plan" "$res/tune/$name.json" --seeds "${SEEDS:-20}" \
+  cal=(); [ -f "$res/tune/calibration.json" ] && cal=(--calibration "$res/tune/calibration.json")
+  build/bin/kb-tune replay "$plan" "$res/tune/$name.json" --seeds "${SEEDS:-20}" "${cal[@]}" \
     > "build/tune/replay/$name.json"
 done
 python3 bench/tune_report.py build/tune/replay build/tune/programs/programs.json \

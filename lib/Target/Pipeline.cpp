@@ -104,10 +104,9 @@ buildCompilePipeline(OpPassManager &pm, const CompileOptions &o,
     fpm.addPass(kb::createKBFuseElementwise());
   // kb-select-mma first: it may put a kb.transpose in front of a matmul,
   // which kb-select-config then configures.
-  fpm.addPass(kb::createKBSelectMma(
-      kb::KBSelectMmaOptions{chip, o.tuningDb}));
-  fpm.addPass(kb::createKBSelectConfig(
-      kb::KBSelectConfigOptions{chip, o.tuningDb}));
+  fpm.addPass(kb::createKBSelectMma(kb::KBSelectMmaOptions{chip, o.tuningDb}));
+  fpm.addPass(
+      kb::createKBSelectConfig(kb::KBSelectConfigOptions{chip, o.tuningDb}));
   fpm.addPass(kb::createKBTile(kb::KBTileOptions{chip}));
   fpm.addPass(
       kb::createKBPromoteSharedMemory(kb::KBPromoteSharedMemoryOptions{chip}));

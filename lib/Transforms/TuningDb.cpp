@@ -56,8 +56,7 @@ std::string mlir::kb::tuningKey(Operation *op, StringRef chip) {
          KB_VERSION;
 }
 
-FailureOr<TuningDb> mlir::kb::loadTuningDb(StringRef path,
-                                           std::string &error) {
+FailureOr<TuningDb> mlir::kb::loadTuningDb(StringRef path, std::string &error) {
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf) {
     error = "cannot read tuning database '" + path.str() +
@@ -92,7 +91,8 @@ FailureOr<TuningDb> mlir::kb::loadTuningDb(StringRef path,
     auto config = o ? o->getString("config") : std::nullopt;
     if (!key || !config) {
       error = "tuning database '" + path.str() + "': entries[" +
-              std::to_string(i) + "] needs string fields \"key\" and \"config\"";
+              std::to_string(i) +
+              "] needs string fields \"key\" and \"config\"";
       return failure();
     }
     db.configs[*key] = config->str();
@@ -109,9 +109,9 @@ LogicalResult mlir::kb::applyTuningEntry(Operation *op, const TuningDb &db,
   auto attr = dyn_cast_or_null<ConfigAttr>(
       parseAttribute(it->second, op->getContext()));
   if (!attr)
-    return op->emitOpError() << "tuning database entry '" << key
-                             << "' has a config that is not a #kb.config: "
-                             << it->second;
+    return op->emitOpError()
+           << "tuning database entry '" << key
+           << "' has a config that is not a #kb.config: " << it->second;
   ConfigFields cur = ConfigFields::from(getConfig(op));
   ConfigFields tuned = ConfigFields::from(attr);
   std::string conflict;
@@ -141,9 +141,8 @@ LogicalResult mlir::kb::applyTuningEntry(Operation *op, const TuningDb &db,
         "strategy");
   merge(cur.copy, tuned.copy, std::optional<CopyKind>(), "copy");
   if (!conflict.empty()) {
-    op->emitWarning() << "tuning database entry '" << key
-                      << "' not used: its '" << conflict
-                      << "' differs from the one already set";
+    op->emitWarning() << "tuning database entry '" << key << "' not used: its '"
+                      << conflict << "' differs from the one already set";
     return success();
   }
   setConfig(op, cur.get(op->getContext()));

@@ -39,8 +39,7 @@ static Family familyFromName(const std::string &s) {
 }
 
 bool Facts::allows(const std::string &p) const {
-  return std::find(precisions.begin(), precisions.end(), p) !=
-         precisions.end();
+  return std::find(precisions.begin(), precisions.end(), p) != precisions.end();
 }
 
 json toJson(const Facts &f) {
@@ -174,17 +173,16 @@ const std::vector<FieldRow> &spaceTable() {
       {F::Matmul, "stages", {"3", "4", "5"}, unitIs({"wgmma_tf32"})},
       {F::Matmul,
        "stages",
-       {"2", "3", "4"},
+       {"1", "2", "3", "4"},
        unitIs({"mma_sync_tf32", "mma_sync_tf32x3"})},
-      {F::Matmul, "stages", {"2", "3"}, unitIs({"ffma"})},
+      {F::Matmul, "stages", {"1", "2", "3"}, unitIs({"ffma"})},
       {F::Matmul, "copy", {"\"tma\""}, unitIs({"wgmma_tf32"})},
       // "" leaves the field to kb-tile (row by row for these shapes).
       {F::Matmul,
        "raster",
        {"", "8"},
        [](const Candidate &c, const Facts &f) {
-         return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 &&
-                f.m > 128;
+         return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 && f.m > 128;
        }},
       // Split-K, when #kb.config has it (the matmul issues):
       // {F::Matmul, "split", {"", "2", "4", "8"}, always()},
@@ -196,11 +194,15 @@ const std::vector<FieldRow> &spaceTable() {
        always()},
       {F::Softmax, "threads", {"128", "256", "512", "1024"}, always()},
       {F::Softmax, "vector", {"2", "4"}, always()},
-      {F::Softmax, "cluster", {"2", "4", "8"},
+      {F::Softmax,
+       "cluster",
+       {"2", "4", "8"},
        strategyIs({"split", "split_global"})},
 
       // Elementwise (and fused elementwise chains).
-      {F::Elementwise, "threads", {"64", "128", "256", "512", "1024"},
+      {F::Elementwise,
+       "threads",
+       {"64", "128", "256", "512", "1024"},
        always()},
       {F::Elementwise, "vector", {"1", "2", "4"}, always()},
   };
@@ -238,9 +240,8 @@ std::vector<Candidate> enumerateSpace(const Facts &facts,
     partial = std::move(next);
   }
   for (Candidate &c : partial)
-    c.precision = facts.family == Family::Matmul
-                      ? precisionOfUnit(c.get("mma"))
-                      : std::string("-");
+    c.precision = facts.family == Family::Matmul ? precisionOfUnit(c.get("mma"))
+                                                 : std::string("-");
   if (partial.size() == 1 && partial[0].fields.empty())
     return {};
   return partial;
@@ -262,13 +263,20 @@ std::string spaceId(const std::vector<Candidate> &space) {
 // --- Static facts and the model -----------------------------------------
 
 json toJson(const Static &s) {
-  return {{"compiled", s.compiled},       {"pruned", s.pruned},
-          {"registers", s.registers},     {"spill_bytes", s.spillBytes},
-          {"threads", s.threads},         {"shared_bytes", s.sharedBytes},
-          {"blocks", s.blocks},           {"tensor_cores", s.tensorCores},
-          {"blocks_per_sm", s.blocksPerSM}, {"occupancy", s.occupancy},
-          {"limiter", s.limiter},         {"other_kernel_bytes", s.otherKernelBytes},
-          {"model_ms", s.modelMs},        {"rank", s.rank}};
+  return {{"compiled", s.compiled},
+          {"pruned", s.pruned},
+          {"registers", s.registers},
+          {"spill_bytes", s.spillBytes},
+          {"threads", s.threads},
+          {"shared_bytes", s.sharedBytes},
+          {"blocks", s.blocks},
+          {"tensor_cores", s.tensorCores},
+          {"blocks_per_sm", s.blocksPerSM},
+          {"occupancy", s.occupancy},
+          {"limiter", s.limiter},
+          {"other_kernel_bytes", s.otherKernelBytes},
+          {"model_ms", s.modelMs},
+          {"rank", s.rank}};
 }
 
 Static staticFromJson(const json &j) {
@@ -337,6 +345,8 @@ static std::vector<int64_t> sizes(const std::string &text) {
   return out;
 }
 
+static int64_t count(const Candidate &c, const char *field);
+
 double modelTime(const Facts &f, const Candidate &c, const Static &s,
                  const Calibration &cal) {
   if (!s.compiled || !s.pruned.empty())
@@ -351,25 +361,32 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
   double balance = double(blocks) / (perSM * sms);
   // Warps to hide latency: a quarter of the SM's warps is enough.
   double occEff = std::min(1.0, 0.4 + 2.4 * s.occupancy);
-  double otherMs = s.otherKernelBytes > 0
-                       ? s.otherKernelBytes / bw * 1e3 + launchMs
-                       : 0;
+  double otherMs =
+      s.otherKernelBytes > 0 ? s.otherKernelBytes / bw * 1e3 + launchMs : 0;
   double t;
   if (f.family == Family::Matmul) {
     std::string unit = c.get("mma");
-    double peak = unit == "\"ffma\""           ? cal.fp32Tflops
-                  : unit == "\"wgmma_tf32\""    ? cal.tf32Tflops
-                  : unit == "\"mma_sync_tf32\"" ? cal.tf32Tflops * cal.mmaSyncFraction
-                                                : cal.tf32Tflops * cal.mmaSyncFraction / 3;
+    double peak = unit == "\"ffma\""         ? cal.fp32Tflops
+                  : unit == "\"wgmma_tf32\"" ? cal.tf32Tflops
+                  : unit == "\"mma_sync_tf32\""
+                      ? cal.tf32Tflops * cal.mmaSyncFraction
+                      : cal.tf32Tflops * cal.mmaSyncFraction / 3;
     double compute = f.flops / (peak * 1e12 * balance * occEff) * 1e3;
     auto b = sizes(c.get("block"));
     double mem = f.minimalBytes / bw * 1e3;
     if (b.size() == 3) {
-      double tiles = std::ceil(double(f.m) / b[0]) * std::ceil(double(f.n) / b[1]);
+      double tiles =
+          std::ceil(double(f.m) / b[0]) * std::ceil(double(f.n) / b[1]);
       double l2Bytes = f.batch * tiles * double(b[0] + b[1]) * f.k * 4;
       mem = std::max(mem, l2Bytes / (3 * bw) * 1e3);
     }
-    t = std::max(compute, mem / occEff);
+    // Shallow pipelines expose the copies' latency.
+    int64_t stages = count(c, "stages");
+    double stageEff = stages >= 3 ? 1.0 : stages == 2 ? 0.9 : 0.75;
+    compute /= stageEff;
+    mem /= occEff;
+    // The two overlap, not perfectly: a tenth of the smaller one shows.
+    t = std::max(compute, mem) + 0.1 * std::min(compute, mem);
   } else {
     double passes = c.get("strategy") == "\"online\"" ? 1.5 : 1.0;
     int64_t vector = std::max<int64_t>(1, std::atoll(c.get("vector").c_str()));
@@ -379,7 +396,22 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     double resident = std::min(double(std::max(s.blocksPerSM, 1)) * s.threads,
                                double(blocks) * s.threads / sms);
     double latEff = std::min(1.0, resident * vector * 4 / 19000.0);
-    t = f.minimalBytes * passes / (bw * vecEff * std::max(latEff, 0.05)) * 1e3;
+    // Lanes that hold part of a row: a row (or a cluster's part of it)
+    // shorter than threads x vector leaves the others idle.
+    std::string strategy = c.get("strategy");
+    int64_t parts = std::max<int64_t>(1, count(c, "cluster"));
+    double part = f.cols > 0 ? double(f.cols) / parts : 0;
+    double lanes = double(std::max(s.threads, 1)) * vector;
+    double laneEff = part > 0 ? part / (std::ceil(part / lanes) * lanes) : 1;
+    if (f.family == Family::Elementwise)
+      laneEff = 1;
+    // Exchanging partials costs a little per block of a row: through a
+    // cluster's shared memory, more through global memory.
+    double exchange = strategy == "\"split\""          ? 1 + 0.03 * parts
+                      : strategy == "\"split_global\"" ? 1 + 0.05 * parts
+                                                       : 1;
+    t = f.minimalBytes * passes * exchange /
+        (bw * vecEff * std::max(latEff * laneEff, 0.05)) * 1e3;
   }
   t *= 1 + s.spillBytes / 128.0;
   return t + launchMs + otherMs;
@@ -392,9 +424,8 @@ void rankByModel(std::vector<Static> &st) {
       idx.push_back(i);
     else
       st[i].rank = -1;
-  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
-    return st[a].modelMs < st[b].modelMs;
-  });
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](int a, int b) { return st[a].modelMs < st[b].modelMs; });
   for (int r = 0; r < int(idx.size()); ++r)
     st[idx[r]].rank = r;
 }
@@ -402,12 +433,12 @@ void rankByModel(std::vector<Static> &st) {
 // --- Measurements ---------------------------------------------------------
 
 json toJson(const Measured &m) {
-  json j = {{"status", m.status},   {"median_ms", m.medianMs},
-            {"min_ms", m.minMs},     {"max_ms", m.maxMs},
-            {"runs", m.runs},        {"rel_error", m.relError},
-            {"bound", m.bound},      {"cause", m.cause},
-            {"lever", m.lever},      {"levers", m.levers},
-            {"text", m.text},        {"message", m.message}};
+  json j = {{"status", m.status}, {"median_ms", m.medianMs},
+            {"min_ms", m.minMs},  {"max_ms", m.maxMs},
+            {"runs", m.runs},     {"rel_error", m.relError},
+            {"bound", m.bound},   {"cause", m.cause},
+            {"lever", m.lever},   {"levers", m.levers},
+            {"text", m.text},     {"message", m.message}};
   return j;
 }
 
@@ -600,7 +631,8 @@ static std::vector<int> byRank(const Plan &p) {
 
 std::vector<int> firstBatch(const Plan &p) {
   std::vector<int> s = survivors(p);
-  int budget = p.budget > 0 ? std::min<int>(p.budget, s.size()) : defaultBudget(p);
+  int budget =
+      p.budget > 0 ? std::min<int>(p.budget, s.size()) : defaultBudget(p);
   if (p.mode == "exhaustive")
     return s;
   if (p.mode == "random") {
@@ -612,9 +644,26 @@ std::vector<int> firstBatch(const Plan &p) {
     std::sort(s.begin(), s.end());
     return s;
   }
-  std::vector<int> r = byRank(p);
-  r.resize(std::min<size_t>(r.size(), std::max(1, (budget + 1) / 2)));
-  return r;
+  // The model's best half-budget; candidates the model cannot tell from one
+  // already taken (the same time, one field apart, e.g. a raster the model
+  // does not see) wait until the others are taken.
+  std::vector<int> r = byRank(p), taken, later;
+  size_t want = std::min<size_t>(r.size(), std::max(1, (budget + 1) / 2));
+  for (int i : r) {
+    bool twin = false;
+    for (int t : taken)
+      twin |= distance(p.entries[i].cand, p.entries[t].cand) <= 1 &&
+              std::abs(p.entries[i].st.modelMs - p.entries[t].st.modelMs) <=
+                  0.005 * p.entries[t].st.modelMs;
+    if (twin)
+      later.push_back(i);
+    else if (taken.size() < want)
+      taken.push_back(i);
+  }
+  for (int i : later)
+    if (taken.size() < want)
+      taken.push_back(i);
+  return taken;
 }
 
 int distance(const Candidate &a, const Candidate &b) {
@@ -855,7 +904,7 @@ json summaryJson(const Plan &p) {
     compiled += 1;
     if (!e.st.pruned.empty()) {
       ++pruned;
-      reasons[e.st.pruned.substr(0, 90)]++;
+      reasons[e.st.pruned.substr(0, 160)]++;
     }
     timed += e.meas.has_value();
   }
@@ -954,8 +1003,8 @@ std::string summaryText(const Plan &p) {
     const Entry &e = p.entries[i];
     if (!e.meas && e.st.rank >= 10)
       continue; // the model's top 10 and everything measured
-    std::snprintf(buf, sizeof buf, "  %4d  %s  %9.4f  %10s  %-10s  ",
-                  e.st.rank, e.id.c_str(), e.st.modelMs,
+    std::snprintf(buf, sizeof buf, "  %4d  %s  %9.4f  %10s  %-10s  ", e.st.rank,
+                  e.id.c_str(), e.st.modelMs,
                   e.meas && e.meas->status == "ok"
                       ? std::to_string(e.meas->medianMs).substr(0, 8).c_str()
                       : "-",

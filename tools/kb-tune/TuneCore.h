@@ -71,9 +71,9 @@ struct FieldRow {
 const std::vector<FieldRow> &spaceTable();
 /// Every candidate of `facts`' family, in table order (the order the tie
 /// rule breaks ties by).
-std::vector<Candidate> enumerateSpace(const Facts &facts,
-                                      const std::vector<FieldRow> &table =
-                                          spaceTable());
+std::vector<Candidate>
+enumerateSpace(const Facts &facts,
+               const std::vector<FieldRow> &table = spaceTable());
 /// A short identity of the space (a hash of every candidate's config), so
 /// that a database entry says which space it was tuned over.
 std::string spaceId(const std::vector<Candidate> &space);
@@ -153,7 +153,7 @@ struct Entry {
   Candidate cand;
   Static st;
   std::optional<Measured> meas;
-  int round = -1; // the round it was measured in
+  int round = -1;  // the round it was measured in
   std::string key; // its tuning-database key
 };
 struct Plan {

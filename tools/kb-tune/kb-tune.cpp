@@ -110,7 +110,7 @@ std::vector<Operation *> kernelsOf(ModuleOp m) {
     if (!out.empty())
       return;
     for (Operation &op : f.getBody().getOps())
-      if (kb::getKernelKind(&op))
+      if (mlir::kb::getKernelKind(&op))
         out.push_back(&op);
   });
   return out;
@@ -128,7 +128,7 @@ Program loadProgram(const std::string &path, const std::string &chip,
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
-  registry.insert<kb::KBDialect>();
+  registry.insert<mlir::kb::KBDialect>();
   p.ctx = std::make_unique<MLIRContext>(registry);
   p.ctx->disableMultithreading();
   p.ctx->loadAllAvailableDialects();
@@ -142,8 +142,8 @@ Program loadProgram(const std::string &path, const std::string &chip,
   p.fused = parseSourceFile<ModuleOp>(sm, p.ctx.get());
   if (!p.fused)
     die("'" + path + "' does not parse as a kb program");
-  PassManager pm(p.ctx.get());
-  pm.nest<func::FuncOp>().addPass(kb::createKBFuseElementwise());
+  PassManager pm(p.ctx.get(), ModuleOp::getOperationName());
+  pm.nest<func::FuncOp>().addPass(mlir::kb::createKBFuseElementwise());
   if (failed(pm.run(*p.fused)))
     die("kb-fuse-elementwise failed on '" + path + "'");
   auto kernels = kernelsOf(*p.fused);
@@ -151,8 +151,9 @@ Program loadProgram(const std::string &path, const std::string &chip,
     die("'" + path + "' has no kernel to tune");
   if (kernel < 0) {
     for (int i = 0; i < int(kernels.size()) && kernel < 0; ++i) {
-      auto kind = kb::getKernelKind(kernels[i]);
-      if (kind == kb::KernelKind::Matmul || kind == kb::KernelKind::Softmax)
+      auto kind = mlir::kb::getKernelKind(kernels[i]);
+      if (kind == mlir::kb::KernelKind::Matmul ||
+          kind == mlir::kb::KernelKind::Softmax)
         kernel = i;
     }
     if (kernel < 0)
@@ -163,29 +164,29 @@ Program loadProgram(const std::string &path, const std::string &chip,
         std::to_string(kernels.size()) + " kernel(s)");
   p.kernel = kernel;
   Operation *op = kernels[kernel];
-  auto kind = *kb::getKernelKind(op);
+  auto kind = *mlir::kb::getKernelKind(op);
   Facts &f = p.facts;
   f.chip = chip;
-  f.fused = isa<kb::FusionOp>(op);
-  if (kind == kb::KernelKind::Transpose)
+  f.fused = isa<mlir::kb::FusionOp>(op);
+  if (kind == mlir::kb::KernelKind::Transpose)
     die("kernel " + std::to_string(kernel) +
         " is a kb.transpose, which kb-tune does not tune");
-  if (kind == kb::KernelKind::Matmul) {
+  if (kind == mlir::kb::KernelKind::Matmul) {
     f.family = Family::Matmul;
-    kb::MatmulOp mm = kb::getKernelMatmul(op);
+    mlir::kb::MatmulOp mm = mlir::kb::getKernelMatmul(op);
     auto out = mm.getResult().getType().getShape();
     f.batch = out.size() == 3 ? out[0] : 1;
     f.m = out[out.size() - 2];
     f.n = out.back();
     f.k = mm.getLhs().getType().getShape().back();
-    f.precision = kb::stringifyPrecision(mm.getPrecision()).str();
+    f.precision = mlir::kb::stringifyPrecision(mm.getPrecision()).str();
     f.flops = 2.0 * f.batch * f.m * f.n * f.k;
     f.precisions = maxRelError >= 0
                        ? std::vector<std::string>{"ieee", "tf32", "tf32x3"}
                        : std::vector<std::string>{f.precision};
   } else {
-    f.family = kind == kb::KernelKind::Softmax ? Family::Softmax
-                                               : Family::Elementwise;
+    f.family = kind == mlir::kb::KernelKind::Softmax ? Family::Softmax
+                                                     : Family::Elementwise;
     auto shape = cast<ShapedType>(op->getResult(0).getType()).getShape();
     f.cols = shape.back();
     f.rows = 1;
@@ -217,24 +218,26 @@ bool compileCandidate(Program &p, const Candidate &c, const std::string &dir,
     return success();
   });
   if (c.precision != "-" && c.precision != p.facts.precision) {
-    kb::MatmulOp mm = kb::getKernelMatmul(op);
-    mm.setPrecision(*kb::symbolizePrecision(c.precision));
+    mlir::kb::MatmulOp mm = mlir::kb::getKernelMatmul(op);
+    mm.setPrecision(*mlir::kb::symbolizePrecision(c.precision));
   }
-  auto attr = dyn_cast_or_null<kb::ConfigAttr>(
+  auto attr = dyn_cast_or_null<mlir::kb::ConfigAttr>(
       parseAttribute(c.config(), p.ctx.get()));
   if (!attr) {
     reason = "config does not parse: " + (first.empty() ? c.config() : first);
     return false;
   }
-  kb::setConfig(op, attr);
-  key = kb::tuningKey(op, p.facts.chip);
-  PassManager pm(p.ctx.get());
-  std::string pipeline = "builtin.module(kb-compile{fuse=false chip=" +
-                         p.facts.chip + " output=" + dir + "})";
+  mlir::kb::setConfig(op, attr);
+  key = mlir::kb::tuningKey(op, p.facts.chip);
+  PassManager pm(p.ctx.get(), ModuleOp::getOperationName());
+  std::string pipeline =
+      "kb-compile{fuse=false chip=" + p.facts.chip + " output=" + dir + "}";
   if (failed(parsePassPipeline(pipeline, pm))) {
     reason = "kb-compile does not parse: " + first;
     return false;
   }
+  if (std::getenv("KB_TUNE_DEBUG"))
+    pm.printAsTextualPipeline(llvm::errs());
   if (failed(pm.run(*m))) {
     reason = first.empty() ? "kb-compile failed" : first;
     std::error_code ec;
@@ -253,9 +256,9 @@ bool compileDefault(Program &p, const std::string &dir, std::string &reason) {
       first = d.str();
     return success();
   });
-  PassManager pm(p.ctx.get());
-  if (failed(parsePassPipeline("builtin.module(kb-compile{fuse=false chip=" +
-                                   p.facts.chip + " output=" + dir + "})",
+  PassManager pm(p.ctx.get(), ModuleOp::getOperationName());
+  if (failed(parsePassPipeline("kb-compile{fuse=false chip=" + p.facts.chip +
+                                   " output=" + dir + "}",
                                pm)) ||
       failed(pm.run(*m))) {
     reason = first;
@@ -306,7 +309,8 @@ Static readBundle(const std::string &dir, Family family) {
   if (k.contains("resources")) {
     const json &r = k["resources"];
     s.registers = r.value("registers", 0);
-    s.spillBytes = r.value("spill_store_bytes", 0) + r.value("spill_load_bytes", 0);
+    s.spillBytes =
+        r.value("spill_store_bytes", 0) + r.value("spill_load_bytes", 0);
     s.sharedBytes += r.value("shared_static_bytes", 0);
   }
   std::ifstream ptx(dir + "/" + k.value("ptx", ""));
@@ -314,7 +318,7 @@ Static readBundle(const std::string &dir, Family family) {
                    std::istreambuf_iterator<char>());
   s.tensorCores = text.find("mma.sync") != std::string::npos ||
                   text.find("wgmma.mma_async") != std::string::npos;
-  auto occ = kb::runtime::theoreticalOccupancy(
+  auto occ = ::kb::runtime::theoreticalOccupancy(
       s.threads, std::max(s.registers, 1), s.sharedBytes);
   s.blocksPerSM = occ.blocksPerSM;
   s.occupancy = occ.fraction;
@@ -416,8 +420,8 @@ Plan compileAll(const Options &o, Program &prog) {
                       " bytes at " + std::to_string(e.st.registers) +
                       " registers";
       else if (!unit.empty() && unit != "\"ffma\"" && !e.st.tensorCores)
-        e.st.pruned = "no tensor-core instruction in the PTX of a " + unit +
-                      " kernel";
+        e.st.pruned =
+            "no tensor-core instruction in the PTX of a " + unit + " kernel";
       e.st.modelMs = modelTime(p.facts, e.cand, e.st, p.cal);
       if (!e.st.pruned.empty())
         fs::remove_all(dir);
@@ -430,9 +434,9 @@ Plan compileAll(const Options &o, Program &prog) {
   if (!compileDefault(prog, o.out + "/default", reason))
     std::cerr << "kb-tune: the program as it is does not compile: " << reason
               << "\n";
-  p.compileSeconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - t0)
-                         .count();
+  p.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   std::vector<Static> st;
   for (auto &e : p.entries)
     st.push_back(e.st);
@@ -548,10 +552,11 @@ void ingest(const Options &o, const std::string &dir, Plan &p,
   if (best >= 0) {
     result["key"] = p.entries[best].key;
     if (p.entries[best].cand.precision != p.facts.precision)
-      result["precision_changed"] = {{"from", p.facts.precision},
-                                     {"to", p.entries[best].cand.precision},
-                                     {"rel_error", p.entries[best].meas->relError},
-                                     {"max_rel_error", p.maxRelError}};
+      result["precision_changed"] = {
+          {"from", p.facts.precision},
+          {"to", p.entries[best].cand.precision},
+          {"rel_error", p.entries[best].meas->relError},
+          {"max_rel_error", p.maxRelError}};
     if (!o.db.empty()) {
       try {
         json db = loadDb(o.db);
@@ -590,8 +595,9 @@ void checkMode(const std::string &mode) {
 
 /// Runs kb-run on `dirs`; its JSON output, or exits when there is no GPU.
 json runKbRun(const Options &o, const std::vector<std::string> &dirs,
-              const std::string &planDir) {
-  std::string cmd = o.kbRun + " --json --no-baselines --quiet";
+              const std::string &planDir, bool noBaselines = true) {
+  std::string cmd =
+      o.kbRun + " --json --quiet" + (noBaselines ? " --no-baselines" : "");
   for (const std::string &d : dirs)
     cmd += " '" + d + "'";
   FILE *pipe = popen(cmd.c_str(), "r");
@@ -609,6 +615,14 @@ json runKbRun(const Options &o, const std::vector<std::string> &dirs,
   } catch (...) {
     die("kb-run printed no JSON (" + o.kbRun + ")");
   }
+  // A kb-run that knows no --no-baselines (nor several bundles): one
+  // bundle per process, with its baselines.
+  if (noBaselines && j.is_object() && j.value("error", "") == "usage") {
+    json reports = json::array();
+    for (const std::string &d : dirs)
+      reports.push_back(runKbRun(o, {d}, planDir, false));
+    return {{"schema", 1}, {"reports", reports}};
+  }
   if (j.is_object() && j.value("error", "") == "no_gpu")
     die("no GPU here (kb-run: " + j.value("message", "") +
             "). The candidates are compiled in " + planDir +
@@ -621,7 +635,7 @@ json runKbRun(const Options &o, const std::vector<std::string> &dirs,
     // A kb-run that measures one bundle per process.
     json reports = json::array();
     for (const std::string &d : dirs)
-      reports.push_back(runKbRun(o, {d}, planDir));
+      reports.push_back(runKbRun(o, {d}, planDir, noBaselines));
     return {{"schema", 1}, {"reports", reports}};
   }
   return j;
@@ -635,10 +649,11 @@ std::string defaultKbRun(const char *argv0) {
 } // namespace
 
 int main(int argc, char **argv) {
-  kb::registerKBCompilePipeline();
+  mlir::kb::registerKBCompilePipeline();
   CLI::App app{"kb-tune: search kb's #kb.config space of a kernel, measured "
                "by kb-run (docs/kb-tune.md)"};
-  app.set_version_flag("--version", std::string("kb-tune ") + KB_VERSION_STRING);
+  app.set_version_flag("--version",
+                       std::string("kb-tune ") + KB_VERSION_STRING);
   app.require_subcommand(1);
   Options o;
   auto common = [&](CLI::App *c) {
@@ -722,6 +737,9 @@ int main(int argc, char **argv) {
   replayCmd->add_option("--seed", o.seed, "First seed of the random mode");
   replayCmd->add_option("--seeds", o.seeds, "Random replays (seeds) to run")
       ->capture_default_str();
+  replayCmd->add_option("--calibration", o.calibration,
+                        "Rank by the model with these ceilings (kb-run "
+                        "--calibrate's cache from the GPU run)");
 
   auto *report = app.add_subcommand("report", "Print a plan's summary");
   report->add_option("dir", o.out)->required();
@@ -753,8 +771,9 @@ int main(int argc, char **argv) {
                 << cands.size() << " candidates (" << spaceId(cands) << ")\n";
       for (size_t i = 0; i < cands.size(); ++i)
         std::cout << idOf(int(i)) << " " << cands[i].config()
-                  << (cands[i].precision != "-" ? " precision " + cands[i].precision
-                                                : "")
+                  << (cands[i].precision != "-"
+                          ? " precision " + cands[i].precision
+                          : "")
                   << "\n";
     }
     return 0;
@@ -782,8 +801,9 @@ int main(int argc, char **argv) {
         std::cerr << "kb-tune: " << batch.size() << " candidates in " << o.out
                   << "/batch.txt; measure with: kb-run --json --no-baselines "
                      "$(cat "
-                  << o.out << "/batch.txt) > results.json; then: kb-tune "
-                              "ingest "
+                  << o.out
+                  << "/batch.txt) > results.json; then: kb-tune "
+                     "ingest "
                   << o.out << " results.json\n";
       return 0;
     }
@@ -820,6 +840,24 @@ int main(int argc, char **argv) {
     if (p.mode != "exhaustive")
       die("replay needs a plan compiled with --mode exhaustive (this one is " +
           p.mode + ")");
+    // The model again, from the stored static facts: with the ceilings
+    // measured on the GPU (--calibration), or as compiled.
+    if (!o.calibration.empty()) {
+      try {
+        p.cal = loadCalibration(o.calibration);
+      } catch (const std::exception &e) {
+        die(e.what());
+      }
+    }
+    std::vector<Static> st;
+    for (Entry &e : p.entries) {
+      if (e.st.compiled && e.st.pruned.empty())
+        e.st.modelMs = modelTime(p.facts, e.cand, e.st, p.cal);
+      st.push_back(e.st);
+    }
+    rankByModel(st);
+    for (size_t i = 0; i < st.size(); ++i)
+      p.entries[i].st.rank = st[i].rank;
     // Record every measurement, as ingest would, without the rounds.
     p.rounds = {survivors(p)};
     p.done = false;
@@ -844,6 +882,7 @@ int main(int argc, char **argv) {
                 {"space", p.space},
                 {"simulated", true},
                 {"default_ms", p.defaultMs},
+                {"calibration", p.cal.source},
                 {"exhaustive", replay(p, "exhaustive", 0, 0)}};
     out["guided"] = replay(p, "guided", o.budget, 0);
     int budget = out["guided"]["candidates_timed"];
