@@ -371,7 +371,10 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
                   : unit == "\"mma_sync_tf32\""
                       ? cal.tf32Tflops * cal.mmaSyncFraction
                       : cal.tf32Tflops * cal.mmaSyncFraction / 3;
-    double compute = f.flops / (peak * 1e12 * balance * occEff) * 1e3;
+    // wgmma is asynchronous and fed by TMA: a warpgroup per 64 rows keeps
+    // the tensor cores busy without many warps (its stages hide latency).
+    double unitOcc = unit == "\"wgmma_tf32\"" ? 1.0 : occEff;
+    double compute = f.flops / (peak * 1e12 * balance * unitOcc) * 1e3;
     auto b = sizes(c.get("block"));
     double mem = f.minimalBytes / bw * 1e3;
     if (b.size() == 3) {
@@ -384,7 +387,7 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     int64_t stages = count(c, "stages");
     double stageEff = stages >= 3 ? 1.0 : stages == 2 ? 0.9 : 0.75;
     compute /= stageEff;
-    mem /= occEff;
+    mem /= unitOcc;
     // The two overlap, not perfectly: a tenth of the smaller one shows.
     t = std::max(compute, mem) + 0.1 * std::min(compute, mem);
   } else {

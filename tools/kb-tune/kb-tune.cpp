@@ -487,6 +487,12 @@ void ingest(const Options &o, const std::string &dir, Plan &p,
   std::vector<json> reports = reportsOf(output);
   std::string device = o.device;
   int matched = 0;
+  // The batch in batch.txt's order, for reports that name no bundle.
+  std::vector<std::string> order;
+  if (r == 0 && fs::exists(dir + "/default"))
+    order.push_back("default");
+  for (int i : batch)
+    order.push_back(p.entries[i].id);
   for (size_t j = 0; j < reports.size(); ++j) {
     const json &rep = reports[j];
     int idx = -1;
@@ -494,6 +500,8 @@ void ingest(const Options &o, const std::string &dir, Plan &p,
     while (!bundle.empty() && bundle.back() == '/')
       bundle.pop_back();
     std::string id = fs::path(bundle).filename().string();
+    if (bundle.empty() && reports.size() == order.size())
+      id = order[j];
     if (id == "default") {
       Measured d = parseReport(rep, -1);
       if (d.status == "ok")
@@ -503,8 +511,6 @@ void ingest(const Options &o, const std::string &dir, Plan &p,
     for (int i : batch)
       if (p.entries[i].id == id)
         idx = i;
-    if (idx < 0 && bundle.empty() && reports.size() == batch.size())
-      idx = batch[j];
     if (idx < 0)
       continue;
     p.entries[idx].meas = parseReport(rep, p.maxRelError);
@@ -865,11 +871,18 @@ int main(int argc, char **argv) {
     quiet.quiet = true;
     quiet.db.clear();
     std::vector<json> reports = reportsOf(readJson(o.results));
-    for (const json &rep : reports) {
+    // gpu-tune.sh's order (default/, then c*/), for reports naming no bundle.
+    std::vector<std::string> order = {"default"};
+    for (int i : survivors(p))
+      order.push_back(p.entries[i].id);
+    for (size_t j = 0; j < reports.size(); ++j) {
+      const json &rep = reports[j];
       std::string bundle = rep.is_object() ? rep.value("bundle", "") : "";
       while (!bundle.empty() && bundle.back() == '/')
         bundle.pop_back();
       std::string id = fs::path(bundle).filename().string();
+      if (bundle.empty() && reports.size() == order.size())
+        id = order[j];
       if (id == "default" && parseReport(rep, -1).status == "ok")
         p.defaultMs = parseReport(rep, -1).medianMs;
       for (Entry &e : p.entries)
