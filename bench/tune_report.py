@@ -85,7 +85,10 @@ def at(curve, c):
 series = {}
 for mode, cs in curves.items():
     pts = []
-    for c in range(1, xmax + 1):
+    # Up to where this mode's longest search ends (a finished search keeps
+    # its best until then).
+    xend = max([cv[-1][0] for cv in cs if cv] + [0])
+    for c in range(1, min(xmax, xend) + 1):
         vals = [at(cv, c) if at(cv, c) is not None else None for cv in cs]
         vals = [v if v is not None else (cv[-1][1] if cv and c > cv[-1][0] else None) for v, cv in zip(vals, cs)]
         vals = [v for v in vals if v is not None]

@@ -33,7 +33,10 @@ read -r -a runargs <<< "${KB_TUNE_RUN_ARGS:---warmup 2 --min-runs 10 --min-ms 20
 echo "{" > "$out/times.json"
 sep=""
 t_start=$(date +%s)
-for plan in "$work"/plans/*/; do
+# The cheap families first, so that a run cut short by KB_TUNE_BUDGET_S
+# still has every family.
+for plan in "$work"/plans/ew_*/ "$work"/plans/softmax_*/ "$work"/plans/mm_*/; do
+  [ -d "$plan" ] || continue
   name=$(basename "$plan")
   if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
   if [ $(( $(date +%s) - t_start )) -gt "${KB_TUNE_BUDGET_S:-330}" ]; then

@@ -279,6 +279,13 @@ json toJson(const Static &s) {
           {"rank", s.rank}};
 }
 
+/// j[key] as a number, `def` when absent or not a number (a model time of
+/// infinity is written as null).
+static double num(const json &j, const char *key, double def) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : def;
+}
+
 Static staticFromJson(const json &j) {
   Static s;
   s.compiled = j.value("compiled", false);
@@ -293,7 +300,7 @@ Static staticFromJson(const json &j) {
   s.occupancy = j.value("occupancy", 0.0);
   s.limiter = j.value("limiter", "");
   s.otherKernelBytes = j.value("other_kernel_bytes", 0.0);
-  s.modelMs = j.value("model_ms", 0.0);
+  s.modelMs = num(j, "model_ms", 0.0);
   s.rank = j.value("rank", -1);
   return s;
 }
@@ -621,7 +628,7 @@ int defaultBudget(const Plan &p) {
   int n = int(survivors(p).size());
   if (p.mode == "exhaustive")
     return n;
-  return std::min(n, std::max(2, (n + 9) / 10));
+  return std::min(n, std::max(2, n / 10));
 }
 
 static std::vector<int> byRank(const Plan &p) {

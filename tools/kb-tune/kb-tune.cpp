@@ -422,8 +422,9 @@ Plan compileAll(const Options &o, Program &prog) {
       else if (!unit.empty() && unit != "\"ffma\"" && !e.st.tensorCores)
         e.st.pruned =
             "no tensor-core instruction in the PTX of a " + unit + " kernel";
-      e.st.modelMs = modelTime(p.facts, e.cand, e.st, p.cal);
-      if (!e.st.pruned.empty())
+      if (e.st.pruned.empty())
+        e.st.modelMs = modelTime(p.facts, e.cand, e.st, p.cal);
+      else
         fs::remove_all(dir);
     }
     p.entries.push_back(std::move(e));
@@ -684,7 +685,7 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     c->add_option("--budget", o.budget,
                   "Candidates to time (guided, random; default a tenth of "
-                  "the survivors, at least 2)");
+                  "the survivors, rounded down, at least 2)");
     c->add_option("--seed", o.seed, "Seed of the random mode")
         ->capture_default_str();
     c->add_option("--calibration", o.calibration,
