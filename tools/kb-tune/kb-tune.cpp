@@ -847,8 +847,8 @@ int main(int argc, char **argv) {
     if (p.mode != "exhaustive")
       die("replay needs a plan compiled with --mode exhaustive (this one is " +
           p.mode + ")");
-    // The model again, from the stored static facts: with the ceilings
-    // measured on the GPU (--calibration), or as compiled.
+    // The model again (this kb-tune's), from the stored static facts: with
+    // the ceilings measured on the GPU (--calibration), or the plan's.
     if (!o.calibration.empty()) {
       try {
         p.cal = loadCalibration(o.calibration);
