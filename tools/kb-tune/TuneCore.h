@@ -183,8 +183,8 @@ json toJson(const Plan &p);
 Plan planFromJson(const json &j);
 
 std::vector<int> survivors(const Plan &p);
-/// The default budget: a tenth of the survivors (rounded down), at least 2 (all of them
-/// for exhaustive).
+/// The default budget: a tenth of the survivors (rounded down), at least 2 (all
+/// of them for exhaustive).
 int defaultBudget(const Plan &p);
 /// The first round of `p.mode`: every survivor (exhaustive), a seeded
 /// sample of `budget` (random), the model's best half-budget (guided).
