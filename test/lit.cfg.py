@@ -23,7 +23,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kb_tools_dir, append_path=True)
 tool_dirs = [config.kb_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["kb-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["kb-opt", "kb-tune"], tool_dirs)
 
 # ptxas: from PATH, the configured CUDA toolkit, or /usr/local/cuda.
 ptxas = shutil.which("ptxas")

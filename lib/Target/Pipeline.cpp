@@ -46,6 +46,10 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit holding nvvm/libdevice (default: CUDA_ROOT, "
                      "CUDA_HOME, CUDA_PATH, then /usr/local/cuda)")};
+  Option<std::string> tuningDb{
+      *this, "tuning-db",
+      llvm::cl::desc("A kb-tune database whose entries give kernels their "
+                     "#kb.config (docs/kb-tune.md); read by kb-select-config")};
   Option<std::string> ptxas{*this, "ptxas",
                             llvm::cl::desc("ptxas path, 'auto' or 'none'"),
                             llvm::cl::init("auto")};
@@ -100,8 +104,9 @@ buildCompilePipeline(OpPassManager &pm, const CompileOptions &o,
     fpm.addPass(kb::createKBFuseElementwise());
   // kb-select-mma first: it may put a kb.transpose in front of a matmul,
   // which kb-select-config then configures.
-  fpm.addPass(kb::createKBSelectMma(kb::KBSelectMmaOptions{chip}));
-  fpm.addPass(kb::createKBSelectConfig(kb::KBSelectConfigOptions{chip}));
+  fpm.addPass(kb::createKBSelectMma(kb::KBSelectMmaOptions{chip, o.tuningDb}));
+  fpm.addPass(
+      kb::createKBSelectConfig(kb::KBSelectConfigOptions{chip, o.tuningDb}));
   fpm.addPass(kb::createKBTile(kb::KBTileOptions{chip}));
   fpm.addPass(
       kb::createKBPromoteSharedMemory(kb::KBPromoteSharedMemoryOptions{chip}));

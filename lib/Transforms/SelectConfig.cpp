@@ -305,6 +305,16 @@ struct SelectConfigPass
                                  << "' (known: sm_80, sm_90, sm_90a)";
       return signalPassFailure();
     }
+    std::optional<TuningDb> db;
+    if (!tuningDb.empty()) {
+      std::string error;
+      auto loaded = loadTuningDb(tuningDb, error);
+      if (failed(loaded)) {
+        getOperation().emitError() << "kb-select-config: " << error;
+        return signalPassFailure();
+      }
+      db = std::move(*loaded);
+    }
     for (Operation &op : getOperation().getBody().getOps()) {
       auto kind = getKernelKind(&op);
       if (!kind)
@@ -313,6 +323,8 @@ struct SelectConfigPass
       // instead of its own `attributes {config = ...}`.
       if (auto fusion = dyn_cast<FusionOp>(op))
         adoptInnerConfig(fusion);
+      if (db && failed(applyTuningEntry(&op, *db, model->chip)))
+        return signalPassFailure();
       ConfigFields f = ConfigFields::from(getConfig(&op));
       LogicalResult ok = success();
       switch (*kind) {

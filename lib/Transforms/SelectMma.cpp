@@ -129,6 +129,16 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                                  << "' (known: sm_80, sm_90, sm_90a)";
       return signalPassFailure();
     }
+    std::optional<TuningDb> db;
+    if (!tuningDb.empty()) {
+      std::string error;
+      auto loaded = loadTuningDb(tuningDb, error);
+      if (failed(loaded)) {
+        getOperation().emitError() << "kb-select-mma: " << error;
+        return signalPassFailure();
+      }
+      db = std::move(*loaded);
+    }
     // makeBKMajor inserts ops: walk a snapshot of the kernels.
     DenseMap<Value, Value> transposed;
     SmallVector<Operation *> kernels;
@@ -139,6 +149,8 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       MatmulOp mm = getKernelMatmul(&op);
       if (!mm)
         continue;
+      if (db && failed(applyTuningEntry(&op, *db, model->chip)))
+        return signalPassFailure();
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (!f.mma) {
         f.mma = unitFor(mm, *model);

@@ -70,6 +70,26 @@ int64_t chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
                      int64_t bk, int64_t batch, int64_t sms,
                      int64_t residentBlocks, double unitTflops, double copyGBs);
 
+/// A kb-tune database (docs/kb-tune.md): the tuned #kb.config text of each
+/// kernel key.
+struct TuningDb {
+  llvm::StringMap<std::string> configs;
+};
+/// The database key of a kernel op: its ops, shapes, a matmul's precision,
+/// the chip and kb's version, e.g.
+/// "kb.matmul|b1 m2048 n2048 k2048|tf32|sm_90a|kb 0.1.0". kb-tune writes
+/// entries under the key kb-select-config looks up.
+std::string tuningKey(Operation *op, StringRef chip);
+/// Reads the database at `path`; failure with `error` set when it cannot be
+/// read or is not a kb-tune database.
+FailureOr<TuningDb> loadTuningDb(StringRef path, std::string &error);
+/// Gives `op` the fields of its entry in `db`, if any, as hand-set fields;
+/// a field already set that disagrees leaves the op as it is, with a
+/// warning. Fails (with an error on `op`) when the entry's config does not
+/// parse.
+LogicalResult applyTuningEntry(Operation *op, const TuningDb &db,
+                               StringRef chip);
+
 } // namespace mlir::kb
 
 #endif // KB_TRANSFORMS_PASSES_H

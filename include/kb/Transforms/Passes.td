@@ -48,10 +48,17 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
     64 x 64 tiles (or 32 x 32) of 256 threads. Fields that a program sets by hand are kept and
     checked: a config that cannot launch (over 1024 threads, more shared
     memory than the target has) is an error here, never a failed launch.
+    With `tuning-db=PATH` (a kb-tune database, docs/kb-tune.md) a kernel
+    whose key (ops, shapes, precision, chip, kb version) has an entry gets
+    the entry's fields as if written by hand, unless a field already set
+    disagrees (then a warning and no entry); a malformed database is an
+    error.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "Target chip: sm_90a (Hopper, the default: wgmma and TMA), sm_90 (portable to later chips: mma.sync), sm_80">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
+           "A kb-tune database (JSON) whose entries give kernels their config">,
   ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
@@ -119,11 +126,15 @@ def KBSelectMma : Pass<"kb-select-mma", "func::FuncOp"> {
     `mma_sync_tf32x3`. On `sm_90a`, `precision(tf32)` gives `wgmma_tf32`
     (warpgroup wgmma.mma_async from swizzled shared memory) when K is a
     multiple of 4 (16-byte rows). A hand-set unit that contradicts the
-    precision or the chip is an error.
+    precision or the chip is an error. With `tuning-db=PATH` a matmul
+    kernel with an entry in the kb-tune database takes the entry's fields,
+    the unit among them, as hand-set (the same step as kb-select-config's).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "Target chip: sm_90a (Hopper, the default: wgmma and TMA), sm_90 (portable to later chips: mma.sync), sm_80">,
+      Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
+           "A kb-tune database (JSON): a matmul with an entry takes the entry's unit (and fields) as hand-set">,
   ];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }

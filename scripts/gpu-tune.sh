@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no MLIR there): measures kb-tune's precompiled
+# exhaustive batches (build/tune/batches.tar.gz, from
+# scripts/build-tune-batches.sh), one kb-run process per program, plus kb's
+# default config of each. Random and guided search are replayed afterwards
+# on the build machine from these measurements (scripts/tune-results.sh):
+# they only choose which measured candidates to look at.
+# Writes under $OUT/tune: NAME.json (kb-run's reports), times.json (GPU
+# seconds per program), calibration.json, gpu.txt, log.txt.
+# Carry: build/bin (kb-run) and build/tune/batches.tar.gz.
+# KB_TUNE_ONLY: a regex of program names; KB_TUNE_RUN_ARGS: kb-run's timing
+# options (default --warmup 2 --min-runs 10 --min-ms 20); KB_TUNE_BUDGET_S:
+# stop starting programs after this many seconds (default 330).
+set -u
+OUT=${OUT:-/tmp/kb-tune-out}
+out="$OUT/tune"
+mkdir -p "$out"
+KB_RUN=${KB_RUN:-build/bin/kb-run}
+pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+"$KB_RUN" --check-device || exit 2
+work=${TMPDIR:-/tmp}/kb-tune-batches
+rm -rf "$work" && mkdir -p "$work"
+tar -C "$work" -xzf build/tune/batches.tar.gz || exit 1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
+date -u >> "$out/gpu.txt"
+log="$out/log.txt"
+: > "$log"
+# The model's ceilings, measured here (kb-tune --calibration reads this).
+export XDG_CACHE_HOME="$work/cache"
+"$KB_RUN" --calibrate >> "$log" 2>&1 && cp "$XDG_CACHE_HOME/kb/calibration.json" "$out/calibration.json"
+read -r -a runargs <<< "${KB_TUNE_RUN_ARGS:---warmup 2 --min-runs 10 --min-ms 20}"
+echo "{" > "$out/times.json"
+sep=""
+t_start=$(date +%s)
+# The cheap families first, so that a run cut short by KB_TUNE_BUDGET_S
+# still has every family.
+for plan in "$work"/plans/ew_*/ "$work"/plans/softmax_*/ "$work"/plans/mm_*/; do
+  [ -d "$plan" ] || continue
+  name=$(basename "$plan")
+  if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
+  if [ $(( $(date +%s) - t_start )) -gt "${KB_TUNE_BUDGET_S:-330}" ]; then
+    echo "$name: skipped, past KB_TUNE_BUDGET_S" | tee -a "$log"; continue
+  fi
+  bundles=("$plan"default/ "$plan"c*/)
+  start=$(date +%s.%N)
+  timeout 150 "$KB_RUN" --json --no-baselines --quiet "${runargs[@]}" "${bundles[@]}" > "$out/$name.json" 2>> "$log"
+  rc=$?
+  # A kb-run that measures one bundle per process: one call each.
+  if ! python3 -c 'import json,sys; sys.exit(0 if "reports" in json.load(open(sys.argv[1])) else 1)' "$out/$name.json" 2>/dev/null; then
+    echo "$name: kb-run gave no multi-bundle report (rc $rc); one process per bundle" | tee -a "$log"
+    one="$work/one/$name"
+    mkdir -p "$one"
+    i=0
+    for b in "${bundles[@]}"; do
+      timeout 30 "$KB_RUN" --quiet "${runargs[@]}" --json-out "$one/$(printf %04d $i).json" "$b" > /dev/null 2>> "$log"
+      i=$((i + 1))
+    done
+    python3 -c '
+import glob, json, sys
+reps = []
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    try: reps.append(json.load(open(f)))
+    except ValueError: pass
+json.dump({"schema": 1, "status": "ok", "reports": reps}, open(sys.argv[2], "w"))' "$one" "$out/$name.json"
+  fi
+  secs=$(python3 -c "import time; print(round(time.time() - $start, 2))")
+  echo "$name: ${#bundles[@]} bundles, rc $rc, $secs s" | tee -a "$log"
+  echo "$sep \"$name\": {\"seconds\": $secs, \"bundles\": ${#bundles[@]}, \"rc\": $rc}" >> "$out/times.json"
+  sep=","
+done
+echo "}" >> "$out/times.json"

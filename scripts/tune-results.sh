@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Turns scripts/gpu-tune.sh's measurements into docs/kb-tune.md's results:
+# replays random and guided search over each program's exhaustive
+# measurements (kb-tune replay: each mode sees only the candidates it picks),
+# then prints the markdown table (also build/tune/results.md) and draws
+# docs/kb-tune-search.svg. Needs the plans of scripts/build-tune-batches.sh
+# (build/tune/plans) and build/bin/kb-tune.
+# Usage: scripts/tune-results.sh OUT_DIR   (the folder gpu-tune.sh wrote tune/ into)
+# SEEDS: random replays per program (default 20).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+res=${1:?usage: scripts/tune-results.sh OUT_DIR}
+mkdir -p build/tune/replay
+for plan in build/tune/plans/*/; do
+  name=$(basename "$plan")
+  [ -f "$res/tune/$name.json" ] || { echo "no measurements for $name" >&2; continue; }
+  cal=(); [ -f "$res/tune/calibration.json" ] && cal=(--calibration "$res/tune/calibration.json")
+  build/bin/kb-tune replay "$plan" "$res/tune/$name.json" --seeds "${SEEDS:-20}" "${cal[@]}" \
+    > "build/tune/replay/$name.json"
+done
+python3 bench/tune_report.py build/tune/replay build/tune/programs/programs.json \
+  "$res/tune/times.json" docs/kb-tune-search.svg | tee build/tune/results.md

@@ -1,0 +1,1095 @@
+//===- TuneCore.cpp - kb-tune's space, model, search and database ---------===//
+//
+// See TuneCore.h. Nothing here runs a pass or a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TuneCore.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace kbtune {
+
+const char *familyName(Family f) {
+  switch (f) {
+  case Family::Matmul:
+    return "matmul";
+  case Family::Softmax:
+    return "softmax";
+  case Family::Elementwise:
+    return "elementwise";
+  }
+  return "?";
+}
+
+static Family familyFromName(const std::string &s) {
+  if (s == "matmul")
+    return Family::Matmul;
+  if (s == "softmax")
+    return Family::Softmax;
+  return Family::Elementwise;
+}
+
+bool Facts::allows(const std::string &p) const {
+  return std::find(precisions.begin(), precisions.end(), p) != precisions.end();
+}
+
+json toJson(const Facts &f) {
+  return {{"family", familyName(f.family)},
+          {"chip", f.chip},
+          {"precision", f.precision},
+          {"precisions", f.precisions},
+          {"batch", f.batch},
+          {"m", f.m},
+          {"n", f.n},
+          {"k", f.k},
+          {"rows", f.rows},
+          {"cols", f.cols},
+          {"fused", f.fused},
+          {"minimal_bytes", f.minimalBytes},
+          {"flops", f.flops}};
+}
+
+Facts factsFromJson(const json &j) {
+  Facts f;
+  f.family = familyFromName(j.value("family", "elementwise"));
+  f.chip = j.value("chip", "sm_90a");
+  f.precision = j.value("precision", "-");
+  f.precisions = j.value("precisions", std::vector<std::string>{});
+  f.batch = j.value("batch", int64_t(1));
+  f.m = j.value("m", int64_t(0));
+  f.n = j.value("n", int64_t(0));
+  f.k = j.value("k", int64_t(0));
+  f.rows = j.value("rows", int64_t(0));
+  f.cols = j.value("cols", int64_t(0));
+  f.fused = j.value("fused", false);
+  f.minimalBytes = j.value("minimal_bytes", 0.0);
+  f.flops = j.value("flops", 0.0);
+  return f;
+}
+
+std::string Candidate::get(const std::string &field) const {
+  for (auto &[k, v] : fields)
+    if (k == field)
+      return v;
+  return "";
+}
+
+std::string Candidate::config() const {
+  std::string s = "#kb.config<";
+  bool first = true;
+  for (auto &[k, v] : fields) {
+    if (v.empty())
+      continue;
+    s += (first ? "" : ", ") + k + " = " + v;
+    first = false;
+  }
+  return s + ">";
+}
+
+std::string precisionOfUnit(const std::string &unit) {
+  std::string u = unit;
+  u.erase(std::remove(u.begin(), u.end(), '"'), u.end());
+  if (u == "ffma")
+    return "ieee";
+  if (u == "mma_sync_tf32x3")
+    return "tf32x3";
+  if (u == "mma_sync_tf32" || u == "wgmma_tf32")
+    return "tf32";
+  return "-";
+}
+
+// --- The space --------------------------------------------------------------
+
+namespace {
+using Pred = std::function<bool(const Candidate &, const Facts &)>;
+Pred always() {
+  return [](const Candidate &, const Facts &) { return true; };
+}
+Pred unitIs(std::initializer_list<const char *> units) {
+  std::vector<std::string> us;
+  for (const char *u : units)
+    us.push_back(std::string("\"") + u + "\"");
+  return [us](const Candidate &c, const Facts &) {
+    return std::find(us.begin(), us.end(), c.get("mma")) != us.end();
+  };
+}
+Pred strategyIs(std::initializer_list<const char *> names) {
+  std::vector<std::string> ns;
+  for (const char *n : names)
+    ns.push_back(std::string("\"") + n + "\"");
+  return [ns](const Candidate &c, const Facts &) {
+    return std::find(ns.begin(), ns.end(), c.get("strategy")) != ns.end();
+  };
+}
+Pred allows(const char *precision) {
+  std::string p = precision;
+  return [p](const Candidate &, const Facts &f) { return f.allows(p); };
+}
+} // namespace
+
+const std::vector<FieldRow> &spaceTable() {
+  using F = Family;
+  static const std::vector<FieldRow> table = {
+      // Matmul: the unit first (kb-select-mma's field), then kb-tile's tiles,
+      // kb-promote-shared-memory's stages and copy, kb-tile's raster.
+      {F::Matmul, "mma", {"\"ffma\""}, allows("ieee")},
+      {F::Matmul, "mma", {"\"mma_sync_tf32\""}, allows("tf32")},
+      {F::Matmul,
+       "mma",
+       {"\"wgmma_tf32\""},
+       [](const Candidate &, const Facts &f) {
+         return f.allows("tf32") && f.chip == "sm_90a" && f.k % 4 == 0;
+       }},
+      {F::Matmul, "mma", {"\"mma_sync_tf32x3\""}, allows("tf32x3")},
+      {F::Matmul,
+       "block",
+       {"[64, 64, 32]", "[64, 128, 32]", "[128, 64, 32]", "[128, 128, 32]",
+        "[128, 256, 32]", "[256, 128, 32]"},
+       unitIs({"wgmma_tf32"})},
+      {F::Matmul,
+       "block",
+       {"[64, 64, 32]", "[64, 128, 32]", "[128, 64, 32]", "[128, 128, 32]",
+        "[128, 256, 32]"},
+       unitIs({"mma_sync_tf32", "mma_sync_tf32x3"})},
+      {F::Matmul,
+       "warp",
+       {"[32, 32]", "[64, 32]", "[64, 64]"},
+       unitIs({"mma_sync_tf32", "mma_sync_tf32x3"})},
+      {F::Matmul,
+       "block",
+       {"[64, 64, 8]", "[64, 64, 16]", "[128, 64, 16]", "[64, 128, 16]",
+        "[128, 128, 16]", "[128, 128, 32]"},
+       unitIs({"ffma"})},
+      {F::Matmul, "thread", {"[4, 4]", "[8, 8]", "[8, 4]"}, unitIs({"ffma"})},
+      {F::Matmul, "stages", {"3", "4", "5"}, unitIs({"wgmma_tf32"})},
+      {F::Matmul,
+       "stages",
+       {"1", "2", "3", "4"},
+       unitIs({"mma_sync_tf32", "mma_sync_tf32x3"})},
+      {F::Matmul, "stages", {"1", "2", "3"}, unitIs({"ffma"})},
+      {F::Matmul, "copy", {"\"tma\""}, unitIs({"wgmma_tf32"})},
+      // "" leaves the field to kb-tile (row by row for these shapes).
+      {F::Matmul,
+       "raster",
+       {"", "8"},
+       [](const Candidate &c, const Facts &f) {
+         return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 && f.m > 128;
+       }},
+      // Split-K, when #kb.config has it (the matmul issues):
+      // {F::Matmul, "split", {"", "2", "4", "8"}, always()},
+
+      // Softmax: kb-select-config's fields.
+      {F::Softmax,
+       "strategy",
+       {"\"registers\"", "\"online\"", "\"split_global\"", "\"split\""},
+       always()},
+      {F::Softmax, "threads", {"128", "256", "512", "1024"}, always()},
+      {F::Softmax, "vector", {"2", "4"}, always()},
+      {F::Softmax,
+       "cluster",
+       {"2", "4", "8"},
+       strategyIs({"split", "split_global"})},
+
+      // Elementwise (and fused elementwise chains).
+      {F::Elementwise,
+       "threads",
+       {"64", "128", "256", "512", "1024"},
+       always()},
+      {F::Elementwise, "vector", {"1", "2", "4"}, always()},
+  };
+  return table;
+}
+
+std::vector<Candidate> enumerateSpace(const Facts &facts,
+                                      const std::vector<FieldRow> &table) {
+  // Fields in order of first appearance.
+  std::vector<std::string> order;
+  for (const FieldRow &r : table)
+    if (r.family == facts.family &&
+        std::find(order.begin(), order.end(), r.field) == order.end())
+      order.push_back(r.field);
+  std::vector<Candidate> partial{Candidate{}};
+  for (const std::string &field : order) {
+    std::vector<Candidate> next;
+    for (const Candidate &c : partial) {
+      std::vector<std::string> values;
+      for (const FieldRow &r : table)
+        if (r.family == facts.family && r.field == field && r.when(c, facts))
+          for (const std::string &v : r.values)
+            if (std::find(values.begin(), values.end(), v) == values.end())
+              values.push_back(v);
+      if (values.empty()) {
+        next.push_back(c);
+        continue;
+      }
+      for (const std::string &v : values) {
+        Candidate d = c;
+        d.fields.emplace_back(field, v);
+        next.push_back(d);
+      }
+    }
+    partial = std::move(next);
+  }
+  for (Candidate &c : partial)
+    c.precision = facts.family == Family::Matmul ? precisionOfUnit(c.get("mma"))
+                                                 : std::string("-");
+  if (partial.size() == 1 && partial[0].fields.empty())
+    return {};
+  return partial;
+}
+
+std::string spaceId(const std::vector<Candidate> &space) {
+  // FNV-1a over the configs, in order.
+  uint64_t h = 1469598103934665603ull;
+  for (const Candidate &c : space)
+    for (char ch : c.config() + c.precision + ";") {
+      h ^= static_cast<unsigned char>(ch);
+      h *= 1099511628211ull;
+    }
+  std::ostringstream os;
+  os << std::hex << h;
+  return std::to_string(space.size()) + "-" + os.str();
+}
+
+// --- Static facts and the model -----------------------------------------
+
+json toJson(const Static &s) {
+  return {{"compiled", s.compiled},
+          {"pruned", s.pruned},
+          {"registers", s.registers},
+          {"spill_bytes", s.spillBytes},
+          {"threads", s.threads},
+          {"shared_bytes", s.sharedBytes},
+          {"blocks", s.blocks},
+          {"tensor_cores", s.tensorCores},
+          {"blocks_per_sm", s.blocksPerSM},
+          {"occupancy", s.occupancy},
+          {"limiter", s.limiter},
+          {"other_kernel_bytes", s.otherKernelBytes},
+          {"model_ms", s.modelMs},
+          {"rank", s.rank}};
+}
+
+/// j[key] as a number, `def` when absent or not a number (a model time of
+/// infinity is written as null).
+static double num(const json &j, const char *key, double def) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : def;
+}
+
+Static staticFromJson(const json &j) {
+  Static s;
+  s.compiled = j.value("compiled", false);
+  s.pruned = j.value("pruned", "");
+  s.registers = j.value("registers", 0);
+  s.spillBytes = j.value("spill_bytes", 0);
+  s.threads = j.value("threads", 0);
+  s.sharedBytes = j.value("shared_bytes", 0);
+  s.blocks = j.value("blocks", int64_t(0));
+  s.tensorCores = j.value("tensor_cores", false);
+  s.blocksPerSM = j.value("blocks_per_sm", 0);
+  s.occupancy = j.value("occupancy", 0.0);
+  s.limiter = j.value("limiter", "");
+  s.otherKernelBytes = j.value("other_kernel_bytes", 0.0);
+  s.modelMs = num(j, "model_ms", 0.0);
+  s.rank = j.value("rank", -1);
+  return s;
+}
+
+Calibration loadCalibration(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read calibration '" + path + "'");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const std::exception &e) {
+    throw std::runtime_error("calibration '" + path + "' is not JSON");
+  }
+  // kb-run's cache: {device name: figures}; take the first device's.
+  if (j.is_object() && !j.contains("copy_bandwidth_gbs")) {
+    for (auto &[name, v] : j.items())
+      if (v.is_object() && v.contains("copy_bandwidth_gbs")) {
+        j = v;
+        break;
+      }
+  }
+  if (!j.is_object() || !j.contains("copy_bandwidth_gbs") ||
+      !j["copy_bandwidth_gbs"].is_number())
+    throw std::runtime_error("calibration '" + path +
+                             "' has no copy_bandwidth_gbs (write it with "
+                             "kb-run --calibrate)");
+  Calibration c;
+  c.copyGBs = j["copy_bandwidth_gbs"];
+  c.fp32Tflops = j.value("cublas_fp32_tflops", c.fp32Tflops);
+  c.tf32Tflops = j.value("cublas_tf32_tflops", c.tf32Tflops);
+  c.source = "kb-run --calibrate (" + path + ")";
+  return c;
+}
+
+static std::vector<int64_t> sizes(const std::string &text) {
+  std::vector<int64_t> out;
+  std::string num;
+  for (char ch : text) {
+    if (std::isdigit(static_cast<unsigned char>(ch)))
+      num += ch;
+    else if (!num.empty()) {
+      out.push_back(std::stoll(num));
+      num.clear();
+    }
+  }
+  if (!num.empty())
+    out.push_back(std::stoll(num));
+  return out;
+}
+
+static int64_t count(const Candidate &c, const char *field);
+
+double modelTime(const Facts &f, const Candidate &c, const Static &s,
+                 const Calibration &cal) {
+  if (!s.compiled || !s.pruned.empty())
+    return std::numeric_limits<double>::infinity();
+  const double launchMs = 0.004;
+  double bw = cal.copyGBs * 1e9; // bytes/s
+  int sms = std::max(cal.sms, 1);
+  int64_t blocks = std::max<int64_t>(s.blocks, 1);
+  // Blocks the busiest SM runs one after the other, against a perfect
+  // spread: the wave quantization of the grid.
+  double perSM = std::ceil(double(blocks) / sms);
+  double balance = double(blocks) / (perSM * sms);
+  // Warps to hide latency: a quarter of the SM's warps is enough.
+  double occEff = std::min(1.0, 0.4 + 2.4 * s.occupancy);
+  double otherMs =
+      s.otherKernelBytes > 0 ? s.otherKernelBytes / bw * 1e3 + launchMs : 0;
+  double t;
+  if (f.family == Family::Matmul) {
+    std::string unit = c.get("mma");
+    double peak = unit == "\"ffma\""         ? cal.fp32Tflops
+                  : unit == "\"wgmma_tf32\"" ? cal.tf32Tflops
+                  : unit == "\"mma_sync_tf32\""
+                      ? cal.tf32Tflops * cal.mmaSyncFraction
+                      : cal.tf32Tflops * cal.mmaSyncFraction / 3;
+    // wgmma is asynchronous and fed by TMA: a warpgroup per 64 rows keeps
+    // the tensor cores busy without many warps (its stages hide latency).
+    double unitOcc = unit == "\"wgmma_tf32\"" ? 1.0 : occEff;
+    double compute = f.flops / (peak * 1e12 * balance * unitOcc) * 1e3;
+    auto b = sizes(c.get("block"));
+    double mem = f.minimalBytes / bw * 1e3;
+    if (b.size() == 3) {
+      double tiles =
+          std::ceil(double(f.m) / b[0]) * std::ceil(double(f.n) / b[1]);
+      double l2Bytes = f.batch * tiles * double(b[0] + b[1]) * f.k * 4;
+      mem = std::max(mem, l2Bytes / (3 * bw) * 1e3);
+    }
+    // Shallow pipelines expose the copies' latency.
+    int64_t stages = count(c, "stages");
+    double stageEff = stages >= 3 ? 1.0 : stages == 2 ? 0.9 : 0.75;
+    compute /= stageEff;
+    mem /= unitOcc;
+    // The two overlap, not perfectly: a tenth of the smaller one shows.
+    t = std::max(compute, mem) + 0.1 * std::min(compute, mem);
+  } else {
+    double passes = c.get("strategy") == "\"online\"" ? 1.5 : 1.0;
+    int64_t vector = std::max<int64_t>(1, std::atoll(c.get("vector").c_str()));
+    double vecEff = vector >= 4 ? 1.0 : vector == 2 ? 0.93 : 0.8;
+    // Bytes in flight an SM needs to cover DRAM latency (about 19 KB on
+    // the H200: 4.2 TB/s x 600 ns / 132 SMs), from the threads resident.
+    double resident = std::min(double(std::max(s.blocksPerSM, 1)) * s.threads,
+                               double(blocks) * s.threads / sms);
+    double latEff = std::min(1.0, resident * vector * 4 / 19000.0);
+    // Lanes that hold part of a row: a row (or a cluster's part of it)
+    // shorter than threads x vector leaves the others idle.
+    std::string strategy = c.get("strategy");
+    int64_t parts = std::max<int64_t>(1, count(c, "cluster"));
+    double part = f.cols > 0 ? double(f.cols) / parts : 0;
+    double lanes = double(std::max(s.threads, 1)) * vector;
+    double laneEff = part > 0 ? part / (std::ceil(part / lanes) * lanes) : 1;
+    if (f.family == Family::Elementwise)
+      laneEff = 1;
+    // Exchanging partials costs a little per block of a row: through a
+    // cluster's shared memory, more through global memory.
+    double exchange = strategy == "\"split\""          ? 1 + 0.03 * parts
+                      : strategy == "\"split_global\"" ? 1 + 0.05 * parts
+                                                       : 1;
+    t = f.minimalBytes * passes * exchange /
+        (bw * vecEff * std::max(latEff * laneEff, 0.05)) * 1e3;
+  }
+  t *= 1 + s.spillBytes / 128.0;
+  return t + launchMs + otherMs;
+}
+
+void rankByModel(std::vector<Static> &st) {
+  std::vector<int> idx;
+  for (int i = 0; i < int(st.size()); ++i)
+    if (st[i].compiled && st[i].pruned.empty())
+      idx.push_back(i);
+    else
+      st[i].rank = -1;
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](int a, int b) { return st[a].modelMs < st[b].modelMs; });
+  for (int r = 0; r < int(idx.size()); ++r)
+    st[idx[r]].rank = r;
+}
+
+// --- Measurements ---------------------------------------------------------
+
+json toJson(const Measured &m) {
+  json j = {{"status", m.status}, {"median_ms", m.medianMs},
+            {"min_ms", m.minMs},  {"max_ms", m.maxMs},
+            {"runs", m.runs},     {"rel_error", m.relError},
+            {"bound", m.bound},   {"cause", m.cause},
+            {"lever", m.lever},   {"levers", m.levers},
+            {"text", m.text},     {"message", m.message}};
+  return j;
+}
+
+Measured measuredFromJson(const json &j) {
+  Measured m;
+  m.status = j.value("status", "error");
+  m.medianMs = j.value("median_ms", 0.0);
+  m.minMs = j.value("min_ms", 0.0);
+  m.maxMs = j.value("max_ms", 0.0);
+  m.runs = j.value("runs", 0);
+  m.relError = j.value("rel_error", -1.0);
+  m.bound = j.value("bound", "");
+  m.cause = j.value("cause", "");
+  m.lever = j.value("lever", "");
+  m.levers = j.value("levers", std::vector<std::string>{});
+  m.text = j.value("text", "");
+  m.message = j.value("message", "");
+  return m;
+}
+
+Measured parseReport(const json &r, double maxRelError) {
+  Measured m;
+  if (!r.is_object()) {
+    m.status = "error";
+    m.message = "not a kb-run report";
+    return m;
+  }
+  std::string status = r.value("status", "error");
+  if (r.contains("checks") && r["checks"].is_array())
+    for (const json &c : r["checks"]) {
+      double e = -1;
+      if (c.contains("float64_relative_error") &&
+          c["float64_relative_error"].is_number())
+        e = c["float64_relative_error"];
+      else if (c.contains("max_rel_error") && c["max_rel_error"].is_number())
+        e = c["max_rel_error"];
+      m.relError = std::max(m.relError, e);
+    }
+  if (r.contains("diagnosis") && r["diagnosis"].is_object()) {
+    const json &d = r["diagnosis"];
+    m.bound = d.value("bound", "");
+    m.cause = d.value("cause", "");
+    m.lever = d.value("lever", "");
+    if (d.contains("levers") && d["levers"].is_array())
+      for (const json &l : d["levers"])
+        if (l.is_string())
+          m.levers.push_back(l);
+    m.text = d.value("text", "");
+  }
+  if (status == "ok" && r.contains("time") && r["time"].is_object()) {
+    const json &t = r["time"];
+    m.status = "ok";
+    m.medianMs = t.value("median_ms", 0.0);
+    m.minMs = t.value("min_ms", m.medianMs);
+    m.maxMs = t.value("max_ms", m.medianMs);
+    m.runs = t.value("runs", 0);
+    if (maxRelError >= 0 && m.relError > maxRelError) {
+      m.status = "inaccurate";
+      m.message = "relative error " + std::to_string(m.relError) +
+                  " over the budget " + std::to_string(maxRelError);
+    }
+  } else if (status == "wrong") {
+    m.status = "wrong";
+    m.message = "a kernel failed its check";
+  } else {
+    m.status = "error";
+    m.message = r.value("message", status == "ok" ? "no time in the report"
+                                                  : "kb-run error");
+  }
+  return m;
+}
+
+std::vector<json> reportsOf(const json &output) {
+  if (output.is_object() && output.contains("reports") &&
+      output["reports"].is_array())
+    return output["reports"].get<std::vector<json>>();
+  if (output.is_array())
+    return output.get<std::vector<json>>();
+  return {output};
+}
+
+// --- The plan ---------------------------------------------------------------
+
+json toJson(const Plan &p) {
+  json entries = json::array();
+  for (const Entry &e : p.entries) {
+    json c = {{"id", e.id},
+              {"config", e.cand.config()},
+              {"fields", e.cand.fields},
+              {"precision", e.cand.precision},
+              {"static", toJson(e.st)},
+              {"round", e.round},
+              {"key", e.key}};
+    if (e.meas)
+      c["measured"] = toJson(*e.meas);
+    entries.push_back(c);
+  }
+  json cal = {{"copy_bandwidth_gbs", p.cal.copyGBs},
+              {"cublas_fp32_tflops", p.cal.fp32Tflops},
+              {"cublas_tf32_tflops", p.cal.tf32Tflops},
+              {"mma_sync_fraction", p.cal.mmaSyncFraction},
+              {"sms", p.cal.sms},
+              {"source", p.cal.source}};
+  return {{"kind", "kb-tune-plan"},
+          {"schema", 1},
+          {"program", p.program},
+          {"mode", p.mode},
+          {"facts", toJson(p.facts)},
+          {"calibration", cal},
+          {"budget", p.budget},
+          {"seed", p.seed},
+          {"max_rel_error", p.maxRelError},
+          {"rounds", p.rounds},
+          {"done", p.done},
+          {"compile_seconds", p.compileSeconds},
+          {"space", p.space},
+          {"exhaustive_best_ms", p.exhaustiveBestMs},
+          {"exhaustive_source", p.exhaustiveSource},
+          {"started_at", p.startedAt},
+          {"updated_at", p.updatedAt},
+          {"default_ms", p.defaultMs},
+          {"candidates", entries}};
+}
+
+Plan planFromJson(const json &j) {
+  if (j.value("kind", "") != "kb-tune-plan")
+    throw std::runtime_error("not a kb-tune plan (no \"kind\": "
+                             "\"kb-tune-plan\")");
+  Plan p;
+  p.program = j.value("program", "");
+  p.mode = j.value("mode", "guided");
+  p.facts = factsFromJson(j.at("facts"));
+  const json &cal = j.at("calibration");
+  p.cal.copyGBs = cal.value("copy_bandwidth_gbs", p.cal.copyGBs);
+  p.cal.fp32Tflops = cal.value("cublas_fp32_tflops", p.cal.fp32Tflops);
+  p.cal.tf32Tflops = cal.value("cublas_tf32_tflops", p.cal.tf32Tflops);
+  p.cal.mmaSyncFraction = cal.value("mma_sync_fraction", p.cal.mmaSyncFraction);
+  p.cal.sms = cal.value("sms", p.cal.sms);
+  p.cal.source = cal.value("source", p.cal.source);
+  p.budget = j.value("budget", 0);
+  p.seed = j.value("seed", uint64_t(1));
+  p.maxRelError = j.value("max_rel_error", -1.0);
+  p.rounds = j.value("rounds", std::vector<std::vector<int>>{});
+  p.done = j.value("done", false);
+  p.compileSeconds = j.value("compile_seconds", 0.0);
+  p.space = j.value("space", "");
+  p.exhaustiveBestMs = j.value("exhaustive_best_ms", 0.0);
+  p.exhaustiveSource = j.value("exhaustive_source", "");
+  p.startedAt = j.value("started_at", 0.0);
+  p.updatedAt = j.value("updated_at", 0.0);
+  p.defaultMs = j.value("default_ms", 0.0);
+  for (const json &c : j.at("candidates")) {
+    Entry e;
+    e.id = c.at("id");
+    e.cand.fields =
+        c.at("fields").get<std::vector<std::pair<std::string, std::string>>>();
+    e.cand.precision = c.value("precision", "-");
+    e.st = staticFromJson(c.at("static"));
+    e.round = c.value("round", -1);
+    e.key = c.value("key", "");
+    if (c.contains("measured"))
+      e.meas = measuredFromJson(c["measured"]);
+    p.entries.push_back(std::move(e));
+  }
+  return p;
+}
+
+std::vector<int> survivors(const Plan &p) {
+  std::vector<int> out;
+  for (int i = 0; i < int(p.entries.size()); ++i)
+    if (p.entries[i].st.compiled && p.entries[i].st.pruned.empty())
+      out.push_back(i);
+  return out;
+}
+
+int defaultBudget(const Plan &p) {
+  int n = int(survivors(p).size());
+  if (p.mode == "exhaustive")
+    return n;
+  return std::min(n, std::max(2, n / 10));
+}
+
+static std::vector<int> byRank(const Plan &p) {
+  std::vector<int> s = survivors(p);
+  std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
+    return p.entries[a].st.rank < p.entries[b].st.rank;
+  });
+  return s;
+}
+
+std::vector<int> firstBatch(const Plan &p) {
+  std::vector<int> s = survivors(p);
+  int budget =
+      p.budget > 0 ? std::min<int>(p.budget, s.size()) : defaultBudget(p);
+  if (p.mode == "exhaustive")
+    return s;
+  if (p.mode == "random") {
+    // Fisher-Yates with mt19937_64, whose output the standard fixes.
+    std::mt19937_64 rng(p.seed);
+    for (int i = int(s.size()) - 1; i > 0; --i)
+      std::swap(s[i], s[rng() % uint64_t(i + 1)]);
+    s.resize(budget);
+    std::sort(s.begin(), s.end());
+    return s;
+  }
+  // The model's best half-budget; candidates the model cannot tell from one
+  // already taken (the same time, one field apart, e.g. a raster the model
+  // does not see) wait until the others are taken.
+  std::vector<int> r = byRank(p), taken, later;
+  size_t want = std::min<size_t>(r.size(), std::max(1, (budget + 1) / 2));
+  for (int i : r) {
+    bool twin = false;
+    for (int t : taken)
+      twin |= distance(p.entries[i].cand, p.entries[t].cand) <= 1 &&
+              std::abs(p.entries[i].st.modelMs - p.entries[t].st.modelMs) <=
+                  0.005 * p.entries[t].st.modelMs;
+    if (twin)
+      later.push_back(i);
+    else if (taken.size() < want)
+      taken.push_back(i);
+  }
+  for (int i : later)
+    if (taken.size() < want)
+      taken.push_back(i);
+  return taken;
+}
+
+int distance(const Candidate &a, const Candidate &b) {
+  std::set<std::string> names;
+  for (auto &kv : a.fields)
+    names.insert(kv.first);
+  for (auto &kv : b.fields)
+    names.insert(kv.first);
+  int d = 0;
+  for (const std::string &n : names)
+    d += a.get(n) != b.get(n);
+  return d;
+}
+
+static double area(const Candidate &c) {
+  auto b = sizes(c.get("block"));
+  return b.size() >= 2 ? double(b[0]) * b[1] : 0;
+}
+static int64_t count(const Candidate &c, const char *field) {
+  auto v = sizes(c.get(field));
+  return v.empty() ? 0 : v[0];
+}
+
+bool followsLever(const std::string &lever, const Candidate &from,
+                  const Candidate &to) {
+  bool matmulLike = !from.get("block").empty();
+  if (lever == "split_k") {
+    if (!from.get("split").empty() || !to.get("split").empty())
+      return count(to, "split") > count(from, "split");
+    return matmulLike && area(to) < area(from); // more blocks
+  }
+  if (lever == "smaller_tiles")
+    return matmulLike ? area(to) < area(from)
+                      : count(to, "threads") < count(from, "threads");
+  if (lever == "larger_tiles")
+    return matmulLike ? area(to) > area(from)
+                      : count(to, "threads") > count(from, "threads");
+  if (lever == "mma_unit")
+    return to.get("mma") != from.get("mma");
+  if (lever == "fewer_stages")
+    return count(to, "stages") < count(from, "stages") &&
+           to.get("mma") == from.get("mma");
+  if (lever == "more_stages")
+    return count(to, "stages") > count(from, "stages") &&
+           to.get("mma") == from.get("mma");
+  if (lever == "vector_width")
+    return to.get("vector") != from.get("vector");
+  return false; // fusion, none: nothing in the space follows them
+}
+
+int bestIndex(const Plan &p, std::vector<int> *ties) {
+  int best = -1;
+  for (int i = 0; i < int(p.entries.size()); ++i) {
+    const auto &m = p.entries[i].meas;
+    if (m && m->status == "ok" &&
+        (best < 0 || m->medianMs < p.entries[best].meas->medianMs))
+      best = i;
+  }
+  if (best < 0)
+    return -1;
+  const Measured &b = *p.entries[best].meas;
+  std::vector<int> tied;
+  for (int i = 0; i < int(p.entries.size()); ++i) {
+    const auto &m = p.entries[i].meas;
+    if (m && m->status == "ok" &&
+        m->medianMs - b.medianMs <= std::max(m->noiseMs(), b.noiseMs()))
+      tied.push_back(i);
+  }
+  if (ties)
+    *ties = tied;
+  return tied.front(); // the first in table order
+}
+
+std::vector<int> nextBatch(const Plan &p) {
+  if (p.mode != "guided")
+    return {};
+  std::set<int> seen;
+  for (const auto &r : p.rounds)
+    seen.insert(r.begin(), r.end());
+  int budget = p.budget > 0 ? p.budget : defaultBudget(p);
+  int remaining = budget - int(seen.size());
+  if (remaining <= 0)
+    return {};
+  int size = std::min(remaining, std::max(1, (budget + 3) / 4));
+  std::vector<int> ranked = byRank(p);
+  std::vector<int> open;
+  for (int i : ranked)
+    if (!seen.count(i))
+      open.push_back(i);
+  std::vector<int> batch;
+  auto take = [&](const std::vector<int> &from) {
+    for (int i : from)
+      if (int(batch.size()) < size &&
+          std::find(batch.begin(), batch.end(), i) == batch.end())
+        batch.push_back(i);
+  };
+  int best = bestIndex(p);
+  if (best >= 0) {
+    const Candidate &b = p.entries[best].cand;
+    const Measured &m = *p.entries[best].meas;
+    auto nearest = [&](std::vector<int> v) {
+      std::stable_sort(v.begin(), v.end(), [&](int x, int y) {
+        return distance(b, p.entries[x].cand) < distance(b, p.entries[y].cand);
+      });
+      return v;
+    };
+    std::vector<std::string> levers = m.levers;
+    if (!m.lever.empty() &&
+        std::find(levers.begin(), levers.end(), m.lever) == levers.end())
+      levers.insert(levers.begin(), m.lever);
+    for (const std::string &lever : levers) {
+      std::vector<int> follow;
+      for (int i : open)
+        if (followsLever(lever, b, p.entries[i].cand))
+          follow.push_back(i);
+      take(nearest(follow));
+    }
+    // Then the nearest neighbours (one or two fields changed).
+    std::vector<int> near;
+    for (int i : open)
+      if (distance(b, p.entries[i].cand) <= 2)
+        near.push_back(i);
+    take(nearest(near));
+  }
+  take(open);
+  return batch;
+}
+
+// --- The database -----------------------------------------------------------
+
+json emptyDb() {
+  return {{"kind", "kb-tuning-db"}, {"schema", 1}, {"entries", json::array()}};
+}
+
+json loadDb(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    return emptyDb();
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const std::exception &e) {
+    throw std::runtime_error("tuning database '" + path + "' is not JSON");
+  }
+  if (!j.is_object() || j.value("kind", "") != "kb-tuning-db" ||
+      j.value("schema", 0) != 1 || !j.contains("entries") ||
+      !j["entries"].is_array())
+    throw std::runtime_error("'" + path +
+                             "' is not a kb-tune database (kind "
+                             "kb-tuning-db, schema 1, entries[])");
+  return j;
+}
+
+static std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s) {
+    if (ch == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+json dbEntry(const Plan &p, int best, const std::vector<int> &ties,
+             const std::string &device) {
+  const Entry &e = p.entries[best];
+  const Measured &m = *e.meas;
+  auto parts = split(e.key, '|');
+  json tied = json::array();
+  for (int i : ties)
+    tied.push_back({{"id", p.entries[i].id},
+                    {"config", p.entries[i].cand.config()},
+                    {"median_ms", p.entries[i].meas->medianMs}});
+  int timed = 0;
+  for (const Entry &x : p.entries)
+    timed += x.meas.has_value();
+  json j = {{"key", e.key},
+            {"config", e.cand.config()},
+            {"precision", e.cand.precision},
+            {"median_ms", m.medianMs},
+            {"min_ms", m.minMs},
+            {"max_ms", m.maxMs},
+            {"runs", m.runs},
+            {"noise_ms", m.noiseMs()},
+            {"ties", tied},
+            {"tie_rule", "medians within the larger half-spread (max-min)/2 "
+                         "of the two are a tie; the first in the space's "
+                         "table order wins"},
+            {"mode", p.mode},
+            {"space", p.space},
+            {"candidates_compiled", int(p.entries.size())},
+            {"candidates_timed", timed},
+            {"device", device},
+            {"program", p.program}};
+  if (parts.size() == 5) {
+    j["op"] = parts[0];
+    j["shapes"] = parts[1];
+    j["chip"] = parts[3];
+    j["kb_version"] = parts[4];
+  }
+  return j;
+}
+
+void mergeDb(json &db, const json &entry) {
+  json &entries = db["entries"];
+  for (json &e : entries)
+    if (e.value("key", "") == entry.value("key", "")) {
+      e = entry;
+      return;
+    }
+  entries.push_back(entry);
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const json &a, const json &b) {
+                     return a.value("key", "") < b.value("key", "");
+                   });
+}
+
+const json *findDb(const json &db, const std::string &key) {
+  if (!db.contains("entries"))
+    return nullptr;
+  for (const json &e : db["entries"])
+    if (e.value("key", "") == key)
+      return &e;
+  return nullptr;
+}
+
+// --- Summaries --------------------------------------------------------------
+
+json summaryJson(const Plan &p) {
+  int compiled = 0, pruned = 0, timed = 0;
+  std::map<std::string, int> reasons;
+  for (const Entry &e : p.entries) {
+    compiled += 1;
+    if (!e.st.pruned.empty()) {
+      ++pruned;
+      reasons[e.st.pruned.substr(0, 160)]++;
+    }
+    timed += e.meas.has_value();
+  }
+  std::vector<int> ties;
+  int best = bestIndex(p, &ties);
+  json j = {{"program", p.program},
+            {"family", familyName(p.facts.family)},
+            {"mode", p.mode},
+            {"space", p.space},
+            {"candidates_compiled", compiled},
+            {"candidates_pruned", pruned},
+            {"candidates_timed", timed},
+            {"rounds", int(p.rounds.size())},
+            {"done", p.done},
+            {"budget", p.budget},
+            {"compile_seconds", p.compileSeconds},
+            {"wall_seconds", p.updatedAt - p.startedAt},
+            {"prune_reasons", reasons}};
+  if (best >= 0) {
+    const Entry &e = p.entries[best];
+    j["best"] = {{"id", e.id},
+                 {"config", e.cand.config()},
+                 {"precision", e.cand.precision},
+                 {"median_ms", e.meas->medianMs},
+                 {"noise_ms", e.meas->noiseMs()},
+                 {"ties", int(ties.size())}};
+    if (p.defaultMs > 0) {
+      j["default_ms"] = p.defaultMs;
+      j["speedup_over_default"] = p.defaultMs / e.meas->medianMs;
+    }
+    if (p.exhaustiveBestMs > 0) {
+      j["exhaustive_best_ms"] = p.exhaustiveBestMs;
+      j["exhaustive_source"] = p.exhaustiveSource;
+      j["gap_to_exhaustive"] = e.meas->medianMs / p.exhaustiveBestMs - 1;
+    }
+  }
+  return j;
+}
+
+std::string summaryText(const Plan &p) {
+  json s = summaryJson(p);
+  std::ostringstream os;
+  char buf[512];
+  os << "kb-tune: " << p.program << " (" << familyName(p.facts.family);
+  if (p.facts.family == Family::Matmul)
+    os << " b" << p.facts.batch << " " << p.facts.m << "x" << p.facts.n << "x"
+       << p.facts.k << " " << p.facts.precision;
+  else
+    os << " " << p.facts.rows << "x" << p.facts.cols;
+  os << ", " << p.facts.chip << "), mode " << p.mode << "\n";
+  std::snprintf(buf, sizeof buf,
+                "  compiled %d, pruned %d, timed %d in %d round(s); compile "
+                "%.1f s, wall %.1f s\n",
+                s["candidates_compiled"].get<int>(),
+                s["candidates_pruned"].get<int>(),
+                s["candidates_timed"].get<int>(), s["rounds"].get<int>(),
+                p.compileSeconds, p.updatedAt - p.startedAt);
+  os << buf;
+  for (auto &[reason, n] : s["prune_reasons"].items())
+    os << "  pruned " << n.get<int>() << "x: " << reason << "\n";
+  if (s.contains("best")) {
+    std::snprintf(buf, sizeof buf, "  best %s %.4f ms (noise %.4f, %d tied) ",
+                  s["best"]["id"].get<std::string>().c_str(),
+                  s["best"]["median_ms"].get<double>(),
+                  s["best"]["noise_ms"].get<double>(),
+                  s["best"]["ties"].get<int>());
+    os << buf << s["best"]["config"].get<std::string>();
+    if (s["best"]["precision"] != "-")
+      os << " precision " << s["best"]["precision"].get<std::string>();
+    os << "\n";
+    if (s.contains("default_ms")) {
+      std::snprintf(buf, sizeof buf, "  kb's default %.4f ms: tuned %.3fx\n",
+                    s["default_ms"].get<double>(),
+                    s["speedup_over_default"].get<double>());
+      os << buf;
+    }
+    if (s.contains("gap_to_exhaustive")) {
+      std::snprintf(buf, sizeof buf,
+                    "  exhaustive best %.4f ms (%s): gap %+.1f%%\n",
+                    s["exhaustive_best_ms"].get<double>(),
+                    s["exhaustive_source"].get<std::string>().c_str(),
+                    100 * s["gap_to_exhaustive"].get<double>());
+      os << buf;
+    } else {
+      os << "  no exhaustive result known for this space\n";
+    }
+  } else if (s["candidates_timed"].get<int>() > 0) {
+    os << "  no candidate measured ok\n";
+  }
+  os << "  rank  id     model_ms   median_ms  status      config\n";
+  std::vector<int> order = byRank(p);
+  for (int i = 0; i < int(p.entries.size()); ++i)
+    if (p.entries[i].meas && p.entries[i].st.rank < 0)
+      order.push_back(i);
+  for (int i : order) {
+    const Entry &e = p.entries[i];
+    if (!e.meas && e.st.rank >= 10)
+      continue; // the model's top 10 and everything measured
+    std::snprintf(buf, sizeof buf, "  %4d  %s  %9.4f  %10s  %-10s  ", e.st.rank,
+                  e.id.c_str(), e.st.modelMs,
+                  e.meas && e.meas->status == "ok"
+                      ? std::to_string(e.meas->medianMs).substr(0, 8).c_str()
+                      : "-",
+                  e.meas ? e.meas->status.c_str() : "");
+    os << buf << e.cand.config() << "\n";
+  }
+  return os.str();
+}
+
+// --- Replay -------------------------------------------------------------
+
+json replay(const Plan &measured, const std::string &mode, int budget,
+            uint64_t seed) {
+  Plan p = measured;
+  p.mode = mode;
+  p.seed = seed;
+  p.rounds.clear();
+  p.done = false;
+  std::vector<std::optional<Measured>> oracle;
+  for (Entry &e : p.entries) {
+    oracle.push_back(e.meas);
+    e.meas.reset();
+    e.round = -1;
+  }
+  p.budget = budget > 0 ? budget : defaultBudget(p);
+  json curve = json::array();
+  int timed = 0;
+  double gpuMs = 0;
+  std::vector<int> batch = firstBatch(p);
+  while (!batch.empty()) {
+    int r = int(p.rounds.size());
+    p.rounds.push_back(batch);
+    for (int i : batch) {
+      Entry &e = p.entries[i];
+      if (oracle[i])
+        e.meas = oracle[i];
+      else {
+        e.meas = Measured();
+        e.meas->status = "error";
+        e.meas->message = "not measured in the exhaustive run";
+      }
+      e.round = r;
+      ++timed;
+      if (e.meas->status == "ok")
+        gpuMs += e.meas->medianMs * e.meas->runs;
+      int b = bestIndex(p);
+      curve.push_back({timed, b >= 0 ? p.entries[b].meas->medianMs : 0.0});
+    }
+    batch = nextBatch(p);
+  }
+  Plan full = measured;
+  int ex = bestIndex(full);
+  int b = bestIndex(p);
+  json j = {{"mode", mode},
+            {"budget", p.budget},
+            {"seed", seed},
+            {"candidates_compiled", int(p.entries.size())},
+            {"candidates_survived", int(survivors(p).size())},
+            {"candidates_timed", timed},
+            {"rounds", int(p.rounds.size())},
+            {"timed_gpu_ms", gpuMs},
+            {"curve", curve}};
+  if (b >= 0) {
+    j["best_id"] = p.entries[b].id;
+    j["best_ms"] = p.entries[b].meas->medianMs;
+    j["best_config"] = p.entries[b].cand.config();
+  }
+  if (ex >= 0) {
+    j["exhaustive_best_id"] = full.entries[ex].id;
+    j["exhaustive_best_ms"] = full.entries[ex].meas->medianMs;
+    if (b >= 0)
+      j["gap_to_exhaustive"] =
+          p.entries[b].meas->medianMs / full.entries[ex].meas->medianMs - 1;
+  }
+  return j;
+}
+
+} // namespace kbtune

@@ -1,0 +1,400 @@
+//===- TuneTest.cpp - kb-tune's space, model, search and database ---------===//
+
+#include "TuneCore.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace kbtune;
+
+namespace {
+
+Facts matmulFacts(int64_t m, int64_t n, int64_t k, const std::string &prec,
+                  std::vector<std::string> precisions = {}) {
+  Facts f;
+  f.family = Family::Matmul;
+  f.m = m;
+  f.n = n;
+  f.k = k;
+  f.precision = prec;
+  f.precisions =
+      precisions.empty() ? std::vector<std::string>{prec} : precisions;
+  f.flops = 2.0 * m * n * k;
+  f.minimalBytes = 4.0 * (m * k + k * n + m * n);
+  return f;
+}
+
+int countUnit(const std::vector<Candidate> &s, const std::string &unit) {
+  int n = 0;
+  for (const Candidate &c : s)
+    n += c.get("mma") == "\"" + unit + "\"";
+  return n;
+}
+
+TEST(TuneSpace, MatmulTf32OnHopperHasBothTensorCoreUnits) {
+  auto s = enumerateSpace(matmulFacts(2048, 2048, 2048, "tf32"));
+  // wgmma: 6 tiles x 3 stages x raster {absent, 8}; mma.sync: 5 tiles x 3
+  // warp tiles x 4 stages.
+  EXPECT_EQ(countUnit(s, "wgmma_tf32"), 36);
+  EXPECT_EQ(countUnit(s, "mma_sync_tf32"), 60);
+  EXPECT_EQ(countUnit(s, "ffma"), 0);
+  for (const Candidate &c : s) {
+    EXPECT_EQ(c.precision, "tf32");
+    if (c.get("mma") == "\"wgmma_tf32\"") {
+      EXPECT_EQ(c.get("copy"), "\"tma\"");
+      EXPECT_EQ(c.get("warp"), "");
+    } else {
+      EXPECT_NE(c.get("warp"), "");
+    }
+  }
+  // Distinct configs, and the order is stable.
+  std::set<std::string> configs;
+  for (const Candidate &c : s)
+    configs.insert(c.config());
+  EXPECT_EQ(configs.size(), s.size());
+  EXPECT_EQ(spaceId(s),
+            spaceId(enumerateSpace(matmulFacts(2048, 2048, 2048, "tf32"))));
+}
+
+TEST(TuneSpace, NoWgmmaOffSm90aOrWithUnalignedK) {
+  Facts f = matmulFacts(1000, 700, 1501, "tf32");
+  EXPECT_EQ(countUnit(enumerateSpace(f), "wgmma_tf32"), 0);
+  f = matmulFacts(1024, 1024, 1024, "tf32");
+  f.chip = "sm_90";
+  EXPECT_EQ(countUnit(enumerateSpace(f), "wgmma_tf32"), 0);
+}
+
+TEST(TuneSpace, PrecisionIsADimensionOnlyWithABudget) {
+  auto ieee = enumerateSpace(matmulFacts(512, 512, 512, "ieee"));
+  EXPECT_EQ(countUnit(ieee, "mma_sync_tf32"), 0);
+  EXPECT_GT(countUnit(ieee, "ffma"), 0);
+  auto all = enumerateSpace(
+      matmulFacts(512, 512, 512, "ieee", {"ieee", "tf32", "tf32x3"}));
+  EXPECT_GT(countUnit(all, "ffma"), 0);
+  EXPECT_GT(countUnit(all, "mma_sync_tf32"), 0);
+  EXPECT_GT(countUnit(all, "mma_sync_tf32x3"), 0);
+  for (const Candidate &c : all)
+    EXPECT_EQ(c.precision, precisionOfUnit(c.get("mma")));
+}
+
+TEST(TuneSpace, AFieldIsOneRow) {
+  std::vector<FieldRow> table = spaceTable();
+  Facts f = matmulFacts(2048, 2048, 2048, "tf32");
+  size_t before = enumerateSpace(f, table).size();
+  table.push_back({Family::Matmul,
+                   "split",
+                   {"", "2", "4"},
+                   [](const Candidate &, const Facts &) { return true; }});
+  auto after = enumerateSpace(f, table);
+  EXPECT_EQ(after.size(), 3 * before);
+  int withSplit = 0;
+  for (const Candidate &c : after)
+    withSplit += c.config().find("split = ") != std::string::npos;
+  EXPECT_EQ(withSplit, int(2 * before));
+}
+
+TEST(TuneSpace, SoftmaxClustersOnlyWhereTheStrategySplits) {
+  Facts f;
+  f.family = Family::Softmax;
+  f.rows = 4096;
+  f.cols = 8192;
+  auto s = enumerateSpace(f);
+  EXPECT_EQ(s.size(), size_t(8 + 8 + 24 + 24));
+  for (const Candidate &c : s) {
+    bool split = c.get("strategy") == "\"split\"" ||
+                 c.get("strategy") == "\"split_global\"";
+    EXPECT_EQ(!c.get("cluster").empty(), split) << c.config();
+  }
+  f.family = Family::Elementwise;
+  EXPECT_EQ(enumerateSpace(f).size(), size_t(15));
+}
+
+Static compiled(int threads, int regs, int64_t blocks, double occ,
+                int blocksPerSM, int spill = 0) {
+  Static s;
+  s.compiled = true;
+  s.threads = threads;
+  s.registers = regs;
+  s.blocks = blocks;
+  s.occupancy = occ;
+  s.blocksPerSM = blocksPerSM;
+  s.spillBytes = spill;
+  return s;
+}
+
+Candidate mm(const std::string &unit, const std::string &block,
+             const std::string &stages = "3") {
+  Candidate c;
+  c.fields = {
+      {"mma", "\"" + unit + "\""}, {"block", block}, {"stages", stages}};
+  c.precision = precisionOfUnit(unit);
+  return c;
+}
+
+TEST(TuneModel, RanksUnitsGridsAndSpills) {
+  Facts f = matmulFacts(4096, 4096, 4096, "tf32");
+  Calibration cal;
+  Static s = compiled(288, 154, 512, 0.14, 1);
+  double wg = modelTime(f, mm("wgmma_tf32", "[128, 256, 32]"), s, cal);
+  double ms = modelTime(f, mm("mma_sync_tf32", "[128, 256, 32]"), s, cal);
+  EXPECT_LT(wg, ms);
+  // Compute-bound at 4096^3: about flops over the TF32 ceiling.
+  EXPECT_NEAR(wg, f.flops / (cal.tf32Tflops * 1e12) * 1e3, 0.5 * wg);
+  // 133 blocks on 132 SMs: two waves, nearly half the time wasted.
+  Static one = compiled(288, 154, 132, 0.14, 1),
+         over = compiled(288, 154, 133, 0.14, 1);
+  Candidate c = mm("wgmma_tf32", "[128, 128, 32]");
+  EXPECT_GT(modelTime(f, c, over, cal), 1.8 * modelTime(f, c, one, cal));
+  Static spills = one;
+  spills.spillBytes = 256;
+  EXPECT_GT(modelTime(f, c, spills, cal), modelTime(f, c, one, cal));
+  Static pruned = one;
+  pruned.pruned = "not launchable";
+  EXPECT_TRUE(std::isinf(modelTime(f, c, pruned, cal)));
+  std::vector<Static> st = {over, pruned, one};
+  for (Static &x : st)
+    x.modelMs = modelTime(f, c, x, cal);
+  rankByModel(st);
+  EXPECT_EQ(st[2].rank, 0);
+  EXPECT_EQ(st[0].rank, 1);
+  EXPECT_EQ(st[1].rank, -1);
+}
+
+TEST(TuneModel, MemoryBoundKernelsPayForASecondPass) {
+  Facts f;
+  f.family = Family::Softmax;
+  f.rows = 8192;
+  f.cols = 8192;
+  f.minimalBytes = 2.0 * 8192 * 8192 * 4;
+  Calibration cal;
+  Static s = compiled(512, 32, 8192, 1.0, 4);
+  Candidate reg, online;
+  reg.fields = {{"strategy", "\"registers\""}, {"vector", "4"}};
+  online.fields = {{"strategy", "\"online\""}, {"vector", "4"}};
+  double r = modelTime(f, reg, s, cal);
+  EXPECT_NEAR(r, f.minimalBytes / (cal.copyGBs * 1e9) * 1e3 + 0.004, 1e-3);
+  EXPECT_GT(modelTime(f, online, s, cal), 1.4 * r);
+}
+
+json report(const std::string &bundle, double median, double spread,
+            const std::string &lever = "", double relError = 1e-6) {
+  json r = {
+      {"schema", 1},
+      {"status", "ok"},
+      {"bundle", bundle},
+      {"time",
+       {{"median_ms", median},
+        {"min_ms", median - spread},
+        {"max_ms", median + spread},
+        {"runs", 20}}},
+      {"checks", {{{"kernel", "k0"}, {"float64_relative_error", relError}}}}};
+  if (!lever.empty())
+    r["diagnosis"] = {{"bound", "compute"},
+                      {"cause", "test"},
+                      {"lever", lever},
+                      {"levers", {lever}},
+                      {"text", "test diagnosis"}};
+  return r;
+}
+
+TEST(TuneReports, ParsesTimesChecksAndDiagnosis) {
+  Measured m = parseReport(report("d/c0001/", 1.5, 0.01, "split_k"), -1);
+  EXPECT_EQ(m.status, "ok");
+  EXPECT_DOUBLE_EQ(m.medianMs, 1.5);
+  EXPECT_NEAR(m.noiseMs(), 0.01, 1e-12);
+  EXPECT_EQ(m.runs, 20);
+  EXPECT_EQ(m.lever, "split_k");
+  EXPECT_EQ(m.bound, "compute");
+  EXPECT_DOUBLE_EQ(m.relError, 1e-6);
+  // A budget tighter than the measured error.
+  EXPECT_EQ(parseReport(report("d", 1, 0, "", 2e-3), 1e-3).status,
+            "inaccurate");
+  EXPECT_EQ(parseReport(report("d", 1, 0, "", 2e-4), 1e-3).status, "ok");
+  // No diagnosis: runtime only.
+  Measured plain = parseReport(report("d", 1, 0), -1);
+  EXPECT_EQ(plain.lever, "");
+  EXPECT_TRUE(plain.levers.empty());
+  EXPECT_EQ(parseReport({{"status", "wrong"}}, -1).status, "wrong");
+  Measured err = parseReport(
+      {{"status", "error"}, {"error", "device"}, {"message", "launch failed"}},
+      -1);
+  EXPECT_EQ(err.status, "error");
+  EXPECT_EQ(err.message, "launch failed");
+  json multi = {{"schema", 1},
+                {"reports", {report("a", 1, 0), report("b", 2, 0)}}};
+  EXPECT_EQ(reportsOf(multi).size(), 2u);
+  EXPECT_EQ(reportsOf(report("a", 1, 0)).size(), 1u);
+}
+
+/// A plan over `cands`, every one compiled, ranked in the order given.
+Plan planOf(const std::vector<Candidate> &cands, const std::string &mode,
+            int budget) {
+  Plan p;
+  p.mode = mode;
+  p.budget = budget;
+  p.facts = matmulFacts(4096, 4096, 4096, "tf32");
+  for (size_t i = 0; i < cands.size(); ++i) {
+    Entry e;
+    e.id = "c" + std::to_string(1000 + i);
+    e.cand = cands[i];
+    e.st.compiled = true;
+    e.st.rank = int(i);
+    p.entries.push_back(e);
+  }
+  return p;
+}
+
+void measure(Plan &p, int i, double median, double spread,
+             const std::string &lever = "") {
+  p.entries[i].meas =
+      parseReport(report(p.entries[i].id, median, spread, lever), -1);
+}
+
+TEST(TuneSearch, TiesWithinNoiseGoToTheFirstInTableOrder) {
+  Plan p = planOf({mm("wgmma_tf32", "[128, 128, 32]"),
+                   mm("wgmma_tf32", "[128, 256, 32]"),
+                   mm("wgmma_tf32", "[64, 64, 32]")},
+                  "exhaustive", 3);
+  measure(p, 0, 1.010, 0.02);
+  measure(p, 1, 1.000, 0.02); // fastest, but within 0.02 of c1000
+  measure(p, 2, 1.500, 0.02);
+  std::vector<int> ties;
+  EXPECT_EQ(bestIndex(p, &ties), 0);
+  EXPECT_EQ(ties, (std::vector<int>{0, 1}));
+  // Outside the noise the faster wins.
+  measure(p, 0, 1.100, 0.02);
+  EXPECT_EQ(bestIndex(p, &ties), 1);
+  EXPECT_EQ(ties.size(), 1u);
+}
+
+TEST(TuneSearch, RandomIsSeededAndUsesTheBudget) {
+  std::vector<Candidate> cands;
+  for (int i = 0; i < 40; ++i)
+    cands.push_back(mm("wgmma_tf32", "[64, 64, 32]", std::to_string(i + 1)));
+  Plan p = planOf(cands, "random", 5);
+  p.seed = 7;
+  auto a = firstBatch(p), b = firstBatch(p);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), 5u);
+  p.seed = 8;
+  EXPECT_NE(firstBatch(p), a);
+  EXPECT_TRUE(nextBatch(p).empty()); // one round
+  p.mode = "exhaustive";
+  EXPECT_EQ(firstBatch(p).size(), 40u);
+  p.mode = "guided";
+  auto g = firstBatch(p);
+  EXPECT_EQ(g, (std::vector<int>{0, 1, 2})); // the model's best half
+}
+
+TEST(TuneSearch, GuidedFollowsTheLeverOfTheBestSoFar) {
+  // Ranked so that the model prefers the big tiles.
+  std::vector<Candidate> cands = {
+      mm("wgmma_tf32", "[128, 256, 32]", "4"),    // 0
+      mm("wgmma_tf32", "[128, 256, 32]", "3"),    // 1
+      mm("mma_sync_tf32", "[128, 256, 32]", "3"), // 2
+      mm("wgmma_tf32", "[128, 128, 32]", "4"),    // 3
+      mm("wgmma_tf32", "[64, 64, 32]", "4"),      // 4
+      mm("wgmma_tf32", "[128, 256, 32]", "5"),    // 5
+      mm("mma_sync_tf32", "[64, 64, 32]", "3"),   // 6
+      mm("wgmma_tf32", "[64, 128, 32]", "4"),     // 7
+  };
+  auto batchFor = [&](const std::string &lever) {
+    Plan p = planOf(cands, "guided", 6);
+    p.rounds = {{0, 1}};
+    measure(p, 0, 1.0, 0.001, lever);
+    measure(p, 1, 1.2, 0.001, lever);
+    return nextBatch(p);
+  };
+  // Round size: a quarter of the budget, rounded up.
+  auto small = batchFor("smaller_tiles");
+  ASSERT_EQ(small.size(), 2u);
+  for (int i : small)
+    EXPECT_TRUE(followsLever("smaller_tiles", cands[0], cands[i]));
+  EXPECT_EQ(small, (std::vector<int>{3, 4})); // nearest first (same stages)
+  auto unit = batchFor("mma_unit");
+  EXPECT_EQ(unit, (std::vector<int>{2, 6}));
+  auto more = batchFor("more_stages");
+  EXPECT_EQ(more.front(), 5);
+  auto split = batchFor("split_k"); // no split field: more blocks
+  for (int i : split)
+    EXPECT_TRUE(followsLever("smaller_tiles", cands[0], cands[i]));
+  // No diagnosis: the nearest neighbours (one field changed: 3, 4, 5, 7),
+  // then the model's rank; unlike more_stages (5) or mma_unit (2, 6).
+  auto none = batchFor("");
+  EXPECT_EQ(none, (std::vector<int>{3, 4}));
+  EXPECT_EQ(batchFor("fusion"), none); // nothing in the space follows it
+  // The budget ends the search.
+  Plan p = planOf(cands, "guided", 2);
+  p.rounds = {{0, 1}};
+  measure(p, 0, 1.0, 0.001);
+  measure(p, 1, 1.2, 0.001);
+  EXPECT_TRUE(nextBatch(p).empty());
+}
+
+TEST(TuneSearch, ReplayTimesTheBudgetAndNeverLosesTheBest) {
+  std::vector<Candidate> cands;
+  for (int i = 0; i < 30; ++i)
+    cands.push_back(mm(i % 2 ? "wgmma_tf32" : "mma_sync_tf32",
+                       i % 3 ? "[128, 128, 32]" : "[64, 64, 32]",
+                       std::to_string(2 + i % 4)));
+  Plan p = planOf(cands, "exhaustive", 0);
+  for (int i = 0; i < 30; ++i)
+    measure(p, i, 1.0 + 0.01 * ((i * 7) % 30), 0.0001);
+  json ex = replay(p, "exhaustive", 0, 0);
+  EXPECT_EQ(ex["candidates_timed"], 30);
+  EXPECT_DOUBLE_EQ(ex["gap_to_exhaustive"].get<double>(), 0);
+  json g = replay(p, "guided", 6, 0);
+  EXPECT_EQ(g["candidates_timed"], 6);
+  json r = replay(p, "random", 6, 3);
+  EXPECT_EQ(r["candidates_timed"], 6);
+  double last = 1e9;
+  for (const json &pt : g["curve"]) {
+    EXPECT_LE(pt[1].get<double>(), last);
+    last = pt[1];
+  }
+  EXPECT_GE(g["gap_to_exhaustive"].get<double>(), 0);
+}
+
+TEST(TuneDb, RoundTripReplacesOnlyItsKey) {
+  Plan p = planOf(
+      {mm("wgmma_tf32", "[128, 256, 32]"), mm("wgmma_tf32", "[128, 128, 32]")},
+      "exhaustive", 2);
+  p.space = "2-abc";
+  for (Entry &e : p.entries)
+    e.key = "kb.matmul|b1 m4096 n4096 k4096|tf32|sm_90a|kb 0.1.0";
+  measure(p, 0, 0.40, 0.002);
+  measure(p, 1, 0.41, 0.002);
+  std::vector<int> ties;
+  int best = bestIndex(p, &ties);
+  json db = emptyDb();
+  json other = {{"key", "kb.softmax|8192x8192,->8192x8192|-|sm_90a|kb 0.1.0"},
+                {"config", "#kb.config<threads = 512>"}};
+  mergeDb(db, other);
+  mergeDb(db, dbEntry(p, best, ties, "NVIDIA H200"));
+  json back = json::parse(db.dump());
+  ASSERT_EQ(back["entries"].size(), 2u);
+  const json *e =
+      findDb(back, "kb.matmul|b1 m4096 n4096 k4096|tf32|sm_90a|kb 0.1.0");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ((*e)["config"], p.entries[0].cand.config());
+  EXPECT_EQ((*e)["op"], "kb.matmul");
+  EXPECT_EQ((*e)["chip"], "sm_90a");
+  EXPECT_EQ((*e)["kb_version"], "kb 0.1.0");
+  EXPECT_DOUBLE_EQ((*e)["noise_ms"].get<double>(), 0.002);
+  EXPECT_EQ((*e)["runs"], 20);
+  // A new result for the same key replaces that entry only.
+  measure(p, 1, 0.30, 0.002);
+  best = bestIndex(p, &ties);
+  mergeDb(back, dbEntry(p, best, ties, "NVIDIA H200"));
+  ASSERT_EQ(back["entries"].size(), 2u);
+  EXPECT_EQ((*findDb(back, (*e)["key"]))["config"], p.entries[1].cand.config());
+  EXPECT_NE(findDb(back, other["key"]), nullptr);
+  // The plan survives its own JSON.
+  Plan q = planFromJson(json::parse(toJson(p).dump()));
+  EXPECT_EQ(q.entries.size(), 2u);
+  EXPECT_EQ(q.entries[1].cand.config(), p.entries[1].cand.config());
+  EXPECT_DOUBLE_EQ(q.entries[1].meas->medianMs, 0.30);
+}
+
+} // namespace
