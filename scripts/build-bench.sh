@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
 python3 bench/programs.py build/gpu/programs
+# The matmul shape suite (issue #19): shape-<class>-<dims>-sm90a.
+python3 bench/shapes.py build/gpu/programs
 cp examples/*.mlir build/gpu/programs/
 # The GPU reproducers of issue #17 (bench/repros): run and memchecked by gpu-check.sh.
 cp bench/repros/*.mlir build/gpu/programs/

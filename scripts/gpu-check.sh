@@ -113,7 +113,7 @@ if [ -z "${KB_SKIP_TORCH:-}" ]; then
   for dir in build/gpu/bundles/*/; do
     name=$(basename "$dir")
     case "$name" in *-unfused) continue ;; esac
-    echo "$name" | grep -Eq "${KB_TORCH_PEER:-^(matmul|mm-|linear)}" || continue
+    echo "$name" | grep -Eq "${KB_TORCH_PEER:-^(matmul|mm-|linear|shape-)}" || continue
     if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
     peers+=("$dir")
   done

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
           cmake ninja-build ccache nlohmann-json3-dev libcli11-dev libgtest-dev
-          python3 python3-numpy)
+          python3 python3-numpy python3-torch python3-matplotlib python3-pytest)
 bash scripts/install-packages.sh "${packages[@]}"
 
 cuda_args=()

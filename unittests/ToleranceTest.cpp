@@ -281,6 +281,19 @@ TEST(Tolerance, ElementwiseChainsPassFp32AndFailSystematicErrors) {
        [](float x, float) { return 1.0f / (1.0f + fastExp(-x)); }, false},
       {"gelu tanh", op("kb.gelu", {{"approx", "tanh"}}), geluTanh, false},
       {"gelu erf", op("kb.gelu", {{"approx", "erf"}}), geluErf, false},
+      {"silu", op("kb.silu"),
+       [](float x, float) { return x / (1.0f + fastExp(-x)); }, false},
+      {"add_scalar", op("kb.add_scalar", {{"value", 1.5}}),
+       [](float x, float) { return x + 1.5f; }, false},
+      {"leaky_relu", op("kb.leaky_relu", {{"slope", 0.01}}),
+       [](float x, float) { return x >= 0 ? x : x * 0.01f; }, false},
+      {"pow 3", op("kb.pow", {{"exponent", 3.0}}),
+       [](float x, float) { return x * (x * x); }, false},
+      {"pow -2", op("kb.pow", {{"exponent", -2.0}}),
+       [](float x, float) { return 1.0f / (x * x); }, false},
+      // Negative bases are NaN (unbounded, not checked); the rest checked.
+      {"pow 0.5", op("kb.pow", {{"exponent", 0.5}}),
+       [](float x, float) { return std::pow(x, 0.5f); }, false},
   };
   for (const Case &c : cases) {
     std::vector<const HostTensor *> ins = {&ha};

@@ -252,8 +252,9 @@ bool isIdentifier(const std::string &s) {
 
 const std::set<std::string> &unaryOps() {
   static const std::set<std::string> ops = {
-      "kb.scale",   "kb.relu", "kb.tanh",    "kb.exp",
-      "kb.sigmoid", "kb.gelu", "kb.dropout", "kb.softmax"};
+      "kb.scale",   "kb.relu", "kb.tanh",       "kb.exp",
+      "kb.sigmoid", "kb.gelu", "kb.dropout",    "kb.softmax",
+      "kb.silu",    "kb.pow",  "kb.add_scalar", "kb.leaky_relu"};
   return ops;
 }
 const std::set<std::string> &binaryOps() {
@@ -277,6 +278,8 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
         fail(path + " must be ieee, tf32 or tf32x3, got '" + p + "'");
     } else if (key == "transpose_b" || key == "padded_b") {
       asBool(v, path);
+    } else if (key == "split_chunk") {
+      asInt(v, path, 1, int64_t(1) << 40);
     } else if (key == "pad") {
       asInt(v, path, 1, 1 << 16);
     } else if (key == "approx") {
@@ -290,7 +293,8 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
     } else if (key == "seed") {
       if (!v.is_number_integer())
         fail(path + " must be an integer, not " + typeName(v));
-    } else if (key == "factor") {
+    } else if (key == "factor" || key == "value" || key == "exponent" ||
+               key == "slope") {
       asNumber(v, path);
     }
     // Other attributes are recorded for the reader and not used by kb-run.
@@ -492,7 +496,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     ProgramOp op;
     op.op = str(pj, "op", where);
     if (op.op != "kb.matmul" && op.op != "kb.transpose" &&
-        !unaryOps().count(op.op) && !binaryOps().count(op.op))
+        op.op != "kb.split_sum" && !unaryOps().count(op.op) &&
+        !binaryOps().count(op.op))
       fail(where + ".op '" + op.op.substr(0, 40) +
            "' is not an op kb-run can check");
     where += " (" + op.op + ")";
@@ -558,6 +563,22 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
              (transB ? " (B transposed)" : "") + " do not multiply");
       std::vector<int64_t> c(a.begin(), a.end() - 1);
       c.push_back(transB ? b[r - 2] : b[r - 1]);
+      // split_chunk: S partial products over K chunks, S x M x N.
+      if (const json *sc = op.attrs.contains("split_chunk")
+                               ? &op.attrs["split_chunk"]
+                               : nullptr) {
+        int64_t chunk = sc->get<int64_t>(), kk = a[r - 1];
+        if (r != 2 || op.shape.size() != 3)
+          fail(where + " with split_chunk must be a matrix product giving "
+                       "S x M x N partials");
+        int64_t splits = op.shape[0];
+        if (splits < 2 || chunk > kk || (splits - 1) * chunk >= kk ||
+            chunk * splits < kk)
+          fail(where + ": " + std::to_string(splits) +
+               " splits of split_chunk " + std::to_string(chunk) +
+               " do not cover K = " + std::to_string(kk));
+        c.insert(c.begin(), splits);
+      }
       if (op.shape != c)
         fail(where + " has shape " + shapeStr(op.shape) +
              ", its operands give " + shapeStr(c));
@@ -576,6 +597,14 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (outBuf->shape != t || op.shape != t)
         fail(where + " of " + shapeStr(inShapes[0]) + " must give " +
              shapeStr(t) + ", not " + shapeStr(outBuf->shape));
+    } else if (op.op == "kb.split_sum") {
+      needInputs(1);
+      const auto &p = inShapes[0];
+      if (p.size() < 2 ||
+          std::vector<int64_t>(p.begin() + 1, p.end()) != op.shape)
+        fail(where + ".inputs[0] '" + op.inputs[0] + "' has shape " +
+             shapeStr(p) + "; the partials of " + shapeStr(op.shape) +
+             " have shape S x " + shapeStr(op.shape));
     } else if (op.op == "kb.bias_add") {
       needInputs(2);
       sameShape(0);
@@ -821,7 +850,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
             if (const Buffer *b = bufferOf(in))
               if (b->elements() != out.elements() &&
                   !(m.program[q].op == "kb.bias_add" &&
-                    in == m.program[q].inputs[1]))
+                    in == m.program[q].inputs[1]) &&
+                  m.program[q].op != "kb.split_sum")
                 fail("program[" + std::to_string(q) + "] (" + m.program[q].op +
                      ") reads '" + in + "' of " + shapeStr(b->shape) +
                      " in a kernel writing " + shapeStr(out.shape));

@@ -99,6 +99,45 @@ double sigmoidSpread(double v, double e) {
 
 /// The largest |gelu'| (either form) on the real line, about 1.13.
 constexpr double kGeluLipschitz = 1.2;
+/// The largest |silu'| on the real line, 1.0998 (at x = 2.3994).
+constexpr double kSiluLipschitz = 1.1;
+
+/// kb.pow's integer exponents of magnitude at most this are computed by
+/// multiplications (as the lowering does, Common.cpp's kMaxIntPow).
+constexpr double kMaxIntPow = 32;
+
+bool isIntPow(double c) {
+  return c == std::trunc(c) && std::fabs(c) <= kMaxIntPow;
+}
+
+double powRef(double v, double c) {
+  if (c == 0)
+    return 1.0; // x^0 = 1, NaN included (as the kernel and PyTorch)
+  return std::pow(v, c);
+}
+
+/// |x̂^c - v^c| for |x̂ - v| <= e. Integer c (square and multiply, n = |c|):
+/// |x^n - v^n| <= n max(|x|, |v|)^(n-1) |x - v|, at most n - 1 rounded
+/// products (+1 for a negative c's division), n u. Other c: powf (4 ulp, 8u),
+/// defined for a positive base; the propagation is |c| t^(c-1) e at the end
+/// of [v - e, v + e] where it is largest, and the bound is unbounded (not
+/// checked) where that interval reaches 0 or below.
+double powBound(double v, double e, double y, double c) {
+  if (c == 0)
+    return 0.0;
+  double n = std::fabs(c);
+  if (isIntPow(c)) {
+    if (c > 0)
+      return finish(y, n * std::pow(std::fabs(v) + e, n - 1) * e, n * u);
+    if (std::fabs(v) <= e)
+      return INFINITY; // the base may be 0
+    return finish(y, n * std::pow(std::fabs(v) - e, -n - 1) * e, (n + 2) * u);
+  }
+  if (v - e <= 0)
+    return (v == 0 && e == 0) ? 0.0 : INFINITY;
+  double slope = n * std::max(std::pow(v - e, c - 1), std::pow(v + e, c - 1));
+  return finish(y, slope * e, 8 * u);
+}
 
 void softmaxRows(const HostTensor &x, HostTensor &out) {
   const int64_t len = x.lastDim(), n = static_cast<int64_t>(x.data.size());
@@ -161,6 +200,32 @@ HostTensor evalOp(const ProgramOp &op,
     throw std::runtime_error(op.op + ": no inputs");
   const HostTensor &x = *in[0];
   HostTensor out;
+  if (op.op == "kb.split_sum") {
+    // The partials added in order s = 0..S-1 in fp32: each partial sum
+    // rounds once, so |fl - exact| <= sum_s e_s + (S - 1) u sum_s |p_s|
+    // (recursive summation, docs/tolerances.md).
+    if (x.shape.size() < 2)
+      throw std::runtime_error("kb.split_sum: input of rank < 2");
+    out.shape.assign(x.shape.begin() + 1, x.shape.end());
+    int64_t splits = x.shape[0];
+    int64_t per = static_cast<int64_t>(x.data.size()) / splits;
+    out.data.assign(per, 0.0);
+    out.err.assign(per, 0.0);
+    for (int64_t i = 0; i < per; ++i) {
+      double y = 0, mag = 0, e = 0;
+      for (int64_t q = 0; q < splits; ++q) {
+        double v = x.data[q * per + i];
+        y += v;
+        mag += std::fabs(v);
+        e += x.errAt(q * per + i);
+      }
+      out.data[i] = y;
+      out.err[i] = std::isfinite(e)
+                       ? finish(y, e + double(splits - 1) * u * mag, 0)
+                       : INFINITY;
+    }
+    return out;
+  }
   out.shape = x.shape;
   out.data.resize(x.data.size());
   out.err.assign(x.data.size(), 0.0);
@@ -254,7 +319,36 @@ HostTensor evalOp(const ProgramOp &op,
                  return finish(y, sigmoidSpread(v, e),
                                expRel(std::fabs(v) + e) + 5 * u);
                });
-  else if (name == "kb.gelu") {
+  else if (name == "kb.silu")
+    unaryBound([](double v) { return v / (1.0 + std::exp(-v)); },
+               [](double v, double e, double y) {
+                 // x / (1 + exp(-x)): sigmoid's fast exp, add and fast
+                 // division; |silu'| <= 1.0998 everywhere. Where 1 + exp(-x)
+                 // passes 2^126 the fast division gives 0 (the true value
+                 // is below |x| 2^-126).
+                 return finish(y, kSiluLipschitz * e,
+                               expRel(std::fabs(v) + e) + 5 * u,
+                               kFlush * (1 + std::fabs(v)));
+               });
+  else if (name == "kb.add_scalar") {
+    double c = op.attrDouble("value", 0.0);
+    // The value is an f32 attribute: exact in the kernel; one rounded add.
+    unaryBound([&](double v) { return v + c; },
+               [](double, double e, double y) { return finish(y, e, u); });
+  } else if (name == "kb.leaky_relu") {
+    double s = op.attrDouble("slope", 0.01);
+    unaryBound([&](double v) { return v >= 0 ? v : s * v; },
+               [&](double v, double e, double y) {
+                 if (v - e >= 0)
+                   return e; // surely non-negative: exact
+                 return finish(y, std::max(1.0, std::fabs(s)) * e, u);
+               });
+  } else if (name == "kb.pow") {
+    double c = op.attrDouble("exponent", 1.0);
+    unaryBound(
+        [&](double v) { return powRef(v, c); },
+        [&](double v, double e, double y) { return powBound(v, e, y, c); });
+  } else if (name == "kb.gelu") {
     std::string approx = op.attrString("approx", "tanh");
     if (approx == "erf")
       unaryBound([](double v) { return gelu(v, "erf"); },

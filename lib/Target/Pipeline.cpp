@@ -142,6 +142,7 @@ LogicalResult mlir::kb::buildCompilePipeline(
   fpm.addPass(kb::createKBTile(kb::KBTileOptions{chip}));
   fpm.addPass(
       kb::createKBPromoteSharedMemory(kb::KBPromoteSharedMemoryOptions{chip}));
+  fpm.addPass(kb::createKBSplitK());
   pm.addPass(kb::createKBLowerToGPU());
 
   OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();

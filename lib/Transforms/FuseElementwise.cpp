@@ -162,7 +162,10 @@ struct FuseElementwisePass
       Operation *anchor = pullInAnchor(group, root);
       // A chain whose only user is a softmax becomes that softmax's prologue
       // (the softmax then ends the group).
-      if (!anchor && root->hasOneUse()) {
+      // (Not a kb.split_sum's chain: a softmax reads no partials.)
+      if (!anchor && root->hasOneUse() &&
+          llvm::none_of(group,
+                        [](Operation *o) { return isa<SplitSumOp>(o); })) {
         auto sm = dyn_cast<SoftmaxOp>(*root->getUsers().begin());
         if (sm && !done.contains(sm) && sm->getBlock() == root->getBlock() &&
             sm.getType() == root->getResult(0).getType()) {

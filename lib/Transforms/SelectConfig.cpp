@@ -18,11 +18,11 @@ namespace mlir::kb {
 using namespace mlir;
 using namespace mlir::kb;
 
-namespace {
-
-int64_t widestVector(int64_t lastDim) {
+int64_t mlir::kb::widestVector(int64_t lastDim) {
   return lastDim % 4 == 0 ? 4 : lastDim % 2 == 0 ? 2 : 1;
 }
+
+namespace {
 
 int64_t nextPow2(int64_t x) {
   int64_t p = 1;

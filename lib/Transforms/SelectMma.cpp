@@ -80,13 +80,40 @@ LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
   return success();
 }
 
+/// Whether wgmma, with the kb.transpose a row-major B needs in front of it,
+/// beats mma.sync reading B as it is, by a model of the two: each kernel
+/// takes the longer of its flops at its unit's rate and its operands' bytes
+/// at the copy bandwidth; the transpose reads and writes B once more. A
+/// matmul bound by its bytes (a long K over few outputs, a vector times a
+/// matrix) then keeps mma.sync: the transpose would double what it moves.
+/// docs/shapes.md has the measurements behind the rates.
+bool wgmmaPaysForTranspose(MatmulOp mm, const TargetModel &model) {
+  if (mm.getTransposeB() || model.wgmmaTf32Tflops <= 0 ||
+      model.mmaSyncTf32Tflops <= 0 || model.copyGBs <= 0)
+    return true;
+  auto a = mm.getLhs().getType().getShape();
+  auto c = mm.getResult().getType().getShape();
+  size_t r = a.size();
+  double batch = r == 3 ? a[0] : 1, m = c[r - 2], n = c[r - 1], k = a[r - 1];
+  double flops = 2 * batch * m * n * k;
+  double bytes = 4 * batch * (m * k + k * n + m * n);
+  double bBytes = 4 * batch * k * n;
+  double bw = model.copyGBs * 1e9;
+  double wgmma = std::max(flops / (model.wgmmaTf32Tflops * 1e12), bytes / bw) +
+                 2 * bBytes / bw;
+  double mmaSync =
+      std::max(flops / (model.mmaSyncTf32Tflops * 1e12), bytes / bw);
+  return wgmma < mmaSync;
+}
+
 MmaUnit unitFor(MatmulOp mm, const TargetModel &model) {
   switch (mm.getPrecision()) {
   case Precision::ieee:
     return MmaUnit::ffma;
   case Precision::tf32:
-    return model.hasWgmma && wgmmaFits(mm) ? MmaUnit::wgmma_tf32
-                                           : MmaUnit::mma_sync_tf32;
+    return model.hasWgmma && wgmmaFits(mm) && wgmmaPaysForTranspose(mm, model)
+               ? MmaUnit::wgmma_tf32
+               : MmaUnit::mma_sync_tf32;
   case Precision::tf32x3:
     return MmaUnit::mma_sync_tf32x3;
   }
@@ -115,9 +142,28 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (!f.mma) {
         f.mma = unitFor(mm, *model);
+        // Where wgmma would be the unit of a tf32 matmul and is not, a
+        // remark says why (a silent fallback cost 4x once: issue #19).
+        bool wgmmaChip =
+            model->hasWgmma && mm.getPrecision() == Precision::tf32;
         if (f.mma == MmaUnit::wgmma_tf32 &&
-            failed(makeBKMajor(&op, mm, transposed)))
+            failed(makeBKMajor(&op, mm, transposed))) {
           f.mma = MmaUnit::mma_sync_tf32;
+          op.emitRemark() << "mma.sync, not wgmma: B is a fusion input that "
+                             "other ops of the fusion also read, so it cannot "
+                             "be transposed K-major in front of it";
+        } else if (wgmmaChip && f.mma != MmaUnit::wgmma_tf32) {
+          if (!wgmmaFits(mm))
+            op.emitRemark() << "mma.sync, not wgmma: K = "
+                            << mm.getLhs().getType().getShape().back()
+                            << " is not a multiple of 4, so A's rows are not "
+                               "16-byte aligned for wgmma's copies";
+          else
+            op.emitRemark()
+                << "mma.sync, not wgmma: this matmul is bound by its bytes, "
+                   "and the transpose a row-major B needs for wgmma would "
+                   "move B twice more (kb-select-mma's model)";
+        }
       } else if (mm.getPrecision() == Precision::ieee &&
                  f.mma != MmaUnit::ffma) {
         op.emitOpError() << "config asks for mma \"" << nameOf(f.mma)

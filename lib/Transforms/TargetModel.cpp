@@ -25,6 +25,12 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     m.sharedPerSM = 233472;       // 228 KB
     m.maxThreadsPerSM = 2048;
     m.hasWgmma = chip == "sm_90a";
+    // H200 (2026-12-01 runs): 4244 GB/s copy; kb's wgmma 317 and mma.sync
+    // 166 TFLOP/s at 4096^3.
+    m.copyGBs = 4244;
+    m.wgmmaTf32Tflops = m.hasWgmma ? 317 : 0;
+    m.mmaSyncTf32Tflops = 166;
+    m.ffmaTflops = 50; // kb's FFMA matmul at 4096^3
     return m;
   }
   if (chip == "sm_80") {
@@ -32,6 +38,11 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     m.maxSharedPerBlock = 166912; // 163 KB
     m.sharedPerSM = 167936;       // 164 KB
     m.maxThreadsPerSM = 2048;
+    // A100 datasheet-scaled guesses (not measured by kb): 1.5 TB/s, mma.sync
+    // at about half of the 156 TFLOP/s TF32 peak.
+    m.copyGBs = 1500;
+    m.mmaSyncTf32Tflops = 80;
+    m.ffmaTflops = 15;
     return m;
   }
   return failure();

@@ -59,6 +59,54 @@ int64_t chooseRaster(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
   return bestReads <= 0.85 * plain ? best : 0;
 }
 
+} // namespace
+
+/// Split-K: a grid of output tiles that leaves more than half of the SMs
+/// idle gets its K tiles cut into S chunks, each a block of its own. The
+/// model: a block that computes one output tile over all of K takes T, the
+/// longer of its operand bytes ((BM + BN) x K floats) at one SM's share of
+/// the copy bandwidth and its flops at one SM's share of its unit's rate;
+/// with S chunks the grid runs in ceil(tiles x S / SMs) waves of T / S each,
+/// and the partials add S x M x N floats written and read once more, and a
+/// kernel launch. S is
+/// the divisor of the K tiles (each chunk at least 8 of them) that minimises
+/// this; the smallest S within 3% of the best is taken (fewer partials,
+/// the same time by the model), and no split unless it gains 25%.
+int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
+                               int64_t bn, int64_t bk, int64_t batch,
+                               int64_t sms, double unitTflops,
+                               double copyGBs) {
+  if (batch > 1 || sms <= 0 || unitTflops <= 0 || copyGBs <= 0)
+    return 1;
+  int64_t tiles = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn);
+  int64_t kTiles = llvm::divideCeil(k, bk);
+  if (tiles * 2 > sms)
+    return 1;
+  double smBw = copyGBs * 1e9 / sms, smRate = unitTflops * 1e12 / sms;
+  double tileTime = std::max(4.0 * (bm + bn) * k / smBw,
+                             2.0 * bm * bn * k / smRate);
+  auto timeFor = [&](int64_t s) {
+    double waves = llvm::divideCeil(tiles * s, sms);
+    // The partials' traffic, and the launch of the kernel that sums them
+    // (about 4 us on the H200 between two dependent kernels).
+    double partials = s > 1 ? 8.0 * s * m * n / (copyGBs * 1e9) + 4e-6 : 0;
+    return waves * tileTime / s + partials;
+  };
+  SmallVector<std::pair<int64_t, double>> options{{1, timeFor(1)}};
+  for (int64_t s = 2; s <= std::min<int64_t>(kTiles / 8, 1024); ++s)
+    if (kTiles % s == 0)
+      options.push_back({s, timeFor(s)});
+  double best = timeFor(1);
+  for (auto [s, t] : options)
+    best = std::min(best, t);
+  for (auto [s, t] : options)
+    if (t <= best * 1.03)
+      return t * 1.25 <= timeFor(1) ? s : 1;
+  return 1;
+}
+
+namespace {
+
 LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                          const TargetModel &model) {
   int64_t sms = model.smCount;
@@ -94,16 +142,28 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       // 0.0290 for 64x64, two passes; with aligned rows, 1024x704x1504,
       // 64x64 stays ahead, 0.0249 against 0.0253).
       bool linesSplit = k % 32 != 0;
-      if (covers(128, 256))
+      // At most 64 rows: one warpgroup (64-row tiles; a 128-row tile would
+      // compute 64 rows of nothing for as many blocks).
+      bool fewRows = m <= 64;
+      if (!fewRows && covers(128, 256))
         f.block = {128, 256, 32};
-      else if (covers(128, 128))
+      else if (!fewRows && covers(128, 128))
         f.block = {128, 128, 32};
-      else if (covers(128, 64))
+      else if (!fewRows && covers(128, 64))
         f.block = {128, 64, 32};
+      else if (fewRows && covers(64, 256))
+        f.block = {64, 256, 32};
+      else if (fewRows && covers(64, 128))
+        f.block = {64, 128, 32};
       else if (linesSplit && blocksFor(64, 128) * 2 >= sms)
         f.block = {64, 128, 32};
       else
         f.block = {64, 64, 32};
+      // A few columns (a matrix-vector product, N = 1): the narrowest
+      // wgmma that holds them (N a multiple of 8), not 64 columns of which
+      // all but N are computed for nothing.
+      if (n < f.block[1])
+        f.block[1] = std::max<int64_t>(8, llvm::alignTo(n, 8));
     } else if (tensorCores) {
       // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
@@ -115,6 +175,12 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       } else if (!small) {
         f.block = {128, 128, 32};
         f.warp = {64, 32};
+      } else if (m <= 16) {
+        // A vector times a matrix (or a few rows): 16-row tiles, one m16
+        // fragment per warp, 4 warps across 128 columns, instead of 64
+        // rows of which all but M are computed for nothing.
+        f.block = {16, 128, 32};
+        f.warp = {16, 32};
       } else {
         f.block = {64, 64, 32};
         f.warp = {32, 32};
@@ -209,6 +275,25 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
            << bn << ") must split evenly among " << threads << " threads";
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
+  if (f.split == 0) {
+    double rate = wgmma        ? model.wgmmaTf32Tflops
+                  : tensorCores ? model.mmaSyncTf32Tflops
+                                : model.ffmaTflops;
+    int64_t s =
+        chooseSplitK(m, n, k, bm, bn, bk, batch, sms, rate, model.copyGBs);
+    if (s > 1)
+      f.split = s;
+  } else if (f.split > 1) {
+    int64_t kTiles = llvm::divideCeil(k, bk);
+    if (batch > 1)
+      return op->emitOpError()
+             << "#kb.config split = " << f.split
+             << ": a batched matmul is not split (its batch fills the grid)";
+    if (kTiles % f.split)
+      return op->emitOpError()
+             << "#kb.config split = " << f.split << " must divide the "
+             << kTiles << " k tiles (K = " << k << ", BK = " << bk << ")";
+  }
   return success();
 }
 

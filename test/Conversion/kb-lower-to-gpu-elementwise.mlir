@@ -49,3 +49,57 @@ func.func @unfused(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %1 = kb.relu %0 {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
+
+// -----
+
+// The ops with a constant: add_scalar is one add; pow by an integer is
+// square and multiply (x^3: two products; x^-2: one product, then 1 / it);
+// any other exponent is math.powf (libdevice, never the fast form); silu is
+// x / (1 + exp(-x)); leaky_relu selects x or slope * x on x >= 0.
+// CHECK-LABEL: func.func @constant_ops
+// CHECK: gpu.func
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[SLOPE:.+]] = arith.constant 2.000000e-01 : f32
+// CHECK-DAG: %[[E:.+]] = arith.constant 7.500000e-01 : f32
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[C:.+]] = arith.constant 1.500000e+00 : f32
+// CHECK: %[[A:.+]] = arith.addf %{{.*}}, %[[C]] : f32
+// CHECK-NEXT: %[[SQ:.+]] = arith.mulf %[[A]], %[[A]] : f32
+// CHECK-NEXT: %[[CUBE:.+]] = arith.mulf %[[A]], %[[SQ]] : f32
+// CHECK-NEXT: %[[SQ2:.+]] = arith.mulf %[[CUBE]], %[[CUBE]] : f32
+// CHECK-NEXT: %[[INV:.+]] = arith.divf %[[ONE]], %[[SQ2]] : f32
+// CHECK-NEXT: %[[P:.+]] = math.powf %[[INV]], %[[E]] : f32
+// CHECK-NEXT: %[[N:.+]] = arith.negf %[[P]] : f32
+// CHECK-NEXT: %[[X:.+]] = math.exp %[[N]] : f32
+// CHECK-NEXT: %[[D:.+]] = arith.addf %[[X]], %[[ONE]] : f32
+// CHECK-NEXT: %[[S:.+]] = arith.divf %[[P]], %[[D]] : f32
+// CHECK-NEXT: %[[NEG:.+]] = arith.mulf %[[S]], %[[SLOPE]] : f32
+// CHECK-NEXT: %[[GE:.+]] = arith.cmpf oge, %[[S]], %[[ZERO]] : f32
+// CHECK-NEXT: arith.select %[[GE]], %[[S]], %[[NEG]] : f32
+func.func @constant_ops(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kb.fusion ins(%arg0 : tensor<4x8xf32>) attributes {config = #kb.config<block = [1024], threads = 256, vector = 1>} {
+  ^bb0(%x: tensor<4x8xf32>):
+    %1 = kb.add_scalar %x value(1.5) : tensor<4x8xf32>
+    %2 = kb.pow %1 exponent(3.0) : tensor<4x8xf32>
+    %3 = kb.pow %2 exponent(-2.0) : tensor<4x8xf32>
+    %4 = kb.pow %3 exponent(0.75) : tensor<4x8xf32>
+    %5 = kb.silu %4 : tensor<4x8xf32>
+    %6 = kb.leaky_relu %5 slope(0.2) : tensor<4x8xf32>
+    kb.yield %6 : tensor<4x8xf32>
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// x^0 is 1 whatever x is (NaN included, as in PyTorch): a constant, no
+// product and no powf.
+// CHECK-LABEL: func.func @pow_zero
+// CHECK: gpu.func
+// CHECK-NOT: arith.mulf
+// CHECK-NOT: math.powf
+// CHECK: vector.store
+func.func @pow_zero(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kb.pow %arg0 exponent(0.0) {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

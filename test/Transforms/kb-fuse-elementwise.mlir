@@ -105,6 +105,41 @@ func.func @matmul_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %v: ten
 
 // -----
 
+// The ops with a constant fuse like the others: MinGPT's GELU written out,
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), and a swish and a leaky
+// ReLU, become the matmul's epilogue.
+// CHECK-LABEL: func.func @matmul_constants_epilogue
+// CHECK: kb.fusion ins
+// CHECK: kb.matmul
+// CHECK-NEXT: kb.pow {{.*}} exponent(3.000000e+00)
+// CHECK-NEXT: kb.scale
+// CHECK-NEXT: kb.add
+// CHECK-NEXT: kb.scale
+// CHECK-NEXT: kb.tanh
+// CHECK-NEXT: kb.add_scalar {{.*}} value(1.000000e+00)
+// CHECK-NEXT: kb.mul
+// CHECK-NEXT: kb.scale
+// CHECK-NEXT: kb.silu
+// CHECK-NEXT: kb.leaky_relu
+// CHECK-NEXT: kb.yield
+// CHECK-NOT: kb.fusion
+func.func @matmul_constants_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64x16xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+  %1 = kb.pow %0 exponent(3.0) : tensor<64x16xf32>
+  %2 = kb.scale %1 by 0.044715 : tensor<64x16xf32>
+  %3 = kb.add %0, %2 : tensor<64x16xf32>
+  %4 = kb.scale %3 by 0.7978845608 : tensor<64x16xf32>
+  %5 = kb.tanh %4 : tensor<64x16xf32>
+  %6 = kb.add_scalar %5 value(1.0) : tensor<64x16xf32>
+  %7 = kb.mul %0, %6 : tensor<64x16xf32>
+  %8 = kb.scale %7 by 0.5 : tensor<64x16xf32>
+  %9 = kb.silu %8 : tensor<64x16xf32>
+  %10 = kb.leaky_relu %9 slope(0.2) : tensor<64x16xf32>
+  return %10 : tensor<64x16xf32>
+}
+
+// -----
+
 // Negative: the product is also returned, so it must reach memory anyway;
 // the matmul stays its own kernel and the chain reads its result.
 // CHECK-LABEL: func.func @matmul_result_escapes

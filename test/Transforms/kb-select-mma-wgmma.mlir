@@ -32,6 +32,7 @@ func.func @wgmma(%a: tensor<4096x4096xf32>, %b: tensor<4096x2048xf32>, %bt: tens
   %0 = kb.matmul %a, %b precision(tf32) : tensor<4096x4096xf32>, tensor<4096x2048xf32> -> tensor<4096x2048xf32>
   %1 = kb.matmul %a, %bt precision(tf32) transpose_b : tensor<4096x4096xf32>, tensor<2048x4096xf32> -> tensor<4096x2048xf32>
   %2 = kb.matmul %s, %sb precision(tf32) : tensor<1000x1500xf32>, tensor<1500x700xf32> -> tensor<1000x700xf32>
+  // expected-remark @+1 {{K = 30 is not a multiple of 4}}
   %3 = kb.matmul %o, %ob precision(tf32) : tensor<64x30xf32>, tensor<30x64xf32> -> tensor<64x64xf32>
   %4 = kb.matmul %a, %a precision(ieee) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   %5 = kb.matmul %a, %a precision(tf32x3) : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
@@ -184,14 +185,15 @@ func.func @coverage(%a: tensor<2048x2048xf32>, %s: tensor<1024x1024xf32>,
 // CHECK-NOT: kb.transpose
 // CHECK: kb.fusion
 // CHECK: mma = "mma_sync_tf32"
-func.func @b_read_twice(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) {
-  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
-    %1 = kb.matmul %x, %y precision(tf32) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-    %2 = kb.add %1, %y : tensor<64x64xf32>
-    kb.yield %2 : tensor<64x64xf32>
-  } -> tensor<64x64xf32>
-  return %0 : tensor<64x64xf32>
+func.func @b_read_twice(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  // expected-remark @+1 {{mma.sync, not wgmma: B is a fusion input that other ops of the fusion also read, so it cannot be transposed K-major in front of it}}
+  %0 = kb.fusion ins(%a, %b : tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+  ^bb0(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
+    %2 = kb.add %1, %y : tensor<1024x1024xf32>
+    kb.yield %2 : tensor<1024x1024xf32>
+  } -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
 }
 
 // -----

@@ -93,11 +93,10 @@ MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
 /// C = A B by cuBLAS for the matmul `op`, in the kernel's precision (fp32
 /// for ieee and tf32x3), copied to the host.
 static std::vector<float> cublasReference(RunState &s, const MatmulDims &d,
-                                          const ProgramOp &op,
+                                          CUdeviceptr a, CUdeviceptr b,
                                           size_t elements) {
   DeviceBuffer ref(elements * 4);
-  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d,
-                s.dev.at(op.inputs[0]).ptr, s.dev.at(op.inputs[1]).ptr,
+  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d, a, b,
                 ref.ptr);
   check(driver().cuCtxSynchronize(), "cuBLAS reference");
   std::vector<float> host(elements);
@@ -172,17 +171,17 @@ static std::string cublasPrecision(const MatmulDims &d) {
   return d.precision == "tf32" ? "cublas-tf32" : "cublas-ieee";
 }
 
-static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
+/// The matmul check of C = A B (d's shape) on host operands a, b (device
+/// copies da, db) against the kernel's result `got`.
+static KernelCheck
+checkMatmulOn(RunState &s, const Kernel &k, const MatmulDims &d,
+              const std::vector<float> &a, const std::vector<float> &b,
+              CUdeviceptr da, CUdeviceptr db, const std::vector<float> &got) {
   KernelCheck c;
   c.kernel = k.name;
-  MatmulDims d = matmulDims(s.manifest, k);
   c.method = "matmul " + d.precision +
              ": float64 on sampled entries within the K-dependent error bound; "
              "every entry vs cuBLAS (same precision) within both bounds";
-  const ProgramOp &op = s.manifest.program[k.ops.front()];
-  const std::vector<float> &a = s.host.at(op.inputs[0]);
-  const std::vector<float> &b = s.host.at(op.inputs[1]);
-  const std::vector<float> &got = s.host.at(k.args.back());
 
   // float64 on sampled entries, each within its own bound (docs/tolerances.md).
   MatmulNorms norms = matmulNorms(d, a, b);
@@ -214,7 +213,7 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
 
   // Every entry against cuBLAS: both may err by their bound, measured on
   // ||a_i|| ||b_j|| (>= sum_k |a_ik b_kj|) at the largest rate of the samples.
-  std::vector<float> want = cublasReference(s, d, op, got.size());
+  std::vector<float> want = cublasReference(s, d, da, db, got.size());
   double frob = relativeFrobenius(got, want);
   int64_t badEntries = 0, firstBad = -1;
   double worstVsCublas = 0;
@@ -262,6 +261,60 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
   return c;
 }
 
+static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
+  MatmulDims d = matmulDims(s.manifest, k);
+  const ProgramOp &op = s.manifest.program[k.ops.front()];
+  if (op.attrs.contains("split_chunk")) {
+    // Split-K partials: slice q is A[:, q*chunk ..] B[q*chunk .., :] over
+    // its chunk of K, checked as a matmul of its own (copies of the chunks).
+    int64_t chunk = op.attrs["split_chunk"].get<int64_t>();
+    const std::vector<float> &a = s.host.at(op.inputs[0]);
+    const std::vector<float> &b = s.host.at(op.inputs[1]);
+    const std::vector<float> &got = s.host.at(k.args.back());
+    int64_t splits = s.manifest.buffer(k.args.back()).shape[0];
+    KernelCheck all;
+    all.kernel = k.name;
+    all.ok = true;
+    for (int64_t q = 0; q < splits; ++q) {
+      int64_t k0 = q * chunk, kLen = std::min(chunk, d.k - k0);
+      MatmulDims dq = d;
+      dq.k = kLen;
+      dq.ldbT = kLen;
+      std::vector<float> aq(d.m * kLen), bq(d.n * kLen);
+      for (int64_t i = 0; i < d.m; ++i)
+        std::memcpy(&aq[i * kLen], &a[i * d.k + k0], kLen * 4);
+      if (d.transB)
+        for (int64_t j = 0; j < d.n; ++j)
+          std::memcpy(&bq[j * kLen], &b[j * d.ldbT + k0], kLen * 4);
+      else
+        std::memcpy(bq.data(), &b[k0 * d.n], kLen * d.n * 4);
+      DeviceBuffer da(aq.size() * 4), db(bq.size() * 4);
+      da.upload(aq.data());
+      db.upload(bq.data());
+      std::vector<float> gq(got.begin() + q * d.m * d.n,
+                            got.begin() + (q + 1) * d.m * d.n);
+      KernelCheck c = checkMatmulOn(s, k, dq, aq, bq, da.ptr, db.ptr, gq);
+      if (q == 0 || !c.ok || c.maxErr > all.maxErr) {
+        all.method = c.method;
+        all.extra = c.extra;
+        all.maxErr = std::max(all.maxErr, c.maxErr);
+      }
+      if (!c.ok && all.ok)
+        all.detail = "split " + std::to_string(q) + ": " + c.detail;
+      all.ok &= c.ok;
+      if (q == 0 && c.ok)
+        all.detail = c.detail;
+    }
+    all.method = "split-K partials (" + std::to_string(splits) +
+                 " chunks of K, each): " + all.method;
+    all.extra["splits"] = splits;
+    return all;
+  }
+  return checkMatmulOn(s, k, d, s.host.at(op.inputs[0]),
+                       s.host.at(op.inputs[1]), s.dev.at(op.inputs[0]).ptr,
+                       s.dev.at(op.inputs[1]).ptr, s.host.at(k.args.back()));
+}
+
 static KernelCheck checkChain(RunState &s, const Kernel &k) {
   const Manifest &m = s.manifest;
   KernelCheck c;
@@ -306,9 +359,18 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
           const Buffer &b = m.buffer(name);
           const float *src = s.host.at(name).data();
           HostTensor t;
+          bool partials = b.shape.size() == out.shape.size() + 1 &&
+                          std::equal(out.shape.begin(), out.shape.end(),
+                                     b.shape.begin() + 1);
           if (b.elements() == out.elements()) {
             t.shape = {r1 - r0, last};
             t.data.assign(src + r0 * last, src + r1 * last);
+          } else if (partials) {
+            // A split-K matmul's S partials: these rows of each.
+            t.shape = {b.shape[0], r1 - r0, last};
+            for (int64_t q = 0; q < b.shape[0]; ++q)
+              t.data.insert(t.data.end(), src + (q * rows + r0) * last,
+                            src + (q * rows + r1) * last);
           } else {
             t.shape = b.shape;
             t.data.assign(src, src + b.elements());
@@ -502,7 +564,9 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
 
   // Every element: cuBLAS's product, whose distance to the kernel's is at
   // most both bounds, through the epilogue in float64.
-  std::vector<float> prod = cublasReference(s, d, mmOp, got.size());
+  std::vector<float> prod =
+      cublasReference(s, d, s.dev.at(mmOp.inputs[0]).ptr,
+                      s.dev.at(mmOp.inputs[1]).ptr, got.size());
   std::map<std::string, HostTensor> vals;
   HostTensor p0 = fromFloats(out.shape, prod.data());
   p0.err.resize(p0.data.size());

@@ -45,7 +45,13 @@ static double timeCublas(RunState &s, const Options &o, DeviceBuffer &flush,
   // A lone matmul, possibly behind a transpose of its B (kb-select-mma's
   // K-major B for wgmma): cuBLAS gets the program's own operands, so a
   // transposed B is timed in its original row-major layout.
-  const auto &prog = s.manifest.program;
+  // Split-K adds a kb.split_sum of the matmul's partials after it.
+  std::vector<ProgramOp> prog = s.manifest.program;
+  bool splitK = prog.size() >= 2 && prog.back().op == "kb.split_sum" &&
+                prog[prog.size() - 2].op == "kb.matmul" &&
+                prog.back().inputs[0] == prog[prog.size() - 2].output;
+  if (splitK)
+    prog.pop_back();
   bool transposedB = prog.size() == 2 && prog[0].op == "kb.transpose" &&
                      prog[1].op == "kb.matmul" &&
                      prog[1].inputs[1] == prog[0].output;
@@ -55,15 +61,20 @@ static double timeCublas(RunState &s, const Options &o, DeviceBuffer &flush,
     return 0;
   progress.phase("timing cuBLAS");
   double computeCeiling = 0;
-  const Kernel &k = s.manifest.kernels.back();
-  MatmulDims d = matmulDims(s.manifest, k);
+  const Kernel *mk = nullptr;
+  for (const Kernel &k : s.manifest.kernels)
+    if (!k.ops.empty() && s.manifest.program[k.ops.front()].op == "kb.matmul")
+      mk = &k;
+  if (!mk)
+    return 0;
+  MatmulDims d = matmulDims(s.manifest, *mk);
   const ProgramOp &op = prog.back();
   std::string bName = op.inputs[1];
   if (transposedB) {
     d.transB = false;
     bName = prog[0].inputs[0];
   }
-  DeviceBuffer c(s.dev.at(k.args.back()).bytes);
+  DeviceBuffer c(size_t(d.batch * d.m * d.n) * 4);
   // Every library route (the legacy call, cublasGemmEx, cuBLASLt's top
   // candidates, Baselines.cpp); the fastest is the baseline, all are
   // reported under cublas_routes.

@@ -35,6 +35,11 @@ struct TargetModel {
   int64_t maxRegistersPerThread = 0;
   int64_t maxThreadsPerSM = 0;
   bool hasWgmma = false; // sm_90a only
+  /// What kb's own kernels reach (measured on the H200, docs/performance.md
+  /// and docs/shapes.md), for choices between them: the device-to-device
+  /// copy bandwidth, and kb's wgmma and mma.sync TF32 matmuls at 4096^3.
+  double copyGBs = 0, wgmmaTf32Tflops = 0, mmaSyncTf32Tflops = 0,
+         ffmaTflops = 0;
 };
 /// The model of `chip`, or failure for a chip kb does not know.
 FailureOr<TargetModel> getTargetModel(StringRef chip);
@@ -53,6 +58,17 @@ bool mmaSyncCopiesFit(int64_t n, int64_t k, bool transposeB, int64_t bm,
 /// The same for the FFMA kernel (A by 4-byte copies into its transposed
 /// slots, B in chunks): the A and B tiles split evenly among the threads.
 bool ffmaCopiesFit(int64_t bm, int64_t bn, int64_t bk, int64_t threads);
+
+/// The widest vector (4, 2 or 1 f32) that divides a last dimension: the
+/// elementwise kernels' default width.
+int64_t widestVector(int64_t lastDim);
+
+/// Split-K (#kb.config `split`, written by kb-tile): how many K chunks a
+/// matmul of this shape and block tile should be cut into, 1 for none. The
+/// model is in Tile.cpp; kb-tune overrides it by hand-setting `split`.
+int64_t chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
+                     int64_t bk, int64_t batch, int64_t sms, double unitTflops,
+                     double copyGBs);
 
 } // namespace mlir::kb
 

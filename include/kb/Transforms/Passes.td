@@ -74,6 +74,23 @@ def KBTile : Pass<"kb-tile", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
 
+def KBSplitK : Pass<"kb-split-k", "func::FuncOp"> {
+  let summary = "Materialises split-K: a matmul with `split = S` becomes S partial products and a kb.split_sum";
+  let description = [{
+    A kb.matmul (or a kb.fusion anchored on one) whose #kb.config has
+    `split = S` (S > 1, decided by kb-tile or set by hand) becomes a
+    kb.matmul with `split_chunk = C` (C = the K tiles / S x BK) whose SxMxN
+    result holds the partial products, and a kb.split_sum that adds them in
+    order, into which the matmul's epilogue moves (one elementwise kernel:
+    reads the S partials and the epilogue's inputs once, writes C once).
+    The partials' kernel keeps the matmul's config; the sum gets the
+    elementwise kernel's (256 threads, the widest vector that divides N).
+    Runs after kb-promote-shared-memory. A split that does not divide the K
+    tiles, or of a batched matmul, is an error.
+  }];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
 def KBPromoteSharedMemory : Pass<"kb-promote-shared-memory", "func::FuncOp"> {
   let summary = "Decides the shared-memory staging of matmul operand tiles";
   let description = [{

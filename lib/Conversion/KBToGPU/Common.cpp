@@ -111,6 +111,29 @@ static Value selectWord(OpBuilder &b, Location loc,
   return r;
 }
 
+/// x^c: an integer c with |c| <= kMaxIntPow by square and multiply (1 / x^|c|
+/// for a negative one), any other by powf (libdevice's __nv_powf, never the
+/// fast form: its error grows with |c log2 x|).
+static constexpr int kMaxIntPow = 32;
+static Value emitPow(OpBuilder &b, Location loc, Value x, float c) {
+  if (c == std::trunc(c) && std::fabs(c) <= kMaxIntPow) {
+    int n = static_cast<int>(std::fabs(c));
+    Value acc, sq = x;
+    for (; n; n >>= 1) {
+      if (n & 1)
+        acc = acc ? arith::MulFOp::create(b, loc, acc, sq).getResult() : sq;
+      if (n > 1)
+        sq = arith::MulFOp::create(b, loc, sq, sq);
+    }
+    if (!acc)
+      return cf32(b, loc, 1.0f);
+    if (c < 0)
+      return arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), acc);
+    return acc;
+  }
+  return math::PowFOp::create(b, loc, x, cf32(b, loc, c));
+}
+
 Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
                                 const ElementwiseChain &chain,
                                 DenseMap<Value, Value> values, Value flatIndex,
@@ -146,6 +169,8 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
               return arith::DivFOp::create(b, loc, get(o.getLhs()),
                                            get(o.getRhs()));
             })
+            // The partials were added as they were loaded (Elementwise.cpp).
+            .Case([&](SplitSumOp o) { return get(o.getInput()); })
             .Case([&](BiasAddOp o) {
               return arith::AddFOp::create(b, loc, get(o.getInput()),
                                            get(o.getBias()));
@@ -168,6 +193,31 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
               Value den =
                   arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(neg));
               return div(cf32(b, loc, 1.0f), den);
+            })
+            .Case([&](SiluOp o) {
+              // x / (1 + exp(-x)): sigmoid's form, the numerator x.
+              Value x = get(o.getInput());
+              Value neg = arith::NegFOp::create(b, loc, x);
+              Value den =
+                  arith::AddFOp::create(b, loc, cf32(b, loc, 1.0f), exp(neg));
+              return div(x, den);
+            })
+            .Case([&](AddScalarOp o) {
+              return arith::AddFOp::create(
+                  b, loc, get(o.getInput()),
+                  cf32(b, loc, o.getValue().convertToFloat()));
+            })
+            .Case([&](LeakyReluOp o) {
+              Value x = get(o.getInput());
+              Value neg = arith::MulFOp::create(
+                  b, loc, x, cf32(b, loc, o.getSlope().convertToFloat()));
+              Value pos = arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OGE, x, cf32(b, loc, 0.0f));
+              return arith::SelectOp::create(b, loc, pos, x, neg);
+            })
+            .Case([&](PowOp o) {
+              return emitPow(b, loc, get(o.getInput()),
+                             o.getExponent().convertToFloat());
             })
             .Case([&](GeluOp o) -> Value {
               Value x = get(o.getInput());

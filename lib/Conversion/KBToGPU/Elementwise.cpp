@@ -30,10 +30,19 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
 
   // Inputs are either full tensors of the result's shape or vectors of the
   // last dimension's length, broadcast along it.
+  // A split-K matmul's partials (S x the result's shape) are read by the
+  // chain's kb.split_sum only: S loads per element, added in order.
   SmallVector<bool> isBias;
+  SmallVector<int64_t> splitsOf;
   for (Value in : chain.inputs) {
     auto t = cast<RankedTensorType>(in.getType());
-    if (t == resultType)
+    bool partials = t.getRank() == resultType.getRank() + 1 &&
+                    t.getShape().drop_front() == resultType.getShape() &&
+                    llvm::all_of(in.getUsers(), [](Operation *u) {
+                      return isa<SplitSumOp>(u);
+                    });
+    splitsOf.push_back(partials ? t.getDimSize(0) : 0);
+    if (t == resultType || partials)
       isBias.push_back(false);
     else if (t.getRank() == 1 && t.getDimSize(0) == lastDim)
       isBias.push_back(true);
@@ -84,14 +93,22 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
   if (llvm::is_contained(isBias, true))
     col = arith::RemUIOp::create(b, loc, base, cidx(b, loc, lastDim));
   SmallVector<Value> loaded;
-  for (auto [i, in] : llvm::enumerate(inputs)) {
-    Value at = isBias[i] ? col : base;
-    if (vec == 1)
-      loaded.push_back(memref::LoadOp::create(b, loc, in, ValueRange{at}));
-    else
-      loaded.push_back(vector::LoadOp::create(
-          b, loc, vecType, in, ValueRange{at},
-          /*nontemporal=*/false, llvm::MaybeAlign(align)));
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    Value at = isBias[i] ? col : base, in = input;
+    auto load = [&](Value idx) -> Value {
+      if (vec == 1)
+        return memref::LoadOp::create(b, loc, in, ValueRange{idx});
+      return vector::LoadOp::create(b, loc, vecType, in, ValueRange{idx},
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(align));
+    };
+    Value v = load(at);
+    // kb.split_sum: partial 0 + partial 1 + ... in this order, every run.
+    for (int64_t sIdx = 1; sIdx < splitsOf[i]; ++sIdx)
+      v = arith::AddFOp::create(
+          b, loc, v,
+          load(arith::AddIOp::create(b, loc, at, cidx(b, loc, sIdx * total))));
+    loaded.push_back(v);
   }
 
   std::array<Value, 4> words;

@@ -88,9 +88,29 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
       }
     }
   }
+  // Split-K: kb-split-k turned `split = S` into a matmul with split_chunk
+  // (S partial products, one per block z) and a kb.split_sum after it.
+  int64_t splitCfg = std::max<int64_t>(cfg.getSplit(), 1);
+  if (splitCfg != e.shape.splits)
+    return op->emitOpError()
+           << "#kb.config asks for split = " << splitCfg << " but the matmul "
+           << (e.shape.splits > 1 ? "has " + std::to_string(e.shape.splits) +
+                                        " partial products"
+                                  : std::string("is not split"))
+           << ": run kb-split-k";
+  if (e.shape.splits > 1) {
+    if (e.chain && !e.chain->ops.empty())
+      return op->emitOpError() << "a split-K matmul's epilogue runs after its "
+                                  "kb.split_sum, not in the matmul";
+    if (e.shape.chunk % e.bk)
+      return op->emitOpError()
+             << "split_chunk = " << e.shape.chunk
+             << " must be a whole number of BK = " << e.bk << " k tiles";
+  }
   e.tid = gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x);
   info.grid = {(int64_t)llvm::divideCeil(e.shape.n, e.bn),
-               (int64_t)llvm::divideCeil(e.shape.m, e.bm), e.shape.batch};
+               (int64_t)llvm::divideCeil(e.shape.m, e.bm),
+               e.shape.splits > 1 ? e.shape.splits : e.shape.batch};
   info.block = {e.threads, 1, 1};
   if (info.grid[1] > 65535 || info.grid[2] > 65535)
     return op->emitOpError()

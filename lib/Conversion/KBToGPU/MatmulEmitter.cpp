@@ -25,11 +25,33 @@ MatmulShape MatmulShape::of(MatmulOp mm) {
   size_t r = a.size();
   s.batched = r == 3;
   s.batch = s.batched ? a[0] : 1;
-  s.m = c[r - 2];
-  s.n = c[r - 1];
+  // (A split-K result is S x M x N: M and N are its last two dimensions.)
+  s.m = c[c.size() - 2];
+  s.n = c[c.size() - 1];
   s.k = a[r - 1];
   s.transB = mm.getTransposeB();
+  if (std::optional<int64_t> chunk = mm.getSplitChunk()) {
+    s.splits = c[0];
+    s.chunk = *chunk;
+  }
   return s;
+}
+
+SmallVector<Value> MatmulEmitter::cIndex(Value batchIdx, Value i, Value j) {
+  if (shape.splits > 1)
+    return {batchIdx, i, j};
+  return globalIndex(batchIdx, i, j);
+}
+
+int64_t MatmulEmitter::kTilesPerBlock() const {
+  return shape.splits > 1 ? shape.chunk / bk : llvm::divideCeil(shape.k, bk);
+}
+
+Value MatmulEmitter::kAt(Value kt) {
+  if (shape.splits == 1)
+    return mul(kt, bk);
+  Value split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  return mul(add(mul(split, kTilesPerBlock()), kt), bk);
 }
 
 Value MatmulEmitter::loadGuarded(Value mem, ValueRange idx,
@@ -126,7 +148,7 @@ void MatmulEmitter::storeVector(Value batchIdx, Value row, Value col,
   Value vec = xs.size() == 1
                   ? vector::BroadcastOp::create(b, loc, vt, xs[0]).getResult()
                   : vector::FromElementsOp::create(b, loc, vt, xs).getResult();
-  SmallVector<Value> idx = globalIndex(batchIdx, row, col);
+  SmallVector<Value> idx = cIndex(batchIdx, row, col);
   Value in = outputInRange(row, col);
   if (chain && in) {
     deferred.push_back({vec, in, idx});
@@ -172,7 +194,7 @@ void MatmulEmitter::flushStores() {
 void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
   if (!chain) {
     inOutputRange(row, col, [&] {
-      memref::StoreOp::create(b, loc, v, c, globalIndex(batchIdx, row, col));
+      memref::StoreOp::create(b, loc, v, c, cIndex(batchIdx, row, col));
     });
     return;
   }

@@ -88,7 +88,7 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
     return e.add(e.mul(tx, 4), (j / 4) * groupStride + j % 4);
   };
   SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
-  int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+  int64_t kTiles = e.kTilesPerBlock();
   bool guardM = e.shape.m % bm, guardN = e.shape.n % bn,
        guardK = e.shape.k % bk;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
@@ -149,14 +149,15 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
     for (int64_t s = 0; s < stages - 1; ++s) {
       if (s < kTiles) {
         auto [va, vb] = views(cidx(b, loc, s));
-        issueCopies(cidx(b, loc, s * bk), va, vb);
+        issueCopies(e.kAt(cidx(b, loc, s)), va, vb);
       }
       lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                           ValueRange{});
     }
   } else if (stages == 2) {
     auto [va, vb] = views(cidx(b, loc, 0));
-    e.stageTiles(bz, row0, col0, cidx(b, loc, 0), va, vb, /*aTransposed=*/true);
+    e.stageTiles(bz, row0, col0, e.kAt(cidx(b, loc, 0)), va, vb,
+                 /*aTransposed=*/true);
     gpu::BarrierOp::create(b, loc);
   }
   auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
@@ -174,7 +175,7 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       e.pipelineStep(kt, lastGroup, stages - 2, stages - 1, kTiles,
                      /*fenceAsyncProxy=*/false, [&](Value nextKt) {
                        auto [na, nb] = views(e.rem(nextKt, stages));
-                       issueCopies(e.mul(nextKt, bk), na, nb);
+                       issueCopies(e.kAt(nextKt), na, nb);
                      });
       std::tie(as, bs) = views(e.rem(kt, stages));
     } else if (stages == 2) {
@@ -184,11 +185,10 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
       // branching: one redundant tile per block, no divergent control flow.
       Value nextKt = arith::MinUIOp::create(b, loc, e.add(kt, 1),
                                             cidx(b, loc, kTiles - 1));
-      next =
-          e.loadTiles(bz, row0, col0, e.mul(nextKt, bk), /*aTransposed=*/true);
+      next = e.loadTiles(bz, row0, col0, e.kAt(nextKt), /*aTransposed=*/true);
     } else {
       std::tie(as, bs) = views(cidx(b, loc, 0));
-      e.stageTiles(bz, row0, col0, e.mul(kt, bk), as, bs, /*aTransposed=*/true);
+      e.stageTiles(bz, row0, col0, e.kAt(kt), as, bs, /*aTransposed=*/true);
       gpu::BarrierOp::create(b, loc);
     }
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(),

@@ -17,6 +17,9 @@ namespace mlir::kb {
 struct MatmulShape {
   bool batched = false, transB = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
+  /// Split-K (a kb.matmul with split_chunk): `splits` partial products, of
+  /// K indices [s * chunk, (s + 1) * chunk) each, into C[s]; 1: no split.
+  int64_t splits = 1, chunk = 0;
   static MatmulShape of(MatmulOp mm);
 };
 
@@ -49,6 +52,14 @@ struct MatmulEmitter {
   Value rem(Value x, int64_t c);
   /// Index list into A, B or C, with the batch index first when batched.
   SmallVector<Value> globalIndex(Value batchIdx, Value i, Value j);
+  /// Index list into C: globalIndex, or with split-K the split's index
+  /// (block id z, passed as batchIdx) first.
+  SmallVector<Value> cIndex(Value batchIdx, Value i, Value j);
+  /// K tiles one block iterates: all of them, or one split's.
+  int64_t kTilesPerBlock() const;
+  /// The first K index of the block's local k tile `kt`: kt * BK, offset by
+  /// the split's first tile with split-K.
+  Value kAt(Value kt);
   /// A load that yields 0 where a (value, bound) pair is out of range; null
   /// values are known to be in range.
   Value loadGuarded(Value mem, ValueRange idx,

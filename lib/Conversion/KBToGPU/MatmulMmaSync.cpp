@@ -186,7 +186,7 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
 
   int64_t nAcc = fragM * fragN * 4;
   SmallVector<Value> init(nAcc, cf32(b, loc, 0.0f));
-  int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+  int64_t kTiles = e.kTilesPerBlock();
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   Value lastGroup;
   if (asyncCopy) {
@@ -194,7 +194,7 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     for (int64_t s = 0; s < stages - 1; ++s) {
       if (s < kTiles) {
         auto [va, vb] = stageViews(cidx(b, loc, s));
-        issueTileCopies(e, bz, row0, col0, cidx(b, loc, s * bk), va, vb);
+        issueTileCopies(e, bz, row0, col0, e.kAt(cidx(b, loc, s)), va, vb);
       }
       lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                           ValueRange{});
@@ -214,13 +214,12 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       e.pipelineStep(kt, lastGroup, stages - 2, stages - 1, kTiles,
                      /*fenceAsyncProxy=*/false, [&](Value next) {
                        auto [va, vb] = stageViews(e.rem(next, stages));
-                       issueTileCopies(e, bz, row0, col0, e.mul(next, bk), va,
-                                       vb);
+                       issueTileCopies(e, bz, row0, col0, e.kAt(next), va, vb);
                      });
       std::tie(as, bs) = stageViews(e.rem(kt, stages));
     } else {
       std::tie(as, bs) = stageViews(cidx(b, loc, 0));
-      e.stageTiles(bz, row0, col0, e.mul(kt, bk), as, bs,
+      e.stageTiles(bz, row0, col0, e.kAt(kt), as, bs,
                    /*aTransposed=*/false);
       gpu::BarrierOp::create(b, loc);
     }

@@ -123,7 +123,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
 
   MatmulEmitter::BlockTile tile = e.blockTile();
   Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
-  int64_t kTiles = llvm::divideCeil(e.shape.k, bk);
+  int64_t kTiles = e.kTilesPerBlock();
 
   // Element index of (row r, 16-byte chunk c) of a swizzled tile at element
   // `tileBase`.
@@ -141,7 +141,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // `kEdge`: the tile may run past K (only the last one can), so each chunk
   // copies only the elements before K.
   auto issueCopies = [&](Value kt, Value stage, bool kEdge) {
-    Value k0 = e.mul(kt, bk);
+    Value k0 = e.kAt(kt);
     Value aBase = e.mul(stage, stageBytes / 4),
           bBase = e.add(aBase, bytesA / 4);
     auto operand = [&](Value mem, Value tileBase, int64_t rows, Value r0,
@@ -307,7 +307,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       NVVM::MBarrierArriveExpectTxOp::create(
           b, loc, Type(), bar, i32(stageBytes), NVVM::MemScopeKind::CTA, false,
           Value());
-      Value k0 = toI32(e.mul(kt, bk));
+      Value k0 = toI32(e.kAt(kt));
       auto copy = [&](Value map, Value dstAddr, Value r0) {
         SmallVector<Value> coords{k0, toI32(r0)};
         if (e.shape.batched)

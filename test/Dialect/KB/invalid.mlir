@@ -136,6 +136,46 @@ func.func @scale_nan(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+func.func @add_scalar_inf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects a finite value, got INF}}
+  %0 = kb.add_scalar %x value(0x7F800000) : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @pow_nan(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects a finite exponent, got nan}}
+  %0 = kb.pow %x exponent(0x7FC00000) : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @leaky_relu_inf(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects a finite slope, got -INF}}
+  %0 = kb.leaky_relu %x slope(0xFF800000) : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @pow_shape(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "kb.pow"(%x) {exponent = 2.0 : f32} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @silu_dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{must have a static shape}}
+  %0 = kb.silu %x : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{#kb.config 'vector' must be 1, 2 or 4, got 3}}
   %0 = kb.relu %x {config = #kb.config<vector = 3>} : tensor<4x8xf32>

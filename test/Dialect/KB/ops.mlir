@@ -34,6 +34,21 @@ func.func @elementwise(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %b: tensor<8xf3
   return %12 : tensor<4x8xf32>
 }
 
+// The ops with a constant that PyTorch programs need (x + c, x ** c, SiLU,
+// LeakyReLU).
+// CHECK-LABEL: func.func @constants
+func.func @constants(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: kb.add_scalar %{{.*}} value(1.500000e+00) : tensor<4x8xf32>
+  %0 = kb.add_scalar %x value(1.5) : tensor<4x8xf32>
+  // CHECK: kb.pow %{{.*}} exponent(3.000000e+00) : tensor<4x8xf32>
+  %1 = kb.pow %0 exponent(3.0) : tensor<4x8xf32>
+  // CHECK: kb.silu %{{.*}} : tensor<4x8xf32>
+  %2 = kb.silu %1 : tensor<4x8xf32>
+  // CHECK: kb.leaky_relu %{{.*}} slope(0.00999999977) : tensor<4x8xf32>
+  %3 = kb.leaky_relu %2 slope(0.01) : tensor<4x8xf32>
+  return %3 : tensor<4x8xf32>
+}
+
 // CHECK-LABEL: func.func @matmuls
 func.func @matmuls(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bt: tensor<16x32xf32>,
                    %ba: tensor<2x64x32xf32>, %bb: tensor<2x32x16xf32>)

@@ -186,14 +186,17 @@ void KBDialect::initialize() {
       >();
 }
 
-LogicalResult
-ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   ArrayRef<int64_t> block, ArrayRef<int64_t> warp,
-                   ArrayRef<int64_t> thread, int64_t threads, int64_t vector,
-                   int64_t stages, ArrayRef<int64_t> pad,
-                   std::optional<MmaUnit> mma,
-                   std::optional<SoftmaxStrategy> strategy, int64_t cluster,
-                   int64_t grid, std::optional<CopyKind> copy, int64_t raster) {
+LogicalResult ConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> block,
+    ArrayRef<int64_t> warp, ArrayRef<int64_t> thread, int64_t threads,
+    int64_t vector, int64_t stages, ArrayRef<int64_t> pad,
+    std::optional<MmaUnit> mma, std::optional<SoftmaxStrategy> strategy,
+    int64_t cluster, int64_t grid, std::optional<CopyKind> copy, int64_t raster,
+    int64_t split) {
+  if (split < 0 || split > 65535)
+    return emitError() << "#kb.config 'split' must be in [1, 65535] (K chunks "
+                          "of a split-K matmul), got "
+                       << split;
   if (raster < 0 || raster > 65535)
     return emitError()
            << "#kb.config 'raster' must be in [1, 65535] (block rows "
@@ -327,12 +330,13 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.grid = attr.getGrid();
   f.copy = attr.getCopy();
   f.raster = attr.getRaster();
+  f.split = attr.getSplit();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages, pad,
-                         mma, strategy, cluster, grid, copy, raster);
+                         mma, strategy, cluster, grid, copy, raster, split);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

@@ -78,6 +78,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"cluster", config.getCluster() != 0, softmax},
       {"grid", config.getGrid() != 0, softmax},
       {"raster", config.getRaster() != 0, matmul},
+      {"split", config.getSplit() != 0, matmul},
   };
   StringRef kindName = matmul      ? "a matmul"
                        : softmax   ? "a softmax"
@@ -183,6 +184,21 @@ LogicalResult MatmulOp::verify() {
   SmallVector<int64_t> expected;
   if (r == 3)
     expected.push_back(lhs[0]);
+  if (std::optional<int64_t> chunk = getSplitChunk()) {
+    if (r != 2)
+      return emitOpError() << "split_chunk: a batched matmul is not split";
+    if (res.size() != 3)
+      return emitOpError() << "split_chunk: expects a result of rank 3 "
+                              "(splits x M x N), got rank "
+                           << res.size();
+    int64_t splits = res[0];
+    if (*chunk < 1 || splits < 2 || (splits - 1) * *chunk >= k ||
+        splits * *chunk < k)
+      return emitOpError() << "split_chunk = " << *chunk << " and " << splits
+                           << " splits must cover K = " << k
+                           << " with every chunk non-empty";
+    expected.push_back(splits);
+  }
   expected.append({m, n});
   if (ArrayRef<int64_t>(expected) != res)
     return emitOpError() << "expects result shape " << shapeStr(expected)
@@ -206,8 +222,21 @@ KB_STATIC_VERIFIER(ReluOp)
 KB_STATIC_VERIFIER(TanhOp)
 KB_STATIC_VERIFIER(SigmoidOp)
 KB_STATIC_VERIFIER(ExpOp)
+KB_STATIC_VERIFIER(SiluOp)
 KB_STATIC_VERIFIER(GeluOp)
 #undef KB_STATIC_VERIFIER
+
+LogicalResult SplitSumOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto in = getInput().getType().getShape();
+  auto res = getResult().getType().getShape();
+  if (in.size() < 2 || in.drop_front() != res || in[0] < 1)
+    return emitOpError() << "expects an input of shape S x " << shapeStr(res)
+                         << " (the partials of the result), got "
+                         << shapeStr(in);
+  return success();
+}
 
 LogicalResult ScaleOp::verify() {
   if (failed(verifyStaticShapes(*this)))
@@ -216,6 +245,31 @@ LogicalResult ScaleOp::verify() {
     return emitOpError() << "expects a finite factor, got "
                          << getFactor().convertToFloat();
   return success();
+}
+
+/// The constant attribute of an elementwise op (add_scalar's value, pow's
+/// exponent, leaky_relu's slope) must be finite.
+template <typename OpT>
+static LogicalResult verifyFiniteConstant(OpT op, FloatAttr attr,
+                                          StringRef what) {
+  if (failed(verifyStaticShapes(op)))
+    return failure();
+  if (!std::isfinite(attr.getValueAsDouble()))
+    return op.emitOpError() << "expects a finite " << what << ", got "
+                            << attr.getValueAsDouble();
+  return success();
+}
+
+LogicalResult AddScalarOp::verify() {
+  return verifyFiniteConstant(*this, getValueAttr(), "value");
+}
+
+LogicalResult PowOp::verify() {
+  return verifyFiniteConstant(*this, getExponentAttr(), "exponent");
+}
+
+LogicalResult LeakyReluOp::verify() {
+  return verifyFiniteConstant(*this, getSlopeAttr(), "slope");
 }
 
 LogicalResult BiasAddOp::verify() {

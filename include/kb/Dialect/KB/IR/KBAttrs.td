@@ -137,6 +137,13 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       blocks running at once share their B tiles in L2 instead of each wave
       reading all of B (Triton's GROUP_M; kb-tile decides it from the bytes
       a wave reads either way).
+    - `split`: matmul only (not batched): split-K. The K tiles are cut into
+      `split` equal chunks; the matmul kernel computes each chunk's partial
+      product into a workspace (one output tile and chunk per block), and a
+      second kernel sums the partials in chunk order (the same bits run to
+      run) through the fused epilogue. kb-tile decides it when the output
+      tiles leave most multiprocessors idle; it must divide the number of K
+      tiles. Absent (or 1): no split.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -153,7 +160,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_CountParameter<"cluster">:$cluster,
     KB_CountParameter<"grid">:$grid,
     KB_ConfigEnumParameter<"CopyKind", "copy">:$copy,
-    KB_CountParameter<"raster">:$raster
+    KB_CountParameter<"raster">:$raster,
+    KB_CountParameter<"split">:$split
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

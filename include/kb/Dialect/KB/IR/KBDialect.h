@@ -110,7 +110,7 @@ namespace mlir::kb {
 struct ConfigFields {
   SmallVector<int64_t> block, warp, thread, pad;
   int64_t threads = 0, vector = 0, stages = 0, cluster = 0, grid = 0,
-          raster = 0;
+          raster = 0, split = 0;
   std::optional<MmaUnit> mma;
   std::optional<SoftmaxStrategy> strategy;
   std::optional<CopyKind> copy;

@@ -43,6 +43,10 @@ def KB_MatmulOp : KB_Op<"matmul"> {
     `tf32` (tensor cores, about 1e-3 relative error) or `tf32x3` (three
     tf32 products for near-fp32 accuracy on tensor cores).
 
+    With `split_chunk = C` (made by kb-split-k from `#kb.config<split = S>`;
+    not batched) the result is SxMxN: slice s holds the partial product over
+    K indices [s*C, min((s+1)*C, K)), and a `kb.split_sum` adds the slices.
+
     Example:
     ```mlir
     %c = kb.matmul %a, %b precision(tf32) : tensor<2048x1024xf32>, tensor<1024x512xf32> -> tensor<2048x512xf32>
@@ -50,7 +54,8 @@ def KB_MatmulOp : KB_Op<"matmul"> {
   }];
   let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
                    KB_PrecisionAttr:$precision, UnitAttr:$transpose_b,
-                   UnitAttr:$padded_b, KB_OptionalConfigAttr:$config);
+                   UnitAttr:$padded_b, OptionalAttr<I64Attr>:$split_chunk,
+                   KB_OptionalConfigAttr:$config);
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `precision` `(` custom<EnumKeyword>($precision) `)`
@@ -141,6 +146,69 @@ def KB_ReluOp : KB_UnaryOp<"relu", "max(x, 0)">;
 def KB_TanhOp : KB_UnaryOp<"tanh", "tanh(x)">;
 def KB_SigmoidOp : KB_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def KB_ExpOp : KB_UnaryOp<"exp", "exp(x)">;
+def KB_SiluOp : KB_UnaryOp<"silu", "x / (1 + exp(-x))">;
+
+def KB_AddScalarOp : KB_ElementwiseOp<"add_scalar", [SameOperandsAndResultType]> {
+  let summary = "adds a constant";
+  let description = [{
+    `result = input + value` (PyTorch's `x + c`; `x - c` is `value(-c)`).
+    The value must be finite.
+
+    Example: `%y = kb.add_scalar %x value(1.0) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, F32Attr:$value,
+                   KB_OptionalConfigAttr:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input `value` `(` $value `)` attr-dict `:` type($result)";
+}
+
+def KB_PowOp : KB_ElementwiseOp<"pow", [SameOperandsAndResultType]> {
+  let summary = "raises to a constant power";
+  let description = [{
+    `result = input ^ exponent` (PyTorch's `x ** c`, `torch.pow(x, c)`). An
+    integer exponent of magnitude at most 32 is computed by multiplications
+    (square and multiply; a negative one then divides 1 by the product), so
+    a negative base is fine; exponent 0 gives 1. Any other exponent is
+    `powf` (libdevice), which is NaN for a negative base, as in PyTorch.
+    The exponent must be finite.
+
+    Example: `%y = kb.pow %x exponent(3.0) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, F32Attr:$exponent,
+                   KB_OptionalConfigAttr:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input `exponent` `(` $exponent `)` attr-dict `:` type($result)";
+}
+
+def KB_LeakyReluOp : KB_ElementwiseOp<"leaky_relu", [SameOperandsAndResultType]> {
+  let summary = "leaky ReLU with a constant negative slope";
+  let description = [{
+    `result = x` where `x >= 0`, `slope * x` elsewhere (PyTorch's
+    `F.leaky_relu(x, negative_slope)`; a NaN stays NaN). The slope must be
+    finite.
+
+    Example: `%y = kb.leaky_relu %x slope(0.01) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, F32Attr:$slope,
+                   KB_OptionalConfigAttr:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input `slope` `(` $slope `)` attr-dict `:` type($result)";
+}
+
+def KB_SplitSumOp : KB_ElementwiseOp<"split_sum"> {
+  let summary = "sum of a split-K matmul's partial products";
+  let description = [{
+    `input` is SxD0x...: the result is D0x..., the sum over the leading axis
+    taken in order s = 0, 1, ..., S-1 (so the same bits every run). kb-split-k
+    puts one after a `kb.matmul` with `split_chunk`; the matmul's epilogue
+    fuses after it.
+
+    Example: `%c = kb.split_sum %p : tensor<4x256x256xf32> -> tensor<256x256xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
 
 def KB_BiasAddOp : KB_ElementwiseOp<"bias_add"> {
   let summary = "adds a vector broadcast along the last axis";

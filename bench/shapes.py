@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The matmul shape suite of issue #19: the shapes users bring besides large
+squares, one tf32 program each, compiled for sm_90a (the names end in
+-sm90a, which scripts/build-bench.sh compiles for that chip).
+
+Usage: bench/shapes.py OUT_DIR        writes shape-<class>-<dims>-sm90a.mlir
+       bench/shapes.py --list         prints name, class, M, N, K, batch, B layout
+
+Classes (the issue's): longk (few output tiles, very long K), skinny (M =
+1..128 against nn.Linear weights, B transposed), matvec (N = 1, and M = 1
+with a row-major B), smallk (K <= 64, large outputs), batched (batch 8-256,
+B row-major and transposed), odd (primes, K % 4 != 0, odd N), square (large
+squares: a regression guard). Each is timed by gpu-check.sh against every
+cuBLAS route and PyTorch (bench/torch_peer.py) in the same call, after
+kb-run's check."""
+import os
+import sys
+
+# (class, m, n, k, batch, trans_b)
+SHAPES = [
+    ("longk", 256, 256, 262144, 1, False),
+    ("longk", 128, 128, 1048576, 1, False),
+    ("longk", 512, 512, 131072, 1, False),
+    ("longk", 256, 1024, 65536, 1, True),
+    ("longk", 384, 384, 200000, 1, False),
+    ("longk", 192, 160, 300000, 1, True),
+    ("skinny", 1, 4096, 4096, 1, True),
+    ("skinny", 8, 4096, 4096, 1, True),
+    ("skinny", 16, 11008, 4096, 1, True),
+    ("skinny", 32, 4096, 11008, 1, True),
+    ("skinny", 64, 16384, 4096, 1, True),
+    ("skinny", 128, 4096, 4096, 1, True),
+    ("skinny", 4, 28672, 8192, 1, True),
+    ("skinny", 96, 12288, 4096, 1, True),
+    ("matvec", 4096, 1, 4096, 1, True),
+    ("matvec", 256, 1, 1048576, 1, True),
+    ("matvec", 8192, 1, 8192, 1, False),
+    ("matvec", 1, 4096, 4096, 1, False),
+    ("matvec", 1, 8192, 8192, 1, False),
+    ("smallk", 16384, 16384, 32, 1, False),
+    ("smallk", 8192, 8192, 64, 1, False),
+    ("smallk", 32768, 4096, 16, 1, False),
+    ("smallk", 65536, 2048, 32, 1, True),
+    ("batched", 512, 512, 512, 128, False),
+    ("batched", 512, 512, 512, 128, True),
+    ("batched", 2048, 2048, 2048, 8, False),
+    ("batched", 256, 256, 256, 256, True),
+    ("batched", 1024, 1024, 1024, 32, True),
+    ("batched", 384, 384, 384, 64, False),
+    ("odd", 1009, 1013, 1019, 1, False),
+    ("odd", 2003, 2011, 2017, 1, True),
+    ("odd", 2048, 2048, 2050, 1, False),
+    ("odd", 3000, 3000, 3001, 1, True),
+    ("odd", 2048, 2047, 2048, 1, False),
+    ("odd", 1000, 700, 1500, 1, False),
+    ("odd", 4000, 4000, 4000, 1, False),
+    ("odd", 4099, 4093, 4096, 1, True),
+    ("square", 2048, 2048, 2048, 1, False),
+    ("square", 4096, 4096, 4096, 1, False),
+    ("square", 4096, 4096, 4096, 1, True),
+    ("square", 6144, 6144, 6144, 1, True),
+    ("square", 8192, 8192, 8192, 1, False),
+]
+
+
+# Ablations, timed in the same call: these shapes with `split = 1` by hand
+# (kb's config before split-K), named ...-nosplit-sm90a.
+NOSPLIT = [
+    ("longk", 256, 256, 262144, 1, False),
+    ("skinny", 16, 11008, 4096, 1, True),
+    ("matvec", 4096, 1, 4096, 1, True),
+    ("matvec", 256, 1, 1048576, 1, True),
+]
+
+
+def name(cls, m, n, k, batch, tb):
+    dims = f"{batch}x{m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"
+    return f"shape-{cls}-{dims}{'-bt' if tb else ''}-sm90a"
+
+
+def t(shape):
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+
+def program(m, n, k, batch, tb, config=None):
+    pre = (batch,) if batch > 1 else ()
+    cfg = f" {{config = #kb.config<{config}>}}" if config else ""
+    at, bt, ct = t(pre + (m, k)), t(pre + ((n, k) if tb else (k, n))), t(pre + (m, n))
+    tbs = " transpose_b" if tb else ""
+    return f"""func.func @matmul(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}) -> ({ct} {{kb.name = "c"}}) {{
+  %0 = kb.matmul %a, %b precision(tf32){tbs}{cfg} : {at}, {bt} -> {ct}
+  return %0 : {ct}
+}}
+"""
+
+
+def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--list":
+        for s in SHAPES:
+            cls, m, n, k, batch, tb = s
+            print(name(*s), cls, m, n, k, batch, "bt" if tb else "b")
+        return 0
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 1
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for s in SHAPES:
+        cls, m, n, k, batch, tb = s
+        with open(os.path.join(out, name(*s) + ".mlir"), "w") as f:
+            f.write(program(m, n, k, batch, tb))
+    for s in NOSPLIT:
+        cls, m, n, k, batch, tb = s
+        nm = name(*s).replace("-sm90a", "-nosplit-sm90a")
+        with open(os.path.join(out, nm + ".mlir"), "w") as f:
+            f.write(program(m, n, k, batch, tb, config="split = 1"))
+    print(f"{len(SHAPES)} shapes and {len(NOSPLIT)} ablations written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The shape suite's table and plot from one gpu-check.sh run.
+
+Usage: bench/shapes_report.py RESULTS_DIR [--md OUT.md] [--png OUT.png]
+
+RESULTS_DIR holds kb_results.json (kb-run's reports, each with the cuBLAS
+routes it timed in the same process) and torch_peer.json (PyTorch's time
+for the same program, same call). For each shape-* bundle: kb's time, the
+strongest peer (the fastest cuBLAS/cuBLASLt route in the program's
+precision, torch.matmul / F.linear), kb's speed-up over it, and for the
+memory-bound classes the fraction of the copy bandwidth kb reaches over the
+program's minimal bytes. The plot (matplotlib) shows the speed-up per shape,
+grouped by class; it needs Debian's python3-matplotlib (/usr/bin/python3)."""
+import json
+import math
+import os
+import sys
+
+CLASSES = ["longk", "skinny", "matvec", "smallk", "batched", "odd", "square"]
+MEMORY_BOUND = {"skinny", "matvec", "smallk"}
+
+
+def rows_of(d):
+    kb = json.load(open(os.path.join(d, "kb_results.json")))
+    peer = {}
+    if os.path.exists(os.path.join(d, "torch_peer.json")):
+        peer = json.load(open(os.path.join(d, "torch_peer.json")))
+    rows = []
+    for name, rep in sorted(kb.items()):
+        if not name.startswith("shape-"):
+            continue
+        cls = name.split("-")[1]
+        t = rep.get("time", {}).get("median_ms")
+        row = {"name": name, "class": cls, "ok": bool(rep.get("ok")),
+               "kb_ms": t, "fraction_of_copy": rep.get("fraction_of_copy"),
+               "tflops": rep.get("achieved_tflops")}
+        units = sorted({k.get("config", "").split('mma = "')[1].split('"')[0]
+                        for k in rep.get("kernels", []) if 'mma = "' in k.get("config", "")})
+        row["unit"] = ",".join(units)
+        row["split"] = any("split = " in k.get("config", "") for k in rep.get("kernels", []))
+        row["kernels"] = len(rep.get("kernels", []))
+        routes = rep.get("cublas_routes", {}).get("tf32", [])
+        if routes:
+            best = min(routes, key=lambda r: r["time"]["median_ms"])
+            row["cublas_ms"], row["cublas_route"] = best["time"]["median_ms"], best["route"]
+        pr = peer.get(name, {})
+        if "best_ms" in pr:
+            row["torch_ms"], row["torch_route"] = pr["best_ms"], pr["best"]
+        peers = [v for v in (row.get("cublas_ms"), row.get("torch_ms")) if v]
+        if t and peers:
+            row["strongest_ms"] = min(peers)
+            row["speedup"] = min(peers) / t
+        rows.append(row)
+    return rows
+
+
+def table(rows):
+    out = ["| shape | class | kb ms | strongest peer ms (which) | kb speed-up | % of copy | kb kernels |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        which = "cuBLAS" if r.get("strongest_ms") == r.get("cublas_ms") else "torch"
+        copy = (f"{100 * r['fraction_of_copy']:.0f}%" if r.get("fraction_of_copy") and
+                r["class"] in MEMORY_BOUND else "")
+        kb = f"{r['kb_ms']:.4f}" if r.get("kb_ms") else ("WRONG" if not r["ok"] else "-")
+        sp = f"{r['speedup']:.2f}x" if r.get("speedup") else "-"
+        st = f"{r['strongest_ms']:.4f} ({which})" if r.get("strongest_ms") else "-"
+        kern = f"{r['kernels']} ({r['unit']}{', split-K' if r['split'] else ''})"
+        out.append(f"| {r['name'][6:-6]} | {r['class']} | {kb} | {st} | {sp} | {copy} | {kern} |")
+    sps = [r["speedup"] for r in rows if r.get("speedup") and "nosplit" not in r["name"]]
+    if sps:
+        geo = math.exp(sum(math.log(s) for s in sps) / len(sps))
+        out.append("")
+        out.append(f"{len(sps)} shapes: geometric mean {geo:.3f}x, min {min(sps):.2f}x, "
+                   f"{sum(s >= 0.9 for s in sps)} at 0.9x or better, {sum(s >= 1.0 for s in sps)} at 1.0x or better.")
+    return "\n".join(out)
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = [r for r in rows if r.get("speedup") and "nosplit" not in r["name"]]
+    rows.sort(key=lambda r: (CLASSES.index(r["class"]) if r["class"] in CLASSES else 99, r["name"]))
+    fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(rows)), 4.5))
+    colors = plt.get_cmap("tab10")
+    xs = range(len(rows))
+    ax.bar(xs, [r["speedup"] for r in rows],
+           color=[colors(CLASSES.index(r["class"]) % 10) for r in rows])
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axhline(0.9, color="gray", lw=0.8, ls="--")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([r["name"][6:-6] for r in rows], rotation=90, fontsize=6)
+    ax.set_ylabel("kb speed-up over the strongest peer")
+    ax.set_title("kb matmul (tf32, H200) against the best cuBLAS route and PyTorch, same call")
+    for i, c in enumerate(CLASSES):
+        ax.bar([0], [0], color=colors(i % 10), label=c)
+    ax.legend(fontsize=7, ncol=len(CLASSES))
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 1
+    rows = rows_of(sys.argv[1])
+    md = table(rows)
+    print(md)
+    if "--md" in sys.argv:
+        open(sys.argv[sys.argv.index("--md") + 1], "w").write(md + "\n")
+    if "--png" in sys.argv:
+        plot(rows, sys.argv[sys.argv.index("--png") + 1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

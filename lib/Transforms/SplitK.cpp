@@ -1,0 +1,124 @@
+//===- SplitK.cpp - split-K as partial products and an ordered sum --------===//
+//
+// kb-split-k: a matmul whose #kb.config has `split = S` (kb-tile decides it
+// when the output tiles leave most multiprocessors idle) becomes
+//   %p = kb.matmul %a, %b ... {split_chunk = C} -> tensor<S x M x N>
+//   %c = kb.split_sum %p -> tensor<M x N>
+// with the matmul's fused epilogue (a kb.fusion anchored on it) moved after
+// the kb.split_sum, into one elementwise kernel. The sum adds the partials
+// in order s = 0..S-1: the same bits run to run (no atomics).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::kb {
+#define GEN_PASS_DEF_KBSPLITK
+#include "kb/Transforms/Passes.h.inc"
+} // namespace mlir::kb
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+/// The elementwise kernel's config for a result of `type` (what
+/// kb-select-config and kb-tile give an elementwise op).
+ConfigAttr sumConfig(MLIRContext *ctx, RankedTensorType type) {
+  ConfigFields f;
+  f.threads = 256;
+  f.vector = widestVector(type.getShape().back());
+  f.block = {f.threads * f.vector};
+  return f.get(ctx);
+}
+
+LogicalResult splitOne(Operation *op, MatmulOp mm, ConfigAttr cfg) {
+  int64_t splits = cfg.getSplit();
+  auto aType = mm.getLhs().getType();
+  if (aType.getRank() != 2)
+    return op->emitOpError() << "#kb.config split = " << splits
+                             << ": a batched matmul is not split";
+  if (mm.getSplitChunk())
+    return success(); // already split
+  if (cfg.getBlock().size() != 3)
+    return op->emitOpError() << "#kb.config split = " << splits
+                             << " needs the block tile: run kb-tile first";
+  int64_t k = aType.getShape().back(), bk = cfg.getBlock()[2];
+  int64_t kTiles = llvm::divideCeil(k, bk);
+  if (kTiles % splits)
+    return op->emitOpError()
+           << "#kb.config split = " << splits << " must divide the " << kTiles
+           << " k tiles (K = " << k << ", BK = " << bk << ")";
+  int64_t chunk = kTiles / splits * bk;
+  auto cType = cast<RankedTensorType>(mm.getResult().getType());
+  auto pType =
+      RankedTensorType::get({splits, cType.getDimSize(0), cType.getDimSize(1)},
+                            cType.getElementType());
+
+  auto fusion = dyn_cast<FusionOp>(op);
+  auto outer = [&](Value v) -> Value {
+    if (auto ba = dyn_cast<BlockArgument>(v); ba && fusion)
+      return fusion.getInputs()[ba.getArgNumber()];
+    return v;
+  };
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto partial = MatmulOp::create(b, mm.getLoc(), pType, outer(mm.getLhs()),
+                                  outer(mm.getRhs()), mm.getPrecisionAttr(),
+                                  mm.getTransposeBAttr(), mm.getPaddedBAttr(),
+                                  b.getI64IntegerAttr(chunk), cfg);
+  MLIRContext *ctx = op->getContext();
+  if (!fusion) {
+    auto sum = SplitSumOp::create(b, loc, cType, partial.getResult(),
+                                  sumConfig(ctx, cType));
+    mm.getResult().replaceAllUsesWith(sum.getResult());
+    mm.erase();
+    return success();
+  }
+  // The epilogue after the sum: the fusion's inputs that its other ops read.
+  Block &body = fusion.getBody().front();
+  SmallVector<Value> inputs{partial.getResult()};
+  SmallVector<BlockArgument> kept;
+  for (BlockArgument arg : body.getArguments())
+    if (llvm::any_of(arg.getUsers(), [&](Operation *u) { return u != mm; })) {
+      kept.push_back(arg);
+      inputs.push_back(fusion.getInputs()[arg.getArgNumber()]);
+    }
+  auto sumFusion =
+      FusionOp::create(b, loc, fusion.getResultTypes(), ValueRange(inputs));
+  Block &nb = sumFusion.getBody().front();
+  OpBuilder inner = OpBuilder::atBlockEnd(&nb);
+  IRMapping map;
+  for (auto [i, arg] : llvm::enumerate(kept))
+    map.map(arg, nb.getArgument(i + 1));
+  auto sum =
+      SplitSumOp::create(inner, loc, cType, nb.getArgument(0), ConfigAttr());
+  map.map(mm.getResult(), sum.getResult());
+  for (Operation &o : body.without_terminator())
+    if (&o != mm.getOperation())
+      inner.clone(o, map);
+  inner.clone(*body.getTerminator(), map);
+  setConfig(sumFusion, sumConfig(ctx, cType));
+  fusion->replaceAllUsesWith(sumFusion->getResults());
+  fusion.erase();
+  return success();
+}
+
+struct SplitKPass : public kb::impl::KBSplitKBase<SplitKPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> todo;
+    for (Operation &op : getOperation().getBody().getOps()) {
+      MatmulOp mm = getKernelMatmul(&op);
+      ConfigAttr cfg = getConfig(&op);
+      if (mm && cfg && cfg.getSplit() > 1)
+        todo.push_back(&op);
+    }
+    for (Operation *op : todo)
+      if (failed(splitOne(op, getKernelMatmul(op), getConfig(op))))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,38 @@
+"""kb from Python: write kb programs, import PyTorch code, compile it with
+kb-opt, call the kernels on torch CUDA tensors, benchmark and plot.
+
+    import kb
+    bundle = kb.compile(model, (x,), chip="sm_90a")   # needs kb-opt
+    fast = kb.load(bundle)                            # needs the GPU only
+    y = fast(x)                                       # x: a CUDA tensor
+
+See docs/tutorial.md.
+"""
+
+from .ir import Config, KbError, Program, Value
+from .bundle import Bundle, compile_program, find_kb_opt
+from .fx import KbImportError, import_torch
+from .loader import load
+from .runner import run
+
+__all__ = ["Config", "KbError", "KbImportError", "Program", "Value", "Bundle",
+           "compile", "compile_program", "import_torch", "load", "run", "find_kb_opt"]
+
+
+def compile(fn_or_program, example_inputs=None, chip="sm_90a", precision=None,
+            output=None, fuse=True, seed=0, name=None, ptxas="auto"):
+    """Compiles a kb.Program, or a PyTorch module or function traced on
+    `example_inputs`, to a bundle (kb-opt --kb-compile). Returns a Bundle;
+    kb.load(bundle) makes it callable. `precision` is the matmuls'
+    ("ieee", "tf32", "tf32x3"; default: PyTorch's fp32 matmul setting).
+    `output` is the bundle folder (default: a new temporary one)."""
+    if isinstance(fn_or_program, Program):
+        return compile_program(fn_or_program, output, chip, fuse, ptxas)
+    if example_inputs is None:
+        raise KbError("kb.compile of PyTorch code needs example_inputs (kb compiles shapes in)")
+    imp = import_torch(fn_or_program, example_inputs, precision=precision, name=name, seed=seed)
+    bundle = compile_program(imp.program, output, chip, fuse, ptxas, signature=imp.signature)
+    bundle.imported = imp
+    import torch
+    bundle.module = fn_or_program if isinstance(fn_or_program, torch.nn.Module) else None
+    return bundle

@@ -1,0 +1,186 @@
+"""The few CUDA driver API calls kb.load needs, through ctypes on libcuda.
+
+No CUDA toolkit is needed: only the driver (libcuda.so.1), as for kb-run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Optional
+
+from .ir import KbError
+
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+CU_JIT_ERROR_LOG_BUFFER = 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
+CU_TENSOR_MAP_INTERLEAVE_NONE = 0
+CU_TENSOR_MAP_SWIZZLE_128B = 3
+CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+
+
+class CUlaunchAttribute(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4),
+                ("value", ctypes.c_char * 64)]
+
+
+class CUlaunchConfig(ctypes.Structure):
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(CUlaunchAttribute)),
+                ("numAttrs", ctypes.c_uint)]
+
+
+def cluster_attribute(cluster) -> CUlaunchAttribute:
+    """CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION with value.clusterDim = cluster."""
+    attr = CUlaunchAttribute()
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    dims = (ctypes.c_uint * 3)(*[int(c) for c in cluster])
+    # (attr.value reads as a bytes copy: write through the struct's address.)
+    ctypes.memmove(ctypes.addressof(attr) + CUlaunchAttribute.value.offset, dims, ctypes.sizeof(dims))
+    return attr
+
+
+def launch_config(grid, block, shared, stream, attr) -> CUlaunchConfig:
+    cfg = CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in grid)
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = (int(b) for b in block)
+    cfg.sharedMemBytes = int(shared)
+    cfg.hStream = stream or None
+    cfg.attrs = ctypes.pointer(attr)
+    cfg.numAttrs = 1
+    cfg._keep = attr  # the attribute must outlive the launch
+    return cfg
+
+
+class Driver:
+    """libcuda.so.1, loaded once."""
+
+    def __init__(self):
+        try:
+            self.lib = ctypes.CDLL("libcuda.so.1")
+        except OSError:
+            raise KbError("no NVIDIA driver on this machine (libcuda.so.1 not found): "
+                          "kb.load needs a GPU; compiling does not")
+        self._ctx_done = set()
+
+    def fn(self, name):
+        for n in (name + "_v2", name):
+            f = getattr(self.lib, n, None)
+            if f is not None:
+                f.restype = ctypes.c_int
+                return f
+        raise KbError(f"the NVIDIA driver lacks {name}")
+
+    def check(self, r, what):
+        if r == 0:
+            return
+        s = ctypes.c_char_p()
+        self.lib.cuGetErrorName(r, ctypes.byref(s))
+        d = ctypes.c_char_p()
+        self.lib.cuGetErrorString(r, ctypes.byref(d))
+        raise KbError(f"{what} failed: {(s.value or b'?').decode()} ({(d.value or b'').decode()})")
+
+    def use_device(self, ordinal: int):
+        """Makes the device's primary context (PyTorch's) current."""
+        self.check(self.fn("cuInit")(0), "cuInit")
+        dev = ctypes.c_int()
+        self.check(self.lib.cuDeviceGet(ctypes.byref(dev), ordinal), "cuDeviceGet")
+        ctx = ctypes.c_void_p()
+        if ordinal not in self._ctx_done:
+            self.check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
+                       "cuDevicePrimaryCtxRetain")
+            self._ctx_done.add(ordinal)
+            self._ctx = getattr(self, "_ctx", {})
+            self._ctx[ordinal] = ctx
+        self.check(self.lib.cuCtxSetCurrent(self._ctx[ordinal]), "cuCtxSetCurrent")
+
+    def load_module(self, cubin: Optional[bytes], ptx: Optional[bytes], name: str):
+        mod = ctypes.c_void_p()
+        source = None
+        if cubin is not None:
+            r = self.lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(cubin))
+            if r == 0:
+                source = "cubin"
+        if source is None:
+            if ptx is None:
+                raise KbError(f"kernel {name}: the driver refused its cubin and there is no PTX")
+            log = ctypes.create_string_buffer(8192)
+            opts = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+            vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p).value, 8192)
+            r = self.lib.cuModuleLoadDataEx(ctypes.byref(mod), ctypes.c_char_p(ptx + b"\0"), 2, opts, vals)
+            if r != 0:
+                raise KbError(f"the driver rejected the PTX of {name}: {log.value.decode(errors='replace')}")
+            source = "ptx"
+        func = ctypes.c_void_p()
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(func), mod, name.encode()),
+                   f"cuModuleGetFunction({name})")
+        return mod, func, source
+
+    def set_attr(self, func, attr, value, what):
+        self.check(self.lib.cuFuncSetAttribute(func, attr, value), what)
+
+    def launch(self, func, grid, block, shared, stream, args, cluster=None):
+        vals = [ctypes.c_uint64(a) for a in args]
+        ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
+        if cluster and cluster[0] * cluster[1] * cluster[2] > 1:
+            attr = cluster_attribute(cluster)
+            cfg = launch_config(grid, block, shared, stream, attr)
+            self.check(self.lib.cuLaunchKernelEx(ctypes.byref(cfg), func, ptrs, None),
+                       "cuLaunchKernelEx (cluster launch)")
+            return
+        self.check(self.lib.cuLaunchKernel(func, grid[0], grid[1], grid[2], block[0], block[1],
+                                           block[2], shared, ctypes.c_void_p(stream), ptrs, None),
+                   "cuLaunchKernel")
+
+    def occupancy(self, func, threads, shared):
+        n = ctypes.c_int()
+        self.check(self.lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(n), func, threads, ctypes.c_size_t(shared)),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+        return n.value
+
+    def encode_tensor_map(self, base: int, shape, dims, box) -> bytes:
+        """cuTensorMapEncodeTiled as kb-run does (tools/kb-run/Device.cpp)."""
+        f = getattr(self.lib, "cuTensorMapEncodeTiled", None)
+        if f is None:
+            raise KbError("the NVIDIA driver lacks cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)")
+        rank = len(dims)
+        gdim = (ctypes.c_uint64 * 5)()
+        gstr = (ctypes.c_uint64 * 4)()
+        bdim = (ctypes.c_uint32 * 5)()
+        estr = (ctypes.c_uint32 * 5)()
+        stride = 4
+        for d in range(rank):
+            axis = rank - 1 - d
+            gdim[d] = int(dims[axis])
+            bdim[d] = int(box[axis])
+            estr[d] = 1
+            if d > 0:
+                gstr[d - 1] = stride
+            stride *= int(shape[axis])
+        # CUtensorMap is 128 bytes aligned to 64.
+        raw = ctypes.create_string_buffer(128 + 64)
+        addr = (ctypes.addressof(raw) + 63) // 64 * 64
+        out = (ctypes.c_uint8 * 128).from_address(addr)
+        f.restype = ctypes.c_int
+        self.check(f(out, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, ctypes.c_uint32(rank), ctypes.c_void_p(base),
+                     gdim, gstr, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                   "cuTensorMapEncodeTiled")
+        return bytes(out)
+
+
+_driver: Optional[Driver] = None
+
+
+def driver() -> Driver:
+    global _driver
+    if _driver is None:
+        _driver = Driver()
+    return _driver

@@ -1,0 +1,407 @@
+"""Builder API: write kb programs from Python and print them as MLIR.
+
+    import kb
+    p = kb.Program("bias_gelu")
+    x = p.input("x", (4096, 1024))
+    b = p.input("bias", (1024,))
+    y = p.gelu(p.bias_add(x, b), approx="tanh")
+    p.output(y, "y")
+    print(p.mlir())
+
+Every kb op has a method of the same name (kb.matmul -> Program.matmul, ...),
+including kb.fusion (Program.fusion, a context manager whose body is built
+with the same methods) and #kb.config (kb.Config, the `config=` argument of
+every op). The builder checks shapes as the op verifiers do, so a mistake is
+reported at the Python line that made it; kb-opt checks everything again.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+
+class KbError(Exception):
+    """A program kb cannot build, compile or run; the message says why."""
+
+
+Shape = Tuple[int, ...]
+
+
+def _f32(v: float) -> float:
+    """v rounded to float32 (the attributes are f32)."""
+    return struct.unpack("f", struct.pack("f", float(v)))[0]
+
+
+def format_f32(v: float, what: str = "value") -> str:
+    v = float(v)
+    if not math.isfinite(v):
+        raise KbError(f"{what} must be finite, got {v}")
+    r = repr(_f32(v))
+    if "e" not in r and "." not in r and "inf" not in r and "nan" not in r:
+        r += ".0"
+    return r
+
+
+def tensor_type(shape: Sequence[int]) -> str:
+    return "tensor<" + "x".join(str(d) for d in shape) + "xf32>"
+
+
+def _check_shape(shape, what: str) -> Shape:
+    try:
+        shape = tuple(int(d) for d in shape)
+    except TypeError:
+        raise KbError(f"{what}: a shape is a sequence of ints, got {shape!r}")
+    if len(shape) == 0:
+        raise KbError(f"{what}: kb tensors have rank >= 1, got a scalar")
+    if any(d <= 0 for d in shape):
+        raise KbError(f"{what}: every dimension must be positive, got {shape}")
+    return shape
+
+
+# The fields of #kb.config (docs/generated/KBAttrs.md): list-valued, counts,
+# and enum keywords (printed quoted).
+CONFIG_SIZES = ("block", "warp", "thread", "pad")
+CONFIG_COUNTS = ("threads", "vector", "stages", "cluster", "grid", "raster")
+CONFIG_ENUMS = ("mma", "strategy", "copy")
+CONFIG_ORDER = ("block", "warp", "thread", "threads", "vector", "stages", "pad",
+                "mma", "strategy", "cluster", "grid", "copy", "raster")
+
+
+class Config:
+    """#kb.config<...>: the decisions of kb's passes, or your overrides.
+
+    Config(block=[128, 128, 32], warp=[64, 32], mma="mma_sync_tf32"). Fields
+    not known to this version of the builder are printed as given (a list,
+    an int or a quoted string) and left for kb-opt to accept or refuse.
+    """
+
+    def __init__(self, **fields):
+        self.fields = {}
+        for k, v in fields.items():
+            if v is None:
+                continue
+            if k in CONFIG_SIZES:
+                if isinstance(v, int):
+                    v = [v]
+                v = [int(x) for x in v]
+            elif k in CONFIG_COUNTS:
+                v = int(v)
+            elif k in CONFIG_ENUMS:
+                v = str(v)
+            self.fields[k] = v
+
+    def mlir(self) -> str:
+        keys = [k for k in CONFIG_ORDER if k in self.fields]
+        keys += [k for k in self.fields if k not in CONFIG_ORDER]
+        parts = []
+        for k in keys:
+            v = self.fields[k]
+            if isinstance(v, (list, tuple)):
+                parts.append(f"{k} = [{', '.join(str(int(x)) for x in v)}]")
+            elif isinstance(v, str):
+                parts.append(f'{k} = "{v}"')
+            else:
+                parts.append(f"{k} = {int(v)}")
+        return "#kb.config<" + ", ".join(parts) + ">"
+
+    def __repr__(self):
+        return f"Config({self.mlir()})"
+
+
+@dataclass(eq=False)
+class Value:
+    """An SSA value of a kb program: an f32 tensor of a static shape."""
+    program: "Program"
+    name: str
+    shape: Shape
+    scope: object = None  # the Program or the _Fusion region it belongs to
+
+    @property
+    def type(self) -> str:
+        return tensor_type(self.shape)
+
+    def __repr__(self):
+        return f"<kb value %{self.name}: {self.type}>"
+
+
+@dataclass
+class _Op:
+    text: str  # the op's line (or lines), without indentation
+
+
+class _Scope:
+    def __init__(self, program, indent):
+        self.program = program
+        self.lines: List[str] = []
+        self.indent = indent
+
+
+class Fusion:
+    """The body of a kb.fusion: `with p.fusion([x, b]) as (xa, ba):` ...
+    `p.yield_(v)`. Inside the block, ops take the block arguments (and values
+    made inside); the fusion's result is `fusion.result` after the block."""
+
+    def __init__(self, program, inputs, config):
+        self.program = program
+        self.inputs = list(inputs)
+        self.config = config
+        self.args = []
+        self.result: Optional[Value] = None
+        self._yielded: Optional[Value] = None
+
+    def __enter__(self):
+        p = self.program
+        if p._fusion is not None:
+            raise KbError("kb.fusion cannot nest")
+        for v in self.inputs:
+            p._check_value(v, "fusion input")
+        self.scope = _Scope(p, 2)
+        self.args = [Value(p, p._fresh("arg"), v.shape, self) for v in self.inputs]
+        p._fusion = self
+        return tuple(self.args)
+
+    def __exit__(self, exc_type, exc, tb):
+        p = self.program
+        p._fusion = None
+        if exc_type is not None:
+            return False
+        if self._yielded is None:
+            raise KbError("kb.fusion: call p.yield_(value) at the end of its body")
+        y = self._yielded
+        self.result = Value(p, p._fresh(), y.shape, p)
+        ins = ""
+        if self.inputs:
+            ins = ("ins(" + ", ".join("%" + v.name for v in self.inputs) + " : "
+                   + ", ".join(v.type for v in self.inputs) + ") ")
+        attrs = f"attributes {{config = {self.config.mlir()}}} " if self.config else ""
+        lines = [f"%{self.result.name} = kb.fusion {ins}{attrs}{{"]
+        lines.append("^bb0(" + ", ".join(f"%{a.name}: {a.type}" for a in self.args) + "):")
+        lines += ["  " + l for l in self.scope.lines]
+        lines.append(f"  kb.yield %{y.name} : {y.type}")
+        lines.append(f"}} -> {self.result.type}")
+        p._emit("\n".join(lines))
+        return False
+
+
+class Program:
+    """One kb function: inputs, ops, outputs. `mlir()` prints it."""
+
+    def __init__(self, name: str = "main"):
+        if not name.replace("_", "a").isalnum() or name[0].isdigit():
+            raise KbError(f"program name {name!r} must be an identifier")
+        self.name = name
+        self.inputs: List[Tuple[Value, str]] = []
+        self.outputs: List[Tuple[Value, str]] = []
+        self._lines: List[str] = []
+        self._counter = 0
+        self._fusion: Optional[Fusion] = None
+        self._names = set()
+
+    # -- plumbing ----------------------------------------------------------
+    def _fresh(self, prefix="v") -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def _scope(self):
+        return self._fusion if self._fusion is not None else self
+
+    def _check_value(self, v, what):
+        if not isinstance(v, Value) or v.program is not self:
+            raise KbError(f"{what}: expected a value of this program, got {v!r}")
+        if v.scope is not self._scope() and not (
+                self._fusion is not None and v.scope is self):
+            raise KbError(f"{what}: %{v.name} belongs to another region")
+        if self._fusion is not None and v.scope is self:
+            raise KbError(f"{what}: inside kb.fusion use its block arguments, "
+                          f"not %{v.name} from outside (kb.fusion is isolated)")
+
+    def _emit(self, text):
+        if self._fusion is not None:
+            self._fusion.scope.lines.extend(text.split("\n"))
+        else:
+            self._lines.extend(text.split("\n"))
+
+    def _new(self, shape) -> Value:
+        return Value(self, self._fresh(), tuple(shape), self._scope())
+
+    @staticmethod
+    def _attrs(config: Optional[Config]) -> str:
+        return f" {{config = {config.mlir()}}}" if config is not None else ""
+
+    # -- signature ---------------------------------------------------------
+    def input(self, name: Optional[str], shape: Sequence[int]) -> Value:
+        """A function argument (an input buffer named `name`)."""
+        if self._fusion is not None:
+            raise KbError("inputs are declared outside kb.fusion")
+        shape = _check_shape(shape, f"input {name!r}")
+        if name is not None:
+            self._claim(name)
+        ssa = name if name and all(c.isalnum() or c == "_" for c in name) else f"in{len(self.inputs)}"
+        if ssa[0].isdigit() or ssa.startswith("v") and ssa[1:].isdigit() or ssa.startswith("arg") and ssa[3:].isdigit():
+            ssa = f"in{len(self.inputs)}_{ssa}"
+        v = Value(self, ssa, shape, self)
+        self.inputs.append((v, name))
+        return v
+
+    def _claim(self, name):
+        if not isinstance(name, str) or not name or not all(
+                c.isalnum() or c in "_.-" for c in name):
+            raise KbError(f"buffer name {name!r}: use letters, digits, _ . -")
+        if name in self._names:
+            raise KbError(f"buffer name {name!r} is used twice")
+        if name[0] == "t" and name[1:].isdigit():
+            raise KbError(f"buffer name {name!r} is reserved for intermediates")
+        self._names.add(name)
+
+    def output(self, value: Value, name: Optional[str] = None) -> None:
+        """Returns `value` as an output buffer named `name`."""
+        self._check_value(value, "output")
+        if any(v is value for v, _ in self.outputs):
+            raise KbError("a value can be returned only once")
+        if any(v is value for v, _ in self.inputs):
+            raise KbError("kb cannot return an input: every result is computed by a kernel")
+        if name is not None:
+            self._claim(name)
+        self.outputs.append((value, name))
+
+    # -- matmul, softmax, transpose ----------------------------------------
+    def matmul(self, a: Value, b: Value, precision: str = "tf32",
+               transpose_b: bool = False, padded_b: bool = False,
+               config: Optional[Config] = None) -> Value:
+        self._check_value(a, "matmul lhs")
+        self._check_value(b, "matmul rhs")
+        if precision not in ("ieee", "tf32", "tf32x3"):
+            raise KbError(f"matmul precision must be ieee, tf32 or tf32x3, got {precision!r}")
+        if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
+            raise KbError(f"matmul needs rank-2 or rank-3 operands of one rank, got {a.shape} and {b.shape}")
+        if padded_b and not transpose_b:
+            raise KbError("padded_b needs transpose_b")
+        m, k = a.shape[-2:]
+        k2, n = (b.shape[-1], b.shape[-2]) if transpose_b else b.shape[-2:]
+        if (k2 < k) if padded_b else (k2 != k):
+            raise KbError(f"matmul inner dimensions must match: lhs {a.shape} (K = {k}), rhs {b.shape} (K = {k2})")
+        if len(a.shape) == 3 and a.shape[0] != b.shape[0]:
+            raise KbError(f"matmul batch dimensions must match: {a.shape[0]} vs {b.shape[0]}")
+        shape = a.shape[:-2] + (m, n)
+        r = self._new(shape)
+        flags = (" transpose_b" if transpose_b else "") + (" padded_b" if padded_b else "")
+        self._emit(f"%{r.name} = kb.matmul %{a.name}, %{b.name} precision({precision}){flags}"
+                   f"{self._attrs(config)} : {a.type}, {b.type} -> {r.type}")
+        return r
+
+    def softmax(self, x: Value, config: Optional[Config] = None) -> Value:
+        return self._unary("softmax", x, config)
+
+    def transpose(self, x: Value, pad: Optional[int] = None,
+                  config: Optional[Config] = None) -> Value:
+        self._check_value(x, "transpose")
+        if len(x.shape) not in (2, 3):
+            raise KbError(f"transpose needs rank 2 or 3, got {x.shape}")
+        rows = x.shape[-2]
+        if pad is not None:
+            if not 1 <= int(pad) <= 1024:
+                raise KbError(f"transpose pad must be in [1, 1024], got {pad}")
+            rows = -(-rows // int(pad)) * int(pad)
+        r = self._new(x.shape[:-2] + (x.shape[-1], rows))
+        padtxt = f" pad({int(pad)})" if pad is not None else ""
+        self._emit(f"%{r.name} = kb.transpose %{x.name}{padtxt}{self._attrs(config)} : {x.type} -> {r.type}")
+        return r
+
+    # -- elementwise -------------------------------------------------------
+    def _binary(self, op, a, b, config):
+        self._check_value(a, f"kb.{op} lhs")
+        self._check_value(b, f"kb.{op} rhs")
+        if a.shape != b.shape:
+            raise KbError(f"kb.{op} takes two tensors of one shape (no broadcasting), got {a.shape} and {b.shape}")
+        r = self._new(a.shape)
+        self._emit(f"%{r.name} = kb.{op} %{a.name}, %{b.name}{self._attrs(config)} : {r.type}")
+        return r
+
+    def add(self, a, b, config=None): return self._binary("add", a, b, config)
+    def sub(self, a, b, config=None): return self._binary("sub", a, b, config)
+    def mul(self, a, b, config=None): return self._binary("mul", a, b, config)
+    def div(self, a, b, config=None): return self._binary("div", a, b, config)
+
+    def _unary(self, op, x, config, attr=""):
+        self._check_value(x, f"kb.{op}")
+        r = self._new(x.shape)
+        self._emit(f"%{r.name} = kb.{op} %{x.name}{attr}{self._attrs(config)} : {r.type}")
+        return r
+
+    def relu(self, x, config=None): return self._unary("relu", x, config)
+    def tanh(self, x, config=None): return self._unary("tanh", x, config)
+    def sigmoid(self, x, config=None): return self._unary("sigmoid", x, config)
+    def exp(self, x, config=None): return self._unary("exp", x, config)
+    def silu(self, x, config=None): return self._unary("silu", x, config)
+
+    def scale(self, x, factor: float, config=None):
+        return self._unary("scale", x, config, f" by {format_f32(factor, 'scale factor')}")
+
+    def add_scalar(self, x, value: float, config=None):
+        return self._unary("add_scalar", x, config, f" value({format_f32(value, 'add_scalar value')})")
+
+    def pow(self, x, exponent: float, config=None):
+        return self._unary("pow", x, config, f" exponent({format_f32(exponent, 'pow exponent')})")
+
+    def leaky_relu(self, x, slope: float = 0.01, config=None):
+        return self._unary("leaky_relu", x, config, f" slope({format_f32(slope, 'leaky_relu slope')})")
+
+    def gelu(self, x, approx: str = "tanh", config=None):
+        if approx not in ("tanh", "erf"):
+            raise KbError(f"gelu approx must be 'tanh' or 'erf', got {approx!r}")
+        return self._unary("gelu", x, config, f" approx({approx})")
+
+    def dropout(self, x, p: float, seed: int = 0, config=None):
+        if not 0.0 <= float(p) < 1.0:
+            raise KbError(f"dropout p must be in [0, 1), got {p}")
+        return self._unary("dropout", x, config, f" p({format_f32(p, 'dropout p')}) seed({int(seed)})")
+
+    def bias_add(self, x, bias, config=None):
+        self._check_value(x, "kb.bias_add input")
+        self._check_value(bias, "kb.bias_add bias")
+        if len(bias.shape) != 1 or bias.shape[0] != x.shape[-1]:
+            raise KbError(f"kb.bias_add needs a 1-D bias as long as the input's last axis ({x.shape[-1]}), got {bias.shape}")
+        r = self._new(x.shape)
+        self._emit(f"%{r.name} = kb.bias_add %{x.name}, %{bias.name}{self._attrs(config)}"
+                   f" : {x.type}, {bias.type} -> {r.type}")
+        return r
+
+    # -- fusion ------------------------------------------------------------
+    def fusion(self, inputs: Sequence[Value], config: Optional[Config] = None) -> Fusion:
+        """kb.fusion: `with p.fusion([x, b]) as (xa, ba): ...; p.yield_(v)`,
+        then `fusion.result`."""
+        return Fusion(self, inputs, config)
+
+    def yield_(self, value: Value) -> None:
+        f = self._fusion
+        if f is None:
+            raise KbError("kb.yield belongs inside kb.fusion")
+        self._check_value(value, "kb.yield")
+        if f._yielded is not None:
+            raise KbError("kb.fusion yields one value")
+        f._yielded = value
+
+    # -- printing ----------------------------------------------------------
+    def mlir(self) -> str:
+        if self._fusion is not None:
+            raise KbError("a kb.fusion is still open")
+        if not self.outputs:
+            raise KbError(f"program {self.name} has no outputs (call output())")
+        args = []
+        for v, name in self.inputs:
+            attr = f' {{kb.name = "{name}"}}' if name else ""
+            args.append(f"%{v.name}: {v.type}{attr}")
+        res = []
+        for v, name in self.outputs:
+            res.append(f'{v.type} {{kb.name = "{name}"}}' if name else v.type)
+        lines = [f"func.func @{self.name}(" + ", ".join(args) + ") -> (" + ", ".join(res) + ") {"]
+        lines += ["  " + l for l in self._lines]
+        lines.append("  return " + ", ".join("%" + v.name for v, _ in self.outputs)
+                     + " : " + ", ".join(v.type for v, _ in self.outputs))
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    __str__ = mlir

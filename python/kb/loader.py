@@ -1,0 +1,231 @@
+"""kb.load: a bundle's kernels as a Python callable on torch CUDA tensors.
+
+The callable launches the bundle's kernels, in the manifest's order, on
+PyTorch's current CUDA stream, reading its arguments where they are and
+writing a new output tensor (allocated with torch, like any PyTorch op);
+nothing passes through the host. Intermediate buffers and workspaces are
+allocated with torch once, at load. TMA tensor maps are encoded on the host
+(128 bytes each) once per input address.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from .bundle import Bundle
+from .cuda import (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                   CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, driver)
+from .ir import KbError
+
+
+def _target_runs_on(target: str, major: int, minor: int) -> Optional[str]:
+    """Why a bundle for `target` cannot run on an sm_<major><minor> GPU, or
+    None (kb-run's targetCannotRun: sm_90a only on 9.0, sm_XY on X.Y+)."""
+    t = target[3:] if target.startswith("sm_") else target
+    arch_a = t.endswith("a")
+    digits = t[:-1] if arch_a else t
+    if not digits.isdigit() or len(digits) < 2:
+        return f"unknown target {target!r}"
+    tmaj, tmin = int(digits[:-1]), int(digits[-1])
+    if arch_a and (major, minor) != (tmaj, tmin):
+        return f"the bundle is for {target}, which runs only on sm_{tmaj}{tmin} GPUs; this one is sm_{major}{minor}"
+    if (major, minor) < (tmaj, tmin):
+        return f"the bundle is for {target}; this GPU is sm_{major}{minor}"
+    return None
+
+
+class Loaded:
+    """The callable kb.load returns. `loaded(*args)` runs the program;
+    `loaded.kernels` lists what was loaded (name, cubin or ptx)."""
+
+    def __init__(self, bundle: Bundle, module=None, params: Optional[dict] = None, device=None):
+        import torch
+        self.torch = torch
+        self.bundle = bundle
+        m = bundle.manifest
+        sig = bundle.signature
+        if not torch.cuda.is_available():
+            raise KbError("kb.load needs a CUDA GPU visible to PyTorch (torch.cuda.is_available() is False)")
+        self.device = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+        ordinal = self.device.index if self.device.index is not None else torch.cuda.current_device()
+        major, minor = torch.cuda.get_device_capability(ordinal)
+        why = _target_runs_on(m.get("target", ""), major, minor)
+        if why:
+            raise KbError(why)
+        torch.cuda.init()
+        torch.empty(1, device=self.device)  # PyTorch's context first
+        self.drv = driver()
+        self.drv.use_device(ordinal)
+        self.ordinal = ordinal
+        self.buffers = {b["name"]: b for b in m["buffers"]}
+        self.sig = sig
+        # Parameters: from a module (by qualified name) or a dict.
+        self.param_tensors: Dict[str, "torch.Tensor"] = {}
+        needed = sorted({s["source"][1] for s in sig.get("inputs", []) if s["source"][0] == "param"})
+        for name in needed:
+            t = None
+            if params is not None and name in params:
+                t = params[name]
+            elif module is not None:
+                try:
+                    t = module.get_parameter(name)
+                except AttributeError:
+                    try:
+                        t = module.get_buffer(name)
+                    except AttributeError:
+                        t = None
+            if t is None:
+                raise KbError(f"the bundle reads the parameter {name!r}: pass kb.load(bundle, module=model) "
+                              f"or params={{{name!r}: tensor}}")
+            if t.device != self.device or not t.is_contiguous():
+                t = t.detach().to(self.device).contiguous()  # once, at load
+            self.param_tensors[name] = t.detach()
+        # Kernels.
+        self.kernels = []
+        root = bundle.path
+        for k in m["kernels"]:
+            cubin = (root / k["cubin"]).read_bytes() if k.get("cubin") and (root / k["cubin"]).is_file() else None
+            ptx = (root / k["ptx"]).read_bytes() if k.get("ptx") and (root / k["ptx"]).is_file() else None
+            mod, func, source = self.drv.load_module(cubin, ptx, k["name"])
+            shared = int(k.get("dynamic_shared_bytes", 0))
+            if shared > 48 * 1024:
+                self.drv.set_attr(func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared,
+                                  f"raising the shared-memory limit of {k['name']}")
+            cluster = list(k.get("cluster", [1, 1, 1]))
+            if math.prod(cluster) > 8:
+                self.drv.set_attr(func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1,
+                                  f"allowing clusters of {math.prod(cluster)} blocks for {k['name']}")
+            co = int(k.get("co_resident_blocks", 0))
+            if co > 1:
+                per_sm = self.drv.occupancy(func, math.prod(k["block"]), shared)
+                sms = torch.cuda.get_device_properties(ordinal).multi_processor_count
+                if per_sm * sms < co:
+                    raise KbError(f"kernel {k['name']} needs {co} blocks resident at once; this GPU holds "
+                                  f"{per_sm * sms}: compile with fewer blocks per row (#kb.config cluster)")
+            self.kernels.append({"name": k["name"], "module": mod, "func": func, "source": source,
+                                 "grid": list(k["grid"]), "block": list(k["block"]),
+                                 "cluster": cluster, "shared": shared, "args": list(k["args"])})
+        # Scratch and workspace buffers: allocated once.
+        self.fixed: Dict[str, "torch.Tensor"] = {}
+        for b in m["buffers"]:
+            dt = torch.int32 if b.get("dtype") == "i32" else torch.float32
+            if b["role"] == "scratch":
+                self.fixed[b["name"]] = torch.empty(b["shape"], dtype=dt, device=self.device)
+            elif b["role"] == "workspace":
+                # kb-run zero-fills it once; the kernel leaves it zero.
+                self.fixed[b["name"]] = torch.zeros(b["shape"], dtype=dt, device=self.device)
+        self.maps = [b for b in m["buffers"] if b["role"] == "tensor_map"]
+        self._map_cache: Dict[tuple, "torch.Tensor"] = {}
+        self.input_specs = sig.get("inputs", [])
+        self.output_specs = sig.get("outputs", [])
+        self.nargs = len(sig.get("args", []))
+
+    def _tensor_map(self, b, buffers):
+        tm = b["tensor_map"]
+        of = buffers[tm["of"]]
+        key = (b["name"], of.data_ptr())
+        t = self._map_cache.get(key)
+        if t is None:
+            raw = self.drv.encode_tensor_map(of.data_ptr(), self.buffers[tm["of"]]["shape"], tm["dims"], tm["box"])
+            host = self.torch.frombuffer(bytearray(raw), dtype=self.torch.int32)
+            t = host.to(self.device)
+            if len(self._map_cache) > 64:
+                self._map_cache.clear()
+            self._map_cache[key] = t
+        return t
+
+    def _arg(self, spec, args):
+        torch = self.torch
+        kind, ident = spec["source"]
+        t = args[ident] if kind == "arg" else self.param_tensors[ident]
+        what = f"argument {ident} ({self.sig['args'][ident]['name']})" if kind == "arg" else f"parameter {ident}"
+        if not isinstance(t, torch.Tensor):
+            raise KbError(f"{what} must be a torch tensor, got {type(t).__name__}")
+        if t.dtype != torch.float32:
+            raise KbError(f"{what} is {t.dtype}; the kernels read float32")
+        if t.device != self.device:
+            raise KbError(f"{what} is on {t.device}; the kernels run on {self.device} (move it there first)")
+        if not t.is_contiguous():
+            raise KbError(f"{what} is not contiguous (the kernels read row-major buffers): call .contiguous()")
+        if t.data_ptr() % 16:
+            raise KbError(f"{what} starts at an address that is not a multiple of 16 bytes (a view with an "
+                          f"offset?); the kernels load 16-byte vectors: pass a .clone()")
+        shape = tuple(spec["shape"])
+        if t.numel() != math.prod(shape):
+            raise KbError(f"{what} has shape {tuple(t.shape)}; the bundle was compiled for {tuple(self.sig['args'][ident]['shape']) if kind == 'arg' else shape} "
+                          f"(kb compiles shapes in: compile again for this shape)")
+        if kind == "arg" and tuple(t.shape) != tuple(self.sig["args"][ident]["shape"]):
+            raise KbError(f"{what} has shape {tuple(t.shape)}; the bundle was compiled for "
+                          f"{tuple(self.sig['args'][ident]['shape'])}")
+        return t
+
+    def _buffers(self, args, out=None):
+        torch = self.torch
+        if len(args) != self.nargs:
+            raise KbError(f"the program takes {self.nargs} tensors, got {len(args)}")
+        bufs: Dict[str, "torch.Tensor"] = dict(self.fixed)
+        for spec in self.input_specs:
+            bufs[spec["buffer"]] = self._arg(spec, args)
+        if out is not None and not isinstance(out, (tuple, list)):
+            out = (out,)
+        if out is not None and len(out) != len(self.output_specs):
+            raise KbError(f"out= needs {len(self.output_specs)} tensors, got {len(out)}")
+        outs = []
+        for i, spec in enumerate(self.output_specs):
+            kb_shape = spec.get("kb_shape", spec["shape"])
+            if out is None:
+                o = torch.empty(kb_shape, dtype=torch.float32, device=self.device)
+                outs.append(o.view(spec["shape"]))
+            else:
+                o = out[i]
+                if (not isinstance(o, torch.Tensor) or o.dtype != torch.float32 or o.device != self.device
+                        or not o.is_contiguous() or tuple(o.shape) != tuple(spec["shape"])
+                        or o.data_ptr() % 16):
+                    raise KbError(f"out[{i}] must be a contiguous float32 tensor of shape {tuple(spec['shape'])} "
+                                  f"on {self.device}, 16-byte aligned")
+                outs.append(o)
+            bufs[spec["buffer"]] = o
+        for b in self.maps:
+            bufs[b["name"]] = self._tensor_map(b, bufs)
+        return bufs, outs
+
+    def _launch(self, k, bufs, stream):
+        try:
+            ptrs = [bufs[a].data_ptr() for a in k["args"]]
+        except KeyError as e:
+            raise KbError(f"kernel {k['name']} reads buffer {e} that the bundle's signature does not provide")
+        self.drv.launch(k["func"], k["grid"], k["block"], k["shared"], stream, ptrs, k["cluster"])
+
+    def __call__(self, *args, out=None):
+        """Runs the program on `args`; the result is a new tensor, or
+        written into `out` (a tensor, or a tuple for several results)."""
+        bufs, outs = self._buffers(args, out)
+        stream = self.torch.cuda.current_stream(self.device).cuda_stream
+        self.drv.use_device(self.ordinal)
+        for k in self.kernels:
+            self._launch(k, bufs, stream)
+        return outs[0] if self.sig.get("single_output", len(outs) == 1) else tuple(outs)
+
+    def launch_one(self, i, args):
+        """Launches kernel i alone (for timing it; its inputs from earlier
+        kernels are whatever their last run left)."""
+        bufs, _ = self._buffers(args)
+        stream = self.torch.cuda.current_stream(self.device).cuda_stream
+        self._launch(self.kernels[i], bufs, stream)
+
+    def __repr__(self):
+        return f"<kb.load {self.bundle.path}: " + ", ".join(f"{k['name']} ({k['source']})" for k in self.kernels) + ">"
+
+
+def load(bundle, module=None, params=None, device=None) -> Loaded:
+    """The bundle (a Bundle or its folder) as a callable on CUDA tensors.
+    A program imported from an nn.Module reads the module's parameters:
+    pass the module (on the GPU), or a dict of them. kb.compile's bundle
+    remembers the module it was compiled from."""
+    if not isinstance(bundle, Bundle):
+        bundle = Bundle.open(bundle)
+    if module is None:
+        module = getattr(bundle, "module", None)
+    return Loaded(bundle, module, params, device)

@@ -1,0 +1,225 @@
+"""Plots of kb's results: python3 -m kb.plot REPORT.json -o FIG.png
+
+REPORT.json is any of:
+  - a kb.bench report (`python3 -m kb.bench ... --json`): a roofline of each
+    kernel (arithmetic intensity against its achieved FLOP/s, placed under
+    the ceilings of the unit it uses: the copy bandwidth and the FFMA or
+    TF32 tensor-core peak, measured on the same GPU with --ceilings) and
+    speed-up bars of kb over PyTorch eager and torch.compile;
+  - one kb-run --json report, or a JSON object of them keyed by name (as
+    bench/results/*/kb_results.json): a roofline of each program (flops /
+    minimal bytes against flops / median time, under the copy bandwidth
+    and the compute ceiling kb-run measured) and bars of kb's speed-up over
+    each baseline kb-run timed (cuBLAS, an unfused bundle).
+Nothing is drawn from names or numbers written into this file: every point,
+roof and bar comes from the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+from .ir import KbError
+
+UNIT_ROOF = {"ffma": "ffma_tflops", "mma_sync_tf32": "tf32_tflops", "wgmma_tf32": "tf32_tflops",
+             "mma_sync_tf32x3": "tf32_tflops"}
+UNIT_LABEL = {"ffma": "FFMA (CUDA cores)", "mma_sync_tf32": "TF32 tensor cores",
+              "wgmma_tf32": "TF32 tensor cores", "mma_sync_tf32x3": "TF32 tensor cores (x3)"}
+
+
+def _kind(report) -> str:
+    if isinstance(report, dict) and report.get("tool") == "kb.bench":
+        return "bench"
+    if isinstance(report, dict) and "kernels" in report and "bundle" in report:
+        return "kb-run"
+    if isinstance(report, dict) and report and all(isinstance(v, dict) and "bundle" in v for v in report.values()):
+        return "kb-run-set"
+    raise KbError("not a kb.bench report, a kb-run --json report, or an object of kb-run reports")
+
+
+def points_from_bench(report) -> Tuple[List[dict], Dict[str, float], List[Tuple[str, Dict[str, float]]]]:
+    """Roofline points (one per kernel), ceilings, and speed-up bars."""
+    pts, bars = [], []
+    ceilings = dict(report.get("ceilings", {}))
+    for r in report.get("problems", []):
+        if "error" in r or not r.get("ok"):
+            continue
+        for w in r.get("work", []):
+            t = w.get("time", {}).get("median_ms")
+            if not t or w["bytes"] <= 0:
+                continue
+            # A kernel that only moves data (a transpose) counts no flops:
+            # place it by one flop per element moved, as its bandwidth shows.
+            flops = w["flops"] if w["flops"] > 1 else w["bytes"] / 4
+            pts.append({"label": f"{r['problem']}:{w['name']}", "intensity": flops / w["bytes"],
+                        "tflops": flops / (t * 1e-3) / 1e12, "unit": w["unit"]})
+        sp = {}
+        if "speedup_vs_eager" in r:
+            sp["vs eager"] = r["speedup_vs_eager"]
+        if "speedup_vs_torch_compile" in r:
+            sp["vs torch.compile"] = r["speedup_vs_torch_compile"]
+        if sp:
+            bars.append((r["problem"], sp))
+    return pts, ceilings, bars
+
+
+def points_from_kbrun(reports: Dict[str, dict]):
+    pts, bars = [], []
+    ceilings: Dict[str, float] = {}
+    copies, computes = [], {}
+    for name, r in reports.items():
+        if r.get("status") not in (None, "ok") or "time" not in r:
+            continue
+        t = r["time"]["median_ms"]
+        if r.get("copy_bandwidth_gbs"):
+            copies.append(r["copy_bandwidth_gbs"])
+        tc = any(k.get("tensor_cores") for k in r.get("kernels", []))
+        unit = "mma_sync_tf32" if tc else "ffma"
+        flops = r.get("flops") or 0.0
+        if r.get("compute_ceiling_tflops"):
+            computes.setdefault(UNIT_ROOF[unit], []).append(r["compute_ceiling_tflops"])
+        mb = r.get("minimal_bytes") or 0.0
+        if mb > 0:
+            # A program without matmuls counts no flops in kb-run: place it by
+            # one flop per element moved (its bandwidth is what the plot shows).
+            f = flops if flops > 0 else mb / 4
+            pts.append({"label": name, "intensity": f / mb, "tflops": f / (t * 1e-3) / 1e12,
+                        "unit": unit, "flops_counted": flops > 0})
+        sp = {}
+        for b in r.get("baselines", []):
+            if b.get("kb_speedup"):
+                label = b["name"].split(" (")[0].replace("baseline ", "")
+                label = "unfused" if "unfused" in label else label[-28:]
+                sp[label] = b["kb_speedup"]
+        for key, label in (("vs_cublas_fp32", "cuBLAS fp32"), ("vs_cublas_tf32", "cuBLAS TF32")):
+            if isinstance(r.get(key), dict) and r[key].get("kb_speedup"):
+                sp[label] = r[key]["kb_speedup"]
+        if sp:
+            bars.append((name, sp))
+    if copies:
+        ceilings["copy_gbs"] = max(copies)
+    for k, v in computes.items():
+        ceilings[k] = max(v)
+    return pts, ceilings, bars
+
+
+def draw(report, out: Path, title: str = "") -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kind = _kind(report)
+    if kind == "bench":
+        pts, ceil, bars = points_from_bench(report)
+    elif kind == "kb-run":
+        pts, ceil, bars = points_from_kbrun({Path(report["bundle"].rstrip("/")).name: report})
+    else:
+        pts, ceil, bars = points_from_kbrun(report)
+    if not pts and not bars:
+        raise KbError("the report holds no timed kernel (nothing to plot)")
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
+    ax = axes[0]
+    markers = {"ffma": "o", "mma_sync_tf32": "s", "wgmma_tf32": "D", "mma_sync_tf32x3": "^"}
+    xs = [p["intensity"] for p in pts] or [1.0]
+    lo, hi = min(xs) / 4, max(xs) * 4
+    lo, hi = min(lo, 0.05), max(hi, 1000)
+    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    bw = ceil.get("copy_gbs")
+    roofs_drawn = []
+    for key, color in (("ffma_tflops", "tab:blue"), ("tf32_tflops", "tab:red")):
+        peak = ceil.get(key)
+        if not peak:
+            continue
+        label = "FFMA" if key == "ffma_tflops" else "TF32 tensor cores"
+        if bw:
+            ys = [min(peak, x * bw / 1e3) for x in grid]
+            ax.plot(grid, ys, color=color, lw=1.5, label=f"{label}: {peak:.0f} TFLOP/s, copy {bw:.0f} GB/s")
+        else:
+            ax.axhline(peak, color=color, lw=1.5, label=f"{label}: {peak:.0f} TFLOP/s")
+        roofs_drawn.append(key)
+    if bw and "ffma_tflops" not in roofs_drawn:
+        ax.plot(grid, [x * bw / 1e3 for x in grid], color="gray", lw=1, ls="--",
+                label=f"copy bandwidth {bw:.0f} GB/s (no FFMA ceiling in the report)")
+    # Labels of points close together are staggered so that they stay legible.
+    order = sorted(range(len(pts)), key=lambda i: (pts[i]["tflops"], pts[i]["intensity"]))
+    stagger = {i: (k % 4) for k, i in enumerate(order)}
+    for idx, p in enumerate(pts):
+        roof_key = UNIT_ROOF.get(p["unit"], "ffma_tflops")
+        color = "tab:red" if roof_key == "tf32_tflops" else "tab:blue"
+        ax.scatter([p["intensity"]], [p["tflops"]], marker=markers.get(p["unit"], "o"), color=color,
+                   edgecolor="black", zorder=3)
+        ax.annotate(p["label"], (p["intensity"], p["tflops"]), fontsize=7,
+                    xytext=(5, 3 - 10 * stagger[idx]), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (flop / minimal byte)")
+    ax.set_ylabel("achieved TFLOP/s")
+    ax.set_title("roofline: each kernel under the ceilings of its unit")
+    if roofs_drawn or bw:
+        ax.legend(fontsize=7, loc="lower right")
+    else:
+        ax.text(0.02, 0.95, "no measured ceilings in the report (kb.bench --ceilings)",
+                transform=ax.transAxes, fontsize=8, va="top")
+    ax.grid(True, which="both", alpha=0.3)
+
+    ax = axes[1]
+    if bars:
+        series = []
+        for _, sp in bars:
+            for k in sp:
+                if k not in series:
+                    series.append(k)
+        width = 0.8 / max(len(series), 1)
+        for j, s in enumerate(series):
+            xs = [i + j * width for i in range(len(bars))]
+            ys = [sp.get(s, 0.0) for _, sp in bars]
+            rects = ax.bar(xs, ys, width, label=s)
+            for x, y in zip(xs, ys):
+                if y:
+                    ax.text(x, y, f"{y:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(bars))])
+        ax.set_xticklabels([n for n, _ in bars], rotation=30, ha="right", fontsize=8)
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_ylabel("kb speed-up (baseline time / kb time)")
+        ax.set_title("kb against its baselines (same call)")
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no baselines in the report", ha="center")
+        ax.set_axis_off()
+    if kind == "bench":
+        dev = report.get("device", "")
+    else:
+        one = report if kind == "kb-run" else next(iter(report.values()))
+        dev = (one.get("device") or {}).get("name", "")
+    fig.suptitle(title or f"kb {('on ' + dev) if dev else ''}".strip(), fontsize=11)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m kb.plot", description="roofline and speed-up plots from a kb report")
+    ap.add_argument("report", help="a kb.bench --json report, a kb-run --json report, or kb_results.json")
+    ap.add_argument("-o", "--output", required=True, help="the figure (.png, .svg, .pdf)")
+    ap.add_argument("--title", default="")
+    args = ap.parse_args(argv)
+    try:
+        report = json.loads(Path(args.report).read_text())
+        out = draw(report, Path(args.output), args.title)
+    except (KbError, OSError, json.JSONDecodeError) as e:
+        print(f"kb.plot: {e}", file=sys.stderr)
+        return 1
+    print(f"kb.plot: wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Fixtures: kb-opt (the checkout's build/bin, PATH or KB_OPT) and whether
+a CUDA toolkit with libdevice is present (kb-compile links exp, erf, tanh
+from it). Tests that need one skip, saying why, when it is absent."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+EXAMPLES = ROOT / "python" / "examples" / "kernelbench"
+
+
+def _kb_opt():
+    from kb.bundle import find_tool
+    return find_tool("kb-opt", "KB_OPT")
+
+
+def _toolkit():
+    for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(v) and (Path(os.environ[v]) / "nvvm/libdevice/libdevice.10.bc").is_file():
+            return True
+    return Path("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc").is_file()
+
+
+@pytest.fixture
+def kb_opt():
+    p = _kb_opt()
+    if not p:
+        pytest.skip("kb-opt is not built (bash scripts/setup.sh)")
+    return p
+
+
+@pytest.fixture
+def can_compile(kb_opt):
+    if not _toolkit():
+        pytest.skip("no CUDA toolkit with libdevice: kb-compile cannot link exp/erf/tanh")
+    return kb_opt
+
+
+def parse_with_kb_opt(kb_opt, text):
+    """kb-opt parses and verifies `text`; returns its output or fails the test."""
+    r = subprocess.run([kb_opt, "-"], input=text, capture_output=True, text=True)
+    assert r.returncode == 0, f"kb-opt refused:\n{r.stderr}\n{text}"
+    return r.stdout

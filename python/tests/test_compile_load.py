@@ -1,0 +1,94 @@
+"""kb.compile and the bundle's Python side without a GPU: the bundle and its
+signature, kb.load's refusals, kb.run's wrapper of kb-run."""
+import json
+
+import pytest
+import torch
+import torch.nn as nn
+
+import kb
+from kb.loader import _target_runs_on
+
+
+def test_compile_a_program(tmp_path, can_compile):
+    p = kb.Program("bias_gelu")
+    x = p.input("x", (64, 128))
+    b = p.input("bias", (128,))
+    p.output(p.gelu(p.bias_add(x, b), "tanh"), "y")
+    bundle = kb.compile(p, output=tmp_path / "bg")
+    assert [k["name"] for k in bundle.kernels] == ["k0_fused_bias_add_gelu"]
+    assert (tmp_path / "bg" / "program.mlir").read_text() == p.mlir()
+    again = kb.Bundle.open(tmp_path / "bg")
+    assert again.signature["inputs"][1]["buffer"] == "bias"
+
+
+def test_compile_new_ops_to_ptx(tmp_path, can_compile):
+    p = kb.Program("new_ops")
+    x = p.input("x", (256, 64))
+    y = p.leaky_relu(p.silu(p.add_scalar(p.pow(x, 3.0), 0.5)), 0.1)
+    p.output(p.pow(y, 0.75), "y")
+    bundle = kb.compile(p, output=tmp_path / "n")
+    ptx = (tmp_path / "n" / (bundle.kernels[0]["name"] + ".ptx")).read_text()
+    assert "__nv_powf" not in ptx or "call" in ptx  # linked from libdevice, not left unresolved
+    assert len(bundle.kernels) == 1
+
+
+def test_compile_refusal_is_one_error(tmp_path, can_compile):
+    p = kb.Program("bad")
+    x = p.input("x", (4, 101))
+    p.output(p.relu(x, config=kb.Config(vector=4)), "y")
+    with pytest.raises(kb.KbError, match="vector width 4"):
+        kb.compile(p, output=tmp_path / "bad")
+
+
+def test_compile_module_signature(tmp_path, can_compile):
+    m = nn.Sequential(nn.Linear(32, 16), nn.ReLU())
+    bundle = kb.compile(m, (torch.randn(2, 8, 32),), output=tmp_path / "seq", precision="tf32")
+    sig = bundle.signature
+    assert sig["args"] == [{"name": "input", "shape": [2, 8, 32]}]
+    assert [s["source"] for s in sig["inputs"]] == [["arg", 0], ["param", "0.weight"], ["param", "0.bias"]]
+    assert sig["outputs"][0]["shape"] == [2, 8, 16]
+    assert bundle.module is m
+    on_disk = json.loads((tmp_path / "seq" / "kb_python.json").read_text())
+    assert on_disk["inputs"] == sig["inputs"]
+
+
+@pytest.mark.parametrize("target, cap, ok", [
+    ("sm_90a", (9, 0), True), ("sm_90a", (10, 0), False), ("sm_90", (9, 0), True),
+    ("sm_90", (8, 9), False), ("sm_80", (9, 0), True), ("sm_80", (8, 0), True), ("bogus", (9, 0), False),
+])
+def test_target_check(target, cap, ok):
+    assert (_target_runs_on(target, *cap) is None) == ok
+
+
+def test_load_without_gpu_says_so(tmp_path, can_compile):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    p = kb.Program("r")
+    p.output(p.relu(p.input("x", (4, 8))), "y")
+    bundle = kb.compile(p, output=tmp_path / "r")
+    with pytest.raises(kb.KbError, match="needs a CUDA GPU"):
+        kb.load(bundle)
+
+
+def test_open_refuses_a_non_bundle(tmp_path):
+    with pytest.raises(kb.KbError, match="not a bundle"):
+        kb.Bundle.open(tmp_path)
+
+
+def test_run_wraps_kb_run(tmp_path, can_compile):
+    from kb.runner import find_kb_run
+    try:
+        find_kb_run()
+    except kb.KbError:
+        pytest.skip("kb-run is not built")
+    p = kb.Program("r")
+    p.output(p.relu(p.input("x", (4, 8))), "y")
+    bundle = kb.compile(p, output=tmp_path / "r")
+    if torch.cuda.is_available():
+        rep = kb.run(bundle, check_only=True)
+        assert rep["ok"] is True
+    else:
+        # No GPU: kb-run reports it as JSON (exit 2) and kb.run raises with its message.
+        with pytest.raises(kb.KbError, match="GPU|driver"):
+            kb.run(bundle, check_only=True)

@@ -1,0 +1,48 @@
+"""The ctypes mirrors of cuda.h's launch structures (kb.load's cluster
+launches): their layout as the CUDA 13 header defines it, checked without
+a GPU (a wrong offset would launch with garbage cluster dimensions)."""
+import ctypes
+from pathlib import Path
+
+import pytest
+
+from kb.cuda import CUlaunchAttribute, CUlaunchConfig, cluster_attribute, launch_config
+
+HEADER = Path("/usr/local/cuda/include/cuda.h")
+
+
+def test_layout_matches_cuda_h():
+    # CUlaunchAttribute: an enum, pad to 8, a 64-byte union.
+    assert ctypes.sizeof(CUlaunchAttribute) == 72
+    assert CUlaunchAttribute.value.offset == 8
+    # CUlaunchConfig: 7 unsigned, a stream, the attribute pointer, a count.
+    assert CUlaunchConfig.hStream.offset == 32
+    assert CUlaunchConfig.attrs.offset == 40
+    assert CUlaunchConfig.numAttrs.offset == 48
+    assert ctypes.sizeof(CUlaunchConfig) == 56
+
+
+def test_cluster_attribute_bytes():
+    a = cluster_attribute([4, 1, 1])
+    raw = ctypes.string_at(ctypes.addressof(a), ctypes.sizeof(a))
+    assert int.from_bytes(raw[0:4], "little") == 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    assert [int.from_bytes(raw[8 + 4 * i:12 + 4 * i], "little") for i in range(3)] == [4, 1, 1]
+    cfg = launch_config([8, 2, 1], [256, 1, 1], 1024, 0, a)
+    assert (cfg.gridDimX, cfg.gridDimY, cfg.blockDimX, cfg.sharedMemBytes, cfg.numAttrs) == (8, 2, 256, 1024, 1)
+    assert ctypes.addressof(cfg.attrs.contents) == ctypes.addressof(a)
+
+
+def test_enums_match_the_header():
+    if not HEADER.is_file():
+        pytest.skip("no CUDA toolkit header here")
+    text = HEADER.read_text(errors="replace")
+    assert "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION                    = 4" in text
+    assert "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8" in text
+    assert "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14" in text
+    # CU_TENSOR_MAP_DATA_TYPE_FLOAT32 is the 8th enumerator (7), SWIZZLE_128B the 4th (3).
+    dt = text.split("typedef enum CUtensorMapDataType_enum {")[1].split("}")[0]
+    assert [l.strip().rstrip(",").split(" ")[0] for l in dt.strip().splitlines()].index(
+        "CU_TENSOR_MAP_DATA_TYPE_FLOAT32") == 7
+    sw = text.split("typedef enum CUtensorMapSwizzle_enum {")[1].split("}")[0]
+    assert [l.strip().rstrip(",").split(" ")[0] for l in sw.strip().splitlines()].index(
+        "CU_TENSOR_MAP_SWIZZLE_128B") == 3

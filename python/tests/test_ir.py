@@ -1,0 +1,125 @@
+"""The builder: every op, kb.fusion and #kb.config, printed and parsed by kb-opt."""
+import pytest
+
+import kb
+from conftest import parse_with_kb_opt
+
+
+def every_op_program():
+    p = kb.Program("every_op")
+    x = p.input("x", (64, 32))
+    y = p.input("y", (64, 32))
+    b = p.input("bias", (32,))
+    w = p.input("w", (32, 16))
+    wt = p.input("wt", (16, 32))
+    a3 = p.input("a3", (2, 8, 32))
+    b3 = p.input("b3", (2, 32, 8))
+    b16 = p.input("b16", (16,))
+    v = p.add(x, y)
+    v = p.sub(v, y)
+    v = p.mul(v, y)
+    v = p.div(v, y)
+    v = p.bias_add(v, b)
+    v = p.scale(v, 0.125)
+    v = p.add_scalar(v, -1.5)
+    v = p.pow(v, 3.0)
+    v = p.pow(v, 0.5)
+    v = p.gelu(v, "tanh")
+    v = p.gelu(v, "erf")
+    v = p.relu(v)
+    v = p.leaky_relu(v, 0.2)
+    v = p.tanh(v)
+    v = p.sigmoid(v)
+    v = p.silu(v)
+    v = p.exp(v)
+    v = p.dropout(v, 0.3, seed=7)
+    v = p.softmax(v, config=kb.Config(strategy="registers", threads=256))
+    m = p.matmul(v, w, "tf32", config=kb.Config(block=[64, 16, 8], warp=[32, 8], mma="mma_sync_tf32"))
+    m2 = p.matmul(x, wt, "ieee", transpose_b=True)
+    t = p.transpose(wt, pad=32)
+    m3 = p.matmul(x, t, "tf32x3", transpose_b=True, padded_b=True)
+    mb = p.matmul(a3, b3, "ieee")
+    tr = p.transpose(a3)
+    with p.fusion([m2, b16]) as f_args:
+        fa, fb = f_args
+        z = p.bias_add(fa, fb)
+        z = p.relu(z)
+        p.yield_(z)
+    p.output(m, "m")
+    p.output(m3, "m3")
+    p.output(mb, "mb")
+    p.output(tr, "tr")
+    return p
+
+
+def test_every_op_prints_each_op():
+    text = every_op_program().mlir()
+    for op in ["add", "sub", "mul", "div", "bias_add", "scale", "add_scalar", "pow", "gelu",
+               "relu", "leaky_relu", "tanh", "sigmoid", "silu", "exp", "dropout", "softmax",
+               "matmul", "transpose", "fusion", "yield"]:
+        assert f"kb.{op} " in text, op
+    assert 'config = #kb.config<block = [64, 16, 8], warp = [32, 8], mma = "mma_sync_tf32">' in text
+    assert "transpose_b padded_b" in text
+    assert "pad(32)" in text
+
+
+def test_every_op_parses_with_kb_opt(kb_opt):
+    p = every_op_program()
+    # The fusion's result is unused: give it an output so nothing dangles.
+    out = parse_with_kb_opt(kb_opt, p.mlir())
+    assert "kb.fusion" in out and "kb.leaky_relu" in out and "kb.add_scalar" in out
+
+
+def test_fusion_result_can_be_returned(kb_opt):
+    p = kb.Program("fused")
+    x = p.input("x", (4, 8))
+    b = p.input("b", (8,))
+    f = p.fusion([x, b], config=kb.Config(block=[1024], threads=256, vector=4))
+    with f as (fx_, fb):
+        p.yield_(p.gelu(p.bias_add(fx_, fb), "tanh"))
+    p.output(f.result, "y")
+    out = parse_with_kb_opt(kb_opt, p.mlir())
+    assert "kb.fusion ins(" in out and 'kb.name = "y"' in out
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p, x, y: p.add(x, p.input("z", (4, 4))), "no broadcasting"),
+    (lambda p, x, y: p.matmul(x, x), "inner dimensions"),
+    (lambda p, x, y: p.matmul(x, y, "fp16"), "precision"),
+    (lambda p, x, y: p.bias_add(x, p.input("b", (3,))), "1-D bias"),
+    (lambda p, x, y: p.dropout(x, 1.0), "[0, 1)"),
+    (lambda p, x, y: p.scale(x, float("nan")), "finite"),
+    (lambda p, x, y: p.pow(x, float("inf")), "finite"),
+    (lambda p, x, y: p.gelu(x, "fast"), "approx"),
+    (lambda p, x, y: p.input("x", (4, 8)), "used twice"),
+    (lambda p, x, y: p.input("t0", (4, 8)), "reserved"),
+    (lambda p, x, y: p.input("q", (0, 8)), "positive"),
+    (lambda p, x, y: p.output(x), "cannot return an input"),
+    (lambda p, x, y: p.transpose(p.input("r1", (8,))), "rank 2 or 3"),
+])
+def test_builder_refuses(make, message):
+    p = kb.Program("bad")
+    x = p.input("x", (4, 8))
+    y = p.input("y", (8, 16))
+    with pytest.raises(kb.KbError, match=None) as e:
+        make(p, x, y)
+    assert message in str(e.value)
+
+
+def test_fusion_is_isolated():
+    p = kb.Program("iso")
+    x = p.input("x", (4, 8))
+    y = p.input("y", (4, 8))
+    with pytest.raises(kb.KbError, match="isolated"):
+        with p.fusion([x]) as (a,):
+            p.add(a, y)
+
+
+def test_kb_opt_refuses_what_the_builder_lets_through(kb_opt):
+    # An unknown #kb.config field is printed as given; kb-opt refuses it.
+    import subprocess
+    p = kb.Program("cfg")
+    x = p.input("x", (4, 8))
+    p.output(p.relu(x, config=kb.Config(threadz=3)), "y")
+    r = subprocess.run([kb_opt, "-"], input=p.mlir(), capture_output=True, text=True)
+    assert r.returncode != 0 and "threadz" in r.stderr

@@ -1,0 +1,59 @@
+"""kb.plot draws from stored reports: a real kb-run report set from the
+H200 (bench/results) and kb.bench's format (a fixture)."""
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+from kb import plot  # noqa: E402
+from conftest import ROOT  # noqa: E402
+
+KBRUN = ROOT / "bench" / "results" / "2026-12-01-run4" / "kb_results.json"
+BENCH = Path(__file__).parent / "data" / "bench_report_fixture.json"
+
+
+def test_kbrun_report_set_points_come_from_the_report():
+    reports = json.loads(KBRUN.read_text())
+    pts, ceil, bars = plot.points_from_kbrun(reports)
+    names = {p["label"] for p in pts}
+    assert "matmul-tf32-4096-sm90a" in names
+    mm = next(p for p in pts if p["label"] == "matmul-tf32-4096-sm90a")
+    r = reports["matmul-tf32-4096-sm90a"]
+    assert mm["intensity"] == pytest.approx(r["flops"] / r["minimal_bytes"])
+    assert mm["tflops"] == pytest.approx(r["flops"] / (r["time"]["median_ms"] * 1e-3) / 1e12)
+    assert mm["unit"] != "ffma"  # a tensor-core kernel sits under the TF32 roof
+    assert ceil["copy_gbs"] == max(v["copy_bandwidth_gbs"] for v in reports.values() if "copy_bandwidth_gbs" in v)
+    labels = {k for _, sp in bars for k in sp}
+    assert "cuBLAS TF32" in labels and "unfused" in labels
+
+
+def test_bench_report_points():
+    rep = json.loads(BENCH.read_text())
+    pts, ceil, bars = plot.points_from_bench(rep)
+    assert [p["label"] for p in pts] == ["softmax:k0_softmax", "matmul:k0_transpose", "matmul:k1_matmul"]
+    assert ceil["tf32_tflops"] == 400.0
+    assert bars[0] == ("softmax", {"vs eager": 1.5, "vs torch.compile": 1.1})
+    assert all(name != "broken" for name, _ in bars)
+
+
+@pytest.mark.parametrize("src", [KBRUN, BENCH])
+def test_cli_draws_a_png(tmp_path, src):
+    out = tmp_path / "fig.png"
+    assert plot.main([str(src), "-o", str(out)]) == 0
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000
+
+
+def test_single_kbrun_report(tmp_path):
+    reports = json.loads(KBRUN.read_text())
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(reports["softmax-8192x32768"]))
+    assert plot.main([str(one), "-o", str(tmp_path / "one.png")]) == 0
+
+
+def test_refuses_what_is_not_a_report(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"hello": 1}))
+    assert plot.main([str(bad), "-o", str(tmp_path / "x.png")]) == 1
+    assert "not a kb.bench report" in capsys.readouterr().err

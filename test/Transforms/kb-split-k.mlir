@@ -1,0 +1,62 @@
+// RUN: kb-opt %s --kb-split-k -split-input-file -verify-diagnostics | FileCheck %s
+
+// kb-split-k materialises `split = S`: the partial products (a kb.matmul
+// with split_chunk, S x M x N) and their ordered sum, which takes the
+// matmul's epilogue; the sum gets the elementwise kernel's config.
+
+// CHECK-LABEL: func.func @plain
+// CHECK: %[[P:.*]] = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 64, 32]{{.*}}split = 8>, split_chunk = 32768 : i64} : tensor<256x262144xf32>, tensor<262144x256xf32> -> tensor<8x256x256xf32>
+// CHECK: %[[S:.*]] = kb.split_sum %[[P]] {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<8x256x256xf32> -> tensor<256x256xf32>
+// CHECK: return %[[S]]
+func.func @plain(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, mma = "wgmma_tf32", copy = "tma", split = 8>} : tensor<256x262144xf32>, tensor<262144x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// A fused epilogue moves after the sum; the fusion keeps only the inputs
+// the epilogue reads (the bias), after the partials.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: %[[P:.*]] = kb.matmul %arg0, %arg1 precision(ieee) {{.*}}split_chunk = 1024 : i64{{.*}} -> tensor<4x256x512xf32>
+// CHECK: kb.fusion ins(%[[P]], %arg2 : tensor<4x256x512xf32>, tensor<512xf32>) attributes {config = #kb.config<block = [1024], threads = 256, vector = 4>}
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x256x512xf32>, %[[B:.*]]: tensor<512xf32>):
+// CHECK-NEXT: %[[S:.*]] = kb.split_sum %[[X]]
+// CHECK-NEXT: kb.bias_add %[[S]], %[[B]]
+// CHECK-NEXT: kb.gelu
+func.func @epilogue(%a: tensor<256x4096xf32>, %b: tensor<4096x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
+  %0 = kb.fusion ins(%a, %b, %bias : tensor<256x4096xf32>, tensor<4096x512xf32>, tensor<512xf32>) attributes {config = #kb.config<block = [64, 64, 8], thread = [4, 4], threads = 256, stages = 1, mma = "ffma", split = 4>} {
+  ^bb0(%x: tensor<256x4096xf32>, %y: tensor<4096x512xf32>, %v: tensor<512xf32>):
+    %1 = kb.matmul %x, %y precision(ieee) : tensor<256x4096xf32>, tensor<4096x512xf32> -> tensor<256x512xf32>
+    %2 = kb.bias_add %1, %v : tensor<256x512xf32>, tensor<512xf32> -> tensor<256x512xf32>
+    %3 = kb.gelu %2 approx(tanh) : tensor<256x512xf32>
+    kb.yield %3 : tensor<256x512xf32>
+  } -> tensor<256x512xf32>
+  return %0 : tensor<256x512xf32>
+}
+
+// -----
+
+// No split field (or split = 1): nothing changes.
+// CHECK-LABEL: func.func @unsplit
+// CHECK-NOT: split_sum
+func.func @unsplit(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [64, 64, 32], mma = "wgmma_tf32", split = 1>} : tensor<256x4096xf32>, tensor<4096x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @no_tile(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config split = 4 needs the block tile: run kb-tile first}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", split = 4>} : tensor<256x4096xf32>, tensor<4096x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @uneven(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config split = 5 must divide the 128 k tiles (K = 4096, BK = 32)}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [64, 64, 32], mma = "wgmma_tf32", split = 5>} : tensor<256x4096xf32>, tensor<4096x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}

@@ -1,0 +1,61 @@
+// RUN: kb-opt %s --kb-tile=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
+
+// kb-tile writes `split` (split-K) when the output tiles leave more than
+// half of the 132 SMs idle and K is long: the divisor of the k tiles that
+// keeps the most SMs busy, each chunk at least 8 k tiles.
+
+// 256 x 256 outputs at 64 x 64 tiles are 16 blocks; K = 262144 is 8192 k
+// tiles: 8 chunks make 128 blocks.
+// CHECK-LABEL: func.func @long_k
+// CHECK: block = [64, 64, 32]{{.*}}split = 8
+func.func @long_k(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<256x262144xf32>, tensor<262144x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// A matrix-vector product: the narrowest wgmma (N = 8), and split-K.
+// CHECK-LABEL: func.func @matvec
+// CHECK: block = [64, 8, 32]{{.*}}split = 2
+func.func @matvec(%a: tensor<4096x4096xf32>, %b: tensor<1x4096xf32>) -> tensor<4096x1xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<4096x4096xf32>, tensor<1x4096xf32> -> tensor<4096x1xf32>
+  return %0 : tensor<4096x1xf32>
+}
+
+// -----
+
+// Enough tiles (1024 blocks), or a short K: no split.
+// CHECK-LABEL: func.func @no_split
+// CHECK-NOT: split =
+func.func @no_split(%a: tensor<4096x4096xf32>, %s: tensor<256x64xf32>, %t: tensor<64x256xf32>) -> (tensor<4096x4096xf32>, tensor<256x256xf32>) {
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  %1 = kb.matmul %s, %t precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<256x64xf32>, tensor<64x256xf32> -> tensor<256x256xf32>
+  return %0, %1 : tensor<4096x4096xf32>, tensor<256x256xf32>
+}
+
+// -----
+
+// A hand-set split is kept, and checked.
+// CHECK-LABEL: func.func @hand_set
+// CHECK: split = 4
+func.func @hand_set(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<mma = "ffma", split = 4>} : tensor<256x4096xf32>, tensor<4096x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @not_a_divisor(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config split = 3 must divide the 128 k tiles (K = 4096, BK = 32)}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", split = 3>} : tensor<256x4096xf32>, tensor<4096x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @batched(%a: tensor<2x256x4096xf32>, %b: tensor<2x4096x256xf32>) -> tensor<2x256x256xf32> {
+  // expected-error @+1 {{#kb.config split = 2: a batched matmul is not split}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", split = 2>} : tensor<2x256x4096xf32>, tensor<2x4096x256xf32> -> tensor<2x256x256xf32>
+  return %0 : tensor<2x256x256xf32>
+}
