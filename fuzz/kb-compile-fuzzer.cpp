@@ -11,21 +11,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/Passes.h"
-#include "kb/Dialect/KB/IR/KBDialect.h"
-#include "kb/Transforms/Passes.h"
+#include "kb/Target/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -72,15 +66,10 @@ extern "C" const char *__asan_default_options() {
 }
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  registerAllPasses();
-  kb::registerKBTransformsPasses();
-  kb::registerKBConversionPasses();
-  kb::registerKBCompilePipeline();
+  // What kb-opt registers, and nothing else.
+  kb::registerCompilePasses();
   registry = new DialectRegistry();
-  registerAllDialects(*registry);
-  registerAllExtensions(*registry);
-  registerAllToLLVMIRTranslations(*registry);
-  registry->insert<kb::KBDialect>();
+  kb::registerCompileDialects(*registry);
   // One bundle folder per process, rewritten by every input that compiles.
   llvm::SmallString<128> dir;
   if (llvm::sys::fs::createUniqueDirectory("kb-fuzz-bundle", dir)) {

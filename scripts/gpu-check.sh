@@ -144,6 +144,25 @@ if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_SAME_HARNESS:-}" ]; then
     cat "$OUT/same_harness_log.txt"
   fi
 fi
+# The parts other sessions added, each its own script, run here when what
+# it needs was carried (and not switched off):
+# - the Python package on torch tensors (build/pybundles; KB_SKIP_PYTHON),
+# - kb-run's diagnoses on one bundle per rule (build/diagnose; KB_SKIP_DIAGNOSE),
+# - kb-tune's exhaustive batches (build/tune/batches.tar.gz; KB_SKIP_TUNE).
+if [ -d build/pybundles ] && [ -z "${KB_SKIP_PYTHON:-}" ]; then
+  mkdir -p "$OUT/python"
+  export KB_PY_BUDGET=${KB_PY_BUDGET:-240}; OUT="$OUT/python" timeout $(( KB_PY_BUDGET + 30 )) bash scripts/gpu-python-check.sh > "$OUT/python/log.txt" 2>&1
+  echo "python check exit $?"; tail -n 15 "$OUT/python/log.txt"
+fi
+if [ -d build/diagnose ] && [ -z "${KB_SKIP_DIAGNOSE:-}" ]; then
+  mkdir -p "$OUT/diagnose"
+  OUT="$OUT/diagnose" timeout "${KB_DIAGNOSE_BUDGET:-300}" bash scripts/gpu-diagnose.sh > "$OUT/diagnose/log.txt" 2>&1
+  echo "diagnose exit $?"; tail -n 15 "$OUT/diagnose/log.txt"
+fi
+if [ -f build/tune/batches.tar.gz ] && [ -z "${KB_SKIP_TUNE:-}" ]; then
+  export KB_TUNE_BUDGET_S=${KB_TUNE_BUDGET_S:-300}; OUT="$OUT" timeout $(( KB_TUNE_BUDGET_S + 90 )) bash scripts/gpu-tune.sh > "$OUT/tune-log.txt" 2>&1
+  echo "tune exit $?"; tail -n 10 "$OUT/tune-log.txt"
+fi
 # The device returns at most 8 files: everything goes back as one archive
 # (unpack with tar xzf into bench/results/<run>/).
 (cd "$OUT" && tar czf ../kb-gpu-results.tgz . && rm -rf ./* && mv ../kb-gpu-results.tgz results.tgz)

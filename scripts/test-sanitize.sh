@@ -1,30 +1,17 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer and UndefinedBehaviorSanitizer:
-# configures and builds build-asan/ (KB_SANITIZE=ON), then runs the lit suite
-# and the unit tests with the instrumented kb-opt, kb-run and kb-unittests.
+# builds build-asan/ (scripts/setup-sanitize.sh: KB_SANITIZE and KB_FUZZ on),
+# then runs the lit suite and the unit tests with the instrumented kb-opt,
+# kb-run and kb-unittests.
 # A sanitizer report aborts the process (abort_on_error), so that a `not
 # kb-opt` RUN line cannot mistake it for an expected error exit. Needs no GPU.
 # docs/fuzzing.md says what is instrumented and which sanitizer options are set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-bash scripts/setup-sanitize.sh
 bash scripts/setup.sh >/dev/null # packages (and build/, which CI builds anyway)
-
-cuda_args=()
-if [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDA_HOME:-}" ]; then
-  cuda_args+=(-DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}")
-fi
-if [ ! -f build-asan/build.ninja ]; then
-  cmake -G Ninja -S . -B build-asan -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" -DKB_SANITIZE=ON \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "${cuda_args[@]}" >/dev/null
-fi
-ninja -C build-asan ${KB_NINJA_TARGETS:-all}
+asan_start=$(date +%s)
+bash scripts/setup-sanitize.sh    # build-asan/: kb-opt, kb-run, kb-unittests, the fuzzers
 built=$(date +%s)
 
 # lit passes ASAN_OPTIONS and UBSAN_OPTIONS through to the tests. Leak
@@ -49,6 +36,6 @@ else
   echo "no unit tests built (kb-run and its tests need the CUDA toolkit)"
 fi
 rm -f "$log"
-echo "== sanitize: lit $lit_passed passed; unit $unit_passed passed; build $((built - start)) s, tests $(( $(date +%s) - built )) s"
+echo "== sanitize: lit $lit_passed passed; unit $unit_passed passed; build/ $((asan_start - start)) s, build-asan/ $((built - asan_start)) s, tests $(( $(date +%s) - built )) s"
 [ $status -eq 0 ] || echo "sanitize: FAILED (see above)"
 exit $status

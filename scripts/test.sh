@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: set-up and build (scripts/setup.sh), then the lit
-# suite (every pass, the dialect, PTX through ptxas where present) and the
-# GoogleTest unit tests of the runtime, then the Python package's pytest
-# suite (python/tests). Needs no GPU.
+# suite (every pass, the dialect, PTX through ptxas where present), the
+# GoogleTest unit tests of the runtime, the Python package's pytest suite
+# (python/tests), and the installed package (scripts/test-install.sh: cmake
+# --install, then a find_package(KB) project built against it). Needs no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -31,5 +32,7 @@ else
   exit 1
 fi
 rm -f "$log"
-echo "== lit: $lit_passed passed ($lit_unsupported unsupported); unit: $unit_passed passed; python: $py_passed passed; $(( $(date +%s) - start )) s"
-echo "$(( lit_passed + unit_passed + py_passed )) passed, 0 failed"
+echo "== install (cmake --install, find_package(KB) consumer)"
+bash scripts/test-install.sh
+echo "== lit: $lit_passed passed ($lit_unsupported unsupported); unit: $unit_passed passed; python: $py_passed passed; install: passed; $(( $(date +%s) - start )) s"
+echo "$(( lit_passed + unit_passed + py_passed + 1 )) passed, 0 failed"

@@ -426,6 +426,19 @@ TEST(ManifestValidation, NotJson) {
   EXPECT_EQ(e.find("[json.exception"), std::string::npos) << e;
 }
 
+// fuzz/regressions/manifest/number_overflow_1e400.json: json::parse throws
+// out_of_range, not parse_error; refused as a ManifestError all the same,
+// without the library's tag.
+TEST(ManifestValidation, NumberTooLargeForADouble) {
+  std::string e;
+  try {
+    Manifest::parse("{\"format\": \"kb-bundle\", \"version\": 1e400}", "/tmp");
+  } catch (const ManifestError &x) {
+    e = x.what();
+  }
+  EXPECT_EQ(e, "manifest: not valid JSON (number overflow parsing '1e400')");
+}
+
 /// A bundle folder with valid()'s manifest and its kernel files.
 struct BundleDir {
   fs::path dir;

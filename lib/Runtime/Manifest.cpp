@@ -372,9 +372,14 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
   try {
     j = json::parse(text);
   } catch (const json::exception &e) {
-    // The library's message names a byte offset; keep only that part.
+    // The library's message, without its "[json.exception.KIND.N] " tag: a
+    // parse error names a byte offset, a number too large for a double
+    // (1e400, found by the manifest fuzzer) says so.
     std::string what = e.what();
     size_t at = what.find("parse error");
+    if (at == std::string::npos && what.rfind("[json.exception", 0) == 0 &&
+        what.find("] ") != std::string::npos)
+      at = what.find("] ") + 2;
     fail("not valid JSON (" +
          (at == std::string::npos ? what : what.substr(at)) + ")");
   }

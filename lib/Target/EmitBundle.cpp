@@ -180,6 +180,13 @@ void EmitBundlePass::runOnOperation() {
     return signalPassFailure();
   }
   func::FuncOp entry = entries.front();
+  // The manifest records the function's name; JSON holds UTF-8 only (a
+  // symbol like @"\FF" is not).
+  if (!llvm::json::isUTF8(entry.getName())) {
+    entry.emitError() << "kb-emit-bundle: the function's name is not valid "
+                         "UTF-8 (the bundle's JSON manifest records it)";
+    return signalPassFailure();
+  }
   // Errors about the bundle folder are located at the function it holds
   // (the module's own location is FILE:0:0).
   if (llvm::sys::fs::exists(output) && !llvm::sys::fs::is_directory(output)) {

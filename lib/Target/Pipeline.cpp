@@ -3,23 +3,50 @@
 // `kb-compile`: fusion, the decision passes, kb-lower-to-gpu, upstream's NVVM
 // lowering of each kernel module, PTX through gpu-module-to-binary, and the
 // bundle. The order is the one place where kb's pipeline is assembled; the
-// options reach each pass as values.
+// options reach each pass as values. Also what kb-opt (and any tool that
+// embeds kb, include/kb/Target/Pipeline.h) registers: the dialects and the
+// passes kb needs, and nothing else.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kb/Target/Pipeline.h"
 #include "kb/Conversion/Passes.h"
+#include "kb/Dialect/KB/IR/KBDialect.h"
 #include "kb/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -29,19 +56,21 @@
 using namespace mlir;
 
 namespace {
-struct CompileOptions : public PassPipelineOptions<CompileOptions> {
+/// kb-compile's options as pipeline text (`--kb-compile="chip=..."`),
+/// copied into a kb::CompileOptions.
+struct CompileTextOptions : public PassPipelineOptions<CompileTextOptions> {
   Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target chip: sm_90a (the default: Hopper's wgmma "
                      "and TMA; runs on H100/H200 only), sm_90 "
                      "(mma.sync; also runs on later chips) or sm_80"),
-      llvm::cl::init("sm_90a")};
+      llvm::cl::init(kb::CompileOptions().chip)};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Bundle folder to write; empty: stop after PTX")};
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Run kb-fuse-elementwise first"),
-                    llvm::cl::init(true)};
+                    llvm::cl::init(kb::CompileOptions().fuse)};
   Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit holding nvvm/libdevice (default: CUDA_ROOT, "
@@ -52,7 +81,7 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "#kb.config (docs/kb-tune.md); read by kb-select-config")};
   Option<std::string> ptxas{*this, "ptxas",
                             llvm::cl::desc("ptxas path, 'auto' or 'none'"),
-                            llvm::cl::init("auto")};
+                            llvm::cl::init(kb::CompileOptions().ptxas)};
 };
 
 /// Whether `dir` is a CUDA toolkit with libdevice (what gpu-module-to-binary
@@ -78,12 +107,20 @@ std::string findCudaToolkit(const std::string &given) {
   return "";
 }
 
+} // namespace
+
 /// Adds the kb-compile passes to `pm`. Every option reaches its pass as a
 /// value (an options struct), never as pipeline text: a path with a space,
 /// a quote or a brace is just a path.
-LogicalResult
-buildCompilePipeline(OpPassManager &pm, const CompileOptions &o,
-                     function_ref<LogicalResult(const Twine &)> errorHandler) {
+LogicalResult mlir::kb::buildCompilePipeline(
+    OpPassManager &pm, const CompileOptions &o,
+    function_ref<LogicalResult(const Twine &)> errorHandlerOrNull) {
+  auto errorHandler = [&](const Twine &message) -> LogicalResult {
+    if (errorHandlerOrNull)
+      return errorHandlerOrNull(message);
+    llvm::errs() << "error: " << message << "\n";
+    return failure();
+  };
   std::string chip = o.chip;
   if (failed(kb::getTargetModel(chip)))
     return errorHandler("kb-compile: unknown chip '" + chip +
@@ -144,7 +181,67 @@ buildCompilePipeline(OpPassManager &pm, const CompileOptions &o,
   }
   return success();
 }
-} // namespace
+
+void mlir::kb::registerCompileDialects(DialectRegistry &registry) {
+  registry.insert<
+      KBDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect,
+      tensor::TensorDialect, memref::MemRefDialect, scf::SCFDialect,
+      cf::ControlFlowDialect, affine::AffineDialect, vector::VectorDialect,
+      gpu::GPUDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect,
+      LLVM::LLVMDialect, index::IndexDialect, ub::UBDialect, DLTIDialect>();
+  // What convert-gpu-to-nvvm collects its patterns from (each loaded
+  // dialect's ConvertToLLVMPatternInterface).
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  gpu::registerConvertGpuToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
+  builtin::registerCastOpInterfaceExternalModels(registry);
+  func::registerAllExtensions(registry);
+  // nvvm-attach-target's #nvvm.target and gpu-module-to-binary's
+  // translation of each kernel module to LLVM IR.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+void mlir::kb::registerCompilePasses() {
+  registerKBTransformsPasses();
+  registerKBConversionPasses();
+  registerKBCompilePipeline();
+  // `fuse-elementwise`, the name the README and the examples use, as a
+  // pipeline of the one pass (so it is in --help and in --pass-pipeline,
+  // inside func.func(...) or directly on the module).
+  PassPipelineRegistration<>(
+      "fuse-elementwise", "The same as kb-fuse-elementwise",
+      [](OpPassManager &pm) {
+        if (pm.getOpName() == func::FuncOp::getOperationName())
+          pm.addPass(createKBFuseElementwise());
+        else
+          pm.addNestedPass<func::FuncOp>(createKBFuseElementwise());
+      });
+  // The upstream passes kb-compile runs, so that its steps can be run one at
+  // a time (test/Tools/kb-opt-options.test does).
+  registerPass([] { return createCanonicalizerPass(); });
+  registerPass([] { return createCSEPass(); });
+  registerPass([] { return createConvertNVGPUToNVVMPass(); });
+  registerPass([] { return memref::createExpandStridedMetadataPass(); });
+  registerPass([] { return createLowerAffinePass(); });
+  registerPass([] { return createSCFToControlFlowPass(); });
+  registerPass([] { return createConvertGpuOpsToNVVMOps(); });
+  registerPass([] { return createConvertNVVMToLLVMPass(); });
+  registerPass([] { return createReconcileUnrealizedCastsPass(); });
+  registerPass([] { return createGpuNVVMAttachTarget(); });
+  registerPass([] { return createGpuModuleToBinaryPass(); });
+}
 
 void mlir::kb::registerKBCompilePipeline() {
   // registerPassPipeline rather than PassPipelineRegistration: the builder
@@ -155,12 +252,18 @@ void mlir::kb::registerKBCompilePipeline() {
       "(fusion, config, tiling, shared memory, mma, NVVM, PTX)",
       [](OpPassManager &pm, StringRef optionsStr,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
-        CompileOptions options;
-        if (failed(options.parseFromString(optionsStr)))
+        CompileTextOptions text;
+        if (failed(text.parseFromString(optionsStr)))
           return failure();
+        CompileOptions options;
+        options.chip = text.chip;
+        options.output = text.output;
+        options.fuse = text.fuse;
+        options.cudaPath = text.cudaPath;
+        options.ptxas = text.ptxas;
         return buildCompilePipeline(pm, options, errorHandler);
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
-        optHandler(CompileOptions());
+        optHandler(CompileTextOptions());
       });
 }

@@ -1,5 +1,8 @@
 // RUN: kb-opt %s --kb-fuse-elementwise -split-input-file | FileCheck %s
 // RUN: kb-opt %s --fuse-elementwise -split-input-file | FileCheck %s
+// `fuse-elementwise` inside --pass-pipeline, nested in func.func or on the module:
+// RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(fuse-elementwise))" -split-input-file | FileCheck %s
+// RUN: kb-opt %s --pass-pipeline="builtin.module(fuse-elementwise)" -split-input-file | FileCheck %s
 // RUN: kb-opt %s --kb-fuse-elementwise -split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=WARN
 
 // Bias + GELU + dropout: three kernels become one kb.fusion.

@@ -1,8 +1,10 @@
 //===- kb-opt.cpp - the kb optimizer driver -------------------------------===//
 //
 // An mlir-opt for kb: the kb dialect, kb's passes and pipelines, and the
-// upstream dialects and passes the lowering uses. `--fuse-elementwise` is
-// accepted as the user-facing spelling of `--kb-fuse-elementwise`. MLIR's
+// upstream dialects and passes the lowering uses, and nothing else
+// (registerCompileDialects and registerCompilePasses, lib/Target/Pipeline.cpp),
+// so --help lists kb's passes among a dozen others. `fuse-elementwise` is
+// registered as another name of kb-fuse-elementwise. MLIR's
 // parser, verifier and printer recurse once per level of nesting, so the
 // input's bracket nesting is capped (a one-line error past the cap) and the
 // whole tool runs on a thread with a large stack that holds the levels that
@@ -12,20 +14,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/Conversion/Passes.h"
-#include "kb/Dialect/KB/IR/KBDialect.h"
-#include "kb/Transforms/Passes.h"
+#include "kb/Target/Pipeline.h"
 #include "kb/Version.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,7 +32,6 @@
 #include "llvm/Support/thread.h"
 
 #include <chrono>
-#include <cstring>
 #include <vector>
 
 namespace {
@@ -96,29 +93,66 @@ bool findTooDeep(llvm::StringRef text, unsigned &line, unsigned &col) {
   return false;
 }
 
+/// What --help says first.
+constexpr const char *kOverview =
+    "kb-opt: kb's compiler (docs/user-guide.md)\n\n"
+    "  kb-opt PROG.mlir --kb-compile=\"output=DIR\"   compile PROG into a "
+    "bundle for kb-run\n"
+    "      options: chip=sm_90a|sm_90|sm_80 fuse=true|false "
+    "ptxas=auto|none|PATH "
+    "cuda-path=DIR\n"
+    "  kb-opt PROG.mlir --fuse-elementwise           show the fusion "
+    "decision\n"
+    "  kb-opt PROG.mlir --kb-select-mma --kb-select-config --kb-tile "
+    "--kb-promote-shared-memory\n"
+    "                                                show every decision "
+    "(#kb.config)\n\n"
+    "The passes below are kb's (kb-*, fuse-elementwise, kb-compile) and the "
+    "upstream ones\nkb-compile runs; --help-hidden lists MLIR's and LLVM's "
+    "other options.\n";
+
+/// The options --help shows besides the passes: kb-opt's own and the MLIR
+/// ones a kb user needs. Every other option (LLVM's backends register
+/// hundreds) stays usable but is listed only by --help-hidden.
+void hideUnrelatedOptions() {
+  static const llvm::StringSet<> shown = {
+      "help",
+      "help-hidden",
+      "version",
+      "o",
+      "pass-pipeline",
+      "split-input-file",
+      "verify-diagnostics",
+      "show-dialects",
+      "dump-pass-pipeline",
+      "mlir-print-op-on-diagnostic",
+      "mlir-print-ir-after-all",
+      "mlir-print-ir-before-all",
+      "mlir-print-ir-after-failure",
+      "mlir-print-debuginfo",
+      "mlir-timing",
+      "mlir-pass-statistics",
+  };
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    // The pass list: an option without a name whose values are the passes.
+    if (option->ArgStr.empty())
+      continue;
+    if (!shown.contains(entry.first))
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
 int runKbOpt(int argc, char **argv) {
-  mlir::registerAllPasses();
-  mlir::kb::registerKBTransformsPasses();
-  mlir::kb::registerKBConversionPasses();
-  mlir::kb::registerKBCompilePipeline();
-
+  mlir::kb::registerCompilePasses();
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<mlir::kb::KBDialect>();
+  mlir::kb::registerCompileDialects(registry);
 
-  // The short spellings users type, mapped onto the flags kb registers.
   std::vector<char *> args(argv, argv + argc);
-  static char fuse[] = "--kb-fuse-elementwise";
   bool printOpSet = false;
-  for (char *&a : args) {
-    if (std::strcmp(a, "--fuse-elementwise") == 0 ||
-        std::strcmp(a, "-fuse-elementwise") == 0)
-      a = fuse;
+  for (char *a : args)
     printOpSet |= llvm::StringRef(a).ltrim('-').starts_with(
         "mlir-print-op-on-diagnostic");
-  }
   // A diagnostic is the line that says what is wrong (and the source line):
   // not, by default, a dump of the operation, which for an error inside a
   // kernel module is thousands of lines.
@@ -129,9 +163,10 @@ int runKbOpt(int argc, char **argv) {
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "kb-opt " << KB_VERSION_STRING << "\n";
   });
-  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
-      static_cast<int>(args.size()), args.data(),
-      "kb optimizer: kb dialect passes and lowering to PTX\n", registry);
+  std::string helpHeader = mlir::registerCLIOptions(kOverview, registry);
+  hideUnrelatedOptions();
+  auto [inputFile, outputFile] = mlir::parseCLIOptions(
+      static_cast<int>(args.size()), args.data(), helpHeader);
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =

@@ -43,3 +43,32 @@ func.func @not_a_string(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {kb.name = 3 : 
   %0 = kb.relu %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// Found by the kb-compile fuzzer (fuzz/regressions/kb-compile/
+// name_invalid_utf8_json_assert.mlir): a name that is not UTF-8 reached the
+// manifest's JSON writer, which asserted.
+// expected-error @+1 {{argument #1: 'kb.name' is not valid UTF-8 (it names a buffer in the bundle's JSON manifest)}}
+func.func @not_utf8(%x: tensor<4x8xf32> {kb.name = "x"}, %b: tensor<8xf32> {kb.name = "b\FFias"}) -> tensor<4x8xf32> {
+  %0 = kb.bias_add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// kb-run reads names of 1 to 256 bytes: a longer one is refused here, not
+// after the bundle is written.
+// expected-error @+1 {{result #0: 'kb.name' has 257 bytes; kb-run reads names of at most 256}}
+func.func @too_long(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {kb.name = "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"}) {
+  %0 = kb.relu %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// 256 bytes, and UTF-8 beyond ASCII, are fine.
+func.func @longest(%x: tensor<4x8xf32> {kb.name = "\C3\A9t\C3\A9"}) -> (tensor<4x8xf32> {kb.name = "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm"}) {
+  %0 = kb.relu %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

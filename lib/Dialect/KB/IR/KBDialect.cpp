@@ -14,6 +14,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/JSON.h"
 #include <limits>
 
 using namespace mlir;
@@ -103,8 +104,13 @@ std::string mlir::kb::unsupportedTensorReason(Type type, bool f32) {
   return why;
 }
 
-/// `kb.name`: a non-empty string naming one buffer of the bundle; two
-/// arguments or results of one function may not share it.
+/// The longest buffer name kb-run reads (lib/Runtime/Manifest.cpp).
+constexpr size_t kMaxBufferNameBytes = 256;
+
+/// `kb.name`: a non-empty string naming one buffer of the bundle, valid
+/// UTF-8 (the manifest is JSON) and at most kMaxBufferNameBytes long (what
+/// kb-run reads); two arguments or results of one function may not share
+/// it.
 static LogicalResult verifyBufferName(Operation *op, bool isResult,
                                       unsigned index, NamedAttribute attr) {
   if (attr.getName() != "kb.name")
@@ -116,6 +122,18 @@ static LogicalResult verifyBufferName(Operation *op, bool isResult,
   if (!name || name.getValue().empty())
     return op->emitError() << what()
                            << ": 'kb.name' must be a non-empty string";
+  // Found by the kb-compile fuzzer: a name that is not UTF-8 reached
+  // kb-emit-bundle's JSON writer, which asserts (or, without assertions,
+  // writes U+FFFD in its place).
+  if (!llvm::json::isUTF8(name.getValue()))
+    return op->emitError() << what()
+                           << ": 'kb.name' is not valid UTF-8 (it names a "
+                              "buffer in the bundle's JSON manifest)";
+  if (name.getValue().size() > kMaxBufferNameBytes)
+    return op->emitError() << what() << ": 'kb.name' has "
+                           << name.getValue().size()
+                           << " bytes; kb-run reads names of at most "
+                           << kMaxBufferNameBytes;
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
     return success();
