@@ -261,6 +261,7 @@ void mlir::kb::registerKBCompilePipeline() {
         options.fuse = text.fuse;
         options.cudaPath = text.cudaPath;
         options.ptxas = text.ptxas;
+        options.tuningDb = text.tuningDb;
         return buildCompilePipeline(pm, options, errorHandler);
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {

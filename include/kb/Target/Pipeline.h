@@ -53,6 +53,9 @@ struct CompileOptions {
   /// The ptxas kb-emit-bundle checks each kernel with: a path, "auto" (from
   /// the toolkit or PATH) or "none".
   std::string ptxas = "auto";
+  /// A kb-tune database (docs/kb-tune.md) whose entries kb-select-mma and
+  /// kb-select-config apply as hand-set fields; empty: none.
+  std::string tuningDb;
 };
 
 /// Adds kb-compile's passes to `pm`, a pass manager on builtin.module.
