@@ -36,6 +36,14 @@ def _target_runs_on(target: str, major: int, minor: int) -> Optional[str]:
     return None
 
 
+
+def _source(spec):
+    """Where an input comes from: ["arg", i] or ["param", name]. Bundles the
+    builder writes (kb.Program) name the argument index alone ("arg")."""
+    if "source" in spec:
+        return spec["source"]
+    return ["arg", spec.get("arg", 0)]
+
 class Loaded:
     """The callable kb.load returns. `loaded(*args)` runs the program;
     `loaded.kernels` lists what was loaded (name, cubin or ptx)."""
@@ -63,7 +71,7 @@ class Loaded:
         self.sig = sig
         # Parameters: from a module (by qualified name) or a dict.
         self.param_tensors: Dict[str, "torch.Tensor"] = {}
-        needed = sorted({s["source"][1] for s in sig.get("inputs", []) if s["source"][0] == "param"})
+        needed = sorted({_source(s)[1] for s in sig.get("inputs", []) if _source(s)[0] == "param"})
         for name in needed:
             t = None
             if params is not None and name in params:
@@ -138,7 +146,7 @@ class Loaded:
 
     def _arg(self, spec, args):
         torch = self.torch
-        kind, ident = spec["source"]
+        kind, ident = _source(spec)
         t = args[ident] if kind == "arg" else self.param_tensors[ident]
         what = f"argument {ident} ({self.sig['args'][ident]['name']})" if kind == "arg" else f"parameter {ident}"
         if not isinstance(t, torch.Tensor):
