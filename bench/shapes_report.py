@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """The shape suite's table and plot from one gpu-check.sh run.
 
-Usage: bench/shapes_report.py RESULTS_DIR [--md OUT.md] [--png OUT.png]
+Usage: bench/shapes_report.py RESULTS_DIR [RESULTS_DIR ...] [--md OUT.md] [--png OUT.png]
+
+With several folders, a shape measured in a later one replaces the earlier
+row (each row's ratio is still from one call: kb and its peers timed
+together); the table's last column says which run each row is from.
 
 RESULTS_DIR holds kb_results.json (kb-run's reports, each with the cuBLAS
 routes it timed in the same process) and torch_peer.json (PyTorch's time
@@ -55,8 +59,8 @@ def rows_of(d):
 
 
 def table(rows):
-    out = ["| shape | class | kb ms | strongest peer ms (which) | kb speed-up | % of copy | kb kernels |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| shape | class | kb ms | strongest peer ms (which) | kb speed-up | % of copy | kb kernels | run |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         which = "cuBLAS" if r.get("strongest_ms") == r.get("cublas_ms") else "torch"
         copy = (f"{100 * r['fraction_of_copy']:.0f}%" if r.get("fraction_of_copy") and
@@ -65,7 +69,7 @@ def table(rows):
         sp = f"{r['speedup']:.2f}x" if r.get("speedup") else "-"
         st = f"{r['strongest_ms']:.4f} ({which})" if r.get("strongest_ms") else "-"
         kern = f"{r['kernels']} ({r['unit']}{', split-K' if r['split'] else ''})"
-        out.append(f"| {r['name'][6:-6]} | {r['class']} | {kb} | {st} | {sp} | {copy} | {kern} |")
+        out.append(f"| {r['name'][6:-6]} | {r['class']} | {kb} | {st} | {sp} | {copy} | {kern} | {r.get('run', '')} |")
     sps = [r["speedup"] for r in rows if r.get("speedup") and "nosplit" not in r["name"]]
     if sps:
         geo = math.exp(sum(math.log(s) for s in sps) / len(sps))
@@ -100,10 +104,19 @@ def plot(rows, path):
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = [a for a in sys.argv[1:]]
+    dirs = []
+    while args and not args[0].startswith("--"):
+        dirs.append(args.pop(0))
+    if not dirs:
         print(__doc__)
         return 1
-    rows = rows_of(sys.argv[1])
+    by_name = {}
+    for d in dirs:
+        for r in rows_of(d):
+            r["run"] = os.path.basename(os.path.normpath(d))
+            by_name[r["name"]] = r
+    rows = [by_name[k] for k in sorted(by_name)]
     md = table(rows)
     print(md)
     if "--md" in sys.argv:
