@@ -35,7 +35,9 @@ def main():
     failed = 0
     commands = tour_commands(readme)
     for cmd in commands:
-        run = cmd.replace("build/bin/", tools.rstrip("/") + "/").replace("/tmp/", scratch.rstrip("/") + "/")
+        # /tmp/ first: the tools' own path may lie under /tmp (a checkout
+        # there) and must not be rewritten.
+        run = cmd.replace("/tmp/", scratch.rstrip("/") + "/").replace("build/bin/", tools.rstrip("/") + "/")
         p = subprocess.run(run, shell=True, cwd=src, capture_output=True, text=True, timeout=300)
         tool = os.path.basename(cmd.split()[0])
         ok = p.returncode == 0 or (
