@@ -17,6 +17,7 @@ Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
 "best_ms", "best"}}. Needs torch with CUDA; exits with one line otherwise."""
 import json
 import os
+import re
 import sys
 
 
@@ -133,16 +134,15 @@ def main():
             # KB_TORCH_NO_COMPILE: a regex of bundles whose program is a lone
             # matmul, for which torch.compile runs the same cuBLAS call as
             # eager (it only costs the compile time).
-            import re
             skip = os.environ.get("KB_TORCH_NO_COMPILE")
             if skip and re.search(skip, name):
                 row["compile_skipped"] = True
             else:
-              try:
-                cfn = torch.compile(fn)
-                row["compile_ms"] = timed(lambda: cfn(**inputs))
-              except Exception as e:  # torch.compile can fail where eager runs
-                row["compile_error"] = str(e).splitlines()[0][:200]
+                try:
+                    cfn = torch.compile(fn)
+                    row["compile_ms"] = timed(lambda: cfn(**inputs))
+                except Exception as e:  # torch.compile can fail where eager runs
+                    row["compile_error"] = str(e).splitlines()[0][:200]
             cands = {k[:-3]: v for k, v in row.items() if k.endswith("_ms")}
             row["best"] = min(cands, key=cands.get)
             row["best_ms"] = cands[row["best"]]

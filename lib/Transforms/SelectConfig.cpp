@@ -22,6 +22,13 @@ int64_t mlir::kb::widestVector(int64_t lastDim) {
   return lastDim % 4 == 0 ? 4 : lastDim % 2 == 0 ? 2 : 1;
 }
 
+void mlir::kb::fillElementwiseDefaults(ConfigFields &f, int64_t lastDim) {
+  if (!f.threads)
+    f.threads = 256;
+  if (!f.vector)
+    f.vector = widestVector(lastDim);
+}
+
 namespace {
 
 int64_t nextPow2(int64_t x) {
@@ -56,14 +63,11 @@ LogicalResult selectElementwise(Operation *op, ConfigFields &f,
                                 const TargetModel &model) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t last = type.getShape().back();
-  if (!f.threads)
-    f.threads = 256;
-  if (!f.vector)
-    f.vector = widestVector(last);
-  else if (last % f.vector != 0)
+  if (f.vector && last % f.vector != 0)
     return op->emitOpError() << "config asks for vector width " << f.vector
                              << ", which needs the last dimension (" << last
                              << ") to be a multiple of it";
+  fillElementwiseDefaults(f, last);
   return success();
 }
 

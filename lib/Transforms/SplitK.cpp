@@ -24,12 +24,11 @@ using namespace mlir::kb;
 
 namespace {
 
-/// The elementwise kernel's config for a result of `type` (what
-/// kb-select-config and kb-tile give an elementwise op).
+/// The elementwise kernel's config for a result of `type`: kb-select-config's
+/// defaults, and the elements per block kb-tile writes for them.
 ConfigAttr sumConfig(MLIRContext *ctx, RankedTensorType type) {
   ConfigFields f;
-  f.threads = 256;
-  f.vector = widestVector(type.getShape().back());
+  fillElementwiseDefaults(f, type.getShape().back());
   f.block = {f.threads * f.vector};
   return f.get(ctx);
 }

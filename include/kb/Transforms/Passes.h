@@ -62,6 +62,9 @@ bool ffmaCopiesFit(int64_t bm, int64_t bn, int64_t bk, int64_t threads);
 /// The widest vector (4, 2 or 1 f32) that divides a last dimension: the
 /// elementwise kernels' default width.
 int64_t widestVector(int64_t lastDim);
+/// kb-select-config's elementwise defaults for the fields `f` leaves unset:
+/// 256 threads, the widest vector (kb-split-k gives its sum the same).
+void fillElementwiseDefaults(ConfigFields &f, int64_t lastDim);
 
 /// Split-K (#kb.config `split`, written by kb-tile): how many K chunks a
 /// matmul of this shape and block tile should be cut into, 1 for none. The
