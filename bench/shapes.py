@@ -72,6 +72,16 @@ NOSPLIT = [
     ("matvec", 256, 1, 1048576, 1, True),
 ]
 
+# Ablations: these row-major-B shapes the way kb compiled them before wgmma
+# read a row-major B (a kb.transpose in front, the matmul transpose_b),
+# written out in the program, named ...-tfront-sm90a.
+TFRONT = [
+    ("square", 4096, 4096, 4096, 1, False),
+    ("batched", 512, 512, 512, 128, False),
+    ("batched", 2048, 2048, 2048, 8, False),
+    ("longk", 512, 512, 131072, 1, False),
+]
+
 
 def name(cls, m, n, k, batch, tb):
     dims = f"{batch}x{m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"
@@ -82,11 +92,21 @@ def t(shape):
     return "tensor<" + "x".join(map(str, shape)) + "xf32>"
 
 
-def program(m, n, k, batch, tb, config=None):
+def program(m, n, k, batch, tb, config=None, tfront=False):
     pre = (batch,) if batch > 1 else ()
     cfg = f" {{config = #kb.config<{config}>}}" if config else ""
     at, bt, ct = t(pre + (m, k)), t(pre + ((n, k) if tb else (k, n))), t(pre + (m, n))
     tbs = " transpose_b" if tb else ""
+    if tfront:
+        # B row-major, transposed by an explicit kb.transpose (K % 32 == 0:
+        # no row padding).
+        btt = t(pre + (n, k))
+        return f"""func.func @matmul(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}) -> ({ct} {{kb.name = "c"}}) {{
+  %t = kb.transpose %b : {bt} -> {btt}
+  %0 = kb.matmul %a, %t precision(tf32) transpose_b{cfg} : {at}, {btt} -> {ct}
+  return %0 : {ct}
+}}
+"""
     return f"""func.func @matmul(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}) -> ({ct} {{kb.name = "c"}}) {{
   %0 = kb.matmul %a, %b precision(tf32){tbs}{cfg} : {at}, {bt} -> {ct}
   return %0 : {ct}
@@ -114,7 +134,14 @@ def main():
         nm = name(*s).replace("-sm90a", "-nosplit-sm90a")
         with open(os.path.join(out, nm + ".mlir"), "w") as f:
             f.write(program(m, n, k, batch, tb, config="split = 1"))
-    print(f"{len(SHAPES)} shapes and {len(NOSPLIT)} ablations written to {out}")
+    for s in TFRONT:
+        cls, m, n, k, batch, tb = s
+        assert not tb and k % 32 == 0
+        nm = name(*s).replace("-sm90a", "-tfront-sm90a")
+        with open(os.path.join(out, nm + ".mlir"), "w") as f:
+            f.write(program(m, n, k, batch, tb, tfront=True))
+    print(f"{len(SHAPES)} shapes and {len(NOSPLIT) + len(TFRONT)} ablations "
+          f"written to {out}")
     return 0
 
 

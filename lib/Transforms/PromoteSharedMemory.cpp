@@ -25,11 +25,11 @@ namespace {
 
 /// Threads of the tiles alone (without a TMA producer warp): one per FFMA
 /// register tile, a warp per mma.sync warp tile, a warpgroup per 64 rows of
-/// a wgmma tile.
-int64_t tileThreads(const ConfigFields &f) {
+/// a wgmma tile (64 columns with a row-major B).
+int64_t tileThreads(const ConfigFields &f, bool transposeB) {
   int64_t bm = f.block[0], bn = f.block[1];
   if (f.mma == MmaUnit::wgmma_tf32)
-    return wgmmaThreads(bm, /*tma=*/false);
+    return wgmmaThreads(bm, bn, transposeB, /*tma=*/false);
   if (isMmaSync(f.mma))
     return f.warp.size() == 2 ? (bm / f.warp[0]) * (bn / f.warp[1]) * 32 : 0;
   return f.thread.size() == 2 ? (bm / f.thread[0]) * (bn / f.thread[1]) : 0;
@@ -56,7 +56,7 @@ struct PromoteSharedMemoryPass
     int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
     int64_t k = mm.getLhs().getType().getShape().back();
     int64_t n = mm.getResult().getType().getShape().back();
-    int64_t threads = tileThreads(f);
+    int64_t threads = tileThreads(f, transposeB);
     if (threads <= 0)
       return op.emitOpError() << "kb-promote-shared-memory needs the warp or "
                                  "thread tile: run kb-tile first";
@@ -91,8 +91,20 @@ struct PromoteSharedMemoryPass
                                    "\"wgmma_tf32\", which reads its tiles from "
                                    "swizzled shared memory written by "
                                    "\"cp_async\" or \"tma\"";
+      // A row-major B is read by TMA only (boxes of 32 columns; the
+      // kernel loads its fragments from them, MatmulWgmma.cpp).
+      if (!transposeB && f.copy != CopyKind::tma)
+        return op.emitOpError()
+               << "mma = \"wgmma_tf32\" with a row-major B needs copy = "
+                  "\"tma\", got \""
+               << nameOf(f.copy) << "\"";
+      if (!transposeB && n % 4)
+        return op.emitOpError()
+               << "mma = \"wgmma_tf32\" with a row-major B needs N % 4 == 0 "
+                  "(TMA copies 16-byte aligned rows); N = "
+               << n;
       if (f.copy == CopyKind::tma)
-        threads = wgmmaThreads(bm, /*tma=*/true);
+        threads = wgmmaThreads(bm, bn, transposeB, /*tma=*/true);
       if (!f.stages)
         f.stages = sharedBytes(4) > model.maxSharedPerBlock ? 3 : 4;
       if (f.stages < 3)

@@ -2,8 +2,8 @@
 //
 // kb-select-mma: the lab notes' second lesson made explicit. In strict fp32
 // (precision ieee) the tensor cores sit idle and the inner tile is FFMA; tf32
-// puts it on mma.sync.m16n8k8, or on sm_90a on wgmma (with a kb.transpose in
-// front of a row-major B); tf32x3 runs three tf32 products (big x big,
+// puts it on mma.sync.m16n8k8, or on sm_90a on wgmma (reading a row-major B
+// as it is where N % 4 == 0, else with a kb.transpose in front); tf32x3 runs three tf32 products (big x big,
 // big x small, small x big) for near-fp32 accuracy on tensor cores.
 //
 //===----------------------------------------------------------------------===//
@@ -106,12 +106,26 @@ bool wgmmaPaysForTranspose(MatmulOp mm, const TargetModel &model) {
   return wgmma < mmaSync;
 }
 
-MmaUnit unitFor(MatmulOp mm, const TargetModel &model) {
+/// Whether wgmma reads this matmul's B as it is, row-major: the kernel then
+/// computes C^T = B^T A^T with B^T's fragments loaded into registers
+/// (MatmulWgmma.cpp, "Row-major B"), and no transpose runs in front. Its
+/// tiles come by TMA, whose rows must be 16-byte aligned: N % 4 == 0.
+/// Where this does not hold (N % 4 != 0, or a hand-set copy = "cp_async"),
+/// a row-major B is transposed K-major in front of the kernel as before.
+bool wgmmaReadsRowMajorB(MatmulOp mm, const ConfigFields &f) {
+  return !mm.getTransposeB() &&
+         mm.getResult().getType().getShape().back() % 4 == 0 &&
+         f.copy != CopyKind::cp_async;
+}
+
+MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
   switch (mm.getPrecision()) {
   case Precision::ieee:
     return MmaUnit::ffma;
   case Precision::tf32:
-    return model.hasWgmma && wgmmaFits(mm) && wgmmaPaysForTranspose(mm, model)
+    return model.hasWgmma && wgmmaFits(mm) &&
+                   (wgmmaReadsRowMajorB(mm, f) ||
+                    wgmmaPaysForTranspose(mm, model))
                ? MmaUnit::wgmma_tf32
                : MmaUnit::mma_sync_tf32;
   case Precision::tf32x3:
@@ -153,12 +167,12 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
         return signalPassFailure();
       ConfigFields f = ConfigFields::from(getConfig(&op));
       if (!f.mma) {
-        f.mma = unitFor(mm, *model);
+        f.mma = unitFor(mm, f, *model);
         // Where wgmma would be the unit of a tf32 matmul and is not, a
         // remark says why (a silent fallback cost 4x once: issue #19).
         bool wgmmaChip =
             model->hasWgmma && mm.getPrecision() == Precision::tf32;
-        if (f.mma == MmaUnit::wgmma_tf32 &&
+        if (f.mma == MmaUnit::wgmma_tf32 && !wgmmaReadsRowMajorB(mm, f) &&
             failed(makeBKMajor(&op, mm, transposed))) {
           f.mma = MmaUnit::mma_sync_tf32;
           op.emitRemark() << "mma.sync, not wgmma: B is a fusion input that "
@@ -210,11 +224,13 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                               "multiple of 4";
           return signalPassFailure();
         }
-        if (failed(makeBKMajor(&op, mm, transposed))) {
+        if (!wgmmaReadsRowMajorB(mm, f) &&
+            failed(makeBKMajor(&op, mm, transposed))) {
           op.emitOpError() << "config asks for mma \"wgmma_tf32\", which reads "
-                              "B K-major; B is a fusion input that other ops "
-                              "of the fusion also read, so it cannot be "
-                              "transposed in front of it";
+                              "a row-major B only when N % 4 == 0 and the "
+                              "copies are TMA's, else K-major; B is a fusion "
+                              "input that other ops of the fusion also read, "
+                              "so it cannot be transposed in front of it";
           return signalPassFailure();
         }
       }

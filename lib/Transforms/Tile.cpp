@@ -154,7 +154,27 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       // At most 64 rows: one warpgroup (64-row tiles; a 128-row tile would
       // compute 64 rows of nothing for as many blocks).
       bool fewRows = m <= 64;
-      if (!fewRows && covers(128, 256))
+      // A row-major B: the warpgroups split the columns, and the rows are
+      // wgmma's N (MatmulWgmma.cpp, "Row-major B"), so the big tile is
+      // 256 x 128 (two warpgroups of 64 columns x 256 rows: the same
+      // accumulators and shared-memory reads per flop as 128 x 256 with B
+      // K-major), and a few rows take the narrowest wgmma that holds them.
+      bool rowB = !mm.getTransposeB();
+      if (rowB) {
+        if (!fewRows && m > 128 && covers(256, 128))
+          f.block = {256, 128, 32};
+        else if (!fewRows && covers(128, 128))
+          f.block = {128, 128, 32};
+        else if (!fewRows && covers(128, 64))
+          f.block = {128, 64, 32};
+        else if (covers(64, 128) ||
+                 (linesSplit && blocksFor(64, 128) * 2 >= sms))
+          f.block = {64, 128, 32};
+        else
+          f.block = {64, 64, 32};
+        if (m < f.block[0])
+          f.block[0] = std::max<int64_t>(8, llvm::alignTo(m, 8));
+      } else if (!fewRows && covers(128, 256))
         f.block = {128, 256, 32};
       else if (!fewRows && covers(128, 128))
         f.block = {128, 128, 32};
@@ -171,7 +191,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       // A few columns (a matrix-vector product, N = 1): the narrowest
       // wgmma that holds them (N a multiple of 8), not 64 columns of which
       // all but N are computed for nothing.
-      if (n < f.block[1])
+      if (!rowB && n < f.block[1])
         f.block[1] = std::max<int64_t>(8, llvm::alignTo(n, 8));
     } else if (tensorCores) {
       // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
@@ -231,16 +251,23 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                              << f.block.size() << " sizes";
   int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
   int64_t threads;
+  bool transB = mm.getTransposeB();
   if (wgmma) {
-    if (bm % 64 || bn % 8 || bn > 256 || bk != 32)
+    if (transB && (bm % 64 || bn % 8 || bn > 256 || bk != 32))
       return op->emitOpError()
              << "wgmma tiles need BM a multiple of 64 (one warpgroup per 64 "
                 "rows), BN a multiple of 8 up to 256 and BK = 32; got block = ["
              << bm << ", " << bn << ", " << bk << "]";
-    // One warpgroup per 64 rows, and with TMA a producer warp (a config
-    // that names copy = "tma" already; kb-promote-shared-memory adds it
-    // when it picks TMA itself).
-    threads = wgmmaThreads(bm, f.copy == CopyKind::tma);
+    if (!transB && (bn % 64 || bm % 8 || bm > 256 || bk != 32))
+      return op->emitOpError()
+             << "wgmma tiles with a row-major B need BN a multiple of 64 (one "
+                "warpgroup per 64 columns), BM a multiple of 8 up to 256 and "
+                "BK = 32; got block = ["
+             << bm << ", " << bn << ", " << bk << "]";
+    // One warpgroup per 64 rows (columns with a row-major B), and with TMA
+    // a producer warp (a config that names copy = "tma" already;
+    // kb-promote-shared-memory adds it when it picks TMA itself).
+    threads = wgmmaThreads(bm, bn, transB, f.copy == CopyKind::tma);
   } else if (tensorCores) {
     if (f.warp.size() != 2)
       return op->emitOpError() << "mma.sync config needs warp = [WM, WN]";
@@ -296,7 +323,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
     // wgmma: a 128-row tile fills an SM's registers, two 64-row ones fit;
     // mma.sync and FFMA by threads, at most 4 (measured: shapes2 run).
     int64_t resident =
-        wgmma ? (bm >= 128 ? 1 : 2)
+        wgmma ? ((transB ? bm >= 128 : bm * bn >= 128 * 128) ? 1 : 2)
               : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
     int64_t s = chooseSplitK(m, n, k, bm, bn, bk, batch, sms, resident, rate,
                              model.copyGBs);

@@ -35,11 +35,31 @@ func.func @foreign_op(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// wgmma reads B K-major: a hand-configured kernel without transpose_b (which
-// kb-select-mma would have arranged) is refused, not miscompiled.
+// wgmma reads a row-major B only through TMA (boxes of 32 columns; the
+// kernel computes C^T with B^T's fragments in registers): a hand-configured
+// kernel with cp.async copies and no transpose_b (which kb-select-mma would
+// have arranged) is refused, not miscompiled; so is a row-major B whose rows
+// TMA cannot copy (N % 4 != 0), and a tile whose columns do not split into
+// warpgroups of 64.
 func.func @wgmma_row_major_b(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
-  // expected-error @+1 {{wgmma_tf32 reads B K-major: it needs transpose_b (kb-select-mma puts a kb.transpose in front of a row-major B)}}
-  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32">} : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
+  // expected-error @+1 {{wgmma_tf32 with a row-major B needs copy = "tma"}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "cp_async">} : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
+  return %0 : tensor<128x128xf32>
+}
+
+// -----
+
+func.func @wgmma_row_major_b_odd_n(%a: tensor<128x64xf32>, %b: tensor<64x130xf32>) -> tensor<128x130xf32> {
+  // expected-error @+1 {{wgmma_tf32 with a row-major B copies its rows by TMA: N = 130 must be a multiple of 4}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<128x64xf32>, tensor<64x130xf32> -> tensor<128x130xf32>
+  return %0 : tensor<128x130xf32>
+}
+
+// -----
+
+func.func @wgmma_row_major_b_tile(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  // expected-error @+1 {{wgmma_tf32 with a row-major B needs block = [M, 64k, 32] with M a multiple of 8 up to 256; got [128, 96, 32]}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 96, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
   return %0 : tensor<128x128xf32>
 }
 

@@ -2,11 +2,12 @@
 // RUN: kb-opt %s --kb-select-mma=chip=sm_90 -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=SM90
 
 // kb-select-mma alone: the unit follows the precision and the chip. On
-// sm_90a a tf32 matmul goes to wgmma, with a kb.transpose in front of its
-// row-major B; on sm_90 to mma.sync, B as it is.
+// sm_90a a tf32 matmul goes to wgmma, which reads its row-major B as it is
+// (N % 4 == 0; with N % 4 != 0 a kb.transpose goes in front); on sm_90 to
+// mma.sync, B as it is.
 // SM90A-LABEL: func.func @tf32
-// SM90A: %[[BT:.+]] = kb.transpose %arg1 : tensor<1024x1024xf32> -> tensor<1024x1024xf32>
-// SM90A: kb.matmul %arg0, %[[BT]] precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">}
+// SM90A-NOT: kb.transpose
+// SM90A: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<mma = "wgmma_tf32">}
 // SM90-LABEL: func.func @tf32
 // SM90-NOT: kb.transpose
 // SM90: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<mma = "mma_sync_tf32">}

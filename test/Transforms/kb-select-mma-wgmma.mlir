@@ -1,23 +1,18 @@
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile,kb-promote-shared-memory{chip=sm_90a}))" -split-input-file -verify-diagnostics | FileCheck %s
 
 // On sm_90a precision(tf32) becomes wgmma (on sm_90 it stays mma.sync:
-// kb-select-mma.mlir). tf32 wgmma reads B K-major, so a
-// row-major B gets a kb.transpose in front (configured by kb-select-config)
-// and the matmul turns transpose_b. One warpgroup per 64 rows, four
-// 128-byte-swizzled stages, no padding.
+// kb-select-mma.mlir). A row-major B (N % 4 == 0) is read as it is: the
+// kernel computes C^T = B^T A^T with B^T's fragments in registers, one
+// warpgroup per 64 columns, so the big tile is 256 x 128 (two warpgroups
+// and a producer warp). Four 128-byte-swizzled stages, no padding.
 // CHECK-LABEL: func.func @wgmma
-// CHECK: %[[T:.*]] = kb.transpose %arg1 {config = #kb.config<block = [64, 64], threads = 256>} : tensor<4096x2048xf32> -> tensor<2048x4096xf32>
-// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
-// A B that is already K-major is used as it is.
 // CHECK-NOT: kb.transpose
+// CHECK: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
+// A B that is already K-major is used as it is, one warpgroup per 64 rows.
 // CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
-// Small problems get smaller tiles (64 rows: one warpgroup). K = 1500 is
-// not a multiple of 32: B^T's rows are padded to 1504 floats (each starts
-// on a 128-byte line) and the matmul reads them as padded_b; A's rows (the
-// caller's) split over two 128-byte lines, so the tile is 64x128 (A read
-// half as often) rather than 64x64.
-// CHECK: %[[P:.*]] = kb.transpose %arg4 pad(32) {{.*}} : tensor<1500x700xf32> -> tensor<700x1504xf32>
-// CHECK: kb.matmul %arg3, %[[P]] precision(tf32) transpose_b padded_b {config = #kb.config<block = [64, 128, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<700x1504xf32>
+// Small problems get smaller tiles (64 x 64: one warpgroup); K = 1500, not
+// a multiple of 32, needs nothing: TMA zero-fills past K.
+// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<1500x700xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -41,13 +36,27 @@ func.func @wgmma(%a: tensor<4096x4096xf32>, %b: tensor<4096x2048xf32>, %bt: tens
 
 // -----
 
-// A matmul with an epilogue: the transpose goes in front of the fusion and
-// the fusion's B argument takes the transposed type.
-// CHECK-LABEL: func.func @epilogue
-// CHECK: %[[T:.*]] = kb.transpose %arg1 {{.*}} : tensor<512x256xf32> -> tensor<256x512xf32>
-// CHECK: kb.fusion ins(%arg0, %[[T]], %arg2 : tensor<1024x512xf32>, tensor<256x512xf32>, tensor<256xf32>)
-// CHECK: ^bb0(%{{.*}}: tensor<1024x512xf32>, %[[B:.*]]: tensor<256x512xf32>, %{{.*}}: tensor<256xf32>):
-// CHECK: kb.matmul %{{.*}}, %[[B]] precision(tf32) transpose_b
+// A matmul with an epilogue reads its row-major B as it is. Where N % 4 !=
+// 0 the transpose goes in front of the fusion and the fusion's B argument
+// takes the transposed type (padded to 32 floats: K = 500).
+// CHECK-LABEL: func.func @epilogue_odd_n
+// CHECK: %[[T:.*]] = kb.transpose %arg1 pad(32) {{.*}} : tensor<500x250xf32> -> tensor<250x512xf32>
+// CHECK: kb.fusion ins(%arg0, %[[T]], %arg2 : tensor<1024x500xf32>, tensor<250x512xf32>, tensor<250xf32>)
+// CHECK: ^bb0(%{{.*}}: tensor<1024x500xf32>, %[[B:.*]]: tensor<250x512xf32>, %{{.*}}: tensor<250xf32>):
+// CHECK: kb.matmul %{{.*}}, %[[B]] precision(tf32) transpose_b padded_b
+// CHECK-LABEL: func.func @epilogue(
+// CHECK-NOT: kb.transpose
+// CHECK: kb.fusion ins(%arg0, %arg1, %arg2 : tensor<1024x512xf32>, tensor<512x256xf32>, tensor<256xf32>)
+// CHECK: kb.matmul %{{.*}}, %{{.*}} precision(tf32) :
+func.func @epilogue_odd_n(%a: tensor<1024x500xf32>, %b: tensor<500x250xf32>, %bias: tensor<250xf32>) -> tensor<1024x250xf32> {
+  %0 = kb.fusion ins(%a, %b, %bias : tensor<1024x500xf32>, tensor<500x250xf32>, tensor<250xf32>) {
+  ^bb0(%x: tensor<1024x500xf32>, %y: tensor<500x250xf32>, %z: tensor<250xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<1024x500xf32>, tensor<500x250xf32> -> tensor<1024x250xf32>
+    %2 = kb.bias_add %1, %z : tensor<1024x250xf32>, tensor<250xf32> -> tensor<1024x250xf32>
+    kb.yield %2 : tensor<1024x250xf32>
+  } -> tensor<1024x250xf32>
+  return %0 : tensor<1024x250xf32>
+}
 func.func @epilogue(%a: tensor<1024x512xf32>, %b: tensor<512x256xf32>, %bias: tensor<256xf32>) -> tensor<1024x256xf32> {
   %0 = kb.fusion ins(%a, %b, %bias : tensor<1024x512xf32>, tensor<512x256xf32>, tensor<256xf32>) {
   ^bb0(%x: tensor<1024x512xf32>, %y: tensor<512x256xf32>, %z: tensor<256xf32>):
@@ -95,8 +104,28 @@ func.func @wgmma_two_stages(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
 
 func.func @wgmma_bad_tile(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
   // expected-error @+1 {{wgmma tiles need BM a multiple of 64 (one warpgroup per 64 rows), BN a multiple of 8 up to 256 and BK = 32; got block = [96, 128, 32]}}
-  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [96, 128, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  %0 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [96, 128, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @wgmma_bad_tile_row_major_b(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{wgmma tiles with a row-major B need BN a multiple of 64 (one warpgroup per 64 columns), BM a multiple of 8 up to 256 and BK = 32; got block = [128, 96, 32]}}
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [128, 96, 32]>} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// A row-major B with cp.async copies (asked for) gets the transpose in
+// front: the kernel reads a row-major B through TMA only.
+// CHECK-LABEL: func.func @row_major_b_cp_async
+// CHECK: %[[T:.*]] = kb.transpose %arg0
+// CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b {{.*}}copy = "cp_async">}
+func.func @row_major_b_cp_async(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = kb.matmul %a, %a precision(tf32) {config = #kb.config<copy = "cp_async">} : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
 }
 
 // -----
@@ -137,16 +166,17 @@ func.func @wgmma_too_much_shared(%a: tensor<1024x1024xf32>) -> tensor<1024x1024x
 
 // -----
 
-// Two matmuls reading one row-major B share one transpose.
+// Two matmuls reading one row-major B that must be transposed (N % 4 !=
+// 0) share one transpose.
 // CHECK-LABEL: func.func @shared_b
 // CHECK: %[[T:.*]] = kb.transpose %arg2
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul %arg0, %[[T]] precision(tf32) transpose_b
 // CHECK: kb.matmul %arg1, %[[T]] precision(tf32) transpose_b
-func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor<256x512xf32>) -> (tensor<512x512xf32>, tensor<512x512xf32>) {
-  %0 = kb.matmul %a, %b precision(tf32) : tensor<512x256xf32>, tensor<256x512xf32> -> tensor<512x512xf32>
-  %1 = kb.matmul %c, %b precision(tf32) : tensor<512x256xf32>, tensor<256x512xf32> -> tensor<512x512xf32>
-  return %0, %1 : tensor<512x512xf32>, tensor<512x512xf32>
+func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor<256x510xf32>) -> (tensor<512x510xf32>, tensor<512x510xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<512x256xf32>, tensor<256x510xf32> -> tensor<512x510xf32>
+  %1 = kb.matmul %c, %b precision(tf32) : tensor<512x256xf32>, tensor<256x510xf32> -> tensor<512x510xf32>
+  return %0, %1 : tensor<512x510xf32>, tensor<512x510xf32>
 }
 
 // -----
@@ -179,14 +209,19 @@ func.func @coverage(%a: tensor<2048x2048xf32>, %s: tensor<1024x1024xf32>,
 
 // -----
 
-// A fusion whose epilogue also reads B cannot get B transposed in front of
-// it: the default stays on mma.sync (no transpose), a forced wgmma is an error.
+// A fusion whose epilogue also reads B: wgmma reads a row-major B as it is
+// (N % 4 == 0), so nothing needs transposing. Where N % 4 != 0 B cannot get
+// transposed in front of the fusion: the default stays on mma.sync (no
+// transpose), a forced wgmma is an error.
 // CHECK-LABEL: func.func @b_read_twice
+// CHECK-NOT: kb.transpose
+// CHECK: kb.fusion
+// CHECK: mma = "wgmma_tf32"
+// CHECK-LABEL: func.func @b_read_twice_odd
 // CHECK-NOT: kb.transpose
 // CHECK: kb.fusion
 // CHECK: mma = "mma_sync_tf32"
 func.func @b_read_twice(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
-  // expected-remark @+1 {{mma.sync, not wgmma: B is a fusion input that other ops of the fusion also read, so it cannot be transposed K-major in front of it}}
   %0 = kb.fusion ins(%a, %b : tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
   ^bb0(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf32>):
     %1 = kb.matmul %x, %y precision(tf32) : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
@@ -195,18 +230,28 @@ func.func @b_read_twice(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) ->
   } -> tensor<1024x1024xf32>
   return %0 : tensor<1024x1024xf32>
 }
+func.func @b_read_twice_odd(%a: tensor<1022x1022xf32>, %b: tensor<1022x1022xf32>) -> tensor<1022x1022xf32> {
+  // expected-remark @+1 {{mma.sync, not wgmma: K = 1022 is not a multiple of 4}}
+  %0 = kb.fusion ins(%a, %b : tensor<1022x1022xf32>, tensor<1022x1022xf32>) {
+  ^bb0(%x: tensor<1022x1022xf32>, %y: tensor<1022x1022xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<1022x1022xf32>, tensor<1022x1022xf32> -> tensor<1022x1022xf32>
+    %2 = kb.add %1, %y : tensor<1022x1022xf32>
+    kb.yield %2 : tensor<1022x1022xf32>
+  } -> tensor<1022x1022xf32>
+  return %0 : tensor<1022x1022xf32>
+}
 
 // -----
 
-func.func @b_read_twice_forced(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{config asks for mma "wgmma_tf32", which reads B K-major; B is a fusion input that other ops of the fusion also read, so it cannot be transposed in front of it}}
-  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) attributes {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} {
-  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
-    %1 = kb.matmul %x, %y precision(tf32) : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-    %2 = kb.add %1, %y : tensor<64x64xf32>
-    kb.yield %2 : tensor<64x64xf32>
-  } -> tensor<64x64xf32>
-  return %0 : tensor<64x64xf32>
+func.func @b_read_twice_forced(%a: tensor<64x64xf32>, %b: tensor<64x62xf32>) -> tensor<64x62xf32> {
+  // expected-error @+1 {{config asks for mma "wgmma_tf32", which reads a row-major B only when N % 4 == 0 and the copies are TMA's, else K-major; B is a fusion input that other ops of the fusion also read, so it cannot be transposed in front of it}}
+  %0 = kb.fusion ins(%a, %b : tensor<64x64xf32>, tensor<64x62xf32>) attributes {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x62xf32>):
+    %1 = kb.matmul %x, %y precision(tf32) : tensor<64x64xf32>, tensor<64x62xf32> -> tensor<64x62xf32>
+    %2 = kb.add %1, %y : tensor<64x62xf32>
+    kb.yield %2 : tensor<64x62xf32>
+  } -> tensor<64x62xf32>
+  return %0 : tensor<64x62xf32>
 }
 
 // -----

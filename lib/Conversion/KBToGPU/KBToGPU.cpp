@@ -232,8 +232,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       kargTypes.push_back(ws.getType());
       kargs.push_back(ws);
     }
-    // A wgmma matmul whose tiles TMA copies reads A and B^T through two
-    // tensor maps (128 bytes each, encoded by kb-run from the manifest's
+    // A wgmma matmul whose tiles TMA copies reads A and B (B^T, or B as it
+    // is) through two tensor maps (128 bytes each, encoded by kb-run from the manifest's
     // description: docs/bundle.md), passed after its operands, A's first.
     if (config.getCopy() == CopyKind::tma) {
       MatmulOp mm = getKernelMatmul(&op);
@@ -247,13 +247,22 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       };
       int64_t k =
           cast<RankedTensorType>(mm.getLhs().getType()).getShape().back();
-      for (auto [v, boxRows] : {std::pair(mm.getLhs(), config.getBlock()[0]),
-                                std::pair(mm.getRhs(), config.getBlock()[1])}) {
+      bool rowB = !mm.getTransposeB();
+      for (auto [v, boxRows, isB] :
+           {std::tuple(mm.getLhs(), config.getBlock()[0], false),
+            std::tuple(mm.getRhs(), config.getBlock()[1], true)}) {
         auto shape = cast<RankedTensorType>(v.getType()).getShape();
         SmallVector<int64_t> dims(shape), box(shape.size(), 1);
-        dims.back() = k; // B^T's rows may be padded past K
         box[box.size() - 2] = boxRows;
         box.back() = config.getBlock()[2];
+        if (isB && rowB) {
+          // A row-major B: boxes of BK rows (k) x 32 columns, one 128-byte
+          // swizzled row each (MatmulWgmma.cpp, "Row-major B").
+          box[box.size() - 2] = config.getBlock()[2];
+          box.back() = 32;
+        } else {
+          dims.back() = k; // B^T's rows may be padded past K
+        }
         std::string of = names.lookup(outer(v));
         if (of.empty())
           return op.emitOpError()

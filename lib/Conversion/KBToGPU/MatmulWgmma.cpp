@@ -74,14 +74,26 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   MLIRContext *ctx = b.getContext();
   int64_t bm = e.bm, bn = e.bn, bk = e.bk;
   int64_t stages = e.config.getStages();
-  if (!e.shape.transB)
+  // A row-major B: wgmma computes the tile transposed, C^T = B^T A^T, with
+  // B^T as its A operand from registers (see "Row-major B" below).
+  bool rowB = !e.shape.transB;
+  bool tma = e.config.getCopy() == CopyKind::tma;
+  if (rowB && !tma)
     return e.op->emitOpError()
-           << "wgmma_tf32 reads B K-major: it needs transpose_b (kb-select-mma "
-              "puts a kb.transpose in front of a row-major B)";
-  if (bk != 32 || bm % 64 || bn % 8 || bn > 256 || bn < 8)
+           << "wgmma_tf32 with a row-major B needs copy = \"tma\"";
+  if (rowB && e.shape.n % 4)
+    return e.op->emitOpError()
+           << "wgmma_tf32 with a row-major B copies its rows by TMA: N = "
+           << e.shape.n << " must be a multiple of 4";
+  if (!rowB && (bk != 32 || bm % 64 || bn % 8 || bn > 256 || bn < 8))
     return e.op->emitOpError()
            << "wgmma_tf32 needs block = [64k, N, 32] with N a multiple of 8 "
               "up to 256; got ["
+           << bm << ", " << bn << ", " << bk << "]";
+  if (rowB && (bk != 32 || bn % 64 || bm % 8 || bm > 256 || bm < 8))
+    return e.op->emitOpError()
+           << "wgmma_tf32 with a row-major B needs block = [M, 64k, 32] with M "
+              "a multiple of 8 up to 256; got ["
            << bm << ", " << bn << ", " << bk << "]";
   if (stages < 3)
     return e.op->emitOpError()
@@ -90,11 +102,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return e.op->emitOpError()
            << "wgmma_tf32 copies 16-byte chunks: K = " << e.shape.k
            << " must be a multiple of 4";
-  bool tma = e.config.getCopy() == CopyKind::tma;
-  // One warpgroup per 64 rows; with TMA, one producer warp more.
-  int64_t wantThreads = wgmmaThreads(bm, tma);
+  // One warpgroup per 64 rows (columns with a row-major B); with TMA, one
+  // producer warp more.
+  int64_t wantThreads = wgmmaThreads(bm, bn, !rowB, tma);
   if (e.threads != wantThreads)
-    return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 rows"
+    return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 "
+                               << (rowB ? "columns" : "rows")
                                << (tma ? " and a producer warp" : "") << ": "
                                << wantThreads << " threads, got " << e.threads;
 
@@ -186,7 +199,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   };
 
   Type f32 = b.getF32Type();
-  int64_t nAcc = bn / 2; // 64 x BN accumulators over 128 threads
+  // 64 x BN accumulators over 128 threads (64 x BM with a row-major B).
+  int64_t nAcc = (rowB ? bm : bn) / 2;
   auto accType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nAcc, f32));
   Value zero = LLVM::ZeroOp::create(b, loc, accType);
@@ -198,8 +212,104 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v).getResult();
   };
 
+  // Row-major B. tf32 wgmma reads only K-major tiles from shared memory,
+  // and B's tile (BK rows of BN columns, as TMA copies it) is N-major. The
+  // kernel computes C^T = B^T A^T instead: warpgroup w takes columns
+  // [64w, 64w + 64) of the tile as wgmma's M, with B^T's fragments loaded
+  // into registers (a register operand has no layout requirement), and the
+  // A tile, K-major as ever, as wgmma's B operand (N = BM). The B tile lies
+  // in BN / 32 boxes of 32 k rows x 32 columns (128 bytes, 128-byte
+  // swizzled like the A tile). One fragment (m64k8, per warp i and lane
+  // g = lane / 4, t = lane % 4): a0 (16i + g, t), a1 (16i + g + 8, t),
+  // a2 (16i + g, t + 4), a3 (16i + g + 8, t + 4), (column of the tile, k).
+  // No transpose kernel in front, no second trip of B through memory.
+  auto loadFragments = [&](Value kt, int64_t kk) {
+    Value stage = e.rem(kt, stages);
+    Value bBase = e.add(e.mul(stage, stageBytes / 4), bytesA / 4);
+    Value wInGroup = e.rem(e.div(e.tid, 32), 4), ln = e.rem(e.tid, 32);
+    Value gg = e.div(ln, 4), tt = e.rem(ln, 4);
+    // Column 64w + 16i + g + 8h lies in box 2w + i / 2, at 16 (i % 2) + 8h
+    // + g within it: chunk 4 (i % 2) + 2h + g / 4, element g % 4.
+    Value box = e.add(e.mul(warpgroup, 2), e.div(wInGroup, 2));
+    Value chunk0 = e.add(e.mul(e.rem(wInGroup, 2), 4), e.div(gg, 4));
+    SmallVector<Value> regs;
+    for (int v = 0; v < 2; ++v)
+      for (int h = 0; h < 2; ++h) {
+        // k = 8kk + t + 4v: its row in the box, and k % 8 = t + 4v.
+        Value kRow = e.add(tt, 8 * kk + 4 * v);
+        Value swz = arith::XOrIOp::create(b, loc, e.add(chunk0, 2 * h),
+                                          e.add(tt, 4 * v));
+        Value idx = e.add(
+            e.add(bBase, e.mul(box, 1024)),
+            e.add(e.add(e.mul(kRow, 32), e.mul(swz, 4)), e.rem(gg, 4)));
+        Value x = memref::LoadOp::create(b, loc, flat, ValueRange{idx});
+        regs.push_back(
+            arith::BitcastOp::create(b, loc, b.getI32Type(), x).getResult());
+      }
+    // Register order a0..a3: (h, v) = (0, 0), (1, 0), (0, 1), (1, 1).
+    return regs;
+  };
+  // wgmma.mma_async with A from registers, which upstream's NVVM op does
+  // not have: inline PTX, built as convert-nvvm-to-llvm builds the
+  // shared-memory form (outputs tied to the accumulators' inputs).
+  auto wgmmaRegA = [&](Value acc, ArrayRef<Value> aRegs, Value descB) {
+    SmallVector<Value> operands;
+    for (int64_t i = 0; i < nAcc; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    std::string constraints, outs, asmText;
+    llvm::raw_string_ostream cs(constraints), os(asmText);
+    for (int64_t i = 0; i < nAcc; ++i)
+      cs << (i ? "," : "") << "=f";
+    for (int64_t i = 0; i < nAcc; ++i)
+      cs << "," << i;
+    cs << ",r,r,r,r,l";
+    llvm::append_range(operands, aRegs);
+    operands.push_back(descB);
+    os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+       << "wgmma.mma_async.sync.aligned.m64n" << bm << "k8.f32.tf32.tf32 {";
+    for (int64_t i = 0; i < nAcc; ++i)
+      os << (i ? ", " : "") << "$" << i;
+    os << "}, {$" << 2 * nAcc << ", $" << 2 * nAcc + 1 << ", $" << 2 * nAcc + 2
+       << ", $" << 2 * nAcc + 3 << "}, $" << 2 * nAcc + 4 << ", p, 1, 1;\n}\n";
+    return LLVM::InlineAsmOp::create(
+               b, loc, accType, operands, asmText, constraints,
+               /*has_side_effects=*/true, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+               ArrayAttr())
+        .getResult(0);
+  };
+  auto mmaStepRowB = [&](Value kt, Value acc) {
+    Value stage = e.rem(kt, stages);
+    Value descA =
+        descriptor(b, loc, toI64(e.add(aligned, e.mul(stage, stageBytes))));
+    SmallVector<SmallVector<Value>> frags;
+    for (int64_t kk = 0; kk < bk / 8; ++kk)
+      frags.push_back(loadFragments(kt, kk));
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t kk = 0; kk < bk / 8; ++kk) {
+      Value d = kk == 0 ? descA
+                        : arith::AddIOp::create(
+                              b, loc, descA,
+                              arith::ConstantIntOp::create(
+                                  b, loc, b.getI64Type(), 2 * kk))
+                              .getResult();
+      acc = wgmmaRegA(acc, frags[kk], d);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    // All of this tile's wgmma retire before the next tile's fragments are
+    // loaded: a wgmma reads its A registers asynchronously, and ptxas reuses
+    // them for the next tile's loads once the asm statement has taken them
+    // (with wait_group 1 it did, and results were wrong: 2026-12-01, the
+    // first GPU run of this kernel). The other consumer warpgroup keeps the
+    // tensor cores busy meanwhile.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    return acc;
+  };
+
   // The wgmma of k tile kt (already in shared memory) onto `acc`.
   auto mmaStep = [&](Value kt, Value acc) {
+    if (rowB)
+      return mmaStepRowB(kt, acc);
     Value stage = e.rem(kt, stages);
     Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
     Value aAddr = e.add(stageAddr, e.mul(warpgroup, 64 * kRowBytes));
@@ -249,7 +359,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // as the descriptors) and zero-fills rows past M or N and columns past
     // K, so no copy needs a guard; the expected bytes are always whole boxes
     // (zero-filled bytes count).
-    int64_t consumerThreads = wgmmaThreads(bm, /*tma=*/false);
+    int64_t consumerThreads = wgmmaThreads(bm, bn, !rowB, /*tma=*/false);
     auto ptrTo = [&](Value byteAddr, unsigned space) {
       return LLVM::IntToPtrOp::create(b, loc,
                                       LLVM::LLVMPointerType::get(ctx, space),
@@ -299,6 +409,26 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
     gpu::BarrierOp::create(b, loc);
+    // A row-major B: the producer is a whole warpgroup, which gives most of
+    // its registers to the consumers (a block of 384 threads starts with 168
+    // each; ptxas counts whole warpgroups): 40 for the producer, the rest
+    // shared by the consumers in steps of 8 (232 for two warpgroups).
+    int64_t producerRegs = 40;
+    int64_t consumerRegs =
+        std::min<int64_t>(256, (65536 - 128 * producerRegs) /
+                                   consumerThreads / 8 * 8);
+    if (rowB && consumerThreads >= 256) {
+      auto ifProducer = scf::IfOp::create(
+          b, loc, cmp(arith::CmpIPredicate::uge, e.tid, consumerThreads),
+          /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifProducer.thenBlock());
+      NVVM::SetMaxRegisterOp::create(b, loc, producerRegs,
+                                     NVVM::SetMaxRegisterAction::decrease);
+      b.setInsertionPointToStart(ifProducer.elseBlock());
+      NVVM::SetMaxRegisterOp::create(b, loc, consumerRegs,
+                                     NVVM::SetMaxRegisterAction::increase);
+    }
     // Tile kt's two copies into its stage.
     auto issueTma = [&](Value kt) {
       Value stage = e.rem(kt, stages);
@@ -321,7 +451,23 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       };
       copy(mapA, stageAddr, row0);
-      copy(mapB, e.add(stageAddr, bytesA), col0);
+      if (!rowB) {
+        copy(mapB, e.add(stageAddr, bytesA), col0);
+        return;
+      }
+      // A row-major B: BN / 32 boxes of BK rows x 32 columns (coordinates
+      // innermost first: column, then k).
+      for (int64_t j = 0; j < bn / 32; ++j) {
+        SmallVector<Value> coords{toI32(e.add(col0, 32 * j)), k0};
+        if (e.shape.batched)
+          coords.push_back(toI32(bz));
+        Value dst = LLVM::AddrSpaceCastOp::create(
+            b, loc, LLVM::LLVMPointerType::get(ctx, 7),
+            ptrTo(e.add(stageAddr, bytesA + j * 32 * kRowBytes), 3));
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, loc, dst, mapB, coords, bar, ValueRange{}, Value(), Value(),
+            NVVM::TMALoadMode::TILE, false, nullptr, Value());
+      }
     };
     // The producer.
     Value warp = e.div(e.tid, 32);
@@ -389,6 +535,21 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                         e.add(e.mul(warpInGroup, 16), g));
   Value colBase = e.add(col0, e.mul(t, 2));
   Value result = loop.getResult(0);
+  if (rowB) {
+    // The accumulators hold C^T: d[4j + q] is column (64w + 16i + g + 8 (q /
+    // 2)) of the tile, row 8j + 2t + q % 2.
+    Value tileCol = e.add(e.add(col0, e.mul(warpgroup, 64)),
+                          e.add(e.mul(warpInGroup, 16), g));
+    Value tileRow = e.add(row0, e.mul(t, 2));
+    for (int64_t j = 0; j < bm / 8; ++j)
+      for (int q = 0; q < 4; ++q) {
+        Value v = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
+        e.storeC(bz, e.add(tileRow, 8 * j + q % 2),
+                 e.add(tileCol, q >= 2 ? 8 : 0), v);
+      }
+    e.flushStores();
+    return success();
+  }
   for (int64_t j = 0; j < bn / 8; ++j)
     for (int q = 0; q < 4; q += 2) {
       Value row = e.add(rowBase, q >= 2 ? 8 : 0);

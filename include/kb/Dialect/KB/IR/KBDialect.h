@@ -166,6 +166,20 @@ inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk,
 inline int64_t wgmmaThreads(int64_t bm, bool tma) {
   return bm / 64 * 128 + (tma ? 32 : 0);
 }
+/// The same for a matmul of a BM x BN tile: with B K-major (transpose_b) the
+/// warpgroups split the tile's rows (A is wgmma's A operand); with a
+/// row-major B they split its columns, because wgmma computes C^T = B^T A^T
+/// there, with B^T's fragments loaded into registers (tf32 wgmma reads only
+/// K-major operands from shared memory; MatmulWgmma.cpp).
+/// With a row-major B and TMA the producer is a whole warpgroup (its first
+/// lane issues the copies): `setmaxnreg` then moves its registers to the
+/// consumers, which hold B^T's fragments besides the accumulators.
+inline int64_t wgmmaThreads(int64_t bm, int64_t bn, bool transposeB,
+                            bool tma) {
+  if (transposeB)
+    return wgmmaThreads(bm, tma);
+  return wgmmaThreads(bn, /*tma=*/false) + (tma ? 128 : 0);
+}
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 enum class KernelKind { Elementwise, Softmax, Matmul, Transpose };
