@@ -3,18 +3,18 @@
 // Where a tf32 matmul on sm_90a does not get wgmma, kb-select-mma says why
 // in a remark (a silent fallback once cost a user 4x).
 
-// A matmul bound by its bytes (a vector times a matrix; a small one) keeps
+// A matmul bound by its bytes (32 rows times a matrix; a small one) keeps
 // mma.sync on sm_90a: the transpose wgmma needs would move B twice more.
 // SM90A-LABEL: func.func @bytes_bound
 // SM90A-NOT: kb.transpose
 // SM90A: config = #kb.config<mma = "mma_sync_tf32">
 // SM90A: config = #kb.config<mma = "mma_sync_tf32">
-func.func @bytes_bound(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> (tensor<1x4096xf32>, tensor<128x128xf32>) {
+func.func @bytes_bound(%x: tensor<32x4096xf32>, %w: tensor<4096x4096xf32>, %a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> (tensor<32x4096xf32>, tensor<128x128xf32>) {
   // expected-remark @+1 {{mma.sync, not wgmma: this matmul is bound by its bytes, and the transpose a row-major B needs for wgmma would move B twice more}}
-  %0 = kb.matmul %x, %w precision(tf32) : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  %0 = kb.matmul %x, %w precision(tf32) : tensor<32x4096xf32>, tensor<4096x4096xf32> -> tensor<32x4096xf32>
   // expected-remark @+1 {{bound by its bytes}}
   %1 = kb.matmul %a, %b precision(tf32) : tensor<128x64xf32>, tensor<64x128xf32> -> tensor<128x128xf32>
-  return %0, %1 : tensor<1x4096xf32>, tensor<128x128xf32>
+  return %0, %1 : tensor<32x4096xf32>, tensor<128x128xf32>
 }
 
 // -----
