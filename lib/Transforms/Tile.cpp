@@ -124,7 +124,8 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
 /// bandwidth. A split adds the partials (S x M x N floats, written and
 /// read once) and the sum kernel's launch (about 4 us). S divides the k
 /// tiles, each chunk at least 4 of them; the smallest S within 3% of the
-/// best is taken, and only where it gains 10% over no split.
+/// best is taken, and only where it gains 10% over no split. A weight that
+/// the copy bandwidth reads in under 4 us is never split.
 int64_t mlir::kb::chooseGemvSplit(int64_t kTiles, int64_t units,
                                   int64_t inFlight, double weightBytes,
                                   double partialBytes, int64_t sms,
@@ -133,6 +134,10 @@ int64_t mlir::kb::chooseGemvSplit(int64_t kTiles, int64_t units,
     return 1;
   constexpr double kFlightPerSM = 40 * 1024;
   double bw = copyGBs * 1e9;
+  // A weight read in less time than the sum kernel's launch takes (under
+  // 17 MB on the H200) is not split: its launches decide.
+  if (weightBytes / bw < 4e-6)
+    return 1;
   auto timeFor = [&](int64_t s) {
     double flight = double(units) * s * inFlight / (kFlightPerSM * sms);
     double t = weightBytes / bw / std::min(1.0, flight);

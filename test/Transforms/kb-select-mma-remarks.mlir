@@ -31,11 +31,12 @@ func.func @odd_k(%a: tensor<128x30xf32>, %b: tensor<30x128xf32>) -> tensor<128x1
 // -----
 
 // Negative: nn.Linear's layout (B transposed, K-major) needs no transpose:
-// wgmma, and no remark, however few the rows.
+// wgmma, and no remark, however few the rows (above 16: at most 16 rows
+// get gemv, kb-select-mma-gemv.mlir).
 // SM90A-LABEL: func.func @linear_decode
 // SM90A-NOT: kb.transpose
 // SM90A: config = #kb.config<mma = "wgmma_tf32">
-func.func @linear_decode(%x: tensor<16x4096xf32>, %w: tensor<11008x4096xf32>) -> tensor<16x11008xf32> {
-  %0 = kb.matmul %x, %w precision(tf32) transpose_b : tensor<16x4096xf32>, tensor<11008x4096xf32> -> tensor<16x11008xf32>
-  return %0 : tensor<16x11008xf32>
+func.func @linear_decode(%x: tensor<32x4096xf32>, %w: tensor<11008x4096xf32>) -> tensor<32x11008xf32> {
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b : tensor<32x4096xf32>, tensor<11008x4096xf32> -> tensor<32x11008xf32>
+  return %0 : tensor<32x11008xf32>
 }

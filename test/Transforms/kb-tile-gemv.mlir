@@ -38,8 +38,9 @@ func.func @weight_a(%a: tensor<4096x4096xf32>, %v: tensor<1x4096xf32>, %a2: tens
 // -----
 
 // B row-major: a thread owns 4 columns; 1024 threads over the whole K are
-// far too few, so K is split 64 ways. Above 8 rows BK = 4; N % 4 != 0: one
-// column a thread, BK = 16 (and a split of 32).
+// far too few, so K is split 64 ways. Above 8 rows BK = 4 (and a weight
+// of 77 KB, read faster than a launch: no split); N % 4 != 0: one column a
+// thread, BK = 16 (and a split of 32).
 // CHECK-LABEL: func.func @columns
 // CHECK: block = [1, 512, 8], thread = [1, 4], mma = "gemv", split = 64>
 // CHECK: block = [16, 512, 4], thread = [16, 4], mma = "gemv">
