@@ -206,17 +206,17 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
           op.emitOpError() << "config asks for mma \"gemv\", which computes "
                               "matmuls of batch 1 with at most "
                            << kGemvMaxFew << " rows or columns; this one is "
-                           << (c.size() == 3
-                                   ? "batched"
-                                   : std::to_string(c[0]) + " x " +
-                                         std::to_string(c[1]));
+                           << (c.size() == 3 ? "batched"
+                                             : std::to_string(c[0]) + " x " +
+                                                   std::to_string(c[1]));
           return signalPassFailure();
         }
       } else if (mm.getPrecision() == Precision::ieee &&
                  f.mma != MmaUnit::ffma) {
-        op.emitOpError() << "config asks for mma \"" << nameOf(f.mma)
-                         << "\", but precision(ieee) needs fp32 arithmetic "
-                            "(\"ffma\" or \"gemv\"): tensor-core tf32 would lose precision";
+        op.emitOpError()
+            << "config asks for mma \"" << nameOf(f.mma)
+            << "\", but precision(ieee) needs fp32 arithmetic "
+               "(\"ffma\" or \"gemv\"): tensor-core tf32 would lose precision";
         return signalPassFailure();
       } else if (mm.getPrecision() == Precision::tf32x3 &&
                  (f.mma == MmaUnit::mma_sync_tf32 ||

@@ -3,8 +3,9 @@
 // buildMatmulKernel: sets up the MatmulEmitter (shape, tiles, operands, the
 // fused epilogue, the grid) for a kb.matmul or a kb.fusion anchored on one,
 // and hands it to the kernel of its #kb.config's unit: FFMA
-// (MatmulFfma.cpp), gemv (MatmulGemv.cpp), mma.sync (MatmulMmaSync.cpp) or wgmma (MatmulWgmma.cpp).
-// It only dispatches; the shared emitter lives in MatmulEmitter.cpp.
+// (MatmulFfma.cpp), gemv (MatmulGemv.cpp), mma.sync (MatmulMmaSync.cpp) or
+// wgmma (MatmulWgmma.cpp). It only dispatches; the shared emitter lives in
+// MatmulEmitter.cpp.
 //
 //===----------------------------------------------------------------------===//
 

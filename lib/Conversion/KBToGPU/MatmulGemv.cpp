@@ -108,15 +108,15 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb) {
   int64_t few = weightB ? s.m : s.n, wide = weightB ? s.n : s.m;
   int64_t fewBlock = weightB ? e.bm : e.bn, wideBlock = weightB ? e.bn : e.bm;
   if (warpTile.size() != 2 || fewBlock != few ||
-      warpTile[weightB ? 0 : 1] != few || wideBlock % warpTile[weightB ? 1 : 0] ||
-      e.bk % (32 * v))
+      warpTile[weightB ? 0 : 1] != few ||
+      wideBlock % warpTile[weightB ? 1 : 0] || e.bk % (32 * v))
     return e.op->emitOpError() << "gemv: block and warp tiles do not fit the "
                                   "shape: run kb-tile";
   int64_t r = warpTile[weightB ? 1 : 0];
   if (e.threads != wideBlock / r * 32)
-    return e.op->emitOpError() << "gemv: " << e.threads
-                               << " threads, but the warp tiles take "
-                               << wideBlock / r * 32;
+    return e.op->emitOpError()
+           << "gemv: " << e.threads << " threads, but the warp tiles take "
+           << wideBlock / r * 32;
   int64_t u = e.bk / (32 * v);
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
   MatmulEmitter::BlockTile t = e.blockTile();
@@ -136,8 +136,8 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb) {
       row = arith::MinUIOp::create(b, loc, row, cidx(b, loc, wide - 1));
     wBase.push_back(e.mul(row, wPitch));
   }
-  SmallVector<Value> acc = kLoop(
-      few * r, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
+  SmallVector<Value> acc =
+      kLoop(few * r, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
         Value k0 = e.kAt(kt);
         SmallVector<Value> ks, in;
         for (int64_t q = 0; q < u; ++q) {
@@ -159,8 +159,8 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb) {
                        in[q]);
             } else {
               for (int64_t l = 0; l < v; ++l)
-                x.push_back(load(fMem, e.add(e.mul(e.add(ks[q], l), s.n), f),
-                                 1, in[q])[0]);
+                x.push_back(load(fMem, e.add(e.mul(e.add(ks[q], l), s.n), f), 1,
+                                 in[q])[0]);
             }
             for (int64_t j = 0; j < r; ++j)
               for (int64_t l = 0; l < v; ++l)
@@ -204,8 +204,8 @@ LogicalResult GemvEmitter::columns(int64_t v) {
   // A's values: 16-byte vectors of 4 k when rows allow and they are few
   // (registers), else one float each.
   bool aVectors = m <= 4 && s.k % 4 == 0 && e.bk % 4 == 0;
-  SmallVector<Value> acc = kLoop(
-      m * tn, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
+  SmallVector<Value> acc =
+      kLoop(m * tn, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
         Value k0 = e.kAt(kt);
         SmallVector<Value> ks, in;
         for (int64_t i = 0; i < e.bk; ++i) {
@@ -234,8 +234,7 @@ LogicalResult GemvEmitter::columns(int64_t v) {
     if (tn == 4) {
       SmallVector<Value> xs;
       for (int64_t l = 0; l < 4; ++l)
-        xs.push_back(
-            e.epilogue(acc[mi * 4 + l], t.batch, row, e.add(n0, l)));
+        xs.push_back(e.epilogue(acc[mi * 4 + l], t.batch, row, e.add(n0, l)));
       e.storeVector(t.batch, row, n0, xs);
     } else {
       e.storeC(t.batch, row, n0, acc[mi]);
