@@ -37,6 +37,17 @@ SHAPES = [
     ("matvec", 8192, 1, 8192, 1, False),
     ("matvec", 1, 4096, 4096, 1, False),
     ("matvec", 1, 8192, 8192, 1, False),
+    # Run 3 (the gemv kernel): decode shapes (M = 2 and 16 against a 4096^2
+    # weight, a Llama-8B MLP's up and down projections at M = 1), a few
+    # row-major columns (N = 8), and edges (K % 4 != 0 and odd N: one float
+    # a load).
+    ("skinny", 2, 4096, 4096, 1, True),
+    ("skinny", 16, 4096, 4096, 1, True),
+    ("skinny", 1, 14336, 4096, 1, True),
+    ("skinny", 1, 4096, 14336, 1, True),
+    ("skinny", 3, 4093, 4099, 1, True),
+    ("matvec", 4096, 8, 4096, 1, False),
+    ("matvec", 1, 4099, 4093, 1, False),
     ("smallk", 16384, 16384, 32, 1, False),
     ("smallk", 8192, 8192, 64, 1, False),
     ("smallk", 32768, 4096, 16, 1, False),

@@ -231,6 +231,23 @@ TEST(Diagnosis, TensorPipeIdle) {
   EXPECT_EQ(d.lever, "none");
 }
 
+TEST(Diagnosis, GemvLeavesTheTensorPipeIdleByDesign) {
+  // A 1 x 4096 x 4096 tf32 matmul at 80% of the copy bandwidth: on ffma it
+  // is a finding (the tensor cores were allowed), on gemv, chosen because
+  // the weight's bytes decide, it is not.
+  const char *kGemv = "#kb.config<block = [1, 4, 512], warp = [1, 1], "
+                      "threads = 128, mma = \"gemv\">";
+  double tflops =
+      2.0 * 4096 * 4096 / (4.0 * 4096 * 4096 / (0.8 * 4200e9)) / 1e12;
+  ProgramFacts p = matmul(1, 4096, 4096, kGemv, "tf32", tflops);
+  p.kernels[0].tensorInstructions = false;
+  EXPECT_FALSE(hasCause(diagnose(p), "tensor_pipe_idle"));
+  // Its ceiling is FFMA's.
+  EXPECT_EQ(p.unit.tflops, unitCeiling("ffma", nullptr, true).tflops);
+  p = matmul(1, 4096, 4096, kFfma, "tf32", tflops);
+  EXPECT_TRUE(hasCause(diagnose(p), "tensor_pipe_idle"));
+}
+
 TEST(Diagnosis, MmaSyncOnHopper) {
   ProgramFacts p = matmul(4096, 4096, 4096, kMmaSync, "tf32", 280, 128, 60000);
   Diagnosis d = diagnose(p);

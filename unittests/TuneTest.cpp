@@ -65,6 +65,23 @@ TEST(TuneSpace, NoWgmmaOffSm90aOrWithUnalignedK) {
   EXPECT_EQ(countUnit(enumerateSpace(f), "wgmma_tf32"), 0);
 }
 
+TEST(TuneSpace, GemvForFewRowsOrColumnsOnly) {
+  // One gemv candidate (kb-tile's tiles) at the program's precision ("-").
+  auto few = enumerateSpace(matmulFacts(1, 4096, 4096, "tf32"));
+  EXPECT_EQ(countUnit(few, "gemv"), 1);
+  for (const Candidate &c : few)
+    if (c.get("mma") == "\"gemv\"")
+      EXPECT_EQ(c.precision, "-");
+  EXPECT_EQ(
+      countUnit(enumerateSpace(matmulFacts(4096, 16, 4096, "ieee")), "gemv"),
+      1);
+  EXPECT_EQ(
+      countUnit(enumerateSpace(matmulFacts(17, 17, 4096, "tf32")), "gemv"), 0);
+  Facts batched = matmulFacts(1, 4096, 4096, "tf32");
+  batched.batch = 8;
+  EXPECT_EQ(countUnit(enumerateSpace(batched), "gemv"), 0);
+}
+
 TEST(TuneSpace, PrecisionIsADimensionOnlyWithABudget) {
   auto ieee = enumerateSpace(matmulFacts(512, 512, 512, "ieee"));
   EXPECT_EQ(countUnit(ieee, "mma_sync_tf32"), 0);

@@ -81,8 +81,11 @@ double number(const json &j, const char *key) {
 
 } // namespace
 
-Ceiling kb::runtime::unitCeiling(const std::string &unit,
+Ceiling kb::runtime::unitCeiling(const std::string &unitName,
                                  const json &calibration, bool hopper) {
+  // gemv computes in fp32 FMAs: FFMA's ceiling (it is bound by its bytes
+  // long before).
+  const std::string &unit = unitName == "gemv" ? std::string("ffma") : unitName;
   Ceiling c;
   const Nominal *nominal = nullptr;
   for (const Nominal &n : kNominal)
@@ -404,7 +407,9 @@ struct Rules {
     for (const KernelFacts &q : p.kernels) {
       if (!q.matmul)
         continue;
-      if (allowsTensorCores(p.precision) &&
+      // gemv leaves the tensor pipe idle by design: few rows, bound by the
+      // weight's bytes (kb-select-mma chose it for that).
+      if (allowsTensorCores(p.precision) && q.unit != "gemv" &&
           (q.unit == "ffma" || !q.tensorInstructions))
         add(0, "tensor_pipe_idle", &q,
             q.name + " computes on " +

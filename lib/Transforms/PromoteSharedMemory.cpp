@@ -30,7 +30,9 @@ int64_t tileThreads(const ConfigFields &f, bool transposeB) {
   int64_t bm = f.block[0], bn = f.block[1];
   if (f.mma == MmaUnit::wgmma_tf32)
     return wgmmaThreads(bm, bn, transposeB, /*tma=*/false);
-  if (isMmaSync(f.mma))
+  // gemv: a warp per warp tile (its lanes split K), or a thread per
+  // thread tile (a row-major B).
+  if (isMmaSync(f.mma) || (f.mma == MmaUnit::gemv && !f.warp.empty()))
     return f.warp.size() == 2 ? (bm / f.warp[0]) * (bn / f.warp[1]) * 32 : 0;
   return f.thread.size() == 2 ? (bm / f.thread[0]) * (bn / f.thread[1]) : 0;
 }
@@ -65,6 +67,20 @@ struct PromoteSharedMemoryPass
              << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
                 "(sm_90a, precision(tf32)), not \""
              << nameOf(f.mma) << "\"";
+    if (f.mma == MmaUnit::gemv) {
+      // Nothing staged: the weight streams from global memory into
+      // registers, the few rows come from L1.
+      if (f.copy || f.stages || !f.pad.empty())
+        return op.emitOpError()
+               << "mma = \"gemv\" reads its operands from global memory, "
+                  "not through shared memory: copy, stages and pad do not "
+                  "apply";
+      if (f.threads && f.threads != threads)
+        return op.emitOpError() << "config asks for " << f.threads
+                                << " threads, but its tiles take " << threads;
+      f.threads = threads;
+      return success();
+    }
     auto sharedBytes = [&](int64_t stages) {
       ConfigFields g = f;
       g.stages = stages;

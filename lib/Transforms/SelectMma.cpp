@@ -118,7 +118,23 @@ bool wgmmaReadsRowMajorB(MatmulOp mm, const ConfigFields &f) {
          f.copy != CopyKind::cp_async;
 }
 
+/// The gemv form of a matmul (at most 16 rows or columns, batch 1), or
+/// nullopt.
+std::optional<GemvForm> gemvFormOf(MatmulOp mm) {
+  auto c = mm.getResult().getType().getShape();
+  if (c.size() != 2)
+    return std::nullopt;
+  return gemvForm(c[0], c[1], mm.getTransposeB());
+}
+
+/// A matmul with at most 16 rows or columns is bound by the bytes of its
+/// other operand (the weight) at every precision: the gemv kernel streams
+/// it in fp32 FMAs, as fast as the bytes allow and more accurate than the
+/// tf32 tensor cores, whose 16- to 64-row tiles would compute rows that do
+/// not exist (docs/shapes.md, "Precision where it buys nothing").
 MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
+  if (gemvFormOf(mm))
+    return MmaUnit::gemv;
   switch (mm.getPrecision()) {
   case Precision::ieee:
     return MmaUnit::ffma;
@@ -178,6 +194,12 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
           op.emitRemark() << "mma.sync, not wgmma: B is a fusion input that "
                              "other ops of the fusion also read, so it cannot "
                              "be transposed K-major in front of it";
+        } else if (wgmmaChip && f.mma == MmaUnit::gemv) {
+          auto c = mm.getResult().getType().getShape();
+          op.emitRemark() << "gemv, not wgmma: " << c[0] << " x " << c[1]
+                          << " outputs are bound by the weight's bytes; fp32 "
+                             "FMAs stream it (tf32 tiles of 16-64 rows would "
+                             "compute rows that do not exist)";
         } else if (wgmmaChip && f.mma != MmaUnit::wgmma_tf32) {
           if (!wgmmaFits(mm))
             op.emitRemark() << "mma.sync, not wgmma: K = "
@@ -190,11 +212,25 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                    "and the transpose a row-major B needs for wgmma would "
                    "move B twice more (kb-select-mma's model)";
         }
+      } else if (f.mma == MmaUnit::gemv) {
+        // fp32 FMAs: every precision is at least met. The shape is what
+        // it cannot take.
+        auto c = mm.getResult().getType().getShape();
+        if (!gemvFormOf(mm)) {
+          op.emitOpError() << "config asks for mma \"gemv\", which computes "
+                              "matmuls of batch 1 with at most "
+                           << kGemvMaxFew << " rows or columns; this one is "
+                           << (c.size() == 3 ? "batched"
+                                             : std::to_string(c[0]) + " x " +
+                                                   std::to_string(c[1]));
+          return signalPassFailure();
+        }
       } else if (mm.getPrecision() == Precision::ieee &&
                  f.mma != MmaUnit::ffma) {
-        op.emitOpError() << "config asks for mma \"" << nameOf(f.mma)
-                         << "\", but precision(ieee) needs fp32 arithmetic "
-                            "(\"ffma\"): tensor-core tf32 would lose precision";
+        op.emitOpError()
+            << "config asks for mma \"" << nameOf(f.mma)
+            << "\", but precision(ieee) needs fp32 arithmetic "
+               "(\"ffma\" or \"gemv\"): tensor-core tf32 would lose precision";
         return signalPassFailure();
       } else if (mm.getPrecision() == Precision::tf32x3 &&
                  (f.mma == MmaUnit::mma_sync_tf32 ||

@@ -57,6 +57,9 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB) {
   int64_t padA = pad.size() == 2 ? pad[0] : 0,
           padB = pad.size() == 2 ? pad[1] : 0;
   int64_t bm = b[0], bn = b[1], bk = b[2];
+  // gemv reads its operands from global memory (L1 and L2 keep the few).
+  if (config.getMma() == MmaUnit::gemv)
+    return 0;
   if (config.getMma() == MmaUnit::wgmma_tf32)
     return wgmmaSharedBytes(bm, bn, bk, stages,
                             config.getCopy() == CopyKind::tma);
@@ -83,4 +86,29 @@ bool mlir::kb::mmaSyncCopiesFit(int64_t n, int64_t k, bool transposeB,
 bool mlir::kb::ffmaCopiesFit(int64_t bm, int64_t bn, int64_t bk,
                              int64_t threads) {
   return threads > 0 && (bm * bk) % threads == 0 && (bk * bn) % threads == 0;
+}
+
+std::optional<GemvForm> mlir::kb::gemvForm(int64_t m, int64_t n, bool transB) {
+  if (m <= kGemvMaxFew && transB)
+    return GemvForm::WeightB;
+  if (n <= kGemvMaxFew)
+    return GemvForm::WeightA;
+  if (m <= kGemvMaxFew)
+    return GemvForm::Columns;
+  return std::nullopt;
+}
+
+int64_t mlir::kb::gemvVector(GemvForm form, int64_t n, int64_t k, int64_t ldb,
+                             bool transB) {
+  switch (form) {
+  case GemvForm::WeightB:
+    return k % 4 == 0 && ldb % 4 == 0 ? 4 : 1;
+  case GemvForm::WeightA:
+    // B's columns as the few: rows of B^T (transposed, or N = 1, where
+    // the K x 1 column is contiguous) in vectors too, else one by one.
+    return k % 4 == 0 && (!transB || ldb % 4 == 0) ? 4 : 1;
+  case GemvForm::Columns:
+    return n % 4 == 0 ? 4 : 1;
+  }
+  return 1;
 }

@@ -88,8 +88,8 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
   if (tiles * 2 > sms)
     return 1;
   double smBw = copyGBs * 1e9 / slots, smRate = unitTflops * 1e12 / slots;
-  double tileTime = std::max(4.0 * (bm + bn) * k / smBw,
-                             2.0 * bm * bn * k / smRate);
+  double tileTime =
+      std::max(4.0 * (bm + bn) * k / smBw, 2.0 * bm * bn * k / smRate);
   auto timeFor = [&](int64_t s) {
     double waves = llvm::divideCeil(tiles * s, slots);
     // The partials' traffic, and the launch of the kernel that sums them
@@ -114,7 +114,145 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
   return 1;
 }
 
+/// Split-K for the gemv kernel. Its blocks stream the weight, so what
+/// decides its speed is the weight bytes in flight: a DRAM read takes about
+/// a microsecond under load, and one SM's share of the copy bandwidth
+/// (4244 GB/s over 132 SMs, 32 bytes a nanosecond) needs about 40 KB in
+/// flight to keep up (Little's law). With S chunks the grid has S times
+/// the warps (or threads), each with `inFlight` bytes outstanding per k
+/// tile; below the target the bytes run at that fraction of the copy
+/// bandwidth. A split adds the partials (S x M x N floats, written and
+/// read once) and the sum kernel's launch (about 4 us). S divides the k
+/// tiles, each chunk at least 4 of them; the smallest S within 3% of the
+/// best is taken, and only where it gains 10% over no split. A weight that
+/// the copy bandwidth reads in under 4 us is never split.
+int64_t mlir::kb::chooseGemvSplit(int64_t kTiles, int64_t units,
+                                  int64_t inFlight, double weightBytes,
+                                  double partialBytes, int64_t sms,
+                                  double copyGBs) {
+  if (kTiles <= 0 || units <= 0 || inFlight <= 0 || sms <= 0 || copyGBs <= 0)
+    return 1;
+  constexpr double kFlightPerSM = 40 * 1024;
+  double bw = copyGBs * 1e9;
+  // A weight read in less time than the sum kernel's launch takes (under
+  // 17 MB on the H200) is not split: its launches decide.
+  if (weightBytes / bw < 4e-6)
+    return 1;
+  auto timeFor = [&](int64_t s) {
+    double flight = double(units) * s * inFlight / (kFlightPerSM * sms);
+    double t = weightBytes / bw / std::min(1.0, flight);
+    return s > 1 ? t + 2.0 * s * partialBytes / bw + 4e-6 : t;
+  };
+  SmallVector<std::pair<int64_t, double>> options{{1, timeFor(1)}};
+  for (int64_t s = 2; s <= std::min<int64_t>(kTiles / 4, 1024); ++s)
+    if (kTiles % s == 0)
+      options.push_back({s, timeFor(s)});
+  double best = timeFor(1);
+  for (auto [s, t] : options)
+    best = std::min(best, t);
+  for (auto [s, t] : options)
+    if (t <= best * 1.03)
+      return t * 1.1 <= timeFor(1) ? s : 1;
+  return 1;
+}
+
 namespace {
+
+/// The gemv kernel's tiles (mma = "gemv", MatmulGemv.cpp). The few rows
+/// (or columns) are all in every block; the weight's rows are split among
+/// warps (WeightA, WeightB: `warp` = the C tile of one warp, whose lanes
+/// split K) or its columns among threads (Columns: `thread` = one thread's
+/// C tile); BK is the K one k tile covers. Defaults: 4 warps a block; a
+/// warp owns 1, 2 or 4 weight rows for up to 4, 8 or 16 few rows (each
+/// vector of the few, read from L1, then serves that many weight vectors:
+/// L1 carries at most 4 times the DRAM bytes) and each lane keeps four
+/// 16-byte loads of the weight in flight a k tile; a Columns thread owns 4
+/// columns (one 16-byte vector) and reads 8 rows of K a k tile (4 above 8
+/// few rows, for registers).
+LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
+                       const TargetModel &model) {
+  auto c = mm.getResult().getType().getShape();
+  int64_t k = mm.getLhs().getType().getShape().back();
+  std::optional<GemvForm> form =
+      c.size() == 2 ? gemvForm(c[0], c[1], mm.getTransposeB()) : std::nullopt;
+  if (!form)
+    return op->emitOpError() << "mma \"gemv\" needs a matmul of batch 1 with "
+                                "at most "
+                             << kGemvMaxFew << " rows or columns";
+  int64_t m = c[0], n = c[1];
+  int64_t ldb = mm.getRhs().getType().getShape().back();
+  int64_t v = gemvVector(*form, n, k, ldb, mm.getTransposeB());
+  bool columns = *form == GemvForm::Columns;
+  bool weightB = *form == GemvForm::WeightB;
+  int64_t few = weightB || columns ? m : n;
+  int64_t wide = weightB || columns ? n : m;
+  if (f.block.empty()) {
+    if (columns) {
+      f.block = {m, 128 * v, (v == 4 ? 8 : 16) / (m > 8 ? 2 : 1)};
+      f.thread = {m, v};
+    } else {
+      int64_t r = few <= 4 ? 1 : few <= 8 ? 2 : 4;
+      int64_t bk = 32 * v * ((v == 4 ? 4 : 8) / r);
+      if (weightB) {
+        f.block = {m, 4 * r, bk};
+        f.warp = {m, r};
+      } else {
+        f.block = {4 * r, n, bk};
+        f.warp = {r, n};
+      }
+    }
+  }
+  if (f.block.size() != 3)
+    return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "
+                             << f.block.size() << " sizes";
+  int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
+  int64_t threads, units, inFlight;
+  if (columns) {
+    if (f.thread.size() != 2 || !f.warp.empty() || bm != m ||
+        f.thread[0] != m || !(f.thread[1] == 1 || f.thread[1] == v) ||
+        bn % f.thread[1] || (bn / f.thread[1]) % 32 || bk < 1)
+      return op->emitOpError()
+             << "gemv tiles over a row-major B need block = [M, BN, BK] and "
+                "thread = [M, TN] (no warp) with TN "
+             << (v == 4 ? "1 or 4" : "1 (N % 4 != 0)")
+             << " and BN / TN a multiple of 32; M = " << m;
+    threads = bn / f.thread[1];
+    units = llvm::divideCeil(n, bn) * threads;
+    inFlight = bk * f.thread[1] * 4;
+  } else {
+    int64_t fewBlock = weightB ? bm : bn, wideBlock = weightB ? bn : bm;
+    if (f.warp.size() != 2 || !f.thread.empty() || fewBlock != few ||
+        f.warp[weightB ? 0 : 1] != few || wideBlock % f.warp[weightB ? 1 : 0] ||
+        bk % (32 * v))
+      return op->emitOpError()
+             << "gemv tiles need block = ["
+             << (weightB ? "M, BN, BK] and warp = [M, WN]"
+                         : "BM, N, BK] and warp = [WM, N]")
+             << " (no thread) with the block's weight rows a multiple of the "
+                "warp's and BK a multiple of "
+             << 32 * v << "; " << (weightB ? "M = " : "N = ") << few;
+    int64_t r = f.warp[weightB ? 1 : 0];
+    threads = wideBlock / r * 32;
+    units = llvm::divideCeil(wide, wideBlock) * (threads / 32);
+    inFlight = r * bk * 4;
+  }
+  if (threads > model.maxThreadsPerBlock)
+    return op->emitOpError()
+           << "tiles need " << threads << " threads per block; " << model.chip
+           << " allows at most " << model.maxThreadsPerBlock;
+  int64_t kTiles = llvm::divideCeil(k, bk);
+  if (f.split == 0) {
+    int64_t s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k,
+                                4.0 * m * n, model.smCount, model.copyGBs);
+    if (s > 1)
+      f.split = s;
+  } else if (f.split > 1 && kTiles % f.split) {
+    return op->emitOpError()
+           << "#kb.config split = " << f.split << " must divide the " << kTiles
+           << " k tiles (K = " << k << ", BK = " << bk << ")";
+  }
+  return success();
+}
 
 LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                          const TargetModel &model) {
@@ -128,6 +266,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   if (!f.mma)
     return op->emitOpError()
            << "kb-tile needs the mma unit: run kb-select-mma first";
+  if (f.mma == MmaUnit::gemv)
+    return tileGemv(op, mm, f, model);
   auto blocksFor = [&](int64_t bm, int64_t bn) {
     return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
   };
@@ -317,7 +457,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
   if (f.split == 0) {
-    double rate = wgmma        ? model.wgmmaTf32Tflops
+    double rate = wgmma         ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
                                 : model.ffmaTflops;
     // wgmma: a 128-row tile fills an SM's registers, two 64-row ones fit;

@@ -197,7 +197,7 @@ def kernel_work(manifest) -> List[Dict[str, Any]]:
                      if a in bufs and bufs[a]["role"] in ("input", "output", "scratch"))
         cfg = k.get("config", "")
         unit = "ffma"
-        for u in ("wgmma_tf32", "mma_sync_tf32x3", "mma_sync_tf32"):
+        for u in ("wgmma_tf32", "mma_sync_tf32x3", "mma_sync_tf32", "gemv"):
             if f'mma = "{u}"' in cfg:
                 unit = u
                 break

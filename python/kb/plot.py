@@ -27,9 +27,10 @@ from typing import Any, Dict, List, Tuple
 from .ir import KbError
 
 UNIT_ROOF = {"ffma": "ffma_tflops", "mma_sync_tf32": "tf32_tflops", "wgmma_tf32": "tf32_tflops",
-             "mma_sync_tf32x3": "tf32_tflops"}
+             "mma_sync_tf32x3": "tf32_tflops", "gemv": "ffma_tflops"}
 UNIT_LABEL = {"ffma": "FFMA (CUDA cores)", "mma_sync_tf32": "TF32 tensor cores",
-              "wgmma_tf32": "TF32 tensor cores", "mma_sync_tf32x3": "TF32 tensor cores (x3)"}
+              "wgmma_tf32": "TF32 tensor cores", "mma_sync_tf32x3": "TF32 tensor cores (x3)",
+              "gemv": "FFMA gemv (CUDA cores)"}
 
 
 def _kind(report) -> str:
@@ -124,7 +125,8 @@ def draw(report, out: Path, title: str = "") -> Path:
         raise KbError("the report holds no timed kernel (nothing to plot)")
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
     ax = axes[0]
-    markers = {"ffma": "o", "mma_sync_tf32": "s", "wgmma_tf32": "D", "mma_sync_tf32x3": "^"}
+    markers = {"ffma": "o", "mma_sync_tf32": "s", "wgmma_tf32": "D", "mma_sync_tf32x3": "^",
+               "gemv": "v"}
     xs = [p["intensity"] for p in pts] or [1.0]
     lo, hi = min(xs) / 4, max(xs) * 4
     lo, hi = min(lo, 0.05), max(hi, 1000)

@@ -118,7 +118,7 @@ func.func @memref_arg(%x: tensor<4x8xf32>, %y: memref<4xf32>) -> tensor<4x8xf32>
 // verifier admits): 4 x 4 tiles over 2^35 columns need 2^33 blocks in x.
 func.func @matmul_grid_x(%a: tensor<1x1xf32>, %b: tensor<1x34359738368xf32>) -> tensor<1x34359738368xf32> {
   // expected-error @+1 {{'kb.matmul' op needs a grid of 8589934592 x 1 x 1 blocks; CUDA launches at most 2147483647 x 65535 x 65535}}
-  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [4, 4, 4], thread = [4, 4]>} : tensor<1x1xf32>, tensor<1x34359738368xf32> -> tensor<1x34359738368xf32>
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [4, 4, 4], thread = [4, 4], mma = "ffma">} : tensor<1x1xf32>, tensor<1x34359738368xf32> -> tensor<1x34359738368xf32>
   return %0 : tensor<1x34359738368xf32>
 }
 

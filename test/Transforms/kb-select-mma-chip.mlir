@@ -19,7 +19,7 @@ func.func @tf32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<
 // -----
 
 func.func @wgmma_ieee(%a: tensor<128x64xf32>) -> tensor<128x128xf32> {
-  // expected-error @+1 {{config asks for mma "wgmma_tf32", but precision(ieee) needs fp32 arithmetic ("ffma"): tensor-core tf32 would lose precision}}
+  // expected-error @+1 {{config asks for mma "wgmma_tf32", but precision(ieee) needs fp32 arithmetic ("ffma" or "gemv"): tensor-core tf32 would lose precision}}
   %0 = kb.matmul %a, %a precision(ieee) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<128x64xf32>, tensor<128x64xf32> -> tensor<128x128xf32>
   return %0 : tensor<128x128xf32>
 }

@@ -21,7 +21,7 @@ func.func @units(%a: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>
 // -----
 
 func.func @ieee_on_tensor_cores(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{config asks for mma "mma_sync_tf32", but precision(ieee) needs fp32 arithmetic ("ffma"): tensor-core tf32 would lose precision}}
+  // expected-error @+1 {{config asks for mma "mma_sync_tf32", but precision(ieee) needs fp32 arithmetic ("ffma" or "gemv"): tensor-core tf32 would lose precision}}
   %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<mma = "mma_sync_tf32">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }

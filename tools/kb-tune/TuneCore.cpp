@@ -150,6 +150,14 @@ const std::vector<FieldRow> &spaceTable() {
          return f.allows("tf32") && f.chip == "sm_90a" && f.k % 4 == 0;
        }},
       {F::Matmul, "mma", {"\"mma_sync_tf32x3\""}, allows("tf32x3")},
+      // fp32 FMAs at the program's precision (candidate precision "-"),
+      // for at most 16 rows or columns: kb-tile's tiles.
+      {F::Matmul,
+       "mma",
+       {"\"gemv\""},
+       [](const Candidate &, const Facts &f) {
+         return f.batch == 1 && (f.m <= 16 || f.n <= 16);
+       }},
       {F::Matmul,
        "block",
        {"[64, 64, 32]", "[64, 128, 32]", "[128, 64, 32]", "[128, 128, 32]",

@@ -74,7 +74,8 @@ struct Ceiling {
 /// `cublas_fp32_tflops` and, on a Hopper GPU (`hopper`), wgmma_tf32 from
 /// `cublas_tf32_tflops` (cuBLAS TF32 runs wgmma there), elsewhere
 /// mma_sync_tf32. mma_sync_tf32x3 is a third of mma_sync_tf32 (three
-/// mma.sync per product). An unknown unit: {0, "unknown unit"}.
+/// mma.sync per product); gemv (fp32 FMAs) takes ffma's. An unknown unit:
+/// {0, "unknown unit"}.
 Ceiling unitCeiling(const std::string &unit, const nlohmann::json &calibration,
                     bool hopper);
 

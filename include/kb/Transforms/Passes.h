@@ -73,6 +73,36 @@ int64_t chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
                      int64_t bk, int64_t batch, int64_t sms,
                      int64_t residentBlocks, double unitTflops, double copyGBs);
 
+/// The gemv kernel (`mma = "gemv"`, MatmulGemv.cpp): fp32 FMAs for a matmul
+/// with at most kGemvMaxFew rows or columns, streaming the large operand
+/// (the "weight") from global memory. Its form says which operand that is:
+/// - WeightB: M <= 16 and B transposed (an nn.Linear weight, N x K with K
+///   contiguous): each warp owns `warp[1]` rows of B, its lanes read them
+///   in 16-byte vectors along K and a shuffle reduction ends the sum;
+/// - WeightA: N <= 16 (C^T = B^T A^T: the same kernel with A's rows as the
+///   weight and B's N columns as the few);
+/// - Columns: M <= 16 and B row-major (K x N): each thread owns `thread[1]`
+///   consecutive columns and walks K down them.
+enum class GemvForm { WeightB, WeightA, Columns };
+constexpr int64_t kGemvMaxFew = 16;
+/// The form of an M x N x K matmul, or nullopt when neither M nor N is at
+/// most kGemvMaxFew.
+std::optional<GemvForm> gemvForm(int64_t m, int64_t n, bool transB);
+/// Floats per load of the weight (4: 16-byte vectors, or 1): 4 when every
+/// row of the weight and of the few operand starts on 16 bytes. `ldb` is
+/// B's row length as stored (K, or more with padded_b, when transposed).
+int64_t gemvVector(GemvForm form, int64_t n, int64_t k, int64_t ldb,
+                   bool transB);
+/// Split-K for the gemv kernel (kb-tile writes it as `split`): the K
+/// chunks that keep enough weight bytes in flight on every SM, by the
+/// model in Tile.cpp. `units` is the number of warps (WeightA, WeightB) or
+/// threads (Columns) of the unsplit grid, `inFlight` the weight bytes each
+/// has in flight per k tile, `weightBytes` what the matmul streams,
+/// `partialBytes` M x N x 4 (what each chunk adds, written and read once).
+int64_t chooseGemvSplit(int64_t kTiles, int64_t units, int64_t inFlight,
+                        double weightBytes, double partialBytes, int64_t sms,
+                        double copyGBs);
+
 /// A kb-tune database (docs/kb-tune.md): the tuned #kb.config text of each
 /// kernel key.
 struct TuningDb {

@@ -125,7 +125,10 @@ def KBSelectMma : Pass<"kb-select-mma", "func::FuncOp"> {
     `mma_sync_tf32` (mma.sync.m16n8k8 on the tensor cores); `tf32x3` gives
     `mma_sync_tf32x3`. On `sm_90a`, `precision(tf32)` gives `wgmma_tf32`
     (warpgroup wgmma.mma_async from swizzled shared memory) when K is a
-    multiple of 4 (16-byte rows). A hand-set unit that contradicts the
+    multiple of 4 (16-byte rows). A matmul with at most 16 rows or columns
+    (batch 1) gets `gemv` whatever its precision: fp32 FMAs that stream the
+    weight from global memory, bound by its bytes (docs/shapes.md). A
+    hand-set unit that contradicts the
     precision or the chip is an error. With `tuning-db=PATH` a matmul
     kernel with an entry in the kb-tune database takes the entry's fields,
     the unit among them, as hand-set (the same step as kb-select-config's).

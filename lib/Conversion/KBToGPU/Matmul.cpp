@@ -3,8 +3,9 @@
 // buildMatmulKernel: sets up the MatmulEmitter (shape, tiles, operands, the
 // fused epilogue, the grid) for a kb.matmul or a kb.fusion anchored on one,
 // and hands it to the kernel of its #kb.config's unit: FFMA
-// (MatmulFfma.cpp), mma.sync (MatmulMmaSync.cpp) or wgmma (MatmulWgmma.cpp).
-// It only dispatches; the shared emitter lives in MatmulEmitter.cpp.
+// (MatmulFfma.cpp), gemv (MatmulGemv.cpp), mma.sync (MatmulMmaSync.cpp) or
+// wgmma (MatmulWgmma.cpp). It only dispatches; the shared emitter lives in
+// MatmulEmitter.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,6 +128,8 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     return buildMmaSync(e, info, *cfg.getMma() == MmaUnit::mma_sync_tf32x3);
   case MmaUnit::wgmma_tf32:
     return buildWgmma(e, info);
+  case MmaUnit::gemv:
+    return buildGemv(e, info);
   }
   llvm_unreachable("unknown mma unit");
 }

@@ -146,6 +146,11 @@ struct MatmulEmitter {
 /// (MatmulFfma.cpp).
 LogicalResult buildFfma(MatmulEmitter &e, LaunchInfo &info);
 
+/// The gemv kernel (mma = "gemv"): fp32 FMAs streaming the weight of a
+/// matmul with at most 16 rows or columns from global memory
+/// (MatmulGemv.cpp).
+LogicalResult buildGemv(MatmulEmitter &e, LaunchInfo &info);
+
 /// The mma.sync.m16n8k8 TF32 inner tile (tf32x3 splits each operand into a
 /// big and a small tf32 part and adds three products).
 LogicalResult buildMmaSync(MatmulEmitter &e, LaunchInfo &info, bool split3);

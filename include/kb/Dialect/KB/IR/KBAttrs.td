@@ -38,8 +38,10 @@ def KB_MmaFFMA : I32EnumAttrCase<"ffma", 0>;
 def KB_MmaSyncTF32 : I32EnumAttrCase<"mma_sync_tf32", 1>;
 def KB_MmaSyncTF32x3 : I32EnumAttrCase<"mma_sync_tf32x3", 2>;
 def KB_MmaWgmmaTF32 : I32EnumAttrCase<"wgmma_tf32", 3>;
+def KB_MmaGemv : I32EnumAttrCase<"gemv", 4>;
 def KB_MmaUnit : I32EnumAttr<"MmaUnit", "matmul arithmetic unit",
-    [KB_MmaFFMA, KB_MmaSyncTF32, KB_MmaSyncTF32x3, KB_MmaWgmmaTF32]> {
+    [KB_MmaFFMA, KB_MmaSyncTF32, KB_MmaSyncTF32x3, KB_MmaWgmmaTF32,
+     KB_MmaGemv]> {
   let cppNamespace = "::mlir::kb";
   let genSpecializedAttr = 0;
 }
@@ -106,7 +108,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `pad`: f32 words added to each shared-memory row of the A and B tiles
       ([padA, padB]) against bank conflicts.
     - `mma`: the arithmetic unit of the inner tile: `ffma`, `mma_sync_tf32`,
-      `mma_sync_tf32x3`, `wgmma_tf32`.
+      `mma_sync_tf32x3`, `wgmma_tf32`, `gemv` (fp32 FMAs streaming the
+      weight from global memory, for at most 16 rows or columns).
     - `strategy`: the softmax strategy: `registers` (the row in registers:
       one read, one write), `split` (a row too wide for one block is split
       over the blocks of a thread-block cluster, each holding its part in

@@ -1,0 +1,263 @@
+//===- MatmulGemv.cpp - the gemv kernel: few rows against a weight --------===//
+//
+// mma = "gemv": a matmul with at most 16 rows (or columns) is bound by the
+// bytes of its other operand, the weight; this kernel streams the weight
+// from global memory straight into registers and multiplies it in fp32 FMAs
+// against the few rows, which L1 and L2 keep (nothing is staged in shared
+// memory). Its form (gemvForm, TargetModel.cpp) says which operand is the
+// weight:
+// - WeightB (M <= 16, B transposed: an nn.Linear weight N x K) and WeightA
+//   (N <= 16: C^T = B^T A^T, A's rows are the weight): each warp owns
+//   `warp`'s weight rows; its lanes read them in 16-byte vectors along K
+//   (consecutive lanes, consecutive vectors: 512 coalesced bytes a row),
+//   U vectors a row per k tile, all issued before the FMAs that use them,
+//   each multiplied against the same K positions of every few row; a warp
+//   shuffle reduction ends each sum, and lane 0 stores the warp's C tile.
+// - Columns (M <= 16, B row-major K x N): each thread owns `thread[1]`
+//   consecutive columns (one 16-byte vector of a B row) and walks the
+//   block's K, BK rows a k tile, against A's values (the same address for
+//   every thread: broadcast loads).
+// K is split across blocks by kb-split-k where the weight's rows are too
+// few to keep enough bytes in flight (kb-tile's `split`). Edges: a weight
+// row past the matrix reads the last row and is not stored; the k tile
+// that holds the end of K (when K is not a multiple of BK) is emitted once
+// after the loop, its loads outside K clamped to index 0 and zeroed by a
+// select; rows whose length is not a multiple of 4 are read one float at a
+// time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelGen.h"
+#include "MatmulGen.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+struct GemvEmitter {
+  MatmulEmitter &e;
+  OpBuilder &b;
+  Location loc;
+
+  /// `v` floats of the 1-D `mem` at `idx` (a 16-byte vector load when
+  /// v = 4, which the caller keeps 16-byte aligned); where `in` is false,
+  /// zeros, read from index 0.
+  SmallVector<Value> load(Value mem, Value idx, int64_t v, Value in) {
+    if (in)
+      idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
+    SmallVector<Value> xs;
+    if (v == 1) {
+      xs.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{idx}));
+    } else {
+      auto vt = VectorType::get({v}, b.getF32Type());
+      Value x = vector::LoadOp::create(b, loc, vt, mem, ValueRange{idx}, false,
+                                       llvm::MaybeAlign(4 * v));
+      for (int64_t l = 0; l < v; ++l)
+        xs.push_back(
+            vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{l}));
+    }
+    if (in)
+      for (Value &x : xs)
+        x = arith::SelectOp::create(b, loc, in, x, cf32(b, loc, 0.0f));
+    return xs;
+  }
+
+  Value lt(Value x, int64_t bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
+                                 cidx(b, loc, bound));
+  }
+
+  /// Emits the k loop: `tile(kt, guarded, acc)` for local k tiles 0..n-1,
+  /// the last one (when K is not a multiple of BK) guarded and after the
+  /// loop. Returns the accumulators.
+  SmallVector<Value>
+  kLoop(int64_t accs,
+        function_ref<void(Value kt, bool guarded, SmallVector<Value> &acc)>
+            tile) {
+    int64_t kTiles = e.kTilesPerBlock();
+    bool guardK = e.shape.k % e.bk != 0;
+    int64_t plain = guardK ? kTiles - 1 : kTiles;
+    SmallVector<Value> init(accs, cf32(b, loc, 0.0f));
+    auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, plain),
+                                   cidx(b, loc, 1), init);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
+                             loop.getRegionIterArgs().end());
+      tile(loop.getInductionVar(), false, acc);
+      scf::YieldOp::create(b, loc, acc);
+    }
+    SmallVector<Value> acc(loop.getResults().begin(), loop.getResults().end());
+    if (guardK)
+      tile(cidx(b, loc, kTiles - 1), true, acc);
+    return acc;
+  }
+
+  LogicalResult rows(GemvForm form, int64_t v, int64_t ldb);
+  LogicalResult columns(int64_t v);
+};
+
+LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb) {
+  MatmulShape &s = e.shape;
+  auto warpTile = e.config.getWarp();
+  bool weightB = form == GemvForm::WeightB;
+  int64_t few = weightB ? s.m : s.n, wide = weightB ? s.n : s.m;
+  int64_t fewBlock = weightB ? e.bm : e.bn, wideBlock = weightB ? e.bn : e.bm;
+  if (warpTile.size() != 2 || fewBlock != few ||
+      warpTile[weightB ? 0 : 1] != few ||
+      wideBlock % warpTile[weightB ? 1 : 0] || e.bk % (32 * v))
+    return e.op->emitOpError() << "gemv: block and warp tiles do not fit the "
+                                  "shape: run kb-tile";
+  int64_t r = warpTile[weightB ? 1 : 0];
+  if (e.threads != wideBlock / r * 32)
+    return e.op->emitOpError()
+           << "gemv: " << e.threads << " threads, but the warp tiles take "
+           << wideBlock / r * 32;
+  int64_t u = e.bk / (32 * v);
+  Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
+  MatmulEmitter::BlockTile t = e.blockTile();
+  Value warp = e.div(e.tid, 32), lane = e.rem(e.tid, 32);
+  Value r0 = e.add(weightB ? t.col0 : t.row0, e.mul(warp, r));
+  // The weight: B (rows of ldb floats) or A (rows of K); the few: A's rows,
+  // B^T's rows (B transposed, or a K x 1 column), or B's columns (one
+  // float at a time, N apart).
+  Value wMem = weightB ? bf : af, fMem = weightB ? af : bf;
+  int64_t wPitch = weightB ? ldb : s.k;
+  bool fewRows = weightB || s.transB || s.n == 1;
+  int64_t fPitch = weightB ? s.k : s.transB ? ldb : 0;
+  SmallVector<Value> wBase;
+  for (int64_t j = 0; j < r; ++j) {
+    Value row = e.add(r0, j);
+    if (wide % wideBlock)
+      row = arith::MinUIOp::create(b, loc, row, cidx(b, loc, wide - 1));
+    wBase.push_back(e.mul(row, wPitch));
+  }
+  SmallVector<Value> acc =
+      kLoop(few * r, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
+        Value k0 = e.kAt(kt);
+        SmallVector<Value> ks, in;
+        for (int64_t q = 0; q < u; ++q) {
+          Value kq = e.add(k0, e.mul(e.add(lane, q * 32), v));
+          ks.push_back(kq);
+          in.push_back(guarded ? lt(kq, s.k) : Value());
+        }
+        // Every weight load of the tile first: r x u independent 16-byte
+        // loads in flight per lane.
+        SmallVector<SmallVector<Value>> w;
+        for (int64_t q = 0; q < u; ++q)
+          for (int64_t j = 0; j < r; ++j)
+            w.push_back(load(wMem, e.add(wBase[j], ks[q]), v, in[q]));
+        for (int64_t q = 0; q < u; ++q)
+          for (int64_t f = 0; f < few; ++f) {
+            SmallVector<Value> x;
+            if (fewRows) {
+              x = load(fMem, e.add(e.mul(cidx(b, loc, f), fPitch), ks[q]), v,
+                       in[q]);
+            } else {
+              for (int64_t l = 0; l < v; ++l)
+                x.push_back(load(fMem, e.add(e.mul(e.add(ks[q], l), s.n), f), 1,
+                                 in[q])[0]);
+            }
+            for (int64_t j = 0; j < r; ++j)
+              for (int64_t l = 0; l < v; ++l)
+                acc[f * r + j] = math::FmaOp::create(b, loc, w[q * r + j][l],
+                                                     x[l], acc[f * r + j]);
+          }
+      });
+  // Each sum over the warp's lanes (shuffles); lane 0 stores the tile.
+  for (Value &x : acc)
+    x = gpu::SubgroupReduceOp::create(b, loc, x, gpu::AllReduceOperation::ADD,
+                                      /*uniform=*/true);
+  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      cidx(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, lane0, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  for (int64_t f = 0; f < few; ++f)
+    for (int64_t j = 0; j < r; ++j) {
+      Value w = e.add(r0, j), fc = cidx(b, loc, f);
+      e.storeC(t.batch, weightB ? fc : w, weightB ? w : fc, acc[f * r + j]);
+    }
+  e.flushStores();
+  return success();
+}
+
+LogicalResult GemvEmitter::columns(int64_t v) {
+  MatmulShape &s = e.shape;
+  auto thr = e.config.getThread();
+  if (thr.size() != 2 || e.bm != s.m || thr[0] != s.m ||
+      !(thr[1] == 1 || thr[1] == v) || e.bn % thr[1] ||
+      e.threads != e.bn / thr[1])
+    return e.op->emitOpError() << "gemv: block and thread tiles do not fit "
+                                  "the shape: run kb-tile";
+  int64_t tn = thr[1], m = s.m;
+  Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
+  MatmulEmitter::BlockTile t = e.blockTile();
+  Value n0 = e.add(t.col0, e.mul(e.tid, tn));
+  Value nLoad = n0;
+  if (s.n % e.bn)
+    nLoad = arith::MinUIOp::create(b, loc, n0, cidx(b, loc, s.n - tn));
+  // A's values: 16-byte vectors of 4 k when rows allow and they are few
+  // (registers), else one float each.
+  bool aVectors = m <= 4 && s.k % 4 == 0 && e.bk % 4 == 0;
+  SmallVector<Value> acc =
+      kLoop(m * tn, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
+        Value k0 = e.kAt(kt);
+        SmallVector<Value> ks, in;
+        for (int64_t i = 0; i < e.bk; ++i) {
+          ks.push_back(e.add(k0, i));
+          in.push_back(guarded ? lt(ks.back(), s.k) : Value());
+        }
+        SmallVector<SmallVector<Value>> w;
+        for (int64_t i = 0; i < e.bk; ++i)
+          w.push_back(load(bf, e.add(e.mul(ks[i], s.n), nLoad), tn, in[i]));
+        for (int64_t mi = 0; mi < m; ++mi) {
+          SmallVector<Value> av;
+          for (int64_t i = 0; i < e.bk; i += aVectors ? 4 : 1) {
+            SmallVector<Value> x =
+                load(af, e.add(cidx(b, loc, mi * s.k), ks[i]), aVectors ? 4 : 1,
+                     in[i]);
+            av.append(x.begin(), x.end());
+          }
+          for (int64_t i = 0; i < e.bk; ++i)
+            for (int64_t l = 0; l < tn; ++l)
+              acc[mi * tn + l] =
+                  math::FmaOp::create(b, loc, av[i], w[i][l], acc[mi * tn + l]);
+        }
+      });
+  for (int64_t mi = 0; mi < m; ++mi) {
+    Value row = cidx(b, loc, mi);
+    if (tn == 4) {
+      SmallVector<Value> xs;
+      for (int64_t l = 0; l < 4; ++l)
+        xs.push_back(e.epilogue(acc[mi * 4 + l], t.batch, row, e.add(n0, l)));
+      e.storeVector(t.batch, row, n0, xs);
+    } else {
+      e.storeC(t.batch, row, n0, acc[mi]);
+    }
+  }
+  e.flushStores();
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::kb::buildGemv(MatmulEmitter &e, LaunchInfo &info) {
+  MatmulShape &s = e.shape;
+  std::optional<GemvForm> form =
+      s.batched ? std::nullopt : gemvForm(s.m, s.n, s.transB);
+  if (!form)
+    return e.op->emitOpError()
+           << "mma \"gemv\" computes matmuls of batch 1 with at most "
+           << kGemvMaxFew << " rows or columns";
+  if (failed(e.setSharedBytes(info, 0)))
+    return failure();
+  int64_t ldb = cast<MemRefType>(e.bmem.getType()).getShape().back();
+  int64_t v = gemvVector(*form, s.n, s.k, ldb, s.transB);
+  GemvEmitter g{e, e.b, e.loc};
+  return *form == GemvForm::Columns ? g.columns(v) : g.rows(*form, v, ldb);
+}

@@ -1,0 +1,86 @@
+// RUN: kb-opt %s --kb-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+
+// kb-lower-to-gpu alone on gemv kernels: every #kb.config is written out
+// complete (as kb-select-mma, kb-tile and kb-promote-shared-memory chose
+// it), so this file breaks only when the lowering changes.
+
+// B transposed, M = 2 (the weight B^T's rows K-contiguous): no shared
+// memory; in the k loop, the weight as 16-byte vector loads issued before
+// any FMA, A's rows as vectors too, FMAs into registers carried by the loop
+// (no store inside it); K = 1000 is not a multiple of BK = 512, so the last
+// k tile follows the loop with its loads clamped and zeroed (selects); then
+// a shuffle reduction and lane 0's guarded stores (N = 70 is not a multiple
+// of the block's 4 rows).
+// CHECK-LABEL: func.func @weight_b
+// CHECK: gpu.launch_func {{.*}}blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
+// CHECK-NOT: dynamic_shared_memory_size
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<2x1000xf32> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<70x1000xf32> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<2x70xf32> {llvm.noalias})
+// CHECK-NOT: gpu.dynamic_shared_memory
+// CHECK: memref.collapse_shape
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: memref.store
+// CHECK-NOT: math.fma
+// CHECK: vector.load {{.*}} : memref<70000xf32>, vector<4xf32>
+// CHECK-NOT: math.fma
+// CHECK: vector.load {{.*}} : memref<2000xf32>, vector<4xf32>
+// CHECK: math.fma
+// CHECK-NOT: memref.store
+// CHECK: scf.yield
+// CHECK: arith.select
+// CHECK: vector.load {{.*}} : memref<70000xf32>, vector<4xf32>
+// CHECK: gpu.shuffle xor
+// CHECK: scf.if
+// CHECK: memref.store
+// CHECK-NOT: nvvm.mma
+// CHECK-NOT: nvvm.wgmma
+func.func @weight_b(%a: tensor<2x1000xf32>, %b: tensor<70x1000xf32>) -> tensor<2x70xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [2, 4, 512], warp = [2, 1], threads = 128, mma = "gemv">} : tensor<2x1000xf32>, tensor<70x1000xf32> -> tensor<2x70xf32>
+  return %0 : tensor<2x70xf32>
+}
+
+// -----
+
+// N = 3 with a row-major B: A's rows are the weight (vectors), B's three
+// columns are read one float at a time, N apart.
+// CHECK-LABEL: func.func @weight_a
+// CHECK: scf.for
+// CHECK: vector.load {{.*}} : memref<65536xf32>, vector<4xf32>
+// CHECK: memref.load {{.*}} : memref<768xf32>
+// CHECK: math.fma
+// CHECK: scf.yield
+// CHECK: gpu.shuffle xor
+func.func @weight_a(%a: tensor<256x256xf32>, %b: tensor<256x3xf32>) -> tensor<256x3xf32> {
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [4, 3, 512], warp = [1, 3], threads = 128, mma = "gemv">} : tensor<256x256xf32>, tensor<256x3xf32> -> tensor<256x3xf32>
+  return %0 : tensor<256x3xf32>
+}
+
+// -----
+
+// B row-major, M = 1, split 2 (kb-split-k's form: 2 partial products):
+// each thread owns 4 columns and loads 8 rows of B a k tile as 16-byte
+// vectors, A as vectors of 4; no warp reduction; 16-byte stores into the
+// split's slice.
+// CHECK-LABEL: func.func @columns
+// CHECK: gpu.func @{{.*}}(%{{.*}}: memref<1x64xf32> {{.*}}, %{{.*}}: memref<64x512xf32> {{.*}}, %{{.*}}: memref<2x1x512xf32> {llvm.noalias})
+// CHECK: gpu.block_id z
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.load {{.*}} : memref<32768xf32>, vector<4xf32>
+// CHECK: vector.load {{.*}} : memref<64xf32>, vector<4xf32>
+// CHECK: math.fma
+// CHECK: scf.yield
+// CHECK-NOT: gpu.shuffle
+// CHECK: vector.store {{.*}} : memref<2x1x512xf32>, vector<4xf32>
+func.func @columns(%a: tensor<1x64xf32>, %b: tensor<64x512xf32>) -> tensor<2x1x512xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, mma = "gemv", split = 2>, split_chunk = 32 : i64} : tensor<1x64xf32>, tensor<64x512xf32> -> tensor<2x1x512xf32>
+  return %0 : tensor<2x1x512xf32>
+}
+
+// -----
+
+// A config the kernel cannot run (the block holds 4 of the 8 rows) is
+// refused.
+func.func @wrong_tile(%a: tensor<8x512xf32>, %b: tensor<512x512xf32>) -> tensor<8x512xf32> {
+  // expected-error @+1 {{gemv: block and warp tiles do not fit the shape: run kb-tile}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [4, 8, 256], warp = [4, 2], threads = 128, mma = "gemv">} : tensor<8x512xf32>, tensor<512x512xf32> -> tensor<8x512xf32>
+  return %0 : tensor<8x512xf32>
+}

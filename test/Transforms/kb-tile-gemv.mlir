@@ -1,0 +1,99 @@
+// RUN: kb-opt %s --kb-tile=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
+
+// kb-tile on the gemv kernel (mma = "gemv", written by kb-select-mma): the
+// few rows (or columns) whole in every block, the weight's rows among warps
+// or its columns among threads, and split-K by the weight bytes in flight
+// (chooseGemvSplit, Tile.cpp: about 40 KB an SM).
+
+// B transposed, M = 1: a warp owns one row of B; four warps a block; each
+// lane 4 x 16 bytes a k tile (BK = 512). 4096 warps keep 8 MB in flight:
+// no split.
+// CHECK-LABEL: func.func @weight_b
+// CHECK: block = [1, 4, 512], warp = [1, 1], mma = "gemv"
+// CHECK-NOT: split
+// M = 8: two rows of B a warp (BK = 256); M = 16: four (BK = 128).
+// CHECK: block = [8, 8, 256], warp = [8, 2], mma = "gemv"
+// CHECK: block = [16, 16, 128], warp = [16, 4], mma = "gemv"
+// CHECK-NOT: split
+func.func @weight_b(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x8: tensor<8x4096xf32>, %x16: tensor<16x4096xf32>, %w2: tensor<11008x4096xf32>) -> (tensor<1x4096xf32>, tensor<8x4096xf32>, tensor<16x11008xf32>) {
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  %1 = kb.matmul %x8, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<8x4096xf32>, tensor<4096x4096xf32> -> tensor<8x4096xf32>
+  %2 = kb.matmul %x16, %w2 precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<16x4096xf32>, tensor<11008x4096xf32> -> tensor<16x11008xf32>
+  return %0, %1, %2 : tensor<1x4096xf32>, tensor<8x4096xf32>, tensor<16x11008xf32>
+}
+
+// -----
+
+// N = 1: A's rows are the weight. 4096 rows need no split; 256 rows of
+// K = 2^20 (256 warps, 512 KB in flight) are cut into 16 chunks.
+// CHECK-LABEL: func.func @weight_a
+// CHECK: block = [4, 1, 512], warp = [1, 1], mma = "gemv">
+// CHECK: block = [4, 1, 512], warp = [1, 1], mma = "gemv", split = 16>
+func.func @weight_a(%a: tensor<4096x4096xf32>, %v: tensor<1x4096xf32>, %a2: tensor<256x1048576xf32>, %v2: tensor<1x1048576xf32>) -> (tensor<4096x1xf32>, tensor<256x1xf32>) {
+  %0 = kb.matmul %a, %v precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<4096x4096xf32>, tensor<1x4096xf32> -> tensor<4096x1xf32>
+  %1 = kb.matmul %a2, %v2 precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<256x1048576xf32>, tensor<1x1048576xf32> -> tensor<256x1xf32>
+  return %0, %1 : tensor<4096x1xf32>, tensor<256x1xf32>
+}
+
+// -----
+
+// B row-major: a thread owns 4 columns; 1024 threads over the whole K are
+// far too few, so K is split 64 ways. Above 8 rows BK = 4 (and a weight
+// of 77 KB, read faster than a launch: no split); N % 4 != 0: one column a
+// thread, BK = 16 (and a split of 32).
+// CHECK-LABEL: func.func @columns
+// CHECK: block = [1, 512, 8], thread = [1, 4], mma = "gemv", split = 64>
+// CHECK: block = [16, 512, 4], thread = [16, 4], mma = "gemv">
+// CHECK: block = [1, 128, 16], thread = [1, 1], mma = "gemv", split = 32>
+func.func @columns(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x16: tensor<16x64xf32>, %w2: tensor<64x300xf32>, %x3: tensor<1x4093xf32>, %w3: tensor<4093x4099xf32>) -> (tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>) {
+  %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  %1 = kb.matmul %x16, %w2 precision(ieee) {config = #kb.config<mma = "gemv">} : tensor<16x64xf32>, tensor<64x300xf32> -> tensor<16x300xf32>
+  %2 = kb.matmul %x3, %w3 precision(tf32) {config = #kb.config<mma = "gemv">} : tensor<1x4093xf32>, tensor<4093x4099xf32> -> tensor<1x4099xf32>
+  return %0, %1, %2 : tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>
+}
+
+// -----
+
+// K % 4 != 0: rows are not 16-byte aligned, one float a load (BK = 256 for
+// 8 loads a lane).
+// CHECK-LABEL: func.func @odd_k
+// CHECK: block = [3, 4, 256], warp = [3, 1], mma = "gemv"
+func.func @odd_k(%x: tensor<3x4099xf32>, %w: tensor<4093x4099xf32>) -> tensor<3x4093xf32> {
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<3x4099xf32>, tensor<4093x4099xf32> -> tensor<3x4093xf32>
+  return %0 : tensor<3x4093xf32>
+}
+
+// -----
+
+// Hand-set tiles are kept when they fit...
+// CHECK-LABEL: func.func @hand_set
+// CHECK: block = [2, 16, 1024], warp = [2, 4], mma = "gemv", split = 2>
+func.func @hand_set(%x: tensor<2x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<2x4096xf32> {
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [2, 16, 1024], warp = [2, 4], mma = "gemv", split = 2>} : tensor<2x4096xf32>, tensor<4096x4096xf32> -> tensor<2x4096xf32>
+  return %0 : tensor<2x4096xf32>
+}
+
+// -----
+
+// ...and refused when the block does not hold every one of the few rows.
+func.func @few_rows_split(%x: tensor<8x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<8x4096xf32> {
+  // expected-error @+1 {{gemv tiles need block = [M, BN, BK] and warp = [M, WN] (no thread) with the block's weight rows a multiple of the warp's and BK a multiple of 128; M = 8}}
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [4, 8, 256], warp = [4, 2], mma = "gemv">} : tensor<8x4096xf32>, tensor<4096x4096xf32> -> tensor<8x4096xf32>
+  return %0 : tensor<8x4096xf32>
+}
+
+// -----
+
+func.func @columns_wrong_tile(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
+  // expected-error @+1 {{gemv tiles over a row-major B need block = [M, BN, BK] and thread = [M, TN] (no warp) with TN 1 or 4 and BN / TN a multiple of 32; M = 1}}
+  %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 8], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0 : tensor<1x4096xf32>
+}
+
+// -----
+
+func.func @split_not_dividing(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
+  // expected-error @+1 {{#kb.config split = 3 must divide the 8 k tiles (K = 4096, BK = 512)}}
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv", split = 3>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0 : tensor<1x4096xf32>
+}
