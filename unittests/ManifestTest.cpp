@@ -236,8 +236,9 @@ TEST(Manifest, PaddedRows) {
      "dynamic_shared_bytes": 0, "args": ["ap", "bp", "c"], "ops": [2]}])");
   EXPECT_EQ(errorOf(j), "");
   j["program"][1]["attrs"]["multiple"] = 16;
-  EXPECT_NE(errorOf(j).find("(kb.pad) of [4, 6] must give [4, 16], not [4, 32]"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(j).find("(kb.pad) of [4, 6] must give [4, 16], not [4, 32]"),
+      std::string::npos);
   j["program"][1]["attrs"].erase("multiple");
   EXPECT_NE(errorOf(j).find("(kb.pad) needs attrs.multiple"),
             std::string::npos);

@@ -497,8 +497,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     const json &pj = prog[i];
     ProgramOp op;
     op.op = str(pj, "op", where);
-    if (op.op != "kb.matmul" && op.op != "kb.transpose" &&
-        op.op != "kb.pad" && op.op != "kb.split_sum" && !unaryOps().count(op.op) &&
+    if (op.op != "kb.matmul" && op.op != "kb.transpose" && op.op != "kb.pad" &&
+        op.op != "kb.split_sum" && !unaryOps().count(op.op) &&
         !binaryOps().count(op.op))
       fail(where + ".op '" + op.op.substr(0, 40) +
            "' is not an op kb-run can check");

@@ -3,8 +3,9 @@
 // kb-select-mma: the lab notes' second lesson made explicit. In strict fp32
 // (precision ieee) the tensor cores sit idle and the inner tile is FFMA; tf32
 // puts it on mma.sync.m16n8k8, or on sm_90a on wgmma (with a kb.transpose in
-// front of a row-major B, and a kb.pad of A's rows where K % 4 != 0); tf32x3 runs three tf32 products (big x big,
-// big x small, small x big) for near-fp32 accuracy on tensor cores.
+// front of a row-major B, and a kb.pad of A's rows where K % 4 != 0); tf32x3
+// runs three tf32 products (big x big, big x small, small x big) for near-fp32
+// accuracy on tensor cores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,13 +134,14 @@ void padRows(Operation *kernel, MatmulOp mm, DenseMap<Value, Value> &padded) {
   };
   // B^T first: a given one is K long (padded here); a transposed one is
   // already padded to 32 by kb.transpose.
-  int64_t bRow = cast<RankedTensorType>(mm.getRhs().getType()).getShape().back();
+  int64_t bRow =
+      cast<RankedTensorType>(mm.getRhs().getType()).getShape().back();
   if (bRow % 4)
     padOperand(mm.getRhsMutable());
   padOperand(mm.getLhsMutable());
   int64_t k = mm.getLhs().getType().getShape().back();
-  mm.setPaddedB(cast<RankedTensorType>(mm.getRhs().getType()).getShape().back() !=
-                k);
+  mm.setPaddedB(
+      cast<RankedTensorType>(mm.getRhs().getType()).getShape().back() != k);
 }
 
 /// Both: B K-major, then the rows padded. Returns what stops it (the IR
@@ -208,7 +210,7 @@ MmaUnit unitFor(MatmulOp mm, const TargetModel &model) {
     return MmaUnit::ffma;
   case Precision::tf32:
     return model.hasWgmma && wgmmaPays(mm, model) ? MmaUnit::wgmma_tf32
-               : MmaUnit::mma_sync_tf32;
+                                                  : MmaUnit::mma_sync_tf32;
   case Precision::tf32x3:
     return MmaUnit::mma_sync_tf32x3;
   }

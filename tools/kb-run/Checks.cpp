@@ -297,9 +297,10 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
         for (int64_t e = q * d.m * d.n; e < (q + 1) * d.m * d.n; ++e)
           nonzero += got[e] != 0.0f;
         if (nonzero && all.ok)
-          all.detail = "split " + std::to_string(q) + " (past K = " +
-                       std::to_string(d.k) + ", all padding): " +
-                       std::to_string(nonzero) + " entries not zero";
+          all.detail = "split " + std::to_string(q) +
+                       " (past K = " + std::to_string(d.k) +
+                       ", all padding): " + std::to_string(nonzero) +
+                       " entries not zero";
         all.ok &= nonzero == 0;
         continue;
       }

@@ -92,8 +92,8 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
   json routes = json::object();
   for (std::string prec : {"ieee", "tf32"}) {
     std::vector<GemmRoute> all =
-        libs.timeAll(prec, d, s.dev.at(aName).ptr, s.dev.at(bName).ptr,
-                     c.ptr, o.warmup, o.minRuns, o.minMillis, &flush);
+        libs.timeAll(prec, d, s.dev.at(aName).ptr, s.dev.at(bName).ptr, c.ptr,
+                     o.warmup, o.minRuns, o.minMillis, &flush);
     json list = json::array();
     for (const GemmRoute &r : all)
       list.push_back({{"route", r.name},

@@ -10,8 +10,9 @@
 // load would be misaligned; a warp's four loads of a chunk touch the same
 // lines, which the L1 serves after the first. A column past C loads the
 // row's last element instead (a clamped index) and the select makes it
-// zero: no branch per element, as in the FFMA kernel's edges. Only the
-// last block, when the chunks do not divide evenly, guards a chunk.
+// zero: no branch per element, as in the FFMA kernel's edges. A thread
+// loads all its chunks before it stores any; when the chunks do not divide
+// evenly, a chunk past the end loads the last one and skips its store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,14 +38,14 @@ LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
                                "rows must be a multiple of 4 floats, got "
                             << outCols;
   if (threads < 32 || threads % 32)
-    return op.emitOpError() << "pad kernel needs whole warps, got " << threads
-                            << " threads";
+    return op.emitOpError()
+           << "pad kernel needs whole warps, got " << threads << " threads";
   int64_t chunks = rows * (outCols / 4);
   int64_t perBlock = threads * kPadChunksPerThread;
   int64_t blocks = llvm::divideCeil(chunks, perBlock);
   if (blocks > std::numeric_limits<int32_t>::max())
-    return op.emitOpError() << "needs " << blocks
-                            << " blocks, more than a grid holds";
+    return op.emitOpError()
+           << "needs " << blocks << " blocks, more than a grid holds";
   info.grid = {blocks, 1, 1};
   info.block = {threads, 1, 1};
 
@@ -66,14 +67,17 @@ LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
   Value zero = cf32(b, loc, 0.0f);
   auto vecType = VectorType::get({4}, b.getF32Type());
   bool ragged = chunks % perBlock != 0;
+  // Every chunk's loads first, then the stores: the 16 loads of a thread in
+  // flight at once. An empty asm statement that takes the values (it emits
+  // no instruction) keeps LLVM from sinking the loads of a guarded chunk
+  // into its store's branch; a guarded chunk loads from a clamped index.
+  SmallVector<Value> offsets, oks, vecs, all;
   for (int64_t u = 0; u < kPadChunksPerThread; ++u) {
-    OpBuilder::InsertionGuard g(b);
     Value chunk = add(first, c(u * threads));
     if (ragged) {
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunk,
-                                       c(chunks));
-      auto ifOp = scf::IfOp::create(b, loc, ok, false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
+      oks.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          chunk, c(chunks)));
+      chunk = arith::MinUIOp::create(b, loc, chunk, c(chunks - 1));
     }
     Value o = mul(chunk, 4);
     Value row = arith::DivUIOp::create(b, loc, o, c(outCols));
@@ -95,8 +99,25 @@ LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
           memref::LoadOp::create(b, loc, in, ValueRange{add(rowBase, clamped)});
       vals.push_back(arith::SelectOp::create(b, loc, inside, v, zero));
     }
-    Value v = vector::FromElementsOp::create(b, loc, vecType, vals);
-    vector::StoreOp::create(b, loc, v, out, ValueRange{o},
+    all.append(vals);
+    offsets.push_back(o);
+    vecs.push_back(vector::FromElementsOp::create(b, loc, vecType, vals));
+  }
+  std::string constraints;
+  for (size_t i = 0; i < all.size(); ++i)
+    constraints += i ? ",f" : "f";
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, all, "", constraints,
+                            /*has_side_effects=*/true,
+                            /*is_align_stack=*/false,
+                            LLVM::tailcallkind::TailCallKind::None,
+                            LLVM::AsmDialectAttr(), ArrayAttr());
+  for (int64_t u = 0; u < kPadChunksPerThread; ++u) {
+    OpBuilder::InsertionGuard g(b);
+    if (ragged) {
+      auto ifOp = scf::IfOp::create(b, loc, oks[u], false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    vector::StoreOp::create(b, loc, vecs[u], out, ValueRange{offsets[u]},
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
   return success();
