@@ -5,9 +5,13 @@
 // 256 output tiles, K' = 16384), a fused epilogue behind it, and a B given as
 // B^T. Here: the kernels and the program the manifest records, through ptxas.
 // GPU-CHIPS: sm_90a
-// REQUIRES: ptxas
+// REQUIRES: ptxas, kb-run
 // RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/b chip=sm_90a ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s < %t/b/manifest.json
+// kb-run accepts the chain offline (the pads, their shapes, the matmuls over
+// the padded K).
+// RUN: kb-run --check %t/b | FileCheck %s --check-prefix=OFFLINE
+// OFFLINE: OK (10 kernels,
 // CHECK-DAG: "name": "k0_transpose"
 // CHECK-DAG: "name": "k1_pad"
 // CHECK-DAG: "name": "k2_matmul"
