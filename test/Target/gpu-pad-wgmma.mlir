@@ -1,7 +1,8 @@
 // K % 4 != 0 on wgmma (issue #19): kb-select-mma pads A's rows (and a given
 // B^T's) with a kb.pad kernel, and the matmul runs over the padded K. Three
 // matmuls that kb-run must check OK on the GPU (scripts/differential.sh puts
-// every test/Target/gpu-*.mlir in its tarball): split-K behind the pad (256 x
+// every test/Target/gpu-*.mlir in its tarball; scripts/build-bench.sh builds
+// this one as gpu-pad-wgmma-sm90a, which gpu-check.sh also memchecks): split-K behind the pad (256 x
 // 256 output tiles, K' = 16384), a fused epilogue behind it, and a B given as
 // B^T. Here: the kernels and the program the manifest records, through ptxas.
 // GPU-CHIPS: sm_90a
