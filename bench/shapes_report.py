@@ -70,7 +70,8 @@ def table(rows):
         st = f"{r['strongest_ms']:.4f} ({which})" if r.get("strongest_ms") else "-"
         kern = f"{r['kernels']} ({r['unit']}{', split-K' if r['split'] else ''})"
         out.append(f"| {r['name'][6:-6]} | {r['class']} | {kb} | {st} | {sp} | {copy} | {kern} | {r.get('run', '')} |")
-    sps = [r["speedup"] for r in rows if r.get("speedup") and "nosplit" not in r["name"]]
+    sps = [r["speedup"] for r in rows if r.get("speedup") and "nosplit" not in r["name"]
+           and "mmasync" not in r["name"]]
     if sps:
         geo = math.exp(sum(math.log(s) for s in sps) / len(sps))
         out.append("")
@@ -83,7 +84,8 @@ def plot(rows, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    rows = [r for r in rows if r.get("speedup") and "nosplit" not in r["name"]]
+    rows = [r for r in rows if r.get("speedup") and "nosplit" not in r["name"]
+           and "mmasync" not in r["name"]]
     rows.sort(key=lambda r: (CLASSES.index(r["class"]) if r["class"] in CLASSES else 99, r["name"]))
     fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(rows)), 4.5))
     colors = plt.get_cmap("tab10")

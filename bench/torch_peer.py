@@ -9,8 +9,8 @@ PyTorch from the same op list (kb.matmul -> torch.matmul, or F.linear for a
 transposed B; kb.softmax -> torch.softmax; the elementwise ops one by one) and
 timed eager and under torch.compile. Matmuls run with TF32 allowed when the
 program's precision is tf32 (torch.backends.cuda.matmul.allow_tf32), strict
-fp32 otherwise. kb's own kb.transpose in front of a wgmma matmul is kb's
-choice, not the user's: PyTorch gets the original B.
+fp32 otherwise. kb's own kb.transpose and kb.pad in front of a wgmma matmul
+are kb's choice, not the user's: PyTorch gets the original B and A.
 
 Usage: python3 bench/torch_peer.py OUT.json BUNDLE_DIR...
 Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
@@ -74,6 +74,9 @@ def main():
                 name = op["op"]
                 if name == "kb.transpose":
                     y = xs[0].transpose(-1, -2)
+                elif name == "kb.pad":
+                    # kb's padded rows (K % 4 != 0): PyTorch gets the original.
+                    y = xs[0]
                 elif name == "kb.matmul":
                     bm = xs[1]
                     if a.get("transpose_b"):
@@ -125,11 +128,14 @@ def main():
             row["eager_ms"] = timed(lambda: fn(**inputs))
             prog = manifest["program"]
             mm = [op for op in prog if op["op"] == "kb.matmul"]
-            # A lone matmul with a transposed B is nn.Linear's shape: F.linear.
+            # A lone matmul with a transposed B is nn.Linear's shape: F.linear
+            # (on the unpadded operands where kb padded them).
+            unpadded = {op["output"]: op["inputs"][0] for op in prog if op["op"] == "kb.pad"}
+            mm_ins = [unpadded.get(i, i) for i in mm[0]["inputs"]] if len(mm) == 1 else []
             if len(mm) == 1 and mm[0].get("attrs", {}).get("transpose_b") and \
-                    inputs[mm[0]["inputs"][0]].dim() == 2 and \
-                    all(op["op"] in ("kb.matmul", "kb.split_sum") for op in prog):
-                a, w = (inputs[i] for i in mm[0]["inputs"])
+                    all(i in inputs for i in mm_ins) and inputs[mm_ins[0]].dim() == 2 and \
+                    all(op["op"] in ("kb.matmul", "kb.split_sum", "kb.pad") for op in prog):
+                a, w = (inputs[i] for i in mm_ins)
                 row["linear_ms"] = timed(lambda: F.linear(a, w))
             # KB_TORCH_NO_COMPILE: a regex of bundles whose program is a lone
             # matmul, for which torch.compile runs the same cuBLAS call as

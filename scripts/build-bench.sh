@@ -12,6 +12,9 @@ python3 bench/shapes.py build/gpu/programs
 cp examples/*.mlir build/gpu/programs/
 # The GPU reproducers of issue #17 (bench/repros): run and memchecked by gpu-check.sh.
 cp bench/repros/*.mlir build/gpu/programs/
+# kb.pad in front of wgmma (K % 4 != 0) with split-K, an epilogue and a given
+# B^T behind it: checked, and memchecked, by gpu-check.sh.
+cp test/Target/gpu-pad-wgmma.mlir build/gpu/programs/gpu-pad-wgmma-sm90a.mlir
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)
   # KB_BENCH_ONLY: a regex of the programs to compile (default: all).

@@ -210,6 +210,43 @@ TEST(Manifest, PaddedTranspose) {
             std::string::npos);
 }
 
+// kb-select-mma's pads (K % 4 != 0 on wgmma): A and B^T lengthened to 32,
+// each a kernel of its own, read by a matmul over the padded K.
+TEST(Manifest, PaddedRows) {
+  json j = valid();
+  j["buffers"] = json::parse(R"([
+    {"name": "a", "shape": [4, 6], "dtype": "f32", "role": "input"},
+    {"name": "bt", "shape": [8, 6], "dtype": "f32", "role": "input"},
+    {"name": "ap", "shape": [4, 32], "dtype": "f32", "role": "scratch"},
+    {"name": "bp", "shape": [8, 32], "dtype": "f32", "role": "scratch"},
+    {"name": "c", "shape": [4, 8], "dtype": "f32", "role": "output"}])");
+  j["program"] = json::parse(R"([
+    {"op": "kb.pad", "inputs": ["bt"], "output": "bp", "shape": [8, 32],
+     "attrs": {"multiple": 32}, "kernel": "k0"},
+    {"op": "kb.pad", "inputs": ["a"], "output": "ap", "shape": [4, 32],
+     "attrs": {"multiple": 32}, "kernel": "k1"},
+    {"op": "kb.matmul", "inputs": ["ap", "bp"], "output": "c", "shape": [4, 8],
+     "attrs": {"transpose_b": true, "precision": "tf32"}, "kernel": "k2"}])");
+  j["kernels"] = json::parse(R"([
+    {"name": "k0", "ptx": "k0.ptx", "grid": [1, 1, 1], "block": [128, 1, 1],
+     "dynamic_shared_bytes": 0, "args": ["bt", "bp"], "ops": [0]},
+    {"name": "k1", "ptx": "k1.ptx", "grid": [1, 1, 1], "block": [128, 1, 1],
+     "dynamic_shared_bytes": 0, "args": ["a", "ap"], "ops": [1]},
+    {"name": "k2", "ptx": "k2.ptx", "grid": [1, 1, 1], "block": [128, 1, 1],
+     "dynamic_shared_bytes": 0, "args": ["ap", "bp", "c"], "ops": [2]}])");
+  EXPECT_EQ(errorOf(j), "");
+  j["program"][1]["attrs"]["multiple"] = 16;
+  EXPECT_NE(
+      errorOf(j).find("(kb.pad) of [4, 6] must give [4, 16], not [4, 32]"),
+      std::string::npos);
+  j["program"][1]["attrs"].erase("multiple");
+  EXPECT_NE(errorOf(j).find("(kb.pad) needs attrs.multiple"),
+            std::string::npos);
+  j["program"][1]["attrs"]["multiple"] = 1;
+  EXPECT_NE(errorOf(j).find("attrs.multiple: 1 is below the minimum 2"),
+            std::string::npos);
+}
+
 TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   json j = valid();
   j["version"] = 2;

@@ -282,6 +282,8 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
       asInt(v, path, 1, int64_t(1) << 40);
     } else if (key == "pad") {
       asInt(v, path, 1, 1 << 16);
+    } else if (key == "multiple") {
+      asInt(v, path, 2, 1024);
     } else if (key == "approx") {
       std::string a = asString(v, path);
       if (a != "tanh" && a != "erf")
@@ -495,7 +497,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     const json &pj = prog[i];
     ProgramOp op;
     op.op = str(pj, "op", where);
-    if (op.op != "kb.matmul" && op.op != "kb.transpose" &&
+    if (op.op != "kb.matmul" && op.op != "kb.transpose" && op.op != "kb.pad" &&
         op.op != "kb.split_sum" && !unaryOps().count(op.op) &&
         !binaryOps().count(op.op))
       fail(where + ".op '" + op.op.substr(0, 40) +
@@ -592,6 +594,22 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       std::swap(t[t.size() - 2], t[t.size() - 1]);
       int64_t pad = op.attrs.value("pad", int64_t(1));
       t.back() = (t.back() + pad - 1) / pad * pad;
+      if (!outBuf)
+        fail(where + " output '" + op.output + "' must be a buffer");
+      if (outBuf->shape != t || op.shape != t)
+        fail(where + " of " + shapeStr(inShapes[0]) + " must give " +
+             shapeStr(t) + ", not " + shapeStr(outBuf->shape));
+    } else if (op.op == "kb.pad") {
+      needInputs(1);
+      if (!bufferOf(op.inputs[0]))
+        fail(where + " operand '" + op.inputs[0] + "' must be a buffer");
+      std::vector<int64_t> t = inShapes[0];
+      if (t.size() != 2 && t.size() != 3)
+        fail(where + " operand '" + op.inputs[0] + "' must have rank 2 or 3");
+      if (!op.attrs.contains("multiple"))
+        fail(where + " needs attrs.multiple");
+      int64_t mult = op.attrs["multiple"].get<int64_t>();
+      t.back() = (t.back() + mult - 1) / mult * mult;
       if (!outBuf)
         fail(where + " output '" + op.output + "' must be a buffer");
       if (outBuf->shape != t || op.shape != t)
@@ -836,10 +854,10 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
             fail(op_where + ": a matmul must be its kernel's first op (" +
                  named + ")");
         }
-        hasTranspose |= op.op == "kb.transpose";
+        hasTranspose |= op.op == "kb.transpose" || op.op == "kb.pad";
       }
       if (hasTranspose && k.ops.size() != 1)
-        fail(named + ": a transpose is a kernel of its own");
+        fail(named + ": a transpose or pad is a kernel of its own");
       const ProgramOp &last = m.program[k.ops.back()];
       if (last.output != k.args.back())
         fail(named + "'s last op writes '" + last.output +

@@ -139,8 +139,8 @@ LogicalResult mlir::kb::buildCompilePipeline(
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   if (o.fuse)
     fpm.addPass(kb::createKBFuseElementwise());
-  // kb-select-mma first: it may put a kb.transpose in front of a matmul,
-  // which kb-select-config then configures.
+  // kb-select-mma first: it may put a kb.transpose or kb.pad in front of a
+  // matmul, which kb-select-config then configures.
   fpm.addPass(kb::createKBSelectMma(kb::KBSelectMmaOptions{chip, o.tuningDb}));
   fpm.addPass(
       kb::createKBSelectConfig(kb::KBSelectConfigOptions{chip, o.tuningDb}));

@@ -293,6 +293,17 @@ LogicalResult selectTranspose(Operation *op, ConfigFields &f) {
   return success();
 }
 
+/// A pad is a copy: 256 threads, each storing 16-byte chunks of the output
+/// (kPadChunksPerThread of them); it has no tile to choose.
+LogicalResult selectPad(Operation *op, ConfigFields &f) {
+  if (!f.threads)
+    f.threads = 256;
+  if (!f.block.empty())
+    return op->emitOpError()
+           << "pad config takes threads only; block does not apply";
+  return success();
+}
+
 LogicalResult selectMatmul(Operation *op, ConfigFields &f,
                            const TargetModel &model) {
   // Threads follow from the tiles, which kb-tile chooses.
@@ -343,6 +354,9 @@ struct SelectConfigPass
         break;
       case KernelKind::Transpose:
         ok = selectTranspose(&op, f);
+        break;
+      case KernelKind::Pad:
+        ok = selectPad(&op, f);
         break;
       }
       if (succeeded(ok) && f.cluster > 1 &&

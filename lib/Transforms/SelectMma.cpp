@@ -3,8 +3,9 @@
 // kb-select-mma: the lab notes' second lesson made explicit. In strict fp32
 // (precision ieee) the tensor cores sit idle and the inner tile is FFMA; tf32
 // puts it on mma.sync.m16n8k8, or on sm_90a on wgmma (reading a row-major B
-// as it is where N % 4 == 0, else with a kb.transpose in front); tf32x3 runs three tf32 products (big x big,
-// big x small, small x big) for near-fp32 accuracy on tensor cores.
+// as it is where N % 4 == 0, else with a kb.transpose in front, and with a
+// kb.pad of A's rows where K % 4 != 0); tf32x3 runs three tf32 products (big
+// x big, big x small, small x big) for near-fp32 accuracy on tensor cores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +21,9 @@ using namespace mlir::kb;
 
 namespace {
 
-/// wgmma copies A (and a K-major B) in 16-byte chunks along K.
-bool wgmmaFits(MatmulOp mm) {
+/// wgmma copies A and B^T by TMA (or 16-byte cp.async), which needs rows
+/// whose pitch is a multiple of 16 bytes: K % 4 == 0, or a kb.pad in front.
+bool kAligned(MatmulOp mm) {
   return mm.getLhs().getType().getShape().back() % 4 == 0;
 }
 
@@ -47,7 +49,7 @@ LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
                           DenseMap<Value, Value> &transposed) {
   if (mm.getTransposeB())
     return success();
-  int64_t k = mm.getLhs().getType().getShape().back();
+  int64_t k = getMatmulLogicalK(mm);
   bool pad = k % kBTRowPad != 0;
   auto transposeOf = [&](Value v) {
     Value &t = transposed[v];
@@ -80,16 +82,99 @@ LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
   return success();
 }
 
-/// Whether wgmma, with the kb.transpose a row-major B needs in front of it,
-/// beats mma.sync reading B as it is, by a model of the two: each kernel
-/// takes the longer of its flops at its unit's rate and its operands' bytes
-/// at the copy bandwidth; the transpose reads and writes B once more. A
-/// matmul bound by its bytes (a long K over few outputs, a vector times a
-/// matrix) then keeps mma.sync: the transpose would double what it moves.
-/// docs/shapes.md has the measurements behind the rates.
-bool wgmmaPaysForTranspose(MatmulOp mm, const TargetModel &model) {
-  if (mm.getTransposeB() || model.wgmmaTf32Tflops <= 0 ||
-      model.mmaSyncTf32Tflops <= 0 || model.copyGBs <= 0)
+/// When K is not a multiple of 4, A's rows (and those of a B given as B^T)
+/// get a kb.pad in front: rows of K rounded up to 32 floats, zeros after K.
+/// 4 would do for TMA (its row pitch must be a multiple of 16 bytes); 32
+/// makes every row start on a 128-byte line, so a k tile's 32-float box row
+/// is four whole 32-byte sectors (the reason B^T is padded to 32, run 12
+/// above), gives the padded A the same K as the padded B^T kb.transpose
+/// makes (no padded_b for the matmul to honour), and adds no k tile
+/// (ceil(K / 32) tiles either way). The matmul then multiplies the padded
+/// operands over the padded K: the extra terms are 0 x 0, exact zeros.
+/// Matmuls that share an operand share its pad (`padded`). Fails, leaving
+/// the IR untouched, when an operand to pad is a fusion input that something
+/// else in the fusion also reads.
+constexpr int64_t kRowPad = 32;
+bool padsFeasible(Operation *kernel, MatmulOp mm) {
+  if (kAligned(mm) || kernel == mm.getOperation())
+    return true;
+  auto single = [](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.hasOneUse();
+  };
+  return single(mm.getLhs()) && (!mm.getTransposeB() || single(mm.getRhs()));
+}
+
+void padRows(Operation *kernel, MatmulOp mm, DenseMap<Value, Value> &padded) {
+  if (kAligned(mm))
+    return;
+  auto padOf = [&](Value v) {
+    Value &p = padded[v];
+    if (!p) {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.back() = llvm::alignTo(shape.back(), kRowPad);
+      OpBuilder b(kernel);
+      p = PadOp::create(b, mm.getLoc(),
+                        RankedTensorType::get(shape, type.getElementType()), v,
+                        b.getI64IntegerAttr(kRowPad), nullptr);
+    }
+    return p;
+  };
+  auto padOperand = [&](OpOperand &use) {
+    if (kernel == mm.getOperation()) {
+      use.set(padOf(use.get()));
+      return;
+    }
+    auto fusion = cast<FusionOp>(kernel);
+    auto arg = cast<BlockArgument>(use.get());
+    OpOperand &outer = fusion->getOpOperand(arg.getArgNumber());
+    outer.set(padOf(outer.get()));
+    arg.setType(outer.get().getType());
+  };
+  // B^T first: a given one is K long (padded here); a transposed one is
+  // already padded to 32 by kb.transpose.
+  int64_t bRow =
+      cast<RankedTensorType>(mm.getRhs().getType()).getShape().back();
+  if (bRow % 4)
+    padOperand(mm.getRhsMutable());
+  padOperand(mm.getLhsMutable());
+  int64_t k = mm.getLhs().getType().getShape().back();
+  mm.setPaddedB(
+      cast<RankedTensorType>(mm.getRhs().getType()).getShape().back() != k);
+}
+
+/// Both: B K-major, then the rows padded. Returns what stops it (the IR
+/// then untouched), or None.
+enum class Blocker { None, BReadTwice, AReadTwice };
+Blocker prepareWgmmaOperands(Operation *kernel, MatmulOp mm,
+                             DenseMap<Value, Value> &transposed,
+                             DenseMap<Value, Value> &padded) {
+  if (!padsFeasible(kernel, mm))
+    return Blocker::AReadTwice;
+  if (failed(makeBKMajor(kernel, mm, transposed)))
+    return Blocker::BReadTwice;
+  padRows(kernel, mm, padded);
+  return Blocker::None;
+}
+constexpr const char *kAReadTwice =
+    "A (or the given B^T) is a fusion input that other ops of the fusion "
+    "also read, so its rows cannot be padded in front of it (K % 4 != 0)";
+
+/// Whether wgmma, with the kernels its operands need in front of it (a
+/// kb.transpose of a row-major B; a kb.pad of A's rows, and of a given
+/// B^T's, when K % 4 != 0), beats mma.sync reading the operands as they are,
+/// by a model of the two: each kernel takes the longer of its flops at its
+/// unit's rate and its operands' bytes at the copy bandwidth; the transpose
+/// reads and writes B once more, a pad its operand. mma.sync's rate where
+/// K % 4 != 0 is its register-staged one (the target model's unaligned
+/// rate). A matmul bound by its bytes (a long K over few outputs, a vector
+/// times a matrix) then keeps mma.sync: the layout kernels would add about
+/// as much as it moves. docs/shapes.md has the measurements behind the
+/// rates.
+bool wgmmaPays(MatmulOp mm, const TargetModel &model) {
+  if (model.wgmmaTf32Tflops <= 0 || model.mmaSyncTf32Tflops <= 0 ||
+      model.copyGBs <= 0)
     return true;
   auto a = mm.getLhs().getType().getShape();
   auto c = mm.getResult().getType().getShape();
@@ -97,23 +182,38 @@ bool wgmmaPaysForTranspose(MatmulOp mm, const TargetModel &model) {
   double batch = r == 3 ? a[0] : 1, m = c[r - 2], n = c[r - 1], k = a[r - 1];
   double flops = 2 * batch * m * n * k;
   double bytes = 4 * batch * (m * k + k * n + m * n);
-  double bBytes = 4 * batch * k * n;
+  double layoutBytes = 0;
+  if (!mm.getTransposeB())
+    layoutBytes += 2 * 4 * batch * k * n;
+  bool aligned = kAligned(mm);
+  if (!aligned) {
+    double kp = llvm::alignTo(a[r - 1], kRowPad);
+    layoutBytes += 4 * batch * m * (k + kp);
+    if (mm.getTransposeB())
+      layoutBytes += 4 * batch * n * (k + kp);
+  }
+  if (layoutBytes == 0)
+    return true; // the faster unit on operands as they are
   double bw = model.copyGBs * 1e9;
   double wgmma = std::max(flops / (model.wgmmaTf32Tflops * 1e12), bytes / bw) +
-                 2 * bBytes / bw;
-  double mmaSync =
-      std::max(flops / (model.mmaSyncTf32Tflops * 1e12), bytes / bw);
+                 layoutBytes / bw;
+  double mmaRate = !aligned && model.mmaSyncTf32UnalignedTflops > 0
+                       ? model.mmaSyncTf32UnalignedTflops
+                       : model.mmaSyncTf32Tflops;
+  double mmaSync = std::max(flops / (mmaRate * 1e12), bytes / bw);
   return wgmma < mmaSync;
 }
 
 /// Whether wgmma reads this matmul's B as it is, row-major: the kernel then
 /// computes C^T = B^T A^T with B^T's fragments loaded into registers
 /// (MatmulWgmma.cpp, "Row-major B"), and no transpose runs in front. Its
-/// tiles come by TMA, whose rows must be 16-byte aligned: N % 4 == 0.
-/// Where this does not hold (N % 4 != 0, or a hand-set copy = "cp_async"),
-/// a row-major B is transposed K-major in front of the kernel as before.
+/// tiles come by TMA, whose rows must be 16-byte aligned: N % 4 == 0 (and
+/// K % 4 == 0 for A's; where K % 4 != 0 both operands take the padded,
+/// K-major path below, since the padded A's K would not match B's rows).
+/// Where this does not hold (or with a hand-set copy = "cp_async"), a
+/// row-major B is transposed K-major in front of the kernel as before.
 bool wgmmaReadsRowMajorB(MatmulOp mm, const ConfigFields &f) {
-  return !mm.getTransposeB() &&
+  return !mm.getTransposeB() && kAligned(mm) &&
          mm.getResult().getType().getShape().back() % 4 == 0 &&
          f.copy != CopyKind::cp_async;
 }
@@ -139,9 +239,8 @@ MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
   case Precision::ieee:
     return MmaUnit::ffma;
   case Precision::tf32:
-    return model.hasWgmma && wgmmaFits(mm) &&
-                   (wgmmaReadsRowMajorB(mm, f) ||
-                    wgmmaPaysForTranspose(mm, model))
+    return model.hasWgmma &&
+                   (wgmmaReadsRowMajorB(mm, f) || wgmmaPays(mm, model))
                ? MmaUnit::wgmma_tf32
                : MmaUnit::mma_sync_tf32;
   case Precision::tf32x3:
@@ -169,8 +268,8 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       }
       db = std::move(*loaded);
     }
-    // makeBKMajor inserts ops: walk a snapshot of the kernels.
-    DenseMap<Value, Value> transposed;
+    // makeBKMajor and padRows insert ops: walk a snapshot of the kernels.
+    DenseMap<Value, Value> transposed, padded;
     SmallVector<Operation *> kernels;
     for (Operation &op : getOperation().getBody().getOps())
       kernels.push_back(&op);
@@ -188,12 +287,18 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
         // remark says why (a silent fallback cost 4x once: issue #19).
         bool wgmmaChip =
             model->hasWgmma && mm.getPrecision() == Precision::tf32;
-        if (f.mma == MmaUnit::wgmma_tf32 && !wgmmaReadsRowMajorB(mm, f) &&
-            failed(makeBKMajor(&op, mm, transposed))) {
+        Blocker blocker =
+            f.mma == MmaUnit::wgmma_tf32 && !wgmmaReadsRowMajorB(mm, f)
+                ? prepareWgmmaOperands(&op, mm, transposed, padded)
+                : Blocker::None;
+        if (blocker != Blocker::None) {
           f.mma = MmaUnit::mma_sync_tf32;
-          op.emitRemark() << "mma.sync, not wgmma: B is a fusion input that "
-                             "other ops of the fusion also read, so it cannot "
-                             "be transposed K-major in front of it";
+          if (blocker == Blocker::BReadTwice)
+            op.emitRemark() << "mma.sync, not wgmma: B is a fusion input that "
+                               "other ops of the fusion also read, so it "
+                               "cannot be transposed K-major in front of it";
+          else
+            op.emitRemark() << "mma.sync, not wgmma: " << kAReadTwice;
         } else if (wgmmaChip && f.mma == MmaUnit::gemv) {
           auto c = mm.getResult().getType().getShape();
           op.emitRemark() << "gemv, not wgmma: " << c[0] << " x " << c[1]
@@ -201,11 +306,16 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                              "FMAs stream it (tf32 tiles of 16-64 rows would "
                              "compute rows that do not exist)";
         } else if (wgmmaChip && f.mma != MmaUnit::wgmma_tf32) {
-          if (!wgmmaFits(mm))
-            op.emitRemark() << "mma.sync, not wgmma: K = "
-                            << mm.getLhs().getType().getShape().back()
-                            << " is not a multiple of 4, so A's rows are not "
-                               "16-byte aligned for wgmma's copies";
+          if (!kAligned(mm))
+            op.emitRemark()
+                << "mma.sync, not wgmma: this matmul is bound by its bytes, "
+                   "and the pad of A's rows (K = "
+                << mm.getLhs().getType().getShape().back()
+                << " is not a multiple of 4)"
+                << (mm.getTransposeB() ? " and of B^T's"
+                                       : " and the transpose of B")
+                << " that wgmma needs would move more than it saves "
+                   "(kb-select-mma's model)";
           else
             op.emitRemark()
                 << "mma.sync, not wgmma: this matmul is bound by its bytes, "
@@ -254,19 +364,21 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                               "computes precision(tf32) only";
           return signalPassFailure();
         }
-        if (!wgmmaFits(mm)) {
-          op.emitOpError() << "config asks for mma \"wgmma_tf32\", which "
-                              "copies A in 16-byte chunks: K must be a "
-                              "multiple of 4";
-          return signalPassFailure();
-        }
-        if (!wgmmaReadsRowMajorB(mm, f) &&
-            failed(makeBKMajor(&op, mm, transposed))) {
+        Blocker blocker = wgmmaReadsRowMajorB(mm, f)
+                              ? Blocker::None
+                              : prepareWgmmaOperands(&op, mm, transposed, padded);
+        if (blocker == Blocker::BReadTwice) {
           op.emitOpError() << "config asks for mma \"wgmma_tf32\", which reads "
                               "a row-major B only when N % 4 == 0 and the "
                               "copies are TMA's, else K-major; B is a fusion "
                               "input that other ops of the fusion also read, "
                               "so it cannot be transposed in front of it";
+          return signalPassFailure();
+        }
+        if (blocker == Blocker::AReadTwice) {
+          op.emitOpError() << "config asks for mma \"wgmma_tf32\", which "
+                              "reads rows 16-byte pitched; "
+                           << kAReadTwice;
           return signalPassFailure();
         }
       }

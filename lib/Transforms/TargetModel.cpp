@@ -30,6 +30,10 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     m.copyGBs = 4244;
     m.wgmmaTf32Tflops = m.hasWgmma ? 317 : 0;
     m.mmaSyncTf32Tflops = 166;
+    // mma.sync with K % 4 != 0: 76 TFLOP/s at 2048x2048x2050, 47-55 at
+    // 1009x1013x1019, 2003x2011x2017 and 3000x3000x3001
+    // (bench/results/2026-12-01-shapes1, -shapes2).
+    m.mmaSyncTf32UnalignedTflops = 76;
     m.ffmaTflops = 50; // kb's FFMA matmul at 4096^3
     return m;
   }

@@ -38,11 +38,12 @@ std::string mlir::kb::tuningKey(Operation *op, StringRef chip) {
     ops = op->getName().getStringRef().str();
   }
   if (MatmulOp mm = getKernelMatmul(op)) {
-    // M, N, K and the batch: unchanged by the kb.transpose kb-select-mma
-    // may put in front of B (which changes the matmul's operand types).
+    // M, N, K and the batch: unchanged by the kb.transpose and kb.pad
+    // kb-select-mma may put in front of B and A (which change the matmul's
+    // operand types).
     auto out = mm.getResult().getType().getShape();
     int64_t batch = out.size() == 3 ? out[0] : 1;
-    int64_t k = mm.getLhs().getType().getShape().back();
+    int64_t k = getMatmulLogicalK(mm);
     shapes = "b" + std::to_string(batch) + " m" +
              std::to_string(out[out.size() - 2]) + " n" +
              std::to_string(out.back()) + " k" + std::to_string(k);

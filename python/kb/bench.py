@@ -170,7 +170,8 @@ def _numel(shape):
 ELEMENTWISE_FLOPS = {"kb.add": 1, "kb.sub": 1, "kb.mul": 1, "kb.div": 1, "kb.bias_add": 1,
                      "kb.scale": 1, "kb.add_scalar": 1, "kb.relu": 1, "kb.leaky_relu": 2,
                      "kb.exp": 1, "kb.tanh": 1, "kb.sigmoid": 3, "kb.silu": 4, "kb.gelu": 8,
-                     "kb.dropout": 2, "kb.pow": 2, "kb.softmax": 5, "kb.transpose": 0}
+                     "kb.dropout": 2, "kb.pow": 2, "kb.softmax": 5, "kb.transpose": 0,
+                     "kb.pad": 0}
 
 
 def kernel_work(manifest) -> List[Dict[str, Any]]:

@@ -127,3 +127,13 @@ func.func @epilogue_reads_prologue(%x: tensor<4x33xf32>) -> tensor<4x33xf32> {
   } -> tensor<4x33xf32>
   return %0 : tensor<4x33xf32>
 }
+
+// -----
+
+// A pad stores 16-byte chunks with whole warps: a hand-written thread count
+// that is not one is refused.
+func.func @pad_threads(%x: tensor<60x70xf32>) -> tensor<60x96xf32> {
+  // expected-error @+1 {{pad kernel needs whole warps, got 48 threads}}
+  %0 = kb.pad %x multiple(32) {config = #kb.config<threads = 48>} : tensor<60x70xf32> -> tensor<60x96xf32>
+  return %0 : tensor<60x96xf32>
+}

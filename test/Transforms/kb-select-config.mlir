@@ -132,6 +132,27 @@ func.func @transpose_default(%a: tensor<100x70xf32>) -> (tensor<70x100xf32>, ten
 
 // -----
 
+// A pad (kb-select-mma's, in front of a wgmma matmul whose K % 4 != 0) is a
+// copy: 256 threads unless set by hand; it has no tile.
+// CHECK-LABEL: func.func @pad_default
+// CHECK: kb.pad %{{.*}} multiple(32) {config = #kb.config<threads = 256>}
+// CHECK: kb.pad %{{.*}} multiple(32) {config = #kb.config<threads = 512>}
+func.func @pad_default(%a: tensor<100x70xf32>) -> (tensor<100x96xf32>, tensor<100x96xf32>) {
+  %0 = kb.pad %a multiple(32) : tensor<100x70xf32> -> tensor<100x96xf32>
+  %1 = kb.pad %a multiple(32) {config = #kb.config<threads = 512>} : tensor<100x70xf32> -> tensor<100x96xf32>
+  return %0, %1 : tensor<100x96xf32>, tensor<100x96xf32>
+}
+
+// -----
+
+func.func @pad_block(%a: tensor<100x70xf32>) -> tensor<100x96xf32> {
+  // expected-error @+1 {{pad config takes threads only; block does not apply}}
+  %0 = kb.pad %a multiple(32) {config = #kb.config<block = [64, 64]>} : tensor<100x70xf32> -> tensor<100x96xf32>
+  return %0 : tensor<100x96xf32>
+}
+
+// -----
+
 func.func @transpose_tile(%a: tensor<100x70xf32>) -> tensor<70x100xf32> {
   // expected-error @+1 {{transpose config needs block = [64, 64] or [32, 32]}}
   %0 = kb.transpose %a {config = #kb.config<block = [16, 16]>} : tensor<100x70xf32> -> tensor<70x100xf32>

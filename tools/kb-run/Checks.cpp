@@ -4,7 +4,9 @@
 // the run), so an error is pinned to the kernel that made it:
 // - matmul: against float64 on sampled entries, each within its error
 //   bound (which grows with K as the precision's does), and every element
-//   against cuBLAS in the same precision within both results' bounds;
+//   against cuBLAS in the same precision within both results' bounds, on
+//   the unpadded operands where a kb.pad lengthened A's or B^T's rows;
+// - transpose and pad: every element bit-identical to its source;
 // - elementwise chains and softmax: every element against the float64
 //   reference within the fp32 error bound propagated through the chain, in
 //   parallel slices of rows; softmax row sums within their elements'
@@ -76,9 +78,19 @@ MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
       m.program.at(k.ops.front()).inputs.size() != 2)
     throw std::runtime_error("internal: " + k.name + " is not a matmul kernel");
   const ProgramOp &op = m.program[k.ops.front()];
-  const Buffer &a = m.buffer(op.inputs[0]);
-  const Buffer &b = m.buffer(op.inputs[1]);
+  // An operand that a kb.pad made (its rows lengthened with zeros) stands
+  // for the pad's input: the problem is the unpadded one.
+  auto unpadded = [&](const std::string &name) {
+    for (const ProgramOp &p : m.program)
+      if (p.op == "kb.pad" && p.output == name)
+        return p.inputs[0];
+    return name;
+  };
   MatmulDims d;
+  d.a = unpadded(op.inputs[0]);
+  d.b = unpadded(op.inputs[1]);
+  const Buffer &a = m.buffer(d.a);
+  const Buffer &b = m.buffer(d.b);
   size_t r = a.shape.size();
   d.batch = r == 3 ? a.shape[0] : 1;
   d.m = a.shape[r - 2];
@@ -267,9 +279,11 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
   if (op.attrs.contains("split_chunk")) {
     // Split-K partials: slice q is A[:, q*chunk ..] B[q*chunk .., :] over
     // its chunk of K, checked as a matmul of its own (copies of the chunks).
+    // Chunks of the matmul's K, which a kb.pad may have lengthened: a chunk
+    // is clamped to the unpadded K (past it both operands are zeros).
     int64_t chunk = op.attrs["split_chunk"].get<int64_t>();
-    const std::vector<float> &a = s.host.at(op.inputs[0]);
-    const std::vector<float> &b = s.host.at(op.inputs[1]);
+    const std::vector<float> &a = s.host.at(d.a);
+    const std::vector<float> &b = s.host.at(d.b);
     const std::vector<float> &got = s.host.at(k.args.back());
     int64_t splits = s.manifest.buffer(k.args.back()).shape[0];
     KernelCheck all;
@@ -277,6 +291,19 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
     all.ok = true;
     for (int64_t q = 0; q < splits; ++q) {
       int64_t k0 = q * chunk, kLen = std::min(chunk, d.k - k0);
+      if (kLen <= 0) {
+        // A chunk wholly in the padding: its partial sums zeros only.
+        int64_t nonzero = 0;
+        for (int64_t e = q * d.m * d.n; e < (q + 1) * d.m * d.n; ++e)
+          nonzero += got[e] != 0.0f;
+        if (nonzero && all.ok)
+          all.detail = "split " + std::to_string(q) +
+                       " (past K = " + std::to_string(d.k) +
+                       ", all padding): " + std::to_string(nonzero) +
+                       " entries not zero";
+        all.ok &= nonzero == 0;
+        continue;
+      }
       MatmulDims dq = d;
       dq.k = kLen;
       dq.ldbT = kLen;
@@ -310,9 +337,9 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
     all.extra["splits"] = splits;
     return all;
   }
-  return checkMatmulOn(s, k, d, s.host.at(op.inputs[0]),
-                       s.host.at(op.inputs[1]), s.dev.at(op.inputs[0]).ptr,
-                       s.dev.at(op.inputs[1]).ptr, s.host.at(k.args.back()));
+  return checkMatmulOn(s, k, d, s.host.at(d.a), s.host.at(d.b),
+                       s.dev.at(d.a).ptr, s.dev.at(d.b).ptr,
+                       s.host.at(k.args.back()));
 }
 
 static KernelCheck checkChain(RunState &s, const Kernel &k) {
@@ -514,8 +541,8 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   const ProgramOp &mmOp = m.program[k.ops.front()];
   const Buffer &out = m.buffer(k.args.back());
   const std::vector<float> &got = s.host.at(out.name);
-  const std::vector<float> &a = s.host.at(mmOp.inputs[0]);
-  const std::vector<float> &b = s.host.at(mmOp.inputs[1]);
+  const std::vector<float> &a = s.host.at(d.a);
+  const std::vector<float> &b = s.host.at(d.b);
   MatmulNorms norms = matmulNorms(d, a, b);
 
   // Samples: float64 matmul entries pushed through the epilogue one by one.
@@ -565,8 +592,7 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   // Every element: cuBLAS's product, whose distance to the kernel's is at
   // most both bounds, through the epilogue in float64.
   std::vector<float> prod =
-      cublasReference(s, d, s.dev.at(mmOp.inputs[0]).ptr,
-                      s.dev.at(mmOp.inputs[1]).ptr, got.size());
+      cublasReference(s, d, s.dev.at(d.a).ptr, s.dev.at(d.b).ptr, got.size());
   std::map<std::string, HostTensor> vals;
   HostTensor p0 = fromFloats(out.shape, prod.data());
   p0.err.resize(p0.data.size());
@@ -669,6 +695,48 @@ static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
   return c;
 }
 
+/// A pad moves values without arithmetic too: every element of a row equals
+/// its source exactly, and the padding is +0.0.
+static KernelCheck checkPad(RunState &s, const Kernel &k) {
+  KernelCheck c;
+  c.kernel = k.name;
+  c.method = "pad: every element bit-identical to its source, the padding "
+             "+0.0";
+  const ProgramOp &op = s.manifest.program[k.ops.front()];
+  const Buffer &in = s.manifest.buffer(op.inputs[0]);
+  const std::vector<float> &x = s.host.at(op.inputs[0]);
+  const std::vector<float> &got = s.host.at(k.args.back());
+  int64_t cols = in.shape.back(), rows = in.elements() / cols;
+  int64_t ld = s.manifest.buffer(op.output).shape.back();
+  int64_t bad = 0, firstBad = -1;
+  const float zero = 0.0f;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < ld; ++j) {
+      const float *want = j < cols ? &x[i * cols + j] : &zero;
+      if (std::memcmp(want, &got[i * ld + j], sizeof(float)) != 0) {
+        if (firstBad < 0)
+          firstBad = i * ld + j;
+        ++bad;
+      }
+    }
+  c.ok = bad == 0;
+  c.maxErr = bad ? INFINITY : 0.0;
+  c.extra["elements"] = rows * ld;
+  c.extra["mismatches"] = bad;
+  char buf[200];
+  snprintf(buf, sizeof buf,
+           "%lld elements (rows of %lld padded to %lld), %lld differ",
+           (long long)(rows * ld), (long long)cols, (long long)ld,
+           (long long)bad);
+  c.detail = buf;
+  if (bad) {
+    snprintf(buf, sizeof buf, "; first at output index %lld",
+             (long long)firstBad);
+    c.detail += buf;
+  }
+  return c;
+}
+
 KernelCheck checkKernel(RunState &s, const Kernel &k) {
   if (k.ops.empty()) {
     KernelCheck c;
@@ -679,6 +747,8 @@ KernelCheck checkKernel(RunState &s, const Kernel &k) {
   }
   if (kernelHasOp(s.manifest, k, "kb.transpose"))
     return checkTranspose(s, k);
+  if (kernelHasOp(s.manifest, k, "kb.pad"))
+    return checkPad(s, k);
   if (kernelHasOp(s.manifest, k, "kb.matmul")) {
     if (k.ops.size() != 1)
       return checkMatmulEpilogue(s, k);

@@ -32,6 +32,10 @@ struct MatmulDims {
   bool transB = false;
   /// The row length of B^T when transB: K, or more for a padded B^T.
   int64_t ldbT = 0;
+  /// The buffers holding A (M x K rows of K) and B (or B^T) for the checks
+  /// and the library baseline: the matmul's operands, or where a kb.pad made
+  /// one (K % 4 != 0 on wgmma), the pad's input, the unpadded operand.
+  std::string a, b;
   std::string precision = "ieee";
   double flops() const { return 2.0 * batch * m * n * k; }
 };

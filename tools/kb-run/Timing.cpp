@@ -44,8 +44,10 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
                          std::vector<std::pair<std::string, Timing>> &baselines,
                          json &report, double kbMedian, Progress &progress) {
   // A lone matmul, possibly behind a transpose of its B (kb-select-mma's
-  // K-major B for wgmma): cuBLAS gets the program's own operands, so a
-  // transposed B is timed in its original row-major layout.
+  // K-major B for wgmma) and pads of A's and B^T's rows (K % 4 != 0 on
+  // wgmma): cuBLAS gets the program's own operands, so a transposed B is
+  // timed in its original row-major layout and a padded one unpadded, on
+  // the original K (matmulDims).
   // Split-K adds a kb.split_sum of the matmul's partials after it.
   std::vector<ProgramOp> prog = s.manifest.program;
   bool splitK = prog.size() >= 2 && prog.back().op == "kb.split_sum" &&
@@ -53,13 +55,19 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
                 prog.back().inputs[0] == prog[prog.size() - 2].output;
   if (splitK)
     prog.pop_back();
-  bool transposedB = prog.size() == 2 && prog[0].op == "kb.transpose" &&
-                     prog[1].op == "kb.matmul" &&
-                     prog[1].inputs[1] == prog[0].output;
-  bool singleMatmul =
-      (prog.size() == 1 && prog[0].op == "kb.matmul") || transposedB;
-  if (!singleMatmul)
+  if (prog.empty() || prog.back().op != "kb.matmul" || prog.size() > 3)
     return 0;
+  const ProgramOp &op = prog.back();
+  const ProgramOp *transposeOfB = nullptr;
+  for (size_t i = 0; i + 1 < prog.size(); ++i) {
+    const ProgramOp &p = prog[i];
+    bool feeds = std::find(op.inputs.begin(), op.inputs.end(), p.output) !=
+                 op.inputs.end();
+    if (p.op == "kb.transpose" && feeds && p.output == op.inputs[1])
+      transposeOfB = &p;
+    else if (!(p.op == "kb.pad" && feeds))
+      return 0;
+  }
   progress.phase("timing cuBLAS");
   double computeCeiling = 0;
   const Kernel *mk = nullptr;
@@ -69,11 +77,10 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
   if (!mk)
     return 0;
   MatmulDims d = matmulDims(s.manifest, *mk);
-  const ProgramOp &op = prog.back();
-  std::string bName = op.inputs[1];
-  if (transposedB) {
+  std::string aName = d.a, bName = d.b;
+  if (transposeOfB) {
     d.transB = false;
-    bName = prog[0].inputs[0];
+    bName = transposeOfB->inputs[0];
   }
   DeviceBuffer c(size_t(d.batch * d.m * d.n) * 4);
   // Every library route (the legacy call, cublasGemmEx, cuBLASLt's top
@@ -85,8 +92,8 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
   json routes = json::object();
   for (std::string prec : {"ieee", "tf32"}) {
     std::vector<GemmRoute> all =
-        libs.timeAll(prec, d, s.dev.at(op.inputs[0]).ptr, s.dev.at(bName).ptr,
-                     c.ptr, o.warmup, o.minRuns, o.minMillis, &flush);
+        libs.timeAll(prec, d, s.dev.at(aName).ptr, s.dev.at(bName).ptr, c.ptr,
+                     o.warmup, o.minRuns, o.minMillis, &flush);
     json list = json::array();
     for (const GemmRoute &r : all)
       list.push_back({{"route", r.name},

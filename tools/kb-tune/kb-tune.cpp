@@ -171,6 +171,9 @@ Program loadProgram(const std::string &path, const std::string &chip,
   if (kind == mlir::kb::KernelKind::Transpose)
     die("kernel " + std::to_string(kernel) +
         " is a kb.transpose, which kb-tune does not tune");
+  if (kind == mlir::kb::KernelKind::Pad)
+    die("kernel " + std::to_string(kernel) +
+        " is a kb.pad, which kb-tune does not tune");
   if (kind == mlir::kb::KernelKind::Matmul) {
     f.family = Family::Matmul;
     mlir::kb::MatmulOp mm = mlir::kb::getKernelMatmul(op);
@@ -178,7 +181,7 @@ Program loadProgram(const std::string &path, const std::string &chip,
     f.batch = out.size() == 3 ? out[0] : 1;
     f.m = out[out.size() - 2];
     f.n = out.back();
-    f.k = mm.getLhs().getType().getShape().back();
+    f.k = mlir::kb::getMatmulLogicalK(mm);
     f.precision = mlir::kb::stringifyPrecision(mm.getPrecision()).str();
     f.flops = 2.0 * f.batch * f.m * f.n * f.k;
     f.precisions = maxRelError >= 0

@@ -40,6 +40,9 @@ struct TargetModel {
   /// copy bandwidth, and kb's wgmma and mma.sync TF32 matmuls at 4096^3.
   double copyGBs = 0, wgmmaTf32Tflops = 0, mmaSyncTf32Tflops = 0,
          ffmaTflops = 0;
+  /// kb's mma.sync where K % 4 != 0 (its tiles staged through registers in
+  /// one stage); 0: not measured, the aligned rate stands in.
+  double mmaSyncTf32UnalignedTflops = 0;
 };
 /// The model of `chip`, or failure for a chip kb does not know.
 FailureOr<TargetModel> getTargetModel(StringRef chip);

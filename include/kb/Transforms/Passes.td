@@ -45,7 +45,7 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
     Rows whose length is not a multiple of 4 keep 16-byte accesses (aligned
     chunks) in the registers, split_shared and split_global strategies of
     an unfused softmax. A `kb.transpose` gets
-    64 x 64 tiles (or 32 x 32) of 256 threads. Fields that a program sets by hand are kept and
+    64 x 64 tiles (or 32 x 32) of 256 threads, a `kb.pad` 256 threads. Fields that a program sets by hand are kept and
     checked: a config that cannot launch (over 1024 threads, more shared
     memory than the target has) is an error here, never a failed launch.
     With `tuning-db=PATH` (a kb-tune database, docs/kb-tune.md) a kernel
@@ -124,11 +124,15 @@ def KBSelectMma : Pass<"kb-select-mma", "func::FuncOp"> {
     cores: the tensor cores stay idle); `precision(tf32)` gives
     `mma_sync_tf32` (mma.sync.m16n8k8 on the tensor cores); `tf32x3` gives
     `mma_sync_tf32x3`. On `sm_90a`, `precision(tf32)` gives `wgmma_tf32`
-    (warpgroup wgmma.mma_async from swizzled shared memory) when K is a
-    multiple of 4 (16-byte rows). A matmul with at most 16 rows or columns
-    (batch 1) gets `gemv` whatever its precision: fp32 FMAs that stream the
-    weight from global memory, bound by its bytes (docs/shapes.md). A
-    hand-set unit that contradicts the
+    (warpgroup wgmma.mma_async from swizzled shared memory), reading a
+    row-major B as it is where N % 4 == 0 (else with a `kb.transpose` in
+    front) and, when K is not a multiple of 4 (TMA needs 16-byte row
+    pitches), with a `kb.pad` of A's rows (and of a given B^T's) to a
+    multiple of 32, unless its model of the two units says mma.sync is
+    faster (a remark then says why). A matmul with at most 16 rows or
+    columns (batch 1) gets `gemv` whatever its precision: fp32 FMAs that
+    stream the weight from global memory, bound by its bytes
+    (docs/shapes.md). A hand-set unit that contradicts the
     precision or the chip is an error. With `tuning-db=PATH` a matmul
     kernel with an entry in the kb-tune database takes the entry's fields,
     the unit among them, as hand-set (the same step as kb-select-config's).

@@ -321,6 +321,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     case KernelKind::Transpose:
       built = buildTransposeKernel(req, info);
       break;
+    case KernelKind::Pad:
+      built = buildPadKernel(req, info);
+      break;
     }
     if (failed(built))
       return failure();

@@ -39,6 +39,7 @@ LogicalResult buildElementwiseKernel(const KernelRequest &req,
 LogicalResult buildSoftmaxKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildMatmulKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildTransposeKernel(const KernelRequest &req, LaunchInfo &info);
+LogicalResult buildPadKernel(const KernelRequest &req, LaunchInfo &info);
 
 //===----------------------------------------------------------------------===//
 // Helpers

@@ -191,3 +191,11 @@ func.func @strategy_on_matmul_fusion(%a: tensor<64x64xf32>, %b: tensor<64x64xf32
   } -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+func.func @vector_on_pad(%x: tensor<64x63xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kb.pad' op #kb.config field 'vector' does not apply to a pad kernel (kb would ignore it)}}
+  %0 = kb.pad %x multiple(32) {config = #kb.config<vector = 4>} : tensor<64x63xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

@@ -342,3 +342,35 @@ func.func @padded_b_too_short(%a: tensor<64x30xf32>, %b: tensor<8x28xf32>) -> te
   %0 = kb.matmul %a, %b precision(tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<8x28xf32> -> tensor<64x8xf32>
   return %0 : tensor<64x8xf32>
 }
+
+// -----
+
+func.func @pad_shape(%x: tensor<8x30xf32>) -> tensor<8x36xf32> {
+  // expected-error @+1 {{expects result shape 8x32 (the last axis rounded up to a multiple of 32), got 8x36}}
+  %0 = kb.pad %x multiple(32) : tensor<8x30xf32> -> tensor<8x36xf32>
+  return %0 : tensor<8x36xf32>
+}
+
+// -----
+
+func.func @pad_nothing(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{pads nothing: the last axis (64) is already a multiple of 32}}
+  %0 = kb.pad %x multiple(32) : tensor<8x64xf32> -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @pad_multiple(%x: tensor<8x30xf32>) -> tensor<8x30xf32> {
+  // expected-error @+1 {{multiple must be between 2 and 1024, got 1}}
+  %0 = kb.pad %x multiple(1) : tensor<8x30xf32> -> tensor<8x30xf32>
+  return %0 : tensor<8x30xf32>
+}
+
+// -----
+
+func.func @pad_rank(%x: tensor<30xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{expects an input of rank 2 or 3, got rank 1}}
+  %0 = kb.pad %x multiple(32) : tensor<30xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}

@@ -64,6 +64,15 @@ func.func @matmuls(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>, %bt: tensor<16x
 
 // A B^T whose rows are padded to a multiple of 32 (kb-select-mma for wgmma),
 // and the matmul that reads the first K of each row.
+// CHECK-LABEL: func.func @pad
+// CHECK: %[[P:.*]] = kb.pad %{{.*}} multiple(32) : tensor<64x30xf32> -> tensor<64x32xf32>
+// CHECK: kb.pad %{{.*}} multiple(4) : tensor<2x3x5xf32> -> tensor<2x3x8xf32>
+func.func @pad(%a: tensor<64x30xf32>, %b: tensor<2x3x5xf32>) -> (tensor<64x32xf32>, tensor<2x3x8xf32>) {
+  %0 = kb.pad %a multiple(32) : tensor<64x30xf32> -> tensor<64x32xf32>
+  %1 = kb.pad %b multiple(4) : tensor<2x3x5xf32> -> tensor<2x3x8xf32>
+  return %0, %1 : tensor<64x32xf32>, tensor<2x3x8xf32>
+}
+
 // CHECK-LABEL: func.func @padded_transpose
 // CHECK: %[[T:.*]] = kb.transpose %{{.*}} pad(32) : tensor<30x16xf32> -> tensor<16x32xf32>
 // CHECK: kb.matmul %{{.*}}, %[[T]] precision(tf32) transpose_b padded_b : tensor<64x30xf32>, tensor<16x32xf32> -> tensor<64x16xf32>

@@ -374,6 +374,16 @@ MatmulOp mlir::kb::getKernelMatmul(Operation *op) {
   return {};
 }
 
+int64_t mlir::kb::getMatmulLogicalK(MatmulOp mm) {
+  Value lhs = mm.getLhs();
+  if (auto arg = dyn_cast<BlockArgument>(lhs))
+    if (auto fusion = dyn_cast<FusionOp>(arg.getOwner()->getParentOp()))
+      lhs = fusion.getInputs()[arg.getArgNumber()];
+  if (auto pad = lhs.getDefiningOp<PadOp>())
+    return pad.getInput().getType().getShape().back();
+  return cast<RankedTensorType>(lhs.getType()).getShape().back();
+}
+
 std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
   if (isa<MatmulOp>(op))
     return KernelKind::Matmul;
@@ -381,6 +391,8 @@ std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
     return KernelKind::Softmax;
   if (isa<TransposeOp>(op))
     return KernelKind::Transpose;
+  if (isa<PadOp>(op))
+    return KernelKind::Pad;
   if (isa<ElementwiseOpInterface>(op))
     return KernelKind::Elementwise;
   if (auto fusion = dyn_cast<FusionOp>(op)) {

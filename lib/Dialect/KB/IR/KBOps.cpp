@@ -63,13 +63,14 @@ static LogicalResult verifyConfigApplies(Operation *op) {
   bool matmul = *kind == KernelKind::Matmul;
   bool softmax = *kind == KernelKind::Softmax;
   bool transpose = *kind == KernelKind::Transpose;
+  bool pad = *kind == KernelKind::Pad;
   struct Field {
     StringRef name;
     bool set, applies;
   } fields[] = {
       {"warp", !config.getWarp().empty(), matmul},
       {"thread", !config.getThread().empty(), matmul},
-      {"vector", config.getVector() != 0, !matmul && !transpose},
+      {"vector", config.getVector() != 0, !matmul && !transpose && !pad},
       {"stages", config.getStages() != 0, matmul || softmax},
       {"pad", !config.getPad().empty(), matmul},
       {"mma", config.getMma().has_value(), matmul},
@@ -83,6 +84,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
   StringRef kindName = matmul      ? "a matmul"
                        : softmax   ? "a softmax"
                        : transpose ? "a transpose"
+                       : pad       ? "a pad"
                                    : "an elementwise";
   for (const Field &f : fields)
     if (f.set && !f.applies)
@@ -148,6 +150,30 @@ LogicalResult TransposeOp::verify() {
                                  : std::string(
                                        " (the input's last two axes swapped)"))
                          << ", got " << shapeStr(res);
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto in = getInput().getType().getShape();
+  auto res = getResult().getType().getShape();
+  if (in.size() != 2 && in.size() != 3)
+    return emitOpError() << "expects an input of rank 2 or 3, got rank "
+                         << in.size();
+  int64_t multiple = getMultiple();
+  if (multiple < 2 || multiple > 1024)
+    return emitOpError() << "multiple must be between 2 and 1024, got "
+                         << multiple;
+  SmallVector<int64_t> expected(in.begin(), in.end());
+  expected.back() = llvm::alignTo(expected.back(), multiple);
+  if (ArrayRef<int64_t>(expected) != res)
+    return emitOpError() << "expects result shape " << shapeStr(expected)
+                         << " (the last axis rounded up to a multiple of "
+                         << multiple << "), got " << shapeStr(res);
+  if (in.back() % multiple == 0)
+    return emitOpError() << "pads nothing: the last axis (" << in.back()
+                         << ") is already a multiple of " << multiple;
   return success();
 }
 

@@ -182,7 +182,7 @@ inline int64_t wgmmaThreads(int64_t bm, int64_t bn, bool transposeB,
 }
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
-enum class KernelKind { Elementwise, Softmax, Matmul, Transpose };
+enum class KernelKind { Elementwise, Softmax, Matmul, Transpose, Pad };
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
 /// not kernels (kb.yield).
 std::optional<KernelKind> getKernelKind(Operation *op);
@@ -195,6 +195,10 @@ Operation *getFusionAnchor(FusionOp fusion);
 void adoptInnerConfig(FusionOp fusion);
 /// The matmul a kernel op computes: the op itself, or a fusion's anchor.
 MatmulOp getKernelMatmul(Operation *op);
+/// The K of the problem a matmul computes: its lhs's last dimension, or,
+/// where kb-select-mma padded A's rows (a kb.pad in front of the matmul or
+/// of its fusion), the last dimension of the pad's input.
+int64_t getMatmulLogicalK(MatmulOp mm);
 } // namespace mlir::kb
 
 #endif // KB_DIALECT_KB_IR_KBDIALECT_H

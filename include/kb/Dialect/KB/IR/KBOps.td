@@ -1,7 +1,8 @@
 //===- KBOps.td - kb operations ---------------------------*- tablegen -*-===//
 //
-// The ops of the kb dialect: matmul, softmax, the elementwise family and the
-// fusion region that kb-fuse-elementwise builds.
+// The ops of the kb dialect: matmul, softmax, the layout ops (transpose, pad),
+// the elementwise family and the fusion region that kb-fuse-elementwise
+// builds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,6 +103,28 @@ def KB_TransposeOp : KB_Op<"transpose"> {
   let results = (outs KB_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`pad` `(` $pad^ `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KB_PadOp : KB_Op<"pad"> {
+  let summary = "pads the last axis with zeros to a multiple";
+  let description = [{
+    `result[..., j] = input[..., j]` for `j` below the input's last
+    dimension, and `0.0` up to the result's, which is the input's rounded up
+    to a multiple of `multiple` (rank 2 or 3). kb-select-mma puts one in
+    front of a wgmma matmul whose K is not a multiple of 4: TMA reads rows
+    whose pitch is a multiple of 16 bytes only, so A (and a B given as
+    B^T) gets rows of K rounded up to 32 floats, and the matmul's k loop
+    runs over the padded K (the zero columns add exact zeros).
+
+    Example: `%ap = kb.pad %a multiple(32) : tensor<2048x2050xf32> -> tensor<2048x2080xf32>`
+  }];
+  let arguments = (ins KB_F32Tensor:$input, I64Attr:$multiple,
+                   KB_OptionalConfigAttr:$config);
+  let results = (outs KB_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `multiple` `(` $multiple `)` attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
