@@ -232,8 +232,25 @@ std::optional<GemvForm> gemvFormOf(MatmulOp mm) {
 /// it in fp32 FMAs, as fast as the bytes allow and more accurate than the
 /// tf32 tensor cores, whose 16- to 64-row tiles would compute rows that do
 /// not exist (docs/shapes.md, "Precision where it buys nothing").
+/// By default only where the H200 measured it ahead (2026-12-01 shape suite
+/// run 3, against the best cuBLAS route in the same call): M <= 4 (1 x 4096
+/// x 4096 0.80x against mma.sync's 0.65x, 3 x 4093 x 4099 0.81x against
+/// 0.53x, 4 x 28672 x 8192 0.88x against 0.87x) and N = 1 (8192 x 1 x 8192
+/// with a row-major B 0.91x against 0.20x). With 8 or 16 rows wgmma was
+/// faster (8 x 4096 x 4096: 0.64x against 0.89x) and with 8 columns much
+/// faster (4096 x 8 x 4096 at 0.11x), so those keep the tensor cores unless
+/// gemv is set by hand.
+constexpr int64_t kGemvDefaultRows = 4;
+bool gemvByDefault(MatmulOp mm) {
+  auto form = gemvFormOf(mm);
+  if (!form)
+    return false;
+  auto c = mm.getResult().getType().getShape();
+  return *form == GemvForm::WeightA ? c[1] == 1 : c[0] <= kGemvDefaultRows;
+}
+
 MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
-  if (gemvFormOf(mm))
+  if (gemvByDefault(mm))
     return MmaUnit::gemv;
   switch (mm.getPrecision()) {
   case Precision::ieee:

@@ -106,10 +106,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // producer warp more.
   int64_t wantThreads = wgmmaThreads(bm, bn, !rowB, tma);
   if (e.threads != wantThreads)
-    return e.op->emitOpError() << "wgmma_tf32 runs one warpgroup per 64 "
-                               << (rowB ? "columns" : "rows")
-                               << (tma ? " and a producer warp" : "") << ": "
-                               << wantThreads << " threads, got " << e.threads;
+    return e.op->emitOpError()
+           << "wgmma_tf32 runs one warpgroup per 64 "
+           << (rowB ? "columns" : "rows") << (tma ? " and a producer warp" : "")
+           << ": " << wantThreads << " threads, got " << e.threads;
 
   if (tma && (!e.tmapA || !e.tmapB))
     return e.op->emitOpError()
@@ -239,9 +239,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         Value kRow = e.add(tt, 8 * kk + 4 * v);
         Value swz = arith::XOrIOp::create(b, loc, e.add(chunk0, 2 * h),
                                           e.add(tt, 4 * v));
-        Value idx = e.add(
-            e.add(bBase, e.mul(box, 1024)),
-            e.add(e.add(e.mul(kRow, 32), e.mul(swz, 4)), e.rem(gg, 4)));
+        Value idx =
+            e.add(e.add(bBase, e.mul(box, 1024)),
+                  e.add(e.add(e.mul(kRow, 32), e.mul(swz, 4)), e.rem(gg, 4)));
         Value x = memref::LoadOp::create(b, loc, flat, ValueRange{idx});
         regs.push_back(
             arith::BitcastOp::create(b, loc, b.getI32Type(), x).getResult());
@@ -287,12 +287,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       frags.push_back(loadFragments(kt, kk));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kk = 0; kk < bk / 8; ++kk) {
-      Value d = kk == 0 ? descA
-                        : arith::AddIOp::create(
-                              b, loc, descA,
-                              arith::ConstantIntOp::create(
-                                  b, loc, b.getI64Type(), 2 * kk))
-                              .getResult();
+      Value d = kk == 0
+                    ? descA
+                    : arith::AddIOp::create(b, loc, descA,
+                                            arith::ConstantIntOp::create(
+                                                b, loc, b.getI64Type(), 2 * kk))
+                          .getResult();
       acc = wgmmaRegA(acc, frags[kk], d);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
@@ -409,26 +409,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
     gpu::BarrierOp::create(b, loc);
-    // A row-major B: the producer is a whole warpgroup, which gives most of
-    // its registers to the consumers (a block of 384 threads starts with 168
-    // each; ptxas counts whole warpgroups): 40 for the producer, the rest
-    // shared by the consumers in steps of 8 (232 for two warpgroups).
-    int64_t producerRegs = 40;
-    int64_t consumerRegs =
-        std::min<int64_t>(256, (65536 - 128 * producerRegs) /
-                                   consumerThreads / 8 * 8);
-    if (rowB && consumerThreads >= 256) {
-      auto ifProducer = scf::IfOp::create(
-          b, loc, cmp(arith::CmpIPredicate::uge, e.tid, consumerThreads),
-          /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(ifProducer.thenBlock());
-      NVVM::SetMaxRegisterOp::create(b, loc, producerRegs,
-                                     NVVM::SetMaxRegisterAction::decrease);
-      b.setInsertionPointToStart(ifProducer.elseBlock());
-      NVVM::SetMaxRegisterOp::create(b, loc, consumerRegs,
-                                     NVVM::SetMaxRegisterAction::increase);
-    }
     // Tile kt's two copies into its stage.
     auto issueTma = [&](Value kt) {
       Value stage = e.rem(kt, stages);
@@ -469,27 +449,50 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       }
     };
+    // A row-major B: the producer is a whole warpgroup, which gives most of
+    // its registers to the consumers (a block of 384 threads starts with 168
+    // each; the hardware counts whole warpgroups): 40 for the producer, the
+    // rest shared by the consumers in steps of 8 (232 for two warpgroups).
+    // Each setmaxnreg opens the branch whose code it sizes, so that ptxas
+    // allocates the consumers' code to the larger count.
+    bool moveRegisters = rowB && consumerThreads >= 256;
+    int64_t producerRegs = 40;
+    int64_t consumerRegs = std::min<int64_t>(256, (65536 - 128 * producerRegs) /
+                                                      consumerThreads / 8 * 8);
     // The producer.
     Value warp = e.div(e.tid, 32);
-    when(both(cmp(arith::CmpIPredicate::eq, warp, consumerThreads / 32),
-              laneZero),
-         [&] {
-           auto produce = scf::ForOp::create(
-               b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles), cidx(b, loc, 1));
-           b.setInsertionPointToStart(produce.getBody());
-           Value kt = produce.getInductionVar();
-           when(cmp(arith::CmpIPredicate::uge, kt, stages), [&] {
-             // Tile kt - S's release completes empty's phase (kt / S - 1).
-             NVVM::MBarrierTryWaitParityOp::create(
-                 b, loc, empty(e.rem(kt, stages)),
-                 toI32(e.rem(e.add(e.div(kt, stages), 1), 2)), i32(0x989680));
+    auto producerGroup = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::uge, e.tid, consumerThreads), false);
+    {
+      OpBuilder::InsertionGuard pg(b);
+      b.setInsertionPointToStart(producerGroup.thenBlock());
+      if (moveRegisters)
+        NVVM::SetMaxRegisterOp::create(b, loc, producerRegs,
+                                       NVVM::SetMaxRegisterAction::decrease);
+      when(both(cmp(arith::CmpIPredicate::eq, warp, consumerThreads / 32),
+                laneZero),
+           [&] {
+             auto produce =
+                 scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                    cidx(b, loc, kTiles), cidx(b, loc, 1));
+             b.setInsertionPointToStart(produce.getBody());
+             Value kt = produce.getInductionVar();
+             when(cmp(arith::CmpIPredicate::uge, kt, stages), [&] {
+               // Tile kt - S's release completes empty's phase (kt / S - 1).
+               NVVM::MBarrierTryWaitParityOp::create(
+                   b, loc, empty(e.rem(kt, stages)),
+                   toI32(e.rem(e.add(e.div(kt, stages), 1), 2)), i32(0x989680));
+             });
+             issueTma(kt);
            });
-           issueTma(kt);
-         });
+    }
     // The consumers: the k loop and, after it, the epilogue.
     auto consumer = scf::IfOp::create(
         b, loc, cmp(arith::CmpIPredicate::ult, e.tid, consumerThreads), false);
     b.setInsertionPointToStart(consumer.thenBlock());
+    if (moveRegisters)
+      NVVM::SetMaxRegisterOp::create(b, loc, consumerRegs,
+                                     NVVM::SetMaxRegisterAction::increase);
     loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
                               cidx(b, loc, 1), ValueRange{zero});
     OpBuilder::InsertionGuard guard(b);
