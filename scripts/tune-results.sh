@@ -6,12 +6,16 @@
 # docs/kb-tune-search.svg. Needs the plans of scripts/build-tune-batches.sh
 # (build/tune/plans) and build/bin/kb-tune.
 # Usage: scripts/tune-results.sh OUT_DIR   (the folder gpu-tune.sh wrote tune/ into)
-# SEEDS: random replays per program (default 20).
+# SEEDS: random replays per program (default 20). KB_TUNE_PLANS: the plans
+# folder (default build/tune/plans), e.g. the plans of an earlier run
+# unpacked from its plans.tar.gz (bench/results/2026-12-01-shapes2/tune).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 res=${1:?usage: scripts/tune-results.sh OUT_DIR}
-mkdir -p build/tune/replay
-for plan in build/tune/plans/*/; do
+rm -rf build/tune/replay && mkdir -p build/tune/replay
+[ -f build/tune/programs/programs.json ] || python3 bench/tune_programs.py build/tune/programs > /dev/null
+plans=${KB_TUNE_PLANS:-build/tune/plans}
+for plan in "$plans"/*/; do
   name=$(basename "$plan")
   [ -f "$res/tune/$name.json" ] || { echo "no measurements for $name" >&2; continue; }
   cal=(); [ -f "$res/tune/calibration.json" ] && cal=(--calibration "$res/tune/calibration.json")

@@ -268,6 +268,40 @@ TEST(TuneSearch, TiesWithinNoiseGoToTheFirstInTableOrder) {
   EXPECT_EQ(ties.size(), 1u);
 }
 
+TEST(TuneSearch, OneStalledRunDoesNotMakeASlowCandidateWin) {
+  // ew_add_relu_scale_8192x2048 on the H200 (bench/results/
+  // 2026-12-01-shapes2/tune): the fastest candidate's 277 runs had one of
+  // 4.01 ms (median 0.0513, min 0.0507); with the noise taken as half the
+  // spread it "tied" with every candidate, and the first in table order
+  // (0.1616 ms, 3x slower) won.
+  std::vector<Candidate> cands;
+  for (const char *t : {"64", "128", "256"}) {
+    Candidate c;
+    c.fields = {{"threads", t}, {"vector", "4"}};
+    cands.push_back(c);
+  }
+  Plan p = planOf(cands, "exhaustive", 3);
+  auto timed = [&](int i, double min, double median, double max) {
+    json r = report(p.entries[i].id, median, 0);
+    r["time"]["min_ms"] = min;
+    r["time"]["max_ms"] = max;
+    p.entries[i].meas = parseReport(r, -1);
+  };
+  timed(0, 0.1614, 0.1616, 0.1621);
+  timed(1, 0.0507, 0.0513, 4.0146); // the fastest, one run stalled
+  timed(2, 0.0510, 0.0519, 0.0535);
+  EXPECT_NEAR(p.entries[1].meas->noiseMs(), 0.0006, 1e-9);
+  std::vector<int> ties;
+  EXPECT_EQ(bestIndex(p, &ties), 1);
+  // 0.0519 is within the larger noise (0.0009, of c1002) of 0.0513: tied,
+  // and c1001 is first in table order; 0.1616 is not.
+  EXPECT_EQ(ties, (std::vector<int>{1, 2}));
+  // Replayed, exhaustive finds the same; no mode beats it.
+  json g = replay(p, "guided", 2, 0);
+  EXPECT_EQ(g["exhaustive_best_id"], "c1001");
+  EXPECT_GE(g["gap_to_exhaustive"].get<double>(), 0);
+}
+
 TEST(TuneSearch, RandomIsSeededAndUsesTheBudget) {
   std::vector<Candidate> cands;
   for (int i = 0; i < 40; ++i)
