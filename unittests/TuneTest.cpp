@@ -94,6 +94,54 @@ TEST(TuneSpace, AFieldIsOneRow) {
   EXPECT_EQ(withSplit, int(2 * before));
 }
 
+TEST(TuneSpace, SplitKWhereTheTilesLeaveSMsIdle) {
+  // 256 x 256 x 16384: 16 tiles of 64 x 64 on 132 SMs. No split (1), and
+  // the splits nearest one wave (8: 128 blocks) and two (16: 256).
+  Facts f = matmulFacts(256, 256, 16384, "tf32");
+  auto splitsOf = [&](const std::string &unit, const std::string &block,
+                      const std::string &stages, const std::string &raster) {
+    std::vector<std::string> out;
+    for (const Candidate &c : enumerateSpace(f))
+      if (c.get("mma") == "\"" + unit + "\"" && c.get("block") == block &&
+          c.get("stages") == stages && c.get("raster") == raster &&
+          (unit != "mma_sync_tf32" || c.get("warp") == "[32, 32]"))
+        out.push_back(c.get("split"));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(splitsOf("wgmma_tf32", "[64, 64, 32]", "4", ""),
+            (V{"1", "8", "16"}));
+  // 4 tiles of 128 x 128: 32 (128 blocks) and 64 (256).
+  EXPECT_EQ(splitsOf("wgmma_tf32", "[128, 128, 32]", "4", ""),
+            (V{"1", "32", "64"}));
+  // Not with a raster, nor with mma.sync's register copies (one stage).
+  EXPECT_EQ(splitsOf("wgmma_tf32", "[64, 64, 32]", "4", "8"), (V{"1"}));
+  EXPECT_EQ(splitsOf("mma_sync_tf32", "[64, 64, 32]", "1", ""), (V{"1"}));
+  EXPECT_EQ(splitsOf("mma_sync_tf32", "[64, 64, 32]", "2", ""),
+            (V{"1", "8", "16"}));
+  // A grid of tiles that fills more than half of the SMs is left to
+  // kb-tile (no split field); a batched matmul is never split.
+  for (const Candidate &c :
+       enumerateSpace(matmulFacts(4096, 4096, 4096, "tf32")))
+    EXPECT_EQ(c.get("split"), "") << c.config();
+  Facts batched = f;
+  batched.batch = 8;
+  for (const Candidate &c : enumerateSpace(batched))
+    EXPECT_EQ(c.get("split"), "") << c.config();
+  // 512 x 768: 64 x 64 is 96 tiles (more than half the SMs: no field);
+  // 128 x 128 is 24: 4 (96 blocks) and 8 (192).
+  Facts g = matmulFacts(512, 768, 8192, "tf32");
+  std::set<std::string> at64, at128;
+  for (const Candidate &c : enumerateSpace(g)) {
+    if (c.get("block") == "[64, 64, 32]")
+      at64.insert(c.get("split"));
+    if (c.get("block") == "[128, 128, 32]")
+      at128.insert(c.get("split"));
+  }
+  EXPECT_EQ(at64, (std::set<std::string>{""}));
+  EXPECT_EQ(at128, (std::set<std::string>{"1", "4", "8"}));
+}
+
 TEST(TuneSpace, SoftmaxClustersOnlyWhereTheStrategySplits) {
   Facts f;
   f.family = Family::Softmax;
@@ -159,6 +207,34 @@ TEST(TuneModel, RanksUnitsGridsAndSpills) {
   EXPECT_EQ(st[2].rank, 0);
   EXPECT_EQ(st[0].rank, 1);
   EXPECT_EQ(st[1].rank, -1);
+}
+
+TEST(TuneModel, SplitKFillsTheGridAndPaysForThePartials) {
+  // 256 x 256 x 16384 in 64 x 64 tiles: 16 blocks on 132 SMs.
+  Facts f = matmulFacts(256, 256, 16384, "tf32");
+  Calibration cal;
+  auto withSplit = [](const char *s) {
+    Candidate c = mm("wgmma_tf32", "[64, 64, 32]", "4");
+    c.fields.emplace_back("split", s);
+    return c;
+  };
+  double one = modelTime(f, withSplit("1"), compiled(160, 90, 16, 0.3, 2), cal);
+  double eight =
+      modelTime(f, withSplit("8"), compiled(160, 90, 128, 0.3, 2), cal);
+  // One block per SM instead of one per eight: several times faster.
+  EXPECT_LT(eight, one / 4);
+  // The partials: 8 x S x M x N bytes and the sum's launch, on top of the
+  // same matmul with a grid as full.
+  Static full = compiled(160, 90, 128, 0.3, 2);
+  double unsplit = modelTime(f, withSplit("1"), full, cal);
+  double bytes = 8.0 * 8 * 256 * 256;
+  EXPECT_NEAR(eight - unsplit, bytes / (cal.copyGBs * 1e9) * 1e3 + 0.004,
+              0.5 * (bytes / (cal.copyGBs * 1e9) * 1e3) + 0.001);
+  // A split far past one wave only adds partials: 64 (1024 blocks, about
+  // eight waves) is slower than 8.
+  double many =
+      modelTime(f, withSplit("64"), compiled(160, 90, 1024, 0.3, 2), cal);
+  EXPECT_GT(many, eight);
 }
 
 TEST(TuneModel, MemoryBoundKernelsPayForASecondPass) {
@@ -350,6 +426,15 @@ TEST(TuneSearch, GuidedFollowsTheLeverOfTheBestSoFar) {
   EXPECT_EQ(unit, (std::vector<int>{2, 6}));
   auto more = batchFor("more_stages");
   EXPECT_EQ(more.front(), 5);
+  // split_k: a larger split, or at the same split smaller tiles.
+  Candidate s1 = mm("wgmma_tf32", "[128, 256, 32]", "4"), s8 = s1;
+  s1.fields.emplace_back("split", "1");
+  s8.fields.emplace_back("split", "8");
+  EXPECT_TRUE(followsLever("split_k", s1, s8));
+  EXPECT_FALSE(followsLever("split_k", s8, s1));
+  EXPECT_TRUE(followsLever("split_k", cands[0], s8));  // no field: no split
+  EXPECT_FALSE(followsLever("split_k", cands[0], s1)); // the same grid
+  EXPECT_TRUE(followsLever("split_k", s1, cands[4]));  // more blocks
   auto split = batchFor("split_k"); // no split field: more blocks
   for (int i : split)
     EXPECT_TRUE(followsLever("smaller_tiles", cands[0], cands[i]));

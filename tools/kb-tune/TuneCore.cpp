@@ -109,6 +109,17 @@ std::string precisionOfUnit(const std::string &unit) {
 
 // --- The space --------------------------------------------------------------
 
+static std::vector<int64_t> sizes(const std::string &text);
+
+int smsOf(const std::string &chip) { return chip == "sm_80" ? 108 : 132; }
+
+int64_t outputTiles(const Candidate &c, const Facts &f) {
+  auto b = sizes(c.get("block"));
+  if (b.size() < 2 || b[0] <= 0 || b[1] <= 0)
+    return 0;
+  return (f.m + b[0] - 1) / b[0] * ((f.n + b[1] - 1) / b[1]);
+}
+
 namespace {
 using Pred = std::function<bool(const Candidate &, const Facts &)>;
 Pred always() {
@@ -128,6 +139,27 @@ Pred strategyIs(std::initializer_list<const char *> names) {
     ns.push_back(std::string("\"") + n + "\"");
   return [ns](const Candidate &c, const Facts &) {
     return std::find(ns.begin(), ns.end(), c.get("strategy")) != ns.end();
+  };
+}
+/// Split-K with `s` chunks: a batch of one whose output tiles (of the
+/// block chosen before) fill at most half of the SMs (kb-tile does not
+/// split a larger grid); s = 1 always, and the two splits whose grids are
+/// closest to one and two waves of a block per SM (the largest s with
+/// tiles x s <= SMs, and twice it). Not with a raster (it orders the tiles
+/// across waves; a split grid is one wave of tiles) nor with mma.sync's one
+/// stage (register copies: 1.5-2.4x slower than the best stage in every
+/// matmul of the first H200 run, docs/kb-tune.md).
+Pred splitFits(int64_t s) {
+  return [s](const Candidate &c, const Facts &f) {
+    int64_t t = outputTiles(c, f), sms = smsOf(f.chip);
+    if (f.batch != 1 || t <= 0 || 2 * t > sms)
+      return false;
+    if (s == 1)
+      return true;
+    bool oneStage = c.get("stages") == "1" && c.get("mma") != "\"ffma\"";
+    bool wave = t * s <= sms && 2 * t * s > sms;
+    bool twoWaves = t * s <= 2 * sms && 2 * t * s > 2 * sms;
+    return c.get("raster").empty() && !oneStage && (wave || twoWaves);
   };
 }
 Pred allows(const char *precision) {
@@ -184,8 +216,18 @@ const std::vector<FieldRow> &spaceTable() {
        [](const Candidate &c, const Facts &f) {
          return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 && f.m > 128;
        }},
-      // Split-K, when #kb.config has it (the matmul issues):
-      // {F::Matmul, "split", {"", "2", "4", "8"}, always()},
+      // Split-K (kb-tile's field): where the tiles leave SMs idle, no
+      // split (1) and the splits that bring the grid to one or two blocks
+      // per SM; elsewhere the field is left to kb-tile, which does not
+      // split a grid that large. A split must divide the k tiles: the
+      // passes refuse the others, with their reason.
+      {F::Matmul, "split", {"1"}, splitFits(1)},
+      {F::Matmul, "split", {"2"}, splitFits(2)},
+      {F::Matmul, "split", {"4"}, splitFits(4)},
+      {F::Matmul, "split", {"8"}, splitFits(8)},
+      {F::Matmul, "split", {"16"}, splitFits(16)},
+      {F::Matmul, "split", {"32"}, splitFits(32)},
+      {F::Matmul, "split", {"64"}, splitFits(64)},
 
       // Softmax: kb-select-config's fields.
       {F::Softmax,
@@ -383,7 +425,14 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     double unitOcc = unit == "\"wgmma_tf32\"" ? 1.0 : occEff;
     double compute = f.flops / (peak * 1e12 * balance * unitOcc) * 1e3;
     auto b = sizes(c.get("block"));
-    double mem = f.minimalBytes / bw * 1e3;
+    // Split-K into S chunks: the grid has S blocks per tile (s.blocks
+    // counts them: the balance above sees the fuller grid); each block
+    // loads 1/S of K, so the tile loads are the same; the partials are
+    // S x M x N floats written instead of M x N, and kb.split_sum reads
+    // them and writes M x N: 8 x S x M x N bytes in all, and a launch.
+    int64_t split = std::max<int64_t>(1, count(c, "split"));
+    double outBytes = 4.0 * f.batch * f.m * f.n;
+    double mem = (f.minimalBytes + (split - 1) * outBytes) / bw * 1e3;
     if (b.size() == 3) {
       double tiles =
           std::ceil(double(f.m) / b[0]) * std::ceil(double(f.n) / b[1]);
@@ -394,9 +443,14 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     int64_t stages = count(c, "stages");
     double stageEff = stages >= 3 ? 1.0 : stages == 2 ? 0.9 : 0.75;
     compute /= stageEff;
-    mem /= unitOcc;
+    // A grid that leaves SMs idle draws only their share of the bandwidth
+    // (and a partial last wave as much): the memory side is derated by
+    // the same balance as the compute side.
+    mem /= unitOcc * balance;
     // The two overlap, not perfectly: a tenth of the smaller one shows.
     t = std::max(compute, mem) + 0.1 * std::min(compute, mem);
+    if (split > 1)
+      t += (split + 1) * outBytes / bw * 1e3 + launchMs;
   } else {
     double passes = c.get("strategy") == "\"online\"" ? 1.5 : 1.0;
     int64_t vector = std::max<int64_t>(1, std::atoll(c.get("vector").c_str()));
@@ -701,9 +755,11 @@ bool followsLever(const std::string &lever, const Candidate &from,
                   const Candidate &to) {
   bool matmulLike = !from.get("block").empty();
   if (lever == "split_k") {
-    if (!from.get("split").empty() || !to.get("split").empty())
-      return count(to, "split") > count(from, "split");
-    return matmulLike && area(to) < area(from); // more blocks
+    // A larger split (no field: kb-tile's, no split), or at the same
+    // split smaller tiles (more blocks).
+    int64_t a = std::max<int64_t>(1, count(from, "split")),
+            b = std::max<int64_t>(1, count(to, "split"));
+    return b > a || (b == a && matmulLike && area(to) < area(from));
   }
   if (lever == "smaller_tiles")
     return matmulLike ? area(to) < area(from)

@@ -79,6 +79,13 @@ enumerateSpace(const Facts &facts,
 /// that a database entry says which space it was tuned over.
 std::string spaceId(const std::vector<Candidate> &space);
 
+/// The SMs of a chip (sm_80: 108, the A100; sm_90, sm_90a: 132, the H100
+/// and H200).
+int smsOf(const std::string &chip);
+/// A matmul candidate's output tiles per batch (its block's BM x BN over
+/// M x N); 0 without a block.
+int64_t outputTiles(const Candidate &c, const Facts &f);
+
 /// The unit a matmul candidate names and the precision it implies.
 std::string precisionOfUnit(const std::string &unit);
 

@@ -290,6 +290,9 @@ Static readBundle(const std::string &dir, Family family) {
     if (i == target)
       continue;
     for (const json &o : kernels[i].at("ops")) {
+      // Split-K's sum: the model charges it from the split (modelTime).
+      if (program.at(o.get<int>()).value("op", "") == "kb.split_sum")
+        continue;
       double elems = 1;
       for (const json &d : program.at(o.get<int>()).at("shape"))
         elems *= d.get<double>();
