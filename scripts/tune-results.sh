@@ -8,7 +8,8 @@
 # Usage: scripts/tune-results.sh OUT_DIR   (the folder gpu-tune.sh wrote tune/ into)
 # SEEDS: random replays per program (default 20). KB_TUNE_PLANS: the plans
 # folder (default build/tune/plans), e.g. the plans of an earlier run
-# unpacked from its plans.tar.gz (bench/results/2026-12-01-shapes2/tune).
+# unpacked from its plans.tar.gz (bench/results/2026-12-01-shapes2/tune);
+# KB_TUNE_SVG: where the plot goes (default docs/kb-tune-search.svg).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 res=${1:?usage: scripts/tune-results.sh OUT_DIR}
@@ -23,4 +24,4 @@ for plan in "$plans"/*/; do
     > "build/tune/replay/$name.json"
 done
 python3 bench/tune_report.py build/tune/replay build/tune/programs/programs.json \
-  "$res/tune/times.json" docs/kb-tune-search.svg | tee build/tune/results.md
+  "$res/tune/times.json" "${KB_TUNE_SVG:-docs/kb-tune-search.svg}" | tee build/tune/results.md

@@ -237,6 +237,67 @@ TEST(TuneModel, SplitKFillsTheGridAndPaysForThePartials) {
   EXPECT_GT(many, eight);
 }
 
+TEST(TuneModel, RowsHeldInRegistersAreAllInFlight) {
+  // 256 x 131072, split over a cluster of 8: a block's part is 16384
+  // floats, 64 a thread at 256 threads, all loaded before the reduction:
+  // the vector width does not change the bytes in flight (the first H200
+  // run: 0.0746 and 0.0751 ms at vector 4 and 2).
+  Facts f;
+  f.family = Family::Softmax;
+  f.rows = 256;
+  f.cols = 131072;
+  f.minimalBytes = 2.0 * 256 * 131072 * 4;
+  Calibration cal;
+  auto cand = [](const char *strategy, const char *vector) {
+    Candidate c;
+    c.fields = {{"strategy", strategy}, {"threads", "256"}, {"vector", vector}};
+    if (std::string(strategy) == "\"split\"")
+      c.fields.emplace_back("cluster", "8");
+    return c;
+  };
+  Static s = compiled(256, 80, 2048, 0.375, 3);
+  double v4 = modelTime(f, cand("\"split\"", "4"), s, cal);
+  double v2 = modelTime(f, cand("\"split\"", "2"), s, cal);
+  EXPECT_LT(v2, 1.1 * v4);
+  // At the copy bandwidth (with the exchange's cost), not derated by
+  // latency: 3 blocks of 256 threads hold 196 KB in flight.
+  EXPECT_LT(v4, 1.3 * f.minimalBytes / (cal.copyGBs * 1e9) * 1e3 + 0.004);
+  // A streaming loop (online) has one vector a thread in flight: with 256
+  // rows of one block each, 2 blocks an SM, narrower vectors cost more.
+  Static one = compiled(256, 32, 256, 0.25, 2);
+  EXPECT_GT(modelTime(f, cand("\"online\"", "2"), one, cal),
+            1.5 * modelTime(f, cand("\"online\"", "4"), one, cal));
+}
+
+TEST(TuneModel, WarpTilesAndStagesHideLatency) {
+  Facts f = matmulFacts(1024, 1024, 1024, "tf32");
+  Calibration cal;
+  // mma.sync at 6% occupancy: 64 x 64 warp tiles (32 accumulators a warp)
+  // hide the latency that 32 x 32 ones (8) leave exposed.
+  auto warp = [](const char *w) {
+    Candidate c = mm("mma_sync_tf32", "[128, 128, 32]", "4");
+    c.fields.insert(c.fields.begin() + 2, {"warp", w});
+    return c;
+  };
+  Static low = compiled(128, 242, 64, 0.0625, 1);
+  EXPECT_LT(modelTime(f, warp("[64, 64]"), low, cal),
+            0.8 * modelTime(f, warp("[32, 32]"), low, cal));
+  // wgmma 64 x 128 tiles, one block an SM: a k step is 0.2 us, so three
+  // stages (two in flight) do not cover a 600 ns load; five do.
+  Static one = compiled(160, 90, 128, 0.08, 1);
+  double s3 = modelTime(f, mm("wgmma_tf32", "[64, 128, 32]", "3"), one, cal);
+  double s4 = modelTime(f, mm("wgmma_tf32", "[64, 128, 32]", "4"), one, cal);
+  double s5 = modelTime(f, mm("wgmma_tf32", "[64, 128, 32]", "5"), one, cal);
+  EXPECT_GT(s3, s4);
+  EXPECT_GT(s4, s5);
+  // Two blocks an SM put twice the stages in flight: four are about
+  // enough for 64 x 64 tiles.
+  Static two = compiled(160, 90, 256, 0.16, 2);
+  EXPECT_NEAR(modelTime(f, mm("wgmma_tf32", "[64, 64, 32]", "4"), two, cal),
+              modelTime(f, mm("wgmma_tf32", "[64, 64, 32]", "5"), two, cal),
+              0.01 * s5);
+}
+
 TEST(TuneModel, MemoryBoundKernelsPayForASecondPass) {
   Facts f;
   f.family = Family::Softmax;

@@ -422,7 +422,15 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
                       : cal.tf32Tflops * cal.mmaSyncFraction / 3;
     // wgmma is asynchronous and fed by TMA: a warpgroup per 64 rows keeps
     // the tensor cores busy without many warps (its stages hide latency).
-    double unitOcc = unit == "\"wgmma_tf32\"" ? 1.0 : occEff;
+    // mma.sync: a warp's independent mma per k step grow with its warp
+    // tile (a 64 x 64 tile has four times the accumulators of a 32 x 32
+    // one), so fewer resident warps hide as much latency.
+    double unitOcc = occEff;
+    if (unit == "\"wgmma_tf32\"")
+      unitOcc = 1.0;
+    else if (auto w = sizes(c.get("warp")); w.size() == 2)
+      unitOcc =
+          std::min(1.0, 0.4 + 2.4 * s.occupancy * double(w[0] * w[1]) / 1024);
     double compute = f.flops / (peak * 1e12 * balance * unitOcc) * 1e3;
     auto b = sizes(c.get("block"));
     // Split-K into S chunks: the grid has S blocks per tile (s.blocks
@@ -439,9 +447,22 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
       double l2Bytes = f.batch * tiles * double(b[0] + b[1]) * f.k * 4;
       mem = std::max(mem, l2Bytes / (3 * bw) * 1e3);
     }
-    // Shallow pipelines expose the copies' latency.
+    // Shallow pipelines expose the copies' latency: the stages in flight
+    // (stages - 1 per block, for every block resident on the SM) must
+    // cover a tile load's latency (about 600 ns from L2 or DRAM on the
+    // H200) with the k steps they feed, each 2 x BM x BN x BK flops at
+    // the SM's rate. One stage (register copies) overlaps nothing.
     int64_t stages = count(c, "stages");
-    double stageEff = stages >= 3 ? 1.0 : stages == 2 ? 0.9 : 0.75;
+    double stageEff = 0.75;
+    if (stages >= 2 && b.size() == 3) {
+      double resident = std::max<double>(
+          1, std::min<double>(std::max(s.blocksPerSM, 1), perSM));
+      double kStepMs = 2.0 * b[0] * b[1] * b[2] / (peak * 1e12 / sms) * 1e3;
+      double covered = (stages - 1) * resident * kStepMs / 0.0006;
+      stageEff = 0.5 + 0.5 * std::min(1.0, covered);
+    } else if (stages >= 2) {
+      stageEff = stages >= 3 ? 1.0 : 0.9;
+    }
     compute /= stageEff;
     // A grid that leaves SMs idle draws only their share of the bandwidth
     // (and a partial last wave as much): the memory side is derated by
@@ -455,16 +476,26 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     double passes = c.get("strategy") == "\"online\"" ? 1.5 : 1.0;
     int64_t vector = std::max<int64_t>(1, std::atoll(c.get("vector").c_str()));
     double vecEff = vector >= 4 ? 1.0 : vector == 2 ? 0.93 : 0.8;
-    // Bytes in flight an SM needs to cover DRAM latency (about 19 KB on
-    // the H200: 4.2 TB/s x 600 ns / 132 SMs), from the threads resident.
-    double resident = std::min(double(std::max(s.blocksPerSM, 1)) * s.threads,
-                               double(blocks) * s.threads / sms);
-    double latEff = std::min(1.0, resident * vector * 4 / 19000.0);
-    // Lanes that hold part of a row: a row (or a cluster's part of it)
-    // shorter than threads x vector leaves the others idle.
     std::string strategy = c.get("strategy");
     int64_t parts = std::max<int64_t>(1, count(c, "cluster"));
     double part = f.cols > 0 ? double(f.cols) / parts : 0;
+    // Bytes in flight an SM needs to cover DRAM latency (about 19 KB on
+    // the H200: 4.2 TB/s x 600 ns / 132 SMs), from the threads resident.
+    // A streaming loop (online, split_global, elementwise) has one vector
+    // a thread in flight; the registers and split strategies load their
+    // whole part of the row into registers before they reduce it, so a
+    // thread has all of its elements in flight (up to 32), whatever the
+    // vector width.
+    double resident = std::min(double(std::max(s.blocksPerSM, 1)) * s.threads,
+                               double(blocks) * s.threads / sms);
+    double inFlight = vector;
+    if (f.family == Family::Softmax &&
+        (strategy == "\"registers\"" || strategy == "\"split\"") && part > 0)
+      inFlight = std::max<double>(
+          vector, std::min(32.0, std::ceil(part / std::max(s.threads, 1))));
+    double latEff = std::min(1.0, resident * inFlight * 4 / 19000.0);
+    // Lanes that hold part of a row: a row (or a cluster's part of it)
+    // shorter than threads x vector leaves the others idle.
     double lanes = double(std::max(s.threads, 1)) * vector;
     double laneEff = part > 0 ? part / (std::ceil(part / lanes) * lanes) : 1;
     if (f.family == Family::Elementwise)

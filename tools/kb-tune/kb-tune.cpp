@@ -901,6 +901,22 @@ int main(int argc, char **argv) {
                 {"default_ms", p.defaultMs},
                 {"calibration", p.cal.source},
                 {"exhaustive", replay(p, "exhaustive", 0, 0)}};
+    // The model's order against the measurements (how well it ranks).
+    json ranked = json::array();
+    std::vector<int> byModel = survivors(p);
+    std::stable_sort(byModel.begin(), byModel.end(), [&](int a, int b) {
+      return p.entries[a].st.rank < p.entries[b].st.rank;
+    });
+    for (int i : byModel) {
+      const Entry &e = p.entries[i];
+      json r = {{"id", e.id},
+                {"config", e.cand.config()},
+                {"model_ms", e.st.modelMs}};
+      if (e.meas && e.meas->status == "ok")
+        r["median_ms"] = e.meas->medianMs;
+      ranked.push_back(r);
+    }
+    out["model_order"] = ranked;
     out["guided"] = replay(p, "guided", o.budget, 0);
     int budget = out["guided"]["candidates_timed"];
     json randoms = json::array();
