@@ -88,8 +88,8 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
   if (tiles * 2 > sms)
     return 1;
   double smBw = copyGBs * 1e9 / slots, smRate = unitTflops * 1e12 / slots;
-  double tileTime =
-      std::max(4.0 * (bm + bn) * k / smBw, 2.0 * bm * bn * k / smRate);
+  double tileTime = std::max(4.0 * (bm + bn) * k / smBw,
+                             2.0 * bm * bn * k / smRate);
   auto timeFor = [&](int64_t s) {
     double waves = llvm::divideCeil(tiles * s, slots);
     // The partials' traffic, and the launch of the kernel that sums them
@@ -189,7 +189,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       } else if (blocksFor(128, 128) * 10 >= sms * 9) {
         // 128 x 128 tiles whose grid covers 90% of the SMs, as for wgmma:
         // kb-tune's first H200 run measured batched 32x256x256x1024 and
-        // 8x512^3 (128 blocks on 132 SMs) 1.16x and 1.09x faster so than
+        // 8x512^3 (128 blocks on 132 SMs) 1.16x and 1.09x faster than
         // with 64 x 64 tiles (docs/kb-tune.md, "Folding back").
         f.block = {128, 128, 32};
         f.warp = {64, 32};
@@ -294,15 +294,14 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
   if (f.split == 0) {
-    double rate = wgmma         ? model.wgmmaTf32Tflops
+    double rate = wgmma        ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
                                 : model.ffmaTflops;
     // wgmma: a 128-row tile fills an SM's registers, two 64-row ones fit;
     // mma.sync and FFMA by threads, at most 4 (measured: shapes2 run).
     int64_t resident =
-        wgmma
-            ? (bm >= 128 ? 1 : 2)
-            : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
+        wgmma ? (bm >= 128 ? 1 : 2)
+              : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
     int64_t s = chooseSplitK(m, n, k, bm, bn, bk, batch, sms, resident, rate,
                              model.copyGBs);
     if (s > 1)
