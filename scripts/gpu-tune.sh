@@ -14,7 +14,8 @@
 # KB_TUNE_ONLY: a regex of program names; KB_TUNE_RUN_ARGS: kb-run's timing
 # options (default --warmup 2 --min-runs 10 --min-ms 20); KB_TUNE_BUDGET_S:
 # the seconds for all programs (default 330): a program is skipped when its
-# bundles at KB_TUNE_S_PER_BUNDLE (default 0.45, the first H200 run's rate)
+# bundles at KB_TUNE_S_PER_BUNDLE (default 0.65 s: the long-K and skinny
+# batches of the second H200 run took 0.63-0.69, the first run's 0.3-0.6)
 # would not finish within it, and each kb-run is stopped at what is left
 # (at most KB_TUNE_PROGRAM_TIMEOUT_S, default 200).
 set -u
@@ -56,7 +57,7 @@ for plan in "${plans[@]}"; do
   if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
   bundles=("$plan"default/ "$plan"c*/)
   left=$(( budget - ($(date +%s) - t_start) ))
-  need=$(python3 -c "import math; print(math.ceil(${#bundles[@]} * ${KB_TUNE_S_PER_BUNDLE:-0.45}))")
+  need=$(python3 -c "import math; print(math.ceil(${#bundles[@]} * ${KB_TUNE_S_PER_BUNDLE:-0.65}))")
   if [ "$need" -gt "$left" ]; then
     echo "$name: skipped, ${#bundles[@]} bundles need about $need s, $left s left of KB_TUNE_BUDGET_S" | tee -a "$log"; continue
   fi
