@@ -8,9 +8,16 @@
 # Writes under $OUT/tune: NAME.json (kb-run's reports), times.json (GPU
 # seconds per program), calibration.json, gpu.txt, log.txt.
 # Carry: build/bin (kb-run) and build/tune/batches.tar.gz.
+# The order: KB_TUNE_ORDER (program names, space-separated), else the
+# tarball's plans/ORDER (build-tune-batches.sh's), else elementwise, softmax,
+# then matmuls; only the programs present in the tarball are measured.
 # KB_TUNE_ONLY: a regex of program names; KB_TUNE_RUN_ARGS: kb-run's timing
 # options (default --warmup 2 --min-runs 10 --min-ms 20); KB_TUNE_BUDGET_S:
-# stop starting programs after this many seconds (default 330).
+# the seconds for all programs (default 330): a program is skipped when its
+# bundles at KB_TUNE_S_PER_BUNDLE (default 0.65 s: the long-K and skinny
+# batches of the second H200 run took 0.63-0.69, the first run's 0.3-0.6)
+# would not finish within it, and each kb-run is stopped at what is left
+# (at most KB_TUNE_PROGRAM_TIMEOUT_S, default 200).
 set -u
 OUT=${OUT:-/tmp/kb-tune-out}
 out="$OUT/tune"
@@ -33,21 +40,34 @@ read -r -a runargs <<< "${KB_TUNE_RUN_ARGS:---warmup 2 --min-runs 10 --min-ms 20
 echo "{" > "$out/times.json"
 sep=""
 t_start=$(date +%s)
-# The cheap families first, so that a run cut short by KB_TUNE_BUDGET_S
-# still has every family.
-for plan in "$work"/plans/ew_*/ "$work"/plans/softmax_*/ "$work"/plans/mm_*/; do
+budget=${KB_TUNE_BUDGET_S:-330}
+plans=()
+if [ -n "${KB_TUNE_ORDER:-}" ]; then
+  for n in $KB_TUNE_ORDER; do plans+=("$work/plans/$n/"); done
+elif [ -f "$work/plans/ORDER" ]; then
+  while read -r n; do plans+=("$work/plans/$n/"); done < "$work/plans/ORDER"
+else
+  # The cheap families first, so that a run cut short by KB_TUNE_BUDGET_S
+  # still has every family.
+  plans=("$work"/plans/ew_*/ "$work"/plans/softmax_*/ "$work"/plans/mm_*/)
+fi
+for plan in "${plans[@]}"; do
   [ -d "$plan" ] || continue
   name=$(basename "$plan")
   if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
-  if [ $(( $(date +%s) - t_start )) -gt "${KB_TUNE_BUDGET_S:-330}" ]; then
-    echo "$name: skipped, past KB_TUNE_BUDGET_S" | tee -a "$log"; continue
-  fi
   bundles=("$plan"default/ "$plan"c*/)
+  left=$(( budget - ($(date +%s) - t_start) ))
+  need=$(python3 -c "import math; print(math.ceil(${#bundles[@]} * ${KB_TUNE_S_PER_BUNDLE:-0.65}))")
+  if [ "$need" -gt "$left" ]; then
+    echo "$name: skipped, ${#bundles[@]} bundles need about $need s, $left s left of KB_TUNE_BUDGET_S" | tee -a "$log"; continue
+  fi
+  limit=$(( left < ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ? left : ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ))
   start=$(date +%s.%N)
-  timeout 150 "$KB_RUN" --json --no-baselines --quiet "${runargs[@]}" "${bundles[@]}" > "$out/$name.json" 2>> "$log"
+  timeout "$limit" "$KB_RUN" --json --no-baselines --quiet "${runargs[@]}" "${bundles[@]}" > "$out/$name.json" 2>> "$log"
   rc=$?
+  [ "$rc" -eq 124 ] && echo "$name: kb-run stopped after $limit s (KB_TUNE_BUDGET_S)" | tee -a "$log"
   # A kb-run that measures one bundle per process: one call each.
-  if ! python3 -c 'import json,sys; sys.exit(0 if "reports" in json.load(open(sys.argv[1])) else 1)' "$out/$name.json" 2>/dev/null; then
+  if [ "$rc" -ne 124 ] && ! python3 -c 'import json,sys; sys.exit(0 if "reports" in json.load(open(sys.argv[1])) else 1)' "$out/$name.json" 2>/dev/null; then
     echo "$name: kb-run gave no multi-bundle report (rc $rc); one process per bundle" | tee -a "$log"
     one="$work/one/$name"
     mkdir -p "$one"

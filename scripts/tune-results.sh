@@ -6,12 +6,17 @@
 # docs/kb-tune-search.svg. Needs the plans of scripts/build-tune-batches.sh
 # (build/tune/plans) and build/bin/kb-tune.
 # Usage: scripts/tune-results.sh OUT_DIR   (the folder gpu-tune.sh wrote tune/ into)
-# SEEDS: random replays per program (default 20).
+# SEEDS: random replays per program (default 20). KB_TUNE_PLANS: the plans
+# folder (default build/tune/plans), e.g. the plans of an earlier run
+# unpacked from its plans.tar.gz (bench/results/2026-12-01-shapes2/tune);
+# KB_TUNE_SVG: where the plot goes (default docs/kb-tune-search.svg).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 res=${1:?usage: scripts/tune-results.sh OUT_DIR}
-mkdir -p build/tune/replay
-for plan in build/tune/plans/*/; do
+rm -rf build/tune/replay && mkdir -p build/tune/replay
+[ -f build/tune/programs/programs.json ] || python3 bench/tune_programs.py build/tune/programs > /dev/null
+plans=${KB_TUNE_PLANS:-build/tune/plans}
+for plan in "$plans"/*/; do
   name=$(basename "$plan")
   [ -f "$res/tune/$name.json" ] || { echo "no measurements for $name" >&2; continue; }
   cal=(); [ -f "$res/tune/calibration.json" ] && cal=(--calibration "$res/tune/calibration.json")
@@ -19,4 +24,4 @@ for plan in build/tune/plans/*/; do
     > "build/tune/replay/$name.json"
 done
 python3 bench/tune_report.py build/tune/replay build/tune/programs/programs.json \
-  "$res/tune/times.json" docs/kb-tune-search.svg | tee build/tune/results.md
+  "$res/tune/times.json" "${KB_TUNE_SVG:-docs/kb-tune-search.svg}" | tee build/tune/results.md

@@ -111,6 +111,54 @@ TEST(TuneSpace, AFieldIsOneRow) {
   EXPECT_EQ(withSplit, int(2 * before));
 }
 
+TEST(TuneSpace, SplitKWhereTheTilesLeaveSMsIdle) {
+  // 256 x 256 x 16384: 16 tiles of 64 x 64 on 132 SMs. No split (1), and
+  // the splits nearest one wave (8: 128 blocks) and two (16: 256).
+  Facts f = matmulFacts(256, 256, 16384, "tf32");
+  auto splitsOf = [&](const std::string &unit, const std::string &block,
+                      const std::string &stages, const std::string &raster) {
+    std::vector<std::string> out;
+    for (const Candidate &c : enumerateSpace(f))
+      if (c.get("mma") == "\"" + unit + "\"" && c.get("block") == block &&
+          c.get("stages") == stages && c.get("raster") == raster &&
+          (unit != "mma_sync_tf32" || c.get("warp") == "[32, 32]"))
+        out.push_back(c.get("split"));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(splitsOf("wgmma_tf32", "[64, 64, 32]", "4", ""),
+            (V{"1", "8", "16"}));
+  // 4 tiles of 128 x 128: 32 (128 blocks) and 64 (256).
+  EXPECT_EQ(splitsOf("wgmma_tf32", "[128, 128, 32]", "4", ""),
+            (V{"1", "32", "64"}));
+  // Not with a raster, nor with mma.sync's register copies (one stage).
+  EXPECT_EQ(splitsOf("wgmma_tf32", "[64, 64, 32]", "4", "8"), (V{"1"}));
+  EXPECT_EQ(splitsOf("mma_sync_tf32", "[64, 64, 32]", "1", ""), (V{"1"}));
+  EXPECT_EQ(splitsOf("mma_sync_tf32", "[64, 64, 32]", "2", ""),
+            (V{"1", "8", "16"}));
+  // A grid of tiles that fills more than half of the SMs is left to
+  // kb-tile (no split field); a batched matmul is never split.
+  for (const Candidate &c :
+       enumerateSpace(matmulFacts(4096, 4096, 4096, "tf32")))
+    EXPECT_EQ(c.get("split"), "") << c.config();
+  Facts batched = f;
+  batched.batch = 8;
+  for (const Candidate &c : enumerateSpace(batched))
+    EXPECT_EQ(c.get("split"), "") << c.config();
+  // 512 x 768: 64 x 64 is 96 tiles (more than half the SMs: no field);
+  // 128 x 128 is 24: 4 (96 blocks) and 8 (192).
+  Facts g = matmulFacts(512, 768, 8192, "tf32");
+  std::set<std::string> at64, at128;
+  for (const Candidate &c : enumerateSpace(g)) {
+    if (c.get("block") == "[64, 64, 32]")
+      at64.insert(c.get("split"));
+    if (c.get("block") == "[128, 128, 32]")
+      at128.insert(c.get("split"));
+  }
+  EXPECT_EQ(at64, (std::set<std::string>{""}));
+  EXPECT_EQ(at128, (std::set<std::string>{"1", "4", "8"}));
+}
+
 TEST(TuneSpace, SoftmaxClustersOnlyWhereTheStrategySplits) {
   Facts f;
   f.family = Family::Softmax;
@@ -176,6 +224,95 @@ TEST(TuneModel, RanksUnitsGridsAndSpills) {
   EXPECT_EQ(st[2].rank, 0);
   EXPECT_EQ(st[0].rank, 1);
   EXPECT_EQ(st[1].rank, -1);
+}
+
+TEST(TuneModel, SplitKFillsTheGridAndPaysForThePartials) {
+  // 256 x 256 x 16384 in 64 x 64 tiles: 16 blocks on 132 SMs.
+  Facts f = matmulFacts(256, 256, 16384, "tf32");
+  Calibration cal;
+  auto withSplit = [](const char *s) {
+    Candidate c = mm("wgmma_tf32", "[64, 64, 32]", "4");
+    c.fields.emplace_back("split", s);
+    return c;
+  };
+  double one = modelTime(f, withSplit("1"), compiled(160, 90, 16, 0.3, 2), cal);
+  double eight =
+      modelTime(f, withSplit("8"), compiled(160, 90, 128, 0.3, 2), cal);
+  // One block per SM instead of one per eight: several times faster.
+  EXPECT_LT(eight, one / 4);
+  // The partials: 8 x S x M x N bytes and the sum's launch, on top of the
+  // same matmul with a grid as full.
+  Static full = compiled(160, 90, 128, 0.3, 2);
+  double unsplit = modelTime(f, withSplit("1"), full, cal);
+  double bytes = 8.0 * 8 * 256 * 256;
+  EXPECT_NEAR(eight - unsplit, bytes / (cal.copyGBs * 1e9) * 1e3 + 0.004,
+              0.5 * (bytes / (cal.copyGBs * 1e9) * 1e3) + 0.001);
+  // A split far past one wave only adds partials: 64 (1024 blocks, about
+  // eight waves) is slower than 8.
+  double many =
+      modelTime(f, withSplit("64"), compiled(160, 90, 1024, 0.3, 2), cal);
+  EXPECT_GT(many, eight);
+}
+
+TEST(TuneModel, RowsHeldInRegistersAreAllInFlight) {
+  // 256 x 131072, split over a cluster of 8: a block's part is 16384
+  // floats, 64 a thread at 256 threads, all loaded before the reduction:
+  // the vector width does not change the bytes in flight (the first H200
+  // run: 0.0746 and 0.0751 ms at vector 4 and 2).
+  Facts f;
+  f.family = Family::Softmax;
+  f.rows = 256;
+  f.cols = 131072;
+  f.minimalBytes = 2.0 * 256 * 131072 * 4;
+  Calibration cal;
+  auto cand = [](const char *strategy, const char *vector) {
+    Candidate c;
+    c.fields = {{"strategy", strategy}, {"threads", "256"}, {"vector", vector}};
+    if (std::string(strategy) == "\"split\"")
+      c.fields.emplace_back("cluster", "8");
+    return c;
+  };
+  Static s = compiled(256, 80, 2048, 0.375, 3);
+  double v4 = modelTime(f, cand("\"split\"", "4"), s, cal);
+  double v2 = modelTime(f, cand("\"split\"", "2"), s, cal);
+  EXPECT_LT(v2, 1.1 * v4);
+  // At the copy bandwidth (with the exchange's cost), not derated by
+  // latency: 3 blocks of 256 threads hold 196 KB in flight.
+  EXPECT_LT(v4, 1.3 * f.minimalBytes / (cal.copyGBs * 1e9) * 1e3 + 0.004);
+  // A streaming loop (online) has one vector a thread in flight: with 256
+  // rows of one block each, 2 blocks an SM, narrower vectors cost more.
+  Static one = compiled(256, 32, 256, 0.25, 2);
+  EXPECT_GT(modelTime(f, cand("\"online\"", "2"), one, cal),
+            1.5 * modelTime(f, cand("\"online\"", "4"), one, cal));
+}
+
+TEST(TuneModel, WarpTilesAndStagesHideLatency) {
+  Facts f = matmulFacts(1024, 1024, 1024, "tf32");
+  Calibration cal;
+  // mma.sync at 6% occupancy: 64 x 64 warp tiles (32 accumulators a warp)
+  // hide the latency that 32 x 32 ones (8) leave exposed.
+  auto warp = [](const char *w) {
+    Candidate c = mm("mma_sync_tf32", "[128, 128, 32]", "4");
+    c.fields.insert(c.fields.begin() + 2, {"warp", w});
+    return c;
+  };
+  Static low = compiled(128, 242, 64, 0.0625, 1);
+  EXPECT_LT(modelTime(f, warp("[64, 64]"), low, cal),
+            0.8 * modelTime(f, warp("[32, 32]"), low, cal));
+  // wgmma 64 x 128 tiles, one block an SM: a k step is 0.2 us, so three
+  // stages (two in flight) do not cover a 600 ns load; five do.
+  Static one = compiled(160, 90, 128, 0.08, 1);
+  double s3 = modelTime(f, mm("wgmma_tf32", "[64, 128, 32]", "3"), one, cal);
+  double s4 = modelTime(f, mm("wgmma_tf32", "[64, 128, 32]", "4"), one, cal);
+  double s5 = modelTime(f, mm("wgmma_tf32", "[64, 128, 32]", "5"), one, cal);
+  EXPECT_GT(s3, s4);
+  EXPECT_GT(s4, s5);
+  // Two blocks an SM put twice the stages in flight: four are about
+  // enough for 64 x 64 tiles.
+  Static two = compiled(160, 90, 256, 0.16, 2);
+  EXPECT_NEAR(modelTime(f, mm("wgmma_tf32", "[64, 64, 32]", "4"), two, cal),
+              modelTime(f, mm("wgmma_tf32", "[64, 64, 32]", "5"), two, cal),
+              0.01 * s5);
 }
 
 TEST(TuneModel, MemoryBoundKernelsPayForASecondPass) {
@@ -285,6 +422,40 @@ TEST(TuneSearch, TiesWithinNoiseGoToTheFirstInTableOrder) {
   EXPECT_EQ(ties.size(), 1u);
 }
 
+TEST(TuneSearch, OneStalledRunDoesNotMakeASlowCandidateWin) {
+  // ew_add_relu_scale_8192x2048 on the H200 (bench/results/
+  // 2026-12-01-shapes2/tune): the fastest candidate's 277 runs had one of
+  // 4.01 ms (median 0.0513, min 0.0507); with the noise taken as half the
+  // spread it "tied" with every candidate, and the first in table order
+  // (0.1616 ms, 3x slower) won.
+  std::vector<Candidate> cands;
+  for (const char *t : {"64", "128", "256"}) {
+    Candidate c;
+    c.fields = {{"threads", t}, {"vector", "4"}};
+    cands.push_back(c);
+  }
+  Plan p = planOf(cands, "exhaustive", 3);
+  auto timed = [&](int i, double min, double median, double max) {
+    json r = report(p.entries[i].id, median, 0);
+    r["time"]["min_ms"] = min;
+    r["time"]["max_ms"] = max;
+    p.entries[i].meas = parseReport(r, -1);
+  };
+  timed(0, 0.1614, 0.1616, 0.1621);
+  timed(1, 0.0507, 0.0513, 4.0146); // the fastest, one run stalled
+  timed(2, 0.0510, 0.0519, 0.0535);
+  EXPECT_NEAR(p.entries[1].meas->noiseMs(), 0.0006, 1e-9);
+  std::vector<int> ties;
+  EXPECT_EQ(bestIndex(p, &ties), 1);
+  // 0.0519 is within the larger noise (0.0009, of c1002) of 0.0513: tied,
+  // and c1001 is first in table order; 0.1616 is not.
+  EXPECT_EQ(ties, (std::vector<int>{1, 2}));
+  // Replayed, exhaustive finds the same; no mode beats it.
+  json g = replay(p, "guided", 2, 0);
+  EXPECT_EQ(g["exhaustive_best_id"], "c1001");
+  EXPECT_GE(g["gap_to_exhaustive"].get<double>(), 0);
+}
+
 TEST(TuneSearch, RandomIsSeededAndUsesTheBudget) {
   std::vector<Candidate> cands;
   for (int i = 0; i < 40; ++i)
@@ -333,6 +504,15 @@ TEST(TuneSearch, GuidedFollowsTheLeverOfTheBestSoFar) {
   EXPECT_EQ(unit, (std::vector<int>{2, 6}));
   auto more = batchFor("more_stages");
   EXPECT_EQ(more.front(), 5);
+  // split_k: a larger split, or at the same split smaller tiles.
+  Candidate s1 = mm("wgmma_tf32", "[128, 256, 32]", "4"), s8 = s1;
+  s1.fields.emplace_back("split", "1");
+  s8.fields.emplace_back("split", "8");
+  EXPECT_TRUE(followsLever("split_k", s1, s8));
+  EXPECT_FALSE(followsLever("split_k", s8, s1));
+  EXPECT_TRUE(followsLever("split_k", cands[0], s8));  // no field: no split
+  EXPECT_FALSE(followsLever("split_k", cands[0], s1)); // the same grid
+  EXPECT_TRUE(followsLever("split_k", s1, cands[4]));  // more blocks
   auto split = batchFor("split_k"); // no split field: more blocks
   for (int i : split)
     EXPECT_TRUE(followsLever("smaller_tiles", cands[0], cands[i]));

@@ -137,6 +137,7 @@ LogicalResult mlir::kb::applyTuningEntry(Operation *op, const TuningDb &db,
   merge(cur.cluster, tuned.cluster, int64_t(0), "cluster");
   merge(cur.grid, tuned.grid, int64_t(0), "grid");
   merge(cur.raster, tuned.raster, int64_t(0), "raster");
+  merge(cur.split, tuned.split, int64_t(0), "split");
   merge(cur.mma, tuned.mma, std::optional<MmaUnit>(), "mma");
   merge(cur.strategy, tuned.strategy, std::optional<SoftmaxStrategy>(),
         "strategy");

@@ -40,6 +40,17 @@ func.func @tuned_wgmma(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tens
   return %0 : tensor<512x512xf32>
 }
 
+// Split-K (kb-tile's field) is taken from the entry too.
+// CHECK-LABEL: func.func @tuned_split
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], stages = 4, mma = "wgmma_tf32", copy = "tma", split = 8>
+// NODB-LABEL: func.func @tuned_split
+// NODB-NOT: split =
+// NODB: return
+func.func @tuned_split(%a: tensor<256x16384xf32>, %b: tensor<16384x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<256x16384xf32>, tensor<16384x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
 // CHECK-LABEL: func.func @tuned_softmax
 // CHECK: kb.softmax {{.*}}config = #kb.config<{{.*}}threads = 128, vector = 2, strategy = "online">
 // NODB-LABEL: func.func @tuned_softmax

@@ -109,6 +109,17 @@ std::string precisionOfUnit(const std::string &unit) {
 
 // --- The space --------------------------------------------------------------
 
+static std::vector<int64_t> sizes(const std::string &text);
+
+int smsOf(const std::string &chip) { return chip == "sm_80" ? 108 : 132; }
+
+int64_t outputTiles(const Candidate &c, const Facts &f) {
+  auto b = sizes(c.get("block"));
+  if (b.size() < 2 || b[0] <= 0 || b[1] <= 0)
+    return 0;
+  return (f.m + b[0] - 1) / b[0] * ((f.n + b[1] - 1) / b[1]);
+}
+
 namespace {
 using Pred = std::function<bool(const Candidate &, const Facts &)>;
 Pred always() {
@@ -128,6 +139,27 @@ Pred strategyIs(std::initializer_list<const char *> names) {
     ns.push_back(std::string("\"") + n + "\"");
   return [ns](const Candidate &c, const Facts &) {
     return std::find(ns.begin(), ns.end(), c.get("strategy")) != ns.end();
+  };
+}
+/// Split-K with `s` chunks: a batch of one whose output tiles (of the
+/// block chosen before) fill at most half of the SMs (kb-tile does not
+/// split a larger grid); s = 1 always, and the two splits whose grids are
+/// closest to one and two waves of a block per SM (the largest s with
+/// tiles x s <= SMs, and twice it). Not with a raster (it orders the tiles
+/// across waves; a split grid is one wave of tiles) nor with mma.sync's one
+/// stage (register copies: 1.5-2.4x slower than the best stage in every
+/// matmul of the first H200 run, docs/kb-tune.md).
+Pred splitFits(int64_t s) {
+  return [s](const Candidate &c, const Facts &f) {
+    int64_t t = outputTiles(c, f), sms = smsOf(f.chip);
+    if (f.batch != 1 || t <= 0 || 2 * t > sms)
+      return false;
+    if (s == 1)
+      return true;
+    bool oneStage = c.get("stages") == "1" && c.get("mma") != "\"ffma\"";
+    bool wave = t * s <= sms && 2 * t * s > sms;
+    bool twoWaves = t * s <= 2 * sms && 2 * t * s > 2 * sms;
+    return c.get("raster").empty() && !oneStage && (wave || twoWaves);
   };
 }
 Pred allows(const char *precision) {
@@ -192,8 +224,18 @@ const std::vector<FieldRow> &spaceTable() {
        [](const Candidate &c, const Facts &f) {
          return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 && f.m > 128;
        }},
-      // Split-K, when #kb.config has it (the matmul issues):
-      // {F::Matmul, "split", {"", "2", "4", "8"}, always()},
+      // Split-K (kb-tile's field): where the tiles leave SMs idle, no
+      // split (1) and the splits that bring the grid to one or two blocks
+      // per SM; elsewhere the field is left to kb-tile, which does not
+      // split a grid that large. A split must divide the k tiles: the
+      // passes refuse the others, with their reason.
+      {F::Matmul, "split", {"1"}, splitFits(1)},
+      {F::Matmul, "split", {"2"}, splitFits(2)},
+      {F::Matmul, "split", {"4"}, splitFits(4)},
+      {F::Matmul, "split", {"8"}, splitFits(8)},
+      {F::Matmul, "split", {"16"}, splitFits(16)},
+      {F::Matmul, "split", {"32"}, splitFits(32)},
+      {F::Matmul, "split", {"64"}, splitFits(64)},
 
       // Softmax: kb-select-config's fields.
       {F::Softmax,
@@ -388,37 +430,80 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
                       : cal.tf32Tflops * cal.mmaSyncFraction / 3;
     // wgmma is asynchronous and fed by TMA: a warpgroup per 64 rows keeps
     // the tensor cores busy without many warps (its stages hide latency).
-    double unitOcc = unit == "\"wgmma_tf32\"" ? 1.0 : occEff;
+    // mma.sync: a warp's independent mma per k step grow with its warp
+    // tile (a 64 x 64 tile has four times the accumulators of a 32 x 32
+    // one), so fewer resident warps hide as much latency.
+    double unitOcc = occEff;
+    if (unit == "\"wgmma_tf32\"")
+      unitOcc = 1.0;
+    else if (auto w = sizes(c.get("warp")); w.size() == 2)
+      unitOcc =
+          std::min(1.0, 0.4 + 2.4 * s.occupancy * double(w[0] * w[1]) / 1024);
     double compute = f.flops / (peak * 1e12 * balance * unitOcc) * 1e3;
     auto b = sizes(c.get("block"));
-    double mem = f.minimalBytes / bw * 1e3;
+    // Split-K into S chunks: the grid has S blocks per tile (s.blocks
+    // counts them: the balance above sees the fuller grid); each block
+    // loads 1/S of K, so the tile loads are the same; the partials are
+    // S x M x N floats written instead of M x N, and kb.split_sum reads
+    // them and writes M x N: 8 x S x M x N bytes in all, and a launch.
+    int64_t split = std::max<int64_t>(1, count(c, "split"));
+    double outBytes = 4.0 * f.batch * f.m * f.n;
+    double mem = (f.minimalBytes + (split - 1) * outBytes) / bw * 1e3;
     if (b.size() == 3) {
       double tiles =
           std::ceil(double(f.m) / b[0]) * std::ceil(double(f.n) / b[1]);
       double l2Bytes = f.batch * tiles * double(b[0] + b[1]) * f.k * 4;
       mem = std::max(mem, l2Bytes / (3 * bw) * 1e3);
     }
-    // Shallow pipelines expose the copies' latency.
+    // Shallow pipelines expose the copies' latency: the stages in flight
+    // (stages - 1 per block, for every block resident on the SM) must
+    // cover a tile load's latency (about 600 ns from L2 or DRAM on the
+    // H200) with the k steps they feed, each 2 x BM x BN x BK flops at
+    // the SM's rate. One stage (register copies) overlaps nothing.
     int64_t stages = count(c, "stages");
-    double stageEff = stages >= 3 ? 1.0 : stages == 2 ? 0.9 : 0.75;
+    double stageEff = 0.75;
+    if (stages >= 2 && b.size() == 3) {
+      double resident = std::max<double>(
+          1, std::min<double>(std::max(s.blocksPerSM, 1), perSM));
+      double kStepMs = 2.0 * b[0] * b[1] * b[2] / (peak * 1e12 / sms) * 1e3;
+      double covered = (stages - 1) * resident * kStepMs / 0.0006;
+      stageEff = 0.5 + 0.5 * std::min(1.0, covered);
+    } else if (stages >= 2) {
+      stageEff = stages >= 3 ? 1.0 : 0.9;
+    }
     compute /= stageEff;
-    mem /= unitOcc;
+    // A grid that leaves SMs idle draws only their share of the bandwidth
+    // (and a partial last wave as much): the memory side is derated by
+    // the same balance as the compute side.
+    mem /= unitOcc * balance;
     // The two overlap, not perfectly: a tenth of the smaller one shows.
     t = std::max(compute, mem) + 0.1 * std::min(compute, mem);
+    if (split > 1)
+      t += (split + 1) * outBytes / bw * 1e3 + launchMs;
   } else {
     double passes = c.get("strategy") == "\"online\"" ? 1.5 : 1.0;
     int64_t vector = std::max<int64_t>(1, std::atoll(c.get("vector").c_str()));
     double vecEff = vector >= 4 ? 1.0 : vector == 2 ? 0.93 : 0.8;
-    // Bytes in flight an SM needs to cover DRAM latency (about 19 KB on
-    // the H200: 4.2 TB/s x 600 ns / 132 SMs), from the threads resident.
-    double resident = std::min(double(std::max(s.blocksPerSM, 1)) * s.threads,
-                               double(blocks) * s.threads / sms);
-    double latEff = std::min(1.0, resident * vector * 4 / 19000.0);
-    // Lanes that hold part of a row: a row (or a cluster's part of it)
-    // shorter than threads x vector leaves the others idle.
     std::string strategy = c.get("strategy");
     int64_t parts = std::max<int64_t>(1, count(c, "cluster"));
     double part = f.cols > 0 ? double(f.cols) / parts : 0;
+    // Bytes in flight an SM needs to cover DRAM latency (about 19 KB on
+    // the H200: 4.2 TB/s x 600 ns / 132 SMs), from the threads resident.
+    // A streaming loop (online, split_global, elementwise) has one vector
+    // a thread in flight; the registers and split strategies load their
+    // whole part of the row into registers before they reduce it, so a
+    // thread has all of its elements in flight (up to 32), whatever the
+    // vector width.
+    double resident = std::min(double(std::max(s.blocksPerSM, 1)) * s.threads,
+                               double(blocks) * s.threads / sms);
+    double inFlight = vector;
+    if (f.family == Family::Softmax &&
+        (strategy == "\"registers\"" || strategy == "\"split\"") && part > 0)
+      inFlight = std::max<double>(
+          vector, std::min(32.0, std::ceil(part / std::max(s.threads, 1))));
+    double latEff = std::min(1.0, resident * inFlight * 4 / 19000.0);
+    // Lanes that hold part of a row: a row (or a cluster's part of it)
+    // shorter than threads x vector leaves the others idle.
     double lanes = double(std::max(s.threads, 1)) * vector;
     double laneEff = part > 0 ? part / (std::ceil(part / lanes) * lanes) : 1;
     if (f.family == Family::Elementwise)
@@ -709,9 +794,11 @@ bool followsLever(const std::string &lever, const Candidate &from,
                   const Candidate &to) {
   bool matmulLike = !from.get("block").empty();
   if (lever == "split_k") {
-    if (!from.get("split").empty() || !to.get("split").empty())
-      return count(to, "split") > count(from, "split");
-    return matmulLike && area(to) < area(from); // more blocks
+    // A larger split (no field: kb-tile's, no split), or at the same
+    // split smaller tiles (more blocks).
+    int64_t a = std::max<int64_t>(1, count(from, "split")),
+            b = std::max<int64_t>(1, count(to, "split"));
+    return b > a || (b == a && matmulLike && area(to) < area(from));
   }
   if (lever == "smaller_tiles")
     return matmulLike ? area(to) < area(from)
@@ -872,8 +959,8 @@ json dbEntry(const Plan &p, int best, const std::vector<int> &ties,
             {"runs", m.runs},
             {"noise_ms", m.noiseMs()},
             {"ties", tied},
-            {"tie_rule", "medians within the larger half-spread (max-min)/2 "
-                         "of the two are a tie; the first in the space's "
+            {"tie_rule", "medians within the larger noise (median - min) of "
+                         "the two are a tie; the first in the space's "
                          "table order wins"},
             {"mode", p.mode},
             {"space", p.space},
@@ -1091,11 +1178,18 @@ json replay(const Plan &measured, const std::string &mode, int budget,
     j["best_config"] = p.entries[b].cand.config();
   }
   if (ex >= 0) {
+    // The gap is to the fastest median measured, not to the exhaustive
+    // choice (the tie rule's winner, which may be a little slower than a
+    // candidate it tied with): a mode's gap is never negative.
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const Entry &e : full.entries)
+      if (e.meas && e.meas->status == "ok")
+        fastest = std::min(fastest, e.meas->medianMs);
     j["exhaustive_best_id"] = full.entries[ex].id;
     j["exhaustive_best_ms"] = full.entries[ex].meas->medianMs;
+    j["exhaustive_fastest_ms"] = fastest;
     if (b >= 0)
-      j["gap_to_exhaustive"] =
-          p.entries[b].meas->medianMs / full.entries[ex].meas->medianMs - 1;
+      j["gap_to_exhaustive"] = p.entries[b].meas->medianMs / fastest - 1;
   }
   return j;
 }

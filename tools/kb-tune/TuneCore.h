@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -78,6 +79,13 @@ enumerateSpace(const Facts &facts,
 /// that a database entry says which space it was tuned over.
 std::string spaceId(const std::vector<Candidate> &space);
 
+/// The SMs of a chip (sm_80: 108, the A100; sm_90, sm_90a: 132, the H100
+/// and H200).
+int smsOf(const std::string &chip);
+/// A matmul candidate's output tiles per batch (its block's BM x BN over
+/// M x N); 0 without a block.
+int64_t outputTiles(const Candidate &c, const Facts &f);
+
 /// The unit a matmul candidate names and the precision it implies.
 std::string precisionOfUnit(const std::string &unit);
 
@@ -134,9 +142,14 @@ struct Measured {
   std::string bound, cause, lever, text;
   std::vector<std::string> levers;
   std::string message;
-  /// Half the spread of the timed runs: two candidates whose medians are
-  /// within the larger noise of the two are a tie.
-  double noiseMs() const { return (maxMs - minMs) / 2; }
+  /// The noise of the timed runs: the median's distance from the fastest
+  /// run. Two candidates whose medians are within the larger noise of the
+  /// two are a tie. Not the spread (max - min): a timing can only be made
+  /// slower by what else the machine does, so one run stalled for
+  /// milliseconds (a 4 ms outlier among 277 runs of 0.05 ms was seen) made
+  /// a fast candidate "tie" with every slower one, and the first in table
+  /// order, the slowest, won.
+  double noiseMs() const { return std::max(0.0, medianMs - minMs); }
 };
 json toJson(const Measured &m);
 Measured measuredFromJson(const json &j);

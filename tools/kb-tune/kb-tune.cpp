@@ -293,6 +293,9 @@ Static readBundle(const std::string &dir, Family family) {
     if (i == target)
       continue;
     for (const json &o : kernels[i].at("ops")) {
+      // Split-K's sum: the model charges it from the split (modelTime).
+      if (program.at(o.get<int>()).value("op", "") == "kb.split_sum")
+        continue;
       double elems = 1;
       for (const json &d : program.at(o.get<int>()).at("shape"))
         elems *= d.get<double>();
@@ -901,6 +904,22 @@ int main(int argc, char **argv) {
                 {"default_ms", p.defaultMs},
                 {"calibration", p.cal.source},
                 {"exhaustive", replay(p, "exhaustive", 0, 0)}};
+    // The model's order against the measurements (how well it ranks).
+    json ranked = json::array();
+    std::vector<int> byModel = survivors(p);
+    std::stable_sort(byModel.begin(), byModel.end(), [&](int a, int b) {
+      return p.entries[a].st.rank < p.entries[b].st.rank;
+    });
+    for (int i : byModel) {
+      const Entry &e = p.entries[i];
+      json r = {{"id", e.id},
+                {"config", e.cand.config()},
+                {"model_ms", e.st.modelMs}};
+      if (e.meas && e.meas->status == "ok")
+        r["median_ms"] = e.meas->medianMs;
+      ranked.push_back(r);
+    }
+    out["model_order"] = ranked;
     out["guided"] = replay(p, "guided", o.budget, 0);
     int budget = out["guided"]["candidates_timed"];
     json randoms = json::array();
