@@ -137,3 +137,13 @@ func.func @pad_threads(%x: tensor<60x70xf32>) -> tensor<60x96xf32> {
   %0 = kb.pad %x multiple(32) {config = #kb.config<threads = 48>} : tensor<60x70xf32> -> tensor<60x96xf32>
   return %0 : tensor<60x96xf32>
 }
+
+// -----
+
+// A threads count that is not the row-major layout's (a producer warp only)
+// is refused.
+func.func @row_major_b_threads(%arg0: tensor<512x200xf32>, %arg1: tensor<200x256xf32>) -> tensor<512x256xf32> {
+  // expected-error @+1 {{wgmma_tf32 runs one warpgroup per 64 columns and a producer warpgroup: 384 threads, got 288}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<512x200xf32>, tensor<200x256xf32> -> tensor<512x256xf32>
+  return %0 : tensor<512x256xf32>
+}

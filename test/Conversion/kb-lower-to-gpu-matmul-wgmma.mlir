@@ -121,3 +121,35 @@ func.func @tma_two_warpgroups(%arg0: tensor<256x256xf32>, %arg1: tensor<256x256x
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
 }
+
+// -----
+
+// A row-major B (no transpose_b): the kernel computes C^T = B^T A^T. B's
+// tensor map copies boxes of 32 k rows x 32 columns (dims as stored: K x N),
+// four per 128-column tile; A's is as ever (BM rows x 32). Two consumer
+// warpgroups of 64 columns and a whole producer warpgroup (384 threads),
+// which gives its registers away (setmaxnreg 40) to the consumers (232).
+// Each k tile: the 16 fragment words of B^T from shared memory, the fence,
+// four register-sourced wgmma (inline PTX; m64n256: N is the tile's 256
+// rows), and wait_group 0 before the next tile's fragment loads.
+// CHECK-LABEL: func.func @row_major_b
+// CHECK: kb.tensor_map = {box = [256, 32], dims = [512, 200], of = "arg0"}
+// CHECK: kb.tensor_map = {box = [32, 32], dims = [200, 256], of = "arg1"}
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul blocks in (%c2, %c2{{.*}}, %c1) threads in (%c384
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK-COUNT-5: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-16: memref.load %view
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.mma_async
+func.func @row_major_b(%arg0: tensor<512x200xf32>, %arg1: tensor<200x256xf32>) -> tensor<512x256xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<512x200xf32>, tensor<200x256xf32> -> tensor<512x256xf32>
+  return %0 : tensor<512x256xf32>
+}
+

@@ -23,9 +23,9 @@
 // RUN: FileCheck %s --check-prefix=SPLIT < %t/split/manifest.json
 // RUN: kb-opt %kb_src/examples/matmul.mlir --kb-compile="output=%t/matmul90a chip=sm_90a ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SM90A < %t/matmul90a/manifest.json
-// RUN: FileCheck %s --check-prefix=SM90A-PTX < %t/matmul90a/k1_matmul.ptx
-// RUN: FileCheck %s --check-prefix=SM90A-MMA < %t/matmul90a/k1_matmul.ptx
-// RUN: FileCheck %s --check-prefix=SM90A-NONE < %t/matmul90a/k1_matmul.ptx
+// RUN: FileCheck %s --check-prefix=SM90A-PTX < %t/matmul90a/k0_matmul.ptx
+// RUN: FileCheck %s --check-prefix=SM90A-MMA < %t/matmul90a/k0_matmul.ptx
+// RUN: FileCheck %s --check-prefix=SM90A-NONE < %t/matmul90a/k0_matmul.ptx
 
 // WIDE: "dtype": "i32",
 // WIDE-NEXT: "name": "ws0",
@@ -122,41 +122,45 @@ func.func @split(%a: tensor<8x65536xf32>, %b: tensor<6x400001xf32>) -> (tensor<8
 // AWKWARD: "name": "k0_matmul",
 // AWKWARD: "name": "k1_softmax",
 
-// The tiles come by TMA: mbarriers, tensor copies, no per-thread cp.async.
+// The tiles come by TMA: mbarriers, tensor copies, no per-thread cp.async;
+// the producer warpgroup gives its registers to the two consumer warpgroups.
 // SM90A-PTX-DAG: mbarrier.init.shared.b64
 // SM90A-PTX-DAG: mbarrier.arrive.expect_tx.shared.b64
 // SM90A-PTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // SM90A-PTX-DAG: mbarrier.try_wait.parity.shared.b64
 // SM90A-PTX-DAG: bar.sync
+// SM90A-PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40;
+// SM90A-PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232;
 // SM90A-PTX-DAG: wgmma.fence.sync.aligned
 // SM90A-PTX-DAG: wgmma.commit_group.sync.aligned
-// SM90A-PTX-DAG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
 // SM90A-PTX-DAG: wgmma.wait_group.sync.aligned {{[[:space:]]*}}0;
 // Four k8 steps per k tile, one after the other (LLVM may peel the first
-// k tile, which then holds another four).
-// SM90A-MMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32
+// k tile, which then holds another four), B^T's fragments from registers.
+// SM90A-MMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1;
 // SM90A-MMA-NOT: wgmma.mma_async
 // SM90A-MMA: wgmma.commit_group.sync.aligned
-// No mma.sync, no fragment loads from shared memory, anywhere in the kernel:
+// No mma.sync and no ldmatrix anywhere in the kernel; shared memory is read
+// only for B^T's fragments (16 words a k tile), never waited on by
+// wait_group 1 (the registers a wgmma reads stay untouched until it retires).
 // SM90A-NONE-NOT: mma.sync
 // SM90A-NONE-NOT: cp.async.cg
-// SM90A-NONE-NOT: ld.shared
 // SM90A-NONE-NOT: ldmatrix
+// SM90A-NONE-NOT: wgmma.wait_group.sync.aligned {{[[:space:]]*}}1;
 
 // FFMA-PTX: fma.rn.f32
 // FFMA-PTX-NOT: mma.sync
 
-// On sm_90a the tf32 matmul is a wgmma kernel behind a transpose of B.
-// SM90A: "config": "#kb.config<block = [64, 64], threads = 256>",
-// SM90A: "name": "k0_transpose",
+// On sm_90a the tf32 matmul is one wgmma kernel that reads the row-major B
+// as it is (C^T = B^T A^T, B^T's fragments in registers): no transpose.
+// SM90A-NOT: "name": "k0_transpose",
 // SM90A: "args": [
 // SM90A-NEXT: "a",
-// SM90A-NEXT: "t0",
+// SM90A-NEXT: "b",
+// SM90A-NEXT: "tm0",
 // SM90A-NEXT: "tm1",
-// SM90A-NEXT: "tm2",
 // SM90A-NEXT: "c"
-// SM90A: "config": "#kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = \"wgmma_tf32\", copy = \"tma\">",
-// SM90A: "cubin": "k1_matmul.cubin",
-// SM90A: "op": "kb.transpose",
-// SM90A: "transpose_b": true
+// SM90A: "config": "#kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = \"wgmma_tf32\", copy = \"tma\">",
+// SM90A: "cubin": "k0_matmul.cubin",
+// SM90A-NOT: "op": "kb.transpose",
+// SM90A-NOT: "transpose_b": true
 // SM90A: "target": "sm_90a",

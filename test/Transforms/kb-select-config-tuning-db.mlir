@@ -23,7 +23,7 @@
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 128, 32], warp = [32, 32], stages = 3, mma = "mma_sync_tf32">
 // NODB-LABEL: func.func @tuned_mma_sync
-// NODB: kb.transpose
+// NODB-NOT: kb.transpose
 // NODB: mma = "wgmma_tf32"
 // SM90-LABEL: func.func @tuned_mma_sync
 // SM90: kb.matmul {{.*}}config = #kb.config<mma = "mma_sync_tf32">
@@ -33,7 +33,7 @@ func.func @tuned_mma_sync(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> t
 }
 
 // CHECK-LABEL: func.func @tuned_wgmma
-// CHECK: kb.transpose
+// CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 64, 32], stages = 5, mma = "wgmma_tf32", copy = "tma">
 func.func @tuned_wgmma(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tensor<512x512xf32> {
   %0 = kb.matmul %a, %b precision(tf32) : tensor<512x512xf32>, tensor<512x512xf32> -> tensor<512x512xf32>

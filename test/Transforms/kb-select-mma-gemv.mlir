@@ -1,23 +1,29 @@
 // RUN: kb-opt %s --kb-select-mma=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
 
-// A matmul with at most 16 rows or columns (batch 1) gets mma = "gemv" at
-// every precision: fp32 FMAs streaming the weight, bound by its bytes
-// (docs/shapes.md, "Precision where it buys nothing"). On sm_90a a tf32 one
-// says so in a remark (it is not wgmma), and no kb.transpose is inserted.
+// A matmul with at most 4 rows, or one column (batch 1), gets mma = "gemv"
+// at every precision by default: fp32 FMAs streaming the weight, bound by
+// its bytes (docs/shapes.md, "Precision where it buys nothing"). On sm_90a
+// a tf32 one says so in a remark (it is not wgmma), and no kb.transpose is
+// inserted. 5 to 16 rows, or 2 to 16 columns, take gemv only by hand: the
+// H200 measured wgmma faster there (SelectMma.cpp, gemvByDefault).
 // CHECK-LABEL: func.func @few_rows
 // CHECK-NOT: kb.transpose
 // CHECK: precision(tf32) transpose_b {config = #kb.config<mma = "gemv">}
 // CHECK: precision(tf32) {config = #kb.config<mma = "gemv">}
 // CHECK: precision(ieee) {config = #kb.config<mma = "gemv">}
 // CHECK: precision(tf32x3) {config = #kb.config<mma = "gemv">}
-func.func @few_rows(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %a: tensor<8192x8192xf32>, %v: tensor<8192x1xf32>, %b: tensor<16x64xf32>, %c: tensor<64x300xf32>) -> (tensor<1x4096xf32>, tensor<8192x1xf32>, tensor<16x300xf32>, tensor<16x300xf32>) {
+// CHECK: precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">}
+// CHECK: precision(tf32) {config = #kb.config<mma = "wgmma_tf32">}
+func.func @few_rows(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %a: tensor<8192x8192xf32>, %v: tensor<8192x1xf32>, %b: tensor<4x64xf32>, %c: tensor<64x300xf32>, %x8: tensor<8x4096xf32>, %v8: tensor<8192x8xf32>) -> (tensor<1x4096xf32>, tensor<8192x1xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<8x4096xf32>, tensor<8192x8xf32>) {
   // expected-remark @+1 {{gemv, not wgmma: 1 x 4096 outputs are bound by the weight's bytes; fp32 FMAs stream it}}
   %0 = kb.matmul %x, %w precision(tf32) transpose_b : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   // expected-remark @+1 {{gemv, not wgmma: 8192 x 1 outputs}}
   %1 = kb.matmul %a, %v precision(tf32) : tensor<8192x8192xf32>, tensor<8192x1xf32> -> tensor<8192x1xf32>
-  %2 = kb.matmul %b, %c precision(ieee) : tensor<16x64xf32>, tensor<64x300xf32> -> tensor<16x300xf32>
-  %3 = kb.matmul %b, %c precision(tf32x3) : tensor<16x64xf32>, tensor<64x300xf32> -> tensor<16x300xf32>
-  return %0, %1, %2, %3 : tensor<1x4096xf32>, tensor<8192x1xf32>, tensor<16x300xf32>, tensor<16x300xf32>
+  %2 = kb.matmul %b, %c precision(ieee) : tensor<4x64xf32>, tensor<64x300xf32> -> tensor<4x300xf32>
+  %3 = kb.matmul %b, %c precision(tf32x3) : tensor<4x64xf32>, tensor<64x300xf32> -> tensor<4x300xf32>
+  %4 = kb.matmul %x8, %w precision(tf32) transpose_b : tensor<8x4096xf32>, tensor<4096x4096xf32> -> tensor<8x4096xf32>
+  %5 = kb.matmul %a, %v8 precision(tf32) : tensor<8192x8192xf32>, tensor<8192x8xf32> -> tensor<8192x8xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<1x4096xf32>, tensor<8192x1xf32>, tensor<4x300xf32>, tensor<4x300xf32>, tensor<8x4096xf32>, tensor<8192x8xf32>
 }
 
 // -----

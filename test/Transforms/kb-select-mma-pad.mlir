@@ -62,24 +62,24 @@ func.func @batched_and_fused(%a: tensor<16x512x511xf32>, %b: tensor<16x511x512xf
 
 // -----
 
-// Where the pads cost more than wgmma saves (a vector times a matrix, bound
+// Where the pads cost more than wgmma saves (32 rows times a matrix, bound
 // by its bytes) mma.sync stays, with a remark naming the reason; a K that is
-// a multiple of 4 gets no pad; sm_90a's mma.sync set by hand gets none.
+// a multiple of 4 gets no pad (and its row-major B no transpose); sm_90a's mma.sync set by hand gets none.
 // CHECK-LABEL: func.func @stays
 // CHECK-NOT: kb.pad
 // CHECK: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<mma = "mma_sync_tf32">}
-// CHECK: kb.matmul %arg2, %{{.*}} precision(tf32) transpose_b padded_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<1024x1028xf32>
+// CHECK: kb.matmul %arg2, %arg3 precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<1024x1028xf32>
 // CHECK-NOT: kb.pad
 // CHECK: kb.matmul %arg4, %arg5 precision(tf32) {config = #kb.config<mma = "mma_sync_tf32">} : tensor<2048x2050xf32>
-func.func @stays(%v: tensor<1x4099xf32>, %w: tensor<4099x4096xf32>,
+func.func @stays(%v: tensor<32x4099xf32>, %w: tensor<4099x4096xf32>,
                  %a: tensor<1024x1028xf32>, %b: tensor<1028x1024xf32>,
                  %c: tensor<2048x2050xf32>, %d: tensor<2050x2048xf32>)
-    -> (tensor<1x4096xf32>, tensor<1024x1024xf32>, tensor<2048x2048xf32>) {
+    -> (tensor<32x4096xf32>, tensor<1024x1024xf32>, tensor<2048x2048xf32>) {
   // expected-remark @+1 {{mma.sync, not wgmma: this matmul is bound by its bytes, and the pad of A's rows (K = 4099 is not a multiple of 4) and the transpose of B that wgmma needs would move more than it saves}}
-  %0 = kb.matmul %v, %w precision(tf32) : tensor<1x4099xf32>, tensor<4099x4096xf32> -> tensor<1x4096xf32>
+  %0 = kb.matmul %v, %w precision(tf32) : tensor<32x4099xf32>, tensor<4099x4096xf32> -> tensor<32x4096xf32>
   %1 = kb.matmul %a, %b precision(tf32) : tensor<1024x1028xf32>, tensor<1028x1024xf32> -> tensor<1024x1024xf32>
   %2 = kb.matmul %c, %d precision(tf32) {config = #kb.config<mma = "mma_sync_tf32">} : tensor<2048x2050xf32>, tensor<2050x2048xf32> -> tensor<2048x2048xf32>
-  return %0, %1, %2 : tensor<1x4096xf32>, tensor<1024x1024xf32>, tensor<2048x2048xf32>
+  return %0, %1, %2 : tensor<32x4096xf32>, tensor<1024x1024xf32>, tensor<2048x2048xf32>
 }
 
 // -----

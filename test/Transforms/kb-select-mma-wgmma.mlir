@@ -4,15 +4,18 @@
 // kb-select-mma.mlir). A row-major B (N % 4 == 0) is read as it is: the
 // kernel computes C^T = B^T A^T with B^T's fragments in registers, one
 // warpgroup per 64 columns, so the big tile is 256 x 128 (two warpgroups
-// and a producer warp). Four 128-byte-swizzled stages, no padding.
+// and a whole producer warpgroup, 384 threads). Four 128-byte-swizzled
+// stages, no padding.
 // CHECK-LABEL: func.func @wgmma
 // CHECK-NOT: kb.transpose
-// CHECK: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
+// CHECK: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // A B that is already K-major is used as it is, one warpgroup per 64 rows.
 // CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
-// Small problems get smaller tiles (64 x 64: one warpgroup); K = 1500, not
-// a multiple of 32, needs nothing: TMA zero-fills past K.
-// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<1500x700xf32>
+// Small problems get smaller tiles (64 x 128: two warpgroups of 64
+// columns, since A's rows split over two 128-byte lines, K % 32 != 0, and
+// 64 x 128 reads each A tile half as often); K = 1500 needs nothing else:
+// TMA zero-fills past K.
+// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [64, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<1500x700xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -236,7 +239,7 @@ func.func @b_read_twice(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) ->
   return %0 : tensor<1024x1024xf32>
 }
 func.func @b_read_twice_odd(%a: tensor<1022x1022xf32>, %b: tensor<1022x1022xf32>) -> tensor<1022x1022xf32> {
-  // expected-remark @+1 {{mma.sync, not wgmma: K = 1022 is not a multiple of 4}}
+  // expected-remark @+1 {{mma.sync, not wgmma: B is a fusion input that other ops of the fusion also read, so it cannot be transposed K-major in front of it}}
   %0 = kb.fusion ins(%a, %b : tensor<1022x1022xf32>, tensor<1022x1022xf32>) {
   ^bb0(%x: tensor<1022x1022xf32>, %y: tensor<1022x1022xf32>):
     %1 = kb.matmul %x, %y precision(tf32) : tensor<1022x1022xf32>, tensor<1022x1022xf32> -> tensor<1022x1022xf32>

@@ -108,7 +108,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   if (e.threads != wantThreads)
     return e.op->emitOpError()
            << "wgmma_tf32 runs one warpgroup per 64 "
-           << (rowB ? "columns" : "rows") << (tma ? " and a producer warp" : "")
+           << (rowB ? "columns" : "rows")
+           << (!tma   ? ""
+               : rowB ? " and a producer warpgroup"
+                      : " and a producer warp")
            << ": " << wantThreads << " threads, got " << e.threads;
 
   if (tma && (!e.tmapA || !e.tmapB))
