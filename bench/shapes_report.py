@@ -8,15 +8,19 @@ row (each row's ratio is still from one call: kb and its peers timed
 together); the table's last column says which run each row is from.
 
 RESULTS_DIR holds kb_results.json (kb-run's reports, each with the cuBLAS
-routes it timed in the same process) and torch_peer.json (PyTorch's time
+routes it timed in the same process; kb_results*.json, and kb_log*.txt,
+kb-run's text output, for bundles whose JSON did not come back) and
+torch_peer.json (PyTorch's time
 for the same program, same call). For each shape-* bundle: kb's time, the
 strongest peer (the fastest cuBLAS/cuBLASLt route in the program's
 precision, torch.matmul / F.linear), kb's speed-up over it, and for the
 memory-bound classes the fraction of the copy bandwidth kb reaches over the
 program's minimal bytes. The plot (matplotlib) shows the speed-up per shape,
 grouped by class; it needs Debian's python3-matplotlib (/usr/bin/python3)."""
+import glob
 import json
 import math
+import re
 import os
 import sys
 
@@ -24,8 +28,48 @@ CLASSES = ["longk", "skinny", "matvec", "smallk", "batched", "odd", "square"]
 MEMORY_BOUND = {"skinny", "matvec", "smallk"}
 
 
+def ablation(row):
+    """The same program compiled another way by hand (split = 1, mma.sync,
+    the transpose written out): compared against its shape, not counted."""
+    return any(t in row["name"] for t in ("nosplit", "mmasync", "tfront"))
+
+
+def reports_from_log(path):
+    """kb-run's text output (gpu-check.sh's kb_log.txt) as minimal reports,
+    for a call whose JSON did not come back: time, check, copy fraction,
+    kernels and the fastest cuBLAS TF32 route, all from the same process."""
+    reps, cur = {}, None
+    for line in open(path):
+        m = re.match(r"=== (\S+)", line)
+        if m:
+            cur = reps.setdefault(m.group(1), {"ok": True, "kernels": []})
+            continue
+        if cur is None:
+            continue
+        if "WRONG" in line:
+            cur["ok"] = False
+        m = re.match(r"  kernel (\S+)", line)
+        if m:
+            cur["kernels"].append({"name": m.group(1), "config": ""})
+        m = re.match(r"  time: median ([\d.]+) ms", line)
+        if m:
+            cur["time"] = {"median_ms": float(m.group(1))}
+        m = re.search(r"= (\d+)% of copy", line)
+        if m and "fraction_of_copy" not in cur:
+            cur["fraction_of_copy"] = int(m.group(1)) / 100
+        m = re.search(r"vs cuBLAS TF32 \(best of \d+ routes: ([^)]*)\): median ([\d.]+) ms", line)
+        if m:
+            cur["cublas_routes"] = {"tf32": [{"route": m.group(1),
+                                              "time": {"median_ms": float(m.group(2))}}]}
+    return {k: v for k, v in reps.items() if "time" in v or not v["ok"]}
+
+
 def rows_of(d):
-    kb = json.load(open(os.path.join(d, "kb_results.json")))
+    kb = {}
+    for f in sorted(glob.glob(os.path.join(d, "kb_log*.txt"))):
+        kb.update(reports_from_log(f))
+    for f in sorted(glob.glob(os.path.join(d, "kb_results*.json"))):
+        kb.update(json.load(open(f)))
     peer = {}
     if os.path.exists(os.path.join(d, "torch_peer.json")):
         peer = json.load(open(os.path.join(d, "torch_peer.json")))
@@ -70,8 +114,7 @@ def table(rows):
         st = f"{r['strongest_ms']:.4f} ({which})" if r.get("strongest_ms") else "-"
         kern = f"{r['kernels']} ({r['unit']}{', split-K' if r['split'] else ''})"
         out.append(f"| {r['name'][6:-6]} | {r['class']} | {kb} | {st} | {sp} | {copy} | {kern} | {r.get('run', '')} |")
-    sps = [r["speedup"] for r in rows if r.get("speedup") and "nosplit" not in r["name"]
-           and "mmasync" not in r["name"]]
+    sps = [r["speedup"] for r in rows if r.get("speedup") and not ablation(r)]
     if sps:
         geo = math.exp(sum(math.log(s) for s in sps) / len(sps))
         out.append("")
@@ -84,8 +127,7 @@ def plot(rows, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    rows = [r for r in rows if r.get("speedup") and "nosplit" not in r["name"]
-           and "mmasync" not in r["name"]]
+    rows = [r for r in rows if r.get("speedup") and not ablation(r)]
     rows.sort(key=lambda r: (CLASSES.index(r["class"]) if r["class"] in CLASSES else 99, r["name"]))
     fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(rows)), 4.5))
     colors = plt.get_cmap("tab10")
