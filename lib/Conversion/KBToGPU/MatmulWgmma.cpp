@@ -7,6 +7,12 @@
 // there are no fragment loads and no rounding instructions (the tensor core
 // ignores the low 13 mantissa bits of each fp32 operand).
 //
+// That is the kernel for a K-major B (transpose_b). For a row-major B the
+// kernel computes the tile transposed (C^T = B^T A^T): BN/64 warpgroups
+// each own 64 columns, B^T's fragments come from shared memory into
+// registers, and the A tile is wgmma's B operand; see "Row-major B" below
+// and docs/design.md.
+//
 // Shared memory: `stages` buffers, each an A tile (BM rows) and a B tile (BN
 // rows of B^T: tf32 wgmma takes both operands K-major, so B comes
 // transposed, see kb-select-mma), every row BK = 32 floats = 128 bytes of
