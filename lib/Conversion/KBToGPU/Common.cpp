@@ -8,6 +8,8 @@
 
 #include "KernelGen.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -18,6 +20,17 @@ using namespace mlir::kb;
 
 Value mlir::kb::cidx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+void mlir::kb::pinValues(OpBuilder &b, Location loc, ValueRange floats) {
+  std::string constraints;
+  for (size_t i = 0; i < floats.size(); ++i)
+    constraints += i ? ",f" : "f";
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, floats, "", constraints,
+                            /*has_side_effects=*/true,
+                            /*is_align_stack=*/false,
+                            LLVM::tailcallkind::TailCallKind::None,
+                            LLVM::AsmDialectAttr(), ArrayAttr());
 }
 
 Value mlir::kb::cf32(OpBuilder &b, Location loc, float v) {

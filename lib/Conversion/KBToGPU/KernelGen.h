@@ -47,6 +47,11 @@ LogicalResult buildPadKernel(const KernelRequest &req, LaunchInfo &info);
 
 /// An arith.constant of index type.
 Value cidx(OpBuilder &b, Location loc, int64_t v);
+/// An empty asm statement that takes `floats` (f32 values; it emits no
+/// instruction): everything they depend on is computed ahead of it, so LLVM
+/// cannot sink each value's loads or arithmetic into the guarded branch of
+/// its store, where ptxas would run them one at a time.
+void pinValues(OpBuilder &b, Location loc, ValueRange floats);
 /// An arith.constant of f32 type.
 Value cf32(OpBuilder &b, Location loc, float v);
 /// An arith.constant of i32 type.

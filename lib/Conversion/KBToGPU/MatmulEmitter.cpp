@@ -171,14 +171,7 @@ void MatmulEmitter::flushStores() {
     for (int64_t i = 0; i < vt.getNumElements(); ++i)
       elems.push_back(
           vector::ExtractOp::create(b, loc, d.value, ArrayRef<int64_t>{i}));
-    std::string constraints;
-    for (size_t i = 0; i < elems.size(); ++i)
-      constraints += i ? ",f" : "f";
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, elems, "", constraints,
-                              /*has_side_effects=*/true,
-                              /*is_align_stack=*/false,
-                              LLVM::tailcallkind::TailCallKind::None,
-                              LLVM::AsmDialectAttr(), ArrayAttr());
+    pinValues(b, loc, elems);
   }
   for (DeferredStore &d : deferred) {
     auto ifOp = scf::IfOp::create(b, loc, d.inRange, false);

@@ -103,14 +103,7 @@ LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
     offsets.push_back(o);
     vecs.push_back(vector::FromElementsOp::create(b, loc, vecType, vals));
   }
-  std::string constraints;
-  for (size_t i = 0; i < all.size(); ++i)
-    constraints += i ? ",f" : "f";
-  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, all, "", constraints,
-                            /*has_side_effects=*/true,
-                            /*is_align_stack=*/false,
-                            LLVM::tailcallkind::TailCallKind::None,
-                            LLVM::AsmDialectAttr(), ArrayAttr());
+  pinValues(b, loc, all);
   for (int64_t u = 0; u < kPadChunksPerThread; ++u) {
     OpBuilder::InsertionGuard g(b);
     if (ragged) {
