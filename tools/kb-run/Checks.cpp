@@ -650,6 +650,19 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
   return c;
 }
 
+/// The verdict of a bit-exact check (transpose, pad): `bad` of `elements`
+/// differ, the first at output index `firstBad`; `what` names the elements.
+static void finishBitExact(KernelCheck &c, int64_t elements, int64_t bad,
+                           int64_t firstBad, const std::string &what) {
+  c.ok = bad == 0;
+  c.maxErr = bad ? INFINITY : 0.0;
+  c.extra["elements"] = elements;
+  c.extra["mismatches"] = bad;
+  c.detail = what + ", " + std::to_string(bad) + " differ";
+  if (bad)
+    c.detail += "; first at output index " + std::to_string(firstBad);
+}
+
 /// A transpose moves values without arithmetic: every element must equal
 /// its source exactly.
 static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
@@ -678,20 +691,10 @@ static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
           ++bad;
         }
       }
-  c.ok = bad == 0;
-  c.maxErr = bad ? INFINITY : 0.0;
-  c.extra["elements"] = batch * cols * ld;
-  c.extra["mismatches"] = bad;
   char buf[200];
-  snprintf(buf, sizeof buf, "%lld elements%s, %lld differ",
-           (long long)(batch * cols * ld),
-           ld != rows ? " (padding zeros included)" : "", (long long)bad);
-  c.detail = buf;
-  if (bad) {
-    snprintf(buf, sizeof buf, "; first at output index %lld",
-             (long long)firstBad);
-    c.detail += buf;
-  }
+  snprintf(buf, sizeof buf, "%lld elements%s", (long long)(batch * cols * ld),
+           ld != rows ? " (padding zeros included)" : "");
+  finishBitExact(c, batch * cols * ld, bad, firstBad, buf);
   return c;
 }
 
@@ -719,21 +722,10 @@ static KernelCheck checkPad(RunState &s, const Kernel &k) {
         ++bad;
       }
     }
-  c.ok = bad == 0;
-  c.maxErr = bad ? INFINITY : 0.0;
-  c.extra["elements"] = rows * ld;
-  c.extra["mismatches"] = bad;
   char buf[200];
-  snprintf(buf, sizeof buf,
-           "%lld elements (rows of %lld padded to %lld), %lld differ",
-           (long long)(rows * ld), (long long)cols, (long long)ld,
-           (long long)bad);
-  c.detail = buf;
-  if (bad) {
-    snprintf(buf, sizeof buf, "; first at output index %lld",
-             (long long)firstBad);
-    c.detail += buf;
-  }
+  snprintf(buf, sizeof buf, "%lld elements (rows of %lld padded to %lld)",
+           (long long)(rows * ld), (long long)cols, (long long)ld);
+  finishBitExact(c, rows * ld, bad, firstBad, buf);
   return c;
 }
 

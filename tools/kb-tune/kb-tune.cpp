@@ -485,6 +485,20 @@ void printOutcome(const Options &o, const Plan &p) {
 /// Records `output` (kb-run's JSON) for the current round; then the next
 /// round's batch or, when the search is done, the choice (and the database
 /// entry).
+/// The candidate (its folder's name: c0042, default) kb-run report `rep`,
+/// the j-th of n, measured: the last component of its `bundle`, or, for
+/// reports that name no bundle, `order[j]` when there is one report per
+/// entry of the batch's order.
+std::string candidateIdOf(const json &rep, size_t j, size_t n,
+                          const std::vector<std::string> &order) {
+  std::string bundle = rep.is_object() ? rep.value("bundle", "") : "";
+  while (!bundle.empty() && bundle.back() == '/')
+    bundle.pop_back();
+  if (bundle.empty())
+    return n == order.size() ? order[j] : "";
+  return fs::path(bundle).filename().string();
+}
+
 void ingest(const Options &o, const std::string &dir, Plan &p,
             const json &output) {
   if (p.rounds.empty() || p.done)
@@ -503,12 +517,7 @@ void ingest(const Options &o, const std::string &dir, Plan &p,
   for (size_t j = 0; j < reports.size(); ++j) {
     const json &rep = reports[j];
     int idx = -1;
-    std::string bundle = rep.is_object() ? rep.value("bundle", "") : "";
-    while (!bundle.empty() && bundle.back() == '/')
-      bundle.pop_back();
-    std::string id = fs::path(bundle).filename().string();
-    if (bundle.empty() && reports.size() == order.size())
-      id = order[j];
+    std::string id = candidateIdOf(rep, j, reports.size(), order);
     if (id == "default") {
       Measured d = parseReport(rep, -1);
       if (d.status == "ok")
@@ -884,12 +893,7 @@ int main(int argc, char **argv) {
       order.push_back(p.entries[i].id);
     for (size_t j = 0; j < reports.size(); ++j) {
       const json &rep = reports[j];
-      std::string bundle = rep.is_object() ? rep.value("bundle", "") : "";
-      while (!bundle.empty() && bundle.back() == '/')
-        bundle.pop_back();
-      std::string id = fs::path(bundle).filename().string();
-      if (bundle.empty() && reports.size() == order.size())
-        id = order[j];
+      std::string id = candidateIdOf(rep, j, reports.size(), order);
       if (id == "default" && parseReport(rep, -1).status == "ok")
         p.defaultMs = parseReport(rep, -1).medianMs;
       for (Entry &e : p.entries)

@@ -287,6 +287,15 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                ArrayAttr())
         .getResult(0);
   };
+  // Descriptor `d` moved to the kk-th k8 step of its tile: 32 bytes further
+  // along each row, + 2 in the start-address field.
+  auto kStep = [&](Value d, int64_t kk) {
+    return kk == 0 ? d
+                   : arith::AddIOp::create(b, loc, d,
+                                           arith::ConstantIntOp::create(
+                                               b, loc, b.getI64Type(), 2 * kk))
+                         .getResult();
+  };
   auto mmaStepRowB = [&](Value kt, Value acc) {
     Value stage = e.rem(kt, stages);
     Value descA =
@@ -295,15 +304,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     for (int64_t kk = 0; kk < bk / 8; ++kk)
       frags.push_back(loadFragments(kt, kk));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    for (int64_t kk = 0; kk < bk / 8; ++kk) {
-      Value d = kk == 0
-                    ? descA
-                    : arith::AddIOp::create(b, loc, descA,
-                                            arith::ConstantIntOp::create(
-                                                b, loc, b.getI64Type(), 2 * kk))
-                          .getResult();
-      acc = wgmmaRegA(acc, frags[kk], d);
-    }
+    for (int64_t kk = 0; kk < bk / 8; ++kk)
+      acc = wgmmaRegA(acc, frags[kk], kStep(descA, kk));
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     // All of this tile's wgmma retire before the next tile's fragments are
     // loaded: a wgmma reads its A registers asynchronously, and ptxas reuses
@@ -327,17 +329,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     Value descB = descriptor(b, loc, toI64(bAddr));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kk = 0; kk < bk / 8; ++kk) {
-      // k8 = 32 bytes further along each row: + 2 in the start-address field.
-      auto step = [&](Value d) {
-        return kk == 0
-                   ? d
-                   : arith::AddIOp::create(b, loc, d,
-                                           arith::ConstantIntOp::create(
-                                               b, loc, b.getI64Type(), 2 * kk))
-                         .getResult();
-      };
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, accType, acc, step(descA), step(descB),
+          b, loc, accType, acc, kStep(descA, kk), kStep(descB, kk),
           NVVM::MMAShapeAttr::get(ctx, 64, bn, 8), NVVM::WGMMATypes::tf32,
           NVVM::WGMMATypes::tf32, NVVM::WGMMATypes::f32,
           NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
