@@ -220,7 +220,9 @@ struct PromoteSharedMemoryPass
     if (f.threads && f.threads != threads)
       return op.emitOpError()
              << "config asks for " << f.threads << " threads, but its tiles"
-             << (f.copy == CopyKind::tma ? " and TMA's producer warp" : "")
+             << (f.copy != CopyKind::tma ? ""
+                 : transposeB              ? " and TMA's producer warp"
+                                           : " and TMA's producer warpgroup")
              << " take " << threads;
     f.threads = threads;
     int64_t bytes = sharedBytes(f.stages);

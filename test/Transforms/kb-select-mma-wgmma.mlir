@@ -272,3 +272,13 @@ func.func @round_trip(%a: tensor<4096x4096xf32>, %bt: tensor<2048x4096xf32>) -> 
   %0 = kb.matmul %a, %bt precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<4096x4096xf32>, tensor<2048x4096xf32> -> tensor<4096x2048xf32>
   return %0 : tensor<4096x2048xf32>
 }
+
+// -----
+
+// A row-major B's block is two consumer warpgroups and a producer
+// warpgroup: a hand-set count for the K-major layout (288) is refused.
+func.func @row_major_b_threads(%a: tensor<512x200xf32>, %b: tensor<200x256xf32>) -> tensor<512x256xf32> {
+  // expected-error @+1 {{config asks for 288 threads, but its tiles and TMA's producer warpgroup take 384}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [256, 128, 32], threads = 288>} : tensor<512x200xf32>, tensor<200x256xf32> -> tensor<512x256xf32>
+  return %0 : tensor<512x256xf32>
+}
