@@ -6,8 +6,10 @@
 # on the build machine from these measurements (scripts/tune-results.sh):
 # they only choose which measured candidates to look at.
 # Writes under $OUT/tune: NAME.json (kb-run's reports), times.json (GPU
-# seconds per program), calibration.json, gpu.txt, log.txt.
-# Carry: build/bin (kb-run) and build/tune/batches.tar.gz.
+# seconds per program), calibration.json (with the mma.sync ceiling kb's own
+# kernel measured, where build/tune/units has it), gpu.txt, log.txt.
+# Carry: build/bin (kb-run) and build/tune/batches.tar.gz (and
+# build/tune/units, the unit bundles of the calibration).
 # The order: KB_TUNE_ORDER (program names, space-separated), else the
 # tarball's plans/ORDER (build-tune-batches.sh's), else elementwise, softmax,
 # then matmuls; only the programs present in the tarball are measured.
@@ -33,9 +35,23 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 date -u >> "$out/gpu.txt"
 log="$out/log.txt"
 : > "$log"
-# The model's ceilings, measured here (kb-tune --calibration reads this).
+# The model's ceilings, measured here (kb-tune --calibration reads this),
+# with kb's own kernel of each unit no library route runs (mma.sync on the
+# H200): every bundle under KB_TUNE_UNITS (default build/tune/units, from
+# scripts/build-unit-bundles.sh), its folder named after the unit. Should
+# that fail, the calibration is made without them.
 export XDG_CACHE_HOME="$work/cache"
-"$KB_RUN" --calibrate >> "$log" 2>&1 && cp "$XDG_CACHE_HOME/kb/calibration.json" "$out/calibration.json"
+unitargs=()
+for u in "${KB_TUNE_UNITS:-build/tune/units}"/*/; do
+  [ -f "$u/manifest.json" ] && unitargs+=(--unit-bundle "$(basename "$u")=$u")
+done
+t_cal=$(date +%s.%N)
+if ! "$KB_RUN" --calibrate --quiet "${unitargs[@]}" >> "$log" 2>&1; then
+  echo "calibration with ${unitargs[*]} failed; without them" | tee -a "$log"
+  "$KB_RUN" --calibrate --quiet >> "$log" 2>&1
+fi
+cp "$XDG_CACHE_HOME/kb/calibration.json" "$out/calibration.json"
+echo "calibration: $(python3 -c "import time; print(round(time.time() - $t_cal, 2))") s" | tee -a "$log"
 read -r -a runargs <<< "${KB_TUNE_RUN_ARGS:---warmup 2 --min-runs 10 --min-ms 20}"
 echo "{" > "$out/times.json"
 sep=""

@@ -47,6 +47,8 @@ struct Options {
   std::vector<std::string> inputs;
   bool json = false, checkDevice = false, noTime = false, profile = false;
   bool calibrate = false, checkOnly = false, quiet = false;
+  /// --unit-bundle UNIT=DIR (with --calibrate).
+  std::vector<std::string> unitBundles;
   /// --diagnose REPORT: this kb-run's verdict and diagnosis of a report
   /// kb-run wrote (with its bundle), no GPU.
   std::string diagnoseReport;
@@ -164,7 +166,28 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
 
 // Calibrate.cpp
 nlohmann::json loadCalibration(const std::string &device);
-int calibrate(const DeviceInfo &dev, const Options &o);
+/// `--unit-bundle UNIT=DIR`: kb's own kernel for a matmul unit, timed by
+/// --calibrate as that unit's ceiling where no library route runs it.
+struct UnitBundle {
+  std::string unit, dir;
+};
+/// The --unit-bundle arguments; an InputError for a malformed one, an
+/// unknown unit or a unit given twice.
+std::vector<UnitBundle> parseUnitBundles(const std::vector<std::string> &args);
+/// A unit bundle must be one matmul kernel whose #kb.config names the unit
+/// (an InputError otherwise); no GPU needed.
+void checkUnitBundle(const UnitBundle &u, const Manifest &m);
+/// The copy bandwidth and the cuBLAS fp32 and TF32 ceilings at 8192^3
+/// (the calibration object, not yet saved).
+nlohmann::json measureCeilings(const DeviceInfo &dev, const Options &o);
+/// Records a unit bundle's run (its report, status ok and timed) as the
+/// unit's ceiling in `calibration`, or next to a library route's
+/// measurement of it (`kb_kernel`); throws std::runtime_error when its
+/// checks failed or it was not timed.
+void addUnitKernel(nlohmann::json &calibration, const UnitBundle &u,
+                   const Manifest &m, const nlohmann::json &report);
+/// Stamps and caches the calibration of `dev`, and prints it.
+int saveCalibration(const DeviceInfo &dev, nlohmann::json calibration);
 
 // Report.cpp
 /// The human-readable report; returns the exit code.

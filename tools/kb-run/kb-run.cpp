@@ -313,9 +313,35 @@ int run(const Options &o) {
     if (o.checkOnly)
       return checkOnly(o, *off);
   }
+  // --calibrate's unit bundles, checked before the GPU is looked for.
+  std::vector<UnitBundle> units = parseUnitBundles(o.unitBundles);
+  std::vector<Offline> unitOffs;
+  for (const UnitBundle &u : units) {
+    Options ou = o;
+    ou.bundle = u.dir;
+    unitOffs.push_back(validateOffline(ou));
+    checkUnitBundle(u, unitOffs.back().manifest);
+  }
   DeviceInfo dev = openDevice(o.device);
-  if (o.calibrate)
-    return calibrate(dev, o);
+  if (o.calibrate) {
+    json c = measureCeilings(dev, o);
+    if (!units.empty()) {
+      Shared shared;
+      checkCublas(cublasCreate(&shared.cublas), "cublasCreate");
+      Progress progress(o.quiet);
+      for (size_t i = 0; i < units.size(); ++i) {
+        Options ou = o;
+        ou.bundle = units[i].dir;
+        ou.noBaselines = true;
+        progress.prefix = units[i].unit + " (" + units[i].dir + "): ";
+        std::vector<KernelCheck> results;
+        json report =
+            runBundle(ou, unitOffs[i], dev, shared, results, progress);
+        addUnitKernel(c, units[i], unitOffs[i].manifest, report);
+      }
+    }
+    return saveCalibration(dev, c);
+  }
   if (o.checkDevice) {
     std::cout << dev.name << " (" << dev.arch() << ", " << dev.smCount
               << " SMs)\n";
@@ -506,6 +532,11 @@ int main(int argc, char **argv) {
       "Measure this GPU's ceilings (copy bandwidth; cuBLAS fp32 and TF32 at "
       "8192^3, the best route each, as the FFMA and wgmma (Hopper) or "
       "mma.sync ceilings) and cache them for the verdicts of later runs");
+  app.add_option(
+      "--unit-bundle", o.unitBundles,
+      "UNIT=BUNDLE_DIR (with --calibrate): time kb's own kernel for a matmul "
+      "unit (a lone matmul bundle whose #kb.config names it, e.g. "
+      "mma_sync_tf32) as that unit's ceiling where no library route runs it");
   app.add_flag("--check-device", o.checkDevice,
                "Print the GPU and exit (exit 2 if there is none)");
   try {
@@ -539,6 +570,10 @@ int main(int argc, char **argv) {
                 "--diagnose takes one report and at most one bundle; it does "
                 "not combine with a batch, --check, --check-device or "
                 "--calibrate");
+  if (!o.unitBundles.empty() && !o.calibrate)
+    return fail(o, Exit::BadInput, "usage",
+                "--unit-bundle names a unit's kernel for --calibrate; give "
+                "--calibrate with it");
   if (o.bundles.empty() && !o.checkDevice && !o.calibrate &&
       o.diagnoseReport.empty())
     return fail(o, Exit::BadInput, "usage",
