@@ -381,6 +381,48 @@ TEST(TuneReports, ParsesTimesChecksAndDiagnosis) {
   EXPECT_EQ(reportsOf(report("a", 1, 0)).size(), 1u);
 }
 
+TEST(TuneReports, JsonLinesOfABatchKilledPartWay) {
+  // kb-run --jsonl-out: one report a line; a kill while writing the third
+  // leaves a line cut short, which is dropped.
+  std::string a = report("a", 1, 0).dump(), b = report("b", 2, 0).dump();
+  json r = parseResults(a + "\n" + b + "\n" + b.substr(0, 20));
+  ASSERT_EQ(reportsOf(r).size(), 2u);
+  EXPECT_EQ(reportsOf(r)[1]["bundle"], "b");
+  // One JSON value (a whole batch object) is what it was.
+  json multi = {{"schema", 1}, {"reports", {report("a", 1, 0)}}};
+  EXPECT_EQ(parseResults(multi.dump(2)), multi);
+  // A bad line before the last is not a cut: an error, as is no JSON.
+  EXPECT_THROW(parseResults(a + "\n{oops\n" + b + "\n"), std::runtime_error);
+  EXPECT_THROW(parseResults("\n \n"), std::runtime_error);
+}
+
+TEST(TuneReports, CandidatesWithoutAReportAreNotMeasuredNotTimed) {
+  Plan p;
+  p.mode = "exhaustive";
+  p.facts = matmulFacts(4096, 4096, 4096, "tf32");
+  for (int i = 0; i < 3; ++i) {
+    Entry e;
+    e.id = "c000" + std::to_string(i);
+    e.cand = mm("wgmma_tf32", "[128, 128, 32]");
+    e.st.compiled = true;
+    e.st.rank = i;
+    p.entries.push_back(e);
+  }
+  p.entries[0].meas = parseReport(report("c0000", 1.0, 0.01), -1);
+  Measured none;
+  none.status = "not_measured";
+  p.entries[1].meas = none;
+  json s = summaryJson(p);
+  EXPECT_EQ(s["candidates_timed"], 1);
+  EXPECT_EQ(s["candidates_not_measured"], 1);
+  EXPECT_NE(summaryText(p).find("not measured 1: no report for them"),
+            std::string::npos);
+  // The replay counts the survivors the exhaustive run has no report for.
+  json ex = replay(p, "exhaustive", 0, 0);
+  EXPECT_EQ(ex["candidates_not_measured"], 2);
+  EXPECT_EQ(ex["best_id"], "c0000");
+}
+
 /// A plan over `cands`, every one compiled, ranked in the order given.
 Plan planOf(const std::vector<Candidate> &cands, const std::string &mode,
             int budget) {

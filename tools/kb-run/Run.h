@@ -44,6 +44,10 @@ struct Options {
   /// Every bundle given (positional, then --batch FILE's lines).
   std::vector<std::string> bundles;
   std::string batchFile;
+  /// --jsonl-out FILE: each bundle's report (with wall_s) one line each,
+  /// written and flushed as it finishes, so a batch stopped part way keeps
+  /// what it measured.
+  std::string jsonlPath;
   std::vector<std::string> inputs;
   bool json = false, checkDevice = false, noTime = false, profile = false;
   bool calibrate = false, checkOnly = false, quiet = false;

@@ -22,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -370,12 +371,31 @@ int runBatch(const Options &o) {
     oi.jsonPath.clear();
     return oi;
   };
+  // --jsonl-out: a slot's line as soon as it is final.
+  std::ofstream lines;
+  if (!o.jsonlPath.empty()) {
+    lines.open(o.jsonlPath, std::ios::trunc);
+    if (!lines)
+      throw InputError("--jsonl-out " + o.jsonlPath + ": cannot write it");
+  }
+  auto emit = [&](size_t i, double wallS) {
+    if (!lines.is_open())
+      return;
+    json line = slots[i];
+    line["wall_s"] = wallS;
+    lines << line.dump() << "\n" << std::flush;
+  };
   auto failSlot = [&](size_t i, std::exception_ptr e) {
     Failure f = describe(e);
     std::cerr << "kb-run: " << o.bundles[i] << ": " << f.message << "\n";
     slots[i] = errorJson(o.bundles[i], f);
   };
+  using Clock = std::chrono::steady_clock;
+  auto secondsSince = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
   for (size_t i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
     try {
       offs[i] = validateOffline(slotOptions(i));
       if (o.checkOnly) {
@@ -383,9 +403,11 @@ int runBatch(const Options &o) {
         slots[i] = checkJson(oi, *offs[i]);
         if (!o.json)
           printCheck(oi, *offs[i]);
+        emit(i, secondsSince(t0));
       }
     } catch (...) {
       failSlot(i, std::current_exception());
+      emit(i, secondsSince(t0));
     }
   }
   if (!o.checkOnly) {
@@ -401,8 +423,10 @@ int runBatch(const Options &o) {
     for (size_t i = 0; i < n; ++i) {
       if (!offs[i])
         continue;
+      auto t0 = Clock::now();
       if (!dev) {
         failSlot(i, noDevice);
+        emit(i, 0);
         continue;
       }
       Options oi = slotOptions(i);
@@ -420,6 +444,7 @@ int runBatch(const Options &o) {
         progress.done();
         failSlot(i, std::current_exception());
       }
+      emit(i, secondsSince(t0));
     }
   }
   // The batch's code: the largest of its slots'; its status that slot's.
@@ -499,6 +524,10 @@ int main(int argc, char **argv) {
       "Print the report as JSON (docs/kb-run-json.md), also for errors");
   app.add_option("--json-out", o.jsonPath,
                  "Also write the JSON report to this file");
+  app.add_option("--jsonl-out", o.jsonlPath,
+                 "Run as a batch and write each bundle's report to this file "
+                 "as it finishes, one JSON line each with its wall_s (a "
+                 "batch stopped part way keeps the finished reports)");
   app.add_flag("--check", o.checkOnly,
                "Check the bundle, its files and the --input arrays without a "
                "GPU, and exit "
@@ -553,7 +582,8 @@ int main(int argc, char **argv) {
     return fail(o, Exit::BadInput, "usage",
                 std::string(e.what()) + " (see kb-run --help)");
   }
-  o.batch = o.bundles.size() > 1 || !o.batchFile.empty();
+  o.batch =
+      o.bundles.size() > 1 || !o.batchFile.empty() || !o.jsonlPath.empty();
   if (o.bundles.size() == 1)
     o.bundle = o.bundles[0];
   if (!o.batchFile.empty()) {

@@ -623,6 +623,32 @@ std::vector<json> reportsOf(const json &output) {
   return {output};
 }
 
+json parseResults(const std::string &text) {
+  json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!whole.is_discarded())
+    return whole;
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      lines.push_back(line);
+  json reports = json::array();
+  for (size_t i = 0; i < lines.size(); ++i) {
+    json r = json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+    if (r.is_discarded()) {
+      if (i + 1 == lines.size())
+        break; // cut short by a kill
+      throw std::runtime_error("line " + std::to_string(i + 1) +
+                               " is not JSON (neither one JSON value nor "
+                               "JSON lines)");
+    }
+    reports.push_back(r);
+  }
+  if (reports.empty())
+    throw std::runtime_error("no JSON value and no JSON line in it");
+  return {{"schema", 1}, {"reports", reports}};
+}
+
 // --- The plan ---------------------------------------------------------------
 
 json toJson(const Plan &p) {
@@ -1003,7 +1029,7 @@ const json *findDb(const json &db, const std::string &key) {
 // --- Summaries --------------------------------------------------------------
 
 json summaryJson(const Plan &p) {
-  int compiled = 0, pruned = 0, timed = 0;
+  int compiled = 0, pruned = 0, timed = 0, notMeasured = 0;
   std::map<std::string, int> reasons;
   for (const Entry &e : p.entries) {
     compiled += 1;
@@ -1011,7 +1037,9 @@ json summaryJson(const Plan &p) {
       ++pruned;
       reasons[e.st.pruned.substr(0, 160)]++;
     }
-    timed += e.meas.has_value();
+    bool missing = e.meas && e.meas->status == "not_measured";
+    timed += e.meas.has_value() && !missing;
+    notMeasured += missing;
   }
   std::vector<int> ties;
   int best = bestIndex(p, &ties);
@@ -1022,6 +1050,7 @@ json summaryJson(const Plan &p) {
             {"candidates_compiled", compiled},
             {"candidates_pruned", pruned},
             {"candidates_timed", timed},
+            {"candidates_not_measured", notMeasured},
             {"rounds", int(p.rounds.size())},
             {"done", p.done},
             {"budget", p.budget},
@@ -1068,6 +1097,9 @@ std::string summaryText(const Plan &p) {
                 s["candidates_timed"].get<int>(), s["rounds"].get<int>(),
                 p.compileSeconds, p.updatedAt - p.startedAt);
   os << buf;
+  if (int n = s["candidates_not_measured"].get<int>())
+    os << "  not measured " << n
+       << ": no report for them (the batch stopped before them)\n";
   for (auto &[reason, n] : s["prune_reasons"].items())
     os << "  pruned " << n.get<int>() << "x: " << reason << "\n";
   if (s.contains("best")) {
@@ -1136,7 +1168,7 @@ json replay(const Plan &measured, const std::string &mode, int budget,
   }
   p.budget = budget > 0 ? budget : defaultBudget(p);
   json curve = json::array();
-  int timed = 0;
+  int timed = 0, notMeasured = 0;
   double gpuMs = 0;
   std::vector<int> batch = firstBatch(p);
   while (!batch.empty()) {
@@ -1148,9 +1180,10 @@ json replay(const Plan &measured, const std::string &mode, int budget,
         e.meas = oracle[i];
       else {
         e.meas = Measured();
-        e.meas->status = "error";
+        e.meas->status = "not_measured";
         e.meas->message = "not measured in the exhaustive run";
       }
+      notMeasured += e.meas->status == "not_measured";
       e.round = r;
       ++timed;
       if (e.meas->status == "ok")
@@ -1169,6 +1202,7 @@ json replay(const Plan &measured, const std::string &mode, int budget,
             {"candidates_compiled", int(p.entries.size())},
             {"candidates_survived", int(survivors(p).size())},
             {"candidates_timed", timed},
+            {"candidates_not_measured", notMeasured},
             {"rounds", int(p.rounds.size())},
             {"timed_gpu_ms", gpuMs},
             {"curve", curve}};

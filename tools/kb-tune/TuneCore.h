@@ -159,6 +159,11 @@ Measured parseReport(const json &report, double maxRelError);
 /// The reports of a kb-run --json output: a multi-bundle object
 /// ({"reports": [...]}), a list, or one report.
 std::vector<json> reportsOf(const json &output);
+/// kb-run's results as text: one JSON value (reportsOf's forms), or JSON
+/// lines (kb-run --jsonl-out: one report a line), returned as
+/// {"reports": [...]}. A last line cut short (the batch killed while
+/// writing it) is dropped; a bad line before the last throws.
+json parseResults(const std::string &text);
 
 /// A tuning session: the space, what was compiled and measured, the rounds.
 struct Entry {

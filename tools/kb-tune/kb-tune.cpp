@@ -41,6 +41,7 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <sstream>
 #include <unistd.h>
 
 using namespace mlir;
@@ -68,6 +69,20 @@ json readJson(const std::string &path) {
     return json::parse(in);
   } catch (const std::exception &e) {
     die("'" + path + "' is not JSON: " + e.what());
+  }
+}
+
+/// kb-run's results: one JSON value or JSON lines (--jsonl-out).
+json readResults(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    die("cannot read '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return parseResults(text.str());
+  } catch (const std::exception &e) {
+    die("'" + path + "': " + e.what());
   }
 }
 
@@ -542,8 +557,8 @@ void ingest(const Options &o, const std::string &dir, Plan &p,
   for (int i : batch)
     if (!p.entries[i].meas) {
       Measured m;
-      m.status = "error";
-      m.message = "no report for this bundle";
+      m.status = "not_measured";
+      m.message = "no report for this bundle (the batch stopped before it)";
       p.entries[i].meas = m;
       p.entries[i].round = r;
     }
@@ -849,7 +864,7 @@ int main(int argc, char **argv) {
 
   if (*ingestCmd) {
     Plan p = loadPlan(o.out);
-    ingest(o, o.out, p, readJson(o.results));
+    ingest(o, o.out, p, readResults(o.results));
     if (p.done)
       printOutcome(o, p);
     else if (o.json)
@@ -886,7 +901,7 @@ int main(int argc, char **argv) {
     Options quiet = o;
     quiet.quiet = true;
     quiet.db.clear();
-    std::vector<json> reports = reportsOf(readJson(o.results));
+    std::vector<json> reports = reportsOf(readResults(o.results));
     // gpu-tune.sh's order (default/, then c*/), for reports naming no bundle.
     std::vector<std::string> order = {"default"};
     for (int i : survivors(p))
