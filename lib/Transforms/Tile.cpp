@@ -136,10 +136,14 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
 ///   10 GB/s);
 /// - split-K's partials: S x M x N floats written and read, and the sum
 ///   kernel's launch (4 us).
-/// The tiles: 256 x 128, 192 x 128, 128 x 128 (and the rows rounded up to 8
-/// with 128 or 64 columns) with a row-major B; 128 x 256, 128 x 192, 128 x
-/// 128, 64 x 256, 64 x 128 (and the exact fit of the rows to 64 and the
-/// columns to 8) with B transposed; 64 x 64 for both. The splits: divisors
+/// The tiles: 256 x 128, 128 x 128 (and the rows rounded up to 8 with 128
+/// or 64 columns) with a row-major B; 128 x 256, 128 x 192, 128 x 128, 64 x
+/// 128 (and the exact fit of the rows to 64 and the columns to 8) with B
+/// transposed; 64 x 64 for both. Not 192 x 128 with a row-major B nor 64 x
+/// 256 with B^T: run 6 measured them behind what the model said (384 x 384
+/// x 200000 at 192 x 128 in 10 chunks 0.332 ms, 128 x 128 in 10 0.296 in
+/// run 5; 64 x 16384 x 4096 at 64 x 256 in 2 chunks 0.0837, 64 x 128 unsplit
+/// 0.0797). The splits: divisors
 /// of the k tiles with at least 8 a chunk whose grid fits the SMs' slots at
 /// once (one block an SM for tiles of 16384 or more elements, else two).
 double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
@@ -168,7 +172,7 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
   SmallVector<std::pair<int64_t, int64_t>> tiles;
   int64_t rows64 = llvm::alignTo(m, 64), rows8 = llvm::alignTo(m, 8);
   if (rowB) {
-    tiles = {{256, 128}, {192, 128}, {128, 128}, {64, 128}, {64, 64}};
+    tiles = {{256, 128}, {128, 128}, {64, 128}, {64, 64}};
     if (rows8 <= 256)
       tiles.append({{rows8, 128}, {rows8, 64}});
     // No tile wider or taller than the matrix needs.
@@ -177,8 +181,7 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
              t.second > std::max<int64_t>(64, llvm::alignTo(n, 64));
     });
   } else {
-    tiles = {{128, 256}, {128, 192}, {128, 128},
-             {64, 256},  {64, 128},  {64, 64}};
+    tiles = {{128, 256}, {128, 192}, {128, 128}, {64, 128}, {64, 64}};
     int64_t cols8 = llvm::alignTo(n, 8);
     if (rows64 <= 192 && cols8 <= 256 && rows64 * cols8 <= 32768)
       tiles.push_back({rows64, cols8});
@@ -189,6 +192,7 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
   }
   int64_t kTiles = llvm::divideCeil(k, 32);
   FewTilesChoice best{64, 64, 1, std::numeric_limits<double>::infinity()};
+  FewTilesChoice unsplit = best;
   for (auto [bm, bn] : tiles) {
     int64_t grid = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn);
     int64_t slots = sms * (bm * bn >= 16384 ? 1 : 2);
@@ -202,8 +206,14 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
            (s < best.split ||
             (s == best.split && bm * bn > best.bm * best.bn))))
         best = {bm, bn, s, t};
+      if (s == 1 && t < unsplit.seconds * 0.98)
+        unsplit = {bm, bn, s, t};
     }
   }
+  // A matmul of a few microseconds is its launches' (the model's 4 us for
+  // the sum kernel's is a guess at that scale): not split.
+  if (unsplit.seconds < 20e-6)
+    return unsplit;
   return best;
 }
 
@@ -448,7 +458,11 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                                   model.wgmmaTf32Tflops, model.copyGBs);
         double t0 = fewTilesSeconds(m, n, k, bm0, bn0, s0, sms,
                                     model.wgmmaTf32Tflops, model.copyGBs);
-        if (few.seconds * 1.1 <= t0) {
+        // Where the tile above covers the SMs, only a different tile: a
+        // split alone of such a grid did not pay (run 7, 64 x 16384 x 4096
+        // B^T, 64 x 128 tiles: 0.0797 ms unsplit, 0.0828 in 2 chunks).
+        bool sameTile = few.bm == bm0 && few.bn == bn0;
+        if (few.seconds * 1.1 <= t0 && !(sameTile && covers(bm0, bn0))) {
           f.block = {few.bm, few.bn, 32};
           if (few.split > 1)
             f.split = few.split;
