@@ -97,6 +97,62 @@ TFRONT = [
 MMASYNC = [s for s in SHAPES if s[3] % 4]
 
 
+# Tile variants (run 5): the same program with a hand-set tile, split and
+# stages, to measure what kb-tile's choice for few output tiles should be.
+# Named ...-v<BM>x<BN>s<S>[p<stages>]-sm90a. (shape, [(bm, bn, split, stages)])
+VARIANTS = [
+    (("longk", 512, 512, 131072, 1, False),
+     [(256, 128, 16, 0), (128, 128, 8, 0), (128, 256, 8, 0), (256, 128, 8, 0)]),
+    (("longk", 384, 384, 200000, 1, False),
+     [(128, 128, 10, 0), (64, 128, 10, 0), (192, 128, 25, 0)]),
+    (("longk", 256, 256, 262144, 1, False),
+     [(256, 128, 64, 0), (128, 128, 32, 0)]),
+    (("longk", 256, 1024, 65536, 1, True),
+     [(128, 256, 16, 0), (128, 128, 8, 0)]),
+    (("longk", 192, 160, 300000, 1, True),
+     [(192, 160, 125, 0), (64, 160, 25, 0)]),
+    (("skinny", 128, 4096, 4096, 1, True),
+     [(128, 64, 2, 0), (128, 32, 1, 0), (128, 128, 4, 0), (128, 64, 2, 6)]),
+    (("skinny", 96, 12288, 4096, 1, True),
+     [(128, 96, 1, 0), (128, 192, 2, 0)]),
+    (("skinny", 16, 11008, 4096, 1, True),
+     [(64, 64, 2, 0), (64, 32, 1, 0), (64, 128, 2, 0)]),
+    (("skinny", 8, 4096, 4096, 1, True),
+     [(64, 32, 2, 0), (64, 64, 4, 8)]),
+    (("square", 4096, 4096, 4096, 1, False),
+     [(128, 256, 1, 0)]),
+    (("longk", 512, 512, 131072, 1, False), [(128, 256, 8, 0)]),
+]
+# Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's
+# split), as ablations of the shapes whose default it changed.
+OLD_DEFAULTS = [
+    (("longk", 256, 256, 262144, 1, False), (64, 64, 16, 0)),
+    (("longk", 128, 128, 1048576, 1, False), (64, 64, 64, 0)),
+    (("longk", 512, 512, 131072, 1, False), (64, 64, 4, 0)),
+    (("longk", 256, 1024, 65536, 1, True), (64, 64, 4, 0)),
+    (("longk", 384, 384, 200000, 1, False), (64, 64, 50, 0)),
+    (("longk", 192, 160, 300000, 1, True), (64, 64, 375, 0)),
+    (("skinny", 8, 4096, 4096, 1, True), (64, 64, 4, 0)),
+    (("skinny", 16, 11008, 4096, 1, True), (64, 64, 1, 0)),
+    (("skinny", 32, 4096, 11008, 1, True), (64, 64, 4, 0)),
+    (("skinny", 64, 16384, 4096, 1, True), (64, 128, 1, 0)),
+    (("skinny", 128, 4096, 4096, 1, True), (64, 64, 1, 0)),
+    (("skinny", 96, 12288, 4096, 1, True), (128, 64, 1, 0)),
+    (("skinny", 16, 4096, 4096, 1, True), (64, 64, 4, 0)),
+]
+
+
+def variant_name(shape, v):
+    bm, bn, s, st = v
+    tag = f"-v{bm}x{bn}s{s}" + (f"p{st}" if st else "")
+    return name(*shape).replace("-sm90a", tag + "-sm90a")
+
+
+def variant_config(v):
+    bm, bn, s, st = v
+    cfg = f"block = [{bm}, {bn}, 32], copy = \"tma\", split = {s}"
+    return cfg + (f", stages = {st}" if st else "")
+
 def name(cls, m, n, k, batch, tb):
     dims = f"{batch}x{m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"
     return f"shape-{cls}-{dims}{'-bt' if tb else ''}-sm90a"
@@ -158,8 +214,16 @@ def main():
         nm = name(*s).replace("-sm90a", "-mmasync-sm90a")
         with open(os.path.join(out, nm + ".mlir"), "w") as f:
             f.write(program(*s[1:], config='mma = "mma_sync_tf32"'))
+    for shape, v in OLD_DEFAULTS:
+        with open(os.path.join(out, variant_name(shape, v) + ".mlir"), "w") as f:
+            f.write(program(*shape[1:], config=variant_config(v)))
+    for shape, vs in VARIANTS:
+        for v in vs:
+            with open(os.path.join(out, variant_name(shape, v) + ".mlir"), "w") as f:
+                f.write(program(*shape[1:], config=variant_config(v)))
     print(f"{len(SHAPES)} shapes and {len(NOSPLIT) + len(TFRONT) + len(MMASYNC)} "
-          f"ablations written to {out}")
+          f"ablations and {sum(len(v) for _, v in VARIANTS)} tile variants "
+          f"written to {out}")
     return 0
 
 

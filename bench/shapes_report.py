@@ -4,7 +4,8 @@
 Usage: bench/shapes_report.py RESULTS_DIR [RESULTS_DIR ...] [--md OUT.md] [--png OUT.png]
 
 With several folders, a shape measured in a later one replaces the earlier
-row (each row's ratio is still from one call: kb and its peers timed
+row (except where the folder's superseded.txt names it: a default kb has
+since changed back) (each row's ratio is still from one call: kb and its peers timed
 together); the table's last column says which run each row is from.
 
 RESULTS_DIR holds kb_results.json (kb-run's reports, each with the cuBLAS
@@ -31,7 +32,8 @@ MEMORY_BOUND = {"skinny", "matvec", "smallk"}
 def ablation(row):
     """The same program compiled another way by hand (split = 1, mma.sync,
     the transpose written out): compared against its shape, not counted."""
-    return any(t in row["name"] for t in ("nosplit", "mmasync", "tfront"))
+    return (any(t in row["name"] for t in ("nosplit", "mmasync", "tfront"))
+            or re.search(r"-v\d+x\d+s\d+", row["name"]) is not None)
 
 
 def reports_from_log(path):
@@ -157,7 +159,15 @@ def main():
         return 1
     by_name = {}
     for d in dirs:
+        # superseded.txt: shapes whose rows in this folder measured a
+        # default kb no longer has (one name a line, '#' comments).
+        skip = set()
+        sup = os.path.join(d, "superseded.txt")
+        if os.path.exists(sup):
+            skip = {l.split("#")[0].strip() for l in open(sup)} - {""}
         for r in rows_of(d):
+            if r["name"] in skip or r["name"] + "-sm90a" in skip:
+                continue
             r["run"] = os.path.basename(os.path.normpath(d))
             by_name[r["name"]] = r
     rows = [by_name[k] for k in sorted(by_name)]

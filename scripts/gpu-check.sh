@@ -4,7 +4,9 @@
 # compute-sanitizer memcheck over the small bundles, and the PyTorch/Triton
 # baselines (bench/torch_baselines.py).
 # Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
-# sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt.
+# sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt,
+# variants.json (the tile variants, one batch), determinism.json (split-K
+# bundles run twice, outputs compared bit for bit).
 # Prepare on the build machine: bash scripts/build-bench.sh; then carry build/bin
 # and build/gpu. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
@@ -28,6 +30,8 @@ log="$OUT/kb_log.txt"
 for dir in build/gpu/bundles/*/; do
   name=$(basename "$dir")
   case "$name" in *-unfused) continue ;; esac
+  # Tile variants (bench/shapes.py VARIANTS) run below, in one batch.
+  if echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+'; then continue; fi
   if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
   if [ -n "${KB_SKIP:-}" ] && echo "$name" | grep -Eq "$KB_SKIP"; then continue; fi
   args=()
@@ -38,6 +42,55 @@ for dir in build/gpu/bundles/*/; do
   echo "exit $? after $(( $(date +%s) - start )) s" | tee -a "$log"
   tail -n 5 "$log" | grep -E "time:|verdict|diagnosis|WRONG" || true
 done
+# The tile variants (bench/shapes.py VARIANTS: a shape with a hand-set tile,
+# split and stages), timed in one kb-run process without baselines (each is
+# still checked first); their shape's default bundle ran above with every
+# baseline, in this call. KB_SKIP_VARIANTS.
+variants=()
+for dir in build/gpu/bundles/*/; do
+  name=$(basename "$dir")
+  echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+' || continue
+  if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+  variants+=("$dir")
+done
+if [ ${#variants[@]} -gt 0 ] && [ -z "${KB_SKIP_VARIANTS:-}" ]; then
+  # One process a variant (a report each, kept if the budget runs out),
+  # timed for 50 ms of kernel time, not kb-run's default 200.
+  echo "=== ${#variants[@]} tile variants" | tee -a "$log"
+  mkdir -p "$OUT/variants"
+  vstart=$(date +%s)
+  for dir in "${variants[@]}"; do
+    name=$(basename "$dir")
+    if [ $(( $(date +%s) - vstart )) -ge "${KB_VARIANTS_BUDGET:-300}" ]; then
+      echo "variants: budget spent, $name and after skipped" | tee -a "$log"; break
+    fi
+    timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 50 "$dir" > "$OUT/variants/$name.json" 2>> "$log"
+    echo "variant $name: exit $?" >> "$log"
+  done
+  echo "variants: $(( $(date +%s) - vstart )) s" | tee -a "$log"
+fi
+# Split-K's determinism: every bundle with a kb.split_sum kernel, run twice
+# on the same inputs (--no-time), its outputs compared bit for bit.
+if [ -z "${KB_SKIP_DETERMINISM:-}" ]; then
+  echo "[" > "$OUT/determinism.json"; sep=""
+  for dir in build/gpu/bundles/*/; do
+    name=$(basename "$dir")
+    ls "$dir" | grep -q "split_sum" || continue
+    echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+' && continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    d1="$OUT/tmp/det/$name/1"; d2="$OUT/tmp/det/$name/2"; mkdir -p "$d1" "$d2"
+    timeout 120 "$KB_RUN" -q --no-time --seed 7 --save-outputs "$d1" "$dir" > /dev/null 2>&1; r1=$?
+    timeout 120 "$KB_RUN" -q --no-time --seed 7 --save-outputs "$d2" "$dir" > /dev/null 2>&1; r2=$?
+    same=true
+    for f in "$d1"/*.npy; do cmp -s "$f" "$d2/$(basename "$f")" || same=false; done
+    ls "$d1"/*.npy > /dev/null 2>&1 || same=false
+    echo "$sep{\"bundle\": \"$name\", \"exit\": [$r1, $r2], \"identical\": $same}" >> "$OUT/determinism.json"; sep=","
+    echo "determinism $name: exit $r1 $r2, identical $same" | tee -a "$log"
+    rm -rf "$OUT/tmp/det/$name"
+  done
+  echo "]" >> "$OUT/determinism.json"
+  rm -rf "$OUT/tmp/det"
+fi
 # Nsight Compute's view of a few kernels next to kb-run's own signals, and the
 # SASS instruction mix of the TF32 matmul (is the tensor core the bottleneck?).
 if [ -z "${KB_SKIP_NCU:-}" ]; then

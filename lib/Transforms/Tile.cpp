@@ -11,6 +11,9 @@
 
 #include "kb/Transforms/Passes.h"
 
+#include <cmath>
+#include <limits>
+
 namespace mlir::kb {
 #define GEN_PASS_DEF_KBTILE
 #include "kb/Transforms/Passes.h.inc"
@@ -112,6 +115,106 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
     if (t <= best * 1.03)
       return t * 1.25 <= timeFor(1) ? s : 1;
   return 1;
+}
+
+/// Few output tiles (wgmma, batch 1): the tile and the split chosen
+/// together. kb-tile's big tiles need a grid that covers the SMs; without
+/// one it used to take 64 x 64 tiles and let chooseSplitK fill the grid, and
+/// those ran at half of wgmma's rate (run 5, 512 x 512 x 131072: 64 x 64 at
+/// split 4 0.368 ms, 256 x 128 at split 16 0.191). The model, fitted to run
+/// 5's tile variants (docs/shapes.md, "Few output tiles"):
+/// - a block of a BM x BN tile computes at one SM's share of the unit's rate
+///   times an efficiency that grows with the tile's area, (BM x BN /
+///   32768)^0.35, at most 1 (the wgmma of small tiles wait on shared memory
+///   and their fences: 64 x 64 ran at 0.5, 128 x 128 at 0.75-0.8, 256 x
+///   128 and 192 x 160 at 1); blocks that share an SM share it;
+/// - the operands are read once, except the larger one, which every row (or
+///   column) of tiles across the smaller one reads again;
+/// - those bytes move at the copy bandwidth at most, and at most at what the
+///   blocks keep in flight (4 stages of their tiles' real rows) per 5 us,
+///   the round trip run 5's narrow tiles showed (128 x 32: 82 KB a block,
+///   10 GB/s);
+/// - split-K's partials: S x M x N floats written and read, and the sum
+///   kernel's launch (4 us).
+/// The tiles: 256 x 128, 128 x 128 (and the rows rounded up to 8 with 128
+/// or 64 columns) with a row-major B; 128 x 256, 128 x 192, 128 x 128, 64 x
+/// 128 (and the exact fit of the rows to 64 and the columns to 8) with B
+/// transposed; 64 x 64 for both. Not 192 x 128 with a row-major B nor 64 x
+/// 256 with B^T: run 6 measured them behind what the model said (384 x 384
+/// x 200000 at 192 x 128 in 10 chunks 0.332 ms, 128 x 128 in 10 0.296 in
+/// run 5; 64 x 16384 x 4096 at 64 x 256 in 2 chunks 0.0837, 64 x 128 unsplit
+/// 0.0797). The splits: divisors
+/// of the k tiles with at least 8 a chunk whose grid fits the SMs' slots at
+/// once (one block an SM for tiles of 16384 or more elements, else two).
+double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
+                                 int64_t bn, int64_t split, int64_t sms,
+                                 double unitTflops, double copyGBs) {
+  int64_t tilesM = llvm::divideCeil(m, bm), tilesN = llvm::divideCeil(n, bn);
+  int64_t blocks = tilesM * tilesN * split;
+  int64_t kTiles = llvm::divideCeil(k, 32);
+  double bw = copyGBs * 1e9, smRate = unitTflops * 1e12 / sms;
+  double eff = std::min(1.0, std::pow(double(bm * bn) / 32768.0, 0.35));
+  double perSM = llvm::divideCeil(blocks, sms);
+  double flops = perSM * 2.0 * bm * bn * 32.0 * kTiles / split / (smRate * eff);
+  double bytes =
+      4.0 * k * (m <= n ? m + double(n) * tilesM : n + double(m) * tilesN) +
+      4.0 * m * n;
+  int64_t slots = sms * (bm * bn >= 16384 ? 1 : 2);
+  double inFlight = 4.0 * (std::min(bm, m) + std::min(bn, n)) * 32 * 4;
+  double rate = std::min(bw, std::min(blocks, slots) * inFlight / 5e-6);
+  double partials = split > 1 ? 8.0 * split * m * n / bw + 4e-6 : 0;
+  return std::max(flops, bytes / rate) + partials;
+}
+
+FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
+                                        bool rowB, int64_t sms,
+                                        double unitTflops, double copyGBs) {
+  SmallVector<std::pair<int64_t, int64_t>> tiles;
+  int64_t rows64 = llvm::alignTo(m, 64), rows8 = llvm::alignTo(m, 8);
+  if (rowB) {
+    tiles = {{256, 128}, {128, 128}, {64, 128}, {64, 64}};
+    if (rows8 <= 256)
+      tiles.append({{rows8, 128}, {rows8, 64}});
+    // No tile wider or taller than the matrix needs.
+    llvm::erase_if(tiles, [&](auto t) {
+      return t.first > std::max<int64_t>(8, rows8) ||
+             t.second > std::max<int64_t>(64, llvm::alignTo(n, 64));
+    });
+  } else {
+    tiles = {{128, 256}, {128, 192}, {128, 128}, {64, 128}, {64, 64}};
+    int64_t cols8 = llvm::alignTo(n, 8);
+    if (rows64 <= 192 && cols8 <= 256 && rows64 * cols8 <= 32768)
+      tiles.push_back({rows64, cols8});
+    llvm::erase_if(tiles, [&](auto t) {
+      return t.first > std::max<int64_t>(64, rows64) ||
+             t.second > std::max<int64_t>(64, cols8);
+    });
+  }
+  int64_t kTiles = llvm::divideCeil(k, 32);
+  FewTilesChoice best{64, 64, 1, std::numeric_limits<double>::infinity()};
+  FewTilesChoice unsplit = best;
+  for (auto [bm, bn] : tiles) {
+    int64_t grid = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn);
+    int64_t slots = sms * (bm * bn >= 16384 ? 1 : 2);
+    for (int64_t s = 1; s <= kTiles / 8 || s == 1; ++s) {
+      if (s > 1 && (kTiles % s || grid * s > slots))
+        continue;
+      double t = fewTilesSeconds(m, n, k, bm, bn, s, sms, unitTflops, copyGBs);
+      // Ties (within 2%) go to the fewer chunks, then the larger tile.
+      if (t < best.seconds * 0.98 ||
+          (t <= best.seconds * 1.02 &&
+           (s < best.split ||
+            (s == best.split && bm * bn > best.bm * best.bn))))
+        best = {bm, bn, s, t};
+      if (s == 1 && t < unsplit.seconds * 0.98)
+        unsplit = {bm, bn, s, t};
+    }
+  }
+  // A matmul of a few microseconds is its launches' (the model's 4 us for
+  // the sum kernel's is a guess at that scale): not split.
+  if (unsplit.seconds < 20e-6)
+    return unsplit;
+  return best;
 }
 
 /// Split-K for the gemv kernel. Its blocks stream the weight, so what
@@ -271,6 +374,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   auto blocksFor = [&](int64_t bm, int64_t bn) {
     return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
   };
+  // Set where kb-tile chose the tile and split together (few output tiles).
+  bool splitChosen = false;
   if (f.block.empty()) {
     // Big tiles reuse each loaded element the most; fall back to 64x64
     // when 128x128 tiles would leave most of the SMs idle.
@@ -333,6 +438,37 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       // all but N are computed for nothing.
       if (!rowB && n < f.block[1])
         f.block[1] = std::max<int64_t>(8, llvm::alignTo(n, 8));
+      // Few output tiles, or a small tile with at most 128 rows or columns
+      // (a few rows against a wide weight; not a 1000 x 700 x 1504, where
+      // 64 x 64 measured ahead of 64 x 128, run 40): the tile and split chosen
+      // together (chooseFewTiles), where that gains 10% over the tile above and
+      // the split chooseSplitK would give it (run 5: 128 x 4096 x 4096 with B^T
+      // on 64 x 64 tiles, 128 blocks, 0.0497 ms; 128 x 128 at split 4, 0.0343).
+      // Not with a hand-set split, nor for a batch (never split), nor with K %
+      // 32 != 0 (the lines-split rule above measured its tile).
+      if (batch == 1 && f.split == 0 && !linesSplit &&
+          (!covers(f.block[0], f.block[1]) ||
+           (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
+        FewTilesChoice few = chooseFewTiles(
+            m, n, k, rowB, sms, model.wgmmaTf32Tflops, model.copyGBs);
+        int64_t bm0 = f.block[0], bn0 = f.block[1];
+        int64_t resident0 =
+            (!rowB ? bm0 >= 128 : bm0 * bn0 >= 128 * 128) ? 1 : 2;
+        int64_t s0 = chooseSplitK(m, n, k, bm0, bn0, 32, batch, sms, resident0,
+                                  model.wgmmaTf32Tflops, model.copyGBs);
+        double t0 = fewTilesSeconds(m, n, k, bm0, bn0, s0, sms,
+                                    model.wgmmaTf32Tflops, model.copyGBs);
+        // Where the tile above covers the SMs, only a different tile: a
+        // split alone of such a grid did not pay (run 7, 64 x 16384 x 4096
+        // B^T, 64 x 128 tiles: 0.0797 ms unsplit, 0.0828 in 2 chunks).
+        bool sameTile = few.bm == bm0 && few.bn == bn0;
+        if (few.seconds * 1.1 <= t0 && !(sameTile && covers(bm0, bn0))) {
+          f.block = {few.bm, few.bn, 32};
+          if (few.split > 1)
+            f.split = few.split;
+          splitChosen = true;
+        }
+      }
     } else if (tensorCores) {
       // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
       // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
@@ -453,22 +589,25 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
            << "tiles need " << threads << " threads per block; " << model.chip
            << " allows at most " << model.maxThreadsPerBlock;
   // Copies per thread (TMA's are issued by one thread).
-  bool tmaCopies = wgmma && f.copy == CopyKind::tma;
+  // wgmma's tiles come by TMA unless the config asks for cp.async
+  // (kb-promote-shared-memory, which writes `copy`, picks TMA for it).
+  bool tmaCopies = wgmma && (!f.copy || *f.copy == CopyKind::tma);
   if (!tmaCopies && ((bm * bk) % threads || (bk * bn) % threads))
     return op->emitOpError()
            << "the A tile (" << bm << "x" << bk << ") and B tile (" << bk << "x"
            << bn << ") must split evenly among " << threads << " threads";
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
-  if (f.split == 0) {
+  if (f.split == 0 && !splitChosen) {
     double rate = wgmma         ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
                                 : model.ffmaTflops;
     // wgmma: a 128-row tile fills an SM's registers, two 64-row ones fit;
     // mma.sync and FFMA by threads, at most 4 (measured: shapes2 run).
     int64_t resident =
-        wgmma ? ((transB ? bm >= 128 : bm * bn >= 128 * 128) ? 1 : 2)
-              : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
+        wgmma
+            ? ((transB ? bm >= 128 : bm * bn >= 128 * 128) ? 1 : 2)
+            : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
     int64_t s = chooseSplitK(m, n, k, bm, bn, bk, batch, sms, resident, rate,
                              model.copyGBs);
     if (s > 1)

@@ -153,3 +153,20 @@ func.func @row_major_b(%arg0: tensor<512x200xf32>, %arg1: tensor<200x256xf32>) -
   return %0 : tensor<512x256xf32>
 }
 
+// -----
+
+// Four consumer warpgroups (a row-major B, BN = 256): a block of 640
+// threads starts with 96 registers each (65536 / 640 in steps of 8), and
+// setmaxnreg.inc can take only what the producer released (128 x (96 - 40)),
+// shared by 512 threads: 104. The old count, (65536 - 128 x 40) / 512 = 112,
+// waited for registers that never came (the GPU run 5 hang).
+// CHECK-LABEL: func.func @row_major_b_four_consumers
+// CHECK: threads in (%c640
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister increase 104
+// CHECK-NOT: nvvm.setmaxregister
+func.func @row_major_b_four_consumers(%arg0: tensor<128x256xf32>, %arg1: tensor<256x512xf32>) -> tensor<128x512xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [128, 256, 32], threads = 640, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<128x256xf32>, tensor<256x512xf32> -> tensor<128x512xf32>
+  return %0 : tensor<128x512xf32>
+}
+

@@ -3,7 +3,7 @@
 // matmuls that kb-run must check OK on the GPU (scripts/differential.sh puts
 // every test/Target/gpu-*.mlir in its tarball; scripts/build-bench.sh builds
 // this one as gpu-pad-wgmma-sm90a, which gpu-check.sh also memchecks): split-K behind the pad (256 x
-// 256 output tiles, K' = 16384), a fused epilogue behind it, and a B given as
+// 256 outputs, K' = 16384: two 128 x 256 tiles in 32 chunks), a fused epilogue behind it, and a B given as
 // B^T. Here: the kernels and the program the manifest records, through ptxas.
 // GPU-CHIPS: sm_90a
 // REQUIRES: ptxas, kb-run
@@ -22,7 +22,7 @@
 // CHECK-DAG: "name": "k8_pad"
 // CHECK-DAG: "name": "k9_matmul"
 // CHECK-DAG: "multiple": 32
-// CHECK-DAG: "split_chunk": 1024
+// CHECK-DAG: "split_chunk": 512
 
 func.func @pads(%a: tensor<256x16383xf32>, %b: tensor<16383x256xf32>,
                 %x: tensor<512x509xf32>, %y: tensor<509x384xf32>, %bias: tensor<384xf32>,

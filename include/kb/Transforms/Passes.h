@@ -76,6 +76,23 @@ int64_t chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
                      int64_t bk, int64_t batch, int64_t sms,
                      int64_t residentBlocks, double unitTflops, double copyGBs);
 
+/// A wgmma matmul of batch 1 whose output tiles do not cover the SMs (a
+/// long K over a small result, a few rows against a wide weight): the tile
+/// and split-K chosen together by the model in Tile.cpp ("Few output
+/// tiles"). `rowB`: B row-major (the warpgroups split the columns). Returns
+/// {BM, BN, S}.
+struct FewTilesChoice {
+  int64_t bm, bn, split;
+  double seconds;
+};
+FewTilesChoice chooseFewTiles(int64_t m, int64_t n, int64_t k, bool rowB,
+                              int64_t sms, double unitTflops, double copyGBs);
+/// The model's time for one such (BM, BN, S), for comparing it against
+/// another choice.
+double fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
+                       int64_t split, int64_t sms, double unitTflops,
+                       double copyGBs);
+
 /// The gemv kernel (`mma = "gemv"`, MatmulGemv.cpp): fp32 FMAs for a matmul
 /// with at most kGemvMaxFew rows or columns, streaming the large operand
 /// (the "weight") from global memory. Its form says which operand that is:

@@ -47,6 +47,18 @@
 using namespace mlir;
 using namespace mlir::kb;
 
+/// The register count the consumer warpgroups of a block of `threads`
+/// threads can take with setmaxnreg.inc after the remaining 128 (the
+/// producer warpgroup) gave theirs down to `producerRegs`: the launch count
+/// (65536 / threads in steps of 8, as ptxas sets it) plus the consumers'
+/// share of what the producer released, in steps of 8, at most 256.
+static int64_t setmaxnregConsumerCount(int64_t threads, int64_t consumerThreads,
+                                       int64_t producerRegs) {
+  int64_t launch = std::min<int64_t>(255, 65536 / threads) / 8 * 8;
+  int64_t released = 128 * (launch - producerRegs);
+  return std::min<int64_t>(256, (launch + released / consumerThreads) / 8 * 8);
+}
+
 namespace {
 
 /// Bytes of one swizzled row (BK f32) and of one 8-row core-matrix group
@@ -452,15 +464,21 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       }
     };
     // A row-major B: the producer is a whole warpgroup, which gives most of
-    // its registers to the consumers (a block of 384 threads starts with 168
-    // each; the hardware counts whole warpgroups): 40 for the producer, the
-    // rest shared by the consumers in steps of 8 (232 for two warpgroups).
-    // Each setmaxnreg opens the branch whose code it sizes, so that ptxas
-    // allocates the consumers' code to the larger count.
+    // its registers to the consumers: 40 for the producer, the rest shared by
+    // the consumers in steps of 8. A block starts with the registers of its
+    // launch (ptxas gives every thread the same count, 65536 / threads in
+    // steps of 8: 168 at 384 threads, 96 at 640), and setmaxnreg.inc takes
+    // only what the block's own warps released with setmaxnreg.dec: the
+    // consumers' count is the launch count plus their share of the
+    // producer's 128 x (launch - 40) (232 for two warpgroups, 104 for four).
+    // A larger one waits for registers that never come (run 5: a block of
+    // 640 threads with the old count, 112, hung). Each setmaxnreg opens the
+    // branch whose code it sizes, so that ptxas allocates the consumers'
+    // code to the larger count.
     bool moveRegisters = rowB && consumerThreads >= 256;
     int64_t producerRegs = 40;
-    int64_t consumerRegs = std::min<int64_t>(256, (65536 - 128 * producerRegs) /
-                                                      consumerThreads / 8 * 8);
+    int64_t consumerRegs = setmaxnregConsumerCount(
+        consumerThreads + 128, consumerThreads, producerRegs);
     // The producer.
     Value warp = e.div(e.tid, 32);
     auto producerGroup = scf::IfOp::create(
