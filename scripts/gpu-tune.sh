@@ -5,9 +5,15 @@
 # default config of each. Random and guided search are replayed afterwards
 # on the build machine from these measurements (scripts/tune-results.sh):
 # they only choose which measured candidates to look at.
-# Writes under $OUT/tune: NAME.json (kb-run's reports), times.json (GPU
-# seconds per program), calibration.json (with the mma.sync ceiling kb's own
-# kernel measured, where build/tune/units has it), gpu.txt, log.txt.
+# Writes under $OUT/tune: NAME.json (kb-run's reports, a batch object with
+# "not_reported": the bundles without one and why), NAME.jsonl (each report
+# as kb-run wrote it, with its wall_s), times.json (GPU seconds per
+# program), calibration.json (with the mma.sync ceiling kb's own kernel
+# measured, where build/tune/units has it; KB_TUNE_CALIBRATE=0 skips it),
+# gpu.txt, log.txt. Each program's batch goes through scripts/tune_batch.py:
+# kb-run writes every report as its bundle finishes (--jsonl-out), so a
+# program stopped by the budget keeps what it measured, and a bundle with no
+# report after KB_TUNE_STALL_S (default 15 s; a hung kernel) is skipped.
 # Carry: build/bin (kb-run) and build/tune/batches.tar.gz (and
 # build/tune/units, the unit bundles of the calibration).
 # The order: KB_TUNE_ORDER (program names, space-separated), else the
@@ -16,10 +22,11 @@
 # KB_TUNE_ONLY: a regex of program names; KB_TUNE_RUN_ARGS: kb-run's timing
 # options (default --warmup 2 --min-runs 10 --min-ms 20); KB_TUNE_BUDGET_S:
 # the seconds for all programs (default 330): a program is skipped when its
-# bundles at KB_TUNE_S_PER_BUNDLE (default 0.65 s: the long-K and skinny
+# bundles at the seconds a bundle this run's programs took so far (before
+# the first, KB_TUNE_S_PER_BUNDLE, default 0.65 s: the long-K and skinny
 # batches of the second H200 run took 0.63-0.69, the first run's 0.3-0.6)
 # would not finish within it, and each kb-run is stopped at what is left
-# (at most KB_TUNE_PROGRAM_TIMEOUT_S, default 200).
+# (at most KB_TUNE_PROGRAM_TIMEOUT_S, default 200), keeping what it measured.
 set -u
 OUT=${OUT:-/tmp/kb-tune-out}
 out="$OUT/tune"
@@ -46,16 +53,22 @@ for u in "${KB_TUNE_UNITS:-build/tune/units}"/*/; do
   [ -f "$u/manifest.json" ] && unitargs+=(--unit-bundle "$(basename "$u")=$u")
 done
 t_cal=$(date +%s.%N)
-if ! "$KB_RUN" --calibrate --quiet "${unitargs[@]}" >> "$log" 2>&1; then
-  echo "calibration with ${unitargs[*]} failed; without them" | tee -a "$log"
-  "$KB_RUN" --calibrate --quiet >> "$log" 2>&1
+if [ "${KB_TUNE_CALIBRATE:-1}" = 0 ]; then
+  echo "calibration: skipped (KB_TUNE_CALIBRATE=0)" | tee -a "$log"
+else
+  if ! "$KB_RUN" --calibrate --quiet "${unitargs[@]}" >> "$log" 2>&1; then
+    echo "calibration with ${unitargs[*]} failed; without them" | tee -a "$log"
+    "$KB_RUN" --calibrate --quiet >> "$log" 2>&1
+  fi
+  cp "$XDG_CACHE_HOME/kb/calibration.json" "$out/calibration.json"
+  echo "calibration: $(python3 -c "import time; print(round(time.time() - $t_cal, 2))") s" | tee -a "$log"
 fi
-cp "$XDG_CACHE_HOME/kb/calibration.json" "$out/calibration.json"
-echo "calibration: $(python3 -c "import time; print(round(time.time() - $t_cal, 2))") s" | tee -a "$log"
 read -r -a runargs <<< "${KB_TUNE_RUN_ARGS:---warmup 2 --min-runs 10 --min-ms 20}"
 echo "{" > "$out/times.json"
 sep=""
 t_start=$(date +%s)
+done_s=0
+done_n=0
 budget=${KB_TUNE_BUDGET_S:-330}
 plans=()
 if [ -n "${KB_TUNE_ORDER:-}" ]; then
@@ -73,34 +86,25 @@ for plan in "${plans[@]}"; do
   if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
   bundles=("$plan"default/ "$plan"c*/)
   left=$(( budget - ($(date +%s) - t_start) ))
-  need=$(python3 -c "import math; print(math.ceil(${#bundles[@]} * ${KB_TUNE_S_PER_BUNDLE:-0.65}))")
+  # Seconds a bundle: what this run's programs took so far, else the guess.
+  rate=$(python3 -c "print($done_s / $done_n if $done_n else ${KB_TUNE_S_PER_BUNDLE:-0.65})")
+  need=$(python3 -c "import math; print(math.ceil(${#bundles[@]} * $rate))")
   if [ "$need" -gt "$left" ]; then
-    echo "$name: skipped, ${#bundles[@]} bundles need about $need s, $left s left of KB_TUNE_BUDGET_S" | tee -a "$log"; continue
+    echo "$name: skipped, ${#bundles[@]} bundles need about $need s ($rate s a bundle), $left s left of KB_TUNE_BUDGET_S" | tee -a "$log"; continue
   fi
   limit=$(( left < ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ? left : ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ))
   start=$(date +%s.%N)
-  timeout "$limit" "$KB_RUN" --json --no-baselines --quiet "${runargs[@]}" "${bundles[@]}" > "$out/$name.json" 2>> "$log"
-  rc=$?
-  [ "$rc" -eq 124 ] && echo "$name: kb-run stopped after $limit s (KB_TUNE_BUDGET_S)" | tee -a "$log"
-  # A kb-run that measures one bundle per process: one call each.
-  if [ "$rc" -ne 124 ] && ! python3 -c 'import json,sys; sys.exit(0 if "reports" in json.load(open(sys.argv[1])) else 1)' "$out/$name.json" 2>/dev/null; then
-    echo "$name: kb-run gave no multi-bundle report (rc $rc); one process per bundle" | tee -a "$log"
-    one="$work/one/$name"
-    mkdir -p "$one"
-    i=0
-    for b in "${bundles[@]}"; do
-      timeout 30 "$KB_RUN" --quiet "${runargs[@]}" --json-out "$one/$(printf %04d $i).json" "$b" > /dev/null 2>> "$log"
-      i=$((i + 1))
-    done
-    python3 -c '
-import glob, json, sys
-reps = []
-for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
-    try: reps.append(json.load(open(f)))
-    except ValueError: pass
-json.dump({"schema": 1, "status": "ok", "reports": reps}, open(sys.argv[2], "w"))' "$one" "$out/$name.json"
-  fi
+  # One kb-run for the batch, its reports written as each bundle finishes
+  # (--jsonl-out); a bundle without one after KB_TUNE_STALL_S is skipped
+  # (kb-run killed, a fresh one goes on after it); what ran by the limit
+  # is kept (scripts/tune_batch.py).
+  python3 scripts/tune_batch.py --kb-run "$KB_RUN" --out "$out/$name.json" \
+    --limit "$limit" --stall "${KB_TUNE_STALL_S:-15}" --run-args "${runargs[*]}" \
+    "${bundles[@]}" 2>> "$log" | sed "s/^/$name: /" | tee -a "$log"
+  rc=${PIPESTATUS[0]}
   secs=$(python3 -c "import time; print(round(time.time() - $start, 2))")
+  done_s=$(python3 -c "print($done_s + $secs)")
+  done_n=$(( done_n + ${#bundles[@]} ))
   echo "$name: ${#bundles[@]} bundles, rc $rc, $secs s" | tee -a "$log"
   echo "$sep \"$name\": {\"seconds\": $secs, \"bundles\": ${#bundles[@]}, \"rc\": $rc}" >> "$out/times.json"
   sep=","
