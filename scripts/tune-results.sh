@@ -10,6 +10,9 @@
 # folder (default build/tune/plans), e.g. the plans of an earlier run
 # unpacked from its plans.tar.gz (bench/results/2026-12-01-shapes2/tune);
 # KB_TUNE_SVG: where the plot goes (default docs/kb-tune-search.svg).
+# KB_TUNE_CALIBRATION: the calibration the model replays with (default
+# OUT_DIR/tune/calibration.json where there is one), e.g. a later run's with
+# a measured mma.sync ceiling.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 res=${1:?usage: scripts/tune-results.sh OUT_DIR}
@@ -20,6 +23,7 @@ for plan in "$plans"/*/; do
   name=$(basename "$plan")
   [ -f "$res/tune/$name.json" ] || { echo "no measurements for $name" >&2; continue; }
   cal=(); [ -f "$res/tune/calibration.json" ] && cal=(--calibration "$res/tune/calibration.json")
+  [ -n "${KB_TUNE_CALIBRATION:-}" ] && cal=(--calibration "$KB_TUNE_CALIBRATION")
   build/bin/kb-tune replay "$plan" "$res/tune/$name.json" --seeds "${SEEDS:-20}" "${cal[@]}" \
     > "build/tune/replay/$name.json"
 done
