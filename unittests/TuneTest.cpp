@@ -315,6 +315,38 @@ TEST(TuneModel, WarpTilesAndStagesHideLatency) {
               0.01 * s5);
 }
 
+TEST(TuneModel, GridOccupancyCountsOnlyTheBlocksResident) {
+  // mm_skinny_16x4096x4096's miss: 64 x 64 mma.sync tiles, 64 blocks on
+  // 132 SMs; ptxas's resources allow 4 blocks an SM (25% occupancy), but
+  // a grid of 64 blocks has one on each SM it uses, as a 1-block-an-SM
+  // config at 6.25% does.
+  Facts f = matmulFacts(16, 4096, 4096, "tf32");
+  Calibration cal;
+  Candidate c = mm("mma_sync_tf32", "[64, 64, 32]", "4");
+  c.fields.insert(c.fields.begin() + 2, {"warp", "[32, 32]"});
+  double four = modelTime(f, c, compiled(128, 128, 64, 0.25, 4), cal);
+  double one = modelTime(f, c, compiled(128, 128, 64, 0.0625, 1), cal);
+  EXPECT_NEAR(four, one, 1e-9);
+  // A grid of 4 blocks an SM has them all resident: the occupancy counts.
+  Facts big = matmulFacts(2048, 2048, 4096, "tf32");
+  double full = modelTime(big, c, compiled(128, 128, 1024, 0.25, 4), cal);
+  double thin = modelTime(big, c, compiled(128, 128, 1024, 0.0625, 1), cal);
+  EXPECT_LT(full, 0.8 * thin);
+}
+
+TEST(TuneModel, PartialTilesCostWholeOnes) {
+  // 4000 x 4000 x 4090 in 128 x 256 x 32 tiles does the work of 4096^3
+  // (32 x 16 tiles, 128 k steps): compute-bound, the model times both
+  // about the same, not 4000 x 4000 x 4090 / 4096^3 = 0.93 of it.
+  Calibration cal;
+  Static s = compiled(384, 154, 512, 0.19, 1);
+  Candidate c = mm("wgmma_tf32", "[128, 256, 32]", "4");
+  double odd = modelTime(matmulFacts(4000, 4000, 4090, "tf32"), c, s, cal);
+  double full = modelTime(matmulFacts(4096, 4096, 4096, "tf32"), c, s, cal);
+  EXPECT_NEAR(odd, full, 0.01 * full);
+  EXPECT_GT(odd, 0.97 * full);
+}
+
 TEST(TuneModel, MemoryBoundKernelsPayForASecondPass) {
   Facts f;
   f.family = Family::Softmax;

@@ -416,8 +416,15 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
   // spread: the wave quantization of the grid.
   double perSM = std::ceil(double(blocks) / sms);
   double balance = double(blocks) / (perSM * sms);
+  // The grid's real occupancy: a grid of fewer blocks than the SMs hold
+  // (ceil(blocks / SMs) < the blocks per SM the resources allow) keeps
+  // only that many resident, so only their share of the theoretical
+  // occupancy hides latency.
+  double occ = s.occupancy;
+  if (s.blocksPerSM > 0)
+    occ *= std::min<double>(s.blocksPerSM, perSM) / s.blocksPerSM;
   // Warps to hide latency: a quarter of the SM's warps is enough.
-  double occEff = std::min(1.0, 0.4 + 2.4 * s.occupancy);
+  double occEff = std::min(1.0, 0.4 + 2.4 * occ);
   double otherMs =
       s.otherKernelBytes > 0 ? s.otherKernelBytes / bw * 1e3 + launchMs : 0;
   double t;
@@ -437,10 +444,16 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     if (unit == "\"wgmma_tf32\"")
       unitOcc = 1.0;
     else if (auto w = sizes(c.get("warp")); w.size() == 2)
-      unitOcc =
-          std::min(1.0, 0.4 + 2.4 * s.occupancy * double(w[0] * w[1]) / 1024);
-    double compute = f.flops / (peak * 1e12 * balance * unitOcc) * 1e3;
+      unitOcc = std::min(1.0, 0.4 + 2.4 * occ * double(w[0] * w[1]) / 1024);
     auto b = sizes(c.get("block"));
+    // The work the tiles do: a partial tile at an edge of M, N or K costs
+    // a whole one (kb pads or masks it, the mma runs on all of it).
+    double flops = f.flops;
+    if (b.size() == 3 && f.m > 0 && f.n > 0 && f.k > 0)
+      flops *= std::ceil(double(f.m) / b[0]) * b[0] / f.m *
+               (std::ceil(double(f.n) / b[1]) * b[1] / f.n) *
+               (std::ceil(double(f.k) / b[2]) * b[2] / f.k);
+    double compute = flops / (peak * 1e12 * balance * unitOcc) * 1e3;
     // Split-K into S chunks: the grid has S blocks per tile (s.blocks
     // counts them: the balance above sees the fuller grid); each block
     // loads 1/S of K, so the tile loads are the same; the partials are
