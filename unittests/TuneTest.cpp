@@ -316,10 +316,10 @@ TEST(TuneModel, WarpTilesAndStagesHideLatency) {
 }
 
 TEST(TuneModel, GridOccupancyCountsOnlyTheBlocksResident) {
-  // mm_skinny_16x4096x4096's miss: 64 x 64 mma.sync tiles, 64 blocks on
-  // 132 SMs; ptxas's resources allow 4 blocks an SM (25% occupancy), but
-  // a grid of 64 blocks has one on each SM it uses, as a 1-block-an-SM
-  // config at 6.25% does.
+  // As in skinny 16x4096x4096's and odd 1000x700x1500's misses (mma.sync
+  // grids of 96-128 blocks credited 2 resident blocks an SM): 64 blocks on
+  // 132 SMs whose resources allow 4 an SM (25% occupancy) have one on each
+  // SM they use, as a 1-block-an-SM config at 6.25% does.
   Facts f = matmulFacts(16, 4096, 4096, "tf32");
   Calibration cal;
   Candidate c = mm("mma_sync_tf32", "[64, 64, 32]", "4");
