@@ -436,8 +436,11 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // the split chooseSplitK would give it (run 5: 128 x 4096 x 4096 with B^T
   // on 64 x 64 tiles, 128 blocks, 0.0497 ms; 128 x 128 at split 4, 0.0343).
   // Not with a hand-set split, nor for a batch (never split), nor with K %
-  // 32 != 0 (the lines-split rule above measured its tile).
+  // 32 != 0 (the lines-split rule above measured its tile), nor with a
+  // hand-set cp.async copy (its tiles must split among the threads, which
+  // an exact fit such as 192 x 160 need not).
   if (batch == 1 && f.split == 0 && !linesSplit &&
+      f.copy != CopyKind::cp_async &&
       (!covers(f.block[0], f.block[1]) ||
        (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
     FewTilesChoice few = chooseFewTiles(m, n, k, rowB, sms,
