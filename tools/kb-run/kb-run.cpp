@@ -473,7 +473,8 @@ int main(int argc, char **argv) {
          [&](const std::string &v) { o.programRoutesOnly = v == "program"; },
          "Which cuBLAS routes to time for a matmul: 'all' (fp32 and TF32, "
          "the default) or 'program' (only those of the program's precision, "
-         "its peers: half the time, for a suite)")
+         "its peers; the other precision's 9-10 routes, each timed for at "
+         "least --min-ms, are skipped: for a suite)")
       ->check(CLI::IsMember({"all", "program"}));
   app.add_flag(
       "--json", o.json,
