@@ -11,7 +11,8 @@
 # and build/gpu. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
 # KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
-# KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
+# KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
+# routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
 set -u
 OUT=${OUT:-/tmp/kb-gpu-out}
@@ -35,6 +36,9 @@ for dir in build/gpu/bundles/*/; do
   if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
   if [ -n "${KB_SKIP:-}" ] && echo "$name" | grep -Eq "$KB_SKIP"; then continue; fi
   args=()
+  # KB_ROUTES=program: only the cuBLAS routes of the program's precision
+  # (its peers; half of a matmul bundle's baseline time).
+  [ -n "${KB_ROUTES:-}" ] && args+=(--routes "$KB_ROUTES")
   [ -d "build/gpu/bundles/$name-unfused" ] && args+=(--baseline "build/gpu/bundles/$name-unfused")
   echo "=== $name" | tee -a "$log"
   start=$(date +%s)

@@ -357,6 +357,180 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   return success();
 }
 
+/// A matmul's shape, as kb-tile's default tiles see it.
+struct MatmulShape {
+  int64_t m, n, k, batch, sms;
+  bool transposeB;
+  int64_t blocksFor(int64_t bm, int64_t bn) const {
+    return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
+  }
+};
+
+/// kb-tile's default wgmma tile (f.block), and where it chose the tile and
+/// split-K together (few output tiles), the split too: returns true then.
+static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
+                             const TargetModel &model) {
+  int64_t m = s.m, n = s.n, k = s.k, batch = s.batch, sms = s.sms;
+  auto blocksFor = [&](int64_t bm, int64_t bn) { return s.blocksFor(bm, bn); };
+  bool splitChosen = false;
+  // One warpgroup per 64 rows; the largest tile whose grid covers at
+  // least 90% of the SMs (BK = 32: one 128-byte swizzled row of K).
+  // Run 27: 2048^3 with 128x256 tiles (128 blocks) 0.0706 ms against
+  // 0.0859 with 128x128 (256 blocks); 1024x768x1536 with 64x64 (192
+  // blocks) 0.0307 against 0.0319 with 128x64 (96).
+  auto covers = [&](int64_t bm, int64_t bn) {
+    return blocksFor(bm, bn) * 10 >= sms * 9;
+  };
+  // When A's rows are not whole 128-byte lines (K % 32 != 0), each row
+  // of an A box spans two lines and the 64x64 kernel is bound by its L2
+  // reads: 64x128 reads each A tile half as often and wins with half of
+  // the SMs busy (2026-11-30 run 40, 1000x700x1500: 0.0271 ms against
+  // 0.0290 for 64x64, two passes; with aligned rows, 1024x704x1504,
+  // 64x64 stays ahead, 0.0249 against 0.0253).
+  bool linesSplit = k % 32 != 0;
+  // At most 64 rows: one warpgroup (64-row tiles; a 128-row tile would
+  // compute 64 rows of nothing for as many blocks).
+  bool fewRows = m <= 64;
+  // A row-major B: the warpgroups split the columns, and the rows are
+  // wgmma's N (MatmulWgmma.cpp, "Row-major B"), so the big tile is
+  // 256 x 128 (two warpgroups of 64 columns x 256 rows: the same
+  // accumulators and shared-memory reads per flop as 128 x 256 with B
+  // K-major), and a few rows take the narrowest wgmma that holds them.
+  bool rowB = !s.transposeB;
+  if (rowB) {
+    if (!fewRows && m > 128 && covers(256, 128))
+      f.block = {256, 128, 32};
+    else if (!fewRows && covers(128, 128))
+      f.block = {128, 128, 32};
+    else if (!fewRows && covers(128, 64))
+      f.block = {128, 64, 32};
+    else if (covers(64, 128) || (linesSplit && blocksFor(64, 128) * 2 >= sms))
+      f.block = {64, 128, 32};
+    else
+      f.block = {64, 64, 32};
+    if (m < f.block[0])
+      f.block[0] = std::max<int64_t>(8, llvm::alignTo(m, 8));
+  } else if (!fewRows && covers(128, 256))
+    f.block = {128, 256, 32};
+  else if (!fewRows && covers(128, 128))
+    f.block = {128, 128, 32};
+  else if (!fewRows && covers(128, 64))
+    f.block = {128, 64, 32};
+  else if (fewRows && covers(64, 256))
+    f.block = {64, 256, 32};
+  else if (fewRows && covers(64, 128))
+    f.block = {64, 128, 32};
+  else if (linesSplit && blocksFor(64, 128) * 2 >= sms)
+    f.block = {64, 128, 32};
+  else
+    f.block = {64, 64, 32};
+  // A few columns (a matrix-vector product, N = 1): the narrowest
+  // wgmma that holds them (N a multiple of 8), not 64 columns of which
+  // all but N are computed for nothing.
+  if (!rowB && n < f.block[1])
+    f.block[1] = std::max<int64_t>(8, llvm::alignTo(n, 8));
+  // Few output tiles, or a small tile with at most 128 rows or columns
+  // (a few rows against a wide weight; not a 1000 x 700 x 1504, where
+  // 64 x 64 measured ahead of 64 x 128, run 40): the tile and split chosen
+  // together (chooseFewTiles), where that gains 10% over the tile above and
+  // the split chooseSplitK would give it (run 5: 128 x 4096 x 4096 with B^T
+  // on 64 x 64 tiles, 128 blocks, 0.0497 ms; 128 x 128 at split 4, 0.0343).
+  // Not with a hand-set split, nor for a batch (never split), nor with K %
+  // 32 != 0 (the lines-split rule above measured its tile), nor with a
+  // hand-set cp.async copy (its tiles must split among the threads, which
+  // an exact fit such as 192 x 160 need not).
+  if (batch == 1 && f.split == 0 && !linesSplit &&
+      f.copy != CopyKind::cp_async &&
+      (!covers(f.block[0], f.block[1]) ||
+       (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
+    FewTilesChoice few = chooseFewTiles(m, n, k, rowB, sms,
+                                        model.wgmmaTf32Tflops, model.copyGBs);
+    int64_t bm0 = f.block[0], bn0 = f.block[1];
+    int64_t resident0 = (!rowB ? bm0 >= 128 : bm0 * bn0 >= 128 * 128) ? 1 : 2;
+    int64_t s0 = chooseSplitK(m, n, k, bm0, bn0, 32, batch, sms, resident0,
+                              model.wgmmaTf32Tflops, model.copyGBs);
+    double t0 = fewTilesSeconds(m, n, k, bm0, bn0, s0, sms,
+                                model.wgmmaTf32Tflops, model.copyGBs);
+    // Where the tile above covers the SMs, only a different tile: a
+    // split alone of such a grid did not pay (run 7, 64 x 16384 x 4096
+    // B^T, 64 x 128 tiles: 0.0797 ms unsplit, 0.0828 in 2 chunks).
+    bool sameTile = few.bm == bm0 && few.bn == bn0;
+    if (few.seconds * 1.1 <= t0 && !(sameTile && covers(bm0, bn0))) {
+      f.block = {few.bm, few.bn, 32};
+      if (few.split > 1)
+        f.split = few.split;
+      splitChosen = true;
+    }
+  }
+  return splitChosen;
+}
+
+/// kb-tile's default mma.sync tile (f.block, f.warp).
+static void defaultMmaSyncTile(const MatmulShape &s, ConfigFields &f) {
+  int64_t m = s.m, n = s.n, k = s.k, sms = s.sms;
+  auto blocksFor = [&](int64_t bm, int64_t bn) { return s.blocksFor(bm, bn); };
+  // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
+  // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
+  // more reuse per loaded element. Taken when the grid still covers the
+  // SMs.
+  // Where rows are not 16-byte aligned (K % 4, or N % 4 with B as it
+  // is), the tiles go through registers and 128 x 256 spills (3000^2 x
+  // 3001, B^T: 255 registers and 332 bytes of spills, shapes1 run):
+  // 128 x 128 then.
+  bool chunks = k % 4 == 0 && (s.transposeB || n % 4 == 0);
+  if (chunks && blocksFor(128, 256) >= sms) {
+    f.block = {128, 256, 32};
+    f.warp = {64, 64};
+  } else if (blocksFor(128, 128) * 10 >= sms * 9) {
+    // 128 x 128 tiles whose grid covers 90% of the SMs, as for wgmma:
+    // kb-tune's first H200 run measured batched 32x256x256x1024 and
+    // 8x512^3 (128 blocks on 132 SMs) 1.16x and 1.09x faster than
+    // with 64 x 64 tiles (docs/kb-tune.md, "Folding back").
+    f.block = {128, 128, 32};
+    f.warp = {64, 32};
+  } else if (m <= 16) {
+    // A vector times a matrix (or a few rows): 16-row tiles, one m16
+    // fragment per warp, 4 warps across 128 columns, instead of 64
+    // rows of which all but M are computed for nothing.
+    f.block = {16, 128, 32};
+    f.warp = {16, 32};
+  } else {
+    f.block = {64, 64, 32};
+    f.warp = {32, 32};
+  }
+}
+
+/// kb-tile's default FFMA tile (f.block, f.thread, f.warp).
+static void defaultFfmaTile(const MatmulShape &s, ConfigFields &f) {
+  int64_t m = s.m, n = s.n, k = s.k;
+  // Big tiles reuse each loaded element the most; fall back to 64x64
+  // when 128x128 tiles would leave most of the SMs idle.
+  bool small = s.blocksFor(128, 128) < s.sms;
+  // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-history.md);
+  // with cp.async stages BK = 32 is faster again where no tile has an
+  // edge (half the waits, barriers and address updates per FFMA:
+  // 4096^3 0.943x cuBLAS against 0.930x, 8192^3 0.960x against 0.946x,
+  // 2048^3 0.925x against 0.918x, 2026-11-30 run 6); with edges the
+  // guards take it to 178 registers and one block per SM (4000^3:
+  // 0.77x against 0.90x). A transposed B keeps the register-staged
+  // double buffer (kb-promote-shared-memory), which needs BK = 16 to
+  // stay within 128 registers (191 at BK = 32).
+  bool edges = m % 128 || n % 128 || k % 32;
+  bool wideK = !edges && !s.transposeB;
+  f.block = small   ? SmallVector<int64_t>{64, 64, 8}
+            : wideK ? SmallVector<int64_t>{128, 128, 32}
+                    : SmallVector<int64_t>{128, 128, 16};
+  f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
+  // A warp takes a 4 x 8 block of the 16 x 16 thread grid: its B loads
+  // touch 8 distinct 16-byte vectors (one wavefront) instead of 16
+  // (2026-11-30 run 3: 0.933x cuBLAS against 0.921x with whole rows).
+  // Not when the tiles have edges: with the guards ptxas needs 145
+  // registers there, one block per SM instead of two (4000^3: 0.74x
+  // cuBLAS against 0.89x, run 5).
+  if (!small && wideK)
+    f.warp = {32, 64};
+}
+
 LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                          const TargetModel &model) {
   int64_t sms = model.smCount;
@@ -377,154 +551,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // Set where kb-tile chose the tile and split together (few output tiles).
   bool splitChosen = false;
   if (f.block.empty()) {
-    // Big tiles reuse each loaded element the most; fall back to 64x64
-    // when 128x128 tiles would leave most of the SMs idle.
-    bool small = blocksFor(128, 128) < sms;
-    if (wgmma) {
-      // One warpgroup per 64 rows; the largest tile whose grid covers at
-      // least 90% of the SMs (BK = 32: one 128-byte swizzled row of K).
-      // Run 27: 2048^3 with 128x256 tiles (128 blocks) 0.0706 ms against
-      // 0.0859 with 128x128 (256 blocks); 1024x768x1536 with 64x64 (192
-      // blocks) 0.0307 against 0.0319 with 128x64 (96).
-      auto covers = [&](int64_t bm, int64_t bn) {
-        return blocksFor(bm, bn) * 10 >= sms * 9;
-      };
-      // When A's rows are not whole 128-byte lines (K % 32 != 0), each row
-      // of an A box spans two lines and the 64x64 kernel is bound by its L2
-      // reads: 64x128 reads each A tile half as often and wins with half of
-      // the SMs busy (2026-11-30 run 40, 1000x700x1500: 0.0271 ms against
-      // 0.0290 for 64x64, two passes; with aligned rows, 1024x704x1504,
-      // 64x64 stays ahead, 0.0249 against 0.0253).
-      bool linesSplit = k % 32 != 0;
-      // At most 64 rows: one warpgroup (64-row tiles; a 128-row tile would
-      // compute 64 rows of nothing for as many blocks).
-      bool fewRows = m <= 64;
-      // A row-major B: the warpgroups split the columns, and the rows are
-      // wgmma's N (MatmulWgmma.cpp, "Row-major B"), so the big tile is
-      // 256 x 128 (two warpgroups of 64 columns x 256 rows: the same
-      // accumulators and shared-memory reads per flop as 128 x 256 with B
-      // K-major), and a few rows take the narrowest wgmma that holds them.
-      bool rowB = !mm.getTransposeB();
-      if (rowB) {
-        if (!fewRows && m > 128 && covers(256, 128))
-          f.block = {256, 128, 32};
-        else if (!fewRows && covers(128, 128))
-          f.block = {128, 128, 32};
-        else if (!fewRows && covers(128, 64))
-          f.block = {128, 64, 32};
-        else if (covers(64, 128) ||
-                 (linesSplit && blocksFor(64, 128) * 2 >= sms))
-          f.block = {64, 128, 32};
-        else
-          f.block = {64, 64, 32};
-        if (m < f.block[0])
-          f.block[0] = std::max<int64_t>(8, llvm::alignTo(m, 8));
-      } else if (!fewRows && covers(128, 256))
-        f.block = {128, 256, 32};
-      else if (!fewRows && covers(128, 128))
-        f.block = {128, 128, 32};
-      else if (!fewRows && covers(128, 64))
-        f.block = {128, 64, 32};
-      else if (fewRows && covers(64, 256))
-        f.block = {64, 256, 32};
-      else if (fewRows && covers(64, 128))
-        f.block = {64, 128, 32};
-      else if (linesSplit && blocksFor(64, 128) * 2 >= sms)
-        f.block = {64, 128, 32};
-      else
-        f.block = {64, 64, 32};
-      // A few columns (a matrix-vector product, N = 1): the narrowest
-      // wgmma that holds them (N a multiple of 8), not 64 columns of which
-      // all but N are computed for nothing.
-      if (!rowB && n < f.block[1])
-        f.block[1] = std::max<int64_t>(8, llvm::alignTo(n, 8));
-      // Few output tiles, or a small tile with at most 128 rows or columns
-      // (a few rows against a wide weight; not a 1000 x 700 x 1504, where
-      // 64 x 64 measured ahead of 64 x 128, run 40): the tile and split chosen
-      // together (chooseFewTiles), where that gains 10% over the tile above and
-      // the split chooseSplitK would give it (run 5: 128 x 4096 x 4096 with B^T
-      // on 64 x 64 tiles, 128 blocks, 0.0497 ms; 128 x 128 at split 4, 0.0343).
-      // Not with a hand-set split, nor for a batch (never split), nor with K %
-      // 32 != 0 (the lines-split rule above measured its tile).
-      if (batch == 1 && f.split == 0 && !linesSplit &&
-          (!covers(f.block[0], f.block[1]) ||
-           (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
-        FewTilesChoice few = chooseFewTiles(
-            m, n, k, rowB, sms, model.wgmmaTf32Tflops, model.copyGBs);
-        int64_t bm0 = f.block[0], bn0 = f.block[1];
-        int64_t resident0 =
-            (!rowB ? bm0 >= 128 : bm0 * bn0 >= 128 * 128) ? 1 : 2;
-        int64_t s0 = chooseSplitK(m, n, k, bm0, bn0, 32, batch, sms, resident0,
-                                  model.wgmmaTf32Tflops, model.copyGBs);
-        double t0 = fewTilesSeconds(m, n, k, bm0, bn0, s0, sms,
-                                    model.wgmmaTf32Tflops, model.copyGBs);
-        // Where the tile above covers the SMs, only a different tile: a
-        // split alone of such a grid did not pay (run 7, 64 x 16384 x 4096
-        // B^T, 64 x 128 tiles: 0.0797 ms unsplit, 0.0828 in 2 chunks).
-        bool sameTile = few.bm == bm0 && few.bn == bn0;
-        if (few.seconds * 1.1 <= t0 && !(sameTile && covers(bm0, bn0))) {
-          f.block = {few.bm, few.bn, 32};
-          if (few.split > 1)
-            f.split = few.split;
-          splitChosen = true;
-        }
-      }
-    } else if (tensorCores) {
-      // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
-      // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
-      // more reuse per loaded element. Taken when the grid still covers the
-      // SMs.
-      // Where rows are not 16-byte aligned (K % 4, or N % 4 with B as it
-      // is), the tiles go through registers and 128 x 256 spills (3000^2 x
-      // 3001, B^T: 255 registers and 332 bytes of spills, shapes1 run):
-      // 128 x 128 then.
-      bool chunks = k % 4 == 0 && (mm.getTransposeB() || n % 4 == 0);
-      if (chunks && blocksFor(128, 256) >= sms) {
-        f.block = {128, 256, 32};
-        f.warp = {64, 64};
-      } else if (blocksFor(128, 128) * 10 >= sms * 9) {
-        // 128 x 128 tiles whose grid covers 90% of the SMs, as for wgmma:
-        // kb-tune's first H200 run measured batched 32x256x256x1024 and
-        // 8x512^3 (128 blocks on 132 SMs) 1.16x and 1.09x faster than
-        // with 64 x 64 tiles (docs/kb-tune.md, "Folding back").
-        f.block = {128, 128, 32};
-        f.warp = {64, 32};
-      } else if (m <= 16) {
-        // A vector times a matrix (or a few rows): 16-row tiles, one m16
-        // fragment per warp, 4 warps across 128 columns, instead of 64
-        // rows of which all but M are computed for nothing.
-        f.block = {16, 128, 32};
-        f.warp = {16, 32};
-      } else {
-        f.block = {64, 64, 32};
-        f.warp = {32, 32};
-      }
-    } else {
-      // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-history.md);
-      // with cp.async stages BK = 32 is faster again where no tile has an
-      // edge (half the waits, barriers and address updates per FFMA:
-      // 4096^3 0.943x cuBLAS against 0.930x, 8192^3 0.960x against 0.946x,
-      // 2048^3 0.925x against 0.918x, 2026-11-30 run 6); with edges the
-      // guards take it to 178 registers and one block per SM (4000^3:
-      // 0.77x against 0.90x). A transposed B keeps the register-staged
-      // double buffer (kb-promote-shared-memory), which needs BK = 16 to
-      // stay within 128 registers (191 at BK = 32).
-      bool edges = m % 128 || n % 128 || k % 32;
-      bool wideK = !edges && !mm.getTransposeB();
-      f.block = small   ? SmallVector<int64_t>{64, 64, 8}
-                : wideK ? SmallVector<int64_t>{128, 128, 32}
-                        : SmallVector<int64_t>{128, 128, 16};
-      f.thread =
-          small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
-      // A warp takes a 4 x 8 block of the 16 x 16 thread grid: its B loads
-      // touch 8 distinct 16-byte vectors (one wavefront) instead of 16
-      // (2026-11-30 run 3: 0.933x cuBLAS against 0.921x with whole rows).
-      // Not when the tiles have edges: with the guards ptxas needs 145
-      // registers there, one block per SM instead of two (4000^3: 0.74x
-      // cuBLAS against 0.89x, run 5).
-      if (!small && wideK)
-        f.warp = {32, 64};
-    }
+    MatmulShape ms{m, n, k, batch, sms, mm.getTransposeB()};
+    if (wgmma)
+      splitChosen = defaultWgmmaTile(ms, f, model);
+    else if (tensorCores)
+      defaultMmaSyncTile(ms, f);
+    else
+      defaultFfmaTile(ms, f);
   }
   if (f.block.size() != 3)
     return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "

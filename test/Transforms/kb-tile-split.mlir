@@ -52,6 +52,18 @@ func.func @exact_fit(%a: tensor<192x300000xf32>, %b: tensor<160x300000xf32>) -> 
 
 // -----
 
+// The same with a hand-set cp.async copy: its tiles must split evenly among
+// the threads, which 192 x 160 does not; the old rule (64 x 64 tiles,
+// chooseSplitK's split).
+// CHECK-LABEL: func.func @exact_fit_cp_async
+// CHECK: block = [64, 64, 32]{{.*}}split = 375
+func.func @exact_fit_cp_async(%a: tensor<192x300000xf32>, %b: tensor<160x300000xf32>) -> tensor<192x160xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", copy = "cp_async">} : tensor<192x300000xf32>, tensor<160x300000xf32> -> tensor<192x160xf32>
+  return %0 : tensor<192x160xf32>
+}
+
+// -----
+
 // A matrix-vector product: the narrowest wgmma (N = 8), and split-K.
 // CHECK-LABEL: func.func @matvec
 // CHECK: block = [64, 8, 32]{{.*}}split = 4

@@ -59,6 +59,9 @@ struct Options {
   /// No cuBLAS routes, --baseline bundle or same-size copy timed: only the
   /// bundle itself (a tuning batch).
   bool noBaselines = false;
+  /// --routes program: time only the cuBLAS routes of the program's own
+  /// precision (its peers), not those of the other one (a suite run).
+  bool programRoutesOnly = false;
   /// Several bundles in one process: one object with `reports`.
   bool batch = false;
   uint64_t seed = 1234;

@@ -91,6 +91,11 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
   GemmRoutes &libs = *shared.routes;
   json routes = json::object();
   for (std::string prec : {"ieee", "tf32"}) {
+    // The program's peers are the routes of its own precision (tf32x3's
+    // are fp32's: its accuracy is fp32's).
+    bool own = (d.precision == "tf32") == (prec == "tf32");
+    if (o.programRoutesOnly && !own)
+      continue;
     std::vector<GemmRoute> all =
         libs.timeAll(prec, d, s.dev.at(aName).ptr, s.dev.at(bName).ptr, c.ptr,
                      o.warmup, o.minRuns, o.minMillis, &flush);
@@ -105,7 +110,7 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
         {(prec == "ieee" ? "cuBLAS fp32 (best of " : "cuBLAS TF32 (best of ") +
              std::to_string(all.size()) + " routes: " + best.name + ")",
          best.time});
-    if ((d.precision == "tf32") == (prec == "tf32"))
+    if (own)
       computeCeiling = d.flops() / (best.time.median * 1e-3) / 1e12;
   }
   report["cublas_routes"] = routes;

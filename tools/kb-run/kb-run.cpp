@@ -519,6 +519,14 @@ int main(int argc, char **argv) {
   app.add_flag("--no-baselines", o.noBaselines,
                "Time only the bundle: no cuBLAS routes, no --baseline "
                "bundle, no copy of the same bytes (a tuning batch)");
+  app.add_option_function<std::string>(
+         "--routes",
+         [&](const std::string &v) { o.programRoutesOnly = v == "program"; },
+         "Which cuBLAS routes to time for a matmul: 'all' (fp32 and TF32, "
+         "the default) or 'program' (only those of the program's precision, "
+         "its peers; the other precision's 9-10 routes, each timed for at "
+         "least --min-ms, are skipped: for a suite)")
+      ->check(CLI::IsMember({"all", "program"}));
   app.add_flag(
       "--json", o.json,
       "Print the report as JSON (docs/kb-run-json.md), also for errors");
