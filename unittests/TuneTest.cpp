@@ -57,9 +57,11 @@ TEST(TuneSpace, MatmulTf32OnHopperHasBothTensorCoreUnits) {
             spaceId(enumerateSpace(matmulFacts(2048, 2048, 2048, "tf32"))));
 }
 
-TEST(TuneSpace, NoWgmmaOffSm90aOrWithUnalignedK) {
+TEST(TuneSpace, WgmmaForEveryKOnSm90aOnly) {
+  // K % 4 != 0: kb-select-mma pads K for wgmma (kb.pad), so the space has
+  // its candidates too.
   Facts f = matmulFacts(1000, 700, 1501, "tf32");
-  EXPECT_EQ(countUnit(enumerateSpace(f), "wgmma_tf32"), 0);
+  EXPECT_GT(countUnit(enumerateSpace(f), "wgmma_tf32"), 0);
   f = matmulFacts(1024, 1024, 1024, "tf32");
   f.chip = "sm_90";
   EXPECT_EQ(countUnit(enumerateSpace(f), "wgmma_tf32"), 0);
