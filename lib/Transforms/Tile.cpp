@@ -199,6 +199,11 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
     for (int64_t s = 1; s <= kTiles / 8 || s == 1; ++s) {
       if (s > 1 && (kTiles % s || grid * s > slots))
         continue;
+      // B^T's 128 x 256 tile split with edges in both M and N: ptxas needs
+      // 168 registers and spills 68 bytes (335 x 376 x 62560 in 5 chunks;
+      // 154 and none unsplit, or with either dimension whole).
+      if (!rowB && bm == 128 && bn == 256 && s > 1 && m % 128 && n % 256)
+        continue;
       double t = fewTilesSeconds(m, n, k, bm, bn, s, sms, unitTflops, copyGBs);
       // Ties (within 2%) go to the fewer chunks, then the larger tile.
       if (t < best.seconds * 0.98 ||
