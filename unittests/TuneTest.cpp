@@ -161,6 +161,29 @@ TEST(TuneSpace, SplitKWhereTheTilesLeaveSMsIdle) {
   EXPECT_EQ(at128, (std::set<std::string>{"1", "4", "8"}));
 }
 
+TEST(TuneSpace, SplitsThatDivideTheKTiles) {
+  // 384 x 384 x 200000: 6250 k tiles (2 x 5^5), 9 tiles of 128 x 128. The
+  // powers of two nearest one and two waves (8, 16) do not divide 6250
+  // (kb-tile refuses them, with the reason); the divisors nearest them do:
+  // 10 (90 blocks) and 25 (225).
+  Facts f = matmulFacts(384, 384, 200000, "tf32");
+  std::vector<std::string> splits;
+  for (const Candidate &c : enumerateSpace(f))
+    if (c.get("mma") == "\"wgmma_tf32\"" &&
+        c.get("block") == "[128, 128, 32]" && c.get("stages") == "4" &&
+        c.get("raster").empty())
+      splits.push_back(c.get("split"));
+  EXPECT_EQ(splits, (std::vector<std::string>{"1", "8", "16", "10", "25"}));
+  // 128 x 128 x 1048576 (32768 k tiles, one tile): 128, past the rows' 64.
+  Facts g = matmulFacts(128, 128, 1048576, "tf32");
+  std::set<std::string> at128;
+  for (const Candidate &c : enumerateSpace(g))
+    if (c.get("block") == "[128, 128, 32]" && c.get("raster").empty() &&
+        c.get("stages") != "1")
+      at128.insert(c.get("split"));
+  EXPECT_TRUE(at128.count("128")) << at128.size();
+}
+
 TEST(TuneSpace, SoftmaxClustersOnlyWhereTheStrategySplits) {
   Facts f;
   f.family = Family::Softmax;

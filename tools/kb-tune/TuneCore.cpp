@@ -162,6 +162,34 @@ Pred splitFits(int64_t s) {
     return c.get("raster").empty() && !oneStage && (wave || twoWaves);
   };
 }
+/// The splits that divide the k tiles (BK = 32, at least 8 a chunk) nearest
+/// one and two waves of blocks: the largest S with tiles x S <= SMs, and
+/// with tiles x S <= 2 SMs (kb-tile's few-tiles choice takes such splits:
+/// 384 x 384 x 200000 in 128 x 128 tiles, 10 of 6250 k tiles; the powers of
+/// two of the rows above rarely divide such counts). Under the same
+/// conditions as splitFits.
+std::vector<std::string> divisorSplits(const Candidate &c, const Facts &f) {
+  int64_t t = outputTiles(c, f), sms = smsOf(f.chip);
+  if (f.batch != 1 || t <= 0 || 2 * t > sms || !c.get("raster").empty() ||
+      (c.get("stages") == "1" && c.get("mma") != "\"ffma\""))
+    return {};
+  int64_t bk = 32;
+  if (auto b = sizes(c.get("block")); b.size() == 3 && b[2] > 0)
+    bk = b[2];
+  int64_t kTiles = (f.k + bk - 1) / bk;
+  std::vector<std::string> out;
+  for (int64_t waves : {1, 2}) {
+    int64_t best = 0;
+    for (int64_t s = 2; s <= kTiles / 8 && t * s <= waves * sms; ++s)
+      if (kTiles % s == 0)
+        best = s;
+    // (A power of two up to 64 is already a row of its own; the
+    // enumeration keeps each value once.)
+    if (best > 1)
+      out.push_back(std::to_string(best));
+  }
+  return out;
+}
 Pred allows(const char *precision) {
   std::string p = precision;
   return [p](const Candidate &, const Facts &f) { return f.allows(p); };
@@ -240,6 +268,7 @@ const std::vector<FieldRow> &spaceTable() {
       {F::Matmul, "split", {"16"}, splitFits(16)},
       {F::Matmul, "split", {"32"}, splitFits(32)},
       {F::Matmul, "split", {"64"}, splitFits(64)},
+      {F::Matmul, "split", {}, always(), divisorSplits},
 
       // Softmax: kb-select-config's fields.
       {F::Softmax,
@@ -277,10 +306,15 @@ std::vector<Candidate> enumerateSpace(const Facts &facts,
     for (const Candidate &c : partial) {
       std::vector<std::string> values;
       for (const FieldRow &r : table)
-        if (r.family == facts.family && r.field == field && r.when(c, facts))
-          for (const std::string &v : r.values)
+        if (r.family == facts.family && r.field == field && r.when(c, facts)) {
+          std::vector<std::string> vs = r.values;
+          if (r.valuesOf)
+            for (std::string v : r.valuesOf(c, facts))
+              vs.push_back(v);
+          for (const std::string &v : vs)
             if (std::find(values.begin(), values.end(), v) == values.end())
               values.push_back(v);
+        }
       if (values.empty()) {
         next.push_back(c);
         continue;

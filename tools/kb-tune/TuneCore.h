@@ -68,6 +68,10 @@ struct FieldRow {
   std::string field;
   std::vector<std::string> values;
   std::function<bool(const Candidate &, const Facts &)> when;
+  /// Values that depend on the candidate so far and the program (where
+  /// set, they follow `values`), e.g. the splits that divide the k tiles.
+  std::function<std::vector<std::string>(const Candidate &, const Facts &)>
+      valuesOf = nullptr;
 };
 const std::vector<FieldRow> &spaceTable();
 /// Every candidate of `facts`' family, in table order (the order the tie
