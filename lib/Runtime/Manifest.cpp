@@ -538,6 +538,11 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
         fail(where + " needs " + std::to_string(n) + " input" +
              (n == 1 ? "" : "s") + ", has " + std::to_string(op.inputs.size()));
     };
+    // The first operand of a matmul, transpose or pad: a matrix or a batch.
+    auto needMatrixOrBatch = [&](const std::vector<int64_t> &shape) {
+      if (shape.size() != 2 && shape.size() != 3)
+        fail(where + " operand '" + op.inputs[0] + "' must have rank 2 or 3");
+    };
     auto sameShape = [&](size_t a) {
       if (inShapes[a] != op.shape)
         fail(where + ".inputs[" + std::to_string(a) + "] '" + op.inputs[a] +
@@ -553,8 +558,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
           fail(where + " operand '" + op.inputs[a] + "' must be a buffer");
       const auto &a = inShapes[0], &b = inShapes[1];
       size_t r = a.size();
-      if (r != 2 && r != 3)
-        fail(where + " operand '" + op.inputs[0] + "' must have rank 2 or 3");
+      needMatrixOrBatch(a);
       bool transB = op.attrs.value("transpose_b", false);
       // padded_b: B^T's rows may be longer than K (kb.transpose pad).
       bool padded = transB && op.attrs.value("padded_b", false);
@@ -589,8 +593,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (!bufferOf(op.inputs[0]))
         fail(where + " operand '" + op.inputs[0] + "' must be a buffer");
       std::vector<int64_t> t = inShapes[0];
-      if (t.size() != 2 && t.size() != 3)
-        fail(where + " operand '" + op.inputs[0] + "' must have rank 2 or 3");
+      needMatrixOrBatch(t);
       std::swap(t[t.size() - 2], t[t.size() - 1]);
       int64_t pad = op.attrs.value("pad", int64_t(1));
       t.back() = (t.back() + pad - 1) / pad * pad;
@@ -604,8 +607,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       if (!bufferOf(op.inputs[0]))
         fail(where + " operand '" + op.inputs[0] + "' must be a buffer");
       std::vector<int64_t> t = inShapes[0];
-      if (t.size() != 2 && t.size() != 3)
-        fail(where + " operand '" + op.inputs[0] + "' must have rank 2 or 3");
+      needMatrixOrBatch(t);
       if (!op.attrs.contains("multiple"))
         fail(where + " needs attrs.multiple");
       int64_t mult = op.attrs["multiple"].get<int64_t>();

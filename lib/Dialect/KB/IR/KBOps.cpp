@@ -127,14 +127,21 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
+/// kb.transpose's and kb.pad's input: a matrix, or a batch of them.
+static LogicalResult verifyMatrixOrBatch(Operation *op, ArrayRef<int64_t> in) {
+  if (in.size() != 2 && in.size() != 3)
+    return op->emitOpError()
+           << "expects an input of rank 2 or 3, got rank " << in.size();
+  return success();
+}
+
 LogicalResult TransposeOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
   auto in = getInput().getType().getShape();
   auto res = getResult().getType().getShape();
-  if (in.size() != 2 && in.size() != 3)
-    return emitOpError() << "expects an input of rank 2 or 3, got rank "
-                         << in.size();
+  if (failed(verifyMatrixOrBatch(*this, in)))
+    return failure();
   SmallVector<int64_t> expected(in.begin(), in.end());
   std::swap(expected[in.size() - 2], expected[in.size() - 1]);
   std::optional<int64_t> pad = getPad();
@@ -158,9 +165,8 @@ LogicalResult PadOp::verify() {
     return failure();
   auto in = getInput().getType().getShape();
   auto res = getResult().getType().getShape();
-  if (in.size() != 2 && in.size() != 3)
-    return emitOpError() << "expects an input of rank 2 or 3, got rank "
-                         << in.size();
+  if (failed(verifyMatrixOrBatch(*this, in)))
+    return failure();
   int64_t multiple = getMultiple();
   if (multiple < 2 || multiple > 1024)
     return emitOpError() << "multiple must be between 2 and 1024, got "
