@@ -122,6 +122,9 @@ VARIANTS = [
     (("square", 4096, 4096, 4096, 1, False),
      [(128, 256, 1, 0)]),
     (("longk", 512, 512, 131072, 1, False), [(128, 256, 8, 0)]),
+    # Run 8: uneven splits (chunks of ceil(k tiles / S)); the default is
+    # 256 x 128 in 22 chunks.
+    (("longk", 384, 384, 200000, 1, False), [(128, 128, 14, 0)]),
 ]
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's
 # split), as ablations of the shapes whose default it changed.

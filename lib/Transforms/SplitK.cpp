@@ -46,11 +46,14 @@ LogicalResult splitOne(Operation *op, MatmulOp mm, ConfigAttr cfg) {
                              << " needs the block tile: run kb-tile first";
   int64_t k = aType.getShape().back(), bk = cfg.getBlock()[2];
   int64_t kTiles = llvm::divideCeil(k, bk);
-  if (kTiles % splits)
+  if (!splitLeavesNoChunkEmpty(kTiles, splits))
     return op->emitOpError()
-           << "#kb.config split = " << splits << " must divide the " << kTiles
-           << " k tiles (K = " << k << ", BK = " << bk << ")";
-  int64_t chunk = kTiles / splits * bk;
+           << "#kb.config split = " << splits << " leaves a chunk of the "
+           << kTiles << " k tiles (K = " << k << ", BK = " << bk
+           << ") empty";
+  // Chunks of ceil(k tiles / S) tiles, the last one shorter when S does not
+  // divide the k tiles (the kernels guard the tiles past K).
+  int64_t chunk = splitChunkTiles(kTiles, splits) * bk;
   auto cType = cast<RankedTensorType>(mm.getResult().getType());
   auto pType =
       RankedTensorType::get({splits, cType.getDimSize(0), cType.getDimSize(1)},

@@ -143,9 +143,10 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
 /// 256 with B^T: run 6 measured them behind what the model said (384 x 384
 /// x 200000 at 192 x 128 in 10 chunks 0.332 ms, 128 x 128 in 10 0.296 in
 /// run 5; 64 x 16384 x 4096 at 64 x 256 in 2 chunks 0.0837, 64 x 128 unsplit
-/// 0.0797). The splits: divisors
-/// of the k tiles with at least 8 a chunk whose grid fits the SMs' slots at
-/// once (one block an SM for tiles of 16384 or more elements, else two).
+/// 0.0797). The splits: any count of chunks of ceil(k tiles / S) (the last
+/// shorter, none empty), at least 8 k tiles a chunk, whose grid fits the
+/// SMs' slots at once (one block an SM for tiles of 16384 or more elements,
+/// else two); the model's time is the longest chunk's.
 double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
                                  int64_t bn, int64_t split, int64_t sms,
                                  double unitTflops, double copyGBs) {
@@ -155,7 +156,8 @@ double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
   double bw = copyGBs * 1e9, smRate = unitTflops * 1e12 / sms;
   double eff = std::min(1.0, std::pow(double(bm * bn) / 32768.0, 0.35));
   double perSM = llvm::divideCeil(blocks, sms);
-  double flops = perSM * 2.0 * bm * bn * 32.0 * kTiles / split / (smRate * eff);
+  double flops = perSM * 2.0 * bm * bn * 32.0 * splitChunkTiles(kTiles, split) /
+                 (smRate * eff);
   double bytes =
       4.0 * k * (m <= n ? m + double(n) * tilesM : n + double(m) * tilesN) +
       4.0 * m * n;
@@ -191,30 +193,46 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
     });
   }
   int64_t kTiles = llvm::divideCeil(k, 32);
-  FewTilesChoice best{64, 64, 1, std::numeric_limits<double>::infinity()};
-  FewTilesChoice unsplit = best;
+  // The best choice over splits that divide the k tiles (`even`), and over
+  // any split (uneven ones: chunks of ceil(T / S) k tiles, the last
+  // shorter). 384 x 384 x 200000 is 6250 k tiles (2 x 5^5) over nine 128 x
+  // 128 tiles: the divisors give 10 chunks (90 blocks) or 25 (225, two
+  // waves), 14 uneven chunks 126 blocks. An uneven split is taken only
+  // where the model says 10% over the best even one: where the model is
+  // flat it would otherwise trade measured picks for 5-10% fewer chunks
+  // (256 x 256 x 262144: 57 chunks for the 64 measured, run 6).
+  FewTilesChoice none{64, 64, 1, std::numeric_limits<double>::infinity()};
+  FewTilesChoice even = none, any = none, unsplit = none;
+  auto consider = [](FewTilesChoice &best, FewTilesChoice c) {
+    // Ties (within 2%) go to the fewer chunks, then the larger tile.
+    if (c.seconds < best.seconds * 0.98 ||
+        (c.seconds <= best.seconds * 1.02 &&
+         (c.split < best.split ||
+          (c.split == best.split && c.bm * c.bn > best.bm * best.bn))))
+      best = c;
+  };
   for (auto [bm, bn] : tiles) {
     int64_t grid = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn);
     int64_t slots = sms * (bm * bn >= 16384 ? 1 : 2);
     for (int64_t s = 1; s <= kTiles / 8 || s == 1; ++s) {
-      if (s > 1 && (kTiles % s || grid * s > slots))
+      if (s > 1 && (!splitLeavesNoChunkEmpty(kTiles, s) || grid * s > slots))
         continue;
       // B^T's 128 x 256 tile split with edges in both M and N: ptxas needs
       // 168 registers and spills 68 bytes (335 x 376 x 62560 in 5 chunks;
       // 154 and none unsplit, or with either dimension whole).
       if (!rowB && bm == 128 && bn == 256 && s > 1 && m % 128 && n % 256)
         continue;
-      double t = fewTilesSeconds(m, n, k, bm, bn, s, sms, unitTflops, copyGBs);
-      // Ties (within 2%) go to the fewer chunks, then the larger tile.
-      if (t < best.seconds * 0.98 ||
-          (t <= best.seconds * 1.02 &&
-           (s < best.split ||
-            (s == best.split && bm * bn > best.bm * best.bn))))
-        best = {bm, bn, s, t};
-      if (s == 1 && t < unsplit.seconds * 0.98)
-        unsplit = {bm, bn, s, t};
+      FewTilesChoice c{
+          bm, bn, s,
+          fewTilesSeconds(m, n, k, bm, bn, s, sms, unitTflops, copyGBs)};
+      consider(any, c);
+      if (kTiles % s == 0)
+        consider(even, c);
+      if (s == 1 && c.seconds < unsplit.seconds * 0.98)
+        unsplit = c;
     }
   }
+  FewTilesChoice best = any.seconds * 1.1 <= even.seconds ? any : even;
   // A matmul of a few microseconds is its launches' (the model's 4 us for
   // the sum kernel's is a guess at that scale): not split.
   if (unsplit.seconds < 20e-6)
@@ -656,10 +674,11 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       return op->emitOpError()
              << "#kb.config split = " << f.split
              << ": a batched matmul is not split (its batch fills the grid)";
-    if (kTiles % f.split)
+    if (!splitLeavesNoChunkEmpty(kTiles, f.split))
       return op->emitOpError()
-             << "#kb.config split = " << f.split << " must divide the "
-             << kTiles << " k tiles (K = " << k << ", BK = " << bk << ")";
+             << "#kb.config split = " << f.split << " leaves a chunk of the "
+             << kTiles << " k tiles (K = " << k << ", BK = " << bk
+             << ") empty";
   }
   return success();
 }

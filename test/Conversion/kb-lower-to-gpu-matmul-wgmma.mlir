@@ -170,3 +170,21 @@ func.func @row_major_b_four_consumers(%arg0: tensor<128x256xf32>, %arg1: tensor<
   return %0 : tensor<128x512xf32>
 }
 
+
+// -----
+
+// An uneven split (kb-split-k's chunks of ceil(32 / 5) = 7 k tiles, the
+// last of 4): the prologue's copies are all guarded, and the loop guards
+// each tile whose end runs past K (split z's tile at 224 z + 32 kt + 32 >
+// 1024), not only its last one.
+// CHECK-LABEL: func.func @uneven_split
+// CHECK: gpu.func @k0_matmul
+// CHECK: arith.minui %{{.*}}, %c1024 : index
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1
+// CHECK: gpu.barrier
+// CHECK: %[[PAST:.*]] = arith.cmpi ugt, %{{.*}}, %c1024 : index
+// CHECK-NEXT: scf.if %[[PAST]] {
+func.func @uneven_split(%arg0: tensor<64x1024xf32>, %arg1: tensor<64x1024xf32>) -> tensor<5x64x64xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "cp_async", split = 5>, split_chunk = 224 : i64} : tensor<64x1024xf32>, tensor<64x1024xf32> -> tensor<5x64x64xf32>
+  return %0 : tensor<5x64x64xf32>
+}

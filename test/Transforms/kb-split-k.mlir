@@ -55,8 +55,19 @@ func.func @no_tile(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor
 
 // -----
 
+// A split that does not divide the k tiles: chunks of ceil(128 / 5) = 26
+// k tiles (832 of K), the last of 24.
+// CHECK-LABEL: func.func @uneven
+// CHECK: split_chunk = 832 : i64{{.*}} -> tensor<5x256x256xf32>
 func.func @uneven(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor<256x256xf32> {
-  // expected-error @+1 {{#kb.config split = 5 must divide the 128 k tiles (K = 4096, BK = 32)}}
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [64, 64, 32], mma = "wgmma_tf32", split = 5>} : tensor<256x4096xf32>, tensor<4096x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @empty_chunk(%a: tensor<256x320xf32>, %b: tensor<320x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config split = 6 leaves a chunk of the 10 k tiles (K = 320, BK = 32) empty}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [64, 64, 32], mma = "wgmma_tf32", split = 6>} : tensor<256x320xf32>, tensor<320x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
 }

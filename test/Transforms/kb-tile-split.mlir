@@ -1,8 +1,8 @@
 // RUN: kb-opt %s --kb-tile=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
 
 // kb-tile writes `split` (split-K) when the output tiles leave more than
-// half of the 132 SMs idle and K is long: the divisor of the k tiles (each
-// chunk at least 8 of them) that the model (Tile.cpp) finds fastest.
+// half of the 132 SMs idle and K is long: the count of chunks (each at
+// least 8 k tiles, none empty) that the model (Tile.cpp) finds fastest.
 
 // Few output tiles (wgmma): the tile and the split chosen together
 // (chooseFewTiles). 256 x 256 outputs over K = 262144 (8192 k tiles): two
@@ -13,6 +13,19 @@
 func.func @long_k(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> tensor<256x256xf32> {
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<256x262144xf32>, tensor<262144x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// A split that does not divide the k tiles: 384 x 384 x 200000 is 6250 k
+// tiles (2 x 5^5); over six 256 x 128 tiles the divisors gave 10 chunks
+// (60 blocks) or 25 (150, two waves), chunks of ceil(6250 / 22) = 285 give
+// 132 blocks (run 7: 128 x 128 tiles in 10 chunks, 0.296 ms).
+// CHECK-LABEL: func.func @long_k_uneven
+// CHECK: block = [256, 128, 32]{{.*}}split = 22
+func.func @long_k_uneven(%a: tensor<384x200000xf32>, %b: tensor<200000x384xf32>) -> tensor<384x384xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<384x200000xf32>, tensor<200000x384xf32> -> tensor<384x384xf32>
+  return %0 : tensor<384x384xf32>
 }
 
 // -----
@@ -95,9 +108,21 @@ func.func @hand_set(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tenso
 
 // -----
 
+// A split need not divide the k tiles (chunks of ceil(128 / 3) = 43, the
+// last of 42), but every chunk must hold one: 10 k tiles in 6 chunks of 2
+// would leave the sixth empty.
+// CHECK-LABEL: func.func @not_a_divisor
+// CHECK: split = 3
 func.func @not_a_divisor(%a: tensor<256x4096xf32>, %b: tensor<4096x256xf32>) -> tensor<256x256xf32> {
-  // expected-error @+1 {{#kb.config split = 3 must divide the 128 k tiles (K = 4096, BK = 32)}}
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", split = 3>} : tensor<256x4096xf32>, tensor<4096x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+func.func @empty_chunk(%a: tensor<256x320xf32>, %b: tensor<320x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{#kb.config split = 6 leaves a chunk of the 10 k tiles (K = 320, BK = 32) empty}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", split = 6>} : tensor<256x320xf32>, tensor<320x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
 }
 

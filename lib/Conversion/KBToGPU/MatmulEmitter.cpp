@@ -47,6 +47,10 @@ int64_t MatmulEmitter::kTilesPerBlock() const {
   return shape.splits > 1 ? shape.chunk / bk : llvm::divideCeil(shape.k, bk);
 }
 
+bool MatmulEmitter::kPastEnd() const {
+  return kTilesPerBlock() * bk * std::max<int64_t>(shape.splits, 1) > shape.k;
+}
+
 Value MatmulEmitter::kAt(Value kt) {
   if (shape.splits == 1)
     return mul(kt, bk);
@@ -301,7 +305,7 @@ void MatmulEmitter::pipelineStep(Value kt, Value lastGroup, int64_t pending,
 StagedTile MatmulEmitter::loadTiles(Value batchIdx, Value row0, Value col0,
                                     Value k0, bool aTransposed) {
   StagedTile t;
-  bool guardM = shape.m % bm, guardN = shape.n % bn, guardK = shape.k % bk;
+  bool guardM = shape.m % bm, guardN = shape.n % bn, guardK = kPastEnd();
   // A: BM x BK elements, consecutive threads along k.
   for (int64_t i = 0; i < bm * bk / threads; ++i) {
     Value e = add(tid, i * threads);

@@ -90,7 +90,7 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   SmallVector<Value> init(tm * tn, cf32(b, loc, 0.0f));
   int64_t kTiles = e.kTilesPerBlock();
   bool guardM = e.shape.m % bm, guardN = e.shape.n % bn,
-       guardK = e.shape.k % bk;
+       guardK = e.kPastEnd();
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // cp.async copies of the A and B tiles at k0 into one stage.
   auto issueCopies = [&](Value k0, Value as, Value bs) {

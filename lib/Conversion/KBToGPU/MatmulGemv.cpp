@@ -254,6 +254,12 @@ LogicalResult mlir::kb::buildGemv(MatmulEmitter &e, LaunchInfo &info) {
     return e.op->emitOpError()
            << "mma \"gemv\" computes matmuls of batch 1 with at most "
            << kGemvMaxFew << " rows or columns";
+  // Its k loop guards only the tile that holds the end of K, after the
+  // loop: each split's chunk must be whole k tiles of K.
+  if (s.splits > 1 && e.kTilesPerBlock() * s.splits != llvm::divideCeil(s.k, e.bk))
+    return e.op->emitOpError()
+           << "gemv: split = " << s.splits << " must divide the "
+           << llvm::divideCeil(s.k, e.bk) << " k tiles";
   if (failed(e.setSharedBytes(info, 0)))
     return failure();
   int64_t ldb = cast<MemRefType>(e.bmem.getType()).getShape().back();

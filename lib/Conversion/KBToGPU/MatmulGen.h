@@ -57,6 +57,10 @@ struct MatmulEmitter {
   SmallVector<Value> cIndex(Value batchIdx, Value i, Value j);
   /// K tiles one block iterates: all of them, or one split's.
   int64_t kTilesPerBlock() const;
+  /// Whether the k tiles the blocks iterate run past K, so that copies of
+  /// them need a K guard: K % BK != 0, or a split whose chunks do not divide
+  /// the k tiles (the last chunk's tiles past K).
+  bool kPastEnd() const;
   /// The first K index of the block's local k tile `kt`: kt * BK, offset by
   /// the split's first tile with split-K.
   Value kAt(Value kt);

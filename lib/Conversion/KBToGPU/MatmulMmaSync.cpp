@@ -126,7 +126,7 @@ void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
       Value r = e.div(c, bn / 4), nc = e.mul(e.rem(c, bn / 4), 4);
       Value gk = e.add(k0, r), gn = e.add(col0, nc);
       copy(e.bmem, e.globalIndex(batchIdx, gk, gn), bs, ValueRange{r, nc},
-           inRange(gk, e.shape.k, e.shape.k % bk != 0), gn, e.shape.n);
+           inRange(gk, e.shape.k, e.kPastEnd()), gn, e.shape.n);
     } else {
       Value r = e.div(c, bk / 4), kc = e.mul(e.rem(c, bk / 4), 4);
       Value gn = e.add(col0, r), gk = e.add(k0, kc);

@@ -172,8 +172,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                  cidx(b, loc, bound));
   };
   // The cp.async copies of k tile `kt` into buffer `stage` (index values);
-  // `kEdge`: the tile may run past K (only the last one can), so each chunk
-  // copies only the elements before K.
+  // `kEdge`: the tile may run past K (the last one, or with an uneven split
+  // the last chunk's last ones), so each chunk copies only the elements
+  // before K.
   auto issueCopies = [&](Value kt, Value stage, bool kEdge) {
     Value k0 = e.kAt(kt);
     Value aBase = e.mul(stage, stageBytes / 4),
@@ -202,15 +203,22 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // the loop issues the others without it, behind a uniform branch.
   // 2026-11-30 run 12: the guard on every tile cost 6% (1024x768x1512
   // against 1024x768x1504, both with 32-byte-aligned rows).
-  bool kEdge = e.shape.k % bk != 0;
+  bool kEdge = e.kPastEnd();
   auto issueTile = [&](Value next) {
     Value stage = e.rem(next, stages);
     if (!kEdge) {
       issueCopies(next, stage, false);
       return;
     }
-    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                       cidx(b, loc, kTiles - 1));
+    // The tile runs past K: the last one, or with an uneven split any
+    // whose first K index + BK is past K.
+    Value last =
+        e.shape.splits > 1
+            ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                    e.add(e.kAt(next), bk),
+                                    cidx(b, loc, e.shape.k))
+            : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                    cidx(b, loc, kTiles - 1));
     auto ifLast = scf::IfOp::create(b, loc, last, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifLast.thenBlock());
@@ -533,7 +541,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     Value lastGroup;
     for (int64_t s = 0; s < stages - 2; ++s) {
       if (s < kTiles)
-        issueCopies(cidx(b, loc, s), cidx(b, loc, s), kEdge && s == kTiles - 1);
+        issueCopies(cidx(b, loc, s), cidx(b, loc, s),
+                    kEdge && (e.shape.splits > 1 || s == kTiles - 1));
       lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                           ValueRange{});
     }
