@@ -333,6 +333,16 @@ PROGRAMS = {
         "matmul-tf32-8192-sm90a": matmul(8192, 8192, 8192, "tf32"),
         "matmul-tf32-4000-sm90a": matmul(4000, 4000, 4000, "tf32"),
         "matmul-tf32-1000x700x1500-sm90a": matmul(1000, 700, 1500, "tf32"),
+        # A persistent grid (grid = G, wgmma with TMA) with fewer blocks than
+        # tiles, edges in M, a split and a batch; uneven split-K (chunks of
+        # ceil(313 / 7) = 45 k tiles, the last of 43) on every kernel that
+        # splits: checked, memchecked and racechecked by gpu-check.sh.
+        "matmul-tf32-1000x512x256-tb-g20-sm90a": matmul(1000, 512, 256, "tf32", trans_b=True, config="block = [128, 128, 32], grid = 20"),
+        "matmul-tf32-300x256x10000-s7-g10-sm90a": matmul(300, 256, 10000, "tf32", config="block = [128, 128, 32], split = 7, grid = 10"),
+        "matmul-tf32-batch4-512-tb-g16-sm90a": matmul(512, 384, 256, "tf32", trans_b=True, batch=4, config="grid = 16"),
+        "matmul-tf32-300x256x10000-tb-s7-cpasync-sm90a": matmul(300, 256, 10000, "tf32", trans_b=True, config='block = [64, 64, 32], split = 7, copy = "cp_async"'),
+        "matmul-tf32-300x256x10000-s7": matmul(300, 256, 10000, "tf32", config="split = 7"),
+        "matmul-ieee-300x256x10000-s7": matmul(300, 256, 10000, "ieee", config="split = 7"),
         "matmul-tf32-1024x768x1536-sm90a": matmul(1024, 768, 1536, "tf32"),
         "matmul-tf32-batch4-512-tb-sm90a": matmul(512, 384, 256, "tf32", trans_b=True, batch=4),
         "matmul-tf32-4096-tb-sm90a": matmul(4096, 4096, 4096, "tf32", trans_b=True),

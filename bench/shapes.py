@@ -125,6 +125,17 @@ VARIANTS = [
     # Run 8: uneven splits (chunks of ceil(k tiles / S)); the default is
     # 256 x 128 in 22 chunks.
     (("longk", 384, 384, 200000, 1, False), [(128, 128, 14, 0)]),
+    # Run 8: a persistent grid (grid = 132: one block an SM walking the
+    # output tiles) against kb's default tile, one block a tile.
+    (("square", 4096, 4096, 4096, 1, False), [(256, 128, 1, 0, 132)]),
+    (("square", 4096, 4096, 4096, 1, True), [(128, 256, 1, 0, 132)]),
+    (("square", 8192, 8192, 8192, 1, False), [(256, 128, 1, 0, 132)]),
+    (("smallk", 16384, 16384, 32, 1, False), [(256, 128, 1, 0, 132)]),
+    (("smallk", 8192, 8192, 64, 1, False), [(256, 128, 1, 0, 132)]),
+    (("smallk", 32768, 4096, 16, 1, False), [(256, 128, 1, 0, 132)]),
+    (("smallk", 65536, 2048, 32, 1, True), [(128, 256, 1, 0, 132)]),
+    (("batched", 2048, 2048, 2048, 8, False), [(256, 128, 1, 0, 132)]),
+    (("odd", 4000, 4000, 4000, 1, False), [(256, 128, 1, 0, 132)]),
 ]
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's
 # split), as ablations of the shapes whose default it changed.
@@ -146,15 +157,16 @@ OLD_DEFAULTS = [
 
 
 def variant_name(shape, v):
-    bm, bn, s, st = v
-    tag = f"-v{bm}x{bn}s{s}" + (f"p{st}" if st else "")
+    bm, bn, s, st, g = (tuple(v) + (0,))[:5]
+    tag = f"-v{bm}x{bn}s{s}" + (f"p{st}" if st else "") + (f"g{g}" if g else "")
     return name(*shape).replace("-sm90a", tag + "-sm90a")
 
 
 def variant_config(v):
-    bm, bn, s, st = v
+    """(BM, BN, split, stages[, grid]): stages and grid 0 for kb's own."""
+    bm, bn, s, st, g = (tuple(v) + (0,))[:5]
     cfg = f"block = [{bm}, {bn}, 32], copy = \"tma\", split = {s}"
-    return cfg + (f", stages = {st}" if st else "")
+    return cfg + (f", stages = {st}" if st else "") + (f", grid = {g}" if g else "")
 
 def name(cls, m, n, k, batch, tb):
     dims = f"{batch}x{m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"

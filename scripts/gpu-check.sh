@@ -155,11 +155,11 @@ if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; t
       echo "exit $?" >> "$OUT/sanitizer.txt"
     done
   }
-  sanitize memcheck bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x702x1500-sm90a matmul-tf32-1000x701x1500-sm90a mm-bias-gelu-tf32-1000x700x1500-sm90a matmul-tf32-batch4-512-tb-sm90a matmul-tf32-16x24x32-sm90a matmul-tf32-1x8x4-sm90a matmul-ieee-4000-s3 matmul-ieee-1000x700x1500-s3 matmul-ieee-batch4-512-tb-s3 matmul-ieee-4096-s4-w32x64 softmax-7x400001-g16 softmax-2048x65536-g4 softmax-600x65537 attn-probs-256x200000 repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a repro-false-wrong-softmax gpu-pad-wgmma-sm90a
+  sanitize memcheck bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x702x1500-sm90a matmul-tf32-1000x701x1500-sm90a mm-bias-gelu-tf32-1000x700x1500-sm90a matmul-tf32-batch4-512-tb-sm90a matmul-tf32-16x24x32-sm90a matmul-tf32-1x8x4-sm90a matmul-ieee-4000-s3 matmul-ieee-1000x700x1500-s3 matmul-ieee-batch4-512-tb-s3 matmul-ieee-4096-s4-w32x64 softmax-7x400001-g16 softmax-2048x65536-g4 softmax-600x65537 attn-probs-256x200000 repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a repro-false-wrong-softmax gpu-pad-wgmma-sm90a matmul-tf32-1000x512x256-tb-g20-sm90a matmul-tf32-300x256x10000-s7-g10-sm90a matmul-tf32-batch4-512-tb-g16-sm90a matmul-tf32-300x256x10000-tb-s7-cpasync-sm90a matmul-tf32-300x256x10000-s7 matmul-ieee-300x256x10000-s7
   # racecheck (shared-memory hazards) over the kernels that stage in shared
   # memory: the reproducers, a split_global and split_shared softmax, a
   # wgmma and an mma.sync matmul.
-  sanitize racecheck ${KB_RACECHECK:-repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a softmax-7x400001-g16 softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x700x1500 matmul-ieee-1000x700x1500-s3}
+  sanitize racecheck ${KB_RACECHECK:-repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a softmax-7x400001-g16 softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x700x1500 matmul-ieee-1000x700x1500-s3 matmul-tf32-1000x512x256-tb-g20-sm90a matmul-tf32-300x256x10000-s7-g10-sm90a}
   grep -E "^===|ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/sanitizer.txt"
 fi
 # PyTorch's time for the same programs (eager, F.linear, torch.compile),

@@ -1,4 +1,4 @@
-// RUN: kb-opt %s --kb-lower-to-gpu -split-input-file | FileCheck %s
+// RUN: kb-opt %s --kb-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 
 // kb-lower-to-gpu alone on wgmma matmul kernels (sm_90a): every #kb.config is written out
 // complete (as kb-select-mma, kb-select-config, kb-tile and
@@ -187,4 +187,44 @@ func.func @row_major_b_four_consumers(%arg0: tensor<128x256xf32>, %arg1: tensor<
 func.func @uneven_split(%arg0: tensor<64x1024xf32>, %arg1: tensor<64x1024xf32>) -> tensor<5x64x64xf32> {
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "cp_async", split = 5>, split_chunk = 224 : i64} : tensor<64x1024xf32>, tensor<64x1024xf32> -> tensor<5x64x64xf32>
   return %0 : tensor<5x64x64xf32>
+}
+
+// -----
+
+// A persistent grid (grid = 20 for 8 x 4 = 32 output tiles): 20 blocks;
+// block g takes tiles g and g + 20 ((51 - g) / 20 of them). Its producer
+// counts k tiles over its output tiles; each consumer warpgroup runs a k
+// loop per tile, retires every wgmma, releases the tile's last stage (the
+// producer may be waiting for it, to copy the next tile) and stores.
+// CHECK-LABEL: func.func @persistent
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul blocks in (%c20, %c1, %c1{{.*}}) threads in (%c288
+// CHECK: gpu.func @k0_matmul
+// The producer:
+// CHECK: %[[G:.*]] = gpu.block_id x
+// CHECK: %[[R:.*]] = arith.subi %c51, %[[G]] : index
+// CHECK: %[[N:.*]] = arith.divui %[[R]], %c20 : index
+// CHECK: scf.for %{{.*}} = %c0 to %[[N]] step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// The consumers:
+// CHECK: arith.subi %c51, %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 {
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: vector.store
+func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -> tensor<1000x512xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 20, copy = "tma">} : tensor<1000x256xf32>, tensor<512x256xf32> -> tensor<1000x512xf32>
+  return %0 : tensor<1000x512xf32>
+}
+
+// -----
+
+func.func @persistent_cp_async(%arg0: tensor<256x256xf32>, %arg1: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{wgmma_tf32 with grid = 4 (a persistent grid) needs copy = "tma"}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 4, copy = "cp_async">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
 }

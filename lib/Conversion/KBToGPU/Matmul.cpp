@@ -120,6 +120,10 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   if (!cfg.getMma())
     return op->emitOpError() << "has no mma unit in its #kb.config: run "
                                 "kb-select-mma first";
+  if (cfg.getGrid() && *cfg.getMma() != MmaUnit::wgmma_tf32)
+    return op->emitOpError()
+           << "#kb.config grid = " << cfg.getGrid()
+           << " (a persistent grid) needs mma = \"wgmma_tf32\"";
   switch (*cfg.getMma()) {
   case MmaUnit::ffma:
     return buildFfma(e, info);

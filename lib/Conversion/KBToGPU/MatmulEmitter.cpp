@@ -54,7 +54,8 @@ bool MatmulEmitter::kPastEnd() const {
 Value MatmulEmitter::kAt(Value kt) {
   if (shape.splits == 1)
     return mul(kt, bk);
-  Value split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value split = splitIdx ? splitIdx
+                         : gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   return mul(add(mul(split, kTilesPerBlock()), kt), bk);
 }
 
@@ -380,12 +381,20 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
           tilesN = llvm::divideCeil(shape.n, bn);
   if (group <= 1 || tilesM <= 1)
     return {bz, mul(by, bm), mul(bx, bn)};
-  // raster = G: block id t = by * tilesN + bx (launch order) walks groups of
-  // G block rows, the row fastest within a group: row = first + t % rows,
-  // column = (t % (G * tilesN)) / rows, where the last group may hold
-  // fewer rows.
+  return tileAt(add(mul(by, tilesN), bx), bz);
+}
+
+MatmulEmitter::BlockTile MatmulEmitter::tileAt(Value t, Value z) {
+  int64_t group = config.getRaster();
+  int64_t tilesM = llvm::divideCeil(shape.m, bm),
+          tilesN = llvm::divideCeil(shape.n, bn);
+  if (group <= 1 || tilesM <= 1)
+    return {z, mul(div(t, tilesN), bm), mul(rem(t, tilesN), bn)};
+  // raster = G: tile t (launch order: block id by * tilesN + bx) walks
+  // groups of G block rows, the row fastest within a group: row = first +
+  // t % rows, column = (t % (G * tilesN)) / rows, where the last group may
+  // hold fewer rows.
   group = std::min(group, tilesM);
-  Value t = add(mul(by, tilesN), bx);
   Value groupIdx = div(t, group * tilesN);
   Value inGroup = rem(t, group * tilesN);
   Value first = mul(groupIdx, group);
@@ -397,7 +406,7 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
   Value row = arith::AddIOp::create(
       b, loc, first, arith::RemUIOp::create(b, loc, inGroup, rows));
   Value col = arith::DivUIOp::create(b, loc, inGroup, rows);
-  return {bz, mul(row, bm), mul(col, bn)};
+  return {z, mul(row, bm), mul(col, bn)};
 }
 
 std::pair<Value, Value> MatmulEmitter::stageViews(Value smem, Value stage,

@@ -112,6 +112,11 @@ struct MatmulEmitter {
     Value batch, row0, col0;
   };
   BlockTile blockTile();
+  /// Output tile `t` of a slice (launch order, before the raster), of
+  /// batch or split `z`: a persistent grid's blocks walk these.
+  BlockTile tileAt(Value t, Value z);
+  /// The split index kAt uses; null: block id z.
+  Value splitIdx;
   /// The A and B tile views of pipeline stage `stage` in `smem`: A as
   /// aRows x aCols f32 at stage * stageBytes, B as bRows x bCols after it.
   std::pair<Value, Value> stageViews(Value smem, Value stage,

@@ -155,9 +155,41 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       MemRefType::get({stages * stageBytes / 4}, b.getF32Type(), nullptr, wg),
       smem, shift, ValueRange{});
 
-  MatmulEmitter::BlockTile tile = e.blockTile();
+  // A persistent grid (`grid = G`, TMA only): G blocks, block g taking the
+  // output tiles g, g + G, g + 2G, ... (launch order over every batch or
+  // split), its producer running ahead across tile boundaries, so that the
+  // next tile's copies overlap this tile's epilogue. Without it, one block
+  // a tile (blockTile).
+  int64_t tilesM = llvm::divideCeil(e.shape.m, bm),
+          tilesN = llvm::divideCeil(e.shape.n, bn);
+  int64_t slices = e.shape.splits > 1 ? e.shape.splits : e.shape.batch;
+  int64_t totalTiles = tilesM * tilesN * slices;
+  bool persistent = e.config.getGrid() > 0;
+  if (persistent && !tma)
+    return e.op->emitOpError()
+           << "wgmma_tf32 with grid = " << e.config.getGrid()
+           << " (a persistent grid) needs copy = \"tma\"";
+  int64_t persistentGrid = std::min(e.config.getGrid(), totalTiles);
+  if (persistent)
+    info.grid = {persistentGrid, 1, 1};
+  MatmulEmitter::BlockTile tile =
+      persistent ? MatmulEmitter::BlockTile{} : e.blockTile();
   Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
   int64_t kTiles = e.kTilesPerBlock();
+  // Tile i of a persistent block: its output tile t = g + i G, of slice t /
+  // (tiles a slice).
+  auto persistentTile = [&](Value i) {
+    Value g = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value t = e.add(g, e.mul(i, persistentGrid));
+    return e.tileAt(e.rem(t, tilesM * tilesN), e.div(t, tilesM * tilesN));
+  };
+  // Tiles of a persistent block: ceil((total - g) / G).
+  auto persistentCount = [&]() {
+    Value g = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    return e.div(arith::SubIOp::create(
+                     b, loc, cidx(b, loc, totalTiles + persistentGrid - 1), g),
+                 persistentGrid);
+  };
 
   // Element index of (row r, 16-byte chunk c) of a swizzled tile at element
   // `tileBase`.
@@ -362,6 +394,44 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return acc;
   };
 
+  // The epilogue: the accumulators `result` of the tile at (row0, col0) of
+  // batch or split bz, through the fused epilogue into C.
+  auto epilogue = [&](Value result, Value row0, Value col0, Value bz) {
+    // Accumulator layout of m64nNk8, per warp i of the warpgroup and lane
+    // (g = lane / 4, t = lane % 4), for each 8-column block j:
+    // d[4j] (16i + g, 8j + 2t), d[4j+1] (.., +1), d[4j+2] (16i + g + 8, 8j + 2t),
+    // d[4j+3] (.., +1) -- mma.sync's m16n8 C fragment, side by side.
+    Value warpInGroup = e.rem(e.div(e.tid, 32), 4), lane = e.rem(e.tid, 32);
+    Value g = e.div(lane, 4), t = e.rem(lane, 4);
+    Value rowBase = e.add(e.add(row0, e.mul(warpgroup, 64)),
+                          e.add(e.mul(warpInGroup, 16), g));
+    Value colBase = e.add(col0, e.mul(t, 2));
+    if (rowB) {
+      // The accumulators hold C^T: d[4j + q] is column (64w + 16i + g + 8 (q /
+      // 2)) of the tile, row 8j + 2t + q % 2.
+      Value tileCol = e.add(e.add(col0, e.mul(warpgroup, 64)),
+                            e.add(e.mul(warpInGroup, 16), g));
+      Value tileRow = e.add(row0, e.mul(t, 2));
+      for (int64_t j = 0; j < bm / 8; ++j)
+        for (int q = 0; q < 4; ++q) {
+          Value v = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
+          e.storeC(bz, e.add(tileRow, 8 * j + q % 2),
+                   e.add(tileCol, q >= 2 ? 8 : 0), v);
+        }
+      e.flushStores();
+      return;
+    }
+    for (int64_t j = 0; j < bn / 8; ++j)
+      for (int q = 0; q < 4; q += 2) {
+        Value row = e.add(rowBase, q >= 2 ? 8 : 0);
+        Value col = e.add(colBase, j * 8);
+        Value v0 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
+        Value v1 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
+        e.storeC2(bz, row, col, v0, v1);
+      }
+    e.flushStores();
+  };
+
   scf::ForOp loop;
   if (tma) {
     // TMA with a producer warp: the block is the consumer warpgroups (one
@@ -431,19 +501,25 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
     gpu::BarrierOp::create(b, loc);
-    // Tile kt's two copies into its stage.
-    auto issueTma = [&](Value kt) {
-      Value stage = e.rem(kt, stages);
+    // Local k tile kt of output tile `at`, the block's k tile number c
+    // (kt, or with a persistent grid counted over its tiles): its copies
+    // into c's stage.
+    auto issueTma = [&](Value c, Value kt, const MatmulEmitter::BlockTile &at) {
+      Value stage = e.rem(c, stages);
       Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
       Value bar = full(stage);
       NVVM::MBarrierArriveExpectTxOp::create(
           b, loc, Type(), bar, i32(stageBytes), NVVM::MemScopeKind::CTA, false,
           Value());
+      Value savedSplit = e.splitIdx;
+      if (persistent)
+        e.splitIdx = at.batch;
       Value k0 = toI32(e.kAt(kt));
+      e.splitIdx = savedSplit;
       auto copy = [&](Value map, Value dstAddr, Value r0) {
         SmallVector<Value> coords{k0, toI32(r0)};
         if (e.shape.batched)
-          coords.push_back(toI32(bz));
+          coords.push_back(toI32(at.batch));
         // The shared::cluster window (address space 7) holds this block's
         // own shared memory at the same offsets, cluster or not.
         Value dst = LLVM::AddrSpaceCastOp::create(
@@ -452,17 +528,17 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
             b, loc, dst, map, coords, bar, ValueRange{}, Value(), Value(),
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       };
-      copy(mapA, stageAddr, row0);
+      copy(mapA, stageAddr, at.row0);
       if (!rowB) {
-        copy(mapB, e.add(stageAddr, bytesA), col0);
+        copy(mapB, e.add(stageAddr, bytesA), at.col0);
         return;
       }
       // A row-major B: BN / 32 boxes of BK rows x 32 columns (coordinates
       // innermost first: column, then k).
       for (int64_t j = 0; j < bn / 32; ++j) {
-        SmallVector<Value> coords{toI32(e.add(col0, 32 * j)), k0};
+        SmallVector<Value> coords{toI32(e.add(at.col0, 32 * j)), k0};
         if (e.shape.batched)
-          coords.push_back(toI32(bz));
+          coords.push_back(toI32(at.batch));
         Value dst = LLVM::AddrSpaceCastOp::create(
             b, loc, LLVM::LLVMPointerType::get(ctx, 7),
             ptrTo(e.add(stageAddr, bytesA + j * 32 * kRowBytes), 3));
@@ -500,18 +576,39 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       when(both(cmp(arith::CmpIPredicate::eq, warp, consumerThreads / 32),
                 laneZero),
            [&] {
+             // k tile c of the block: wait for its stage's last use, c - S.
+             auto produceOne = [&](Value c, Value kt,
+                                   const MatmulEmitter::BlockTile &at) {
+               when(cmp(arith::CmpIPredicate::uge, c, stages), [&] {
+                 // Tile c - S's release completes empty's phase (c / S - 1).
+                 NVVM::MBarrierTryWaitParityOp::create(
+                     b, loc, empty(e.rem(c, stages)),
+                     toI32(e.rem(e.add(e.div(c, stages), 1), 2)),
+                     i32(0x989680));
+               });
+               issueTma(c, kt, at);
+             };
+             if (!persistent) {
+               auto produce =
+                   scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                      cidx(b, loc, kTiles), cidx(b, loc, 1));
+               b.setInsertionPointToStart(produce.getBody());
+               Value kt = produce.getInductionVar();
+               produceOne(kt, kt, tile);
+               return;
+             }
+             auto tilesLoop =
+                 scf::ForOp::create(b, loc, cidx(b, loc, 0), persistentCount(),
+                                    cidx(b, loc, 1));
+             b.setInsertionPointToStart(tilesLoop.getBody());
+             Value i = tilesLoop.getInductionVar();
+             MatmulEmitter::BlockTile at = persistentTile(i);
              auto produce =
                  scf::ForOp::create(b, loc, cidx(b, loc, 0),
                                     cidx(b, loc, kTiles), cidx(b, loc, 1));
              b.setInsertionPointToStart(produce.getBody());
              Value kt = produce.getInductionVar();
-             when(cmp(arith::CmpIPredicate::uge, kt, stages), [&] {
-               // Tile kt - S's release completes empty's phase (kt / S - 1).
-               NVVM::MBarrierTryWaitParityOp::create(
-                   b, loc, empty(e.rem(kt, stages)),
-                   toI32(e.rem(e.add(e.div(kt, stages), 1), 2)), i32(0x989680));
-             });
-             issueTma(kt);
+             produceOne(e.add(e.mul(i, kTiles), kt), kt, at);
            });
     }
     // The consumers: the k loop and, after it, the epilogue.
@@ -521,21 +618,52 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     if (moveRegisters)
       NVVM::SetMaxRegisterOp::create(b, loc, consumerRegs,
                                      NVVM::SetMaxRegisterAction::increase);
-    loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
-                              cidx(b, loc, 1), ValueRange{zero});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kt = loop.getInductionVar();
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(kt, stages)),
-                                          parityOf(kt), i32(0x989680));
-    Value acc = mmaStep(kt, loop.getRegionIterArgs()[0]);
-    // Tile kt - 1 is retired: release its stage.
-    when(both(cmp(arith::CmpIPredicate::ne, kt, 0), laneZero), [&] {
-      NVVM::MBarrierArriveOp::create(b, loc, Type(),
-                                     empty(e.rem(e.add(kt, -1), stages)),
-                                     Value(), NVVM::MemScopeKindAttr());
-    });
-    scf::YieldOp::create(b, loc, acc);
+    // The k loop of one output tile; its k tile kt is the block's k tile
+    // c0 + kt (c0 = 0 without a persistent grid).
+    auto consumeTile = [&](Value c0) {
+      auto kLoop =
+          scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
+                             cidx(b, loc, 1), ValueRange{zero});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value kt = kLoop.getInductionVar();
+      Value c = c0 ? e.add(c0, kt) : kt;
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, full(e.rem(c, stages)),
+                                            parityOf(c), i32(0x989680));
+      Value acc = mmaStep(c, kLoop.getRegionIterArgs()[0]);
+      // Tile c - 1 is retired: release its stage (the previous output
+      // tile's last k tile was released after its loop).
+      when(both(cmp(arith::CmpIPredicate::ne, kt, 0), laneZero), [&] {
+        NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                       empty(e.rem(e.add(c, -1), stages)),
+                                       Value(), NVVM::MemScopeKindAttr());
+      });
+      scf::YieldOp::create(b, loc, acc);
+      return kLoop;
+    };
+    if (persistent) {
+      // Each output tile of the block: its k loop, every wgmma retired, the
+      // last k tile's stage released (the producer may be waiting for it),
+      // then the epilogue while the producer copies the next tile's first
+      // k tiles.
+      auto tilesLoop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                          persistentCount(), cidx(b, loc, 1));
+      b.setInsertionPointToStart(tilesLoop.getBody());
+      Value i = tilesLoop.getInductionVar();
+      MatmulEmitter::BlockTile at = persistentTile(i);
+      Value c0 = e.mul(i, kTiles);
+      scf::ForOp kLoop = consumeTile(c0);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      when(laneZero, [&] {
+        NVVM::MBarrierArriveOp::create(
+            b, loc, Type(), empty(e.rem(e.add(c0, kTiles - 1), stages)),
+            Value(), NVVM::MemScopeKindAttr());
+      });
+      epilogue(kLoop.getResult(0), at.row0, at.col0, at.batch);
+      return success();
+    }
+    loop = consumeTile(Value());
+    b.setInsertionPointAfter(loop);
   } else {
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value lastGroup;
@@ -557,39 +685,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
-  // Accumulator layout of m64nNk8, per warp i of the warpgroup and lane
-  // (g = lane / 4, t = lane % 4), for each 8-column block j:
-  // d[4j] (16i + g, 8j + 2t), d[4j+1] (.., +1), d[4j+2] (16i + g + 8, 8j + 2t),
-  // d[4j+3] (.., +1) -- mma.sync's m16n8 C fragment, side by side.
-  Value warpInGroup = e.rem(e.div(e.tid, 32), 4), lane = e.rem(e.tid, 32);
-  Value g = e.div(lane, 4), t = e.rem(lane, 4);
-  Value rowBase = e.add(e.add(row0, e.mul(warpgroup, 64)),
-                        e.add(e.mul(warpInGroup, 16), g));
-  Value colBase = e.add(col0, e.mul(t, 2));
-  Value result = loop.getResult(0);
-  if (rowB) {
-    // The accumulators hold C^T: d[4j + q] is column (64w + 16i + g + 8 (q /
-    // 2)) of the tile, row 8j + 2t + q % 2.
-    Value tileCol = e.add(e.add(col0, e.mul(warpgroup, 64)),
-                          e.add(e.mul(warpInGroup, 16), g));
-    Value tileRow = e.add(row0, e.mul(t, 2));
-    for (int64_t j = 0; j < bm / 8; ++j)
-      for (int q = 0; q < 4; ++q) {
-        Value v = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
-        e.storeC(bz, e.add(tileRow, 8 * j + q % 2),
-                 e.add(tileCol, q >= 2 ? 8 : 0), v);
-      }
-    e.flushStores();
-    return success();
-  }
-  for (int64_t j = 0; j < bn / 8; ++j)
-    for (int q = 0; q < 4; q += 2) {
-      Value row = e.add(rowBase, q >= 2 ? 8 : 0);
-      Value col = e.add(colBase, j * 8);
-      Value v0 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
-      Value v1 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
-      e.storeC2(bz, row, col, v0, v1);
-    }
-  e.flushStores();
+  epilogue(loop.getResult(0), row0, col0, bz);
   return success();
 }

@@ -125,8 +125,8 @@ func.func @strategy_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> t
 // -----
 
 func.func @grid_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{#kb.config 'grid' (a persistent grid) is only for a split_global softmax, not strategy ""}}
-  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<grid = 4>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  // expected-error @+1 {{#kb.config 'grid' (a persistent grid) is only for a split_global softmax or a wgmma_tf32 matmul, not mma = "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<grid = 4, mma = "ffma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
 

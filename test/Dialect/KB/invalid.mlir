@@ -210,9 +210,9 @@ func.func @config_global_blocks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// A persistent grid belongs to split_global only.
+// A persistent grid belongs to split_global (and wgmma matmuls) only.
 func.func @config_grid_registers(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'grid' (a persistent grid) is only for a split_global softmax, not strategy "registers"}}
+  // expected-error @+1 {{#kb.config 'grid' (a persistent grid) is only for a split_global softmax or a wgmma_tf32 matmul, not strategy "registers"}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "registers", grid = 264>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

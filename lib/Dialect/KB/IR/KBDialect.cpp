@@ -285,10 +285,18 @@ LogicalResult ConfigAttr::verify(
   if (grid < 0 || grid > std::numeric_limits<int32_t>::max())
     return emitError()
            << "#kb.config 'grid' must be a positive block count, got " << grid;
-  if (grid && strategy != SoftmaxStrategy::split_global)
+  // A persistent grid: a split_global softmax's, or a wgmma matmul's
+  // (the op's verifier says which kernels a field applies to).
+  if (grid && strategy && strategy != SoftmaxStrategy::split_global)
     return emitError() << "#kb.config 'grid' (a persistent grid) is only for a "
-                          "split_global softmax, not strategy \""
+                          "split_global softmax or a wgmma_tf32 matmul, not "
+                          "strategy \""
                        << nameOf(strategy) << "\"";
+  if (grid && mma && mma != MmaUnit::wgmma_tf32)
+    return emitError() << "#kb.config 'grid' (a persistent grid) is only for a "
+                          "split_global softmax or a wgmma_tf32 matmul, not "
+                          "mma = \""
+                       << nameOf(mma) << "\"";
   if (copy == CopyKind::tma && mma && mma != MmaUnit::wgmma_tf32)
     return emitError() << "#kb.config copy = \"tma\" is only for mma = "
                           "\"wgmma_tf32\", not \""

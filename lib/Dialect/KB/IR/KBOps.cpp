@@ -77,7 +77,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"copy", config.getCopy().has_value(), matmul},
       {"strategy", config.getStrategy().has_value(), softmax},
       {"cluster", config.getCluster() != 0, softmax},
-      {"grid", config.getGrid() != 0, softmax},
+      {"grid", config.getGrid() != 0, softmax || matmul},
       {"raster", config.getRaster() != 0, matmul},
       {"split", config.getSplit() != 0, matmul},
   };
