@@ -682,16 +682,19 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   }
   // A persistent grid (#kb.config grid, MatmulWgmma.cpp): one block an SM
   // walking the output tiles, its producer copying the next tile's first k
-  // tiles while the consumers store this one. For the wgmma tiles of which
-  // an SM holds one block (128 rows with B^T, 128 x 128 and more with a
-  // row-major B) when there are more tiles than SMs and no split. Run 8,
-  // same call, against one block a tile: 4096^3 0.3968 -> 0.3676 ms, B^T
-  // 0.3899 -> 0.3445, 8192^3 3.120 -> 3.074, batched 8 x 2048^3 0.4101 ->
-  // 0.3795, 16384^2 x 32 0.3636 -> 0.3100, 8192^2 x 64 0.1038 -> 0.0865.
+  // tiles while the consumers store this one. Where a tile has few k tiles
+  // (K <= 128), so that its epilogue is a large part of its time, for the
+  // wgmma tiles of which an SM holds one block (128 rows with B^T, 128 x
+  // 128 and more with a row-major B), more tiles than SMs and no split.
+  // Runs 8-9 (docs/shapes.md), each protocol against itself: 16384^2 x 32
+  // 0.3636 -> 0.3127 ms, 32768 x 4096 x 16 0.1797 -> 0.1468, 8192^2 x 64
+  // 0.1038 -> 0.0867; at K = 4096 nothing (4096^3 0.3968 -> 0.4035, B^T
+  // 0.3899 -> 0.3833, 4000^3 0.3804 -> 0.3738, 8192^3 3.120 -> 3.218).
   bool tmaCopy = wgmma && (!f.copy || *f.copy == CopyKind::tma);
   int64_t tiles = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
   bool oneBlockAnSM = transB ? bm >= 128 : bm * bn >= 128 * 128;
-  if (f.grid == 0 && tmaCopy && f.split <= 1 && oneBlockAnSM && tiles > sms)
+  if (f.grid == 0 && tmaCopy && f.split <= 1 && oneBlockAnSM && tiles > sms &&
+      k <= 128)
     f.grid = sms;
   return success();
 }

@@ -121,10 +121,14 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `cluster`: thread blocks per cluster (softmax `split`, `split_shared`:
       the blocks that share one row), 1 to 16; for `split_global` the blocks
       per row (not a hardware cluster), 1 to 64.
-    - `grid`: softmax `split_global` only: a persistent grid of this many
-      blocks, each taking one part of a row after another (from tickets)
-      until none is left, instead of one block per part. Absent: one block
-      per part.
+    - `grid`: a persistent grid of this many blocks. Softmax
+      `split_global`: each block takes one part of a row after another
+      (from tickets) until none is left, instead of one block per part.
+      Matmul (`wgmma_tf32` with `copy = "tma"`): block g computes the output
+      tiles g, g + grid, g + 2 grid, ... (over every batch or split), its
+      producer copying the next tile's k tiles while the consumers store
+      this one; kb-tile sets it to the SMs where a tile has few k tiles.
+      Absent: one block per part or tile.
     - `copy`: how a matmul moves its operand tiles into shared memory:
       `registers` (global loads into registers, then stores to shared
       memory: FFMA with at most 2 stages, mma.sync with 1), `cp_async`
@@ -141,12 +145,13 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       reading all of B (Triton's GROUP_M; kb-tile decides it from the bytes
       a wave reads either way).
     - `split`: matmul only (not batched): split-K. The K tiles are cut into
-      `split` equal chunks; the matmul kernel computes each chunk's partial
+      `split` chunks; the matmul kernel computes each chunk's partial
       product into a workspace (one output tile and chunk per block), and a
       second kernel sums the partials in chunk order (the same bits run to
       run) through the fused epilogue. kb-tile decides it when the output
-      tiles leave most multiprocessors idle; it must divide the number of K
-      tiles. Absent (or 1): no split.
+      tiles leave most multiprocessors idle. The chunks are ceil(K tiles /
+      split) K tiles each, the last one shorter; none may be empty. Absent
+      (or 1): no split.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
