@@ -139,6 +139,12 @@ VARIANTS = [
     # Run 9: B^T's K <= 64 shape gained nothing from the persistent grid
     # at 128 x 256 (0.1932 -> 0.1920 ms); narrower tiles, persistent too.
     (("smallk", 65536, 2048, 32, 1, True), [(128, 128, 1, 0), (128, 192, 1, 0)]),
+    # Run 10: B^T's K <= 64 shape at 256 x 128 (four consumer warpgroups);
+    # splits of the odd shape (K % 32 != 0, 47 k tiles, kb-tile's 64 x 128
+    # in 96 blocks) and wider tiles for skinny 128 rows.
+    (("smallk", 65536, 2048, 32, 1, True), [(256, 128, 1, 0)]),
+    (("odd", 1000, 700, 1500, 1, False), [(64, 128, 2, 0), (128, 128, 2, 0), (128, 128, 3, 0)]),
+    (("skinny", 128, 4096, 4096, 1, True), [(128, 256, 8, 0), (128, 192, 6, 0)]),
 ]
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's
 # split), as ablations of the shapes whose default it changed.
@@ -156,6 +162,40 @@ OLD_DEFAULTS = [
     (("skinny", 128, 4096, 4096, 1, True), (64, 64, 1, 0)),
     (("skinny", 96, 12288, 4096, 1, True), (128, 64, 1, 0)),
     (("skinny", 16, 4096, 4096, 1, True), (64, 64, 4, 0)),
+]
+
+
+# Run 10: gemv tiles set by hand (kb-tile's defaults: 4 warps a block, four
+# 16-byte weight loads in flight a lane, BK = 512; a row-major B: 512
+# columns a block, 8 rows of K a k tile, split 64): more loads in flight a
+# lane (BK), more warps a block. (shape, tag, config); tags keep the -v..s..
+# form gpu-check.sh runs as variants.
+GEMV_VARIANTS = [
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k1024", "block = [1, 4, 1024], warp = [1, 1]"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k2048", "block = [1, 4, 2048], warp = [1, 1]"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x8s1k512", "block = [1, 8, 512], warp = [1, 1]"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x2s1k1024", "block = [1, 2, 1024], warp = [1, 1]"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k1024", "block = [4, 1, 1024], warp = [1, 1]"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k2048", "block = [4, 1, 2048], warp = [1, 1]"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k16", "block = [1, 512, 16], thread = [1, 4], split = 64"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s32k16", "block = [1, 512, 16], thread = [1, 4], split = 32"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x256s64k8", "block = [1, 256, 8], thread = [1, 4], split = 64"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s128k8", "block = [1, 512, 8], thread = [1, 4], split = 128"),
+    (("skinny", 4, 28672, 8192, 1, True), "-v4x4s1k1024", "block = [4, 4, 1024], warp = [4, 1]"),
+    # Run 11: BK = 1024 became the default for one row or column; the old
+    # BK = 512 as the ablation, for every shape the change moved.
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1]"),
+    (("skinny", 1, 14336, 4096, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1]"),
+    (("skinny", 1, 4096, 14336, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1]"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k512", "block = [4, 1, 512], warp = [1, 1]"),
+    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s16k512", "block = [4, 1, 512], warp = [1, 1], split = 16"),
+    (("matvec", 8192, 1, 8192, 1, False), "-v4x1s1k512", "block = [4, 1, 512], warp = [1, 1]"),
+    # The few-tiles model for K % 32 != 0 (1000 x 700 x 1500): the old
+    # lines-split tile as the ablation; B^T (kb-tile: 128 x 192 in 4).
+    (("odd", 1000, 700, 1500, 1, False), "-v64x128s1", 'block = [64, 128, 32], copy = "tma"'),
+    (("odd", 1000, 700, 1500, 1, True), "-v64x128s1", 'block = [64, 128, 32], copy = "tma"'),
+    (("odd", 1000, 700, 1500, 1, True), "-v128x192s4", 'block = [128, 192, 32], copy = "tma", split = 4'),
+    (("odd", 1000, 700, 1500, 1, True), "-v128x128s2", 'block = [128, 128, 32], copy = "tma", split = 2'),
 ]
 
 
@@ -235,6 +275,10 @@ def main():
     for shape, v in OLD_DEFAULTS:
         with open(os.path.join(out, variant_name(shape, v) + ".mlir"), "w") as f:
             f.write(program(*shape[1:], config=variant_config(v)))
+    for shape, tag, cfg in GEMV_VARIANTS:
+        nm = name(*shape).replace("-sm90a", tag + "-sm90a")
+        with open(os.path.join(out, nm + ".mlir"), "w") as f:
+            f.write(program(*shape[1:], config=cfg))
     for shape, vs in VARIANTS:
         for v in vs:
             with open(os.path.join(out, variant_name(shape, v) + ".mlir"), "w") as f:

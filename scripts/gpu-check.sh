@@ -57,6 +57,18 @@ for dir in build/gpu/bundles/*/; do
   if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
   variants+=("$dir")
 done
+# Each variant's default bundle as well, timed like the variants (its report
+# above is timed for kb-run's default 200 ms, with baselines in between: for
+# a compute-bound kernel the two protocols differed by up to 8%, run 9), as
+# variants/<name>@default.json: a variant compares with these.
+defaults=()
+for dir in "${variants[@]}"; do
+  base=$(basename "$dir" | sed -E 's/-v[0-9]+x[0-9]+s[0-9]+[a-z0-9]*-sm90a$/-sm90a/')
+  [ -d "build/gpu/bundles/$base" ] || continue
+  case " ${defaults[*]} " in *" build/gpu/bundles/$base/ "*) continue ;; esac
+  defaults+=("build/gpu/bundles/$base/")
+done
+variants=("${defaults[@]}" "${variants[@]}")
 if [ ${#variants[@]} -gt 0 ] && [ -z "${KB_SKIP_VARIANTS:-}" ]; then
   # One process a variant (a report each, kept if the budget runs out),
   # timed for 50 ms of kernel time, not kb-run's default 200.
@@ -68,7 +80,9 @@ if [ ${#variants[@]} -gt 0 ] && [ -z "${KB_SKIP_VARIANTS:-}" ]; then
     if [ $(( $(date +%s) - vstart )) -ge "${KB_VARIANTS_BUDGET:-300}" ]; then
       echo "variants: budget spent, $name and after skipped" | tee -a "$log"; break
     fi
-    timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 50 "$dir" > "$OUT/variants/$name.json" 2>> "$log"
+    file="$name"
+    echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+' || file="$name@default"
+    timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 50 "$dir" > "$OUT/variants/$file.json" 2>> "$log"
     echo "variant $name: exit $?" >> "$log"
   done
   echo "variants: $(( $(date +%s) - vstart )) s" | tee -a "$log"

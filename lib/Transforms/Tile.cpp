@@ -312,22 +312,34 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   bool weightB = *form == GemvForm::WeightB;
   int64_t few = weightB || columns ? m : n;
   int64_t wide = weightB || columns ? n : m;
-  if (f.block.empty()) {
+  // One row or column with 16-byte loads: eight loads in flight a lane
+  // where the weight's rows fill the GPU unsplit (run 11, same call, against
+  // four: 1 x 4096 x 4096 B^T 0.0284 -> 0.0259 ms, 1 x 14336 x 4096 0.0681
+  // -> 0.0648, 1 x 4096 x 14336 0.0688 -> 0.0656, 4096 x 1 x 4096 0.0291 ->
+  // 0.0279, 8192 x 1 x 8192 0.0802 -> 0.0780; 256 x 1 x 2^20 took 8 chunks
+  // for 16 and ran 0.3062 against 0.2911; 4 rows at 4 x 28672 x 8192,
+  // 0.2810 -> 0.2867, run 10). Otherwise four.
+  bool defaultTile = f.block.empty();
+  bool eightLoads = defaultTile && !columns && v == 4 && few == 1;
+  auto setDefaultTile = [&](bool eight) {
     if (columns) {
       f.block = {m, 128 * v, (v == 4 ? 8 : 16) / (m > 8 ? 2 : 1)};
       f.thread = {m, v};
-    } else {
-      int64_t r = few <= 4 ? 1 : few <= 8 ? 2 : 4;
-      int64_t bk = 32 * v * ((v == 4 ? 4 : 8) / r);
-      if (weightB) {
-        f.block = {m, 4 * r, bk};
-        f.warp = {m, r};
-      } else {
-        f.block = {4 * r, n, bk};
-        f.warp = {r, n};
-      }
+      return;
     }
-  }
+    int64_t r = few <= 4 ? 1 : few <= 8 ? 2 : 4;
+    int64_t loads = v == 4 && !eight ? 4 : 8;
+    int64_t bk = 32 * v * (loads / r);
+    if (weightB) {
+      f.block = {m, 4 * r, bk};
+      f.warp = {m, r};
+    } else {
+      f.block = {4 * r, n, bk};
+      f.warp = {r, n};
+    }
+  };
+  if (defaultTile)
+    setDefaultTile(eightLoads);
   if (f.block.size() != 3)
     return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "
                              << f.block.size() << " sizes";
@@ -370,6 +382,17 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   if (f.split == 0) {
     int64_t s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k,
                                 4.0 * m * n, model.smCount, model.copyGBs);
+    if (s > 1 && eightLoads) {
+      // A split weight keeps four loads a lane (and the split for them).
+      f.block.clear();
+      f.warp.clear();
+      setDefaultTile(false);
+      bk = f.block[2];
+      inFlight = bk * 4;
+      kTiles = llvm::divideCeil(k, bk);
+      s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k,
+                          4.0 * m * n, model.smCount, model.copyGBs);
+    }
     if (s > 1)
       f.split = s;
   } else if (f.split > 1 && kTiles % f.split) {
@@ -458,11 +481,14 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // together (chooseFewTiles), where that gains 10% over the tile above and
   // the split chooseSplitK would give it (run 5: 128 x 4096 x 4096 with B^T
   // on 64 x 64 tiles, 128 blocks, 0.0497 ms; 128 x 128 at split 4, 0.0343).
-  // Not with a hand-set split, nor for a batch (never split), nor with K %
-  // 32 != 0 (the lines-split rule above measured its tile), nor with a
+  // Not with a hand-set split, nor for a batch (never split), nor with a
   // hand-set cp.async copy (its tiles must split among the threads, which
-  // an exact fit such as 192 x 160 need not).
-  if (batch == 1 && f.split == 0 && !linesSplit &&
+  // an exact fit such as 192 x 160 need not). K % 32 != 0 (the lines-split
+  // rule above) only with a row-major B: 1000 x 700 x 1500 (47 k tiles) at
+  // the model's 256 x 128 in 4 uneven chunks ran 0.0241 ms against 0.0258
+  // for the lines-split rule's 64 x 128; with B^T the model's 128 x 192 in
+  // 4 ran 0.0230 against 0.0224 (run 11, same call).
+  if (batch == 1 && f.split == 0 && (rowB || !linesSplit) &&
       f.copy != CopyKind::cp_async &&
       (!covers(f.block[0], f.block[1]) ||
        (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
