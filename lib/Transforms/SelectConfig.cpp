@@ -146,6 +146,12 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
       f.strategy = chooseStrategy();
   }
   bool global = f.strategy == SoftmaxStrategy::split_global;
+  if (f.grid && !global)
+    return op->emitOpError()
+           << "softmax config grid = " << f.grid
+           << " (a persistent grid) is only for strategy \"split_global\", "
+              "not \""
+           << nameOf(f.strategy) << "\"";
   bool staged = f.strategy == SoftmaxStrategy::split_shared || global;
   bool split = f.strategy == SoftmaxStrategy::split || staged;
   if (!f.threads) {

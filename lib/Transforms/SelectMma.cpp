@@ -298,6 +298,7 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       if (db && failed(applyTuningEntry(&op, *db, model->chip)))
         return signalPassFailure();
       ConfigFields f = ConfigFields::from(getConfig(&op));
+      bool autoMma = !f.mma;
       if (!f.mma) {
         f.mma = unitFor(mm, f, *model);
         // Where wgmma would be the unit of a tf32 matmul and is not, a
@@ -381,9 +382,10 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                               "computes precision(tf32) only";
           return signalPassFailure();
         }
-        Blocker blocker = wgmmaReadsRowMajorB(mm, f)
-                              ? Blocker::None
-                              : prepareWgmmaOperands(&op, mm, transposed, padded);
+        Blocker blocker =
+            wgmmaReadsRowMajorB(mm, f)
+                ? Blocker::None
+                : prepareWgmmaOperands(&op, mm, transposed, padded);
         if (blocker == Blocker::BReadTwice) {
           op.emitOpError() << "config asks for mma \"wgmma_tf32\", which reads "
                               "a row-major B only when N % 4 == 0 and the "
@@ -407,6 +409,16 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
                "wgmma kernel has (mma = \"wgmma_tf32\", chip sm_90a, "
                "precision(tf32)); this matmul gets mma = \""
             << nameOf(f.mma) << "\"";
+        return signalPassFailure();
+      }
+      // A persistent grid is the wgmma kernel's (MatmulWgmma.cpp).
+      if (f.grid && f.mma != MmaUnit::wgmma_tf32) {
+        op.emitOpError()
+            << "config asks for grid = " << f.grid
+            << " (a persistent grid), which only the wgmma kernel has (mma = "
+               "\"wgmma_tf32\", chip sm_90a, precision(tf32)); this matmul "
+            << (autoMma ? "gets" : "asks for") << " mma = \"" << nameOf(f.mma)
+            << "\"";
         return signalPassFailure();
       }
       setConfig(&op, f.get(&getContext()));

@@ -320,7 +320,8 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   // for 16 and ran 0.3062 against 0.2911; 4 rows at 4 x 28672 x 8192,
   // 0.2810 -> 0.2867, run 10). Otherwise four.
   bool defaultTile = f.block.empty();
-  bool eightLoads = defaultTile && !columns && v == 4 && few == 1;
+  bool eightLoads =
+      defaultTile && f.split <= 1 && !columns && v == 4 && few == 1;
   auto setDefaultTile = [&](bool eight) {
     if (columns) {
       f.block = {m, 128 * v, (v == 4 ? 8 : 16) / (m > 8 ? 2 : 1)};
@@ -390,8 +391,15 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
       bk = f.block[2];
       inFlight = bk * 4;
       kTiles = llvm::divideCeil(k, bk);
-      s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k,
-                          4.0 * m * n, model.smCount, model.copyGBs);
+      s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k, 4.0 * m * n,
+                          model.smCount, model.copyGBs);
+      if (s <= 1) {
+        // Unsplit at four loads after all: eight, unsplit.
+        f.block.clear();
+        f.warp.clear();
+        setDefaultTile(true);
+        s = 1;
+      }
     }
     if (s > 1)
       f.split = s;
@@ -703,8 +711,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
     if (!splitLeavesNoChunkEmpty(kTiles, f.split))
       return op->emitOpError()
              << "#kb.config split = " << f.split << " leaves a chunk of the "
-             << kTiles << " k tiles (K = " << k << ", BK = " << bk
-             << ") empty";
+             << kTiles << " k tiles (K = " << k << ", BK = " << bk << ") empty";
   }
   // A persistent grid (#kb.config grid, MatmulWgmma.cpp): one block an SM
   // walking the output tiles, its producer copying the next tile's first k

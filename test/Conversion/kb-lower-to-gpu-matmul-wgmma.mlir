@@ -203,19 +203,39 @@ func.func @uneven_split(%arg0: tensor<64x1024xf32>, %arg1: tensor<64x1024xf32>) 
 // CHECK: %[[G:.*]] = gpu.block_id x
 // CHECK: %[[R:.*]] = arith.subi %c51, %[[G]] : index
 // CHECK: %[[N:.*]] = arith.divui %[[R]], %c20 : index
-// CHECK: scf.for %{{.*}} = %c0 to %[[N]] step %c1 {
-// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
+// CHECK: scf.for %[[I:.*]] = %c0 to %[[N]] step %c1 {
+// Output tile g + 20 i of the 32: row tile (t % 32) / 4, column tile t % 4.
+// CHECK: %[[T0:.*]] = arith.muli %[[I]], %c20 : index
+// CHECK: %[[T:.*]] = arith.addi %{{.*}}, %[[T0]] : index
+// CHECK: arith.remui %[[T]], %c32 : index
+// CHECK: scf.for %[[KT:.*]] = %c0 to %c8 step %c1 {
+// The block's k tile c = 8 i + kt picks the stage and the empty wait.
+// CHECK: %[[C0:.*]] = arith.muli %[[I]], %c8 : index
+// CHECK: %[[C:.*]] = arith.addi %[[C0]], %[[KT]] : index
+// CHECK: arith.cmpi uge, %[[C]], %c4 : index
+// CHECK: arith.remui %[[C]], %c4 : index
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
 // The consumers:
 // CHECK: arith.subi %c51, %{{.*}} : index
-// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 {
-// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args
+// CHECK: scf.for %[[J:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK: %[[D0:.*]] = arith.muli %[[J]], %c8 : index
+// CHECK: scf.for %[[KU:.*]] = %c0 to %c8 step %c1 iter_args
+// CHECK: %[[D:.*]] = arith.addi %[[D0]], %[[KU]] : index
+// CHECK: arith.remui %[[D]], %c4 : index
+// CHECK: arith.divui %[[D]], %c4 : index
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.mbarrier.arrive
+// The tile's last stage (k tile 8 j + 7), released after every wgmma retired.
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: arith.addi %[[D0]], %c7 : index
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: vector.store
+// B^T with N % 4 == 0: the epilogue is staged through shared memory and
+// stored as 16-byte vectors.
+// CHECK: nvvm.bar.warp.sync
+// CHECK: vector.load %{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.store %{{.*}} : memref<1000x512xf32>, vector<4xf32>
 func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -> tensor<1000x512xf32> {
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 20, copy = "tma">} : tensor<1000x256xf32>, tensor<512x256xf32> -> tensor<1000x512xf32>
   return %0 : tensor<1000x512xf32>

@@ -245,3 +245,13 @@ func.func @hand_written_fusion(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
   } -> tensor<4x4096xf32>
   return %0 : tensor<4x4096xf32>
 }
+
+// -----
+
+// A persistent grid on a softmax is split_global's: with the strategy left
+// to kb-select-config (registers, for 8 floats a row) it is refused.
+func.func @grid_without_split_global(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{softmax config grid = 264 (a persistent grid) is only for strategy "split_global", not "registers"}}
+  %0 = kb.softmax %x {config = #kb.config<grid = 264>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

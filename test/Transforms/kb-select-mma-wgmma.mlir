@@ -283,3 +283,13 @@ func.func @row_major_b_threads(%a: tensor<512x200xf32>, %b: tensor<200x256xf32>)
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", block = [256, 128, 32], threads = 288>} : tensor<512x200xf32>, tensor<200x256xf32> -> tensor<512x256xf32>
   return %0 : tensor<512x256xf32>
 }
+
+// -----
+
+// A persistent grid is the wgmma kernel's: an ieee matmul (FFMA) with one
+// is refused, not handed on to fail in the lowering.
+func.func @grid_on_ieee(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
+  // expected-error @+1 {{config asks for grid = 132 (a persistent grid), which only the wgmma kernel has (mma = "wgmma_tf32", chip sm_90a, precision(tf32)); this matmul gets mma = "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<grid = 132>} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  return %0 : tensor<4096x4096xf32>
+}

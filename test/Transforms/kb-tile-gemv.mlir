@@ -94,8 +94,18 @@ func.func @columns_wrong_tile(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>)
 
 // -----
 
+// A hand-set split keeps four loads a lane (BK = 512), as a chosen one does.
+// CHECK-LABEL: func.func @hand_set_split
+// CHECK: block = [1, 4, 512], warp = [1, 1], mma = "gemv", split = 8
+func.func @hand_set_split(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv", split = 8>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0 : tensor<1x4096xf32>
+}
+
+// -----
+
 func.func @split_not_dividing(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
-  // expected-error @+1 {{#kb.config split = 3 must divide the 4 k tiles (K = 4096, BK = 1024)}}
+  // expected-error @+1 {{#kb.config split = 3 must divide the 8 k tiles (K = 4096, BK = 512)}}
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv", split = 3>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   return %0 : tensor<1x4096xf32>
 }
