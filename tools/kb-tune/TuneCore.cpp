@@ -259,8 +259,11 @@ const std::vector<FieldRow> &spaceTable() {
       // Split-K (kb-tile's field): where the tiles leave SMs idle, no
       // split (1) and the splits that bring the grid to one or two blocks
       // per SM; elsewhere the field is left to kb-tile, which does not
-      // split a grid that large. A split must divide the k tiles: the
-      // passes refuse the others, with their reason.
+      // split a grid that large. The passes take any split that leaves no
+      // chunk empty (chunks of ceil(k tiles / S)) since runs 8-11, and
+      // refuse the others with their reason; the space still lists the
+      // powers of two and the divisors below (uneven splits nearest one
+      // and two waves are not in it yet).
       {F::Matmul, "split", {"1"}, splitFits(1)},
       {F::Matmul, "split", {"2"}, splitFits(2)},
       {F::Matmul, "split", {"4"}, splitFits(4)},
