@@ -239,6 +239,28 @@ func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -
 
 // -----
 
+// A persistent grid over split-K partials: 6 tiles x 7 chunks (of 45 k
+// tiles, the last of 43) = 42 tiles for 10 blocks. Tile t's chunk is t / 6:
+// the producer's K coordinate is (45 (t / 6) + kt) x 32, and the consumers
+// store into partial t / 6 of C.
+// CHECK-LABEL: func.func @persistent_split
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul blocks in (%c10, %c1, %c1{{.*}}) threads in (%c288
+// CHECK: %[[S:.*]] = arith.divui %{{.*}}, %c6 : index
+// CHECK: scf.for %[[KT:.*]] = %c0 to %c45 step %c1 {
+// CHECK: %[[K0:.*]] = arith.muli %[[S]], %c45 : index
+// CHECK: %[[K1:.*]] = arith.addi %[[K0]], %[[KT]] : index
+// CHECK: %[[K:.*]] = arith.muli %[[K1]], %c32 : index
+// CHECK: %[[KI:.*]] = arith.index_castui %[[K]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%[[KI]], %{{.*}}]
+// CHECK: %[[CS:.*]] = arith.divui %{{.*}}, %c6 : index
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[CS]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<7x300x256xf32>, vector<2xf32>
+func.func @persistent_split(%arg0: tensor<300x10000xf32>, %arg1: tensor<256x10000xf32>) -> tensor<7x300x256xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 10, copy = "tma", split = 7>, split_chunk = 1440 : i64} : tensor<300x10000xf32>, tensor<256x10000xf32> -> tensor<7x300x256xf32>
+  return %0 : tensor<7x300x256xf32>
+}
+
+// -----
+
 func.func @persistent_cp_async(%arg0: tensor<256x256xf32>, %arg1: tensor<256x256xf32>) -> tensor<256x256xf32> {
   // expected-error @+1 {{wgmma_tf32 with grid = 4 (a persistent grid) needs copy = "tma"}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 4, copy = "cp_async">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
