@@ -148,7 +148,8 @@ TEST(TuneSpace, SplitKWhereTheTilesLeaveSMsIdle) {
   for (const Candidate &c : enumerateSpace(batched))
     EXPECT_EQ(c.get("split"), "") << c.config();
   // 512 x 768: 64 x 64 is 96 tiles (more than half the SMs: no field);
-  // 128 x 128 is 24: 4 (96 blocks) and 8 (192).
+  // 128 x 128 is 24: 4 (96 blocks) and 8 (192), and of any count (256 k
+  // tiles in chunks of ceil(256 / S)) 5 (120) and 11 (264).
   Facts g = matmulFacts(512, 768, 8192, "tf32");
   std::set<std::string> at64, at128;
   for (const Candidate &c : enumerateSpace(g)) {
@@ -158,14 +159,15 @@ TEST(TuneSpace, SplitKWhereTheTilesLeaveSMsIdle) {
       at128.insert(c.get("split"));
   }
   EXPECT_EQ(at64, (std::set<std::string>{""}));
-  EXPECT_EQ(at128, (std::set<std::string>{"1", "4", "8"}));
+  EXPECT_EQ(at128, (std::set<std::string>{"1", "4", "5", "8", "11"}));
 }
 
 TEST(TuneSpace, SplitsThatDivideTheKTiles) {
   // 384 x 384 x 200000: 6250 k tiles (2 x 5^5), 9 tiles of 128 x 128. The
   // powers of two nearest one and two waves (8, 16) do not divide 6250
-  // (kb-tile refuses them, with the reason); the divisors nearest them do:
-  // 10 (90 blocks) and 25 (225).
+  // and the divisors nearest the waves are 10 (90 blocks) and 25 (225);
+  // any count of chunks (the last shorter) fills them closer: 14 (126) and
+  // 29 (261).
   Facts f = matmulFacts(384, 384, 200000, "tf32");
   std::vector<std::string> splits;
   for (const Candidate &c : enumerateSpace(f))
@@ -173,7 +175,8 @@ TEST(TuneSpace, SplitsThatDivideTheKTiles) {
         c.get("block") == "[128, 128, 32]" && c.get("stages") == "4" &&
         c.get("raster").empty())
       splits.push_back(c.get("split"));
-  EXPECT_EQ(splits, (std::vector<std::string>{"1", "8", "16", "10", "25"}));
+  EXPECT_EQ(splits, (std::vector<std::string>{"1", "8", "16", "10", "14", "25",
+                                              "29"}));
   // 128 x 128 x 1048576 (32768 k tiles, one tile): 128, past the rows' 64.
   Facts g = matmulFacts(128, 128, 1048576, "tf32");
   std::set<std::string> at128;

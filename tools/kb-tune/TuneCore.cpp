@@ -163,8 +163,8 @@ Pred splitFits(int64_t s) {
   };
 }
 /// The splits that divide the k tiles (BK = 32, at least 8 a chunk) nearest
-/// one and two waves of blocks: the largest S with tiles x S <= SMs, and
-/// with tiles x S <= 2 SMs (kb-tile's few-tiles choice takes such splits:
+/// one and two waves of blocks, and the largest splits of any count there:
+/// the largest S with tiles x S <= SMs, and with tiles x S <= 2 SMs (kb-tile's few-tiles choice takes such splits:
 /// 384 x 384 x 200000 in 128 x 128 tiles, 10 of 6250 k tiles; the powers of
 /// two of the rows above rarely divide such counts). Under the same
 /// conditions as splitFits.
@@ -179,14 +179,25 @@ std::vector<std::string> divisorSplits(const Candidate &c, const Facts &f) {
   int64_t kTiles = (f.k + bk - 1) / bk;
   std::vector<std::string> out;
   for (int64_t waves : {1, 2}) {
-    int64_t best = 0;
-    for (int64_t s = 2; s <= kTiles / 8 && t * s <= waves * sms; ++s)
+    int64_t best = 0, uneven = 0;
+    for (int64_t s = 2; s <= kTiles / 8 && t * s <= waves * sms; ++s) {
       if (kTiles % s == 0)
         best = s;
+      // Every chunk of ceil(k tiles / S) holds a k tile (the passes' rule,
+      // splitLeavesNoChunkEmpty in kb/Transforms/Passes.h; TuneCore is
+      // plain C++).
+      if ((s - 1) * ((kTiles + s - 1) / s) < kTiles)
+        uneven = s;
+    }
     // (A power of two up to 64 is already a row of its own; the
     // enumeration keeps each value once.)
     if (best > 1)
       out.push_back(std::to_string(best));
+    // The largest split of any count (chunks of ceil(k tiles / S), the last
+    // shorter) that fits the wave: kb-tile's few-tiles choice takes such
+    // splits (384 x 384 x 200000 in 256 x 128 tiles: 22).
+    if (uneven > 1 && uneven != best)
+      out.push_back(std::to_string(uneven));
   }
   return out;
 }
