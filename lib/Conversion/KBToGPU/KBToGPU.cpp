@@ -120,9 +120,11 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   DenseMap<Value, std::string> names;
   DenseMap<Value, Value> buffers;
   // Buffer names are unique in a bundle: the names the program gives
-  // (kb.name, unique by the kb dialect's verifier) are kept, and a
-  // generated name (argN, outN, tN, wsN, tmN) that one of them already
-  // takes gets a suffix.
+  // (kb.name, unique by the kb dialect's verifier) are kept, and may not
+  // have the form of a name kb generates for the other buffers (argN,
+  // outN, tN, wsN, tmN): a program naming its input "out0" would otherwise
+  // share the name with its output, or get a renamed output it did not
+  // ask for (repros invalid/name_clash_default.mlir, name_clash_scratch2).
   llvm::StringSet<> taken;
   for (unsigned i = 0; i < argTypes.size(); ++i) {
     bool isInput = i < numInputs;
@@ -130,9 +132,20 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         isInput
             ? func.getArgAttrOfType<StringAttr>(i, "kb.name")
             : func.getResultAttrOfType<StringAttr>(i - numInputs, "kb.name");
-    if (given && !taken.insert(given.getValue()).second)
-      return func.emitOpError()
-             << "gives two buffers the kb.name \"" << given.getValue() << "\"";
+    if (!given)
+      continue;
+    StringRef g = given.getValue();
+    for (StringRef prefix : {"arg", "out", "tm", "ws", "t"})
+      if (g.starts_with(prefix) && g.size() > prefix.size() &&
+          llvm::all_of(g.drop_front(prefix.size()), llvm::isDigit))
+        return func.emitOpError()
+               << (isInput ? "argument #" : "result #")
+               << (isInput ? i : i - numInputs) << " has kb.name \"" << g
+               << "\", the form of a name kb generates for unnamed buffers "
+                  "(argN, outN, tN, wsN, tmN): choose another";
+    if (!taken.insert(g).second)
+      return func.emitOpError() << "gives two buffers the kb.name \"" << g
+                                << "\"";
   }
   auto uniqueName = [&](std::string name) {
     if (taken.insert(name).second)
