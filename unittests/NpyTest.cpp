@@ -178,3 +178,30 @@ TEST(Npy, BoundedPreamble) {
   EXPECT_EQ(npyError(testing::TempDir()),
             testing::TempDir() + " is not a regular file");
 }
+
+// Found by CI's npy fuzz run (seed 1, 2026-12-01): a shape whose leading
+// dimensions overflow 64 bits but which holds a zero reads as an empty array;
+// writing it back multiplied the dimensions (signed overflow, UBSan). It must
+// write and read back as the same empty array; a shape that really overflows
+// is refused by writeNpy with a message.
+TEST(Npy, ZeroDimAfterOverflowingDims) {
+  std::string path =
+      npyFile("zero_after_overflow",
+              "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, "
+              "4294967296, 0), }",
+              0);
+  NpyArray a = readNpy(path);
+  EXPECT_TRUE(a.data.empty());
+  std::string back =
+      testing::TempDir() + "/kb_npy_zero_after_overflow_back.npy";
+  writeNpy(back, a.shape, a.data.data());
+  NpyArray b = readNpy(back);
+  EXPECT_EQ(b.shape, a.shape);
+  EXPECT_TRUE(b.data.empty());
+  float x = 0;
+  EXPECT_THROW(writeNpy(back, {int64_t(1) << 32, int64_t(1) << 32}, &x),
+               std::runtime_error);
+  EXPECT_THROW(writeNpy(back, {-1}, &x), std::runtime_error);
+  std::remove(path.c_str());
+  std::remove(back.c_str());
+}

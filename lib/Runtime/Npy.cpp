@@ -267,11 +267,27 @@ NpyArray readNpy(const std::string &path) {
 void writeNpy(const std::string &path, const std::vector<int64_t> &shape,
               const float *data) {
   std::string dims;
+  // The element count: zero where any dimension is zero (a shape such as
+  // (2^32, 2^32, 0) reads as an empty array, and its product must not be
+  // formed), else checked for overflow as readNpy checks it.
   int64_t n = 1;
+  bool empty = false, overflow = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     dims += (i ? ", " : "") + std::to_string(shape[i]);
-    n *= shape[i];
+    if (shape[i] < 0)
+      throw std::runtime_error("cannot write " + path +
+                               ": negative dimension " +
+                               std::to_string(shape[i]));
+    empty |= shape[i] == 0;
+    overflow |= !empty && (__builtin_mul_overflow(n, shape[i], &n) ||
+                           n > std::numeric_limits<int64_t>::max() / 4);
   }
+  if (empty)
+    n = 0;
+  else if (overflow)
+    throw std::runtime_error("cannot write " + path + ": shape " +
+                             shapeStr(shape) +
+                             " has more elements than 64 bits count");
   if (shape.size() == 1)
     dims += ",";
   std::string header =
