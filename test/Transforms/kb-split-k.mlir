@@ -2,11 +2,14 @@
 
 // kb-split-k materialises `split = S`: the partial products (a kb.matmul
 // with split_chunk, S x M x N) and their ordered sum, which takes the
-// matmul's epilogue; the sum gets the elementwise kernel's config.
+// matmul's epilogue; the sum gets the elementwise kernel's config, with
+// fewer threads (down to 64), then a narrower vector, then 32 threads while
+// its grid has fewer than 256 blocks.
 
 // CHECK-LABEL: func.func @plain
 // CHECK: %[[P:.*]] = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 64, 32]{{.*}}split = 8>, split_chunk = 32768 : i64} : tensor<256x262144xf32>, tensor<262144x256xf32> -> tensor<8x256x256xf32>
-// CHECK: %[[S:.*]] = kb.split_sum %[[P]] {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<8x256x256xf32> -> tensor<256x256xf32>
+// 65536 elements: 64 threads of vector 4 make 256 blocks.
+// CHECK: %[[S:.*]] = kb.split_sum %[[P]] {config = #kb.config<block = [256], threads = 64, vector = 4>} : tensor<8x256x256xf32> -> tensor<256x256xf32>
 // CHECK: return %[[S]]
 func.func @plain(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> tensor<256x256xf32> {
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [64, 64, 32], threads = 128, stages = 4, mma = "wgmma_tf32", copy = "tma", split = 8>} : tensor<256x262144xf32>, tensor<262144x256xf32> -> tensor<256x256xf32>
@@ -19,7 +22,7 @@ func.func @plain(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> tens
 // the epilogue reads (the bias), after the partials.
 // CHECK-LABEL: func.func @epilogue
 // CHECK: %[[P:.*]] = kb.matmul %arg0, %arg1 precision(ieee) {{.*}}split_chunk = 1024 : i64{{.*}} -> tensor<4x256x512xf32>
-// CHECK: kb.fusion ins(%[[P]], %arg2 : tensor<4x256x512xf32>, tensor<512xf32>) attributes {config = #kb.config<block = [1024], threads = 256, vector = 4>}
+// CHECK: kb.fusion ins(%[[P]], %arg2 : tensor<4x256x512xf32>, tensor<512xf32>) attributes {config = #kb.config<block = [512], threads = 128, vector = 4>}
 // CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x256x512xf32>, %[[B:.*]]: tensor<512xf32>):
 // CHECK-NEXT: %[[S:.*]] = kb.split_sum %[[X]]
 // CHECK-NEXT: kb.bias_add %[[S]], %[[B]]
@@ -33,6 +36,27 @@ func.func @epilogue(%a: tensor<256x4096xf32>, %b: tensor<4096x512xf32>, %bias: t
     kb.yield %3 : tensor<256x512xf32>
   } -> tensor<256x512xf32>
   return %0 : tensor<256x512xf32>
+}
+
+// -----
+
+// A large output keeps the defaults (4096 blocks of 256 threads, vector 4).
+// CHECK-LABEL: func.func @large_output
+// CHECK: kb.split_sum %{{.*}} {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<2x2048x2048xf32>
+func.func @large_output(%a: tensor<2048x8192xf32>, %b: tensor<8192x2048xf32>) -> tensor<2048x2048xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 4, mma = "wgmma_tf32", copy = "tma", split = 2>} : tensor<2048x8192xf32>, tensor<8192x2048xf32> -> tensor<2048x2048xf32>
+  return %0 : tensor<2048x2048xf32>
+}
+
+// -----
+
+// A matrix-vector product's 4096 outputs over 64 partials: 32 threads of
+// one float, 128 blocks (the defaults made 4 blocks).
+// CHECK-LABEL: func.func @small_output
+// CHECK: kb.split_sum %{{.*}} {config = #kb.config<block = [32], threads = 32, vector = 1>} : tensor<64x1x4096xf32> -> tensor<1x4096xf32>
+func.func @small_output(%a: tensor<1x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, mma = "gemv", split = 64>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0 : tensor<1x4096xf32>
 }
 
 // -----

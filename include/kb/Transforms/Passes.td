@@ -91,9 +91,12 @@ def KBSplitK : Pass<"kb-split-k", "func::FuncOp"> {
     order, into which the matmul's epilogue moves (one elementwise kernel:
     reads the S partials and the epilogue's inputs once, writes C once).
     The partials' kernel keeps the matmul's config; the sum gets the
-    elementwise kernel's (256 threads, the widest vector that divides N).
-    Runs after kb-promote-shared-memory. A split that does not divide the K
-    tiles, or of a batched matmul, is an error.
+    elementwise kernel's (256 threads, the widest vector that divides N),
+    with fewer threads and a narrower vector where that leaves fewer than
+    256 blocks (a small output: the sum's loads need SMs to issue them).
+    Runs after kb-promote-shared-memory. Chunks are ceil(k tiles / S) tiles,
+    the last one shorter; a split that leaves a chunk empty, or of a batched
+    matmul, is an error.
   }];
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
