@@ -343,8 +343,8 @@ PROGRAMS = {
         "matmul-tf32-300x256x10000-tb-s7-cpasync-sm90a": matmul(300, 256, 10000, "tf32", trans_b=True, config='block = [64, 64, 32], split = 7, copy = "cp_async"'),
         "matmul-tf32-300x256x10000-s7": matmul(300, 256, 10000, "tf32", config="split = 7"),
         "matmul-ieee-300x256x10000-s7": matmul(300, 256, 10000, "ieee", config="split = 7"),
-        # The persistent B^T kernel with split-K partials, and with a fused
-        # epilogue (K = 64: persistent by default).
+        # The staged epilogue of the persistent B^T kernel: with split-K
+        # partials, and with a fused epilogue (K = 64: persistent by default).
         "matmul-tf32-300x256x10000-tb-s7-g10-sm90a": matmul(300, 256, 10000, "tf32", trans_b=True, config="block = [128, 128, 32], split = 7, grid = 10"),
         "linear-bias-scale-gelu-tf32-4096x2048x64-sm90a": linear(4096, 2048, 64, "tf32", ("bias", "scale", "gelu_erf")),
         "matmul-tf32-1024x768x1536-sm90a": matmul(1024, 768, 1536, "tf32"),

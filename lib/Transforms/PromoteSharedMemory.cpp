@@ -84,7 +84,7 @@ struct PromoteSharedMemoryPass
     auto sharedBytes = [&](int64_t stages) {
       ConfigFields g = f;
       g.stages = stages;
-      return matmulSharedBytes(g.get(&getContext()), transposeB);
+      return matmulSharedBytes(g.get(&getContext()), transposeB, n);
     };
     if (wgmma) {
       // wgmma reads 128-byte swizzled rows: no padding. Four stages (the

@@ -52,7 +52,8 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
   return failure();
 }
 
-int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB) {
+int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
+                                    int64_t n) {
   if (!config || config.getBlock().size() != 3)
     return 0;
   auto b = config.getBlock();
@@ -65,8 +66,10 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB) {
   if (config.getMma() == MmaUnit::gemv)
     return 0;
   if (config.getMma() == MmaUnit::wgmma_tf32)
-    return wgmmaSharedBytes(bm, bn, bk, stages,
-                            config.getCopy() == CopyKind::tma);
+    return wgmmaSharedBytes(
+        bm, bn, bk, stages, config.getCopy() == CopyKind::tma,
+        wgmmaStagingBytes(bm, bn, transposeB, config.getCopy() == CopyKind::tma,
+                          config.getGrid() > 0, n));
   if (isMmaSync(config.getMma())) {
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
     // BK rows of BN + padB, or BN rows of BK + padA when transposed and

@@ -231,7 +231,11 @@ func.func @uneven_split(%arg0: tensor<64x1024xf32>, %arg1: tensor<64x1024xf32>) 
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: arith.addi %[[D0]], %c7 : index
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: vector.store %{{.*}} : memref<1000x512xf32>, vector<2xf32>
+// B^T with N % 4 == 0: the epilogue is staged through shared memory and
+// stored as 16-byte vectors.
+// CHECK: nvvm.bar.warp.sync
+// CHECK: vector.load %{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.store %{{.*}} : memref<1000x512xf32>, vector<4xf32>
 func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -> tensor<1000x512xf32> {
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 20, copy = "tma">} : tensor<1000x256xf32>, tensor<512x256xf32> -> tensor<1000x512xf32>
   return %0 : tensor<1000x512xf32>
@@ -242,7 +246,7 @@ func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -
 // A persistent grid over split-K partials: 6 tiles x 7 chunks (of 45 k
 // tiles, the last of 43) = 42 tiles for 10 blocks. Tile t's chunk is t / 6:
 // the producer's K coordinate is (45 (t / 6) + kt) x 32, and the consumers
-// store into partial t / 6 of C.
+// store into partial t / 6 of C (staged: 16-byte stores).
 // CHECK-LABEL: func.func @persistent_split
 // CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul blocks in (%c10, %c1, %c1{{.*}}) threads in (%c288
 // CHECK: %[[S:.*]] = arith.divui %{{.*}}, %c6 : index
@@ -253,7 +257,7 @@ func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -
 // CHECK: %[[KI:.*]] = arith.index_castui %[[K]] : index to i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%[[KI]], %{{.*}}]
 // CHECK: %[[CS:.*]] = arith.divui %{{.*}}, %c6 : index
-// CHECK: vector.store %{{.*}}, %{{.*}}[%[[CS]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<7x300x256xf32>, vector<2xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[CS]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<7x300x256xf32>, vector<4xf32>
 func.func @persistent_split(%arg0: tensor<300x10000xf32>, %arg1: tensor<256x10000xf32>) -> tensor<7x300x256xf32> {
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 10, copy = "tma", split = 7>, split_chunk = 1440 : i64} : tensor<300x10000xf32>, tensor<256x10000xf32> -> tensor<7x300x256xf32>
   return %0 : tensor<7x300x256xf32>

@@ -48,8 +48,10 @@ struct TargetModel {
 FailureOr<TargetModel> getTargetModel(StringRef chip);
 
 /// Shared memory a matmul config stages per block, in bytes (the layout of
-/// the B tile depends on whether B is transposed).
-int64_t matmulSharedBytes(ConfigAttr config, bool transposeB = false);
+/// the B tile depends on whether B is transposed; a staged wgmma epilogue,
+/// on N).
+int64_t matmulSharedBytes(ConfigAttr config, bool transposeB = false,
+                          int64_t n = 0);
 
 /// Whether the mma.sync kernel can copy its tiles by cp.async: 16-byte
 /// chunks need rows 16-byte aligned in global memory (K, and N unless B is

@@ -355,7 +355,7 @@ void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
 }
 
 LogicalResult MatmulEmitter::setSharedBytes(LaunchInfo &info, int64_t bytes) {
-  int64_t planned = matmulSharedBytes(config, shape.transB);
+  int64_t planned = matmulSharedBytes(config, shape.transB, shape.n);
   if (bytes != planned)
     return op->emitOpError()
            << "internal error: the kernel lays out " << bytes

@@ -140,7 +140,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return e.op->emitOpError() << "wgmma_tf32 copies its tiles with copy = "
                                   "\"tma\" or \"cp_async\": run "
                                   "kb-promote-shared-memory";
-  if (failed(e.setSharedBytes(info, wgmmaSharedBytes(bm, bn, bk, stages, tma))))
+  bool persistent = e.config.getGrid() > 0;
+  int64_t staging =
+      wgmmaStagingBytes(bm, bn, !rowB, tma, persistent, e.shape.n);
+  if (failed(e.setSharedBytes(
+          info, wgmmaSharedBytes(bm, bn, bk, stages, tma, staging))))
     return failure();
 
   // The dynamic shared memory, realigned to 1024 bytes, as one f32 array.
@@ -152,7 +156,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value flat = memref::ViewOp::create(
       b, loc,
-      MemRefType::get({stages * stageBytes / 4}, b.getF32Type(), nullptr, wg),
+      MemRefType::get(
+          {(stages * stageBytes + (tma ? 16 * stages : 0) + staging) / 4},
+          b.getF32Type(), nullptr, wg),
       smem, shift, ValueRange{});
 
   // A persistent grid (`grid = G`, TMA only): G blocks, block g taking the
@@ -164,7 +170,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
           tilesN = llvm::divideCeil(e.shape.n, bn);
   int64_t slices = e.shape.splits > 1 ? e.shape.splits : e.shape.batch;
   int64_t totalTiles = tilesM * tilesN * slices;
-  bool persistent = e.config.getGrid() > 0;
   if (persistent && !tma)
     return e.op->emitOpError()
            << "wgmma_tf32 with grid = " << e.config.getGrid()
@@ -244,13 +249,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     }
     // The tile runs past K: the last one, or with an uneven split any
     // whose first K index + BK is past K.
-    Value last =
-        e.shape.splits > 1
-            ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                    e.add(e.kAt(next), bk),
-                                    cidx(b, loc, e.shape.k))
-            : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                    cidx(b, loc, kTiles - 1));
+    Value last = e.shape.splits > 1
+                     ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                             e.add(e.kAt(next), bk),
+                                             cidx(b, loc, e.shape.k))
+                     : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             next, cidx(b, loc, kTiles - 1));
     auto ifLast = scf::IfOp::create(b, loc, last, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifLast.thenBlock());
@@ -399,8 +403,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   auto epilogue = [&](Value result, Value row0, Value col0, Value bz) {
     // Accumulator layout of m64nNk8, per warp i of the warpgroup and lane
     // (g = lane / 4, t = lane % 4), for each 8-column block j:
-    // d[4j] (16i + g, 8j + 2t), d[4j+1] (.., +1), d[4j+2] (16i + g + 8, 8j + 2t),
-    // d[4j+3] (.., +1) -- mma.sync's m16n8 C fragment, side by side.
+    // d[4j] (16i + g, 8j + 2t), d[4j+1] (.., +1), d[4j+2] (16i + g + 8, 8j +
+    // 2t), d[4j+3] (.., +1) -- mma.sync's m16n8 C fragment, side by side.
     Value warpInGroup = e.rem(e.div(e.tid, 32), 4), lane = e.rem(e.tid, 32);
     Value g = e.div(lane, 4), t = e.rem(lane, 4);
     Value rowBase = e.add(e.add(row0, e.mul(warpgroup, 64)),
@@ -419,6 +423,64 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                    e.add(tileCol, q >= 2 ? 8 : 0), v);
         }
       e.flushStores();
+      return;
+    }
+    if (staging) {
+      // Staged through shared memory (wgmmaStagingBytes): the warp's 16
+      // rows, 32 columns at a time. Each thread writes its 8-byte pairs
+      // (through the fused epilogue) into the warp's 2 KB, 16-byte chunk
+      // c of row r at chunk c ^ (r % 8); after a warp barrier lane l reads
+      // row 4i + l / 8, chunk l % 8, and stores it as one 16-byte vector:
+      // a warp's store is four whole 128-byte lines of C, where the direct
+      // stores write 8 rows x 32 bytes (B^T's 65536 x 2048 x 32 stalled on
+      // the store queue, lg_throttle, run 10).
+      Value warpIdx = e.div(e.tid, 32);
+      Value bufBase =
+          e.add(cidx(b, loc, (stages * stageBytes + 16 * stages) / 4),
+                e.mul(warpIdx, 512));
+      Value warpRow0 =
+          e.add(e.add(row0, e.mul(warpgroup, 64)), e.mul(warpInGroup, 16));
+      Value full32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
+      auto slot = [&](Value r, Value chunk, Value within) {
+        Value sc = arith::XOrIOp::create(b, loc, chunk, e.rem(r, 8));
+        return e.add(bufBase, e.add(e.mul(r, 32), e.add(e.mul(sc, 4), within)));
+      };
+      auto v2 = VectorType::get({2}, f32), v4 = VectorType::get({4}, f32);
+      for (int64_t c = 0; c < bn / 32; ++c) {
+        for (int64_t jj = 0; jj < 4; ++jj) {
+          int64_t j = 4 * c + jj;
+          for (int q = 0; q < 4; q += 2) {
+            Value rl = e.add(g, q >= 2 ? 8 : 0);
+            Value cl = e.add(e.mul(t, 2), 8 * jj);
+            Value row = e.add(warpRow0, rl);
+            Value col = e.add(col0, e.add(cl, 32 * c));
+            Value x0 = e.epilogue(
+                LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q), bz,
+                row, col);
+            Value x1 = e.epilogue(
+                LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
+                row, e.add(col, 1));
+            Value pair =
+                vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
+            vector::StoreOp::create(
+                b, loc, pair, flat,
+                ValueRange{slot(rl, e.div(cl, 4), e.rem(cl, 4))});
+          }
+        }
+        NVVM::SyncWarpOp::create(b, loc, full32);
+        for (int64_t i = 0; i < 4; ++i) {
+          Value rl = e.add(e.div(lane, 8), 4 * i), chunk = e.rem(lane, 8);
+          Value x = vector::LoadOp::create(
+              b, loc, v4, flat, ValueRange{slot(rl, chunk, cidx(b, loc, 0))});
+          Value row = e.add(warpRow0, rl);
+          Value col = e.add(col0, e.add(e.mul(chunk, 4), 32 * c));
+          e.inOutputRange(row, col, [&] {
+            vector::StoreOp::create(b, loc, x, e.c, e.cIndex(bz, row, col),
+                                    false, llvm::MaybeAlign(16));
+          });
+        }
+        NVVM::SyncWarpOp::create(b, loc, full32);
+      }
       return;
     }
     for (int64_t j = 0; j < bn / 8; ++j)
@@ -597,9 +659,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                produceOne(kt, kt, tile);
                return;
              }
-             auto tilesLoop =
-                 scf::ForOp::create(b, loc, cidx(b, loc, 0), persistentCount(),
-                                    cidx(b, loc, 1));
+             auto tilesLoop = scf::ForOp::create(
+                 b, loc, cidx(b, loc, 0), persistentCount(), cidx(b, loc, 1));
              b.setInsertionPointToStart(tilesLoop.getBody());
              Value i = tilesLoop.getInductionVar();
              MatmulEmitter::BlockTile at = persistentTile(i);

@@ -155,10 +155,23 @@ inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
 /// plus, when TMA copies the tiles, two 8-byte mbarriers per stage after them
 /// (the stage is full; the stage is empty again).
 constexpr int64_t kWgmmaAlignBytes = 1024;
+/// `staging`: bytes after the mbarriers for an epilogue staged through
+/// shared memory (wgmmaStagingBytes).
 inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk,
-                                int64_t stages, bool tma) {
+                                int64_t stages, bool tma, int64_t staging = 0) {
   return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes +
-         (tma ? 16 * stages : 0);
+         (tma ? 16 * stages : 0) + staging;
+}
+/// The persistent wgmma kernel with B K-major (transpose_b, TMA, a `grid`)
+/// stages its epilogue through shared memory, 16 rows x 32 columns a
+/// consumer warp at a time (2 KB each), to store whole 128-byte lines; N % 4
+/// == 0 (16-byte stores), BN % 32 == 0. Its bytes, 0 where the kernel does
+/// not.
+inline int64_t wgmmaStagingBytes(int64_t bm, int64_t bn, bool transB, bool tma,
+                                 bool persistent, int64_t n) {
+  return transB && tma && persistent && n % 4 == 0 && bn % 32 == 0
+             ? bm / 16 * 2048
+             : 0;
 }
 
 /// Threads of one wgmma_tf32 block: a warpgroup (128 threads) per 64 rows of
@@ -174,8 +187,7 @@ inline int64_t wgmmaThreads(int64_t bm, bool tma) {
 /// With a row-major B and TMA the producer is a whole warpgroup (its first
 /// lane issues the copies): `setmaxnreg` then moves its registers to the
 /// consumers, which hold B^T's fragments besides the accumulators.
-inline int64_t wgmmaThreads(int64_t bm, int64_t bn, bool transposeB,
-                            bool tma) {
+inline int64_t wgmmaThreads(int64_t bm, int64_t bn, bool transposeB, bool tma) {
   if (transposeB)
     return wgmmaThreads(bm, tma);
   return wgmmaThreads(bn, /*tma=*/false) + (tma ? 128 : 0);
