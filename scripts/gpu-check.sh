@@ -11,6 +11,7 @@
 # and build/gpu. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
 # KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
+# KB_DEPENDENT_LAUNCH_AB=1 (the dependent-launch A/B below),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
 # routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
@@ -86,6 +87,23 @@ if [ ${#variants[@]} -gt 0 ] && [ -z "${KB_SKIP_VARIANTS:-}" ]; then
     echo "variant $name: exit $?" >> "$log"
   done
   echo "variants: $(( $(date +%s) - vstart )) s" | tee -a "$log"
+fi
+# Programmatic dependent launch, A/B (KB_DEPENDENT_LAUNCH_AB=1): every
+# bundle with a kernel marked dependent_launch, timed like the variants
+# (50 ms, no baselines) with it and with --no-dependent-launch, alternating
+# on and off twice, into dependent_launch/<name>@{on,off}{1,2}.json.
+if [ -n "${KB_DEPENDENT_LAUNCH_AB:-}" ]; then
+  mkdir -p "$OUT/dependent_launch"
+  for dir in build/gpu/bundles/*/; do
+    name=$(basename "$dir")
+    grep -q '"dependent_launch": true' "$dir/manifest.json" || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    for i in 1 2; do
+      timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 50 "$dir" > "$OUT/dependent_launch/$name@on$i.json" 2>> "$log"
+      timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 50 --no-dependent-launch "$dir" > "$OUT/dependent_launch/$name@off$i.json" 2>> "$log"
+    done
+    echo "dependent launch A/B $name: done" | tee -a "$log"
+  done
 fi
 # Split-K's determinism: every bundle with a kb.split_sum kernel, run twice
 # on the same inputs (--no-time), its outputs compared bit for bit.

@@ -62,6 +62,18 @@ TEST(Manifest, Clusters) {
   EXPECT_NE(errorOf(j).find("cluster needs 3 sizes"), std::string::npos);
 }
 
+TEST(Manifest, DependentLaunch) {
+  json j = valid();
+  EXPECT_FALSE(Manifest::parse(j.dump(), "/b").kernels[0].dependentLaunch);
+  j["kernels"][0]["dependent_launch"] = true;
+  EXPECT_TRUE(Manifest::parse(j.dump(), "/b").kernels[0].dependentLaunch);
+  j["kernels"][0]["dependent_launch"] = 1;
+  EXPECT_NE(
+      errorOf(j).find("kernels[0].dependent_launch must be true or false, not"),
+      std::string::npos)
+      << errorOf(j);
+}
+
 TEST(Manifest, Workspace) {
   json j = valid();
   // y is 4 rows; 2 blocks per row: 2 + 2 * 4 + 2 * 4 * 2 = 26 words.

@@ -752,6 +752,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
       k.coResidentBlocks =
           asInt(*c, where + ".co_resident_blocks", 1, BundleLimits::gridX,
                 "CUDA's limit " + std::to_string(BundleLimits::gridX));
+    if (const json *d = opt(kj, "dependent_launch"))
+      k.dependentLaunch = asBool(*d, where + ".dependent_launch");
 
     const json &args = array(field(kj, "args", where), where + ".args", true);
     if (args.size() > 512)

@@ -337,6 +337,10 @@ void EmitBundlePass::runOnOperation() {
                    launch.getClusterSizeZ());
         if (auto cfg = launch->getAttr("kb.config"))
           kernel["config"] = toJson(cfg);
+        // The kernel starts with griddepcontrol.wait (kb-dependent-launch):
+        // kb-run may launch it while the kernel before it ends.
+        if (launch->hasAttr("kb.dependent_launch"))
+          kernel["dependent_launch"] = true;
         // A split_global softmax's blocks of one row wait for each other:
         // kb-run refuses a device that cannot hold that many at once (it would
         // hang).

@@ -149,6 +149,9 @@ LogicalResult mlir::kb::buildCompilePipeline(
       kb::createKBPromoteSharedMemory(kb::KBPromoteSharedMemoryOptions{chip}));
   fpm.addPass(kb::createKBSplitK());
   pm.addPass(kb::createKBLowerToGPU());
+  // Programmatic dependent launch needs sm_90 (griddepcontrol).
+  if (StringRef(chip).starts_with("sm_90"))
+    pm.addPass(kb::createKBDependentLaunch());
 
   OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
   gpm.addPass(createConvertNVGPUToNVVMPass());

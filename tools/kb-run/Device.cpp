@@ -249,15 +249,28 @@ bool isCluster(const int64_t cluster[3]) {
 
 void launch(const LoadedKernel &k, const int64_t grid[3],
             const int64_t block[3], const int64_t cluster[3], int dynamicShared,
-            const std::vector<CUdeviceptr> &args) {
+            const std::vector<CUdeviceptr> &args, bool dependent) {
   std::vector<CUdeviceptr> values(args);
   std::vector<void *> ptrs;
   for (auto &v : values)
     ptrs.push_back(&v);
-  if (isCluster(cluster)) {
+  if (isCluster(cluster) || dependent) {
     ClusterLaunch l(grid, block, cluster, dynamicShared);
+    CUlaunchAttribute attrs[2];
+    unsigned n = 0;
+    if (isCluster(cluster))
+      attrs[n++] = l.attr;
+    if (dependent) {
+      CUlaunchAttribute pdl{};
+      pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      pdl.value.programmaticStreamSerializationAllowed = 1;
+      attrs[n++] = pdl;
+    }
+    l.config.attrs = attrs;
+    l.config.numAttrs = n;
     check(gDriver.cuLaunchKernelEx(&l.config, k.function, ptrs.data(), nullptr),
-          "cuLaunchKernelEx (cluster launch)");
+          dependent ? "cuLaunchKernelEx (programmatic dependent launch)"
+                    : "cuLaunchKernelEx (cluster launch)");
     return;
   }
   check(gDriver.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], block[0],

@@ -50,6 +50,9 @@ struct RunState {
   /// Per kernel: how many of its clusters can be resident (0: no clusters),
   /// and how many of its blocks fit on one SM (the driver's occupancy).
   std::vector<int> maxClusters, blocksPerSM;
+  /// Launch kernels marked dependent_launch with programmatic stream
+  /// serialization (off with --no-dependent-launch).
+  bool dependentLaunch = true;
 };
 
 struct KernelCheck {

@@ -53,6 +53,7 @@ void fillRandom(std::vector<float> &v, const Buffer &b, uint64_t seed) {
 RunState prepare(const Manifest &m, const Options &o,
                  const std::map<std::string, NpyArray> &given, int smCount) {
   RunState s;
+  s.dependentLaunch = !o.noDependentLaunch;
   s.manifest = m;
   s.seed = o.seed;
   for (size_t i = 0; i < s.manifest.kernels.size(); ++i) {
@@ -136,7 +137,8 @@ void launchOne(RunState &s, size_t i) {
   for (const std::string &a : k.args)
     args.push_back(s.dev.at(a).ptr);
   launch(s.kernels[i], k.grid.data(), k.block.data(), k.cluster.data(),
-         static_cast<int>(k.dynamicSharedBytes), args);
+         static_cast<int>(k.dynamicSharedBytes), args,
+         k.dependentLaunch && s.dependentLaunch);
 }
 
 void launchAll(RunState &s) {

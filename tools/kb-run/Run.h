@@ -51,6 +51,9 @@ struct Options {
   std::vector<std::string> inputs;
   bool json = false, checkDevice = false, noTime = false, profile = false;
   bool calibrate = false, checkOnly = false, quiet = false;
+  /// --no-dependent-launch: launch every kernel after the one before it
+  /// ends, ignoring the manifest's dependent_launch (an A/B of its gain).
+  bool noDependentLaunch = false;
   /// --unit-bundle UNIT=DIR (with --calibrate).
   std::vector<std::string> unitBundles;
   /// --diagnose REPORT: this kb-run's verdict and diagnosis of a report

@@ -97,27 +97,29 @@ json staticSignals(const RunState &s) {
     bool mmaSync = ptx.find("mma.sync") != std::string::npos;
     bool tensorCores = mmaSync || wgmma;
     ConfigFields cfg = parseConfigText(k.config);
-    kernels.push_back({{"name", k.name},
-                       {"blocks", k.grid[0] * k.grid[1] * k.grid[2]},
-                       {"mma", cfg.mma},
-                       {"tensor_instructions", wgmma     ? "wgmma"
-                                               : mmaSync ? "mma.sync"
-                                                         : "none"},
-                       {"grid", k.grid},
-                       {"block", k.block},
-                       {"cluster", k.cluster},
-                       {"max_active_clusters", s.maxClusters[i]},
-                       {"loaded_from", s.kernels[i].source},
-                       {"registers", k.resources.registers},
-                       {"shared_bytes", shared},
-                       {"spill_bytes", k.resources.spillLoadBytes +
-                                           k.resources.spillStoreBytes},
-                       {"occupancy", occ.fraction},
-                       {"occupancy_limiter", occ.limiter},
-                       {"driver_blocks_per_sm", s.blocksPerSM[i]},
-                       {"tensor_cores", tensorCores},
-                       {"modelled_bytes", modelledBytes(s.manifest, k)},
-                       {"config", k.config}});
+    kernels.push_back(
+        {{"name", k.name},
+         {"blocks", k.grid[0] * k.grid[1] * k.grid[2]},
+         {"mma", cfg.mma},
+         {"tensor_instructions", wgmma     ? "wgmma"
+                                 : mmaSync ? "mma.sync"
+                                           : "none"},
+         {"grid", k.grid},
+         {"block", k.block},
+         {"cluster", k.cluster},
+         {"max_active_clusters", s.maxClusters[i]},
+         {"loaded_from", s.kernels[i].source},
+         {"dependent_launch", k.dependentLaunch && s.dependentLaunch},
+         {"registers", k.resources.registers},
+         {"shared_bytes", shared},
+         {"spill_bytes",
+          k.resources.spillLoadBytes + k.resources.spillStoreBytes},
+         {"occupancy", occ.fraction},
+         {"occupancy_limiter", occ.limiter},
+         {"driver_blocks_per_sm", s.blocksPerSM[i]},
+         {"tensor_cores", tensorCores},
+         {"modelled_bytes", modelledBytes(s.manifest, k)},
+         {"config", k.config}});
   }
   return kernels;
 }

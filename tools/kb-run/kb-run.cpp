@@ -559,6 +559,11 @@ int main(int argc, char **argv) {
                  "Keep timing until this much kernel time")
       ->capture_default_str();
   app.add_flag("--no-time", o.noTime, "Check only; do not time");
+  app.add_flag("--no-dependent-launch", o.noDependentLaunch,
+               "Launch each kernel only after the one before it ends, "
+               "ignoring the bundle's dependent_launch (by default such a "
+               "kernel, compiled for sm_90 or later, is scheduled while the "
+               "one before it ends: programmatic dependent launch)");
   app.add_flag(
       "--profile", o.profile,
       "Also run the kernels under Nsight Compute (ncu) and report DRAM and SM "

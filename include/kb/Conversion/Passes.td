@@ -33,6 +33,26 @@ def KBLowerToGPU : Pass<"kb-lower-to-gpu", "ModuleOp"> {
   ];
 }
 
+def KBDependentLaunch : Pass<"kb-dependent-launch", "ModuleOp"> {
+  let summary = "Lets each kernel of a program launch while the one before it ends (Hopper's programmatic dependent launch)";
+  let description = [{
+    After kb-lower-to-gpu, for sm_90 and later (kb-compile adds it there):
+    every kernel launched after another one of the same host function
+    starts with `griddepcontrol.wait` (`nvvm.griddepcontrol wait`: it waits
+    until the kernels before it have finished and their writes are
+    visible), and its `gpu.launch_func` is marked `kb.dependent_launch`,
+    which kb-emit-bundle writes as `"dependent_launch": true` and kb-run
+    turns into CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; every
+    kernel followed by another starts with `griddepcontrol.launch_dependents`,
+    so the next kernel's blocks are scheduled once all of this one's have
+    started, and its launch overlaps this one's tail (a split-K sum, a pad
+    or a transpose in front of a matmul: a few microseconds each). A launch
+    without the attribute runs as before (the wait returns at once).
+    A kernel launched more than once is an error.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def KBEmitBundle : Pass<"kb-emit-bundle", "ModuleOp"> {
   let summary = "Writes the bundle: manifest.json and one PTX per kernel";
   let description = [{

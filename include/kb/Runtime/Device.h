@@ -114,11 +114,14 @@ encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
                 const std::vector<int64_t> &dims,
                 const std::vector<int64_t> &box);
 
-/// Launches with pointer arguments; with a cluster other than {1, 1, 1},
-/// through cuLaunchKernelEx with a cluster-dimension attribute.
+/// Launches with pointer arguments; with a cluster other than {1, 1, 1}
+/// or `dependent`, through cuLaunchKernelEx with a cluster-dimension
+/// attribute and/or programmatic stream serialization (the kernel may start
+/// while the one before it in the stream ends: it must begin with
+/// griddepcontrol.wait, which kb-dependent-launch puts there).
 void launch(const LoadedKernel &k, const int64_t grid[3],
             const int64_t block[3], const int64_t cluster[3], int dynamicShared,
-            const std::vector<CUdeviceptr> &args);
+            const std::vector<CUdeviceptr> &args, bool dependent = false);
 
 /// How many clusters of the launch can be resident at once (0: the cluster
 /// does not fit on the device and the launch would fail).

@@ -62,6 +62,10 @@ struct Kernel {
   /// Blocks that wait for each other and so must be resident at once (a
   /// split_global softmax's blocks of one row); 0: none do.
   int64_t coResidentBlocks = 0;
+  /// The kernel starts with griddepcontrol.wait (kb-dependent-launch), so
+  /// it may be launched with programmatic stream serialization: scheduled
+  /// while the kernel before it ends.
+  bool dependentLaunch = false;
   std::vector<std::string> args; // buffer names: inputs..., output
   std::vector<size_t> ops;       // indices into Manifest::program
   Resources resources;

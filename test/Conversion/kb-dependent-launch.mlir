@@ -1,0 +1,74 @@
+// RUN: kb-opt %s --kb-lower-to-gpu --kb-dependent-launch -split-input-file -verify-diagnostics | FileCheck %s
+// The last case fails kb-compile on sm_90a (its kernel is launched twice):
+// RUN: not kb-opt %s -split-input-file --kb-compile="chip=sm_90a fuse=false" 2>/dev/null | FileCheck %s --check-prefix=PTX90
+// RUN: kb-opt %s -split-input-file --kb-compile="chip=sm_80 fuse=false" 2>/dev/null | FileCheck %s --check-prefix=PTX80
+
+// kb-dependent-launch: of a program's kernels, each after the first begins
+// with griddepcontrol.wait and its launch is marked kb.dependent_launch
+// (kb-run launches it with programmatic stream serialization); each before
+// the last begins with griddepcontrol.launch_dependents. kb-compile runs it
+// for sm_90 and sm_90a only.
+
+// Three kernels (no fusion here: kb-lower-to-gpu alone).
+// CHECK-LABEL: func.func @three
+// CHECK: gpu.launch_func @[[M0:k0_[a-z]+_module]]::@{{.*}} blocks
+// CHECK-NOT: kb.dependent_launch
+// CHECK-SAME: kb.ops
+// CHECK: gpu.launch_func @[[M1:k1_[a-z]+_module]]::@{{.*}} blocks
+// CHECK-SAME: kb.dependent_launch
+// CHECK: gpu.launch_func @[[M2:k2_[a-z]+_module]]::@{{.*}} blocks
+// CHECK-SAME: kb.dependent_launch
+// CHECK: gpu.module @[[M0]]
+// CHECK-NEXT: gpu.func
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NOT: nvvm.griddepcontrol
+// CHECK: gpu.module @[[M1]]
+// CHECK-NEXT: gpu.func
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NOT: nvvm.griddepcontrol
+// CHECK: gpu.module @[[M2]]
+// CHECK-NEXT: gpu.func
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NOT: nvvm.griddepcontrol
+// PTX90: griddepcontrol.launch_dependents
+// PTX90: griddepcontrol.launch_dependents
+// PTX90: griddepcontrol.wait
+// PTX90: griddepcontrol.wait
+// PTX80-NOT: griddepcontrol
+func.func @three(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %0 = kb.exp %x {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<64x128xf32>
+  %1 = kb.relu %0 {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<64x128xf32>
+  %2 = kb.exp %1 {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<64x128xf32>
+  return %2 : tensor<64x128xf32>
+}
+
+// -----
+
+// One kernel: nothing to overlap, nothing added.
+// CHECK-LABEL: func.func @one
+// CHECK-NOT: kb.dependent_launch
+// CHECK-NOT: nvvm.griddepcontrol
+func.func @one(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %0 = kb.exp %x {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// A kernel launched twice is refused: its wait and its signal are placed
+// for one position in the program.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k() kernel {
+      gpu.return
+    }
+  }
+  func.func @twice() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{kb-dependent-launch: kernel @m::@k is launched 2 times; each kernel of a kb program is launched once}}
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    return
+  }
+}
