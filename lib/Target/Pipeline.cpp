@@ -151,7 +151,7 @@ LogicalResult mlir::kb::buildCompilePipeline(
   pm.addPass(kb::createKBLowerToGPU());
   // Programmatic dependent launch needs sm_90 (griddepcontrol).
   if (StringRef(chip).starts_with("sm_90"))
-    pm.addPass(kb::createKBDependentLaunch());
+    pm.addPass(kb::createKBDependentLaunch(kb::KBDependentLaunchOptions{chip}));
 
   OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
   gpm.addPass(createConvertNVGPUToNVVMPass());

@@ -6,7 +6,8 @@
 // kb-dependent-launch: of a program's kernels, each after the first begins
 // with griddepcontrol.wait and its launch is marked kb.dependent_launch
 // (kb-run launches it with programmatic stream serialization); each before
-// the last begins with griddepcontrol.launch_dependents. kb-compile runs it
+// the last begins with griddepcontrol.launch_dependents, unless the next
+// grid's blocks would crowd onto the SMs it leaves idle. kb-compile runs it
 // for sm_90 and sm_90a only.
 
 // Three kernels (no fusion here: kb-lower-to-gpu alone).
@@ -52,6 +53,27 @@ func.func @three(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 func.func @one(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
   %0 = kb.exp %x {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<64x128xf32>
   return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// A first grid of 128 blocks leaves 4 of the sm_90a model's 132 SMs idle;
+// 128 of the next grid's 256 blocks (64 threads, 32 an SM) would be placed
+// there at once: 50% of it on 3% of the SMs, more than 4x their share. The
+// first kernel gets no launch_dependents; the second still waits.
+// CHECK-LABEL: func.func @crowded
+// CHECK: gpu.launch_func @[[C0:k0_[a-z]+_module]]::@{{.*}} blocks in (%c128
+// CHECK: gpu.launch_func @[[C1:k1_[a-z]+_module]]::@{{.*}} blocks in (%c256
+// CHECK-SAME: kb.dependent_launch
+// CHECK: gpu.module @[[C0]]
+// CHECK-NOT: nvvm.griddepcontrol
+// CHECK: gpu.module @[[C1]]
+// CHECK-NEXT: gpu.func
+// CHECK-NEXT: nvvm.griddepcontrol wait
+func.func @crowded(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %0 = kb.exp %x {config = #kb.config<block = [512], threads = 128, vector = 4>} : tensor<64x1024xf32>
+  %1 = kb.relu %0 {config = #kb.config<block = [256], threads = 64, vector = 4>} : tensor<64x1024xf32>
+  return %1 : tensor<64x1024xf32>
 }
 
 // -----

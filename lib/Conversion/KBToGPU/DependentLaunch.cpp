@@ -9,9 +9,23 @@
 // complete and visible; launch_dependents at the start only lets the next
 // grid be scheduled early, where it waits.
 //
+// Where the next grid's blocks are placed is decided when they are
+// scheduled: with the signal at the start, on the SMs that have room then.
+// A grid of one block an SM that leaves a few SMs idle (a 128-block wgmma
+// split on 132 SMs, whose blocks take each SM's registers) sends the next
+// grid's blocks to those few: in run 13 the split sum behind longk
+// 256x256x262144 ran 3.8% slower with the signal, half its 256 blocks on 4
+// SMs. The signal is left out where the blocks that fit on the idle SMs are
+// a share of the next grid more than kMaxCrowding times the idle SMs' share
+// of the SMs (longk 256^2: 50% on 3% of the SMs, 16.5x; skinny 128 rows and
+// odd 1000x700x1500, which gained with it: 2.1x and 1.5x).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kb/Conversion/Passes.h"
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace mlir::kb {
 #define GEN_PASS_DEF_KBDEPENDENTLAUNCH
@@ -23,10 +37,43 @@ using namespace mlir::kb;
 
 namespace {
 
+constexpr double kMaxCrowding = 4;
+
+int64_t blocksOf(gpu::LaunchFuncOp l) {
+  auto c = [](Value v) { return getConstantIntValue(v).value_or(0); };
+  return c(l.getGridSizeX()) * c(l.getGridSizeY()) * c(l.getGridSizeZ());
+}
+int64_t threadsOf(gpu::LaunchFuncOp l) {
+  auto c = [](Value v) { return getConstantIntValue(v).value_or(0); };
+  return c(l.getBlockSizeX()) * c(l.getBlockSizeY()) * c(l.getBlockSizeZ());
+}
+
+/// Whether `next`'s blocks, scheduled while `l` runs, would crowd onto the
+/// SMs `l` leaves idle (at most one block of `l` an SM assumed, and none of
+/// `next` beside it: the wgmma grids take an SM's registers).
+bool crowds(gpu::LaunchFuncOp l, gpu::LaunchFuncOp next,
+            const TargetModel &model) {
+  int64_t idle = model.smCount - blocksOf(l);
+  int64_t nextBlocks = blocksOf(next), nextThreads = threadsOf(next);
+  if (idle <= 0 || nextBlocks <= 0 || nextThreads <= 0)
+    return false;
+  int64_t perSM = std::min<int64_t>(32, model.maxThreadsPerSM / nextThreads);
+  double placed =
+      double(std::min(nextBlocks, idle * perSM)) / double(nextBlocks);
+  return placed / (double(idle) / double(model.smCount)) > kMaxCrowding;
+}
+
 struct DependentLaunchPass
     : public kb::impl::KBDependentLaunchBase<DependentLaunchPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<TargetModel> model = getTargetModel(chip);
+    if (failed(model)) {
+      module.emitError() << "kb-dependent-launch: unknown chip '" << chip
+                         << "'";
+      return signalPassFailure();
+    }
     // Each kernel's launches, to refuse one launched twice (its wait would
     // then also run where it is the first kernel, harmless, but its
     // launch_dependents would be wrong to rely on).
@@ -60,7 +107,7 @@ struct DependentLaunchPass
           continue;
         OpBuilder b = OpBuilder::atBlockBegin(&f.getBody().front());
         // launch_dependents first: the wait does not delay the signal.
-        if (i + 1 < launches.size())
+        if (i + 1 < launches.size() && !crowds(l, launches[i + 1], *model))
           NVVM::GriddepcontrolOp::create(
               b, f.getLoc(), NVVM::GridDepActionKind::launch_dependents);
         if (i > 0) {
