@@ -47,6 +47,19 @@ std::string mlir::kb::tuningKey(Operation *op, StringRef chip) {
     shapes = "b" + std::to_string(batch) + " m" +
              std::to_string(out[out.size() - 2]) + " n" +
              std::to_string(out.back()) + " k" + std::to_string(k);
+    // B as the program gives it: " bt" for B^T (transpose_b in the source,
+    // possibly behind kb-select-mma's kb.pad), nothing for a row-major B,
+    // also once kb-select-mma has put a kb.transpose in front of it (the key
+    // is the same before and after that pass). The best tile differs
+    // between the two layouts.
+    if (mm.getTransposeB()) {
+      Value bIn = mm.getRhs();
+      if (auto arg = dyn_cast<BlockArgument>(bIn))
+        if (auto fusion = dyn_cast<FusionOp>(op))
+          bIn = fusion.getInputs()[arg.getArgNumber()];
+      if (!bIn.getDefiningOp<TransposeOp>())
+        shapes += " bt";
+    }
     precision = stringifyPrecision(mm.getPrecision()).str();
   } else {
     for (Value v : op->getOperands())

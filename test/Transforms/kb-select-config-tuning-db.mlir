@@ -40,6 +40,25 @@ func.func @tuned_wgmma(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tens
   return %0 : tensor<512x512xf32>
 }
 
+// The key says how B is given: the B^T program of the same M, N, K takes
+// the " bt" entry, not the row-major one above.
+// CHECK-LABEL: func.func @tuned_wgmma_bt
+// CHECK: kb.matmul {{.*}}transpose_b {config = #kb.config<block = [64, 128, 32], stages = 3, mma = "wgmma_tf32", copy = "tma">
+func.func @tuned_wgmma_bt(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<512x512xf32>, tensor<512x512xf32> -> tensor<512x512xf32>
+  return %0 : tensor<512x512xf32>
+}
+
+// A row-major B that kb-select-mma transposes for wgmma (N % 4 != 0) keeps
+// the row-major key in both passes (no " bt", no warning).
+// CHECK-LABEL: func.func @tuned_transposed_by_kb
+// CHECK: kb.transpose
+// CHECK: kb.matmul {{.*}}transpose_b {config = #kb.config<block = [64, 64, 32], stages = 3, mma = "wgmma_tf32">
+func.func @tuned_transposed_by_kb(%a: tensor<256x256xf32>, %b: tensor<256x250xf32>) -> tensor<256x250xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<256x256xf32>, tensor<256x250xf32> -> tensor<256x250xf32>
+  return %0 : tensor<256x250xf32>
+}
+
 // Split-K (kb-tile's field) is taken from the entry too.
 // CHECK-LABEL: func.func @tuned_split
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], stages = 4, mma = "wgmma_tf32", copy = "tma", split = 8>
