@@ -66,10 +66,11 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
   if (config.getMma() == MmaUnit::gemv)
     return 0;
   if (config.getMma() == MmaUnit::wgmma_tf32)
-    return wgmmaSharedBytes(
-        bm, bn, bk, stages, config.getCopy() == CopyKind::tma,
-        wgmmaStagingBytes(bm, bn, transposeB, config.getCopy() == CopyKind::tma,
-                          config.getGrid() > 0, n));
+    return wgmmaSharedBytes(bm, bn, bk, stages,
+                            config.getCopy() == CopyKind::tma,
+                            wgmmaStagingBytes(bm, bn, bk, stages, transposeB,
+                                              config.getCopy() == CopyKind::tma,
+                                              config.getGrid() > 0, n));
   if (isMmaSync(config.getMma())) {
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
     // BK rows of BN + padB, or BN rows of BK + padA when transposed and

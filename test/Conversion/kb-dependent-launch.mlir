@@ -22,19 +22,25 @@
 // CHECK: gpu.module @[[M0]]
 // CHECK-NEXT: gpu.func
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents
-// CHECK-NOT: nvvm.griddepcontrol
+// CHECK-NOT: griddepcontrol
 // CHECK: gpu.module @[[M1]]
 // CHECK-NEXT: gpu.func
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents
-// CHECK-NEXT: nvvm.griddepcontrol wait
-// CHECK-NOT: nvvm.griddepcontrol
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// CHECK-NOT: griddepcontrol
 // CHECK: gpu.module @[[M2]]
 // CHECK-NEXT: gpu.func
-// CHECK-NEXT: nvvm.griddepcontrol wait
-// CHECK-NOT: nvvm.griddepcontrol
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// CHECK-NOT: griddepcontrol
+// In the PTX no global load comes before a kernel's wait.
+// PTX90: .entry k0_exp(
 // PTX90: griddepcontrol.launch_dependents
+// PTX90: .entry k1_relu(
 // PTX90: griddepcontrol.launch_dependents
+// PTX90-NOT: ld.global
 // PTX90: griddepcontrol.wait
+// PTX90: .entry k2_exp(
+// PTX90-NOT: ld.global
 // PTX90: griddepcontrol.wait
 // PTX80-NOT: griddepcontrol
 func.func @three(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
@@ -49,7 +55,7 @@ func.func @three(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 // One kernel: nothing to overlap, nothing added.
 // CHECK-LABEL: func.func @one
 // CHECK-NOT: kb.dependent_launch
-// CHECK-NOT: nvvm.griddepcontrol
+// CHECK-NOT: griddepcontrol
 func.func @one(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
   %0 = kb.exp %x {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<64x128xf32>
   return %0 : tensor<64x128xf32>
@@ -66,10 +72,10 @@ func.func @one(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 // CHECK: gpu.launch_func @[[C1:k1_[a-z]+_module]]::@{{.*}} blocks in (%c256
 // CHECK-SAME: kb.dependent_launch
 // CHECK: gpu.module @[[C0]]
-// CHECK-NOT: nvvm.griddepcontrol
+// CHECK-NOT: griddepcontrol
 // CHECK: gpu.module @[[C1]]
 // CHECK-NEXT: gpu.func
-// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
 func.func @crowded(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
   %0 = kb.exp %x {config = #kb.config<block = [512], threads = 128, vector = 4>} : tensor<64x1024xf32>
   %1 = kb.relu %0 {config = #kb.config<block = [256], threads = 64, vector = 4>} : tensor<64x1024xf32>

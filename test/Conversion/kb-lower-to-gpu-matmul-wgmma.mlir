@@ -231,10 +231,12 @@ func.func @uneven_split(%arg0: tensor<64x1024xf32>, %arg1: tensor<64x1024xf32>) 
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: arith.addi %[[D0]], %c7 : index
 // CHECK: nvvm.mbarrier.arrive
-// B^T with N % 4 == 0: the epilogue is staged through shared memory and
-// stored as 16-byte vectors.
+// B^T with N % 4 == 0: the epilogue is staged through shared memory (8-byte
+// pairs in, 16-byte chunks out: aligned, so that NVPTX keeps them vectors)
+// and stored as 16-byte vectors.
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK: nvvm.bar.warp.sync
-// CHECK: vector.load %{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: vector.store %{{.*}} : memref<1000x512xf32>, vector<4xf32>
 func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -> tensor<1000x512xf32> {
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 20, copy = "tma">} : tensor<1000x256xf32>, tensor<512x256xf32> -> tensor<1000x512xf32>
@@ -261,6 +263,20 @@ func.func @persistent(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -
 func.func @persistent_split(%arg0: tensor<300x10000xf32>, %arg1: tensor<256x10000xf32>) -> tensor<7x300x256xf32> {
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 10, copy = "tma", split = 7>, split_chunk = 1440 : i64} : tensor<300x10000xf32>, tensor<256x10000xf32> -> tensor<7x300x256xf32>
   return %0 : tensor<7x300x256xf32>
+}
+
+// -----
+
+// The staging does not fit beside three stages of 384 x 128 tiles (197680 +
+// 49152 bytes > 227 KB): the epilogue stores directly (8-byte pairs), and
+// the block asks for the stages' bytes only (12 tiles: a grid of 12).
+// CHECK-LABEL: func.func @persistent_no_room_to_stage
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul blocks in (%c12, %c1, %c1{{.*}}) threads in (%c800{{.*}}) dynamic_shared_memory_size %c197680_i32
+// CHECK-NOT: vector.load %{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.store %{{.*}} : memref<1000x512xf32>, vector<2xf32>
+func.func @persistent_no_room_to_stage(%arg0: tensor<1000x256xf32>, %arg1: tensor<512x256xf32>) -> tensor<1000x512xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [384, 128, 32], threads = 800, stages = 3, pad = [0, 0], mma = "wgmma_tf32", grid = 20, copy = "tma">} : tensor<1000x256xf32>, tensor<512x256xf32> -> tensor<1000x512xf32>
+  return %0 : tensor<1000x512xf32>
 }
 
 // -----

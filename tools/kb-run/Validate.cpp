@@ -59,6 +59,24 @@ Offline validateOffline(const Options &o) {
   Offline off;
   off.manifest = Manifest::load(o.bundle);
   const Manifest &m = off.manifest;
+  // A kernel launched while the one before it ends must wait for it first:
+  // kb-dependent-launch puts griddepcontrol.wait at its start. A manifest
+  // that marks a kernel whose PTX has no wait would let it read its inputs
+  // before they are written.
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const Kernel &k = m.kernels[i];
+    if (!k.dependentLaunch)
+      continue;
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    std::string ptx =
+        readRegularFile(m.filePath(k.ptx, where + ".ptx"),
+                        BundleLimits::kernelFileBytes, where + ".ptx");
+    if (ptx.find("griddepcontrol.wait") == std::string::npos)
+      throw ManifestError("manifest: " + where + " (" + k.name +
+                          ") has dependent_launch but its PTX has no "
+                          "griddepcontrol.wait: it would read its inputs "
+                          "before the kernel before it has written them");
+  }
   for (const std::string &spec : o.inputs) {
     auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())

@@ -38,7 +38,7 @@ def KBDependentLaunch : Pass<"kb-dependent-launch", "ModuleOp"> {
   let description = [{
     After kb-lower-to-gpu, for sm_90 and later (kb-compile adds it there):
     every kernel launched after another one of the same host function
-    starts with `griddepcontrol.wait` (`nvvm.griddepcontrol wait`: it waits
+    starts with `griddepcontrol.wait` (inline PTX with a memory clobber: it waits
     until the kernels before it have finished and their writes are
     visible), and its `gpu.launch_func` is marked `kb.dependent_launch`,
     which kb-emit-bundle writes as `"dependent_launch": true` and kb-run
@@ -59,7 +59,8 @@ def KBDependentLaunch : Pass<"kb-dependent-launch", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "Target chip (its SMs and threads per SM)">,
   ];
-  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def KBEmitBundle : Pass<"kb-emit-bundle", "ModuleOp"> {

@@ -111,8 +111,15 @@ struct DependentLaunchPass
           NVVM::GriddepcontrolOp::create(
               b, f.getLoc(), NVVM::GridDepActionKind::launch_dependents);
         if (i > 0) {
-          NVVM::GriddepcontrolOp::create(b, f.getLoc(),
-                                         NVVM::GridDepActionKind::wait);
+          // Inline PTX with a memory clobber rather than nvvm.griddepcontrol
+          // wait: LLVM declares that intrinsic as touching no memory
+          // (IntrNoMem, with side effects), so nothing in LLVM's IR would
+          // forbid moving a load of the earlier kernels' results above it.
+          LLVM::InlineAsmOp::create(
+              b, f.getLoc(), TypeRange{}, ValueRange{}, "griddepcontrol.wait;",
+              "~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+              LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+              ArrayAttr());
           l->setAttr("kb.dependent_launch", b.getUnitAttr());
         }
       }

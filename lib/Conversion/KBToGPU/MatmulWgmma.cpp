@@ -142,7 +142,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                   "kb-promote-shared-memory";
   bool persistent = e.config.getGrid() > 0;
   int64_t staging =
-      wgmmaStagingBytes(bm, bn, !rowB, tma, persistent, e.shape.n);
+      wgmmaStagingBytes(bm, bn, bk, stages, !rowB, tma, persistent, e.shape.n);
   if (failed(e.setSharedBytes(
           info, wgmmaSharedBytes(bm, bn, bk, stages, tma, staging))))
     return failure();
@@ -462,16 +462,22 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                 row, e.add(col, 1));
             Value pair =
                 vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
+            // 8-byte aligned: the view starts on 1024 bytes, bufBase is a
+            // multiple of 4 floats (a stage, 16 bytes of mbarriers a stage,
+            // 2 KB a warp) and cl is even.
             vector::StoreOp::create(
                 b, loc, pair, flat,
-                ValueRange{slot(rl, e.div(cl, 4), e.rem(cl, 4))});
+                ValueRange{slot(rl, e.div(cl, 4), e.rem(cl, 4))},
+                /*nontemporal=*/false, llvm::MaybeAlign(8));
           }
         }
         NVVM::SyncWarpOp::create(b, loc, full32);
         for (int64_t i = 0; i < 4; ++i) {
           Value rl = e.add(e.div(lane, 8), 4 * i), chunk = e.rem(lane, 8);
+          // A whole 16-byte chunk: 16-byte aligned (above).
           Value x = vector::LoadOp::create(
-              b, loc, v4, flat, ValueRange{slot(rl, chunk, cidx(b, loc, 0))});
+              b, loc, v4, flat, ValueRange{slot(rl, chunk, cidx(b, loc, 0))},
+              /*nontemporal=*/false, llvm::MaybeAlign(16));
           Value row = e.add(warpRow0, rl);
           Value col = e.add(col0, e.add(e.mul(chunk, 4), 32 * c));
           e.inOutputRange(row, col, [&] {

@@ -165,12 +165,19 @@ inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk,
 /// The persistent wgmma kernel with B K-major (transpose_b, TMA, a `grid`)
 /// stages its epilogue through shared memory, 16 rows x 32 columns a
 /// consumer warp at a time (2 KB each), to store whole 128-byte lines; N % 4
-/// == 0 (16-byte stores), BN % 32 == 0. Its bytes, 0 where the kernel does
-/// not.
-inline int64_t wgmmaStagingBytes(int64_t bm, int64_t bn, bool transB, bool tma,
+/// == 0 (16-byte stores), BN % 32 == 0, and only where the staging fits
+/// beside the stages in a Hopper block's 227 KB (otherwise the epilogue
+/// stores directly, as before: a config that fits without staging is never
+/// refused for it). Its bytes, 0 where the kernel does not stage.
+constexpr int64_t kWgmmaMaxSharedBytes = 232448;
+inline int64_t wgmmaStagingBytes(int64_t bm, int64_t bn, int64_t bk,
+                                 int64_t stages, bool transB, bool tma,
                                  bool persistent, int64_t n) {
-  return transB && tma && persistent && n % 4 == 0 && bn % 32 == 0
-             ? bm / 16 * 2048
+  int64_t bytes = bm / 16 * 2048;
+  bool fits =
+      wgmmaSharedBytes(bm, bn, bk, stages, tma, bytes) <= kWgmmaMaxSharedBytes;
+  return transB && tma && persistent && n % 4 == 0 && bn % 32 == 0 && fits
+             ? bytes
              : 0;
 }
 
