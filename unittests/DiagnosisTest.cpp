@@ -175,6 +175,39 @@ TEST(Diagnosis, PartialLastWave) {
   EXPECT_FALSE(hasCause(d, "partial_last_wave"));
 }
 
+TEST(Diagnosis, SplitPartialsRoundTrip) {
+  // A skinny matmul split in 16 chunks: 16 x 64 x 4096 partials (16.8 MB)
+  // written and read again against 69 MB of weights and operands (1.49x),
+  // then a sum kernel. Memory-bound; the lever is a smaller split, not fusion
+  // (the epilogue is already in the sum).
+  const char *cfg = "#kb.config<block = [64, 128, 32], threads = 128, "
+                    "stages = 4, mma = \"wgmma_tf32\", copy = \"tma\", "
+                    "split = 16>";
+  ProgramFacts p = matmul(64, 4096, 4096, cfg, "tf32", 80, 128);
+  p.kernels[0].blocks = 32 * 16;
+  p.scratchBytes = 16.0 * 64 * 4096 * 4;
+  p.movedBytes = p.minBytes + 2 * p.scratchBytes;
+  KernelFacts sum = p.kernels[0];
+  sum.name = "k1_split_sum";
+  sum.matmul = false;
+  sum.config = parseConfigText("#kb.config<block = [1024], threads = 256, "
+                               "vector = 4>");
+  sum.timeMs = 0.004;
+  p.kernels.push_back(sum);
+  Diagnosis d = diagnose(p);
+  EXPECT_EQ(d.bound, "memory");
+  EXPECT_TRUE(hasCause(d, "split_partials_round_trip"));
+  EXPECT_FALSE(hasCause(d, "intermediates_round_trip"));
+  EXPECT_EQ(d.cause, "split_partials_round_trip");
+  EXPECT_EQ(d.lever, "fewer_splits");
+  EXPECT_NE(d.findings[0].text.find("k0_matmul splits K in 16 chunks"),
+            std::string::npos)
+      << d.findings[0].text;
+  EXPECT_NE(d.findings[0].text.find("k1_split_sum alone 0.0040 ms"),
+            std::string::npos)
+      << d.findings[0].text;
+}
+
 TEST(Diagnosis, BytesOverTheMinimum) {
   // bias + GELU + dropout unfused: 3 kernels, two intermediates through
   // DRAM, 2.4x the minimal bytes, at 85% of the copy bandwidth.

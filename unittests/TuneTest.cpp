@@ -175,8 +175,8 @@ TEST(TuneSpace, SplitsThatDivideTheKTiles) {
         c.get("block") == "[128, 128, 32]" && c.get("stages") == "4" &&
         c.get("raster").empty())
       splits.push_back(c.get("split"));
-  EXPECT_EQ(splits, (std::vector<std::string>{"1", "8", "16", "10", "14", "25",
-                                              "29"}));
+  EXPECT_EQ(splits,
+            (std::vector<std::string>{"1", "8", "16", "10", "14", "25", "29"}));
   // 128 x 128 x 1048576 (32768 k tiles, one tile): 128, past the rows' 64.
   Facts g = matmulFacts(128, 128, 1048576, "tf32");
   std::set<std::string> at128;
@@ -615,6 +615,14 @@ TEST(TuneSearch, GuidedFollowsTheLeverOfTheBestSoFar) {
   EXPECT_TRUE(followsLever("split_k", cands[0], s8));  // no field: no split
   EXPECT_FALSE(followsLever("split_k", cands[0], s1)); // the same grid
   EXPECT_TRUE(followsLever("split_k", s1, cands[4]));  // more blocks
+  // fewer_splits: a smaller split (no field counts as 1), same unit.
+  Candidate s4 = s1;
+  s4.fields.back().second = "4";
+  EXPECT_TRUE(followsLever("fewer_splits", s8, s4));
+  EXPECT_TRUE(followsLever("fewer_splits", s8, s1));
+  EXPECT_TRUE(followsLever("fewer_splits", s8, cands[0]));
+  EXPECT_FALSE(followsLever("fewer_splits", s4, s8));
+  EXPECT_FALSE(followsLever("fewer_splits", s1, cands[0])); // both unsplit
   auto split = batchFor("split_k"); // no split field: more blocks
   for (int i : split)
     EXPECT_TRUE(followsLever("smaller_tiles", cands[0], cands[i]));

@@ -189,6 +189,7 @@ ConfigFields kb::runtime::parseConfigText(const std::string &config) {
   f.stages = count("stages");
   f.vector = count("vector");
   f.threads = count("threads");
+  f.split = count("split");
   f.cluster = count("cluster");
   return f;
 }
@@ -269,6 +270,7 @@ struct Rules {
         "low_achieved_occupancy",
         "tensor_pipe_idle", // the causes above explain a latency verdict
         "intermediates_round_trip",
+        "split_partials_round_trip",
         "operand_rereads",
         "two_pass_rows",
         "excess_bytes",
@@ -276,6 +278,7 @@ struct Rules {
         "latency_unexplained"};
     static const char *memoryOrder[] = {
         "intermediates_round_trip",
+        "split_partials_round_trip",
         "operand_rereads",
         "two_pass_rows",
         "excess_bytes",
@@ -303,6 +306,7 @@ struct Rules {
         "compute_below_unit_ceiling",
         "near_unit_ceiling",
         "intermediates_round_trip",
+        "split_partials_round_trip",
         "operand_rereads",
         "excess_bytes",
         "launch_overhead"};
@@ -439,7 +443,23 @@ struct Rules {
     if (!memory || p.minBytes <= 0 || p.movedBytes < 1.25 * p.minBytes)
       return;
     std::string ratio = fmt("%.2fx", p.movedBytes / p.minBytes);
-    if (p.kernels.size() > 1 && p.scratchBytes > 0.1 * p.minBytes)
+    const KernelFacts *split = nullptr;
+    for (const KernelFacts &q : p.kernels)
+      if (q.matmul && q.config.split > 1)
+        split = &q;
+    if (split && p.kernels.size() > 1 && p.scratchBytes > 0.1 * p.minBytes) {
+      // The intermediates are split-K's partials: already fused with the
+      // epilogue into the sum; fewer chunks write fewer of them.
+      std::string text =
+          split->name + " splits K in " + std::to_string(split->config.split) +
+          " chunks: the kernels move " + ratio + " the minimal bytes, " +
+          mb(p.scratchBytes) + " of partial products through DRAM to the sum";
+      const KernelFacts &last = p.kernels.back();
+      if (p.timeMs > 0 && last.timeMs > 0 && &last != split)
+        text += " (" + last.name + " alone " + fmt("%.4f ms", last.timeMs) +
+                " of the whole " + fmt("%.4f ms", p.timeMs) + ")";
+      add(0, "split_partials_round_trip", split, text, {"fewer_splits"});
+    } else if (p.kernels.size() > 1 && p.scratchBytes > 0.1 * p.minBytes)
       add(0, "intermediates_round_trip", nullptr,
           "the kernels move " + ratio +
               " the minimal bytes: " + mb(p.scratchBytes) +

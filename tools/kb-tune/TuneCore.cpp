@@ -164,10 +164,10 @@ Pred splitFits(int64_t s) {
 }
 /// The splits that divide the k tiles (BK = 32, at least 8 a chunk) nearest
 /// one and two waves of blocks, and the largest splits of any count there:
-/// the largest S with tiles x S <= SMs, and with tiles x S <= 2 SMs (kb-tile's few-tiles choice takes such splits:
-/// 384 x 384 x 200000 in 128 x 128 tiles, 10 of 6250 k tiles; the powers of
-/// two of the rows above rarely divide such counts). Under the same
-/// conditions as splitFits.
+/// the largest S with tiles x S <= SMs, and with tiles x S <= 2 SMs (kb-tile's
+/// few-tiles choice takes such splits: 384 x 384 x 200000 in 128 x 128 tiles,
+/// 10 of 6250 k tiles; the powers of two of the rows above rarely divide such
+/// counts). Under the same conditions as splitFits.
 std::vector<std::string> divisorSplits(const Candidate &c, const Facts &f) {
   int64_t t = outputTiles(c, f), sms = smsOf(f.chip);
   if (f.batch != 1 || t <= 0 || 2 * t > sms || !c.get("raster").empty() ||
@@ -890,6 +890,12 @@ bool followsLever(const std::string &lever, const Candidate &from,
     int64_t a = std::max<int64_t>(1, count(from, "split")),
             b = std::max<int64_t>(1, count(to, "split"));
     return b > a || (b == a && matmulLike && area(to) < area(from));
+  }
+  if (lever == "fewer_splits") {
+    // A smaller split (no field or 1: none), same unit.
+    int64_t a = std::max<int64_t>(1, count(from, "split")),
+            b = std::max<int64_t>(1, count(to, "split"));
+    return b < a && to.get("mma") == from.get("mma");
   }
   if (lever == "smaller_tiles")
     return matmulLike ? area(to) < area(from)

@@ -87,6 +87,8 @@ struct ConfigFields {
   std::vector<int64_t> block; // [BM, BN, BK] for a matmul
   std::string mma, strategy, copy;
   int64_t stages = 0, vector = 0, threads = 0, cluster = 0;
+  /// split-K's chunks (0: no split field).
+  int64_t split = 0;
 };
 
 /// The fields of a `#kb.config<...>` text; absent or malformed fields stay
@@ -97,9 +99,9 @@ ConfigFields parseConfigText(const std::string &config);
 // Diagnosis
 //===----------------------------------------------------------------------===//
 
-/// Lever ids (docs/kb-run-json.md): "split_k", "smaller_tiles",
-/// "larger_tiles", "fusion", "mma_unit", "fewer_stages", "more_stages",
-/// "vector_width"; "none" where no lever applies.
+/// Lever ids (docs/kb-run-json.md): "split_k", "fewer_splits",
+/// "smaller_tiles", "larger_tiles", "fusion", "mma_unit", "fewer_stages",
+/// "more_stages", "vector_width"; "none" where no lever applies.
 struct KernelFacts {
   std::string name;
   /// #kb.config's mma unit ("" for a kernel without a matmul).
