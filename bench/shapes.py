@@ -181,6 +181,10 @@ GEMV_VARIANTS = [
     (("matvec", 1, 4096, 4096, 1, False), "-v1x512s32k16", "block = [1, 512, 16], thread = [1, 4], split = 32"),
     (("matvec", 1, 4096, 4096, 1, False), "-v1x256s64k8", "block = [1, 256, 8], thread = [1, 4], split = 64"),
     (("matvec", 1, 4096, 4096, 1, False), "-v1x512s128k8", "block = [1, 512, 8], thread = [1, 4], split = 128"),
+    # Session 7: with the sum's grid fixed (run 12), more rows in flight a
+    # thread (BK 32) and a longer split, not yet timed.
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k32", "block = [1, 512, 32], thread = [1, 4], split = 64"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s128k16", "block = [1, 512, 16], thread = [1, 4], split = 128"),
     (("skinny", 4, 28672, 8192, 1, True), "-v4x4s1k1024", "block = [4, 4, 1024], warp = [4, 1]"),
     # Run 11: BK = 1024 became the default for one row or column; the old
     # BK = 512 as the ablation, for every shape the change moved.
