@@ -220,16 +220,31 @@ encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
 }
 
 namespace {
-/// A CUlaunchConfig with one cluster-dimension attribute.
-struct ClusterLaunch {
-  CUlaunchAttribute attr{};
+bool isCluster(const int64_t cluster[3]) {
+  return cluster[0] * cluster[1] * cluster[2] > 1;
+}
+
+/// A CUlaunchConfig for cuLaunchKernelEx with its attributes: the cluster
+/// dimension (for a cluster other than {1, 1, 1}) and programmatic stream
+/// serialization (`dependent`). Not copyable: config.attrs points into it.
+struct ExLaunch {
+  CUlaunchAttribute attrs[2]{};
   CUlaunchConfig config{};
-  ClusterLaunch(const int64_t grid[3], const int64_t block[3],
-                const int64_t cluster[3], int dynamicShared) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = static_cast<unsigned>(cluster[0]);
-    attr.value.clusterDim.y = static_cast<unsigned>(cluster[1]);
-    attr.value.clusterDim.z = static_cast<unsigned>(cluster[2]);
+  ExLaunch(const int64_t grid[3], const int64_t block[3],
+           const int64_t cluster[3], int dynamicShared, bool dependent) {
+    unsigned n = 0;
+    if (isCluster(cluster)) {
+      CUlaunchAttribute &a = attrs[n++];
+      a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      a.value.clusterDim.x = static_cast<unsigned>(cluster[0]);
+      a.value.clusterDim.y = static_cast<unsigned>(cluster[1]);
+      a.value.clusterDim.z = static_cast<unsigned>(cluster[2]);
+    }
+    if (dependent) {
+      CUlaunchAttribute &a = attrs[n++];
+      a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      a.value.programmaticStreamSerializationAllowed = 1;
+    }
     config.gridDimX = grid[0];
     config.gridDimY = grid[1];
     config.gridDimZ = grid[2];
@@ -238,13 +253,12 @@ struct ClusterLaunch {
     config.blockDimZ = block[2];
     config.sharedMemBytes = dynamicShared;
     config.hStream = nullptr;
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    config.numAttrs = n;
   }
+  ExLaunch(const ExLaunch &) = delete;
+  ExLaunch &operator=(const ExLaunch &) = delete;
 };
-bool isCluster(const int64_t cluster[3]) {
-  return cluster[0] * cluster[1] * cluster[2] > 1;
-}
 } // namespace
 
 void launch(const LoadedKernel &k, const int64_t grid[3],
@@ -255,19 +269,7 @@ void launch(const LoadedKernel &k, const int64_t grid[3],
   for (auto &v : values)
     ptrs.push_back(&v);
   if (isCluster(cluster) || dependent) {
-    ClusterLaunch l(grid, block, cluster, dynamicShared);
-    CUlaunchAttribute attrs[2];
-    unsigned n = 0;
-    if (isCluster(cluster))
-      attrs[n++] = l.attr;
-    if (dependent) {
-      CUlaunchAttribute pdl{};
-      pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      pdl.value.programmaticStreamSerializationAllowed = 1;
-      attrs[n++] = pdl;
-    }
-    l.config.attrs = attrs;
-    l.config.numAttrs = n;
+    ExLaunch l(grid, block, cluster, dynamicShared, dependent);
     check(gDriver.cuLaunchKernelEx(&l.config, k.function, ptrs.data(), nullptr),
           dependent ? "cuLaunchKernelEx (programmatic dependent launch)"
                     : "cuLaunchKernelEx (cluster launch)");
@@ -282,7 +284,7 @@ void launch(const LoadedKernel &k, const int64_t grid[3],
 int maxActiveClusters(const LoadedKernel &k, const int64_t grid[3],
                       const int64_t block[3], const int64_t cluster[3],
                       int dynamicShared) {
-  ClusterLaunch l(grid, block, cluster, dynamicShared);
+  ExLaunch l(grid, block, cluster, dynamicShared, /*dependent=*/false);
   int n = 0;
   check(gDriver.cuOccupancyMaxActiveClusters(&n, k.function, &l.config),
         "cuOccupancyMaxActiveClusters");

@@ -6,6 +6,8 @@
 
 #include "TuneCore.h"
 
+#include "kb/Transforms/SplitChunks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -183,10 +185,8 @@ std::vector<std::string> divisorSplits(const Candidate &c, const Facts &f) {
     for (int64_t s = 2; s <= kTiles / 8 && t * s <= waves * sms; ++s) {
       if (kTiles % s == 0)
         best = s;
-      // Every chunk of ceil(k tiles / S) holds a k tile (the passes' rule,
-      // splitLeavesNoChunkEmpty in kb/Transforms/Passes.h; TuneCore is
-      // plain C++).
-      if ((s - 1) * ((kTiles + s - 1) / s) < kTiles)
+      // Every chunk of ceil(k tiles / S) holds a k tile (the passes' rule).
+      if (mlir::kb::splitLeavesNoChunkEmpty(kTiles, s))
         uneven = s;
     }
     // (A power of two up to 64 is already a row of its own; the
@@ -272,9 +272,9 @@ const std::vector<FieldRow> &spaceTable() {
       // per SM; elsewhere the field is left to kb-tile, which does not
       // split a grid that large. The passes take any split that leaves no
       // chunk empty (chunks of ceil(k tiles / S)) since runs 8-11, and
-      // refuse the others with their reason; the space still lists the
-      // powers of two and the divisors below (uneven splits nearest one
-      // and two waves are not in it yet).
+      // refuse the others with their reason; the space lists the powers of
+      // two and, per tile (divisorSplits), the divisors and the largest
+      // uneven splits nearest one and two waves.
       {F::Matmul, "split", {"1"}, splitFits(1)},
       {F::Matmul, "split", {"2"}, splitFits(2)},
       {F::Matmul, "split", {"4"}, splitFits(4)},

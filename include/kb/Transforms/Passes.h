@@ -9,6 +9,7 @@
 #define KB_TRANSFORMS_PASSES_H
 
 #include "kb/Dialect/KB/IR/KBDialect.h"
+#include "kb/Transforms/SplitChunks.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
@@ -71,17 +72,8 @@ int64_t widestVector(int64_t lastDim);
 /// 256 threads, the widest vector (kb-split-k gives its sum the same).
 void fillElementwiseDefaults(ConfigFields &f, int64_t lastDim);
 
-/// Split-K's chunks: `splits` chunks of ceil(kTiles / splits) k tiles each,
-/// the last one shorter (kb-split-k's split_chunk). A split is valid when
-/// every chunk holds at least one k tile: (splits - 1) chunks fall short of
-/// the k tiles. 6250 k tiles in 14 chunks: 13 of 447 and one of 439.
-inline int64_t splitChunkTiles(int64_t kTiles, int64_t splits) {
-  return (kTiles + splits - 1) / splits;
-}
-inline bool splitLeavesNoChunkEmpty(int64_t kTiles, int64_t splits) {
-  return splits >= 1 && splits <= kTiles &&
-         (splits - 1) * splitChunkTiles(kTiles, splits) < kTiles;
-}
+/// Split-K's chunks: splitChunkTiles, splitLeavesNoChunkEmpty
+/// (kb/Transforms/SplitChunks.h, shared with kb-tune).
 
 /// Split-K (#kb.config `split`, written by kb-tile): how many K chunks a
 /// matmul of this shape and block tile should be cut into, 1 for none. The

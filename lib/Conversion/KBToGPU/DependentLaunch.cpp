@@ -39,13 +39,19 @@ namespace {
 
 constexpr double kMaxCrowding = 4;
 
+/// The product of a launch's grid or block sizes; 0 where one is not a
+/// constant (kb-lower-to-gpu's are).
+int64_t product(gpu::KernelDim3 d) {
+  int64_t p = 1;
+  for (Value v : {d.x, d.y, d.z})
+    p *= getConstantIntValue(v).value_or(0);
+  return p;
+}
 int64_t blocksOf(gpu::LaunchFuncOp l) {
-  auto c = [](Value v) { return getConstantIntValue(v).value_or(0); };
-  return c(l.getGridSizeX()) * c(l.getGridSizeY()) * c(l.getGridSizeZ());
+  return product(l.getGridSizeOperandValues());
 }
 int64_t threadsOf(gpu::LaunchFuncOp l) {
-  auto c = [](Value v) { return getConstantIntValue(v).value_or(0); };
-  return c(l.getBlockSizeX()) * c(l.getBlockSizeY()) * c(l.getBlockSizeZ());
+  return product(l.getBlockSizeOperandValues());
 }
 
 /// Whether `next`'s blocks, scheduled while `l` runs, would crowd onto the
