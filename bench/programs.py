@@ -387,6 +387,28 @@ PROGRAMS = {
         "matmul-tf32-1024x704x1504-cpasync-sm90a": matmul(1024, 704, 1504, "tf32", config='copy = "cp_async"'),
         "matmul-tf32-4000-cpasync-sm90a": matmul(4000, 4000, 4000, "tf32", config='copy = "cp_async"'),
     },
+    # The gemv kernel's edges at both register-pipeline depths (stages 1
+    # and 2): every form, K ending inside a k tile and K % 4 != 0 (scalar
+    # loads), weight rows past the blocks, N % 4 != 0 in the row-major form,
+    # a split, chunks of one or two k tiles. Checked and memchecked by
+    # gpu-check.sh (docs/shapes.md "Register pipeline").
+    "gemv": {
+        f"gemv-{name}-p{st}-sm90a": matmul(m, n, k, prec, trans_b=tb,
+                                           config=f'mma = "gemv", stages = {st}' + extra)
+        for st in (1, 2)
+        for name, (m, n, k, prec, tb, extra) in {
+            "rows-3x1001x4099-tb": (3, 1001, 4099, "tf32", True, ""),
+            "rows-1x4097x5000-tb": (1, 4097, 5000, "ieee", True, ""),
+            "rows-2x300x50000-tb-split": (2, 300, 50000, "tf32", True, ""),
+            "rows-4x64x1024-tb-one-tile": (4, 64, 1024, "tf32", True, ""),
+            "cols-777x1x5003": (777, 1, 5003, "tf32", False, ""),
+            "cols-1000x3x2048": (1000, 3, 2048, "ieee", False, ""),
+            "columns-1x1000x4099": (1, 1000, 4099, "tf32", False, ""),
+            "columns-3x4096x3000": (3, 4096, 3000, "tf32", False, ""),
+            "columns-1x4100x20000-split": (1, 4100, 20000, "tf32", False, ""),
+            "columns-2x512x24": (2, 512, 24, "tf32", False, ""),
+        }.items()
+    },
 }
 
 def main():

@@ -171,35 +171,59 @@ OLD_DEFAULTS = [
 # lane (BK), more warps a block. (shape, tag, config); tags keep the -v..s..
 # form gpu-check.sh runs as variants.
 GEMV_VARIANTS = [
-    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k1024", "block = [1, 4, 1024], warp = [1, 1]"),
-    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k2048", "block = [1, 4, 2048], warp = [1, 1]"),
-    (("skinny", 1, 4096, 4096, 1, True), "-v1x8s1k512", "block = [1, 8, 512], warp = [1, 1]"),
-    (("skinny", 1, 4096, 4096, 1, True), "-v1x2s1k1024", "block = [1, 2, 1024], warp = [1, 1]"),
-    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k1024", "block = [4, 1, 1024], warp = [1, 1]"),
-    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k2048", "block = [4, 1, 2048], warp = [1, 1]"),
-    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k16", "block = [1, 512, 16], thread = [1, 4], split = 64"),
-    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s32k16", "block = [1, 512, 16], thread = [1, 4], split = 32"),
-    (("matvec", 1, 4096, 4096, 1, False), "-v1x256s64k8", "block = [1, 256, 8], thread = [1, 4], split = 64"),
-    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s128k8", "block = [1, 512, 8], thread = [1, 4], split = 128"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k1024", "block = [1, 4, 1024], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k2048", "block = [1, 4, 2048], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x8s1k512", "block = [1, 8, 512], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x2s1k1024", "block = [1, 2, 1024], warp = [1, 1], stages = 1"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k1024", "block = [4, 1, 1024], warp = [1, 1], stages = 1"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k2048", "block = [4, 1, 2048], warp = [1, 1], stages = 1"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k16", "block = [1, 512, 16], thread = [1, 4], split = 64, stages = 1"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s32k16", "block = [1, 512, 16], thread = [1, 4], split = 32, stages = 1"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x256s64k8", "block = [1, 256, 8], thread = [1, 4], split = 64, stages = 1"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s128k8", "block = [1, 512, 8], thread = [1, 4], split = 128, stages = 1"),
     # Session 7: with the sum's grid fixed (run 12), more rows in flight a
     # thread (BK 32) and a longer split, not yet timed.
-    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k32", "block = [1, 512, 32], thread = [1, 4], split = 64"),
-    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s128k16", "block = [1, 512, 16], thread = [1, 4], split = 128"),
-    (("skinny", 4, 28672, 8192, 1, True), "-v4x4s1k1024", "block = [4, 4, 1024], warp = [4, 1]"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k32", "block = [1, 512, 32], thread = [1, 4], split = 64, stages = 1"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s128k16", "block = [1, 512, 16], thread = [1, 4], split = 128, stages = 1"),
+    (("skinny", 4, 28672, 8192, 1, True), "-v4x4s1k1024", "block = [4, 4, 1024], warp = [4, 1], stages = 1"),
     # Run 11: BK = 1024 became the default for one row or column; the old
     # BK = 512 as the ablation, for every shape the change moved.
-    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1]"),
-    (("skinny", 1, 14336, 4096, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1]"),
-    (("skinny", 1, 4096, 14336, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1]"),
-    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k512", "block = [4, 1, 512], warp = [1, 1]"),
-    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s16k512", "block = [4, 1, 512], warp = [1, 1], split = 16"),
-    (("matvec", 8192, 1, 8192, 1, False), "-v4x1s1k512", "block = [4, 1, 512], warp = [1, 1]"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 14336, 4096, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 4096, 14336, 1, True), "-v1x4s1k512", "block = [1, 4, 512], warp = [1, 1], stages = 1"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k512", "block = [4, 1, 512], warp = [1, 1], stages = 1"),
+    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s16k512", "block = [4, 1, 512], warp = [1, 1], split = 16, stages = 1"),
+    (("matvec", 8192, 1, 8192, 1, False), "-v4x1s1k512", "block = [4, 1, 512], warp = [1, 1], stages = 1"),
     # The few-tiles model for K % 32 != 0 (1000 x 700 x 1500): the old
     # lines-split tile as the ablation; B^T (kb-tile: 128 x 192 in 4).
     (("odd", 1000, 700, 1500, 1, False), "-v64x128s1", 'block = [64, 128, 32], copy = "tma"'),
     (("odd", 1000, 700, 1500, 1, True), "-v64x128s1", 'block = [64, 128, 32], copy = "tma"'),
     (("odd", 1000, 700, 1500, 1, True), "-v128x192s4", 'block = [128, 192, 32], copy = "tma", split = 4'),
     (("odd", 1000, 700, 1500, 1, True), "-v128x128s2", 'block = [128, 128, 32], copy = "tma", split = 2'),
+    # Session 8: the register pipeline (stages = 2, the default since). Each
+    # gemv shape's default before it (one stage, the split chooseGemvSplit
+    # made for one) as the ablation ("p1"), and two stages at other splits
+    # and block widths.
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k8p1", "block = [1, 512, 8], thread = [1, 4], split = 64, stages = 1"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s64k8p2", "block = [1, 512, 8], thread = [1, 4], split = 64, stages = 2"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s16k8p2", "block = [1, 512, 8], thread = [1, 4], split = 16, stages = 2"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s32k16p2", "block = [1, 512, 16], thread = [1, 4], split = 32, stages = 2"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x128s32k16p1", "block = [1, 128, 16], thread = [1, 1], split = 32, stages = 1"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x128s32k16p2", "block = [1, 128, 16], thread = [1, 1], split = 32, stages = 2"),
+    (("matvec", 1, 8192, 8192, 1, False), "-v1x512s32k8p1", "block = [1, 512, 8], thread = [1, 4], split = 32, stages = 1"),
+    (("matvec", 1, 8192, 8192, 1, False), "-v1x512s32k8p2", "block = [1, 512, 8], thread = [1, 4], split = 32, stages = 2"),
+    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s16k512p1", "block = [4, 1, 512], warp = [1, 1], split = 16, stages = 1"),
+    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s16k512p2", "block = [4, 1, 512], warp = [1, 1], split = 16, stages = 2"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v4x1s1k1024p1", "block = [4, 1, 1024], warp = [1, 1], stages = 1"),
+    (("matvec", 4096, 1, 4096, 1, True), "-v8x1s1k1024p2", "block = [8, 1, 1024], warp = [1, 1], stages = 2"),
+    (("matvec", 8192, 1, 8192, 1, False), "-v4x1s1k1024p1", "block = [4, 1, 1024], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 14336, 4096, 1, True), "-v1x4s1k1024p1", "block = [1, 4, 1024], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 4096, 14336, 1, True), "-v1x4s1k1024p1", "block = [1, 4, 1024], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x4s1k1024p1", "block = [1, 4, 1024], warp = [1, 1], stages = 1"),
+    (("skinny", 1, 4096, 4096, 1, True), "-v1x8s1k1024p2", "block = [1, 8, 1024], warp = [1, 1], stages = 2"),
+    (("skinny", 2, 4096, 4096, 1, True), "-v2x4s1k512p1", "block = [2, 4, 512], warp = [2, 1], stages = 1"),
+    (("skinny", 3, 4093, 4099, 1, True), "-v3x4s1k256p1", "block = [3, 4, 256], warp = [3, 1], stages = 1"),
+    (("skinny", 4, 28672, 8192, 1, True), "-v4x4s1k512p1", "block = [4, 4, 512], warp = [4, 1], stages = 1"),
 ]
 
 

@@ -12,6 +12,8 @@
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
 # KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
 # KB_DEPENDENT_LAUNCH_AB=1 (the dependent-launch A/B below),
+# KB_MEMCHECK_EXTRA (more bundles to memcheck), KB_SASS (bundles whose SASS
+# to keep in sass.txt),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
 # routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
@@ -164,6 +166,15 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
   done
   grep -E "^===|ncu:|exit" "$OUT/ncu_log.txt"
 fi
+# KB_SASS: bundles whose kernels' SASS to keep (sass.txt), e.g. to see
+# where ptxas scheduled a kernel's loads.
+for name in ${KB_SASS:-}; do
+  for cubin in build/gpu/bundles/$name/k*.cubin; do
+    [ -f "$cubin" ] || continue
+    echo "=== SASS $cubin" >> "$OUT/sass.txt"
+    cuobjdump -sass "$cubin" >> "$OUT/sass.txt" 2>&1
+  done
+done
 python3 - "$OUT" <<'PY'
 import json, os, sys
 out = sys.argv[1]
@@ -191,6 +202,8 @@ if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; t
   # racecheck (shared-memory hazards) over the kernels that stage in shared
   # memory: the reproducers, a split_global and split_shared softmax, a
   # wgmma and an mma.sync matmul.
+  # KB_MEMCHECK_EXTRA: more bundles to memcheck (names).
+  sanitize memcheck ${KB_MEMCHECK_EXTRA:-}
   sanitize racecheck ${KB_RACECHECK:-repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a softmax-7x400001-g16 softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x700x1500 matmul-ieee-1000x700x1500-s3 matmul-tf32-1000x512x256-tb-g20-sm90a matmul-tf32-300x256x10000-s7-g10-sm90a matmul-tf32-300x256x10000-tb-s7-g10-sm90a}
   grep -E "^===|ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/sanitizer.txt"
 fi

@@ -68,15 +68,20 @@ TEST(TuneSpace, WgmmaForEveryKOnSm90aOnly) {
 }
 
 TEST(TuneSpace, GemvForFewRowsOrColumnsOnly) {
-  // One gemv candidate (kb-tile's tiles) at the program's precision ("-").
+  // Two gemv candidates (kb-tile's tiles, one and two stages of weight
+  // loads in flight) at the program's precision ("-").
   auto few = enumerateSpace(matmulFacts(1, 4096, 4096, "tf32"));
-  EXPECT_EQ(countUnit(few, "gemv"), 1);
+  EXPECT_EQ(countUnit(few, "gemv"), 2);
+  std::set<std::string> stages;
   for (const Candidate &c : few)
-    if (c.get("mma") == "\"gemv\"")
+    if (c.get("mma") == "\"gemv\"") {
       EXPECT_EQ(c.precision, "-");
+      stages.insert(c.get("stages"));
+    }
+  EXPECT_EQ(stages, (std::set<std::string>{"1", "2"}));
   EXPECT_EQ(
       countUnit(enumerateSpace(matmulFacts(4096, 16, 4096, "ieee")), "gemv"),
-      1);
+      2);
   EXPECT_EQ(
       countUnit(enumerateSpace(matmulFacts(17, 17, 4096, "tf32")), "gemv"), 0);
   Facts batched = matmulFacts(1, 4096, 4096, "tf32");

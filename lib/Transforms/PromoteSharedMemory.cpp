@@ -69,12 +69,20 @@ struct PromoteSharedMemoryPass
              << nameOf(f.mma) << "\"";
     if (f.mma == MmaUnit::gemv) {
       // Nothing staged: the weight streams from global memory into
-      // registers, the few rows come from L1.
-      if (f.copy || f.stages || !f.pad.empty())
+      // registers, the few rows come from L1. `stages` is the depth of its
+      // register pipeline: 2 (the default) issues tile kt + 1's weight
+      // loads before tile kt's FMAs, 1 does not.
+      if (f.copy || !f.pad.empty())
         return op.emitOpError()
                << "mma = \"gemv\" reads its operands from global memory, "
-                  "not through shared memory: copy, stages and pad do not "
-                  "apply";
+                  "not through shared memory: copy and pad do not apply";
+      if (f.stages > 2)
+        return op.emitOpError()
+               << "mma = \"gemv\" keeps 1 or 2 k tiles of weight loads in "
+                  "flight in registers: stages = "
+               << f.stages << " does not apply";
+      if (!f.stages)
+        f.stages = kGemvDefaultStages;
       if (f.threads && f.threads != threads)
         return op.emitOpError() << "config asks for " << f.threads
                                 << " threads, but its tiles take " << threads;

@@ -379,6 +379,10 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
     return op->emitOpError()
            << "tiles need " << threads << " threads per block; " << model.chip
            << " allows at most " << model.maxThreadsPerBlock;
+  // Each unit has `stages` k tiles of loads in flight (kb-promote-shared-
+  // memory's default where the field is not set yet).
+  int64_t stages = f.stages > 0 ? f.stages : kGemvDefaultStages;
+  inFlight *= stages;
   int64_t kTiles = llvm::divideCeil(k, bk);
   if (f.split == 0) {
     int64_t s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k,
@@ -389,7 +393,7 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
       f.warp.clear();
       setDefaultTile(false);
       bk = f.block[2];
-      inFlight = bk * 4;
+      inFlight = bk * 4 * stages;
       kTiles = llvm::divideCeil(k, bk);
       s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k, 4.0 * m * n,
                           model.smCount, model.copyGBs);

@@ -84,3 +84,60 @@ func.func @wrong_tile(%a: tensor<8x512xf32>, %b: tensor<512x512xf32>) -> tensor<
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [4, 8, 256], warp = [4, 2], threads = 128, mma = "gemv">} : tensor<8x512xf32>, tensor<512x512xf32> -> tensor<8x512xf32>
   return %0 : tensor<8x512xf32>
 }
+
+// -----
+
+// stages = 2 (the register pipeline): tile 0's weight loads before the
+// loop; each iteration issues the next tile's weight loads before any FMA
+// and multiplies the tile loaded one iteration earlier (carried by the
+// loop); after it, the guarded last tile's loads (K = 3000 ends inside the
+// sixth k tile of 512) go out before the FMAs of the last plain tile.
+// CHECK-LABEL: func.func @weight_b_two_stages
+// CHECK-NOT: math.fma
+// CHECK: vector.load {{.*}} : memref<210000xf32>, vector<4xf32>
+// CHECK-NOT: math.fma
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: math.fma
+// CHECK: vector.load {{.*}} : memref<210000xf32>, vector<4xf32>
+// CHECK-NOT: math.fma
+// CHECK: vector.load {{.*}} : memref<6000xf32>, vector<4xf32>
+// CHECK: math.fma
+// CHECK: scf.yield
+// CHECK-NOT: math.fma
+// CHECK: arith.select
+// CHECK: vector.load {{.*}} : memref<210000xf32>, vector<4xf32>
+// CHECK: math.fma
+// CHECK: gpu.shuffle xor
+func.func @weight_b_two_stages(%a: tensor<2x3000xf32>, %b: tensor<70x3000xf32>) -> tensor<2x70xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [2, 4, 512], warp = [2, 1], threads = 128, stages = 2, mma = "gemv">} : tensor<2x3000xf32>, tensor<70x3000xf32> -> tensor<2x70xf32>
+  return %0 : tensor<2x70xf32>
+}
+
+// -----
+
+// stages = 2 over a row-major B: 8 rows of the thread's columns loaded
+// ahead of the loop, 8 more at the top of each iteration, before A's
+// vector and the FMAs.
+// CHECK-LABEL: func.func @columns_two_stages
+// CHECK-COUNT-8: vector.load {{.*}} : memref<32768xf32>, vector<4xf32>
+// CHECK-NOT: math.fma
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.load {{.*}} : memref<32768xf32>, vector<4xf32>
+// CHECK-NOT: math.fma
+// CHECK: vector.load {{.*}} : memref<64xf32>, vector<4xf32>
+// CHECK: math.fma
+// CHECK: scf.yield
+// CHECK: math.fma
+// CHECK: vector.store {{.*}} : memref<2x1x512xf32>, vector<4xf32>
+func.func @columns_two_stages(%a: tensor<1x64xf32>, %b: tensor<64x512xf32>) -> tensor<2x1x512xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, stages = 2, mma = "gemv", split = 2>, split_chunk = 32 : i64} : tensor<1x64xf32>, tensor<64x512xf32> -> tensor<2x1x512xf32>
+  return %0 : tensor<2x1x512xf32>
+}
+
+// -----
+
+func.func @three_stages(%a: tensor<1x64xf32>, %b: tensor<64x512xf32>) -> tensor<1x512xf32> {
+  // expected-error @+1 {{gemv: stages = 3: the register pipeline has 1 or 2}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, stages = 3, mma = "gemv">} : tensor<1x64xf32>, tensor<64x512xf32> -> tensor<1x512xf32>
+  return %0 : tensor<1x512xf32>
+}

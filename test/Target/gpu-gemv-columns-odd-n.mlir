@@ -4,7 +4,7 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/a ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s < %t/a/manifest.json
-// CHECK: "config": "#kb.config<block = [2, 128, 16], thread = [2, 1], threads = 128, mma = \"gemv\">"
+// CHECK: "config": "#kb.config<block = [2, 128, 16], thread = [2, 1], threads = 128, stages = 2, mma = \"gemv\">"
 // CHECK: "spill_load_bytes": 0
 
 func.func @columns(%x: tensor<2x300xf32>, %w: tensor<300x1002xf32>, %bias: tensor<1002xf32>) -> tensor<2x1002xf32> {

@@ -6,7 +6,7 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/a chip=sm_90a ptxas=%ptxas" -o /dev/null 2>/dev/null
 // RUN: FileCheck %s < %t/a/manifest.json
-// CHECK: "config": "#kb.config<block = [4, 3, 512], warp = [1, 3], threads = 128, mma = \"gemv\">"
+// CHECK: "config": "#kb.config<block = [4, 3, 512], warp = [1, 3], threads = 128, stages = 2, mma = \"gemv\">"
 // CHECK: "spill_load_bytes": 0
 
 func.func @few_columns(%a: tensor<1001x1000xf32>, %b: tensor<1000x3xf32>) -> tensor<1001x3xf32> {

@@ -8,7 +8,7 @@
 // RUN: kb-opt %s --kb-compile="output=%t/b chip=sm_90a ptxas=%ptxas" -o /dev/null 2>/dev/null
 // RUN: FileCheck %s < %t/a/manifest.json
 // RUN: FileCheck %s < %t/b/manifest.json
-// CHECK: "config": "#kb.config<block = [3, 4, 512], warp = [3, 1], threads = 128, mma = \"gemv\">"
+// CHECK: "config": "#kb.config<block = [3, 4, 512], warp = [3, 1], threads = 128, stages = 2, mma = \"gemv\">"
 // CHECK: "spill_load_bytes": 0
 
 func.func @linear(%x: tensor<3x1000xf32>, %w: tensor<70x1000xf32>, %bias: tensor<70xf32>) -> tensor<3x70xf32> {

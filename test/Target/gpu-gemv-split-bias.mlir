@@ -6,7 +6,7 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/a chip=sm_90a ptxas=%ptxas" -o /dev/null 2>/dev/null
 // RUN: FileCheck %s < %t/a/manifest.json
-// CHECK: "config": "#kb.config<block = [2, 4, 512], warp = [2, 1], threads = 128, mma = \"gemv\", split = 14>"
+// CHECK: "config": "#kb.config<block = [2, 4, 512], warp = [2, 1], threads = 128, stages = 2, mma = \"gemv\", split = 14>"
 // CHECK: "op": "kb.split_sum"
 
 func.func @split(%x: tensor<2x50000xf32>, %w: tensor<101x50000xf32>, %bias: tensor<101xf32>) -> tensor<2x101xf32> {

@@ -1,22 +1,33 @@
 // RUN: kb-opt %s --kb-promote-shared-memory=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
 
-// The gemv kernel stages nothing: kb-promote-shared-memory writes only its
-// threads (a warp per warp tile, or a thread per thread tile), no copy,
-// stages or pad.
+// The gemv kernel stages nothing in shared memory: kb-promote-shared-memory
+// writes its threads (a warp per warp tile, or a thread per thread tile) and
+// the depth of its register pipeline (stages: 2 by default, 1 kept where
+// set), no copy or pad.
 // CHECK-LABEL: func.func @threads
-// CHECK: #kb.config<block = [1, 4, 512], warp = [1, 1], threads = 128, mma = "gemv">
-// CHECK: #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, mma = "gemv", split = 64>
-func.func @threads(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> (tensor<1x4096xf32>, tensor<1x4096xf32>) {
+// CHECK: #kb.config<block = [1, 4, 512], warp = [1, 1], threads = 128, stages = 2, mma = "gemv">
+// CHECK: #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, stages = 2, mma = "gemv", split = 64>
+// CHECK: #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, stages = 1, mma = "gemv", split = 64>
+func.func @threads(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> (tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<1x4096xf32>) {
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 512], warp = [1, 1], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   %1 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], mma = "gemv", split = 64>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
-  return %0, %1 : tensor<1x4096xf32>, tensor<1x4096xf32>
+  %2 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], stages = 1, mma = "gemv", split = 64>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0, %1, %2 : tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<1x4096xf32>
 }
 
 // -----
 
 func.func @gemv_stages(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
-  // expected-error @+1 {{mma = "gemv" reads its operands from global memory, not through shared memory: copy, stages and pad do not apply}}
-  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 512], warp = [1, 1], stages = 2, mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  // expected-error @+1 {{mma = "gemv" keeps 1 or 2 k tiles of weight loads in flight in registers: stages = 3 does not apply}}
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 512], warp = [1, 1], stages = 3, mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0 : tensor<1x4096xf32>
+}
+
+// -----
+
+func.func @gemv_pad(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
+  // expected-error @+1 {{mma = "gemv" reads its operands from global memory, not through shared memory: copy and pad do not apply}}
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 512], warp = [1, 1], pad = [4, 4], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   return %0 : tensor<1x4096xf32>
 }
 

@@ -3,7 +3,8 @@
 // kb-tile on the gemv kernel (mma = "gemv", written by kb-select-mma): the
 // few rows (or columns) whole in every block, the weight's rows among warps
 // or its columns among threads, and split-K by the weight bytes in flight
-// (chooseGemvSplit, Tile.cpp: about 40 KB an SM).
+// (chooseGemvSplit, Tile.cpp: about 40 KB an SM, counting `stages` k tiles
+// of loads in flight: kb-promote-shared-memory's default 2 where unset).
 
 // B transposed, M = 1: a warp owns one row of B; four warps a block; each
 // lane 8 x 16 bytes a k tile (BK = 1024; 512 ran 9% slower, run 10). 4096
@@ -26,11 +27,12 @@ func.func @weight_b(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x8: tens
 
 // N = 1: A's rows are the weight (BK = 1024 for one column, as above).
 // 4096 rows need no split; 256 rows of K = 2^20 (256 warps) do, and a
-// split weight keeps four loads a lane (BK = 512) and its 16 chunks
-// (run 11: 0.2911 ms against 0.3062 at BK = 1024 in 8).
+// split weight keeps four loads a lane (BK = 512; run 11: 0.2911 ms against
+// 0.3062 at BK = 1024 in 8 chunks, one stage each) in 8 chunks: two stages
+// of four loads keep what 16 chunks of one stage kept in flight.
 // CHECK-LABEL: func.func @weight_a
 // CHECK: block = [4, 1, 1024], warp = [1, 1], mma = "gemv">
-// CHECK: block = [4, 1, 512], warp = [1, 1], mma = "gemv", split = 16>
+// CHECK: block = [4, 1, 512], warp = [1, 1], mma = "gemv", split = 8>
 func.func @weight_a(%a: tensor<4096x4096xf32>, %v: tensor<1x4096xf32>, %a2: tensor<256x1048576xf32>, %v2: tensor<1x1048576xf32>) -> (tensor<4096x1xf32>, tensor<256x1xf32>) {
   %0 = kb.matmul %a, %v precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<4096x4096xf32>, tensor<1x4096xf32> -> tensor<4096x1xf32>
   %1 = kb.matmul %a2, %v2 precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<256x1048576xf32>, tensor<1x1048576xf32> -> tensor<256x1xf32>
@@ -40,18 +42,21 @@ func.func @weight_a(%a: tensor<4096x4096xf32>, %v: tensor<1x4096xf32>, %a2: tens
 // -----
 
 // B row-major: a thread owns 4 columns; 1024 threads over the whole K are
-// far too few, so K is split 64 ways. Above 8 rows BK = 4 (and a weight
-// of 77 KB, read faster than a launch: no split); N % 4 != 0: one column a
-// thread, BK = 16 (and a split of 32).
+// far too few, so K is split 32 ways (two stages of 8 rows in flight a
+// thread; 64 ways with one stage, set by hand). Above 8 rows BK = 4 (and a
+// weight of 77 KB, read faster than a launch: no split); N % 4 != 0: one
+// column a thread, BK = 16 (and a split of 16).
 // CHECK-LABEL: func.func @columns
-// CHECK: block = [1, 512, 8], thread = [1, 4], mma = "gemv", split = 64>
+// CHECK: block = [1, 512, 8], thread = [1, 4], mma = "gemv", split = 32>
 // CHECK: block = [16, 512, 4], thread = [16, 4], mma = "gemv">
-// CHECK: block = [1, 128, 16], thread = [1, 1], mma = "gemv", split = 32>
-func.func @columns(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x16: tensor<16x64xf32>, %w2: tensor<64x300xf32>, %x3: tensor<1x4093xf32>, %w3: tensor<4093x4099xf32>) -> (tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>) {
+// CHECK: block = [1, 128, 16], thread = [1, 1], mma = "gemv", split = 16>
+// CHECK: block = [1, 512, 8], thread = [1, 4], stages = 1, mma = "gemv", split = 64>
+func.func @columns(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x16: tensor<16x64xf32>, %w2: tensor<64x300xf32>, %x3: tensor<1x4093xf32>, %w3: tensor<4093x4099xf32>) -> (tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>, tensor<1x4096xf32>) {
   %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   %1 = kb.matmul %x16, %w2 precision(ieee) {config = #kb.config<mma = "gemv">} : tensor<16x64xf32>, tensor<64x300xf32> -> tensor<16x300xf32>
   %2 = kb.matmul %x3, %w3 precision(tf32) {config = #kb.config<mma = "gemv">} : tensor<1x4093xf32>, tensor<4093x4099xf32> -> tensor<1x4099xf32>
-  return %0, %1, %2 : tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>
+  %3 = kb.matmul %x, %w precision(tf32) {config = #kb.config<stages = 1, mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0, %1, %2, %3 : tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>, tensor<1x4096xf32>
 }
 
 // -----

@@ -259,6 +259,8 @@ const std::vector<FieldRow> &spaceTable() {
        {"1", "2", "3", "4"},
        unitIs({"mma_sync_tf32", "mma_sync_tf32x3"})},
       {F::Matmul, "stages", {"1", "2", "3"}, unitIs({"ffma"})},
+      // gemv: k tiles of weight loads in flight in registers.
+      {F::Matmul, "stages", {"1", "2"}, unitIs({"gemv"})},
       {F::Matmul, "copy", {"\"tma\""}, unitIs({"wgmma_tf32"})},
       // "" leaves the field to kb-tile (row by row for these shapes).
       {F::Matmul,

@@ -111,6 +111,9 @@ double fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 ///   consecutive columns and walks K down them.
 enum class GemvForm { WeightB, WeightA, Columns };
 constexpr int64_t kGemvMaxFew = 16;
+/// The gemv kernel's default `stages`: k tiles of weight loads in flight in
+/// registers (2: tile kt + 1's loads issued before tile kt's FMAs).
+constexpr int64_t kGemvDefaultStages = 2;
 /// The form of an M x N x K matmul, or nullopt when neither M nor N is at
 /// most kGemvMaxFew.
 std::optional<GemvForm> gemvForm(int64_t m, int64_t n, bool transB);

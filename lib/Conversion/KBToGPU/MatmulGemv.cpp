@@ -70,38 +70,90 @@ struct GemvEmitter {
                                  cidx(b, loc, bound));
   }
 
-  /// Emits the k loop: `tile(kt, guarded, acc)` for local k tiles 0..n-1,
-  /// the last one (when K is not a multiple of BK) guarded and after the
-  /// loop. Returns the accumulators.
-  SmallVector<Value>
-  kLoop(int64_t accs,
-        function_ref<void(Value kt, bool guarded, SmallVector<Value> &acc)>
-            tile) {
+  /// The weight loads of local k tile `kt` (guarded: the tile that holds
+  /// the end of K), as a flat list of floats.
+  using LoadTile = function_ref<SmallVector<Value>(Value kt, bool guarded)>;
+  /// The FMAs of local k tile `kt` on its loaded weight values `w`.
+  using UseTile = function_ref<void(Value kt, bool guarded, ArrayRef<Value> w,
+                                    SmallVector<Value> &acc)>;
+
+  /// Emits the k loop over local k tiles 0..n-1, the last one (when K is
+  /// not a multiple of BK) guarded and after the loop. With `stages` = 2
+  /// the weight loads of tile kt + 1 are issued before the FMAs of tile kt
+  /// (their values carried by the loop: two tiles of loads in flight while
+  /// a thread waits, instead of one); 1: each tile's loads, then its FMAs.
+  /// Returns the accumulators.
+  SmallVector<Value> kLoop(int64_t accs, int64_t stages, LoadTile load,
+                           UseTile use) {
     int64_t kTiles = e.kTilesPerBlock();
     bool guardK = e.shape.k % e.bk != 0;
     int64_t plain = guardK ? kTiles - 1 : kTiles;
     SmallVector<Value> init(accs, cf32(b, loc, 0.0f));
-    auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, plain),
-                                   cidx(b, loc, 1), init);
+    auto tail = [&](SmallVector<Value> &acc) {
+      if (!guardK)
+        return;
+      Value kt = cidx(b, loc, kTiles - 1);
+      use(kt, true, load(kt, true), acc);
+    };
+    if (stages <= 1 || plain == 0) {
+      auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                     cidx(b, loc, plain), cidx(b, loc, 1), init);
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(loop.getBody());
+        SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
+                               loop.getRegionIterArgs().end());
+        Value kt = loop.getInductionVar();
+        use(kt, false, load(kt, false), acc);
+        scf::YieldOp::create(b, loc, acc);
+      }
+      SmallVector<Value> acc(loop.getResults().begin(),
+                             loop.getResults().end());
+      tail(acc);
+      return acc;
+    }
+    // Two stages: tile 0's loads ahead of the loop; iteration kt issues
+    // tile kt + 1's, then uses tile kt's; the last plain tile (and the
+    // guarded one, whose loads go out first) after it.
+    SmallVector<Value> first = load(cidx(b, loc, 0), false);
+    int64_t nw = first.size();
+    SmallVector<Value> carried(init);
+    carried.append(first.begin(), first.end());
+    auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                   cidx(b, loc, plain - 1), cidx(b, loc, 1),
+                                   carried);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
-      SmallVector<Value> acc(loop.getRegionIterArgs().begin(),
-                             loop.getRegionIterArgs().end());
-      tile(loop.getInductionVar(), false, acc);
+      auto args = loop.getRegionIterArgs();
+      SmallVector<Value> acc(args.begin(), args.begin() + accs);
+      SmallVector<Value> cur(args.begin() + accs, args.end());
+      Value kt = loop.getInductionVar();
+      SmallVector<Value> next = load(e.add(kt, 1), false);
+      use(kt, false, cur, acc);
+      acc.append(next.begin(), next.end());
       scf::YieldOp::create(b, loc, acc);
     }
-    SmallVector<Value> acc(loop.getResults().begin(), loop.getResults().end());
-    if (guardK)
-      tile(cidx(b, loc, kTiles - 1), true, acc);
+    auto results = loop.getResults();
+    SmallVector<Value> acc(results.begin(), results.begin() + accs);
+    SmallVector<Value> cur(results.begin() + accs, results.begin() + accs + nw);
+    if (guardK) {
+      Value kt = cidx(b, loc, kTiles - 1);
+      SmallVector<Value> last = load(kt, true);
+      use(cidx(b, loc, plain - 1), false, cur, acc);
+      use(kt, true, last, acc);
+    } else {
+      use(cidx(b, loc, plain - 1), false, cur, acc);
+    }
     return acc;
   }
 
-  LogicalResult rows(GemvForm form, int64_t v, int64_t ldb);
-  LogicalResult columns(int64_t v);
+  LogicalResult rows(GemvForm form, int64_t v, int64_t ldb, int64_t stages);
+  LogicalResult columns(int64_t v, int64_t stages);
 };
 
-LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb) {
+LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
+                                int64_t stages) {
   MatmulShape &s = e.shape;
   auto warpTile = e.config.getWarp();
   bool weightB = form == GemvForm::WeightB;
@@ -136,38 +188,51 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb) {
       row = arith::MinUIOp::create(b, loc, row, cidx(b, loc, wide - 1));
     wBase.push_back(e.mul(row, wPitch));
   }
-  SmallVector<Value> acc =
-      kLoop(few * r, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
-        Value k0 = e.kAt(kt);
-        SmallVector<Value> ks, in;
-        for (int64_t q = 0; q < u; ++q) {
-          Value kq = e.add(k0, e.mul(e.add(lane, q * 32), v));
-          ks.push_back(kq);
-          in.push_back(guarded ? lt(kq, s.k) : Value());
+  // The K positions of a lane in k tile kt, and where guarded whether each
+  // lies inside K.
+  auto positions = [&](Value kt, bool guarded) {
+    Value k0 = e.kAt(kt);
+    SmallVector<Value> ks, in;
+    for (int64_t q = 0; q < u; ++q) {
+      Value kq = e.add(k0, e.mul(e.add(lane, q * 32), v));
+      ks.push_back(kq);
+      in.push_back(guarded ? lt(kq, s.k) : Value());
+    }
+    return std::make_pair(ks, in);
+  };
+  // Every weight load of the tile first: r x u independent 16-byte loads
+  // in flight per lane (w[(q * r + j) * v + l]).
+  auto loadTile = [&](Value kt, bool guarded) {
+    auto [ks, in] = positions(kt, guarded);
+    SmallVector<Value> w;
+    for (int64_t q = 0; q < u; ++q)
+      for (int64_t j = 0; j < r; ++j) {
+        SmallVector<Value> x = load(wMem, e.add(wBase[j], ks[q]), v, in[q]);
+        w.append(x.begin(), x.end());
+      }
+    return w;
+  };
+  auto useTile = [&](Value kt, bool guarded, ArrayRef<Value> w,
+                     SmallVector<Value> &acc) {
+    auto [ks, in] = positions(kt, guarded);
+    for (int64_t q = 0; q < u; ++q)
+      for (int64_t f = 0; f < few; ++f) {
+        SmallVector<Value> x;
+        if (fewRows) {
+          x = load(fMem, e.add(e.mul(cidx(b, loc, f), fPitch), ks[q]), v,
+                   in[q]);
+        } else {
+          for (int64_t l = 0; l < v; ++l)
+            x.push_back(load(fMem, e.add(e.mul(e.add(ks[q], l), s.n), f), 1,
+                             in[q])[0]);
         }
-        // Every weight load of the tile first: r x u independent 16-byte
-        // loads in flight per lane.
-        SmallVector<SmallVector<Value>> w;
-        for (int64_t q = 0; q < u; ++q)
-          for (int64_t j = 0; j < r; ++j)
-            w.push_back(load(wMem, e.add(wBase[j], ks[q]), v, in[q]));
-        for (int64_t q = 0; q < u; ++q)
-          for (int64_t f = 0; f < few; ++f) {
-            SmallVector<Value> x;
-            if (fewRows) {
-              x = load(fMem, e.add(e.mul(cidx(b, loc, f), fPitch), ks[q]), v,
-                       in[q]);
-            } else {
-              for (int64_t l = 0; l < v; ++l)
-                x.push_back(load(fMem, e.add(e.mul(e.add(ks[q], l), s.n), f), 1,
-                                 in[q])[0]);
-            }
-            for (int64_t j = 0; j < r; ++j)
-              for (int64_t l = 0; l < v; ++l)
-                acc[f * r + j] = math::FmaOp::create(b, loc, w[q * r + j][l],
-                                                     x[l], acc[f * r + j]);
-          }
-      });
+        for (int64_t j = 0; j < r; ++j)
+          for (int64_t l = 0; l < v; ++l)
+            acc[f * r + j] = math::FmaOp::create(
+                b, loc, w[(q * r + j) * v + l], x[l], acc[f * r + j]);
+      }
+  };
+  SmallVector<Value> acc = kLoop(few * r, stages, loadTile, useTile);
   // Each sum over the warp's lanes (shuffles); lane 0 stores the tile.
   for (Value &x : acc)
     x = gpu::SubgroupReduceOp::create(b, loc, x, gpu::AllReduceOperation::ADD,
@@ -186,7 +251,7 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb) {
   return success();
 }
 
-LogicalResult GemvEmitter::columns(int64_t v) {
+LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   MatmulShape &s = e.shape;
   auto thr = e.config.getThread();
   if (thr.size() != 2 || e.bm != s.m || thr[0] != s.m ||
@@ -204,31 +269,43 @@ LogicalResult GemvEmitter::columns(int64_t v) {
   // A's values: 16-byte vectors of 4 k when rows allow and they are few
   // (registers), else one float each.
   bool aVectors = m <= 4 && s.k % 4 == 0 && e.bk % 4 == 0;
-  SmallVector<Value> acc =
-      kLoop(m * tn, [&](Value kt, bool guarded, SmallVector<Value> &acc) {
-        Value k0 = e.kAt(kt);
-        SmallVector<Value> ks, in;
-        for (int64_t i = 0; i < e.bk; ++i) {
-          ks.push_back(e.add(k0, i));
-          in.push_back(guarded ? lt(ks.back(), s.k) : Value());
-        }
-        SmallVector<SmallVector<Value>> w;
-        for (int64_t i = 0; i < e.bk; ++i)
-          w.push_back(load(bf, e.add(e.mul(ks[i], s.n), nLoad), tn, in[i]));
-        for (int64_t mi = 0; mi < m; ++mi) {
-          SmallVector<Value> av;
-          for (int64_t i = 0; i < e.bk; i += aVectors ? 4 : 1) {
-            SmallVector<Value> x =
-                load(af, e.add(cidx(b, loc, mi * s.k), ks[i]), aVectors ? 4 : 1,
-                     in[i]);
-            av.append(x.begin(), x.end());
-          }
-          for (int64_t i = 0; i < e.bk; ++i)
-            for (int64_t l = 0; l < tn; ++l)
-              acc[mi * tn + l] =
-                  math::FmaOp::create(b, loc, av[i], w[i][l], acc[mi * tn + l]);
-        }
-      });
+  auto positions = [&](Value kt, bool guarded) {
+    Value k0 = e.kAt(kt);
+    SmallVector<Value> ks, in;
+    for (int64_t i = 0; i < e.bk; ++i) {
+      ks.push_back(e.add(k0, i));
+      in.push_back(guarded ? lt(ks.back(), s.k) : Value());
+    }
+    return std::make_pair(ks, in);
+  };
+  // BK rows of the thread's columns (w[i * tn + l]), every load first.
+  auto loadTile = [&](Value kt, bool guarded) {
+    auto [ks, in] = positions(kt, guarded);
+    SmallVector<Value> w;
+    for (int64_t i = 0; i < e.bk; ++i) {
+      SmallVector<Value> x =
+          load(bf, e.add(e.mul(ks[i], s.n), nLoad), tn, in[i]);
+      w.append(x.begin(), x.end());
+    }
+    return w;
+  };
+  auto useTile = [&](Value kt, bool guarded, ArrayRef<Value> w,
+                     SmallVector<Value> &acc) {
+    auto [ks, in] = positions(kt, guarded);
+    for (int64_t mi = 0; mi < m; ++mi) {
+      SmallVector<Value> av;
+      for (int64_t i = 0; i < e.bk; i += aVectors ? 4 : 1) {
+        SmallVector<Value> x = load(af, e.add(cidx(b, loc, mi * s.k), ks[i]),
+                                    aVectors ? 4 : 1, in[i]);
+        av.append(x.begin(), x.end());
+      }
+      for (int64_t i = 0; i < e.bk; ++i)
+        for (int64_t l = 0; l < tn; ++l)
+          acc[mi * tn + l] = math::FmaOp::create(b, loc, av[i], w[i * tn + l],
+                                                 acc[mi * tn + l]);
+    }
+  };
+  SmallVector<Value> acc = kLoop(m * tn, stages, loadTile, useTile);
   for (int64_t mi = 0; mi < m; ++mi) {
     Value row = cidx(b, loc, mi);
     if (tn == 4) {
@@ -264,6 +341,13 @@ LogicalResult mlir::kb::buildGemv(MatmulEmitter &e, LaunchInfo &info) {
     return failure();
   int64_t ldb = cast<MemRefType>(e.bmem.getType()).getShape().back();
   int64_t v = gemvVector(*form, s.n, s.k, ldb, s.transB);
+  // stages: k tiles of weight loads in flight (1 or 2; kb-promote-shared-
+  // memory checks it).
+  int64_t stages = std::max<int64_t>(e.config.getStages(), 1);
+  if (stages > 2)
+    return e.op->emitOpError() << "gemv: stages = " << stages
+                               << ": the register pipeline has 1 or 2";
   GemvEmitter g{e, e.b, e.loc};
-  return *form == GemvForm::Columns ? g.columns(v) : g.rows(*form, v, ldb);
+  return *form == GemvForm::Columns ? g.columns(v, stages)
+                                    : g.rows(*form, v, ldb, stages);
 }

@@ -104,7 +104,9 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `thread`: a thread's register tile (matmul: [TM, TN]).
     - `threads`: threads per block.
     - `vector`: elements per global load/store (1, 2 or 4).
-    - `stages`: shared-memory pipeline depth (1: no pipelining).
+    - `stages`: shared-memory pipeline depth (1: no pipelining); for
+      `gemv`, which stages nothing, the k tiles of weight loads in flight in
+      registers (1 or 2; 2 issues tile k + 1's loads before tile k's FMAs).
     - `pad`: f32 words added to each shared-memory row of the A and B tiles
       ([padA, padB]) against bank conflicts.
     - `mma`: the arithmetic unit of the inner tile: `ffma`, `mma_sync_tf32`,
