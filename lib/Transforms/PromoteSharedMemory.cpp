@@ -70,8 +70,8 @@ struct PromoteSharedMemoryPass
     if (f.mma == MmaUnit::gemv) {
       // Nothing staged: the weight streams from global memory into
       // registers, the few rows come from L1. `stages` is the depth of its
-      // register pipeline: 2 (the default) issues tile kt + 1's weight
-      // loads before tile kt's FMAs, 1 does not.
+      // register pipeline: 2 issues tile kt + 1's weight loads before tile
+      // kt's FMAs, 1 does not (default: gemvDefaultStages).
       if (f.copy || !f.pad.empty())
         return op.emitOpError()
                << "mma = \"gemv\" reads its operands from global memory, "
@@ -81,8 +81,13 @@ struct PromoteSharedMemoryPass
                << "mma = \"gemv\" keeps 1 or 2 k tiles of weight loads in "
                   "flight in registers: stages = "
                << f.stages << " does not apply";
-      if (!f.stages)
-        f.stages = kGemvDefaultStages;
+      if (!f.stages) {
+        auto c = mm.getResult().getType().getShape();
+        std::optional<GemvForm> form =
+            c.size() == 2 ? gemvForm(c[0], c[1], transposeB) : std::nullopt;
+        f.stages = gemvDefaultStages(
+            !form ? kGemvMaxFew : *form == GemvForm::WeightA ? c[1] : c[0]);
+      }
       if (f.threads && f.threads != threads)
         return op.emitOpError() << "config asks for " << f.threads
                                 << " threads, but its tiles take " << threads;

@@ -106,6 +106,8 @@ std::optional<GemvForm> mlir::kb::gemvForm(int64_t m, int64_t n, bool transB) {
   return std::nullopt;
 }
 
+int64_t mlir::kb::gemvDefaultStages(int64_t few) { return few <= 3 ? 2 : 1; }
+
 int64_t mlir::kb::gemvVector(GemvForm form, int64_t n, int64_t k, int64_t ldb,
                              bool transB) {
   switch (form) {

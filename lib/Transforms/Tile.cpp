@@ -381,7 +381,7 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
            << " allows at most " << model.maxThreadsPerBlock;
   // Each unit has `stages` k tiles of loads in flight (kb-promote-shared-
   // memory's default where the field is not set yet).
-  int64_t stages = f.stages > 0 ? f.stages : kGemvDefaultStages;
+  int64_t stages = f.stages > 0 ? f.stages : gemvDefaultStages(few);
   inFlight *= stages;
   int64_t kTiles = llvm::divideCeil(k, bk);
   if (f.split == 0) {

@@ -111,9 +111,12 @@ double fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 ///   consecutive columns and walks K down them.
 enum class GemvForm { WeightB, WeightA, Columns };
 constexpr int64_t kGemvMaxFew = 16;
-/// The gemv kernel's default `stages`: k tiles of weight loads in flight in
-/// registers (2: tile kt + 1's loads issued before tile kt's FMAs).
-constexpr int64_t kGemvDefaultStages = 2;
+/// The gemv kernel's default `stages` (k tiles of weight loads in flight in
+/// registers; 2: tile kt + 1's loads issued before tile kt's FMAs) for
+/// `few` rows or columns: 2 up to 3 of them, 1 from 4 (runs 14-15 on the
+/// H200: two stages 4-16% faster at 1-3 rows or columns, 11% slower at
+/// 4 x 28672 x 8192).
+int64_t gemvDefaultStages(int64_t few);
 /// The form of an M x N x K matmul, or nullopt when neither M nor N is at
 /// most kGemvMaxFew.
 std::optional<GemvForm> gemvForm(int64_t m, int64_t n, bool transB);
