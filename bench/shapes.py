@@ -228,6 +228,14 @@ GEMV_VARIANTS = [
     # against 48): two stages of half the k tile (as many bytes in flight
     # as one stage of 512).
     (("skinny", 4, 28672, 8192, 1, True), "-v4x4s1k256p2", "block = [4, 4, 256], warp = [4, 1], stages = 2"),
+    # Run 17: k groups (thread = [M, TN, R], no split) became the default of
+    # the row-major matvecs; run 16's defaults (split-K, two stages) as the
+    # ablations, and the k groups at 64 and 32 columns a block.
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x512s32k8p2", "block = [1, 512, 8], thread = [1, 4], split = 32, stages = 2"),
+    (("matvec", 1, 8192, 8192, 1, False), "-v1x512s16k8p2", "block = [1, 512, 8], thread = [1, 4], split = 16, stages = 2"),
+    (("matvec", 1, 8192, 8192, 1, False), "-v1x32s1k512p2", "block = [1, 32, 512], thread = [1, 4, 8], stages = 2"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x128s16k16p2", "block = [1, 128, 16], thread = [1, 1], split = 16, stages = 2"),
+    (("matvec", 1, 4096, 4096, 1, False), "-v1x64s1k256p2", "block = [1, 64, 256], thread = [1, 4, 8], stages = 2"),
 ]
 
 

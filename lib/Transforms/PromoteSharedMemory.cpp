@@ -34,6 +34,11 @@ int64_t tileThreads(const ConfigFields &f, bool transposeB) {
   // thread tile (a row-major B).
   if (isMmaSync(f.mma) || (f.mma == MmaUnit::gemv && !f.warp.empty()))
     return f.warp.size() == 2 ? (bm / f.warp[0]) * (bn / f.warp[1]) * 32 : 0;
+  // gemv over a row-major B with thread = [M, TN, R]: BK / R k groups of
+  // threads, each taking R rows of every k tile.
+  if (f.mma == MmaUnit::gemv && f.thread.size() == 3)
+    return f.thread[2] > 0 ? (bn / f.thread[1]) * (f.block[2] / f.thread[2])
+                           : 0;
   return f.thread.size() == 2 ? (bm / f.thread[0]) * (bn / f.thread[1]) : 0;
 }
 

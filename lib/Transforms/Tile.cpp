@@ -322,7 +322,27 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   bool defaultTile = f.block.empty();
   bool eightLoads =
       defaultTile && f.split <= 1 && !columns && v == 4 && few == 1;
+  // A row-major B wide enough for 90% of the SMs in blocks of 32 to 256
+  // columns (a 128-byte line of a row at least): blocks of 512 threads that
+  // split each k tile among k groups (thread = [M, TN, R]: R rows of a k
+  // tile a thread), which add their sums in shared memory: no split-K,
+  // no second kernel. Up to 4 rows (shared memory: 512 x TN x M floats).
+  int64_t groupBn = 0;
+  if (columns && m <= 4)
+    for (int64_t cand : {256, 128, 64, 32})
+      if (cand % v == 0 && cand / v <= 256 && 512 % (cand / v) == 0 &&
+          512 / (cand / v) >= 2 &&
+          llvm::divideCeil(n, cand) * 10 >= model.smCount * 9) {
+        groupBn = cand;
+        break;
+      }
   auto setDefaultTile = [&](bool eight) {
+    if (columns && groupBn) {
+      int64_t r = v == 4 ? 8 : 16;
+      f.block = {m, groupBn, 512 / (groupBn / v) * r};
+      f.thread = {m, v, r};
+      return;
+    }
     if (columns) {
       f.block = {m, 128 * v, (v == 4 ? 8 : 16) / (m > 8 ? 2 : 1)};
       f.thread = {m, v};
@@ -347,17 +367,32 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
   int64_t threads, units, inFlight;
   if (columns) {
-    if (f.thread.size() != 2 || !f.warp.empty() || bm != m ||
-        f.thread[0] != m || !(f.thread[1] == 1 || f.thread[1] == v) ||
-        bn % f.thread[1] || (bn / f.thread[1]) % 32 || bk < 1)
+    bool grouped = f.thread.size() == 3;
+    if (f.thread.size() < 2 || f.thread.size() > 3 || !f.warp.empty() ||
+        bm != m || f.thread[0] != m ||
+        !(f.thread[1] == 1 || f.thread[1] == v) || bn % f.thread[1] ||
+        (!grouped && (bn / f.thread[1]) % 32) || bk < 1 ||
+        (grouped && (bk % f.thread[2] || bn * 4 % 128)))
       return op->emitOpError()
              << "gemv tiles over a row-major B need block = [M, BN, BK] and "
-                "thread = [M, TN] (no warp) with TN "
+                "thread = [M, TN] or [M, TN, R] (no warp) with TN "
              << (v == 4 ? "1 or 4" : "1 (N % 4 != 0)")
-             << " and BN / TN a multiple of 32; M = " << m;
-    threads = bn / f.thread[1];
+             << ", BN / TN a multiple of 32 without R, and with R (R rows "
+                "of each k tile a thread) R dividing BK and BN a multiple "
+                "of 32; M = "
+             << m;
+    int64_t rows = grouped ? f.thread[2] : bk;
+    threads = bn / f.thread[1] * (bk / rows);
+    if (grouped && (threads % 32 || gemvSharedBytes(bm, bn, f.thread,
+                                                    threads) > 48 * 1024))
+      return op->emitOpError()
+             << "gemv k groups need a multiple of 32 threads and at most 48 "
+                "KiB of shared memory for their sums; block = ["
+             << bm << ", " << bn << ", " << bk << "], thread R = " << rows
+             << " take " << threads << " threads and "
+             << gemvSharedBytes(bm, bn, f.thread, threads) << " bytes";
     units = llvm::divideCeil(n, bn) * threads;
-    inFlight = bk * f.thread[1] * 4;
+    inFlight = rows * f.thread[1] * 4;
   } else {
     int64_t fewBlock = weightB ? bm : bn, wideBlock = weightB ? bn : bm;
     if (f.warp.size() != 2 || !f.thread.empty() || fewBlock != few ||

@@ -147,3 +147,35 @@ func.func @three_stages(%a: tensor<1x64xf32>, %b: tensor<64x512xf32>) -> tensor<
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, stages = 3, mma = "gemv">} : tensor<1x64xf32>, tensor<64x512xf32> -> tensor<1x512xf32>
   return %0 : tensor<1x512xf32>
 }
+
+// -----
+
+// k groups over a row-major B (thread = [M, TN, R], threads = BN / TN x
+// BK / R): 8 column threads x 8 groups, each group 8 consecutive rows of a
+// k tile of 64; after the k loop every group's sums go to shared memory
+// (8 x 32 floats: 1024 bytes), a barrier, and the first group adds them in
+// group order and stores.
+// CHECK-LABEL: func.func @k_groups
+// CHECK: gpu.launch_func {{.*}}threads in (%{{.*}}, %{{.*}}, %{{.*}}) {{.*}}dynamic_shared_memory_size
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.store {{.*}} : memref<256xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK-COUNT-8: vector.load {{.*}} : memref<256xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: arith.addf
+// CHECK: vector.store {{.*}} : memref<1x512xf32>, vector<4xf32>
+func.func @k_groups(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>) -> tensor<1x512xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 32, 64], thread = [1, 4, 8], threads = 64, stages = 2, mma = "gemv">} : tensor<1x256xf32>, tensor<256x512xf32> -> tensor<1x512xf32>
+  return %0 : tensor<1x512xf32>
+}
+
+// -----
+
+func.func @k_groups_rows_disagree(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>) -> tensor<1x512xf32> {
+  // expected-error @+1 {{gemv: block and thread tiles do not fit the shape: run kb-tile}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 32, 64], thread = [1, 4, 16], threads = 64, stages = 2, mma = "gemv">} : tensor<1x256xf32>, tensor<256x512xf32> -> tensor<1x512xf32>
+  return %0 : tensor<1x512xf32>
+}

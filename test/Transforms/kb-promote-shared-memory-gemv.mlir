@@ -10,12 +10,15 @@
 // CHECK: #kb.config<block = [1, 512, 8], thread = [1, 4], threads = 128, stages = 1, mma = "gemv", split = 64>
 // Four rows or more: one stage (two lost 11% at 4 x 28672 x 8192, run 14).
 // CHECK: #kb.config<block = [4, 4, 512], warp = [4, 1], threads = 128, stages = 1, mma = "gemv">
-func.func @threads(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x4: tensor<4x4096xf32>) -> (tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<4x4096xf32>) {
+// k groups over a row-major B: threads = BN / TN x BK / R (8 x 64).
+// CHECK: #kb.config<block = [1, 32, 512], thread = [1, 4, 8], threads = 512, stages = 2, mma = "gemv">
+func.func @threads(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x4: tensor<4x4096xf32>) -> (tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<4x4096xf32>, tensor<1x4096xf32>) {
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 512], warp = [1, 1], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   %1 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], mma = "gemv", split = 64>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   %2 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], stages = 1, mma = "gemv", split = 64>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   %3 = kb.matmul %x4, %w precision(tf32) transpose_b {config = #kb.config<block = [4, 4, 512], warp = [4, 1], mma = "gemv">} : tensor<4x4096xf32>, tensor<4096x4096xf32> -> tensor<4x4096xf32>
-  return %0, %1, %2, %3 : tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<4x4096xf32>
+  %4 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<1x4096xf32>, tensor<4x4096xf32>, tensor<1x4096xf32>
 }
 
 // -----

@@ -41,21 +41,26 @@ func.func @weight_a(%a: tensor<4096x4096xf32>, %v: tensor<1x4096xf32>, %a2: tens
 
 // -----
 
-// B row-major: a thread owns 4 columns; 1024 threads over the whole K are
-// far too few, so K is split 32 ways (two stages of 8 rows in flight a
-// thread; 64 ways with one stage, set by hand). Above 8 rows BK = 4 (and a
-// weight of 77 KB, read faster than a launch: no split); N % 4 != 0: one
-// column a thread, BK = 16 (and a split of 16).
+// B row-major, wide enough for 90% of the SMs in blocks of 32 to 256
+// columns: blocks of 512 threads whose k groups split each k tile
+// (thread = [M, TN, R]: R rows of a k tile a thread) and add their sums in
+// shared memory; no split. 4096 columns: 32 a block (128 blocks), 64 groups
+// of 8 threads, 8 rows each (BK = 512); N % 4 != 0: one column a thread,
+// 16 groups of 32 threads, 16 rows each. Above 4 rows, or too few columns
+// (300), the older tiles: a thread owns TN columns and walks the block's K
+// (BK = 4 above 8 rows; a weight of 77 KB, read faster than a launch: no
+// split); set by hand with thread = [M, TN], split-K as before (64 ways at
+// one stage).
 // CHECK-LABEL: func.func @columns
-// CHECK: block = [1, 512, 8], thread = [1, 4], mma = "gemv", split = 32>
+// CHECK: block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">
 // CHECK: block = [16, 512, 4], thread = [16, 4], mma = "gemv">
-// CHECK: block = [1, 128, 16], thread = [1, 1], mma = "gemv", split = 16>
+// CHECK: block = [1, 32, 256], thread = [1, 1, 16], mma = "gemv">
 // CHECK: block = [1, 512, 8], thread = [1, 4], stages = 1, mma = "gemv", split = 64>
 func.func @columns(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x16: tensor<16x64xf32>, %w2: tensor<64x300xf32>, %x3: tensor<1x4093xf32>, %w3: tensor<4093x4099xf32>) -> (tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>, tensor<1x4096xf32>) {
   %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   %1 = kb.matmul %x16, %w2 precision(ieee) {config = #kb.config<mma = "gemv">} : tensor<16x64xf32>, tensor<64x300xf32> -> tensor<16x300xf32>
   %2 = kb.matmul %x3, %w3 precision(tf32) {config = #kb.config<mma = "gemv">} : tensor<1x4093xf32>, tensor<4093x4099xf32> -> tensor<1x4099xf32>
-  %3 = kb.matmul %x, %w precision(tf32) {config = #kb.config<stages = 1, mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  %3 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 4], stages = 1, mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   return %0, %1, %2, %3 : tensor<1x4096xf32>, tensor<16x300xf32>, tensor<1x4099xf32>, tensor<1x4096xf32>
 }
 
@@ -92,7 +97,7 @@ func.func @few_rows_split(%x: tensor<8x4096xf32>, %w: tensor<4096x4096xf32>) -> 
 // -----
 
 func.func @columns_wrong_tile(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
-  // expected-error @+1 {{gemv tiles over a row-major B need block = [M, BN, BK] and thread = [M, TN] (no warp) with TN 1 or 4 and BN / TN a multiple of 32; M = 1}}
+  // expected-error @+1 {{gemv tiles over a row-major B need block = [M, BN, BK] and thread = [M, TN] or [M, TN, R] (no warp) with TN 1 or 4, BN / TN a multiple of 32 without R, and with R (R rows of each k tile a thread) R dividing BK and BN a multiple of 32; M = 1}}
   %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 8], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   return %0 : tensor<1x4096xf32>
 }
@@ -113,4 +118,14 @@ func.func @split_not_dividing(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>)
   // expected-error @+1 {{#kb.config split = 3 must divide the 8 k tiles (K = 4096, BK = 512)}}
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv", split = 3>} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   return %0 : tensor<1x4096xf32>
+}
+
+// -----
+
+// k groups that need more shared memory for their sums than 48 KiB (16
+// rows x 256 columns x 4 groups) are refused.
+func.func @groups_too_big(%x: tensor<16x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<16x4096xf32> {
+  // expected-error @+1 {{gemv k groups need a multiple of 32 threads and at most 48 KiB of shared memory for their sums; block = [16, 256, 32], thread R = 8 take 256 threads and 65536 bytes}}
+  %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [16, 256, 32], thread = [16, 4, 8], mma = "gemv">} : tensor<16x4096xf32>, tensor<4096x4096xf32> -> tensor<16x4096xf32>
+  return %0 : tensor<16x4096xf32>
 }

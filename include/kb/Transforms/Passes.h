@@ -117,6 +117,11 @@ constexpr int64_t kGemvMaxFew = 16;
 /// H200: two stages 4-16% faster at 1-3 rows or columns, 11% slower at
 /// 4 x 28672 x 8192).
 int64_t gemvDefaultStages(int64_t few);
+/// Shared memory of a gemv block (bytes): a row-major B's k groups (threads
+/// beyond one per thread tile, `threads` / (BN / TN) of them) add their
+/// sums there, BM x BN floats a group; 0 for one group or a warp tile.
+int64_t gemvSharedBytes(int64_t bm, int64_t bn, ArrayRef<int64_t> thread,
+                        int64_t threads);
 /// The form of an M x N x K matmul, or nullopt when neither M nor N is at
 /// most kGemvMaxFew.
 std::optional<GemvForm> gemvForm(int64_t m, int64_t n, bool transB);

@@ -78,7 +78,7 @@ struct GemvEmitter {
   using UseTile = function_ref<void(Value kt, bool guarded, ArrayRef<Value> w,
                                     SmallVector<Value> &acc)>;
 
-  /// Marks a short k loop (at most kNoUnrollTiles k tiles a block) not to
+  /// Marks a short k loop (at most noUnrollTiles k tiles a block) not to
   /// be unrolled (`.pragma "nounroll"` in the PTX). Unrolled whole, such a
   /// loop becomes straight-line code in which ptxas schedules each weight
   /// load just before the FMAs that use it, to save registers: about four
@@ -89,10 +89,13 @@ struct GemvEmitter {
   /// (run 15 with the pragma everywhere: matvec 1x4096x4096 0.0266 ->
   /// 0.0283 ms, 2x4096x4096 0.0266 -> 0.0293). (Named `loop_annotation`:
   /// scf-to-cf copies it to the latch branch and cf-to-llvm sets it as
-  /// llvm.br's property of that name.)
-  static constexpr int64_t kNoUnrollTiles = 4;
+  /// llvm.br's property of that name.) Over a row-major B (Columns) up to
+  /// 8 k tiles: matvec 1x4096x4096 in chunks of 8 went 0.0322 -> 0.0270 ms
+  /// with the pragma (run 15), where skinny 2x4096x4096 (8 k tiles of a
+  /// warp) went 0.0266 -> 0.0293.
+  int64_t noUnrollTiles = 4;
   void noUnroll(scf::ForOp loop) {
-    if (e.kTilesPerBlock() > kNoUnrollTiles)
+    if (e.kTilesPerBlock() > noUnrollTiles)
       return;
     MLIRContext *ctx = b.getContext();
     auto unroll = LLVM::LoopUnrollAttr::get(ctx, b.getBoolAttr(true), {}, {},
@@ -282,35 +285,46 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
 LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   MatmulShape &s = e.shape;
   auto thr = e.config.getThread();
-  if (thr.size() != 2 || e.bm != s.m || thr[0] != s.m ||
+  if (thr.size() < 2 || thr.size() > 3 || e.bm != s.m || thr[0] != s.m ||
       !(thr[1] == 1 || thr[1] == v) || e.bn % thr[1] ||
-      e.threads != e.bn / thr[1])
+      e.threads % (e.bn / thr[1]) ||
+      e.bk % (e.threads / (e.bn / thr[1])) ||
+      (thr.size() == 3 && thr[2] * (e.threads / (e.bn / thr[1])) != e.bk))
     return e.op->emitOpError() << "gemv: block and thread tiles do not fit "
                                   "the shape: run kb-tile";
   int64_t tn = thr[1], m = s.m;
+  noUnrollTiles = 8;
+  // The block's threads: `cols` of them across its columns, times `groups`
+  // k groups (threads / cols), each taking r = BK / groups consecutive rows
+  // of every k tile; the groups' sums meet in shared memory at the end.
+  int64_t cols = e.bn / tn, groups = e.threads / cols, r = e.bk / groups;
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
   MatmulEmitter::BlockTile t = e.blockTile();
-  Value n0 = e.add(t.col0, e.mul(e.tid, tn));
+  Value c = groups > 1 ? e.rem(e.tid, cols) : e.tid;
+  Value g = groups > 1 ? e.div(e.tid, cols) : cidx(b, loc, 0);
+  Value n0 = e.add(t.col0, e.mul(c, tn));
   Value nLoad = n0;
   if (s.n % e.bn)
     nLoad = arith::MinUIOp::create(b, loc, n0, cidx(b, loc, s.n - tn));
   // A's values: 16-byte vectors of 4 k when rows allow and they are few
   // (registers), else one float each.
-  bool aVectors = m <= 4 && s.k % 4 == 0 && e.bk % 4 == 0;
+  bool aVectors = m <= 4 && s.k % 4 == 0 && r % 4 == 0;
   auto positions = [&](Value kt, bool guarded) {
     Value k0 = e.kAt(kt);
+    if (groups > 1)
+      k0 = e.add(k0, e.mul(g, r));
     SmallVector<Value> ks, in;
-    for (int64_t i = 0; i < e.bk; ++i) {
+    for (int64_t i = 0; i < r; ++i) {
       ks.push_back(e.add(k0, i));
       in.push_back(guarded ? lt(ks.back(), s.k) : Value());
     }
     return std::make_pair(ks, in);
   };
-  // BK rows of the thread's columns (w[i * tn + l]), every load first.
+  // r rows of the thread's columns (w[i * tn + l]), every load first.
   auto loadTile = [&](Value kt, bool guarded) {
     auto [ks, in] = positions(kt, guarded);
     SmallVector<Value> w;
-    for (int64_t i = 0; i < e.bk; ++i) {
+    for (int64_t i = 0; i < r; ++i) {
       SmallVector<Value> x =
           load(bf, e.add(e.mul(ks[i], s.n), nLoad), tn, in[i]);
       w.append(x.begin(), x.end());
@@ -322,18 +336,57 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
     auto [ks, in] = positions(kt, guarded);
     for (int64_t mi = 0; mi < m; ++mi) {
       SmallVector<Value> av;
-      for (int64_t i = 0; i < e.bk; i += aVectors ? 4 : 1) {
+      for (int64_t i = 0; i < r; i += aVectors ? 4 : 1) {
         SmallVector<Value> x = load(af, e.add(cidx(b, loc, mi * s.k), ks[i]),
                                     aVectors ? 4 : 1, in[i]);
         av.append(x.begin(), x.end());
       }
-      for (int64_t i = 0; i < e.bk; ++i)
+      for (int64_t i = 0; i < r; ++i)
         for (int64_t l = 0; l < tn; ++l)
           acc[mi * tn + l] = math::FmaOp::create(b, loc, av[i], w[i * tn + l],
                                                  acc[mi * tn + l]);
     }
   };
   SmallVector<Value> acc = kLoop(m * tn, stages, loadTile, useTile);
+  OpBuilder::InsertionGuard guard(b);
+  if (groups > 1) {
+    // Every group's sums into shared memory (red[(g * M + mi) * BN + col]),
+    // then the first group adds them up in group order (the same bits run
+    // to run) and stores.
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    Value red = memref::ViewOp::create(
+        b, loc, MemRefType::get({groups * m * e.bn}, b.getF32Type(), nullptr,
+                                wg),
+        e.dynamicSharedMemory(), cidx(b, loc, 0), ValueRange{});
+    auto at = [&](Value grp, int64_t mi) {
+      return e.add(e.mul(e.add(e.mul(grp, m), mi), e.bn), e.mul(c, tn));
+    };
+    auto vt = VectorType::get({tn}, b.getF32Type());
+    for (int64_t mi = 0; mi < m; ++mi) {
+      SmallVector<Value> xs(acc.begin() + mi * tn, acc.begin() + (mi + 1) * tn);
+      Value vec = vector::FromElementsOp::create(b, loc, vt, xs);
+      vector::StoreOp::create(b, loc, vec, red, ValueRange{at(g, mi)}, false,
+                              llvm::MaybeAlign(4 * tn));
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, g,
+                                        cidx(b, loc, 0));
+    auto ifOp = scf::IfOp::create(b, loc, first, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    for (int64_t mi = 0; mi < m; ++mi)
+      for (int64_t grp = 0; grp < groups; ++grp) {
+        Value x = vector::LoadOp::create(b, loc, vt, red,
+                                         ValueRange{at(cidx(b, loc, grp), mi)},
+                                         false, llvm::MaybeAlign(4 * tn));
+        for (int64_t l = 0; l < tn; ++l) {
+          Value xl = vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{l});
+          acc[mi * tn + l] =
+              grp == 0 ? xl
+                       : arith::AddFOp::create(b, loc, acc[mi * tn + l], xl);
+        }
+      }
+  }
   for (int64_t mi = 0; mi < m; ++mi) {
     Value row = cidx(b, loc, mi);
     if (tn == 4) {
@@ -365,7 +418,9 @@ LogicalResult mlir::kb::buildGemv(MatmulEmitter &e, LaunchInfo &info) {
     return e.op->emitOpError()
            << "gemv: split = " << s.splits << " must divide the "
            << llvm::divideCeil(s.k, e.bk) << " k tiles";
-  if (failed(e.setSharedBytes(info, 0)))
+  // A row-major B's k groups meet in shared memory (gemvSharedBytes).
+  if (failed(e.setSharedBytes(
+          info, gemvSharedBytes(e.bm, e.bn, e.config.getThread(), e.threads))))
     return failure();
   int64_t ldb = cast<MemRefType>(e.bmem.getType()).getShape().back();
   int64_t v = gemvVector(*form, s.n, s.k, ldb, s.transB);

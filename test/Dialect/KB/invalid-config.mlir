@@ -67,7 +67,7 @@ func.func @f(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256
 // -----
 
 func.func @block_four_sizes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config takes at most 3 block sizes, 2 warp sizes and 2 thread sizes, got 4, 0 and 0}}
+  // expected-error @+1 {{#kb.config takes at most 3 block sizes, 2 warp sizes and 3 thread sizes, got 4, 0 and 0}}
   %0 = kb.relu %x {config = #kb.config<block = [1, 2, 3, 4]>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

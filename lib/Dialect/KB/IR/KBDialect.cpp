@@ -230,9 +230,11 @@ LogicalResult ConfigAttr::verify(
       return emitError() << "#kb.config '" << name
                          << "' expects a positive integer, not a keyword";
   }
-  if (block.size() > 3 || warp.size() > 2 || thread.size() > 2)
+  // thread's third size: a gemv thread's rows of each k tile, where its
+  // block's threads split the k tile into groups (MatmulGemv.cpp).
+  if (block.size() > 3 || warp.size() > 2 || thread.size() > 3)
     return emitError() << "#kb.config takes at most 3 block sizes, 2 warp "
-                          "sizes and 2 thread sizes, got "
+                          "sizes and 3 thread sizes, got "
                        << block.size() << ", " << warp.size() << " and "
                        << thread.size();
   // A thread's register tile: TM * TN accumulators plus a column of A and a
