@@ -405,7 +405,13 @@ PROGRAMS = {
             "cols-1000x3x2048": (1000, 3, 2048, "ieee", False, ""),
             "columns-1x1000x4099": (1, 1000, 4099, "tf32", False, ""),
             "columns-3x4096x3000": (3, 4096, 3000, "tf32", False, ""),
-            "columns-1x4100x20000-split": (1, 4100, 20000, "tf32", False, ""),
+            # split-K by hand (kb-tile gives 4100 columns k groups since
+            # run 17), and k groups with one column a thread and K ending
+            # inside a k tile.
+            "columns-1x4100x20000-split": (1, 4100, 20000, "tf32", False,
+                                           ", block = [1, 512, 8], thread = [1, 4], split = 5"),
+            "columns-groups-1x4100x20000": (1, 4100, 20000, "tf32", False, ""),
+            "columns-groups-2x4099x3001": (2, 4099, 3001, "ieee", False, ""),
             "columns-2x512x24": (2, 512, 24, "tf32", False, ""),
         }.items()
     },

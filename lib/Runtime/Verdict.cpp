@@ -395,7 +395,8 @@ struct Rules {
       if (k->occupancyLimiter == "shared memory")
         add(0, "shared_memory_caps_occupancy", k,
             text + " (" + std::to_string(k->sharedBytes) + " bytes a block)",
-            k->config.stages > 1
+            // gemv's stages are registers, not shared memory.
+            k->config.stages > 1 && k->unit != "gemv"
                 ? std::vector<std::string>{"fewer_stages", "smaller_tiles"}
                 : std::vector<std::string>{"smaller_tiles"});
       else if (k->occupancyLimiter == "registers")
@@ -529,7 +530,9 @@ struct Rules {
       add(0, "compute_below_unit_ceiling", k,
           k->name + " is below the ceiling of the unit it uses with no "
                     "structural cause found",
-          k->config.stages > 0 && k->config.stages < 3
+          k->unit == "gemv"
+              ? std::vector<std::string>{"larger_tiles"}
+          : k->config.stages > 0 && k->config.stages < 3
               ? std::vector<std::string>{"more_stages", "larger_tiles"}
               : std::vector<std::string>{"larger_tiles", "more_stages"});
   }

@@ -391,6 +391,12 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
              << bm << ", " << bn << ", " << bk << "], thread R = " << rows
              << " take " << threads << " threads and "
              << gemvSharedBytes(bm, bn, f.thread, threads) << " bytes";
+    if (rows * f.thread[1] > kGemvMaxTileFloats)
+      return op->emitOpError()
+             << "gemv: a thread would load " << rows * f.thread[1]
+             << " weight floats a k tile (" << rows << " rows of "
+             << f.thread[1] << "); at most " << kGemvMaxTileFloats
+             << ": a smaller BK, or k groups (thread = [M, TN, R])";
     units = llvm::divideCeil(n, bn) * threads;
     inFlight = rows * f.thread[1] * 4;
   } else {
@@ -408,6 +414,12 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
     int64_t r = f.warp[weightB ? 1 : 0];
     threads = wideBlock / r * 32;
     units = llvm::divideCeil(wide, wideBlock) * (threads / 32);
+    if (bk * r / 32 > kGemvMaxTileFloats)
+      return op->emitOpError()
+             << "gemv: a lane would load " << bk * r / 32
+             << " weight floats a k tile (BK = " << bk << ", " << r
+             << " rows a warp); at most " << kGemvMaxTileFloats
+             << ": a smaller BK";
     inFlight = r * bk * 4;
   }
   if (threads > model.maxThreadsPerBlock)

@@ -156,7 +156,9 @@ func.func @three_stages(%a: tensor<1x64xf32>, %b: tensor<64x512xf32>) -> tensor<
 // (8 x 32 floats: 1024 bytes), a barrier, and the first group adds them in
 // group order and stores.
 // CHECK-LABEL: func.func @k_groups
-// CHECK: gpu.launch_func {{.*}}threads in (%{{.*}}, %{{.*}}, %{{.*}}) {{.*}}dynamic_shared_memory_size
+// CHECK-DAG: %[[T64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[S1024:.*]] = arith.constant 1024 : i32
+// CHECK: gpu.launch_func {{.*}}threads in (%[[T64]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[S1024]]
 // CHECK: scf.for
 // CHECK: scf.yield
 // CHECK: gpu.dynamic_shared_memory
@@ -177,5 +179,37 @@ func.func @k_groups(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>) -> tensor<1x
 func.func @k_groups_rows_disagree(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>) -> tensor<1x512xf32> {
   // expected-error @+1 {{gemv: block and thread tiles do not fit the shape: run kb-tile}}
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 32, 64], thread = [1, 4, 16], threads = 64, stages = 2, mma = "gemv">} : tensor<1x256xf32>, tensor<256x512xf32> -> tensor<1x512xf32>
+  return %0 : tensor<1x512xf32>
+}
+
+// -----
+
+// k groups with one column a thread (N % 4 != 0), K = 250 ending inside the
+// fourth k tile of 64 (a loop of 3 plain tiles plus the guarded one: at
+// most 8 over a row-major B, so marked not to be unrolled), N = 70 past the
+// blocks of 32 columns (loads clamped to the last column).
+// CHECK-LABEL: func.func @k_groups_edges
+// CHECK: gpu.launch_func {{.*}}dynamic_shared_memory_size
+// CHECK: arith.minui
+// CHECK: scf.for
+// CHECK: memref.load {{.*}} : memref<17500xf32>
+// CHECK: scf.yield
+// CHECK: } {loop_annotation = #loop_annotation}
+// CHECK: arith.select
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: arith.addf
+func.func @k_groups_edges(%a: tensor<2x250xf32>, %b: tensor<250x70xf32>) -> tensor<2x70xf32> {
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<block = [2, 32, 64], thread = [2, 1, 16], threads = 128, stages = 2, mma = "gemv">} : tensor<2x250xf32>, tensor<250x70xf32> -> tensor<2x70xf32>
+  return %0 : tensor<2x70xf32>
+}
+
+// -----
+
+func.func @k_groups_two_sizes(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>) -> tensor<1x512xf32> {
+  // A two-size thread tile with more threads than its columns: refused,
+  // not taken for k groups.
+  // expected-error @+1 {{gemv: block and thread tiles do not fit the shape: run kb-tile}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 32, 64], thread = [1, 4], threads = 64, stages = 2, mma = "gemv">} : tensor<1x256xf32>, tensor<256x512xf32> -> tensor<1x512xf32>
   return %0 : tensor<1x512xf32>
 }

@@ -129,3 +129,21 @@ func.func @groups_too_big(%x: tensor<16x4096xf32>, %w: tensor<4096x4096xf32>) ->
   %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [16, 256, 32], thread = [16, 4, 8], mma = "gemv">} : tensor<16x4096xf32>, tensor<4096x4096xf32> -> tensor<16x4096xf32>
   return %0 : tensor<16x4096xf32>
 }
+
+// -----
+
+// BK = 2^20 (the most #kb.config takes) once took minutes to lower: a
+// thread's weight loads of a k tile are capped at 256 floats.
+func.func @tile_too_long(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
+  // expected-error @+1 {{gemv: a thread would load 4194304 weight floats a k tile (1048576 rows of 4); at most 256: a smaller BK, or k groups (thread = [M, TN, R])}}
+  %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 128, 1048576], thread = [1, 4], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0 : tensor<1x4096xf32>
+}
+
+// -----
+
+func.func @lane_tile_too_long(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
+  // expected-error @+1 {{gemv: a lane would load 32768 weight floats a k tile (BK = 1048576, 1 rows a warp); at most 256: a smaller BK}}
+  %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 1048576], warp = [1, 1], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  return %0 : tensor<1x4096xf32>
+}

@@ -108,7 +108,8 @@ double fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 /// - WeightA: N <= 16 (C^T = B^T A^T: the same kernel with A's rows as the
 ///   weight and B's N columns as the few);
 /// - Columns: M <= 16 and B row-major (K x N): each thread owns `thread[1]`
-///   consecutive columns and walks K down them.
+///   consecutive columns and walks K down them (with `thread[2]` = R, the
+///   block's threads are k groups taking R rows of each k tile each).
 enum class GemvForm { WeightB, WeightA, Columns };
 constexpr int64_t kGemvMaxFew = 16;
 /// The gemv kernel's default `stages` (k tiles of weight loads in flight in
@@ -117,6 +118,9 @@ constexpr int64_t kGemvMaxFew = 16;
 /// H200: two stages 4-16% faster at 1-3 rows or columns, 11% slower at
 /// 4 x 28672 x 8192).
 int64_t gemvDefaultStages(int64_t few);
+/// The most weight floats one gemv thread loads a k tile (the lowering
+/// unrolls them: BK = 2^20 took minutes); the defaults load 16-32.
+constexpr int64_t kGemvMaxTileFloats = 256;
 /// Shared memory of a gemv block (bytes): a row-major B's k groups (threads
 /// beyond one per thread tile, `threads` / (BN / TN) of them) add their
 /// sums there, BM x BN floats a group; 0 for one group or a warp tile.

@@ -24,6 +24,9 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   auto cfg = e.config;
+  if (cfg.getThread().size() != 2)
+    return e.op->emitOpError() << "the FFMA kernel needs thread = [TM, TN]: "
+                                  "run kb-tile";
   int64_t tm = cfg.getThread()[0], tn = cfg.getThread()[1];
   int64_t padA = cfg.getPad().size() == 2 ? cfg.getPad()[0] : 0;
   int64_t padB = cfg.getPad().size() == 2 ? cfg.getPad()[1] : 0;

@@ -3,8 +3,8 @@
 // mma = "gemv": a matmul with at most 16 rows (or columns) is bound by the
 // bytes of its other operand, the weight; this kernel streams the weight
 // from global memory straight into registers and multiplies it in fp32 FMAs
-// against the few rows, which L1 and L2 keep (nothing is staged in shared
-// memory). Its form (gemvForm, TargetModel.cpp) says which operand is the
+// against the few rows, which L1 and L2 keep (no operand is staged in
+// shared memory). Its form (gemvForm, TargetModel.cpp) says which operand is the
 // weight:
 // - WeightB (M <= 16, B transposed: an nn.Linear weight N x K) and WeightA
 //   (N <= 16: C^T = B^T A^T, A's rows are the weight): each warp owns
@@ -16,7 +16,11 @@
 // - Columns (M <= 16, B row-major K x N): each thread owns `thread[1]`
 //   consecutive columns (one 16-byte vector of a B row) and walks the
 //   block's K, BK rows a k tile, against A's values (the same address for
-//   every thread: broadcast loads).
+//   every thread: broadcast loads); with thread = [M, TN, R] the block's
+//   threads are k groups of BN / TN, each taking R rows of every k tile,
+//   whose sums meet in shared memory (the first group adds them in group
+//   order and stores).
+// stages = 2: tile k + 1's weight loads go out before tile k's FMAs.
 // K is split across blocks by kb-split-k where the weight's rows are too
 // few to keep enough bytes in flight (kb-tile's `split`). Edges: a weight
 // row past the matrix reads the last row and is not stored; the k tile
@@ -201,6 +205,11 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
            << "gemv: " << e.threads << " threads, but the warp tiles take "
            << wideBlock / r * 32;
   int64_t u = e.bk / (32 * v);
+  if (u * v * r > kGemvMaxTileFloats)
+    return e.op->emitOpError()
+           << "gemv: a lane would load " << u * v * r
+           << " weight floats a k tile (BK = " << e.bk << ", " << r
+           << " rows a warp); at most " << kGemvMaxTileFloats;
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
   MatmulEmitter::BlockTile t = e.blockTile();
   Value warp = e.div(e.tid, 32), lane = e.rem(e.tid, 32);
@@ -289,7 +298,8 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
       !(thr[1] == 1 || thr[1] == v) || e.bn % thr[1] ||
       e.threads % (e.bn / thr[1]) ||
       e.bk % (e.threads / (e.bn / thr[1])) ||
-      (thr.size() == 3 && thr[2] * (e.threads / (e.bn / thr[1])) != e.bk))
+      (thr.size() == 3 && thr[2] * (e.threads / (e.bn / thr[1])) != e.bk) ||
+      (thr.size() == 2 && e.threads != e.bn / thr[1]))
     return e.op->emitOpError() << "gemv: block and thread tiles do not fit "
                                   "the shape: run kb-tile";
   int64_t tn = thr[1], m = s.m;
@@ -298,6 +308,11 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   // k groups (threads / cols), each taking r = BK / groups consecutive rows
   // of every k tile; the groups' sums meet in shared memory at the end.
   int64_t cols = e.bn / tn, groups = e.threads / cols, r = e.bk / groups;
+  if (r * tn > kGemvMaxTileFloats)
+    return e.op->emitOpError()
+           << "gemv: a thread would load " << r * tn
+           << " weight floats a k tile (" << r << " rows of " << tn
+           << "); at most " << kGemvMaxTileFloats;
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
   MatmulEmitter::BlockTile t = e.blockTile();
   Value c = groups > 1 ? e.rem(e.tid, cols) : e.tid;

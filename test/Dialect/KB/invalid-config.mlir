@@ -199,3 +199,12 @@ func.func @vector_on_pad(%x: tensor<64x63xf32>) -> tensor<64x64xf32> {
   %0 = kb.pad %x multiple(32) {config = #kb.config<vector = 4>} : tensor<64x63xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+// A third thread size (R rows of a k tile, gemv's k groups) only with gemv.
+func.func @thread_three_sizes_ffma(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config thread = [M, TN, R] (three sizes) is for mma = "gemv" only}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<thread = [8, 8, 2], mma = "ffma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

@@ -237,9 +237,14 @@ LogicalResult ConfigAttr::verify(
                           "sizes and 3 thread sizes, got "
                        << block.size() << ", " << warp.size() << " and "
                        << thread.size();
+  // A third thread size is the gemv kernel's (R rows of each k tile a
+  // thread, its block's k groups splitting the tile).
+  if (thread.size() == 3 && mma && *mma != MmaUnit::gemv)
+    return emitError() << "#kb.config thread = [M, TN, R] (three sizes) is "
+                          "for mma = \"gemv\" only";
   // A thread's register tile: TM * TN accumulators plus a column of A and a
   // row of B, all in registers (the lowering unrolls over them).
-  if (thread.size() == 2 &&
+  if (thread.size() >= 2 &&
       thread[0] * thread[1] + thread[0] + thread[1] > kMaxRegistersPerThread)
     return emitError() << "#kb.config thread = [" << thread[0] << ", "
                        << thread[1] << "] needs "

@@ -101,7 +101,9 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       for `split_shared` / `split_global` rows per cluster or group of
       blocks (handled one after the other).
     - `warp`: a warp's tile of the block tile (matmul on tensor cores: [WM, WN]).
-    - `thread`: a thread's register tile (matmul: [TM, TN]).
+    - `thread`: a thread's register tile (matmul: [TM, TN]; gemv over a
+      row-major B also [M, TN, R]: R rows of each k tile a thread, the
+      block's threads k groups that add their sums in shared memory).
     - `threads`: threads per block.
     - `vector`: elements per global load/store (1, 2 or 4).
     - `stages`: shared-memory pipeline depth (1: no pipelining); for
