@@ -295,6 +295,35 @@ TEST(Diagnosis, MmaSyncOnHopper) {
   EXPECT_EQ(d.cause, "near_unit_ceiling");
 }
 
+TEST(Diagnosis, GemvStagesAreRegisters) {
+  // gemv's `stages` is a register pipeline (MatmulGemv.cpp): neither a
+  // shared-memory cap nor a compute gap suggests changing it. (Facts of a
+  // compute-bound shape, so that the compute rules are reached.)
+  const char *gemv = "#kb.config<block = [1, 32, 512], thread = [1, 4, 16], "
+                     "threads = 256, stages = 2, mma = \"gemv\">";
+  ProgramFacts p = matmul(4096, 4096, 4096, gemv, "tf32", 20, 64, 200000);
+  ASSERT_EQ(p.kernels[0].occupancyLimiter, "shared memory");
+  Diagnosis d = diagnose(p);
+  EXPECT_TRUE(hasCause(d, "shared_memory_caps_occupancy"));
+  EXPECT_EQ(std::find(d.levers.begin(), d.levers.end(), "fewer_stages"),
+            d.levers.end());
+  EXPECT_EQ(std::find(d.levers.begin(), d.levers.end(), "more_stages"),
+            d.levers.end());
+  // An FFMA kernel with the same stages and cap is told fewer stages.
+  p = matmul(4096, 4096, 4096, kFfma, "ieee", 20, 64, 200000);
+  ASSERT_EQ(p.kernels[0].occupancyLimiter, "shared memory");
+  d = diagnose(p);
+  EXPECT_NE(std::find(d.levers.begin(), d.levers.end(), "fewer_stages"),
+            d.levers.end());
+  // Below the unit's ceiling with no structural cause: larger tiles, not
+  // more stages.
+  p = matmul(4096, 4096, 4096, gemv, "tf32", 20, 64, 0);
+  d = diagnose(p);
+  EXPECT_TRUE(hasCause(d, "compute_below_unit_ceiling"));
+  EXPECT_EQ(std::find(d.levers.begin(), d.levers.end(), "more_stages"),
+            d.levers.end());
+}
+
 TEST(Diagnosis, SpillsAndOccupancy) {
   // Spills: smaller tiles first, then fewer stages.
   ProgramFacts p = matmul(4096, 4096, 4096, kFfma, "ieee", 30);

@@ -34,11 +34,10 @@ int64_t tileThreads(const ConfigFields &f, bool transposeB) {
   // thread tile (a row-major B).
   if (isMmaSync(f.mma) || (f.mma == MmaUnit::gemv && !f.warp.empty()))
     return f.warp.size() == 2 ? (bm / f.warp[0]) * (bn / f.warp[1]) * 32 : 0;
-  // gemv over a row-major B with thread = [M, TN, R]: BK / R k groups of
-  // threads, each taking R rows of every k tile.
-  if (f.mma == MmaUnit::gemv && f.thread.size() == 3)
-    return f.thread[2] > 0 ? (bn / f.thread[1]) * (f.block[2] / f.thread[2])
-                           : 0;
+  // gemv over a row-major B: a thread per TN columns, times BK / R k
+  // groups with thread = [M, TN, R].
+  if (f.mma == MmaUnit::gemv)
+    return gemvColumnThreads(bn, f.block[2], f.thread);
   return f.thread.size() == 2 ? (bm / f.thread[0]) * (bn / f.thread[1]) : 0;
 }
 
@@ -90,8 +89,8 @@ struct PromoteSharedMemoryPass
         auto c = mm.getResult().getType().getShape();
         std::optional<GemvForm> form =
             c.size() == 2 ? gemvForm(c[0], c[1], transposeB) : std::nullopt;
-        f.stages = gemvDefaultStages(
-            !form ? kGemvMaxFew : *form == GemvForm::WeightA ? c[1] : c[0]);
+        f.stages = gemvDefaultStages(form ? gemvFew(*form, c[0], c[1])
+                                          : kGemvMaxFew);
       }
       if (f.threads && f.threads != threads)
         return op.emitOpError() << "config asks for " << f.threads

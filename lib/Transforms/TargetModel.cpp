@@ -64,7 +64,7 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
   int64_t bm = b[0], bn = b[1], bk = b[2];
   // gemv reads its operands from global memory (L1 and L2 keep the few).
   if (config.getMma() == MmaUnit::gemv)
-    return gemvSharedBytes(bm, bn, config.getThread(), config.getThreads());
+    return gemvSharedBytes(bm, bn, bk, config.getThread());
   if (config.getMma() == MmaUnit::wgmma_tf32)
     return wgmmaSharedBytes(bm, bn, bk, stages,
                             config.getCopy() == CopyKind::tma,
@@ -108,14 +108,26 @@ std::optional<GemvForm> mlir::kb::gemvForm(int64_t m, int64_t n, bool transB) {
 
 int64_t mlir::kb::gemvDefaultStages(int64_t few) { return few <= 3 ? 2 : 1; }
 
-int64_t mlir::kb::gemvSharedBytes(int64_t bm, int64_t bn,
-                                  ArrayRef<int64_t> thread, int64_t threads) {
-  if (thread.size() < 2 || thread[1] <= 0 || bn % thread[1])
+/// BK / R for thread = [M, TN, R] (R dividing BK), else 1.
+static int64_t gemvGroups(int64_t bk, ArrayRef<int64_t> thread) {
+  if (thread.size() != 3 || thread[2] <= 0 || bk % thread[2])
+    return 1;
+  return bk / thread[2];
+}
+
+int64_t mlir::kb::gemvColumnThreads(int64_t bn, int64_t bk,
+                                    ArrayRef<int64_t> thread) {
+  if (thread.size() < 2 || thread.size() > 3 || thread[1] <= 0 ||
+      bn % thread[1] || (thread.size() == 3 && (thread[2] <= 0 ||
+                                                bk % thread[2])))
     return 0;
-  int64_t cols = bn / thread[1];
-  if (cols <= 0 || threads <= cols || threads % cols)
-    return 0;
-  return threads / cols * bm * bn * 4;
+  return bn / thread[1] * gemvGroups(bk, thread);
+}
+
+int64_t mlir::kb::gemvSharedBytes(int64_t bm, int64_t bn, int64_t bk,
+                                  ArrayRef<int64_t> thread) {
+  int64_t groups = gemvGroups(bk, thread);
+  return groups > 1 ? groups * bm * bn * 4 : 0;
 }
 
 int64_t mlir::kb::gemvVector(GemvForm form, int64_t n, int64_t k, int64_t ldb,

@@ -310,7 +310,7 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   int64_t v = gemvVector(*form, n, k, ldb, mm.getTransposeB());
   bool columns = *form == GemvForm::Columns;
   bool weightB = *form == GemvForm::WeightB;
-  int64_t few = weightB || columns ? m : n;
+  int64_t few = gemvFew(*form, m, n);
   int64_t wide = weightB || columns ? n : m;
   // One row or column with 16-byte loads: eight loads in flight a lane
   // where the weight's rows fill the GPU unsplit (run 11, same call, against
@@ -327,12 +327,11 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
   // split each k tile among k groups (thread = [M, TN, R]: R rows of a k
   // tile a thread), which add their sums in shared memory: no split-K,
   // no second kernel. Up to 4 rows (shared memory: 512 x TN x M floats).
+  // (A block of 256 columns of 1 float a thread still has 2 groups.)
   int64_t groupBn = 0;
   if (columns && m <= 4)
     for (int64_t cand : {256, 128, 64, 32})
-      if (cand % v == 0 && cand / v <= 256 && 512 % (cand / v) == 0 &&
-          512 / (cand / v) >= 2 &&
-          llvm::divideCeil(n, cand) * 10 >= model.smCount * 9) {
+      if (llvm::divideCeil(n, cand) * 10 >= model.smCount * 9) {
         groupBn = cand;
         break;
       }
@@ -382,15 +381,15 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
                 "of 32; M = "
              << m;
     int64_t rows = grouped ? f.thread[2] : bk;
-    threads = bn / f.thread[1] * (bk / rows);
-    if (grouped && (threads % 32 || gemvSharedBytes(bm, bn, f.thread,
-                                                    threads) > 48 * 1024))
+    threads = gemvColumnThreads(bn, bk, f.thread);
+    if (grouped &&
+        (threads % 32 || gemvSharedBytes(bm, bn, bk, f.thread) > 48 * 1024))
       return op->emitOpError()
              << "gemv k groups need a multiple of 32 threads and at most 48 "
                 "KiB of shared memory for their sums; block = ["
              << bm << ", " << bn << ", " << bk << "], thread R = " << rows
              << " take " << threads << " threads and "
-             << gemvSharedBytes(bm, bn, f.thread, threads) << " bytes";
+             << gemvSharedBytes(bm, bn, bk, f.thread) << " bytes";
     if (rows * f.thread[1] > kGemvMaxTileFloats)
       return op->emitOpError()
              << "gemv: a thread would load " << rows * f.thread[1]

@@ -23,6 +23,19 @@ func.func @threads(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x4: tenso
 
 // -----
 
+// N <= 16 (A's rows the weight): the few are B's columns, so the default
+// stages follow N, not M: two for 2 columns, one for 4.
+// CHECK-LABEL: func.func @weight_a_stages
+// CHECK: #kb.config<block = [4, 2, 512], warp = [1, 2], threads = 128, stages = 2, mma = "gemv">
+// CHECK: #kb.config<block = [4, 4, 512], warp = [1, 4], threads = 128, stages = 1, mma = "gemv">
+func.func @weight_a_stages(%a: tensor<4096x4096xf32>, %b2: tensor<4096x2xf32>, %b4: tensor<4096x4xf32>) -> (tensor<4096x2xf32>, tensor<4096x4xf32>) {
+  %0 = kb.matmul %a, %b2 precision(tf32) {config = #kb.config<block = [4, 2, 512], warp = [1, 2], mma = "gemv">} : tensor<4096x4096xf32>, tensor<4096x2xf32> -> tensor<4096x2xf32>
+  %1 = kb.matmul %a, %b4 precision(tf32) {config = #kb.config<block = [4, 4, 512], warp = [1, 4], mma = "gemv">} : tensor<4096x4096xf32>, tensor<4096x4xf32> -> tensor<4096x4xf32>
+  return %0, %1 : tensor<4096x2xf32>, tensor<4096x4xf32>
+}
+
+// -----
+
 func.func @gemv_stages(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
   // expected-error @+1 {{mma = "gemv" keeps 1 or 2 k tiles of weight loads in flight in registers: stages = 3 does not apply}}
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 512], warp = [1, 1], stages = 3, mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>

@@ -121,11 +121,19 @@ int64_t gemvDefaultStages(int64_t few);
 /// The most weight floats one gemv thread loads a k tile (the lowering
 /// unrolls them: BK = 2^20 took minutes); the defaults load 16-32.
 constexpr int64_t kGemvMaxTileFloats = 256;
-/// Shared memory of a gemv block (bytes): a row-major B's k groups (threads
-/// beyond one per thread tile, `threads` / (BN / TN) of them) add their
-/// sums there, BM x BN floats a group; 0 for one group or a warp tile.
-int64_t gemvSharedBytes(int64_t bm, int64_t bn, ArrayRef<int64_t> thread,
-                        int64_t threads);
+/// The rows (or columns) of the few operand: N for WeightA, else M.
+inline int64_t gemvFew(GemvForm form, int64_t m, int64_t n) {
+  return form == GemvForm::WeightA ? n : m;
+}
+/// Threads of a gemv block over a row-major B (Columns): BN / TN for
+/// thread = [M, TN], times BK / R k groups for thread = [M, TN, R]; 0 when
+/// the sizes do not divide.
+int64_t gemvColumnThreads(int64_t bn, int64_t bk, ArrayRef<int64_t> thread);
+/// Shared memory of a gemv block (bytes): a row-major B's k groups
+/// (thread = [M, TN, R]: BK / R of them) add their sums there, BM x BN
+/// floats a group; 0 for one group or a warp tile.
+int64_t gemvSharedBytes(int64_t bm, int64_t bn, int64_t bk,
+                        ArrayRef<int64_t> thread);
 /// The form of an M x N x K matmul, or nullopt when neither M nor N is at
 /// most kGemvMaxFew.
 std::optional<GemvForm> gemvForm(int64_t m, int64_t n, bool transB);

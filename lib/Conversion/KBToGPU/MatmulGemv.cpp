@@ -82,7 +82,7 @@ struct GemvEmitter {
   using UseTile = function_ref<void(Value kt, bool guarded, ArrayRef<Value> w,
                                     SmallVector<Value> &acc)>;
 
-  /// Marks a short k loop (at most noUnrollTiles k tiles a block) not to
+  /// Marks a short k loop (at most `maxTiles` k tiles a block) not to
   /// be unrolled (`.pragma "nounroll"` in the PTX). Unrolled whole, such a
   /// loop becomes straight-line code in which ptxas schedules each weight
   /// load just before the FMAs that use it, to save registers: about four
@@ -97,9 +97,9 @@ struct GemvEmitter {
   /// 8 k tiles: matvec 1x4096x4096 in chunks of 8 went 0.0322 -> 0.0270 ms
   /// with the pragma (run 15), where skinny 2x4096x4096 (8 k tiles of a
   /// warp) went 0.0266 -> 0.0293.
-  int64_t noUnrollTiles = 4;
-  void noUnroll(scf::ForOp loop) {
-    if (e.kTilesPerBlock() > noUnrollTiles)
+  static constexpr int64_t kNoUnrollTiles = 4, kNoUnrollColumnTiles = 8;
+  void noUnroll(scf::ForOp loop, int64_t maxTiles) {
+    if (e.kTilesPerBlock() > maxTiles)
       return;
     MLIRContext *ctx = b.getContext();
     auto unroll = LLVM::LoopUnrollAttr::get(ctx, b.getBoolAttr(true), {}, {},
@@ -116,7 +116,8 @@ struct GemvEmitter {
   /// (their values carried by the loop: two tiles of loads in flight while
   /// a thread waits, instead of one); 1: each tile's loads, then its FMAs.
   /// Returns the accumulators.
-  SmallVector<Value> kLoop(int64_t accs, int64_t stages, LoadTile load,
+  SmallVector<Value> kLoop(int64_t accs, int64_t stages,
+                           int64_t noUnrollMaxTiles, LoadTile load,
                            UseTile use) {
     int64_t kTiles = e.kTilesPerBlock();
     bool guardK = e.shape.k % e.bk != 0;
@@ -131,7 +132,7 @@ struct GemvEmitter {
     if (stages <= 1 || plain == 0) {
       auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
                                      cidx(b, loc, plain), cidx(b, loc, 1), init);
-      noUnroll(loop);
+      noUnroll(loop, noUnrollMaxTiles);
       {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(loop.getBody());
@@ -156,7 +157,7 @@ struct GemvEmitter {
     auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
                                    cidx(b, loc, plain - 1), cidx(b, loc, 1),
                                    carried);
-    noUnroll(loop);
+    noUnroll(loop, noUnrollMaxTiles);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -172,14 +173,12 @@ struct GemvEmitter {
     auto results = loop.getResults();
     SmallVector<Value> acc(results.begin(), results.begin() + accs);
     SmallVector<Value> cur(results.begin() + accs, results.begin() + accs + nw);
-    if (guardK) {
-      Value kt = cidx(b, loc, kTiles - 1);
-      SmallVector<Value> last = load(kt, true);
-      use(cidx(b, loc, plain - 1), false, cur, acc);
-      use(kt, true, last, acc);
-    } else {
-      use(cidx(b, loc, plain - 1), false, cur, acc);
-    }
+    // The guarded tile's loads go out before the last plain tile's FMAs.
+    Value ktLast = cidx(b, loc, kTiles - 1);
+    SmallVector<Value> last = guardK ? load(ktLast, true) : SmallVector<Value>();
+    use(cidx(b, loc, plain - 1), false, cur, acc);
+    if (guardK)
+      use(ktLast, true, last, acc);
     return acc;
   }
 
@@ -272,7 +271,8 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
                 b, loc, w[(q * r + j) * v + l], x[l], acc[f * r + j]);
       }
   };
-  SmallVector<Value> acc = kLoop(few * r, stages, loadTile, useTile);
+  SmallVector<Value> acc =
+      kLoop(few * r, stages, kNoUnrollTiles, loadTile, useTile);
   // Each sum over the warp's lanes (shuffles); lane 0 stores the tile.
   for (Value &x : acc)
     x = gpu::SubgroupReduceOp::create(b, loc, x, gpu::AllReduceOperation::ADD,
@@ -294,20 +294,17 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
 LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   MatmulShape &s = e.shape;
   auto thr = e.config.getThread();
-  if (thr.size() < 2 || thr.size() > 3 || e.bm != s.m || thr[0] != s.m ||
-      !(thr[1] == 1 || thr[1] == v) || e.bn % thr[1] ||
-      e.threads % (e.bn / thr[1]) ||
-      e.bk % (e.threads / (e.bn / thr[1])) ||
-      (thr.size() == 3 && thr[2] * (e.threads / (e.bn / thr[1])) != e.bk) ||
-      (thr.size() == 2 && e.threads != e.bn / thr[1]))
+  int64_t threads = gemvColumnThreads(e.bn, e.bk, thr);
+  if (threads == 0 || e.threads != threads || e.bm != s.m || thr[0] != s.m ||
+      !(thr[1] == 1 || thr[1] == v))
     return e.op->emitOpError() << "gemv: block and thread tiles do not fit "
                                   "the shape: run kb-tile";
   int64_t tn = thr[1], m = s.m;
-  noUnrollTiles = 8;
   // The block's threads: `cols` of them across its columns, times `groups`
-  // k groups (threads / cols), each taking r = BK / groups consecutive rows
-  // of every k tile; the groups' sums meet in shared memory at the end.
-  int64_t cols = e.bn / tn, groups = e.threads / cols, r = e.bk / groups;
+  // k groups (BK / R with thread = [M, TN, R], else 1), each taking r
+  // consecutive rows of every k tile; the groups' sums meet in shared
+  // memory at the end.
+  int64_t cols = e.bn / tn, groups = threads / cols, r = e.bk / groups;
   if (r * tn > kGemvMaxTileFloats)
     return e.op->emitOpError()
            << "gemv: a thread would load " << r * tn
@@ -362,7 +359,8 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
                                                  acc[mi * tn + l]);
     }
   };
-  SmallVector<Value> acc = kLoop(m * tn, stages, loadTile, useTile);
+  SmallVector<Value> acc =
+      kLoop(m * tn, stages, kNoUnrollColumnTiles, loadTile, useTile);
   OpBuilder::InsertionGuard guard(b);
   if (groups > 1) {
     // Every group's sums into shared memory (red[(g * M + mi) * BN + col]),
@@ -435,7 +433,7 @@ LogicalResult mlir::kb::buildGemv(MatmulEmitter &e, LaunchInfo &info) {
            << llvm::divideCeil(s.k, e.bk) << " k tiles";
   // A row-major B's k groups meet in shared memory (gemvSharedBytes).
   if (failed(e.setSharedBytes(
-          info, gemvSharedBytes(e.bm, e.bn, e.config.getThread(), e.threads))))
+          info, gemvSharedBytes(e.bm, e.bn, e.bk, e.config.getThread()))))
     return failure();
   int64_t ldb = cast<MemRefType>(e.bmem.getType()).getShape().back();
   int64_t v = gemvVector(*form, s.n, s.k, ldb, s.transB);
