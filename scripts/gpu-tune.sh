@@ -64,11 +64,7 @@ else
   echo "calibration: $(python3 -c "import time; print(round(time.time() - $t_cal, 2))") s" | tee -a "$log"
 fi
 read -r -a runargs <<< "${KB_TUNE_RUN_ARGS:---warmup 2 --min-runs 10 --min-ms 20}"
-echo "{" > "$out/times.json"
-sep=""
 t_start=$(date +%s)
-done_s=0
-done_n=0
 budget=${KB_TUNE_BUDGET_S:-330}
 plans=()
 if [ -n "${KB_TUNE_ORDER:-}" ]; then
@@ -80,33 +76,81 @@ else
   # still has every family.
   plans=("$work"/plans/ew_*/ "$work"/plans/softmax_*/ "$work"/plans/mm_*/)
 fi
+# The GPUs (KB_TUNE_GPUS, default every GPU nvidia-smi lists): each program's
+# batch runs whole on one GPU (its candidates are compared with each other
+# only), the programs dealt out so that each GPU gets about the same number
+# of bundles (the largest first, each to the GPU with the fewest so far), and
+# the GPUs measure at once. One GPU: the order above.
+ngpu=${KB_TUNE_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+[ "$ngpu" -ge 1 ] 2>/dev/null || ngpu=1
+echo "GPUs measuring at once: $ngpu" | tee -a "$log"
+mkdir -p "$work/queues" "$out/times.d"
+rm -f "$work"/queues/*
 for plan in "${plans[@]}"; do
   [ -d "$plan" ] || continue
   name=$(basename "$plan")
   if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
-  bundles=("$plan"default/ "$plan"c*/)
-  left=$(( budget - ($(date +%s) - t_start) ))
-  # Seconds a bundle: what this run's programs took so far, else the guess.
-  rate=$(python3 -c "print($done_s / $done_n if $done_n else ${KB_TUNE_S_PER_BUNDLE:-0.65})")
-  need=$(python3 -c "import math; print(math.ceil(${#bundles[@]} * $rate))")
-  if [ "$need" -gt "$left" ]; then
-    echo "$name: skipped, ${#bundles[@]} bundles need about $need s ($rate s a bundle), $left s left of KB_TUNE_BUDGET_S" | tee -a "$log"; continue
-  fi
-  limit=$(( left < ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ? left : ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ))
-  start=$(date +%s.%N)
-  # One kb-run for the batch, its reports written as each bundle finishes
-  # (--jsonl-out); a bundle without one after KB_TUNE_STALL_S is skipped
-  # (kb-run killed, a fresh one goes on after it); what ran by the limit
-  # is kept (scripts/tune_batch.py).
-  python3 scripts/tune_batch.py --kb-run "$KB_RUN" --out "$out/$name.json" \
-    --limit "$limit" --stall "${KB_TUNE_STALL_S:-15}" --run-args "${runargs[*]}" \
-    "${bundles[@]}" 2>> "$log" | sed "s/^/$name: /" | tee -a "$log"
-  rc=${PIPESTATUS[0]}
-  secs=$(python3 -c "import time; print(round(time.time() - $start, 2))")
-  done_s=$(python3 -c "print($done_s + $secs)")
-  done_n=$(( done_n + ${#bundles[@]} ))
-  echo "$name: ${#bundles[@]} bundles, rc $rc, $secs s" | tee -a "$log"
-  echo "$sep \"$name\": {\"seconds\": $secs, \"bundles\": ${#bundles[@]}, \"rc\": $rc}" >> "$out/times.json"
-  sep=","
+  n=$(find "$plan" -maxdepth 1 -name 'c*' -type d | wc -l)
+  echo "$n $plan"
+done > "$work/queues/all"
+if [ "$ngpu" -gt 1 ]; then
+  python3 - "$ngpu" "$work/queues" <<'PY'
+import sys
+n, d = int(sys.argv[1]), sys.argv[2]
+rows = [l.split(" ", 1) for l in open(d + "/all").read().splitlines() if l]
+load, qs = [0] * n, [[] for _ in range(n)]
+for c, plan in sorted(rows, key=lambda r: -int(r[0])):
+    g = load.index(min(load))
+    load[g] += int(c) + 1
+    qs[g].append(plan)
+for g in range(n):
+    open("%s/q%d" % (d, g), "w").write("".join(p + "\n" for p in qs[g]))
+PY
+else
+  cut -d' ' -f2- "$work/queues/all" > "$work/queues/q0"
+fi
+
+# Measures the programs of queue file $2 on GPU $1, one after the other.
+measure_queue() {
+  local gpu=$1 queue=$2 done_s=0 done_n=0 plan name bundles left rate need limit start rc secs
+  while read -r plan; do
+    name=$(basename "$plan")
+    bundles=("$plan"default/ "$plan"c*/)
+    left=$(( budget - ($(date +%s) - t_start) ))
+    # Seconds a bundle: what this GPU's programs took so far, else the guess.
+    rate=$(python3 -c "print($done_s / $done_n if $done_n else ${KB_TUNE_S_PER_BUNDLE:-0.65})")
+    need=$(python3 -c "import math; print(math.ceil(${#bundles[@]} * $rate))")
+    if [ "$need" -gt "$left" ]; then
+      echo "$name: skipped, ${#bundles[@]} bundles need about $need s ($rate s a bundle), $left s left of KB_TUNE_BUDGET_S" | tee -a "$log"; continue
+    fi
+    limit=$(( left < ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ? left : ${KB_TUNE_PROGRAM_TIMEOUT_S:-200} ))
+    start=$(date +%s.%N)
+    # One kb-run for the batch, its reports written as each bundle finishes
+    # (--jsonl-out); a bundle without one after KB_TUNE_STALL_S is skipped
+    # (kb-run killed, a fresh one goes on after it); what ran by the limit
+    # is kept (scripts/tune_batch.py).
+    CUDA_VISIBLE_DEVICES=$gpu python3 scripts/tune_batch.py --kb-run "$KB_RUN" --out "$out/$name.json" \
+      --limit "$limit" --stall "${KB_TUNE_STALL_S:-15}" --run-args "${runargs[*]}" \
+      "${bundles[@]}" 2>> "$log" | sed "s/^/$name (GPU $gpu): /" | tee -a "$log"
+    rc=${PIPESTATUS[0]}
+    secs=$(python3 -c "import time; print(round(time.time() - $start, 2))")
+    done_s=$(python3 -c "print($done_s + $secs)")
+    done_n=$(( done_n + ${#bundles[@]} ))
+    echo "$name: ${#bundles[@]} bundles on GPU $gpu, rc $rc, $secs s" | tee -a "$log"
+    echo "\"$name\": {\"seconds\": $secs, \"bundles\": ${#bundles[@]}, \"rc\": $rc, \"gpu\": $gpu}" > "$out/times.d/$name"
+  done < "$queue"
+}
+for ((g = 0; g < ngpu; g++)); do
+  [ -s "$work/queues/q$g" ] && measure_queue "$g" "$work/queues/q$g" &
 done
-echo "}" >> "$out/times.json"
+wait
+python3 - "$out/times.d" "$out/times.json" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+times = {}
+for f in sorted(os.listdir(d)):
+    times.update(json.loads("{" + open(os.path.join(d, f)).read() + "}"))
+json.dump(times, open(sys.argv[2], "w"), indent=1)
+PY
+rm -rf "$out/times.d"
+echo "all programs: $(( $(date +%s) - t_start )) s wall on $ngpu GPU(s)" | tee -a "$log"

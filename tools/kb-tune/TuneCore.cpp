@@ -756,6 +756,7 @@ json toJson(const Plan &p) {
           {"started_at", p.startedAt},
           {"updated_at", p.updatedAt},
           {"default_ms", p.defaultMs},
+          {"default_config", p.defaultConfig},
           {"candidates", entries}};
 }
 
@@ -786,6 +787,7 @@ Plan planFromJson(const json &j) {
   p.startedAt = j.value("started_at", 0.0);
   p.updatedAt = j.value("updated_at", 0.0);
   p.defaultMs = j.value("default_ms", 0.0);
+  p.defaultConfig = j.value("default_config", "");
   for (const json &c : j.at("candidates")) {
     Entry e;
     e.id = c.at("id");
@@ -814,7 +816,54 @@ int defaultBudget(const Plan &p) {
   int n = int(survivors(p).size());
   if (p.mode == "exhaustive")
     return n;
-  return std::min(n, std::max(2, n / 10));
+  return std::min(n, std::max(1, n / 10));
+}
+
+std::map<std::string, std::string> configFields(const std::string &text) {
+  std::map<std::string, std::string> out;
+  size_t open = text.find('<'), close = text.rfind('>');
+  if (text.rfind("#kb.config<", 0) != 0 || close == std::string::npos)
+    return out;
+  std::string body = text.substr(open + 1, close - open - 1), item;
+  int depth = 0;
+  bool quoted = false;
+  auto flush = [&] {
+    size_t eq = item.find(" = ");
+    if (eq != std::string::npos) {
+      std::string k = item.substr(0, eq), v = item.substr(eq + 3);
+      k.erase(0, k.find_first_not_of(' '));
+      out[k] = v;
+    }
+    item.clear();
+  };
+  for (char ch : body) {
+    if (ch == '"')
+      quoted = !quoted;
+    else if (!quoted && ch == '[')
+      ++depth;
+    else if (!quoted && ch == ']')
+      --depth;
+    if (ch == ',' && depth == 0 && !quoted) {
+      flush();
+      continue;
+    }
+    item += ch;
+  }
+  flush();
+  return out;
+}
+
+int distanceTo(const Candidate &c,
+               const std::map<std::string, std::string> &fields) {
+  int d = 0;
+  for (const auto &[k, v] : c.fields) {
+    if (v.empty())
+      continue;
+    auto it = fields.find(k);
+    std::string have = it == fields.end() ? (k == "split" ? "1" : "") : it->second;
+    d += have != v;
+  }
+  return d;
 }
 
 static std::vector<int> byRank(const Plan &p) {
@@ -840,25 +889,36 @@ std::vector<int> firstBatch(const Plan &p) {
     std::sort(s.begin(), s.end());
     return s;
   }
-  // The model's best half-budget; candidates the model cannot tell from one
-  // already taken (the same time, one field apart, e.g. a raster the model
-  // does not see) wait until the others are taken.
-  std::vector<int> r = byRank(p), taken, later;
-  size_t want = std::min<size_t>(r.size(), std::max(1, (budget + 1) / 2));
-  for (int i : r) {
-    bool twin = false;
-    for (int t : taken)
-      twin |= distance(p.entries[i].cand, p.entries[t].cand) <= 1 &&
-              std::abs(p.entries[i].st.modelMs - p.entries[t].st.modelMs) <=
-                  0.005 * p.entries[t].st.modelMs;
-    if (twin)
-      later.push_back(i);
-    else if (taken.size() < want)
-      taken.push_back(i);
+  // The model's best half-budget. Where the model cannot tell candidates
+  // apart (its times within 0.5% of the best one left: a tier, e.g. every
+  // mma.sync tile at the unit's ceiling, or a raster the model does not
+  // see), the samples are spread over the tier: each slot takes the tier's
+  // candidate farthest (fewest fields in common) from those already taken,
+  // then the one nearest kb's own config (the decision passes know what
+  // the model does not), then the model's rank. A tier in table order would
+  // spend the half-budget on one corner of it (stages 2, 3, 4 of one tile).
+  std::vector<int> open = byRank(p), taken;
+  size_t want = std::min<size_t>(open.size(), std::max(1, (budget + 1) / 2));
+  std::map<std::string, std::string> kbOwn = configFields(p.defaultConfig);
+  while (taken.size() < want) {
+    double top = p.entries[open.front()].st.modelMs;
+    int pick = -1, pickDist = -1, pickOwn = 0;
+    for (int i : open) {
+      if (p.entries[i].st.modelMs > top * 1.005 + 1e-12)
+        break;
+      int d = std::numeric_limits<int>::max();
+      for (int t : taken)
+        d = std::min(d, distance(p.entries[i].cand, p.entries[t].cand));
+      int own = kbOwn.empty() ? 0 : distanceTo(p.entries[i].cand, kbOwn);
+      if (d > pickDist || (d == pickDist && own < pickOwn)) {
+        pick = i;
+        pickDist = d;
+        pickOwn = own;
+      }
+    }
+    taken.push_back(pick);
+    open.erase(std::find(open.begin(), open.end(), pick));
   }
-  for (int i : later)
-    if (taken.size() < want)
-      taken.push_back(i);
   return taken;
 }
 
@@ -933,7 +993,7 @@ int bestIndex(const Plan &p, std::vector<int> *ties) {
   for (int i = 0; i < int(p.entries.size()); ++i) {
     const auto &m = p.entries[i].meas;
     if (m && m->status == "ok" &&
-        m->medianMs - b.medianMs <= std::max(m->noiseMs(), b.noiseMs()))
+        m->medianMs - b.medianMs <= std::min(m->noiseMs(), b.noiseMs()))
       tied.push_back(i);
   }
   if (ties)
@@ -1058,8 +1118,8 @@ json dbEntry(const Plan &p, int best, const std::vector<int> &ties,
             {"runs", m.runs},
             {"noise_ms", m.noiseMs()},
             {"ties", tied},
-            {"tie_rule", "medians within the larger noise (median - min) of "
-                         "the two are a tie; the first in the space's "
+            {"tie_rule", "medians within the smaller noise (median - min) "
+                         "of the two are a tie; the first in the space's "
                          "table order wins"},
             {"mode", p.mode},
             {"space", p.space},

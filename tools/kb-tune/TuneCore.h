@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -147,8 +148,10 @@ struct Measured {
   std::vector<std::string> levers;
   std::string message;
   /// The noise of the timed runs: the median's distance from the fastest
-  /// run. Two candidates whose medians are within the larger noise of the
-  /// two are a tie. Not the spread (max - min): a timing can only be made
+  /// run. Two candidates whose medians are within the smaller noise of the
+  /// two are a tie (within the larger, one candidate with a noisy median
+  /// tied with every faster one: skinny 16x4096x4096 on the H200 chose a
+  /// candidate 5% slower than the fastest). Not the spread (max - min): a timing can only be made
   /// slower by what else the machine does, so one run stalled for
   /// milliseconds (a 4 ms outlier among 277 runs of 0.05 ms was seen) made
   /// a fast candidate "tie" with every slower one, and the first in table
@@ -200,12 +203,22 @@ struct Plan {
   /// kb's own choice (the program compiled without a hand-set config,
   /// bundle DIR/default), when it was measured: its median.
   double defaultMs = 0;
+  /// kb's own config of the tuned kernel (DIR/default's manifest), where
+  /// known: guided's first round breaks the model's ties towards it.
+  std::string defaultConfig;
 };
 json toJson(const Plan &p);
+
+/// The fields of a `#kb.config<...>` text, by name ("" when it is not one).
+std::map<std::string, std::string> configFields(const std::string &text);
+/// How many of `c`'s set fields differ from the config `fields` (a field
+/// the config lacks differs, except split = 1, which is no split).
+int distanceTo(const Candidate &c,
+               const std::map<std::string, std::string> &fields);
 Plan planFromJson(const json &j);
 
 std::vector<int> survivors(const Plan &p);
-/// The default budget: a tenth of the survivors (rounded down), at least 2 (all
+/// The default budget: a tenth of the survivors (rounded down), at least 1 (all
 /// of them for exhaustive).
 int defaultBudget(const Plan &p);
 /// The first round of `p.mode`: every survivor (exhaustive), a seeded
@@ -224,7 +237,7 @@ bool followsLever(const std::string &lever, const Candidate &from,
 int distance(const Candidate &a, const Candidate &b);
 
 /// The best measured candidate by the tie rule: the lowest median; medians
-/// within the larger noise of the two are a tie, won by the candidate
+/// within the smaller noise of the two are a tie, won by the candidate
 /// first in table order. -1 when none is measured ok. `ties` gets the
 /// candidates tied with the winner.
 int bestIndex(const Plan &p, std::vector<int> *ties = nullptr);

@@ -288,10 +288,9 @@ bool compileDefault(Program &p, const std::string &dir, std::string &reason) {
 /// The static facts of a compiled bundle: the tuned kernel's ptxas
 /// resources, launch, occupancy and whether its PTX uses the tensor cores;
 /// the bytes the other kernels (a kb.transpose) move.
-Static readBundle(const std::string &dir, Family family) {
-  Static s;
-  s.compiled = true;
-  json m = readJson(dir + "/manifest.json");
+/// The index in a manifest's kernels of the kernel kb-tune tunes: the one
+/// holding the kb.matmul or kb.softmax, else the last.
+static int tunedKernel(const json &m, Family family) {
   const json &program = m.at("program");
   const json &kernels = m.at("kernels");
   int target = -1;
@@ -302,8 +301,29 @@ Static readBundle(const std::string &dir, Family family) {
     for (const json &o : kernels[i].at("ops"))
       if (!anchor.empty() && program.at(o.get<int>()).value("op", "") == anchor)
         target = i;
-  if (target < 0)
-    target = int(kernels.size()) - 1;
+  return target < 0 ? int(kernels.size()) - 1 : target;
+}
+
+/// kb's own config of the tuned kernel in the bundle `dir` ("" where there
+/// is none, or no bundle).
+std::string tunedKernelConfig(const std::string &dir, Family family) {
+  if (!fs::exists(dir + "/manifest.json"))
+    return "";
+  try {
+    json m = readJson(dir + "/manifest.json");
+    return m.at("kernels").at(tunedKernel(m, family)).value("config", "");
+  } catch (const std::exception &) {
+    return "";
+  }
+}
+
+Static readBundle(const std::string &dir, Family family) {
+  Static s;
+  s.compiled = true;
+  json m = readJson(dir + "/manifest.json");
+  const json &program = m.at("program");
+  const json &kernels = m.at("kernels");
+  int target = tunedKernel(m, family);
   for (int i = 0; i < int(kernels.size()); ++i) {
     if (i == target)
       continue;
@@ -456,6 +476,8 @@ Plan compileAll(const Options &o, Program &prog) {
   if (!compileDefault(prog, o.out + "/default", reason))
     std::cerr << "kb-tune: the program as it is does not compile: " << reason
               << "\n";
+  else
+    p.defaultConfig = tunedKernelConfig(o.out + "/default", p.facts.family);
   p.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
@@ -715,7 +737,7 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     c->add_option("--budget", o.budget,
                   "Candidates to time (guided, random; default a tenth of "
-                  "the survivors, rounded down, at least 2)");
+                  "the survivors, rounded down, at least 1)");
     c->add_option("--seed", o.seed, "Seed of the random mode")
         ->capture_default_str();
     c->add_option("--calibration", o.calibration,
@@ -877,6 +899,10 @@ int main(int argc, char **argv) {
     if (p.mode != "exhaustive")
       die("replay needs a plan compiled with --mode exhaustive (this one is " +
           p.mode + ")");
+    // A plan compiled before plans recorded kb's own config: from its
+    // default bundle, where that is still there.
+    if (p.defaultConfig.empty())
+      p.defaultConfig = tunedKernelConfig(o.out + "/default", p.facts.family);
     // The model again (this kb-tune's), from the stored static facts: with
     // the ceilings measured on the GPU (--calibration), or the plan's.
     if (!o.calibration.empty()) {
