@@ -458,6 +458,17 @@ static std::vector<int64_t> sizes(const std::string &text) {
 
 static int64_t count(const Candidate &c, const char *field);
 
+double splitSumMs(int64_t split, double outBytes, double copyGBs) {
+  // Partials that fit in L2 (50 MB on the H200; 40 MB taken) are written
+  // and read back there, at the L2 rate the tile loads use (three times
+  // the copy's): charged at DRAM's, a split of 32 over 256 x 256 looked
+  // 10% slower than one of 16, where the H200 measured it 7% faster (long
+  // K 256x256x16384, 2026-12-02-tune5).
+  double bw = copyGBs * 1e9;
+  double partBw = split * outBytes <= 40e6 ? 3 * bw : bw;
+  return (split + 1) * outBytes / partBw * 1e3 + 0.004;
+}
+
 double modelTime(const Facts &f, const Candidate &c, const Static &s,
                  const Calibration &cal) {
   if (!s.compiled || !s.pruned.empty())
@@ -524,16 +535,20 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     }
     // Shallow pipelines expose the copies' latency: the stages in flight
     // (stages - 1 per block, for every block resident on the SM) must
-    // cover a tile load's latency (about 600 ns from L2 or DRAM on the
-    // H200) with the k steps they feed, each 2 x BM x BN x BK flops at
-    // the SM's rate. One stage (register copies) overlaps nothing.
+    // cover a tile load's latency with the k steps they feed, each 2 x BM
+    // x BN x BK flops at the SM's rate. One stage (register copies)
+    // overlaps nothing. The latency is the loaded one, 1 us: with 600 ns
+    // (the idle figure) three wgmma stages covered it, where kb-tune's
+    // exhaustive H200 run (2026-12-02-tune5) measured three stages slower
+    // than the best of four and five in 163 of 167 tile groups (median
+    // 1.23x); that is what misled guided on odd 1023x1025x1027 (+4.1%).
     int64_t stages = count(c, "stages");
     double stageEff = 0.75;
     if (stages >= 2 && b.size() == 3) {
       double resident = std::max<double>(
           1, std::min<double>(std::max(s.blocksPerSM, 1), perSM));
       double kStepMs = 2.0 * b[0] * b[1] * b[2] / (peak * 1e12 / sms) * 1e3;
-      double covered = (stages - 1) * resident * kStepMs / 0.0006;
+      double covered = (stages - 1) * resident * kStepMs / 0.001;
       stageEff = 0.5 + 0.5 * std::min(1.0, covered);
     } else if (stages >= 2) {
       stageEff = stages >= 3 ? 1.0 : 0.9;
@@ -546,7 +561,7 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     // The two overlap, not perfectly: a tenth of the smaller one shows.
     t = std::max(compute, mem) + 0.1 * std::min(compute, mem);
     if (split > 1)
-      t += (split + 1) * outBytes / bw * 1e3 + launchMs;
+      t += splitSumMs(split, outBytes, cal.copyGBs);
   } else {
     double passes = c.get("strategy") == "\"online\"" ? 1.5 : 1.0;
     int64_t vector = std::max<int64_t>(1, std::atoll(c.get("vector").c_str()));
@@ -900,10 +915,14 @@ std::vector<int> firstBatch(const Plan &p) {
   std::vector<int> open = byRank(p), taken;
   size_t want = std::min<size_t>(open.size(), std::max(1, (budget + 1) / 2));
   std::map<std::string, std::string> kbOwn = configFields(p.defaultConfig);
+  // (Until 2026-12-02 a candidate one field from one taken and timed
+  // alike waited while others were left; on kb-tune's fresh H200 run that
+  // deferred the fifth stage that won both batched programs, 6-7%.)
   while (taken.size() < want) {
-    double top = p.entries[open.front()].st.modelMs;
+    const std::vector<int> &pool = open;
+    double top = p.entries[pool.front()].st.modelMs;
     int pick = -1, pickDist = -1, pickOwn = 0;
-    for (int i : open) {
+    for (int i : pool) {
       if (p.entries[i].st.modelMs > top * 1.005 + 1e-12)
         break;
       int d = std::numeric_limits<int>::max();

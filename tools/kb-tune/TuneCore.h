@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -135,6 +136,10 @@ Calibration loadCalibration(const std::string &path);
 /// other kernels' bytes and a launch.
 double modelTime(const Facts &f, const Candidate &c, const Static &s,
                  const Calibration &cal);
+/// Split-K's cost beyond the kernel: S x M x N partials (`outBytes` =
+/// M x N x 4) written and read by kb.split_sum, which writes M x N, and the
+/// sum's launch; in L2 where the partials fit.
+double splitSumMs(int64_t split, double outBytes, double copyGBs);
 /// Fills `rank` of every survivor by model time (ties by index).
 void rankByModel(std::vector<Static> &st);
 
@@ -147,16 +152,24 @@ struct Measured {
   std::string bound, cause, lever, text;
   std::vector<std::string> levers;
   std::string message;
-  /// The noise of the timed runs: the median's distance from the fastest
-  /// run. Two candidates whose medians are within the smaller noise of the
-  /// two are a tie (within the larger, one candidate with a noisy median
-  /// tied with every faster one: skinny 16x4096x4096 on the H200 chose a
-  /// candidate 5% slower than the fastest). Not the spread (max - min): a timing can only be made
-  /// slower by what else the machine does, so one run stalled for
-  /// milliseconds (a 4 ms outlier among 277 runs of 0.05 ms was seen) made
-  /// a fast candidate "tie" with every slower one, and the first in table
-  /// order, the slowest, won.
-  double noiseMs() const { return std::max(0.0, medianMs - minMs); }
+  /// The noise of the median: how far another process measuring the same
+  /// bundle may put it. From the runs, the fastest run's distance below the
+  /// median over the square root of the runs (a standard error's scaling;
+  /// a run can only be made slower by what else the machine does, so the
+  /// slowest says nothing), and at least 0.5% of the median: on the H200
+  /// the medians of 12 programs' candidates measured a day apart, in other
+  /// processes, agreed within 0.08-0.37% (the median over each program's
+  /// candidates; 2026-12-01 runs against 2026-12-02-tune5), while median -
+  /// min alone was 0.3-3.2% of the median. With median - min as the noise,
+  /// a 30 us candidate 5% slower than the fastest tied with it and, first
+  /// in table order, won (odd 1023x1025x1027; skinny 64x8192x2048). Two
+  /// candidates whose medians are within the smaller noise of the two are
+  /// a tie.
+  double noiseMs() const {
+    double tail = std::max(0.0, medianMs - minMs);
+    return std::max(tail / std::sqrt(double(std::max(runs, 1))),
+                    0.005 * medianMs);
+  }
 };
 json toJson(const Measured &m);
 Measured measuredFromJson(const json &j);

@@ -682,8 +682,14 @@ json runKbRun(const Options &o, const std::vector<std::string> &dirs,
       reports.push_back(runKbRun(o, {d}, planDir, false));
     return {{"schema", 1}, {"reports", reports}};
   }
-  if (j.is_object() && j.value("error", "") == "no_gpu")
-    die("no GPU here (kb-run: " + j.value("message", "") +
+  // No GPU: kb-run says so at the top, or (a batch) in its reports.
+  json noGpu = j;
+  if (j.is_object() && j.contains("reports") && j["reports"].is_array())
+    for (const json &r : j["reports"])
+      if (r.is_object() && r.value("error", "") == "no_gpu")
+        noGpu = r;
+  if (noGpu.is_object() && noGpu.value("error", "") == "no_gpu")
+    die("no GPU here (kb-run: " + noGpu.value("message", "") +
             "). The candidates are compiled in " + planDir +
             ": measure them where the GPU is with `kb-run --json "
             "--no-baselines $(cat " +
