@@ -145,6 +145,11 @@ VARIANTS = [
     (("smallk", 65536, 2048, 32, 1, True), [(256, 128, 1, 0)]),
     (("odd", 1000, 700, 1500, 1, False), [(64, 128, 2, 0), (128, 128, 2, 0), (128, 128, 3, 0)]),
     (("skinny", 128, 4096, 4096, 1, True), [(128, 256, 8, 0), (128, 192, 6, 0)]),
+    # Run 18: kb-promote-shared-memory's fifth wgmma stage (where it keeps
+    # the blocks an SM) against the four these shapes had before.
+    (("skinny", 128, 4096, 4096, 1, True), [(128, 128, 4, 4)]),
+    (("skinny", 96, 12288, 4096, 1, True), [(128, 192, 2, 4)]),
+    (("longk", 192, 160, 300000, 1, True), [(192, 160, 125, 4)]),
 ]
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's
 # split), as ablations of the shapes whose default it changed.

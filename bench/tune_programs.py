@@ -3,7 +3,8 @@
 matmul shapes across the shape classes (long K, skinny M, batched, odd sizes,
 large squares; TF32 on sm_90a, two fp32, one fp32 program whose precision
 kb-tune may change under an accuracy budget), 4 softmax widths and 2 fused
-elementwise programs.
+elementwise programs; and 5 held-out matmul shapes (ho_*), added after the
+model changes of 2026-12-02 to test them out of sample.
 
 Usage: bench/tune_programs.py OUT_DIR
 Writes OUT_DIR/NAME.mlir for each and OUT_DIR/programs.json: a list of
@@ -88,6 +89,15 @@ PROGRAMS = [
      bias_gelu_dropout("ew_bias_gelu_dropout_4096x4096", 4096, 4096), []),
     ("ew_add_relu_scale_8192x2048", "fused elementwise",
      add_relu_scale("ew_add_relu_scale_8192x2048", 8192, 2048), []),
+    # Held out (2026-12-02): shapes no model change looked at, measured after
+    # the model of that day was fixed, to test it out of sample
+    # (docs/kb-tune.md, "The held-out run").
+    ("ho_odd_1537x769x2051", "odd (held out)", matmul("ho_odd_1537x769x2051", 1, 1537, 769, 2051), []),
+    ("ho_batched_16x384x384x768", "batched (held out)",
+     matmul("ho_batched_16x384x384x768", 16, 384, 384, 768), []),
+    ("ho_square_3072", "large square (held out)", matmul("ho_square_3072", 1, 3072, 3072, 3072), []),
+    ("ho_skinny_32x4096x8192", "skinny M (held out)", matmul("ho_skinny_32x4096x8192", 1, 32, 4096, 8192), []),
+    ("ho_longk_384x384x32768", "long K (held out)", matmul("ho_longk_384x384x32768", 1, 384, 384, 32768), []),
 ]
 
 

@@ -19,12 +19,19 @@ res=${1:?usage: scripts/tune-results.sh OUT_DIR}
 rm -rf build/tune/replay && mkdir -p build/tune/replay
 [ -f build/tune/programs/programs.json ] || python3 bench/tune_programs.py build/tune/programs > /dev/null
 plans=${KB_TUNE_PLANS:-build/tune/plans}
+# kb-run's reports: NAME.json in OUT_DIR/tune, or packed there as
+# reports.tar.xz (how bench/results keeps them), unpacked to build/tune.
+reports="$res/tune"
+if [ -f "$res/tune/reports.tar.xz" ]; then
+  reports=build/tune/reports && rm -rf "$reports" && mkdir -p "$reports"
+  tar -C "$reports" -xJf "$res/tune/reports.tar.xz"
+fi
 for plan in "$plans"/*/; do
   name=$(basename "$plan")
-  [ -f "$res/tune/$name.json" ] || { echo "no measurements for $name" >&2; continue; }
+  [ -f "$reports/$name.json" ] || { echo "no measurements for $name" >&2; continue; }
   cal=(); [ -f "$res/tune/calibration.json" ] && cal=(--calibration "$res/tune/calibration.json")
   [ -n "${KB_TUNE_CALIBRATION:-}" ] && cal=(--calibration "$KB_TUNE_CALIBRATION")
-  build/bin/kb-tune replay "$plan" "$res/tune/$name.json" --seeds "${SEEDS:-20}" "${cal[@]}" \
+  build/bin/kb-tune replay "$plan" "$reports/$name.json" --seeds "${SEEDS:-20}" "${cal[@]}" \
     > "build/tune/replay/$name.json"
 done
 python3 bench/tune_report.py build/tune/replay build/tune/programs/programs.json \

@@ -106,7 +106,8 @@ struct PromoteSharedMemoryPass
     if (wgmma) {
       // wgmma reads 128-byte swizzled rows: no padding. Four stages (the
       // copies run two tiles ahead while one wgmma group is in flight),
-      // three when four do not fit.
+      // three when four do not fit, five where the fifth keeps the
+      // blocks an SM (below).
       if (!f.pad.empty() && (f.pad[0] || f.pad[1]))
         return op.emitOpError()
                << "wgmma tiles are swizzled, not padded: pad must "
@@ -138,8 +139,25 @@ struct PromoteSharedMemoryPass
                << n;
       if (f.copy == CopyKind::tma)
         threads = wgmmaThreads(bm, bn, transposeB, /*tma=*/true);
-      if (!f.stages)
+      if (!f.stages) {
         f.stages = sharedBytes(4) > model.maxSharedPerBlock ? 3 : 4;
+        // A fifth stage where it costs no resident block and a stage is
+        // at most 32 KB (128 x 128 x 32 tiles or smaller). 128 x 128 tiles
+        // (160 KB at five, one block an SM as at four) were faster at five
+        // in 36 of 37 tile groups of kb-tune's exhaustive H200 run
+        // (bench/results/2026-12-02-tune5: median 3.2%, up to 11.6%;
+        // docs/kb-tune.md) and skinny 128x4096x4096 4.0% (run 18); 64 x
+        // 128 and 128 x 64, which drop from two blocks an SM to one, were
+        // 1.2-1.4x slower at five; larger stages gained nothing (run 18:
+        // 128 x 192 1.4% and 192 x 160 0.5% slower at five).
+        auto perSM = [&](int64_t stages) {
+          return model.sharedPerSM / (sharedBytes(stages) + 1024);
+        };
+        if (f.stages == 4 && (bm + bn) * bk * 4 <= 32768 &&
+            sharedBytes(5) <= model.maxSharedPerBlock &&
+            perSM(5) == perSM(4))
+          f.stages = 5;
+      }
       if (f.stages < 3)
         return op.emitOpError()
                << "wgmma needs at least 3 stages (copies two tiles "

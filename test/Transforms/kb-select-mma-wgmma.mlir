@@ -293,3 +293,25 @@ func.func @grid_on_ieee(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) ->
   %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<grid = 132>} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   return %0 : tensor<4096x4096xf32>
 }
+
+// -----
+
+// wgmma's default stages: four, and a fifth where it keeps the blocks an SM
+// that shared memory allows and a stage is at most 32 KB: 128 x 128 tiles
+// (160 KB at five, one block an SM as at four) take five; 256 x 64 (40 KB a
+// stage), 64 x 128 (two blocks at four, one at five) and 128 x 256 (five do
+// not fit) keep four. Hand-set stages are kept.
+// CHECK-LABEL: func.func @wgmma_fifth_stage
+// CHECK: block = [128, 128, 32], threads = 288, stages = 5,
+// CHECK: block = [256, 64, 32], threads = 544, stages = 4,
+// CHECK: block = [64, 128, 32], threads = 160, stages = 4,
+// CHECK: block = [128, 256, 32], threads = 288, stages = 4,
+// CHECK: block = [128, 128, 32], threads = 288, stages = 4,
+func.func @wgmma_fifth_stage(%a: tensor<2048x2048xf32>) -> (tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>) {
+  %0 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [128, 128, 32]>} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  %1 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [256, 64, 32]>} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  %2 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32]>} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  %3 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [128, 256, 32]>} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  %4 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [128, 128, 32], stages = 4>} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  return %0, %1, %2, %3, %4 : tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>
+}
