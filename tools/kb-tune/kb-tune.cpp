@@ -373,7 +373,7 @@ struct Options {
   int budget = 0, kernel = -1, limit = 0, seeds = 1;
   uint64_t seed = 1;
   double maxRelError = -1;
-  bool keepSpills = false, json = false, quiet = false;
+  bool keepSpills = false, json = false, quiet = false, profile = false;
 };
 
 /// The space, narrowed to the configs that `--only` matches.
@@ -656,7 +656,8 @@ void checkMode(const std::string &mode) {
 json runKbRun(const Options &o, const std::vector<std::string> &dirs,
               const std::string &planDir, bool noBaselines = true) {
   std::string cmd =
-      o.kbRun + " --json --quiet" + (noBaselines ? " --no-baselines" : "");
+      o.kbRun + " --json --quiet" + (noBaselines ? " --no-baselines" : "") +
+      (o.profile ? " --profile" : "");
   for (const std::string &d : dirs)
     cmd += " '" + d + "'";
   FILE *pipe = popen(cmd.c_str(), "r");
@@ -788,6 +789,11 @@ int main(int argc, char **argv) {
   tune->add_option("program", o.program)->required();
   tune->add_option("--out", o.out, "Plan folder (default: kb-tune.<name>)");
   tune->add_option("--kb-run", o.kbRun, "kb-run to measure with");
+  tune->add_flag("--profile", o.profile,
+                 "Have kb-run add Nsight Compute's counters (DRAM and SM "
+                 "throughput, achieved occupancy, tensor-pipe activity) to "
+                 "each report, so that the diagnosis steering the next round "
+                 "reads them (where ncu is installed; slower)");
   common(tune);
   searchOpts(tune);
 
