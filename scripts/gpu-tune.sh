@@ -18,7 +18,9 @@
 # build/tune/units, the unit bundles of the calibration).
 # The order: KB_TUNE_ORDER (program names, space-separated), else the
 # tarball's plans/ORDER (build-tune-batches.sh's), else elementwise, softmax,
-# then matmuls; only the programs present in the tarball are measured.
+# then matmuls; only the programs present in the tarball are measured. With
+# several GPUs the programs are dealt out by their bundles (largest first)
+# and each GPU's queue keeps this order.
 # KB_TUNE_ONLY: a regex of program names; KB_TUNE_RUN_ARGS: kb-run's timing
 # options (default --warmup 2 --min-runs 10 --min-ms 20); KB_TUNE_BUDGET_S:
 # the seconds for all programs (default 330): a program is skipped when its
@@ -81,9 +83,15 @@ fi
 # only), the programs dealt out so that each GPU gets about the same number
 # of bundles (the largest first, each to the GPU with the fewest so far), and
 # the GPUs measure at once. One GPU: the order above.
-ngpu=${KB_TUNE_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+# KB_TUNE_GPUS is a count of GPUs 0..N-1 (not more than nvidia-smi lists).
+have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+ngpu=${KB_TUNE_GPUS:-$have}
 [ "$ngpu" -ge 1 ] 2>/dev/null || ngpu=1
+if [ "$have" -ge 1 ] 2>/dev/null && [ "$ngpu" -gt "$have" ]; then
+  echo "KB_TUNE_GPUS=$ngpu, but nvidia-smi lists $have GPU(s)" | tee -a "$log"; exit 2
+fi
 echo "GPUs measuring at once: $ngpu" | tee -a "$log"
+rm -rf "$out/times.d"
 mkdir -p "$work/queues" "$out/times.d"
 rm -f "$work"/queues/*
 for plan in "${plans[@]}"; do
@@ -98,13 +106,15 @@ if [ "$ngpu" -gt 1 ]; then
 import sys
 n, d = int(sys.argv[1]), sys.argv[2]
 rows = [l.split(" ", 1) for l in open(d + "/all").read().splitlines() if l]
-load, qs = [0] * n, [[] for _ in range(n)]
-for c, plan in sorted(rows, key=lambda r: -int(r[0])):
+# Dealt largest first (balance), each GPU's queue then in the given order.
+load, gpu = [0] * n, {}
+for i, (c, plan) in sorted(enumerate(rows), key=lambda r: -int(r[1][0])):
     g = load.index(min(load))
     load[g] += int(c) + 1
-    qs[g].append(plan)
+    gpu[i] = g
 for g in range(n):
-    open("%s/q%d" % (d, g), "w").write("".join(p + "\n" for p in qs[g]))
+    open("%s/q%d" % (d, g), "w").write(
+        "".join(rows[i][1] + "\n" for i in range(len(rows)) if gpu[i] == g))
 PY
 else
   cut -d' ' -f2- "$work/queues/all" > "$work/queues/q0"
@@ -113,7 +123,7 @@ fi
 # Measures the programs of queue file $2 on GPU $1, one after the other.
 measure_queue() {
   local gpu=$1 queue=$2 done_s=0 done_n=0 plan name bundles left rate need limit start rc secs
-  while read -r plan; do
+  while read -r plan <&3; do
     name=$(basename "$plan")
     bundles=("$plan"default/ "$plan"c*/)
     left=$(( budget - ($(date +%s) - t_start) ))
@@ -131,15 +141,17 @@ measure_queue() {
     # is kept (scripts/tune_batch.py).
     CUDA_VISIBLE_DEVICES=$gpu python3 scripts/tune_batch.py --kb-run "$KB_RUN" --out "$out/$name.json" \
       --limit "$limit" --stall "${KB_TUNE_STALL_S:-15}" --run-args "${runargs[*]}" \
-      "${bundles[@]}" 2>> "$log" | sed "s/^/$name (GPU $gpu): /" | tee -a "$log"
+      "${bundles[@]}" < /dev/null 2>> "$log" | sed "s/^/$name (GPU $gpu): /" | tee -a "$log"
     rc=${PIPESTATUS[0]}
     secs=$(python3 -c "import time; print(round(time.time() - $start, 2))")
     done_s=$(python3 -c "print($done_s + $secs)")
     done_n=$(( done_n + ${#bundles[@]} ))
     echo "$name: ${#bundles[@]} bundles on GPU $gpu, rc $rc, $secs s" | tee -a "$log"
     echo "\"$name\": {\"seconds\": $secs, \"bundles\": ${#bundles[@]}, \"rc\": $rc, \"gpu\": $gpu}" > "$out/times.d/$name"
-  done < "$queue"
+  done 3< "$queue"
 }
+# Stopped (Ctrl-C, a kill): stop the GPUs' queues too.
+trap 'kill $(jobs -p) 2> /dev/null; exit 130' INT TERM
 for ((g = 0; g < ngpu; g++)); do
   [ -s "$work/queues/q$g" ] && measure_queue "$g" "$work/queues/q$g" &
 done

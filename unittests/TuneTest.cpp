@@ -623,6 +623,27 @@ TEST(TuneSearch, ANoisySlowerCandidateDoesNotTieWithASteadyFaster) {
   EXPECT_EQ(ties, (std::vector<int>{1}));
 }
 
+TEST(TuneSearch, ATieNeedsTheSmallerNoise) {
+  // One run each: a median's noise is its distance above the fastest run.
+  // 1.010 with a run at 0.95 (noise 0.06) against 1.000 with one at 0.999
+  // (noise 0.005, the floor): the gap, 0.01, is within the larger noise
+  // but not the smaller one: no tie, the faster wins.
+  Plan p = planOf({mm("wgmma_tf32", "[128, 128, 32]"),
+                   mm("wgmma_tf32", "[128, 256, 32]")},
+                  "exhaustive", 2);
+  auto timed = [&](int i, double min, double median) {
+    json r = report(p.entries[i].id, median, 0);
+    r["time"]["min_ms"] = min;
+    r["time"]["runs"] = 1;
+    p.entries[i].meas = parseReport(r, -1);
+  };
+  timed(0, 0.95, 1.010);
+  timed(1, 0.999, 1.000);
+  std::vector<int> ties;
+  EXPECT_EQ(bestIndex(p, &ties), 1);
+  EXPECT_EQ(ties, (std::vector<int>{1}));
+}
+
 TEST(TuneSearch, GuidedSpreadsItsFirstRoundOverTheModelsTies) {
   // Six candidates the model times alike (one tier) and one slower: the
   // first round (budget 6: three) takes kb's own config's nearest first,

@@ -151,7 +151,8 @@ struct PromoteSharedMemoryPass
         // 1.2-1.4x slower at five; larger stages gained nothing (run 18:
         // 128 x 192 1.4% and 192 x 160 0.5% slower at five).
         auto perSM = [&](int64_t stages) {
-          return model.sharedPerSM / (sharedBytes(stages) + 1024);
+          return model.sharedPerSM /
+                 (sharedBytes(stages) + model.reservedSharedPerBlock);
         };
         if (f.stages == 4 && (bm + bn) * bk * 4 <= 32768 &&
             sharedBytes(5) <= model.maxSharedPerBlock &&

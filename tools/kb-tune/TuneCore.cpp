@@ -919,10 +919,9 @@ std::vector<int> firstBatch(const Plan &p) {
   // alike waited while others were left; on kb-tune's fresh H200 run that
   // deferred the fifth stage that won both batched programs, 6-7%.)
   while (taken.size() < want) {
-    const std::vector<int> &pool = open;
-    double top = p.entries[pool.front()].st.modelMs;
+    double top = p.entries[open.front()].st.modelMs;
     int pick = -1, pickDist = -1, pickOwn = 0;
-    for (int i : pool) {
+    for (int i : open) {
       if (p.entries[i].st.modelMs > top * 1.005 + 1e-12)
         break;
       int d = std::numeric_limits<int>::max();
@@ -935,6 +934,8 @@ std::vector<int> firstBatch(const Plan &p) {
         pickOwn = own;
       }
     }
+    if (pick < 0) // no tier (a model time below zero): the rank's first
+      pick = open.front();
     taken.push_back(pick);
     open.erase(std::find(open.begin(), open.end(), pick));
   }
@@ -1150,8 +1151,9 @@ json dbEntry(const Plan &p, int best, const std::vector<int> &ties,
             {"runs", m.runs},
             {"noise_ms", m.noiseMs()},
             {"ties", tied},
-            {"tie_rule", "medians within the smaller noise (median - min) "
-                         "of the two are a tie; the first in the space's "
+            {"tie_rule", "medians within the smaller noise of the two (a "
+                         "median's: (median - min) / sqrt(runs), at least "
+                         "0.5% of it) are a tie; the first in the space's "
                          "table order wins"},
             {"mode", p.mode},
             {"space", p.space},

@@ -235,13 +235,17 @@ std::vector<int> survivors(const Plan &p);
 /// of them for exhaustive).
 int defaultBudget(const Plan &p);
 /// The first round of `p.mode`: every survivor (exhaustive), a seeded
-/// sample of `budget` (random), the model's best half-budget (guided).
+/// sample of `budget` (random), the model's best half-budget (guided; where
+/// the model times candidates alike, spread farthest first over them, then
+/// nearest kb's own config, `Plan::defaultConfig`).
 std::vector<int> firstBatch(const Plan &p);
 /// The next round, given what was measured; empty when the search is done.
-/// Guided: the neighbours of the best so far that its diagnosis lever
-/// points to (split_k, smaller_tiles / larger_tiles, mma_unit,
-/// fewer_stages / more_stages, vector_width), nearest first, then by model
-/// rank; without a lever (or a diagnosis) every neighbour by model rank.
+/// Guided: in a round of two or more, first the best's nearest untried
+/// neighbour (one field changed); then the neighbours of the best so far
+/// that its diagnosis levers point to (split_k, fewer_splits,
+/// smaller_tiles / larger_tiles, mma_unit, fewer_stages / more_stages,
+/// vector_width), nearest first; then its neighbours within two fields;
+/// then the model's rank.
 std::vector<int> nextBatch(const Plan &p);
 /// Whether moving from `from` to `to` follows `lever`.
 bool followsLever(const std::string &lever, const Candidate &from,
