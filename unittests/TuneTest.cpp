@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 using namespace kbtune;
@@ -374,10 +375,21 @@ TEST(TuneModel, SplitPartialsThatFitInL2CostLess) {
   // 8 MB of partials at three times the copy's rate; 512 MB (the same
   // split over 2048 x 2048) at the copy's.
   double small = 4.0 * 256 * 256, large = 4.0 * 2048 * 2048;
-  EXPECT_NEAR(splitSumMs(32, small, 4000), 33 * small / 12e12 * 1e3 + 0.004,
+  EXPECT_NEAR(splitSumMs(32, small, 4000, 50e6), 33 * small / 12e12 * 1e3 + 0.004,
               1e-12);
-  EXPECT_NEAR(splitSumMs(32, large, 4000), 33 * large / 4e12 * 1e3 + 0.004,
+  EXPECT_NEAR(splitSumMs(32, large, 4000, 50e6), 33 * large / 4e12 * 1e3 + 0.004,
               1e-12);
+  // The L2 is the calibration's: 8 MB of partials do not fit four fifths
+  // of an 8 MB one.
+  EXPECT_NEAR(splitSumMs(32, small, 4000, 8e6), 33 * small / 4e12 * 1e3 + 0.004,
+              1e-12);
+  // kb-run --calibrate records the device's L2 (l2_bytes); without it, the
+  // H200's 50 MB.
+  std::string path = ::testing::TempDir() + "kb-tune-calibration.json";
+  std::ofstream(path) << R"({"GPU": {"copy_bandwidth_gbs": 4000, "l2_bytes": 41943040}})";
+  EXPECT_DOUBLE_EQ(loadCalibration(path).l2Bytes, 41943040);
+  std::ofstream(path) << R"({"copy_bandwidth_gbs": 4000})";
+  EXPECT_DOUBLE_EQ(loadCalibration(path).l2Bytes, 50e6);
 }
 
 TEST(TuneModel, GridOccupancyCountsOnlyTheBlocksResident) {
@@ -542,6 +554,16 @@ Plan planOf(const std::vector<Candidate> &cands, const std::string &mode,
   return p;
 }
 
+/// A measurement with its fastest run, slowest run and run count given.
+void measureRuns(Plan &p, int i, double min, double median, double max,
+                 int runs) {
+  json r = report(p.entries[i].id, median, 0);
+  r["time"]["min_ms"] = min;
+  r["time"]["max_ms"] = max;
+  r["time"]["runs"] = runs;
+  p.entries[i].meas = parseReport(r, -1);
+}
+
 void measure(Plan &p, int i, double median, double spread,
              const std::string &lever = "") {
   p.entries[i].meas =
@@ -579,11 +601,7 @@ TEST(TuneSearch, OneStalledRunDoesNotMakeASlowCandidateWin) {
   }
   Plan p = planOf(cands, "exhaustive", 3);
   auto timed = [&](int i, double min, double median, double max) {
-    json r = report(p.entries[i].id, median, 0);
-    r["time"]["min_ms"] = min;
-    r["time"]["max_ms"] = max;
-    r["time"]["runs"] = 277;
-    p.entries[i].meas = parseReport(r, -1);
+    measureRuns(p, i, min, median, max, 277);
   };
   timed(0, 0.1614, 0.1616, 0.1621);
   timed(1, 0.0507, 0.0513, 4.0146); // the fastest, one run stalled
@@ -610,14 +628,8 @@ TEST(TuneSearch, ANoisySlowerCandidateDoesNotTieWithASteadyFaster) {
   Plan p = planOf({mm("mma_sync_tf32", "[64, 64, 32]", "4"),
                    mm("mma_sync_tf32", "[64, 128, 32]", "4")},
                   "exhaustive", 2);
-  auto timed = [&](int i, double min, double median) {
-    json r = report(p.entries[i].id, median, 0);
-    r["time"]["min_ms"] = min;
-    r["time"]["max_ms"] = median * 1.1;
-    p.entries[i].meas = parseReport(r, -1);
-  };
-  timed(0, 0.0300, 0.0316);
-  timed(1, 0.0300, 0.0301);
+  measureRuns(p, 0, 0.0300, 0.0316, 0.0348, 20);
+  measureRuns(p, 1, 0.0300, 0.0301, 0.0331, 20);
   std::vector<int> ties;
   EXPECT_EQ(bestIndex(p, &ties), 1);
   EXPECT_EQ(ties, (std::vector<int>{1}));
@@ -631,14 +643,8 @@ TEST(TuneSearch, ATieNeedsTheSmallerNoise) {
   Plan p = planOf({mm("wgmma_tf32", "[128, 128, 32]"),
                    mm("wgmma_tf32", "[128, 256, 32]")},
                   "exhaustive", 2);
-  auto timed = [&](int i, double min, double median) {
-    json r = report(p.entries[i].id, median, 0);
-    r["time"]["min_ms"] = min;
-    r["time"]["runs"] = 1;
-    p.entries[i].meas = parseReport(r, -1);
-  };
-  timed(0, 0.95, 1.010);
-  timed(1, 0.999, 1.000);
+  measureRuns(p, 0, 0.95, 1.010, 1.010, 1);
+  measureRuns(p, 1, 0.999, 1.000, 1.000, 1);
   std::vector<int> ties;
   EXPECT_EQ(bestIndex(p, &ties), 1);
   EXPECT_EQ(ties, (std::vector<int>{1}));

@@ -92,6 +92,7 @@ void checkUnitBundle(const UnitBundle &u, const Manifest &m) {
 json measureCeilings(const DeviceInfo &dev, const Options &o) {
   json c;
   c["copy_bandwidth_gbs"] = measureCopyBandwidth();
+  c["l2_bytes"] = dev.l2Bytes; // the device's, for kb-tune's split-K model
   MatmulDims d;
   d.m = d.n = d.k = 8192;
   DeviceBuffer a(d.m * d.k * 4), b(d.k * d.n * 4), out(d.m * d.n * 4);

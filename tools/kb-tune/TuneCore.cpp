@@ -436,6 +436,9 @@ Calibration loadCalibration(const std::string &path) {
   c.copyGBs = j["copy_bandwidth_gbs"];
   c.fp32Tflops = j.value("cublas_fp32_tflops", c.fp32Tflops);
   c.tf32Tflops = j.value("cublas_tf32_tflops", c.tf32Tflops);
+  if (j.contains("l2_bytes") && j["l2_bytes"].is_number() &&
+      j["l2_bytes"].get<double>() > 0)
+    c.l2Bytes = j["l2_bytes"];
   c.source = "kb-run --calibrate (" + path + ")";
   return c;
 }
@@ -458,14 +461,15 @@ static std::vector<int64_t> sizes(const std::string &text) {
 
 static int64_t count(const Candidate &c, const char *field);
 
-double splitSumMs(int64_t split, double outBytes, double copyGBs) {
-  // Partials that fit in L2 (50 MB on the H200; 40 MB taken) are written
+double splitSumMs(int64_t split, double outBytes, double copyGBs,
+                  double l2Bytes) {
+  // Partials that fit in L2 (four fifths of it: 40 MB of the H200's 50) are written
   // and read back there, at the L2 rate the tile loads use (three times
   // the copy's): charged at DRAM's, a split of 32 over 256 x 256 looked
   // 10% slower than one of 16, where the H200 measured it 7% faster (long
   // K 256x256x16384, 2026-12-02-tune5).
   double bw = copyGBs * 1e9;
-  double partBw = split * outBytes <= 40e6 ? 3 * bw : bw;
+  double partBw = split * outBytes <= 0.8 * l2Bytes ? 3 * bw : bw;
   return (split + 1) * outBytes / partBw * 1e3 + 0.004;
 }
 
@@ -561,7 +565,7 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
     // The two overlap, not perfectly: a tenth of the smaller one shows.
     t = std::max(compute, mem) + 0.1 * std::min(compute, mem);
     if (split > 1)
-      t += splitSumMs(split, outBytes, cal.copyGBs);
+      t += splitSumMs(split, outBytes, cal.copyGBs, cal.l2Bytes);
   } else {
     double passes = c.get("strategy") == "\"online\"" ? 1.5 : 1.0;
     int64_t vector = std::max<int64_t>(1, std::atoll(c.get("vector").c_str()));
@@ -752,6 +756,7 @@ json toJson(const Plan &p) {
               {"cublas_tf32_tflops", p.cal.tf32Tflops},
               {"mma_sync_fraction", p.cal.mmaSyncFraction},
               {"sms", p.cal.sms},
+              {"l2_bytes", p.cal.l2Bytes},
               {"source", p.cal.source}};
   return {{"kind", "kb-tune-plan"},
           {"schema", 1},
@@ -789,6 +794,7 @@ Plan planFromJson(const json &j) {
   p.cal.tf32Tflops = cal.value("cublas_tf32_tflops", p.cal.tf32Tflops);
   p.cal.mmaSyncFraction = cal.value("mma_sync_fraction", p.cal.mmaSyncFraction);
   p.cal.sms = cal.value("sms", p.cal.sms);
+  p.cal.l2Bytes = cal.value("l2_bytes", p.cal.l2Bytes);
   p.cal.source = cal.value("source", p.cal.source);
   p.budget = j.value("budget", 0);
   p.seed = j.value("seed", uint64_t(1));

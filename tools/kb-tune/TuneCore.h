@@ -123,6 +123,8 @@ struct Calibration {
   /// model gives mma.sync.
   double mmaSyncFraction = 0.5;
   int sms = 132;
+  /// The L2's bytes (kb-run --calibrate's `l2_bytes`; the H200's 50 MB).
+  double l2Bytes = 50e6;
   std::string source = "nominal H200 (docs/performance.md)";
 };
 /// Reads a calibration: kb-run's cache (device name -> figures) or one
@@ -138,8 +140,9 @@ double modelTime(const Facts &f, const Candidate &c, const Static &s,
                  const Calibration &cal);
 /// Split-K's cost beyond the kernel: S x M x N partials (`outBytes` =
 /// M x N x 4) written and read by kb.split_sum, which writes M x N, and the
-/// sum's launch; in L2 where the partials fit.
-double splitSumMs(int64_t split, double outBytes, double copyGBs);
+/// sum's launch; in L2 where the partials fit (four fifths of `l2Bytes`).
+double splitSumMs(int64_t split, double outBytes, double copyGBs,
+                  double l2Bytes);
 /// Fills `rank` of every survivor by model time (ties by index).
 void rankByModel(std::vector<Static> &st);
 
@@ -223,6 +226,9 @@ struct Plan {
 json toJson(const Plan &p);
 
 /// The fields of a `#kb.config<...>` text, by name ("" when it is not one).
+/// Every field as written, to compare with a candidate's by name; kb-run's
+/// kb::runtime::parseConfigText reads the few typed fields its diagnosis
+/// needs (and TuneCore links nothing but JSON).
 std::map<std::string, std::string> configFields(const std::string &text);
 /// How many of `c`'s set fields differ from the config `fields` (a field
 /// the config lacks differs, except split = 1, which is no split).
