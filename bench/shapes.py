@@ -150,6 +150,16 @@ VARIANTS = [
     (("skinny", 128, 4096, 4096, 1, True), [(128, 128, 4, 4)]),
     (("skinny", 96, 12288, 4096, 1, True), [(128, 192, 2, 4)]),
     (("longk", 192, 160, 300000, 1, True), [(192, 160, 125, 4)]),
+    # Run 19: the fifth stage in small grids (wgmmaDefaultStages) and
+    # kb-tile's few-tiles model counting it: each changed default's old
+    # tile and stages, and the five-stage 64 x 128 for 64 x 16384 x 4096.
+    (("odd", 1000, 700, 1500, 1, False), [(256, 128, 4, 4)]),
+    (("longk", 128, 128, 1048576, 1, False), [(128, 64, 128, 4)]),
+    (("matvec", 4096, 8, 4096, 1, False), [(64, 64, 4, 4)]),
+    (("skinny", 64, 16384, 4096, 1, True), [(64, 128, 1, 4), (64, 128, 1, 5)]),
+    # Run 20: the few-tiles model with one read of the larger operand in a
+    # grid of one wave: 384 x 384 x 200000's old default.
+    (("longk", 384, 384, 200000, 1, False), [(256, 128, 22, 4)]),
 ]
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's
 # split), as ablations of the shapes whose default it changed.
@@ -241,6 +251,14 @@ GEMV_VARIANTS = [
     (("matvec", 1, 8192, 8192, 1, False), "-v1x32s1k512p2", "block = [1, 32, 512], thread = [1, 4, 8], stages = 2"),
     (("matvec", 1, 4099, 4093, 1, False), "-v1x128s16k16p2", "block = [1, 128, 16], thread = [1, 1], split = 16, stages = 2"),
     (("matvec", 1, 4096, 4096, 1, False), "-v1x64s1k256p2", "block = [1, 64, 256], thread = [1, 4, 8], stages = 2"),
+    # Run 19: four rows with two weight rows a warp (WN = 2: each vector
+    # of A read from L1 serves two of B; L1 carries 3 times the DRAM bytes
+    # instead of 5).
+    (("skinny", 4, 28672, 8192, 1, True), "-v4x8s1k256", "block = [4, 8, 256], warp = [4, 2], stages = 1"),
+    (("skinny", 4, 28672, 8192, 1, True), "-v4x8s1k256p2", "block = [4, 8, 256], warp = [4, 2], stages = 2"),
+    # Run 20: two weight rows a warp became the default for 3 and 4 rows;
+    # three rows' old default.
+    (("skinny", 3, 4093, 4099, 1, True), "-v3x4s1k256p2", "block = [3, 4, 256], warp = [3, 1], stages = 2"),
 ]
 
 

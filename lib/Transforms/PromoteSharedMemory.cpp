@@ -140,24 +140,19 @@ struct PromoteSharedMemoryPass
       if (f.copy == CopyKind::tma)
         threads = wgmmaThreads(bm, bn, transposeB, /*tma=*/true);
       if (!f.stages) {
-        f.stages = sharedBytes(4) > model.maxSharedPerBlock ? 3 : 4;
-        // A fifth stage where it costs no resident block and a stage is
-        // at most 32 KB (128 x 128 x 32 tiles or smaller). 128 x 128 tiles
-        // (160 KB at five, one block an SM as at four) were faster at five
-        // in 36 of 37 tile groups of kb-tune's exhaustive H200 run
-        // (bench/results/2026-12-02-tune5: median 3.2%, up to 11.6%;
-        // docs/kb-tune.md) and skinny 128x4096x4096 4.0% (run 18); 64 x
-        // 128 and 128 x 64, which drop from two blocks an SM to one, were
-        // 1.2-1.4x slower at five; larger stages gained nothing (run 18:
-        // 128 x 192 1.4% and 192 x 160 0.5% slower at five).
-        auto perSM = [&](int64_t stages) {
-          return model.sharedPerSM /
-                 (sharedBytes(stages) + model.reservedSharedPerBlock);
-        };
-        if (f.stages == 4 && (bm + bn) * bk * 4 <= 32768 &&
-            sharedBytes(5) <= model.maxSharedPerBlock &&
-            perSM(5) == perSM(4))
-          f.stages = 5;
+        // Four, three where four do not fit, five where the fifth costs
+        // no block an SM the grid would use (wgmmaDefaultStages, which
+        // kb-tile's few-tiles model asks too).
+        auto shape = mm.getResult().getType().getShape();
+        int64_t m = shape[shape.size() - 2];
+        int64_t batch = shape.size() == 3 ? shape[0] : 1;
+        int64_t blocks = f.grid > 0 ? f.grid
+                                    : llvm::divideCeil(m, bm) *
+                                          llvm::divideCeil(n, bn) * batch *
+                                          std::max<int64_t>(f.split, 1);
+        f.stages = wgmmaDefaultStages(bm, bn, bk, transposeB,
+                                      f.copy == CopyKind::tma, f.grid > 0, n,
+                                      blocks, model);
       }
       if (f.stages < 3)
         return op.emitOpError()

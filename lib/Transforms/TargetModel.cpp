@@ -144,3 +144,43 @@ int64_t mlir::kb::gemvVector(GemvForm form, int64_t n, int64_t k, int64_t ldb,
   }
   return 1;
 }
+
+int64_t mlir::kb::wgmmaDefaultStages(int64_t bm, int64_t bn, int64_t bk,
+                                     bool transposeB, bool tma,
+                                     bool persistent, int64_t n,
+                                     int64_t blocks,
+                                     const TargetModel &model) {
+  auto sharedBytes = [&](int64_t stages) {
+    return wgmmaSharedBytes(bm, bn, bk, stages, tma,
+                            wgmmaStagingBytes(bm, bn, bk, stages, transposeB,
+                                              tma, persistent, n));
+  };
+  if (sharedBytes(4) > model.maxSharedPerBlock)
+    return 3;
+  // A fifth stage where a stage is at most 32 KB (128 x 128 x 32 tiles or
+  // smaller) and it costs no block an SM that the grid would use. Over
+  // kb-tune's exhaustive H200 runs (bench/results/2026-12-02-tune5 and
+  // -tune6, docs/kb-tune.md), five stages against four where this holds:
+  // 128 x 128 (one block an SM either way) faster in 41 of 42 tile groups
+  // (geometric mean 0.958); 64 x 128 where the grid has at most one block
+  // an SM anyway (blocks <= SMs) 15 of 15 (0.893); 64 x 64 where it has at
+  // most two 15 of 17 (0.958, at most 0.9% slower). Where the fifth stage
+  // drops a block an SM the grid would use, 64 x 128 was faster in 2 of 22
+  // (1.189) and 128 x 64 in 1 of 21 (1.263). 128 x 64 is left at four even
+  // in small grids: 7 of 13 faster, 1.004, up to 9.5% slower. Larger stages
+  // gained nothing (run 18: 128 x 192 1.4% and 192 x 160 0.5% slower).
+  if ((bm + bn) * bk * 4 > 32768 || sharedBytes(5) > model.maxSharedPerBlock)
+    return 4;
+  auto perSM = [&](int64_t stages) {
+    return model.sharedPerSM /
+           (sharedBytes(stages) + model.reservedSharedPerBlock);
+  };
+  int64_t used = std::max<int64_t>(1, llvm::divideCeil(
+                                          blocks, std::max<int64_t>(
+                                                      1, model.smCount)));
+  if (std::min(perSM(5), used) < std::min(perSM(4), used))
+    return 4;
+  if (perSM(5) < perSM(4) && bm == 128 && bn == 64)
+    return 4;
+  return 5;
+}

@@ -129,11 +129,12 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
 ///   and their fences: 64 x 64 ran at 0.5, 128 x 128 at 0.75-0.8, 256 x
 ///   128 and 192 x 160 at 1); blocks that share an SM share it;
 /// - the operands are read once, except the larger one, which every row (or
-///   column) of tiles across the smaller one reads again;
+///   column) of tiles across the smaller one reads again where the grid
+///   takes more than one wave (in one wave L2 serves the repeats);
 /// - those bytes move at the copy bandwidth at most, and at most at what the
-///   blocks keep in flight (4 stages of their tiles' real rows) per 5 us,
-///   the round trip run 5's narrow tiles showed (128 x 32: 82 KB a block,
-///   10 GB/s);
+///   blocks keep in flight (their stages, wgmmaDefaultStages, of their
+///   tiles' real rows) per 5 us, the round trip run 5's narrow tiles showed
+///   (128 x 32: 82 KB a block, 10 GB/s);
 /// - split-K's partials: S x M x N floats written and read, and the sum
 ///   kernel's launch (4 us).
 /// The tiles: 256 x 128, 128 x 128 (and the rows rounded up to 8 with 128
@@ -149,7 +150,8 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
 /// else two); the model's time is the longest chunk's.
 double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
                                  int64_t bn, int64_t split, int64_t sms,
-                                 double unitTflops, double copyGBs) {
+                                 double unitTflops, double copyGBs,
+                                 int64_t stages) {
   int64_t tilesM = llvm::divideCeil(m, bm), tilesN = llvm::divideCeil(n, bn);
   int64_t blocks = tilesM * tilesN * split;
   int64_t kTiles = llvm::divideCeil(k, 32);
@@ -158,11 +160,21 @@ double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
   double perSM = llvm::divideCeil(blocks, sms);
   double flops = perSM * 2.0 * bm * bn * 32.0 * splitChunkTiles(kTiles, split) /
                  (smRate * eff);
-  double bytes =
-      4.0 * k * (m <= n ? m + double(n) * tilesM : n + double(m) * tilesN) +
-      4.0 * m * n;
   int64_t slots = sms * (bm * bn >= 16384 ? 1 : 2);
-  double inFlight = 4.0 * (std::min(bm, m) + std::min(bn, n)) * 32 * 4;
+  // A grid that runs at once reads each chunk of the larger operand in all
+  // its rows (or columns) of tiles at about the same time: DRAM once, L2
+  // for the others (256 x 1024 x 65536 B^T: 128 x 256 tiles in 16 chunks
+  // ran 0.1107 ms, under the 0.142 ms two reads of B at the copy bandwidth
+  // take; run 19). A grid of several waves reads it again.
+  bool oneWave = blocks <= slots;
+  double bytes =
+      4.0 * k *
+          (oneWave ? double(m + n)
+                   : (m <= n ? m + double(n) * tilesM
+                             : n + double(m) * tilesN)) +
+      4.0 * m * n;
+  double inFlight =
+      double(stages) * (std::min(bm, m) + std::min(bn, n)) * 32 * 4;
   double rate = std::min(bw, std::min(blocks, slots) * inFlight / 5e-6);
   double partials = split > 1 ? 8.0 * split * m * n / bw + 4e-6 : 0;
   return std::max(flops, bytes / rate) + partials;
@@ -170,7 +182,9 @@ double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
 
 FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
                                         bool rowB, int64_t sms,
-                                        double unitTflops, double copyGBs) {
+                                        double unitTflops, double copyGBs,
+                                        WgmmaStagesFn stagesFor,
+                                        int64_t skipBm, int64_t skipBn) {
   SmallVector<std::pair<int64_t, int64_t>> tiles;
   int64_t rows64 = llvm::alignTo(m, 64), rows8 = llvm::alignTo(m, 8);
   if (rowB) {
@@ -192,6 +206,9 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
              t.second > std::max<int64_t>(64, cols8);
     });
   }
+  llvm::erase_if(tiles, [&](auto t) {
+    return t.first == skipBm && t.second == skipBn;
+  });
   int64_t kTiles = llvm::divideCeil(k, 32);
   // The best choice over splits that divide the k tiles (`even`), and over
   // any split (uneven ones: chunks of ceil(T / S) k tiles, the last
@@ -222,9 +239,9 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
       // 154 and none unsplit, or with either dimension whole).
       if (!rowB && bm == 128 && bn == 256 && s > 1 && m % 128 && n % 256)
         continue;
-      FewTilesChoice c{
-          bm, bn, s,
-          fewTilesSeconds(m, n, k, bm, bn, s, sms, unitTflops, copyGBs)};
+      FewTilesChoice c{bm, bn, s,
+                       fewTilesSeconds(m, n, k, bm, bn, s, sms, unitTflops,
+                                       copyGBs, stagesFor(bm, bn, grid * s))};
       consider(any, c);
       if (kTiles % s == 0)
         consider(even, c);
@@ -289,9 +306,10 @@ namespace {
 /// warps (WeightA, WeightB: `warp` = the C tile of one warp, whose lanes
 /// split K) or its columns among threads (Columns: `thread` = one thread's
 /// C tile); BK is the K one k tile covers. Defaults: 4 warps a block; a
-/// warp owns 1, 2 or 4 weight rows for up to 4, 8 or 16 few rows (each
-/// vector of the few, read from L1, then serves that many weight vectors:
-/// L1 carries at most 4 times the DRAM bytes) and each lane keeps four
+/// warp owns 1, 2 or 4 weight rows for up to 4 (2 for four rows read in
+/// 16-byte loads), 8 or 16 few rows (each vector of the few, read from L1,
+/// then serves that many weight vectors: L1 carries at most 5 times the
+/// DRAM bytes) and each lane keeps four
 /// 16-byte loads of the weight in flight a k tile; a Columns thread owns 4
 /// columns (one 16-byte vector) and reads 8 rows of K a k tile (4 above 8
 /// few rows, for registers).
@@ -347,7 +365,12 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
       f.thread = {m, v};
       return;
     }
-    int64_t r = few <= 4 ? 1 : few <= 8 ? 2 : 4;
+    // Four few rows with 16-byte loads: two weight rows a warp (run 19, 4
+    // x 28672 x 8192 B^T: 0.2808 ms at one, 0.2469 at two, same call; L1
+    // then carries 3 times the DRAM bytes, not 5). Not with one-float
+    // loads: 3 x 4093 x 4099 B^T ran 0.0435 ms at one, 0.0523 at two (run
+    // 20). Three rows with 16-byte loads: not measured, one.
+    int64_t r = few <= 4 ? (few == 4 && v == 4 ? 2 : 1) : few <= 8 ? 2 : 4;
     int64_t loads = v == 4 && !eight ? 4 : 8;
     int64_t bk = 32 * v * (loads / r);
     if (weightB) {
@@ -550,19 +573,32 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
       f.copy != CopyKind::cp_async &&
       (!covers(f.block[0], f.block[1]) ||
        (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
-    FewTilesChoice few = chooseFewTiles(m, n, k, rowB, sms,
-                                        model.wgmmaTf32Tflops, model.copyGBs);
+    // The stages kb-promote-shared-memory will give each candidate (its
+    // loads in flight are part of the model).
+    auto stagesFor = [&](int64_t bm, int64_t bn, int64_t blocks) {
+      if (f.stages > 0)
+        return f.stages;
+      return wgmmaDefaultStages(bm, bn, 32, !rowB, /*tma=*/true, f.grid > 0,
+                                n, f.grid > 0 ? f.grid : blocks, model);
+    };
     int64_t bm0 = f.block[0], bn0 = f.block[1];
+    // Where the tile above covers the SMs, only a different tile: a
+    // split alone of such a grid did not pay (run 7, 64 x 16384 x 4096
+    // B^T, 64 x 128 tiles: 0.0797 ms unsplit, 0.0828 in 2 chunks). The
+    // others are weighed without it, so that a split of it the model
+    // prefers does not hide the best other tile.
+    bool coversAbove = covers(bm0, bn0);
+    FewTilesChoice few = chooseFewTiles(
+        m, n, k, rowB, sms, model.wgmmaTf32Tflops, model.copyGBs, stagesFor,
+        coversAbove ? bm0 : 0, coversAbove ? bn0 : 0);
     int64_t resident0 = (!rowB ? bm0 >= 128 : bm0 * bn0 >= 128 * 128) ? 1 : 2;
     int64_t s0 = chooseSplitK(m, n, k, bm0, bn0, 32, batch, sms, resident0,
                               model.wgmmaTf32Tflops, model.copyGBs);
-    double t0 = fewTilesSeconds(m, n, k, bm0, bn0, s0, sms,
-                                model.wgmmaTf32Tflops, model.copyGBs);
-    // Where the tile above covers the SMs, only a different tile: a
-    // split alone of such a grid did not pay (run 7, 64 x 16384 x 4096
-    // B^T, 64 x 128 tiles: 0.0797 ms unsplit, 0.0828 in 2 chunks).
-    bool sameTile = few.bm == bm0 && few.bn == bn0;
-    if (few.seconds * 1.1 <= t0 && !(sameTile && covers(bm0, bn0))) {
+    double t0 = fewTilesSeconds(
+        m, n, k, bm0, bn0, s0, sms, model.wgmmaTf32Tflops, model.copyGBs,
+        stagesFor(bm0, bn0,
+                  llvm::divideCeil(m, bm0) * llvm::divideCeil(n, bn0) * s0));
+    if (few.seconds * 1.1 <= t0) {
       f.block = {few.bm, few.bn, 32};
       if (few.split > 1)
         f.split = few.split;

@@ -11,10 +11,10 @@
 // CHECK: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // A B that is already K-major is used as it is, one warpgroup per 64 rows.
 // CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
-// Few output tiles: kb-tile's few-tiles model takes 256 x 128 tiles in
-// 4 chunks of K (47 k tiles: 12, 12, 12, 11); K = 1500 needs nothing
-// else: TMA zero-fills past K.
-// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 4>} : tensor<1000x1500xf32>, tensor<1500x700xf32>
+// Few output tiles: kb-tile's few-tiles model takes 64 x 128 tiles,
+// unsplit (under 20 us), five stages (96 blocks: one an SM either way);
+// K = 1500 needs nothing else: TMA zero-fills past K.
+// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [64, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<1500x700xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -314,4 +314,29 @@ func.func @wgmma_fifth_stage(%a: tensor<2048x2048xf32>) -> (tensor<2048x2048xf32
   %3 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [128, 256, 32]>} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
   %4 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [128, 128, 32], stages = 4>} : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
   return %0, %1, %2, %3, %4 : tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>, tensor<2048x2048xf32>
+}
+
+// -----
+
+// The fifth stage where the grid has no more blocks an SM than five stages
+// allow (wgmmaDefaultStages): 64 x 128 tiles fit two blocks an SM at four
+// stages and one at five, so a grid of 16 x 8 = 128 blocks (at most one an
+// SM anyway) gets five and 2048 x 2048's 512 blocks keep four; 64 x 64 tiles
+// (three an SM at four, two at five) get five in 16 x 16 = 256 blocks
+// (two an SM); 128 x 64 keeps four even in a small grid (kb-tune measured
+// it neutral there); a split counts its chunks' blocks (64 x 128 in 2
+// chunks: 256 blocks, four stages).
+// CHECK-LABEL: func.func @wgmma_fifth_stage_small_grid
+// CHECK: block = [64, 128, 32], threads = 160, stages = 5,
+// CHECK: block = [64, 128, 32], threads = 160, stages = 4,
+// CHECK: block = [64, 64, 32], threads = 160, stages = 5,
+// CHECK: block = [128, 64, 32], threads = 288, stages = 4,
+// CHECK: block = [64, 128, 32], threads = 160, stages = 4,
+func.func @wgmma_fifth_stage_small_grid(%a: tensor<1024x4096xf32>, %b: tensor<1024x4096xf32>, %c: tensor<2048x4096xf32>) -> (tensor<1024x1024xf32>, tensor<2048x2048xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32]>} : tensor<1024x4096xf32>, tensor<1024x4096xf32> -> tensor<1024x1024xf32>
+  %1 = kb.matmul %c, %c precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32]>} : tensor<2048x4096xf32>, tensor<2048x4096xf32> -> tensor<2048x2048xf32>
+  %2 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 64, 32]>} : tensor<1024x4096xf32>, tensor<1024x4096xf32> -> tensor<1024x1024xf32>
+  %3 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [128, 64, 32]>} : tensor<1024x4096xf32>, tensor<1024x4096xf32> -> tensor<1024x1024xf32>
+  %4 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32], split = 2>} : tensor<1024x4096xf32>, tensor<1024x4096xf32> -> tensor<1024x1024xf32>
+  return %0, %1, %2, %3, %4 : tensor<1024x1024xf32>, tensor<2048x2048xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>
 }

@@ -16,11 +16,17 @@
 // CHECK: block = [8, 8, 256], warp = [8, 2], mma = "gemv"
 // CHECK: block = [16, 16, 128], warp = [16, 4], mma = "gemv"
 // CHECK-NOT: split
-func.func @weight_b(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x8: tensor<8x4096xf32>, %x16: tensor<16x4096xf32>, %w2: tensor<11008x4096xf32>) -> (tensor<1x4096xf32>, tensor<8x4096xf32>, tensor<16x11008xf32>) {
+// M = 4 with 16-byte loads: two rows of B a warp as well (run 19: 12%
+// faster at 4 x 28672 x 8192); M = 3: one.
+// CHECK: block = [4, 8, 256], warp = [4, 2], stages = 1, mma = "gemv"
+// CHECK: block = [3, 4, 512], warp = [3, 1], mma = "gemv"
+func.func @weight_b(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>, %x8: tensor<8x4096xf32>, %x16: tensor<16x4096xf32>, %w2: tensor<11008x4096xf32>, %x4: tensor<4x4096xf32>, %x3: tensor<3x4096xf32>) -> (tensor<1x4096xf32>, tensor<8x4096xf32>, tensor<16x11008xf32>, tensor<4x4096xf32>, tensor<3x4096xf32>) {
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   %1 = kb.matmul %x8, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<8x4096xf32>, tensor<4096x4096xf32> -> tensor<8x4096xf32>
   %2 = kb.matmul %x16, %w2 precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<16x4096xf32>, tensor<11008x4096xf32> -> tensor<16x11008xf32>
-  return %0, %1, %2 : tensor<1x4096xf32>, tensor<8x4096xf32>, tensor<16x11008xf32>
+  %3 = kb.matmul %x4, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv", stages = 1>} : tensor<4x4096xf32>, tensor<4096x4096xf32> -> tensor<4x4096xf32>
+  %4 = kb.matmul %x3, %w precision(tf32) transpose_b {config = #kb.config<mma = "gemv">} : tensor<3x4096xf32>, tensor<4096x4096xf32> -> tensor<3x4096xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x4096xf32>, tensor<8x4096xf32>, tensor<16x11008xf32>, tensor<4x4096xf32>, tensor<3x4096xf32>
 }
 
 // -----

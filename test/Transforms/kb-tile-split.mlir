@@ -17,12 +17,28 @@ func.func @long_k(%a: tensor<256x262144xf32>, %b: tensor<262144x256xf32>) -> ten
 
 // -----
 
+// A grid of one wave reads each chunk of the larger operand once from DRAM
+// (L2 serves its other rows of tiles): 256 x 1024 x 65536 with B^T is then
+// bound by its flops, where 128 x 256 tiles (in 16 chunks, 128 blocks) run
+// at wgmma's full rate (run 20: 0.1107 ms; 128 x 128 in 8 chunks, which
+// the model took while it counted B read twice, 0.1157).
+// CHECK-LABEL: func.func @long_k_one_wave
+// CHECK: block = [128, 256, 32]{{.*}}split = 16
+func.func @long_k_one_wave(%a: tensor<256x65536xf32>, %b: tensor<1024x65536xf32>) -> tensor<256x1024xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<256x65536xf32>, tensor<1024x65536xf32> -> tensor<256x1024xf32>
+  return %0 : tensor<256x1024xf32>
+}
+
+// -----
+
 // A split that does not divide the k tiles: 384 x 384 x 200000 is 6250 k
-// tiles (2 x 5^5); over six 256 x 128 tiles the divisors gave 10 chunks
-// (60 blocks) or 25 (150, two waves), chunks of ceil(6250 / 22) = 285 give
-// 132 blocks (run 7: 128 x 128 tiles in 10 chunks, 0.296 ms).
+// tiles (2 x 5^5); over nine 128 x 128 tiles the divisors give 10 chunks
+// (90 blocks) or 25 (225, two waves), chunks of ceil(6250 / 14) = 447 give
+// 126 blocks at five stages (run 20: 0.2217 ms; 256 x 128 tiles in 22
+// uneven chunks at four, the choice before five stages counted, 0.2192;
+// 128 x 128 in 10 chunks, 0.296 in run 7).
 // CHECK-LABEL: func.func @long_k_uneven
-// CHECK: block = [256, 128, 32]{{.*}}split = 22
+// CHECK: block = [128, 128, 32]{{.*}}split = 14
 func.func @long_k_uneven(%a: tensor<384x200000xf32>, %b: tensor<200000x384xf32>) -> tensor<384x384xf32> {
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<384x200000xf32>, tensor<200000x384xf32> -> tensor<384x384xf32>
   return %0 : tensor<384x384xf32>

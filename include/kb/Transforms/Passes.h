@@ -91,13 +91,31 @@ struct FewTilesChoice {
   int64_t bm, bn, split;
   double seconds;
 };
+/// The stages a wgmma tile will get (wgmmaDefaultStages) for a grid of
+/// `blocks`: the model counts the loads they keep in flight.
+using WgmmaStagesFn =
+    llvm::function_ref<int64_t(int64_t bm, int64_t bn, int64_t blocks)>;
+/// `skipBm` x `skipBn`: a tile not to consider (0 x 0: none).
 FewTilesChoice chooseFewTiles(int64_t m, int64_t n, int64_t k, bool rowB,
-                              int64_t sms, double unitTflops, double copyGBs);
-/// The model's time for one such (BM, BN, S), for comparing it against
-/// another choice.
+                              int64_t sms, double unitTflops, double copyGBs,
+                              WgmmaStagesFn stagesFor, int64_t skipBm = 0,
+                              int64_t skipBn = 0);
+/// The model's time for one such (BM, BN, S) with `stages` stages, for
+/// comparing it against another choice.
 double fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
                        int64_t split, int64_t sms, double unitTflops,
-                       double copyGBs);
+                       double copyGBs, int64_t stages);
+
+/// The stages kb-promote-shared-memory gives a wgmma matmul whose config
+/// leaves them open: 4; 3 where 4 do not fit a block; 5 where a stage is at
+/// most 32 KB and the fifth costs no block an SM that the grid would use,
+/// that is where min(blocks an SM by shared memory, ceil(blocks / SMs)) is
+/// the same at five as at four, except 128 x 64 tiles (neutral in kb-tune's
+/// measurements). `blocks`: the grid (tiles x batch x split, or the
+/// persistent grid); `n`: N (a staged epilogue's bytes depend on it).
+int64_t wgmmaDefaultStages(int64_t bm, int64_t bn, int64_t bk, bool transposeB,
+                           bool tma, bool persistent, int64_t n,
+                           int64_t blocks, const TargetModel &model);
 
 /// The gemv kernel (`mma = "gemv"`, MatmulGemv.cpp): fp32 FMAs for a matmul
 /// with at most kGemvMaxFew rows or columns, streaming the large operand
