@@ -100,17 +100,29 @@ def rows_of(d):
         if t and peers:
             row["strongest_ms"] = min(peers)
             row["speedup"] = min(peers) / t
+            if row["fraction_of_copy"]:
+                # The peer over the same minimal bytes.
+                row["peer_fraction_of_copy"] = row["fraction_of_copy"] / row["speedup"]
+        same = rep.get("copy_same_size", {})
+        if "fraction_of_copy" in same:
+            # A device-to-device copy of the same bytes, timed in the call.
+            row["same_size_copy"] = same["fraction_of_copy"]
         rows.append(row)
     return rows
 
 
 def table(rows):
-    out = ["| shape | class | kb ms | strongest peer ms (which) | kb speed-up | % of copy | kb kernels | run |",
+    out = ["| shape | class | kb ms | strongest peer ms (which) | kb speed-up | % of copy: kb / peer / same-size copy | kb kernels | run |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         which = "cuBLAS" if r.get("strongest_ms") == r.get("cublas_ms") else "torch"
-        copy = (f"{100 * r['fraction_of_copy']:.0f}%" if r.get("fraction_of_copy") and
-                r["class"] in MEMORY_BOUND else "")
+        copy = ""
+        if r.get("fraction_of_copy") and r["class"] in MEMORY_BOUND:
+            pc = r.get("peer_fraction_of_copy")
+            sc = r.get("same_size_copy")
+            copy = (f"{100 * r['fraction_of_copy']:.0f}% / " +
+                    (f"{100 * pc:.0f}%" if pc else "-") + " / " +
+                    (f"{100 * sc:.0f}%" if sc else "-"))
         kb = f"{r['kb_ms']:.4f}" if r.get("kb_ms") else ("WRONG" if not r["ok"] else "-")
         sp = f"{r['speedup']:.2f}x" if r.get("speedup") else "-"
         st = f"{r['strongest_ms']:.4f} ({which})" if r.get("strongest_ms") else "-"
