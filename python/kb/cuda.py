@@ -15,6 +15,7 @@ CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 CU_JIT_ERROR_LOG_BUFFER = 5
 CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
 CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
 CU_TENSOR_MAP_INTERLEAVE_NONE = 0
 CU_TENSOR_MAP_SWIZZLE_128B = 3
@@ -46,15 +47,31 @@ def cluster_attribute(cluster) -> CUlaunchAttribute:
     return attr
 
 
-def launch_config(grid, block, shared, stream, attr) -> CUlaunchConfig:
+def dependent_attribute() -> CUlaunchAttribute:
+    """CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION with
+    value.programmaticStreamSerializationAllowed = 1: the kernel may be
+    scheduled while the one before it on the stream ends (programmatic
+    dependent launch; the kernel's griddepcontrol.wait holds its reads)."""
+    attr = CUlaunchAttribute()
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    one = ctypes.c_int(1)
+    ctypes.memmove(ctypes.addressof(attr) + CUlaunchAttribute.value.offset, ctypes.byref(one), ctypes.sizeof(one))
+    return attr
+
+
+def launch_config(grid, block, shared, stream, attrs) -> CUlaunchConfig:
+    """A CUlaunchConfig with `attrs` (one CUlaunchAttribute or a list)."""
+    if isinstance(attrs, CUlaunchAttribute):
+        attrs = [attrs]
+    arr = (CUlaunchAttribute * len(attrs))(*attrs)
     cfg = CUlaunchConfig()
     cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in grid)
     cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = (int(b) for b in block)
     cfg.sharedMemBytes = int(shared)
     cfg.hStream = stream or None
-    cfg.attrs = ctypes.pointer(attr)
-    cfg.numAttrs = 1
-    cfg._keep = attr  # the attribute must outlive the launch
+    cfg.attrs = ctypes.cast(arr, ctypes.POINTER(CUlaunchAttribute))
+    cfg.numAttrs = len(attrs)
+    cfg._keep = arr  # the attributes must outlive the launch
     return cfg
 
 
@@ -125,14 +142,21 @@ class Driver:
     def set_attr(self, func, attr, value, what):
         self.check(self.lib.cuFuncSetAttribute(func, attr, value), what)
 
-    def launch(self, func, grid, block, shared, stream, args, cluster=None):
+    def launch(self, func, grid, block, shared, stream, args, cluster=None, dependent=False):
+        """Launches `func`; a cluster other than 1 x 1 x 1 and `dependent`
+        (programmatic dependent launch) go through cuLaunchKernelEx."""
         vals = [ctypes.c_uint64(a) for a in args]
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
+        attrs = []
         if cluster and cluster[0] * cluster[1] * cluster[2] > 1:
-            attr = cluster_attribute(cluster)
-            cfg = launch_config(grid, block, shared, stream, attr)
+            attrs.append(cluster_attribute(cluster))
+        if dependent:
+            attrs.append(dependent_attribute())
+        if attrs:
+            cfg = launch_config(grid, block, shared, stream, attrs)
+            what = "programmatic dependent launch" if dependent else "cluster launch"
             self.check(self.lib.cuLaunchKernelEx(ctypes.byref(cfg), func, ptrs, None),
-                       "cuLaunchKernelEx (cluster launch)")
+                       f"cuLaunchKernelEx ({what})")
             return
         self.check(self.lib.cuLaunchKernel(func, grid[0], grid[1], grid[2], block[0], block[1],
                                            block[2], shared, ctypes.c_void_p(stream), ptrs, None),

@@ -23,6 +23,7 @@ code that called it.
 
 from __future__ import annotations
 
+import re
 import functools
 import math
 import operator
@@ -139,11 +140,16 @@ def default_precision() -> str:
     return "tf32"
 
 
+# The forms of the names kb generates for unnamed buffers (argN, outN, tN,
+# wsN, tmN): kb-opt refuses a kb.name of one of these forms.
+_GENERATED = re.compile(r"(arg|out|tm|ws|t)[0-9]+")
+
+
 def _sanitize(name: str) -> str:
     s = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     if not s or s[0].isdigit():
         s = "a" + s
-    if s[0] == "t" and s[1:].isdigit():
+    if _GENERATED.fullmatch(s):
         s = "in_" + s
     return s
 
@@ -763,7 +769,8 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         if any(v is s for s in seen):
             raise KbImportError(f"output {i} of {name} is returned twice; kb computes each result once")
         seen.append(v)
-        oname = "out" if single else f"out{i}"
+        # (Not "out0": kb generates names of that form for its own buffers.)
+        oname = "out" if single else f"out_{i}"
         imp.prog.output(v, oname)
         out_specs.append({"buffer": oname, "shape": list(kv.shape), "kb_shape": list(v.shape)})
 

@@ -48,7 +48,8 @@ class Loaded:
     """The callable kb.load returns. `loaded(*args)` runs the program;
     `loaded.kernels` lists what was loaded (name, cubin or ptx)."""
 
-    def __init__(self, bundle: Bundle, module=None, params: Optional[dict] = None, device=None):
+    def __init__(self, bundle: Bundle, module=None, params: Optional[dict] = None, device=None,
+                 dependent_launch: bool = True):
         import torch
         self.torch = torch
         self.bundle = bundle
@@ -96,6 +97,13 @@ class Loaded:
         for k in m["kernels"]:
             cubin = (root / k["cubin"]).read_bytes() if k.get("cubin") and (root / k["cubin"]).is_file() else None
             ptx = (root / k["ptx"]).read_bytes() if k.get("ptx") and (root / k["ptx"]).is_file() else None
+            # A kernel marked dependent_launch is launched while the one
+            # before it ends; its griddepcontrol.wait holds its reads until
+            # that one's writes are visible (kb-run checks the same).
+            dependent = bool(k.get("dependent_launch")) and dependent_launch
+            if k.get("dependent_launch") and (ptx is None or b"griddepcontrol.wait" not in ptx):
+                raise KbError(f"kernel {k['name']} has dependent_launch but its PTX has no griddepcontrol.wait: "
+                              "it would read its inputs before the kernel before it has written them")
             mod, func, source = self.drv.load_module(cubin, ptx, k["name"])
             shared = int(k.get("dynamic_shared_bytes", 0))
             if shared > 48 * 1024:
@@ -114,7 +122,8 @@ class Loaded:
                                   f"{per_sm * sms}: compile with fewer blocks per row (#kb.config cluster)")
             self.kernels.append({"name": k["name"], "module": mod, "func": func, "source": source,
                                  "grid": list(k["grid"]), "block": list(k["block"]),
-                                 "cluster": cluster, "shared": shared, "args": list(k["args"])})
+                                 "cluster": cluster, "shared": shared, "args": list(k["args"]),
+                                 "dependent": dependent})
         # Scratch and workspace buffers: allocated once.
         self.fixed: Dict[str, "torch.Tensor"] = {}
         for b in m["buffers"]:
@@ -204,7 +213,8 @@ class Loaded:
             ptrs = [bufs[a].data_ptr() for a in k["args"]]
         except KeyError as e:
             raise KbError(f"kernel {k['name']} reads buffer {e} that the bundle's signature does not provide")
-        self.drv.launch(k["func"], k["grid"], k["block"], k["shared"], stream, ptrs, k["cluster"])
+        self.drv.launch(k["func"], k["grid"], k["block"], k["shared"], stream, ptrs, k["cluster"],
+                        k["dependent"])
 
     def __call__(self, *args, out=None):
         """Runs the program on `args`; the result is a new tensor, or
@@ -227,13 +237,16 @@ class Loaded:
         return f"<kb.load {self.bundle.path}: " + ", ".join(f"{k['name']} ({k['source']})" for k in self.kernels) + ">"
 
 
-def load(bundle, module=None, params=None, device=None) -> Loaded:
+def load(bundle, module=None, params=None, device=None, dependent_launch=True) -> Loaded:
     """The bundle (a Bundle or its folder) as a callable on CUDA tensors.
     A program imported from an nn.Module reads the module's parameters:
     pass the module (on the GPU), or a dict of them. kb.compile's bundle
-    remembers the module it was compiled from."""
+    remembers the module it was compiled from. Kernels the bundle marks
+    dependent_launch are launched while the one before them ends
+    (programmatic dependent launch, as kb-run does); dependent_launch=False
+    launches each only after the one before it has ended."""
     if not isinstance(bundle, Bundle):
         bundle = Bundle.open(bundle)
     if module is None:
         module = getattr(bundle, "module", None)
-    return Loaded(bundle, module, params, device)
+    return Loaded(bundle, module, params, device, dependent_launch)

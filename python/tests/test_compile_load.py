@@ -92,3 +92,16 @@ def test_run_wraps_kb_run(tmp_path, can_compile):
         # No GPU: kb-run reports it as JSON (exit 2) and kb.run raises with its message.
         with pytest.raises(kb.KbError, match="GPU|driver"):
             kb.run(bundle, check_only=True)
+
+
+def test_compile_names_kb_does_not_generate(tmp_path, can_compile):
+    """Two results, and arguments named like kb's own buffers (t1, out2,
+    arg0): the importer renames them (kb-opt refuses a kb.name of the form
+    argN, outN, tN, wsN or tmN), and the bundle compiles."""
+    def f(t1, out2, arg0):
+        return torch.relu(t1 + out2), torch.exp(arg0)
+    bundle = kb.compile(f, (torch.randn(64, 64), torch.randn(64, 64), torch.randn(64, 64)),
+                        output=tmp_path / "names", precision="ieee")
+    bufs = {b["name"]: b["role"] for b in bundle.manifest["buffers"]}
+    assert [n for n, r in bufs.items() if r == "output"] == ["out_0", "out_1"]
+    assert {"in_t1", "in_out2", "in_arg0"} <= {n for n, r in bufs.items() if r == "input"}

@@ -29,7 +29,8 @@ def test_cluster_attribute_bytes():
     assert [int.from_bytes(raw[8 + 4 * i:12 + 4 * i], "little") for i in range(3)] == [4, 1, 1]
     cfg = launch_config([8, 2, 1], [256, 1, 1], 1024, 0, a)
     assert (cfg.gridDimX, cfg.gridDimY, cfg.blockDimX, cfg.sharedMemBytes, cfg.numAttrs) == (8, 2, 256, 1024, 1)
-    assert ctypes.addressof(cfg.attrs.contents) == ctypes.addressof(a)
+    # The config points at a copy of the attribute it keeps alive.
+    assert ctypes.string_at(ctypes.addressof(cfg.attrs.contents), ctypes.sizeof(a)) == raw
 
 
 def test_enums_match_the_header():
@@ -46,3 +47,27 @@ def test_enums_match_the_header():
     sw = text.split("typedef enum CUtensorMapSwizzle_enum {")[1].split("}")[0]
     assert [l.strip().rstrip(",").split(" ")[0] for l in sw.strip().splitlines()].index(
         "CU_TENSOR_MAP_SWIZZLE_128B") == 3
+
+
+def test_dependent_attribute_bytes():
+    from kb.cuda import dependent_attribute
+    a = dependent_attribute()
+    raw = ctypes.string_at(ctypes.addressof(a), ctypes.sizeof(a))
+    assert int.from_bytes(raw[0:4], "little") == 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    assert int.from_bytes(raw[8:12], "little") == 1  # programmaticStreamSerializationAllowed
+    # With a cluster: both attributes, in one array the config points at.
+    c = cluster_attribute([2, 1, 1])
+    cfg = launch_config([4, 1, 1], [128, 1, 1], 0, 0, [c, a])
+    assert cfg.numAttrs == 2
+    assert cfg.attrs[0].id == 4 and cfg.attrs[1].id == 6
+    got = ctypes.string_at(ctypes.addressof(cfg.attrs[1]), ctypes.sizeof(CUlaunchAttribute))
+    assert got == raw
+
+
+def test_dependent_enum_matches_the_header():
+    if not HEADER.is_file():
+        pytest.skip("no CUDA toolkit header here")
+    text = HEADER.read_text(errors="replace")
+    assert "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION    = 6" in text
+    # The union's first member for this attribute is an int.
+    assert "int programmaticStreamSerializationAllowed;" in text

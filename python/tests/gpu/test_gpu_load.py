@@ -102,6 +102,16 @@ def wide_softmax_programs():
     return out
 
 
+def split_k_program():
+    """A long-K matmul kb splits (partials, then a sum kernel marked
+    dependent_launch: launched while the partials' kernel ends)."""
+    p = kb.Program("split_k")
+    a = p.input("a", (256, 65536))
+    b = p.input("b", (65536, 256))
+    p.output(p.matmul(a, b, "tf32"), "c")
+    return p
+
+
 def prepare(out: Path, chip="sm_90a"):
     out.mkdir(parents=True, exist_ok=True)
     for name, (fn, shapes, prec) in programs().items():
@@ -112,6 +122,8 @@ def prepare(out: Path, chip="sm_90a"):
     for name, p in wide_softmax_programs().items():
         kb.compile(p, output=out / name, chip=chip)
         print(f"prepared {out / name}")
+    kb.compile(split_k_program(), output=out / "split_k", chip=chip)
+    print(f"prepared {out / 'split_k'}")
     # The module's weights travel with its bundle (the GPU run builds the
     # same module from seed 0, so this is only a cross-check).
     print(f"prepared {out / 'builder_bias_gelu'}")
@@ -208,6 +220,41 @@ def test_out_writes_in_place():
     assert r is y and rel_err(y, torch.softmax(x.double(), -1)) < 1e-5
     with pytest.raises(kb.KbError, match="out"):
         fast(x, out=torch.empty(512, 999, device="cuda"))
+
+
+@needs_gpu
+def test_dependent_launch():
+    """The split sum is launched with programmatic stream serialization (as
+    kb-run does) and reads the partials only after they are written: the
+    same bits as launched after the partials' kernel has ended, and the
+    matmul's value."""
+    b = bundle("split_k")
+    marked = [k["name"] for k in b.manifest["kernels"] if k.get("dependent_launch")]
+    assert marked, "the split-K bundle has no kernel marked dependent_launch"
+    fast = kb.load(b)
+    slow = kb.load(b, dependent_launch=False)
+    assert [k["name"] for k in fast.kernels if k["dependent"]] == marked
+    assert not any(k["dependent"] for k in slow.kernels)
+    a = torch.randn(256, 65536, device="cuda")
+    w = torch.randn(65536, 256, device="cuda")
+    for _ in range(3):  # back to back: each sum may start while its partials end
+        got = fast(a, w)
+    ref = slow(a, w)
+    assert torch.equal(got, ref)
+    assert rel_err(got, a.double() @ w.double()) < 5e-3
+    # A kernel marked dependent whose PTX has no griddepcontrol.wait (the
+    # first, which waits for nothing) is refused at load.
+    import json
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = Path(tmp) / "split_k"
+        shutil.copytree(b.path, bad)
+        m = json.loads((bad / "manifest.json").read_text())
+        m["kernels"][0]["dependent_launch"] = True
+        (bad / "manifest.json").write_text(json.dumps(m))
+        with pytest.raises(kb.KbError, match="griddepcontrol.wait"):
+            kb.load(bad)
 
 
 @needs_gpu
