@@ -256,8 +256,8 @@ GEMV_VARIANTS = [
     # instead of 5).
     (("skinny", 4, 28672, 8192, 1, True), "-v4x8s1k256", "block = [4, 8, 256], warp = [4, 2], stages = 1"),
     (("skinny", 4, 28672, 8192, 1, True), "-v4x8s1k256p2", "block = [4, 8, 256], warp = [4, 2], stages = 2"),
-    # Run 20: two weight rows a warp became the default for 3 and 4 rows;
-    # three rows' old default.
+    # Run 20: two weight rows a warp were tried as the default for 3 and 4
+    # rows (kept for 4 rows of 16-byte loads only); three rows' old default.
     (("skinny", 3, 4093, 4099, 1, True), "-v3x4s1k256p2", "block = [3, 4, 256], warp = [3, 1], stages = 2"),
 ]
 

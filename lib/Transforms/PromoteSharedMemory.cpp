@@ -106,8 +106,8 @@ struct PromoteSharedMemoryPass
     if (wgmma) {
       // wgmma reads 128-byte swizzled rows: no padding. Four stages (the
       // copies run two tiles ahead while one wgmma group is in flight),
-      // three when four do not fit, five where the fifth keeps the
-      // blocks an SM (below).
+      // three when four do not fit, five where the fifth costs no block an
+      // SM the grid would use (wgmmaDefaultStages, TargetModel.cpp).
       if (!f.pad.empty() && (f.pad[0] || f.pad[1]))
         return op.emitOpError()
                << "wgmma tiles are swizzled, not padded: pad must "

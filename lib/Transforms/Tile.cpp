@@ -257,6 +257,10 @@ FewTilesChoice mlir::kb::chooseFewTiles(int64_t m, int64_t n, int64_t k,
   return best;
 }
 
+/// The weight bytes an SM keeps in flight for the copy bandwidth (Little's
+/// law at about a microsecond: chooseGemvSplit).
+static constexpr int64_t kGemvFlightPerSM = 40 * 1024;
+
 /// Split-K for the gemv kernel. Its blocks stream the weight, so what
 /// decides its speed is the weight bytes in flight: a DRAM read takes about
 /// a microsecond under load, and one SM's share of the copy bandwidth
@@ -275,7 +279,7 @@ int64_t mlir::kb::chooseGemvSplit(int64_t kTiles, int64_t units,
                                   double copyGBs) {
   if (kTiles <= 0 || units <= 0 || inFlight <= 0 || sms <= 0 || copyGBs <= 0)
     return 1;
-  constexpr double kFlightPerSM = 40 * 1024;
+  constexpr double kFlightPerSM = kGemvFlightPerSM;
   double bw = copyGBs * 1e9;
   // A weight read in less time than the sum kernel's launch takes (under
   // 17 MB on the H200) is not split: its launches decide.
@@ -365,12 +369,19 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
       f.thread = {m, v};
       return;
     }
-    // Four few rows with 16-byte loads: two weight rows a warp (run 19, 4
-    // x 28672 x 8192 B^T: 0.2808 ms at one, 0.2469 at two, same call; L1
-    // then carries 3 times the DRAM bytes, not 5). Not with one-float
-    // loads: 3 x 4093 x 4099 B^T ran 0.0435 ms at one, 0.0523 at two (run
-    // 20). Three rows with 16-byte loads: not measured, one.
-    int64_t r = few <= 4 ? (few == 4 && v == 4 ? 2 : 1) : few <= 8 ? 2 : 4;
+    // Four rows of A with B^T read in 16-byte loads: two weight rows a warp
+    // (runs 19-20, 4 x 28672 x 8192: 0.2808 ms at one, 0.2468 at two, same
+    // call; L1 then carries 3 times the DRAM bytes, not 5), where the
+    // weight's rows are enough warps at two a warp to keep what an SM
+    // needs in flight unsplit (half the warps: fewer rows would be split,
+    // which was not measured). Not with one-float loads: 3 x 4093 x 4099
+    // ran 0.0435 ms at one, 0.0523 at two (run 20). Three rows, and the
+    // N = 4 form: not measured, one.
+    int64_t stagesHere = f.stages > 0 ? f.stages : gemvDefaultStages(few);
+    bool twoRows = weightB && few == 4 && v == 4 &&
+                   (wide / 2) * 2048 * stagesHere >=
+                       kGemvFlightPerSM * model.smCount;
+    int64_t r = few <= 4 ? (twoRows ? 2 : 1) : few <= 8 ? 2 : 4;
     int64_t loads = v == 4 && !eight ? 4 : 8;
     int64_t bk = 32 * v * (loads / r);
     if (weightB) {

@@ -340,3 +340,22 @@ func.func @wgmma_fifth_stage_small_grid(%a: tensor<1024x4096xf32>, %b: tensor<10
   %4 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32], split = 2>} : tensor<1024x4096xf32>, tensor<1024x4096xf32> -> tensor<1024x1024xf32>
   return %0, %1, %2, %3, %4 : tensor<1024x1024xf32>, tensor<2048x2048xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>
 }
+
+// -----
+
+// The grid the fifth stage is weighed against counts the batch and a
+// persistent grid: 64 x 128 tiles of 512 x 1024 are 64 blocks, 128 in a
+// batch of 2 (five stages), 256 in a batch of 4 (four); a persistent grid
+// of 132 blocks (five) or 264 (four).
+// CHECK-LABEL: func.func @wgmma_fifth_stage_batch_and_grid
+// CHECK: block = [64, 128, 32], threads = 160, stages = 5,
+// CHECK: block = [64, 128, 32], threads = 160, stages = 4,
+// CHECK: block = [64, 128, 32], threads = 160, stages = 5,{{.*}}grid = 132
+// CHECK: block = [64, 128, 32], threads = 160, stages = 4,{{.*}}grid = 264
+func.func @wgmma_fifth_stage_batch_and_grid(%a2: tensor<2x512x4096xf32>, %b2: tensor<2x1024x4096xf32>, %a4: tensor<4x512x4096xf32>, %b4: tensor<4x1024x4096xf32>, %a: tensor<4096x4096xf32>) -> (tensor<2x512x1024xf32>, tensor<4x512x1024xf32>, tensor<4096x4096xf32>, tensor<4096x4096xf32>) {
+  %0 = kb.matmul %a2, %b2 precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32]>} : tensor<2x512x4096xf32>, tensor<2x1024x4096xf32> -> tensor<2x512x1024xf32>
+  %1 = kb.matmul %a4, %b4 precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32]>} : tensor<4x512x4096xf32>, tensor<4x1024x4096xf32> -> tensor<4x512x1024xf32>
+  %2 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32], grid = 132>} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  %3 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32], grid = 264>} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
+  return %0, %1, %2, %3 : tensor<2x512x1024xf32>, tensor<4x512x1024xf32>, tensor<4096x4096xf32>, tensor<4096x4096xf32>
+}

@@ -35,8 +35,9 @@ func.func @long_k_one_wave(%a: tensor<256x65536xf32>, %b: tensor<1024x65536xf32>
 // tiles (2 x 5^5); over nine 128 x 128 tiles the divisors give 10 chunks
 // (90 blocks) or 25 (225, two waves), chunks of ceil(6250 / 14) = 447 give
 // 126 blocks at five stages (run 20: 0.2217 ms; 256 x 128 tiles in 22
-// uneven chunks at four, the choice before five stages counted, 0.2192;
-// 128 x 128 in 10 chunks, 0.296 in run 7).
+// uneven chunks at four, the choice while the model read B again for each
+// row of tiles in a grid of one wave, 0.2192; 128 x 128 in 10 chunks, 0.296
+// in run 7).
 // CHECK-LABEL: func.func @long_k_uneven
 // CHECK: block = [128, 128, 32]{{.*}}split = 14
 func.func @long_k_uneven(%a: tensor<384x200000xf32>, %b: tensor<200000x384xf32>) -> tensor<384x384xf32> {
@@ -148,4 +149,36 @@ func.func @batched(%a: tensor<2x256x4096xf32>, %b: tensor<2x4096x256xf32>) -> te
   // expected-error @+1 {{#kb.config split = 2: a batched matmul is not split}}
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", split = 2>} : tensor<2x256x4096xf32>, tensor<2x4096x256xf32> -> tensor<2x256x256xf32>
   return %0 : tensor<2x256x256xf32>
+}
+
+// -----
+
+// The few-tiles model counts the stages each candidate will get
+// (wgmmaDefaultStages): 128 x 128 tiles in 32 chunks of 256 x 256 x 16384
+// are 128 blocks, one an SM either way, so five stages and their loads in
+// flight (kb-tune's exhaustive best, 0.0210 ms; 256 x 64 in 32 chunks, the
+// choice at four, 0.0217 as kb's old default); 128 x 128 x 1048576 takes
+// 64 x 64 tiles in 64 chunks at five (256 blocks, two an SM either way; run
+// 20: 0.2641 ms against 0.2683 for 128 x 64 in 128 at four).
+// CHECK-LABEL: func.func @long_k_stages
+// CHECK: block = [128, 128, 32]{{.*}}split = 32
+// CHECK: block = [64, 64, 32]{{.*}}split = 64
+func.func @long_k_stages(%a: tensor<256x16384xf32>, %b: tensor<16384x256xf32>, %c: tensor<128x1048576xf32>, %d: tensor<1048576x128xf32>) -> (tensor<256x256xf32>, tensor<128x128xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<256x16384xf32>, tensor<16384x256xf32> -> tensor<256x256xf32>
+  %1 = kb.matmul %c, %d precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<128x1048576xf32>, tensor<1048576x128xf32> -> tensor<128x128xf32>
+  return %0, %1 : tensor<256x256xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// Where the tile above (64 x 64: 128 blocks for 64 x 8192) covers the SMs,
+// only another tile replaces it, and the others are weighed without it: a
+// split of 64 x 64 that the model rates first must not hide 64 x 128 in 4
+// chunks (kb's measured default of 64 x 8192 x 2048, 0.0307 ms, against
+// 0.0324 for 64 x 64 unsplit in kb-tune's exhaustive run).
+// CHECK-LABEL: func.func @skinny_other_tile
+// CHECK: block = [64, 128, 32]{{.*}}split = 4
+func.func @skinny_other_tile(%a: tensor<64x2048xf32>, %b: tensor<2048x8192xf32>) -> tensor<64x8192xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<64x2048xf32>, tensor<2048x8192xf32> -> tensor<64x8192xf32>
+  return %0 : tensor<64x8192xf32>
 }

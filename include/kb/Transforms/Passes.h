@@ -110,8 +110,8 @@ double fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 /// leaves them open: 4; 3 where 4 do not fit a block; 5 where a stage is at
 /// most 32 KB and the fifth costs no block an SM that the grid would use,
 /// that is where min(blocks an SM by shared memory, ceil(blocks / SMs)) is
-/// the same at five as at four, except 128 x 64 tiles (neutral in kb-tune's
-/// measurements). `blocks`: the grid (tiles x batch x split, or the
+/// the same at five as at four, except tiles of more than 64 rows on at
+/// most 64 columns (128 x 64 was neutral in kb-tune's measurements). `blocks`: the grid (tiles x batch x split, or the
 /// persistent grid); `n`: N (a staged epilogue's bytes depend on it).
 int64_t wgmmaDefaultStages(int64_t bm, int64_t bn, int64_t bk, bool transposeB,
                            bool tma, bool persistent, int64_t n,
