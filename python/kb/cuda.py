@@ -142,21 +142,35 @@ class Driver:
     def set_attr(self, func, attr, value, what):
         self.check(self.lib.cuFuncSetAttribute(func, attr, value), what)
 
-    def launch(self, func, grid, block, shared, stream, args, cluster=None, dependent=False):
-        """Launches `func`; a cluster other than 1 x 1 x 1 and `dependent`
-        (programmatic dependent launch) go through cuLaunchKernelEx."""
-        vals = [ctypes.c_uint64(a) for a in args]
-        ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
+    @staticmethod
+    def ex_config(grid, block, shared, cluster=None, dependent=False):
+        """The CUlaunchConfig a launch of these dimensions needs for
+        cuLaunchKernelEx (a cluster other than 1 x 1 x 1, or `dependent`:
+        programmatic dependent launch), or None for a plain launch. Built
+        once a kernel; launch() sets its stream."""
         attrs = []
         if cluster and cluster[0] * cluster[1] * cluster[2] > 1:
             attrs.append(cluster_attribute(cluster))
         if dependent:
             attrs.append(dependent_attribute())
-        if attrs:
-            cfg = launch_config(grid, block, shared, stream, attrs)
-            what = "programmatic dependent launch" if dependent else "cluster launch"
-            self.check(self.lib.cuLaunchKernelEx(ctypes.byref(cfg), func, ptrs, None),
-                       f"cuLaunchKernelEx ({what})")
+        if not attrs:
+            return None
+        cfg = launch_config(grid, block, shared, 0, attrs)
+        cfg._what = "programmatic dependent launch" if dependent else "cluster launch"
+        return cfg
+
+    def launch(self, func, grid, block, shared, stream, args, cluster=None, dependent=False, ex=None):
+        """Launches `func`; a cluster other than 1 x 1 x 1 and `dependent`
+        (programmatic dependent launch) go through cuLaunchKernelEx (`ex`:
+        the config ex_config made for them, reused)."""
+        vals = [ctypes.c_uint64(a) for a in args]
+        ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
+        if ex is None and ((cluster and cluster[0] * cluster[1] * cluster[2] > 1) or dependent):
+            ex = self.ex_config(grid, block, shared, cluster, dependent)
+        if ex is not None:
+            ex.hStream = stream or None
+            self.check(self.lib.cuLaunchKernelEx(ctypes.byref(ex), func, ptrs, None),
+                       f"cuLaunchKernelEx ({ex._what})")
             return
         self.check(self.lib.cuLaunchKernel(func, grid[0], grid[1], grid[2], block[0], block[1],
                                            block[2], shared, ctypes.c_void_p(stream), ptrs, None),

@@ -123,7 +123,8 @@ class Loaded:
             self.kernels.append({"name": k["name"], "module": mod, "func": func, "source": source,
                                  "grid": list(k["grid"]), "block": list(k["block"]),
                                  "cluster": cluster, "shared": shared, "args": list(k["args"]),
-                                 "dependent": dependent})
+                                 "dependent": dependent,
+                                 "ex": self.drv.ex_config(k["grid"], k["block"], shared, cluster, dependent)})
         # Scratch and workspace buffers: allocated once.
         self.fixed: Dict[str, "torch.Tensor"] = {}
         for b in m["buffers"]:
@@ -214,7 +215,7 @@ class Loaded:
         except KeyError as e:
             raise KbError(f"kernel {k['name']} reads buffer {e} that the bundle's signature does not provide")
         self.drv.launch(k["func"], k["grid"], k["block"], k["shared"], stream, ptrs, k["cluster"],
-                        k["dependent"])
+                        k["dependent"], k["ex"])
 
     def __call__(self, *args, out=None):
         """Runs the program on `args`; the result is a new tensor, or
