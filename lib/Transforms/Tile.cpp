@@ -562,6 +562,24 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
     f.block = {64, 128, 32};
   else
     f.block = {64, 64, 32};
+  // Waves: 128 x 128 tiles whose grid covers the SMs only by spilling into
+  // a second wave (one block an SM) against the big tile (256 x 128, or
+  // 128 x 256 with B^T), whose grid is under 90% of the SMs but takes
+  // fewer waves. Each wave of the big tile does twice the work at
+  // wgmma's full rate, 128 x 128 at 0.785 of it (the few-tiles model's
+  // efficiency, run 5): the big tile where that is faster. kb-tune's
+  // held-out batched 16x384x384x768: 128 x 128 in 144 blocks (two waves)
+  // 0.0323 ms, 256 x 128 in 96 (one) 0.0267 (bench/results/2026-12-02-
+  // tune6); its 32x256x256x1024 and 8x512^3 (128 blocks of 128 x 128: one
+  // wave) keep 128 x 128, their exhaustive best.
+  if (f.block[0] == 128 && f.block[1] == 128 && !fewRows &&
+      (!rowB || m > 128)) {
+    int64_t bigM = rowB ? 256 : 128, bigN = rowB ? 128 : 256;
+    double wavesSmall = llvm::divideCeil(blocksFor(128, 128), sms);
+    double wavesBig = llvm::divideCeil(blocksFor(bigM, bigN), sms);
+    if (2.0 * wavesBig < wavesSmall / 0.785)
+      f.block = {bigM, bigN, 32};
+  }
   // A few columns (a matrix-vector product, N = 1): the narrowest
   // wgmma that holds them (N a multiple of 8), not 64 columns of which
   // all but N are computed for nothing.

@@ -359,3 +359,19 @@ func.func @wgmma_fifth_stage_batch_and_grid(%a2: tensor<2x512x4096xf32>, %b2: te
   %3 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", block = [64, 128, 32], grid = 264>} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   return %0, %1, %2, %3 : tensor<2x512x1024xf32>, tensor<4x512x1024xf32>, tensor<4096x4096xf32>, tensor<4096x4096xf32>
 }
+
+// -----
+
+// Waves: 16 x 384 x 384 x 768 in 128 x 128 tiles is 144 blocks, one an SM:
+// a second wave of 12; 256 x 128 tiles are 96 blocks, under 90% of the SMs
+// but one wave of twice the work at the full rate: 256 x 128 (kb-tune's
+// exhaustive run: 0.0267 ms against 0.0323). 32 x 256 x 256 x 1024 in 128 x
+// 128 tiles is 128 blocks, one wave: 128 x 128 (its exhaustive best).
+// CHECK-LABEL: func.func @wgmma_waves
+// CHECK: block = [256, 128, 32], threads = 384, stages = 4,
+// CHECK: block = [128, 128, 32], threads = 384, stages = 5,
+func.func @wgmma_waves(%a: tensor<16x384x768xf32>, %b: tensor<16x768x384xf32>, %c: tensor<32x256x1024xf32>, %d: tensor<32x1024x256xf32>) -> (tensor<16x384x384xf32>, tensor<32x256x256xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<16x384x768xf32>, tensor<16x768x384xf32> -> tensor<16x384x384xf32>
+  %1 = kb.matmul %c, %d precision(tf32) : tensor<32x256x1024xf32>, tensor<32x1024x256xf32> -> tensor<32x256x256xf32>
+  return %0, %1 : tensor<16x384x384xf32>, tensor<32x256x256xf32>
+}
