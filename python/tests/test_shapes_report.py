@@ -1,0 +1,38 @@
+"""bench/shapes_report.py on a stored H200 run (bench/results): the
+memory-bound classes' three fractions of the copy bandwidth (kb, the
+strongest peer over the same bytes, a copy of the same bytes), each
+recomputed here from the report's own fields."""
+import importlib.util
+import json
+
+import pytest
+from conftest import ROOT
+
+RUN = ROOT / "bench" / "results" / "2026-12-02-shapes20"
+spec = importlib.util.spec_from_file_location("shapes_report", ROOT / "bench" / "shapes_report.py")
+shapes_report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(shapes_report)
+
+
+def test_fractions_of_copy_come_from_the_report():
+    reports = json.loads((RUN / "kb_results.json").read_text())
+    rows = {r["name"]: r for r in shapes_report.rows_of(str(RUN))}
+    name = "shape-skinny-3x4093x4099-bt-sm90a"  # the peer 1.26x faster
+    rep, row = reports[name], rows[name]
+    bw = rep["copy_bandwidth_gbs"] * 1e9
+    kb = rep["minimal_bytes"] / (rep["time"]["median_ms"] * 1e-3) / bw
+    peer = rep["minimal_bytes"] / (row["strongest_ms"] * 1e-3) / bw
+    assert row["fraction_of_copy"] == pytest.approx(kb, rel=1e-3)
+    # The peer faster than kb reaches more of the copy, not less.
+    assert row["peer_fraction_of_copy"] == pytest.approx(peer, rel=1e-3)
+    assert row["same_size_copy"] == rep["copy_same_size"]["fraction_of_copy"]
+    line = next(l for l in shapes_report.table([row]).splitlines() if "3x4093x4099" in l)
+    assert f"{100 * kb:.0f}% / {100 * peer:.0f}% / {100 * row['same_size_copy']:.0f}%" in line
+
+
+def test_compute_bound_rows_print_no_fraction():
+    rows = [r for r in shapes_report.rows_of(str(RUN)) if r["class"] == "longk"]
+    assert rows
+    for line in shapes_report.table(rows).splitlines()[2:]:
+        if line.startswith("| longk"):
+            assert line.split("|")[6].strip() == ""
