@@ -8,12 +8,14 @@ min(blocks an SM by shared memory, ceil(blocks / SMs)) lower at five than
 at four (kb-run's static `blocks_per_sm` of each candidate, its `blocks`).
 This is the evidence of wgmmaDefaultStages (lib/Transforms/TargetModel.cpp).
 
-Usage: bench/tune_stage_pairs.py RUN_DIR... (folders with tune/plans.tar.gz
-and tune/reports.tar.xz, e.g. bench/results/2026-12-02-tune5).
+Usage: bench/tune_stage_pairs.py RUN_DIR... (folders with tune/reports.tar.xz
+and, in one of them, each program's tune/plans.tar.gz; e.g.
+bench/results/2026-12-02-tune5 -tune6 -tune7).
 """
 import io
 import json
 import math
+import os
 import sys
 import tarfile
 from collections import defaultdict
@@ -28,9 +30,20 @@ def members(path, suffix):
                 yield m.name, json.load(io.TextIOWrapper(t.extractfile(m)))
 
 
-def pairs(run):
-    plans = {[x for x in name.split("/") if x][-2]: p
-             for name, p in members(f"{run}/tune/plans.tar.gz", "plan.json")}
+def plans_of(runs):
+    """Every program's plan, from each run that keeps plans.tar.gz (a run
+    that measured another's batches keeps none: bench/results/2026-12-02-
+    tune7 uses tune6's)."""
+    plans = {}
+    for run in runs:
+        path = f"{run}/tune/plans.tar.gz"
+        if os.path.exists(path):
+            plans.update({[x for x in name.split("/") if x][-2]: p
+                          for name, p in members(path, "plan.json")})
+    return plans
+
+
+def pairs(run, plans):
     for name, rep in members(f"{run}/tune/reports.tar.xz", ".json"):
         prog = name.split("/")[-1][:-5]
         plan = plans.get(prog)
@@ -64,9 +77,10 @@ def main(runs):
         return 1
     # A program measured in several runs counts once, from the last run.
     by_prog = {}
+    plans = plans_of(runs)
     for run in runs:
         found = defaultdict(list)
-        for prog, block, costs, ratio in pairs(run):
+        for prog, block, costs, ratio in pairs(run, plans):
             found[prog].append((block, costs, ratio))
         by_prog.update(found)
     agg = defaultdict(list)

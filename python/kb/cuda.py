@@ -162,7 +162,8 @@ class Driver:
     def launch(self, func, grid, block, shared, stream, args, cluster=None, dependent=False, ex=None):
         """Launches `func`; a cluster other than 1 x 1 x 1 and `dependent`
         (programmatic dependent launch) go through cuLaunchKernelEx (`ex`:
-        the config ex_config made for them, reused)."""
+        the config ex_config made for them, reused: its stream is set here,
+        so one kernel is not launched from two threads at once)."""
         vals = [ctypes.c_uint64(a) for a in args]
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
         if ex is None and ((cluster and cluster[0] * cluster[1] * cluster[2] > 1) or dependent):
