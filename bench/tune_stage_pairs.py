@@ -75,6 +75,11 @@ def main(runs):
     if not runs:
         print(__doc__)
         return 1
+    for run in runs:
+        if not os.path.exists(f"{run}/tune/reports.tar.xz"):
+            print(f"tune_stage_pairs: {run}/tune/reports.tar.xz not found (a folder of "
+                  "scripts/gpu-tune.sh's results as bench/results keeps them)", file=sys.stderr)
+            return 1
     # A program measured in several runs counts once, from the last run.
     by_prog = {}
     plans = plans_of(runs)

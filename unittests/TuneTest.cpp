@@ -222,11 +222,14 @@ Static compiled(int threads, int regs, int64_t blocks, double occ,
   return s;
 }
 
+/// A matmul candidate; `split` (when given) as its last field.
 Candidate mm(const std::string &unit, const std::string &block,
-             const std::string &stages = "3") {
+             const std::string &stages = "3", const std::string &split = "") {
   Candidate c;
   c.fields = {
       {"mma", "\"" + unit + "\""}, {"block", block}, {"stages", stages}};
+  if (!split.empty())
+    c.fields.emplace_back("split", split);
   c.precision = precisionOfUnit(unit);
   return c;
 }
@@ -265,9 +268,7 @@ TEST(TuneModel, SplitKFillsTheGridAndPaysForThePartials) {
   Facts f = matmulFacts(256, 256, 16384, "tf32");
   Calibration cal;
   auto withSplit = [](const char *s) {
-    Candidate c = mm("wgmma_tf32", "[64, 64, 32]", "4");
-    c.fields.emplace_back("split", s);
-    return c;
+    return mm("wgmma_tf32", "[64, 64, 32]", "4", s);
   };
   double one = modelTime(f, withSplit("1"), compiled(160, 90, 16, 0.3, 2), cal);
   double eight =
@@ -364,9 +365,7 @@ TEST(TuneModel, SplitPartialsThatFitInL2CostLess) {
   Facts f = matmulFacts(256, 256, 16384, "tf32");
   Calibration cal;
   auto split = [](const char *s) {
-    Candidate c = mm("wgmma_tf32", "[128, 128, 32]", "4");
-    c.fields.emplace_back("split", s);
-    return c;
+    return mm("wgmma_tf32", "[128, 128, 32]", "4", s);
   };
   Static s16 = compiled(384, 168, 64, 0.19, 1), s32 = s16;
   s32.blocks = 128;
@@ -751,9 +750,8 @@ TEST(TuneSearch, GuidedFollowsTheLeverOfTheBestSoFar) {
   auto more = batchFor("more_stages");
   EXPECT_EQ(more, (std::vector<int>{3, 5}));
   // split_k: a larger split, or at the same split smaller tiles.
-  Candidate s1 = mm("wgmma_tf32", "[128, 256, 32]", "4"), s8 = s1;
-  s1.fields.emplace_back("split", "1");
-  s8.fields.emplace_back("split", "8");
+  Candidate s1 = mm("wgmma_tf32", "[128, 256, 32]", "4", "1"),
+            s8 = mm("wgmma_tf32", "[128, 256, 32]", "4", "8");
   EXPECT_TRUE(followsLever("split_k", s1, s8));
   EXPECT_FALSE(followsLever("split_k", s8, s1));
   EXPECT_TRUE(followsLever("split_k", cands[0], s8));  // no field: no split

@@ -377,12 +377,14 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
     // which was not measured). Not with one-float loads: 3 x 4093 x 4099
     // ran 0.0435 ms at one, 0.0523 at two (run 20). Three rows, and the
     // N = 4 form: not measured, one.
-    int64_t stagesHere = f.stages > 0 ? f.stages : gemvDefaultStages(few);
-    bool twoRows = weightB && few == 4 && v == 4 &&
-                   (wide / 2) * 2048 * stagesHere >=
-                       kGemvFlightPerSM * model.smCount;
-    int64_t r = few <= 4 ? (twoRows ? 2 : 1) : few <= 8 ? 2 : 4;
+    // (The flight is chooseGemvSplit's: each warp keeps `loads` 16-byte
+    // loads a lane of each of `stages` k tiles in flight, whatever r.)
     int64_t loads = v == 4 && !eight ? 4 : 8;
+    int64_t stagesHere = f.stages > 0 ? f.stages : gemvDefaultStages(few);
+    int64_t warpFlight = loads * 16 * 32 * stagesHere;
+    bool twoRows = weightB && few == 4 && v == 4 &&
+                   (wide / 2) * warpFlight >= kGemvFlightPerSM * model.smCount;
+    int64_t r = few <= 4 ? (twoRows ? 2 : 1) : few <= 8 ? 2 : 4;
     int64_t bk = 32 * v * (loads / r);
     if (weightB) {
       f.block = {m, 4 * r, bk};

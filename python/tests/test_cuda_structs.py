@@ -22,15 +22,20 @@ def test_layout_matches_cuda_h():
     assert ctypes.sizeof(CUlaunchConfig) == 56
 
 
+def _bytes(attr) -> bytes:
+    """The bytes of one CUlaunchAttribute as the driver reads them."""
+    return ctypes.string_at(ctypes.addressof(attr), ctypes.sizeof(CUlaunchAttribute))
+
+
 def test_cluster_attribute_bytes():
     a = cluster_attribute([4, 1, 1])
-    raw = ctypes.string_at(ctypes.addressof(a), ctypes.sizeof(a))
+    raw = _bytes(a)
     assert int.from_bytes(raw[0:4], "little") == 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
     assert [int.from_bytes(raw[8 + 4 * i:12 + 4 * i], "little") for i in range(3)] == [4, 1, 1]
     cfg = launch_config([8, 2, 1], [256, 1, 1], 1024, 0, a)
     assert (cfg.gridDimX, cfg.gridDimY, cfg.blockDimX, cfg.sharedMemBytes, cfg.numAttrs) == (8, 2, 256, 1024, 1)
     # The config points at a copy of the attribute it keeps alive.
-    assert ctypes.string_at(ctypes.addressof(cfg.attrs.contents), ctypes.sizeof(a)) == raw
+    assert _bytes(cfg.attrs.contents) == raw
 
 
 def test_enums_match_the_header():
@@ -38,6 +43,9 @@ def test_enums_match_the_header():
         pytest.skip("no CUDA toolkit header here")
     text = HEADER.read_text(errors="replace")
     assert "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION                    = 4" in text
+    assert "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION    = 6" in text
+    # The union's member for that attribute is an int.
+    assert "int programmaticStreamSerializationAllowed;" in text
     assert "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8" in text
     assert "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14" in text
     # CU_TENSOR_MAP_DATA_TYPE_FLOAT32 is the 8th enumerator (7), SWIZZLE_128B the 4th (3).
@@ -52,7 +60,7 @@ def test_enums_match_the_header():
 def test_dependent_attribute_bytes():
     from kb.cuda import dependent_attribute
     a = dependent_attribute()
-    raw = ctypes.string_at(ctypes.addressof(a), ctypes.sizeof(a))
+    raw = _bytes(a)
     assert int.from_bytes(raw[0:4], "little") == 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
     assert int.from_bytes(raw[8:12], "little") == 1  # programmaticStreamSerializationAllowed
     # With a cluster: both attributes, in one array the config points at.
@@ -60,14 +68,4 @@ def test_dependent_attribute_bytes():
     cfg = launch_config([4, 1, 1], [128, 1, 1], 0, 0, [c, a])
     assert cfg.numAttrs == 2
     assert cfg.attrs[0].id == 4 and cfg.attrs[1].id == 6
-    got = ctypes.string_at(ctypes.addressof(cfg.attrs[1]), ctypes.sizeof(CUlaunchAttribute))
-    assert got == raw
-
-
-def test_dependent_enum_matches_the_header():
-    if not HEADER.is_file():
-        pytest.skip("no CUDA toolkit header here")
-    text = HEADER.read_text(errors="replace")
-    assert "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION    = 6" in text
-    # The union's first member for this attribute is an int.
-    assert "int programmaticStreamSerializationAllowed;" in text
+    assert _bytes(cfg.attrs[1]) == raw
