@@ -70,6 +70,74 @@ struct GemvEmitter {
     return xs;
   }
 
+  /// The largest weight read through `loadStream`. What the policy saves
+  /// is the write-back of another kernel's dirty lines, at most L2's 50 MB
+  /// (about 4 us); on the largest weights it cost 3-5% (same call,
+  /// bench/results/2026-12-02-gemv-stream: 64 MB 0.0262 -> 0.0224 ms, 235 MB
+  /// 0.0652 -> 0.0630, but 940 MB 0.2469 -> 0.2543 and 1 GB split 8 0.2789
+  /// -> 0.2932).
+  static constexpr double kStreamMaxBytes = 256.0 * (1 << 20);
+
+  /// The weight's L2 policy (createpolicy evict_first) and its base
+  /// address, set by `streamFrom`; null: plain loads.
+  Value policy, streamBase;
+
+  /// Reads the weight `mem` through `loadStream` from here on: its lines are
+  /// read once, and marked first to go, so that they, not the dirty lines
+  /// another kernel left in L2, make room for the next ones. Without it the
+  /// 64 MB B^T gemvs wrote 23-25 MB of the L2 flush's dirty lines back to
+  /// DRAM while they read (ncu, bench/results/2026-12-02-gemv-writeback),
+  /// cuBLASLt 0.5-4.5 MB.
+  void streamFrom(Value mem) {
+    policy = LLVM::InlineAsmOp::create(
+                 b, loc, TypeRange{b.getI64Type()}, ValueRange{},
+                 "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
+                 /*has_side_effects=*/false, /*is_align_stack=*/false,
+                 LLVM::tailcallkind::TailCallKind::None,
+                 LLVM::AsmDialectAttr(), ArrayAttr())
+                 .getResult(0);
+    Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+    streamBase = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), raw);
+  }
+
+  /// 4 floats of the weight at `idx` (16-byte aligned), as `load` with v =
+  /// 4, through the read-only path with the evict-first policy
+  /// (`ld.global.nc.L2::cache_hint.v4.f32`, which MLIR's vector.load cannot
+  /// say).
+  SmallVector<Value> loadStream(Value idx, Value in) {
+    if (in)
+      idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
+    Value off = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), idx);
+    Value addr = arith::AddIOp::create(
+        b, loc, streamBase,
+        arith::MulIOp::create(
+            b, loc, off,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)));
+    Type f32 = b.getF32Type();
+    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               {f32, f32, f32, f32});
+    // No side effects: LLVM may schedule it as a load (every address is
+    // inside the weight: rows clamped, K positions selected to 0).
+    Value x = LLVM::InlineAsmOp::create(
+                  b, loc, TypeRange{st}, ValueRange{addr, policy},
+                  "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, "
+                  "[$4], $5;",
+                  "=f,=f,=f,=f,l,l", /*has_side_effects=*/false,
+                  /*is_align_stack=*/false,
+                  LLVM::tailcallkind::TailCallKind::None,
+                  LLVM::AsmDialectAttr(), ArrayAttr())
+                  .getResult(0);
+    SmallVector<Value> xs;
+    for (int64_t l = 0; l < 4; ++l) {
+      Value xl = LLVM::ExtractValueOp::create(b, loc, x, l);
+      xs.push_back(in ? arith::SelectOp::create(b, loc, in, xl,
+                                                cf32(b, loc, 0.0f))
+                            .getResult()
+                      : xl);
+    }
+    return xs;
+  }
+
   Value lt(Value x, int64_t bound) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
                                  cidx(b, loc, bound));
@@ -220,6 +288,8 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
   int64_t wPitch = weightB ? ldb : s.k;
   bool fewRows = weightB || s.transB || s.n == 1;
   int64_t fPitch = weightB ? s.k : s.transB ? ldb : 0;
+  if (v == 4 && 4.0 * wide * wPitch <= kStreamMaxBytes)
+    streamFrom(wMem);
   SmallVector<Value> wBase;
   for (int64_t j = 0; j < r; ++j) {
     Value row = e.add(r0, j);
@@ -246,7 +316,9 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
     SmallVector<Value> w;
     for (int64_t q = 0; q < u; ++q)
       for (int64_t j = 0; j < r; ++j) {
-        SmallVector<Value> x = load(wMem, e.add(wBase[j], ks[q]), v, in[q]);
+        SmallVector<Value> x = policy
+                                   ? loadStream(e.add(wBase[j], ks[q]), in[q])
+                                   : load(wMem, e.add(wBase[j], ks[q]), v, in[q]);
         w.append(x.begin(), x.end());
       }
     return w;
