@@ -12,6 +12,10 @@
 #   <name>.run.json   kb-run's report of that loop (kb), or torch's times
 #   ncu-<name>.txt    ncu's sections for one launch
 #   summary.json      per run: median SM clock, power, and time
+# KB_POWER_BUNDLES: the bundles to loop over (names; default the three
+# squares), KB_POWER_NO_TORCH=1: no torch loops, KB_POWER_NCU: the bundles
+# to profile (default the two 4096^3 ones), KB_POWER_NO_TORCH_NCU=1: no
+# torch kernel under ncu.
 set -u
 OUT=${OUT:-/tmp/kb-square-out}/square-power
 mkdir -p "$OUT"
@@ -33,11 +37,12 @@ while time.time() < end:
     s.record(); f(); e.record(); e.synchronize(); times.append(s.elapsed_time(e))
 times.sort(); print(json.dumps({"median_ms": times[len(times) // 2], "runs": len(times)}))
 '
-for name in shape-square-4096x4096x4096-sm90a shape-square-4096x4096x4096-bt-sm90a shape-square-8192x8192x8192-sm90a; do
+for name in ${KB_POWER_BUNDLES:-shape-square-4096x4096x4096-sm90a shape-square-4096x4096x4096-bt-sm90a shape-square-8192x8192x8192-sm90a}; do
   [ -d "build/gpu/bundles/$name" ] || continue
   pid=$(sample "$OUT/$name.smi.csv")
   timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 4000 "build/gpu/bundles/$name" > "$OUT/$name.run.json" 2> "$OUT/$name.err"
   kill "$pid"
+  [ -n "${KB_POWER_NO_TORCH:-}" ] && continue
   n=$(echo "$name" | grep -oE '[0-9]+' | head -1); bt=no; case "$name" in *-bt-*) bt=bt ;; esac
   pid=$(sample "$OUT/torch-$n-$bt.smi.csv")
   timeout 60 python3 -c "$TORCH_LOOP" "$n" "$bt" 4 > "$OUT/torch-$n-$bt.run.json" 2> "$OUT/torch-$n-$bt.err"
@@ -45,11 +50,12 @@ for name in shape-square-4096x4096x4096-sm90a shape-square-4096x4096x4096-bt-sm9
 done
 # One launch of each under ncu (its own clocks left alone).
 SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy"
-for name in shape-square-4096x4096x4096-sm90a shape-square-4096x4096x4096-bt-sm90a; do
+for name in ${KB_POWER_NCU:-shape-square-4096x4096x4096-sm90a shape-square-4096x4096x4096-bt-sm90a}; do
   [ -d "build/gpu/bundles/$name" ] || continue
   timeout 120 ncu --clock-control none $SECTIONS -k regex:k0_ -c 1 "$KB_RUN" --no-time --no-baselines -q "build/gpu/bundles/$name" > "$OUT/ncu-$name.txt" 2>&1
 done
 for bt in no bt; do
+  [ -n "${KB_POWER_NO_TORCH_NCU:-}" ] && break
   timeout 120 ncu --clock-control none $SECTIONS -k regex:'gemm|xmma|nvjet|sm90' --launch-skip 3 -c 1 \
     python3 -c "$TORCH_LOOP" 4096 "$bt" 0.01 > "$OUT/ncu-torch-4096-$bt.txt" 2>&1
 done

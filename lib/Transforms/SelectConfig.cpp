@@ -365,14 +365,20 @@ struct SelectConfigPass
         ok = selectPad(&op, f);
         break;
       }
-      if (succeeded(ok) && f.cluster > 1 &&
+      // A wgmma matmul's pair of blocks sharing B^T's tile (cluster = 2;
+      // kb-lower-to-gpu checks the rest).
+      bool wgmmaPair = *kind == KernelKind::Matmul && f.cluster == 2 &&
+                       f.mma == MmaUnit::wgmma_tf32 &&
+                       f.copy != CopyKind::cp_async;
+      if (succeeded(ok) && f.cluster > 1 && !wgmmaPair &&
           !(*kind == KernelKind::Softmax &&
             (f.strategy == SoftmaxStrategy::split ||
              f.strategy == SoftmaxStrategy::split_shared ||
              f.strategy == SoftmaxStrategy::split_global))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\", "
-                            "\"split_shared\" and \"split_global\" use";
+                            "\"split_shared\" and \"split_global\" and a "
+                            "wgmma_tf32 matmul with TMA (cluster = 2) use";
         ok = failure();
       }
       if (succeeded(ok) && f.threads > model->maxThreadsPerBlock) {

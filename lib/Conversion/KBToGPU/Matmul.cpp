@@ -113,6 +113,21 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                (int64_t)llvm::divideCeil(e.shape.m, e.bm),
                e.shape.splits > 1 ? e.shape.splits : e.shape.batch};
   info.block = {e.threads, 1, 1};
+  // cluster = 2: two blocks of one column of tiles (rows 2i and 2i + 1)
+  // share B^T's tile by TMA multicast (MatmulWgmma.cpp; a persistent grid
+  // sets its own clusters there, 2 x 1 x 1).
+  if (int64_t cl = cfg.getCluster(); cl && cl != 1) {
+    int64_t tilesM = llvm::divideCeil(e.shape.m, e.bm);
+    if (cl != 2 || cfg.getMma() != MmaUnit::wgmma_tf32 ||
+        cfg.getCopy() != CopyKind::tma || !e.shape.transB || tilesM % 2)
+      return op->emitOpError()
+             << "#kb.config cluster = " << cl
+             << ": a matmul shares tiles only over two blocks (cluster = 2), "
+                "with mma = \"wgmma_tf32\", copy = \"tma\", B transposed "
+                "and an even number of row tiles (M = "
+             << e.shape.m << " makes " << tilesM << ")";
+    info.cluster = {1, 2, 1};
+  }
   if (info.grid[1] > 65535 || info.grid[2] > 65535)
     return op->emitOpError()
            << "needs a grid of " << info.grid[1] << " x " << info.grid[2]

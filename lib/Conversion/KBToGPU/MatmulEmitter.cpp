@@ -379,15 +379,29 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
   int64_t group = config.getRaster();
   int64_t tilesM = llvm::divideCeil(shape.m, bm),
           tilesN = llvm::divideCeil(shape.n, bn);
+  if (config.getCluster() == 2) {
+    // A cluster of two blocks (by = 2i, 2i + 1) takes rows 2i and 2i + 1 of
+    // one column of tiles: the pair walks the order of tiles of 2 BM rows
+    // (raster groups of G / 2 of them), each block its half.
+    BlockTile pair = tileAt(add(mul(div(by, 2), tilesN), bx), bz, 2 * bm,
+                            tilesM / 2, std::max<int64_t>(group / 2, 1));
+    pair.row0 = add(pair.row0, mul(rem(by, 2), bm));
+    return pair;
+  }
   if (group <= 1 || tilesM <= 1)
     return {bz, mul(by, bm), mul(bx, bn)};
   return tileAt(add(mul(by, tilesN), bx), bz);
 }
 
 MatmulEmitter::BlockTile MatmulEmitter::tileAt(Value t, Value z) {
-  int64_t group = config.getRaster();
-  int64_t tilesM = llvm::divideCeil(shape.m, bm),
-          tilesN = llvm::divideCeil(shape.n, bn);
+  return tileAt(t, z, bm, llvm::divideCeil(shape.m, bm), config.getRaster());
+}
+
+MatmulEmitter::BlockTile MatmulEmitter::tileAt(Value t, Value z,
+                                               int64_t rowStep, int64_t tilesM,
+                                               int64_t group) {
+  int64_t bm = rowStep;
+  int64_t tilesN = llvm::divideCeil(shape.n, bn);
   if (group <= 1 || tilesM <= 1)
     return {z, mul(div(t, tilesN), bm), mul(rem(t, tilesN), bn)};
   // raster = G: tile t (launch order: block id by * tilesN + bx) walks

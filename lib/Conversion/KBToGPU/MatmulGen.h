@@ -115,6 +115,10 @@ struct MatmulEmitter {
   /// Output tile `t` of a slice (launch order, before the raster), of
   /// batch or split `z`: a persistent grid's blocks walk these.
   BlockTile tileAt(Value t, Value z);
+  /// tileAt over tiles of `rowStep` rows, `tilesM` of them in a column,
+  /// in raster groups of `group` rows of tiles (a cluster's pairs).
+  BlockTile tileAt(Value t, Value z, int64_t rowStep, int64_t tilesM,
+                   int64_t group);
   /// The split index kAt uses; null: block id z.
   Value splitIdx;
   /// The A and B tile views of pipeline stage `stage` in `smem`: A as

@@ -175,8 +175,21 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
            << "wgmma_tf32 with grid = " << e.config.getGrid()
            << " (a persistent grid) needs copy = \"tma\"";
   int64_t persistentGrid = std::min(e.config.getGrid(), totalTiles);
+  // A persistent grid of clusters of two (cluster = 2): the pairs of blocks
+  // (2p, 2p + 1) walk the tiles of 2 BM rows (the pair's), each block its
+  // half; G even, at most the pairs' tiles times two.
+  bool pairs = persistent && e.config.getCluster() == 2;
+  if (pairs) {
+    persistentGrid = std::min(e.config.getGrid(), totalTiles) / 2 * 2;
+    if (persistentGrid < 2)
+      return e.op->emitOpError()
+             << "wgmma_tf32 with grid = " << e.config.getGrid()
+             << " and cluster = 2 needs an even grid of at least 2 blocks";
+  }
   if (persistent)
     info.grid = {persistentGrid, 1, 1};
+  if (pairs)
+    info.cluster = {2, 1, 1};
   MatmulEmitter::BlockTile tile =
       persistent ? MatmulEmitter::BlockTile{} : e.blockTile();
   Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
@@ -185,12 +198,28 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // (tiles a slice).
   auto persistentTile = [&](Value i) {
     Value g = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    if (pairs) {
+      int64_t pairTiles = tilesM / 2 * tilesN;
+      Value t = e.add(e.div(g, 2), e.mul(i, persistentGrid / 2));
+      MatmulEmitter::BlockTile at =
+          e.tileAt(e.rem(t, pairTiles), e.div(t, pairTiles), 2 * bm,
+                   tilesM / 2, std::max<int64_t>(e.config.getRaster() / 2, 1));
+      at.row0 = e.add(at.row0, e.mul(e.rem(g, 2), bm));
+      return at;
+    }
     Value t = e.add(g, e.mul(i, persistentGrid));
     return e.tileAt(e.rem(t, tilesM * tilesN), e.div(t, tilesM * tilesN));
   };
-  // Tiles of a persistent block: ceil((total - g) / G).
+  // Tiles of a persistent block: ceil((total - g) / G) (a pair's:
+  // ceil((total / 2 - p) / (G / 2)), the same for both blocks).
   auto persistentCount = [&]() {
     Value g = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    if (pairs)
+      return e.div(arith::SubIOp::create(
+                       b, loc,
+                       cidx(b, loc, totalTiles / 2 + persistentGrid / 2 - 1),
+                       e.div(g, 2)),
+                   persistentGrid / 2);
     return e.div(arith::SubIOp::create(
                      b, loc, cidx(b, loc, totalTiles + persistentGrid - 1), g),
                  persistentGrid);
@@ -546,6 +575,36 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       return arith::AndIOp::create(b, loc, x, y).getResult();
     };
     Value laneZero = cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0);
+    // cluster = 2 (Matmul.cpp checked B^T, TMA, no persistent grid, an
+    // even number of row tiles): the two blocks of a cluster compute rows
+    // 2i and 2i + 1 of one column of tiles (blockTile), so B^T's tile is
+    // the same for both. Each block's producer copies half of it (its rank's
+    // BN / 2 rows) and multicasts it into both blocks' shared memory, at the
+    // same offsets, completing bytes on both blocks' `full` mbarrier of the
+    // stage; its own A tile as before. A stage is then written by both
+    // producers, so a producer refills it only once both blocks' consumers
+    // released it: every consumer warp arrives on its own block's `empty`
+    // and, through mapa, on its peer's (the count doubles). The consumers
+    // skip the releases of the last S k tiles (no producer waits for them),
+    // so no remote arrive is in flight when a block exits: each one a block
+    // receives, its own producer waited for before the copies its consumers
+    // needed. A cluster barrier after the mbarrier set-up, so that no copy
+    // or arrive reaches a peer's barrier before it is initialised.
+    int64_t cl = std::max<int64_t>(e.config.getCluster(), 1);
+    if (cl > 1 && (cl != 2 || rowB))
+      return e.op->emitOpError()
+             << "internal error: cluster = " << cl << " with a row-major B";
+    Value rank, peerRank;
+    if (cl > 1) {
+      // The block's rank in its cluster: block id y % 2 (clusters of 1 x 2
+      // x 1), or x % 2 in a persistent grid (2 x 1 x 1).
+      Value bid = gpu::BlockIdOp::create(
+          b, loc, persistent ? gpu::Dimension::x : gpu::Dimension::y);
+      rank = e.rem(bid, 2);
+      peerRank = arith::IndexCastUIOp::create(
+          b, loc, b.getI32Type(),
+          arith::XOrIOp::create(b, loc, rank, cidx(b, loc, 1)));
+    }
     auto when = [&](Value cond, function_ref<void()> body) {
       auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(b);
@@ -564,11 +623,16 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1),
                                      Value());
         NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
-                                     i32(consumerThreads / 32), Value());
+                                     i32(consumerThreads / 32 * cl), Value());
       }
       NVVM::FenceMbarrierInitOp::create(b, loc);
     });
-    gpu::BarrierOp::create(b, loc);
+    if (cl > 1) {
+      NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+      NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+    } else {
+      gpu::BarrierOp::create(b, loc);
+    }
     // Local k tile kt of output tile `at`, the block's k tile number c
     // (kt, or with a persistent grid counted over its tiles): its copies
     // into c's stage.
@@ -584,7 +648,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         e.splitIdx = at.batch;
       Value k0 = toI32(e.kAt(kt));
       e.splitIdx = savedSplit;
-      auto copy = [&](Value map, Value dstAddr, Value r0) {
+      auto copy = [&](Value map, Value dstAddr, Value r0,
+                      Value multicast = Value()) {
         SmallVector<Value> coords{k0, toI32(r0)};
         if (e.shape.batched)
           coords.push_back(toI32(at.batch));
@@ -593,10 +658,18 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         Value dst = LLVM::AddrSpaceCastOp::create(
             b, loc, LLVM::LLVMPointerType::get(ctx, 7), ptrTo(dstAddr, 3));
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, dst, map, coords, bar, ValueRange{}, Value(), Value(),
+            b, loc, dst, map, coords, bar, ValueRange{}, multicast, Value(),
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       };
       copy(mapA, stageAddr, at.row0);
+      if (!rowB && cl > 1) {
+        // This block's half of B^T's tile, into both blocks.
+        Value half = e.mul(rank, bn / 2);
+        copy(mapB, e.add(stageAddr, e.add(e.mul(half, kRowBytes), bytesA)),
+             e.add(at.col0, half),
+             arith::ConstantIntOp::create(b, loc, b.getI16Type(), 3));
+        return;
+      }
       if (!rowB) {
         copy(mapB, e.add(stageAddr, bytesA), at.col0);
         return;
@@ -685,6 +758,45 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     if (moveRegisters)
       NVVM::SetMaxRegisterOp::create(b, loc, consumerRegs,
                                      NVVM::SetMaxRegisterAction::increase);
+    // The block's k tiles in all (its tiles' k loops one after another).
+    Value blockKTiles =
+        persistent ? e.mul(persistentCount(), kTiles) : cidx(b, loc, kTiles);
+    // Lane 0 of each consumer warp releases the stage of the block's k tile
+    // `cPrev` (retired) where `cond` holds. In a cluster it arrives on the
+    // peer's barrier too, except for the block's last S k tiles, which no
+    // producer waits for (MatmulWgmma's cluster note above).
+    auto releaseStage = [&](Value cPrev, Value cond) {
+      if (cl > 1)
+        cond = both(cond, arith::CmpIOp::create(
+                              b, loc, arith::CmpIPredicate::ult,
+                              e.add(cPrev, stages), blockKTiles));
+      when(both(cond, laneZero), [&] {
+        Value stage = e.rem(cPrev, stages);
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(stage), Value(),
+                                       NVVM::MemScopeKindAttr());
+        if (cl == 1)
+          return;
+        // The peer's barrier at the same offset (mapa). The arrive has the
+        // default semantics (release at CTA scope), as CUTLASS's
+        // ClusterBarrier::arrive: this warp's wgmma reads of the stage
+        // retired (wait_group) before it. With `.release.cluster` the same
+        // kernel ran 1.57x slower (4096^3 B^T: 0.5622 against 0.3644 ms,
+        // same call, bench/results/2026-12-02-cluster/call1): the slowdown
+        // of 2026-11-30 run 38's first try, whose arrive had cluster scope
+        // (NVVM::MBarrierArriveOp with MemScopeKind::CLUSTER). The empty
+        // barriers follow the full ones (stages x 8 bytes).
+        Value local = arith::IndexCastUIOp::create(
+            b, loc, b.getI32Type(),
+            e.add(barBase, e.add(e.mul(stage, 8), stages * 8)));
+        LLVM::InlineAsmOp::create(
+            b, loc, TypeRange{}, ValueRange{local, peerRank},
+            "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, $0, "
+            "$1;\nmbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n",
+            "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+            ArrayAttr());
+      });
+    };
     // The k loop of one output tile; its k tile kt is the block's k tile
     // c0 + kt (c0 = 0 without a persistent grid).
     auto consumeTile = [&](Value c0) {
@@ -700,11 +812,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       Value acc = mmaStep(c, kLoop.getRegionIterArgs()[0]);
       // Tile c - 1 is retired: release its stage (the previous output
       // tile's last k tile was released after its loop).
-      when(both(cmp(arith::CmpIPredicate::ne, kt, 0), laneZero), [&] {
-        NVVM::MBarrierArriveOp::create(b, loc, Type(),
-                                       empty(e.rem(e.add(c, -1), stages)),
-                                       Value(), NVVM::MemScopeKindAttr());
-      });
+      releaseStage(e.add(c, -1), cmp(arith::CmpIPredicate::ne, kt, 0));
       scf::YieldOp::create(b, loc, acc);
       return kLoop;
     };
@@ -721,11 +829,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       Value c0 = e.mul(i, kTiles);
       scf::ForOp kLoop = consumeTile(c0);
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-      when(laneZero, [&] {
-        NVVM::MBarrierArriveOp::create(
-            b, loc, Type(), empty(e.rem(e.add(c0, kTiles - 1), stages)),
-            Value(), NVVM::MemScopeKindAttr());
-      });
+      releaseStage(e.add(c0, kTiles - 1),
+                   arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
       epilogue(kLoop.getResult(0), at.row0, at.col0, at.batch);
       return success();
     }

@@ -132,9 +132,9 @@ func.func @grid_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tenso
 
 // -----
 
-func.func @cluster_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{'kb.matmul' op #kb.config field 'cluster' does not apply to a matmul kernel (kb would ignore it)}}
-  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<cluster = 2>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+func.func @cluster_on_ffma_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config 'cluster' on a matmul is only for mma = "wgmma_tf32" (two blocks sharing B^T's tile), not "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<cluster = 2, mma = "ffma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
 

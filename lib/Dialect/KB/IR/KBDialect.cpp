@@ -304,6 +304,11 @@ LogicalResult ConfigAttr::verify(
                           "split_global softmax or a wgmma_tf32 matmul, not "
                           "mma = \""
                        << nameOf(mma) << "\"";
+  if (cluster > 1 && mma && mma != MmaUnit::wgmma_tf32)
+    return emitError() << "#kb.config 'cluster' on a matmul is only for mma "
+                          "= \"wgmma_tf32\" (two blocks sharing B^T's tile), "
+                          "not \""
+                       << nameOf(mma) << "\"";
   if (copy == CopyKind::tma && mma && mma != MmaUnit::wgmma_tf32)
     return emitError() << "#kb.config copy = \"tma\" is only for mma = "
                           "\"wgmma_tf32\", not \""

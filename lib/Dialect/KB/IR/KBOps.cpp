@@ -76,7 +76,9 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"mma", config.getMma().has_value(), matmul},
       {"copy", config.getCopy().has_value(), matmul},
       {"strategy", config.getStrategy().has_value(), softmax},
-      {"cluster", config.getCluster() != 0, softmax},
+      // A matmul's: wgmma_tf32 with TMA, two blocks sharing B^T's tile
+      // (kb-lower-to-gpu checks the rest).
+      {"cluster", config.getCluster() != 0, softmax || matmul},
       {"grid", config.getGrid() != 0, softmax || matmul},
       {"raster", config.getRaster() != 0, matmul},
       {"split", config.getSplit() != 0, matmul},

@@ -1,0 +1,78 @@
+// RUN: kb-opt %s --kb-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+
+// cluster = 2 on a wgmma matmul with TMA copies and B^T (MatmulWgmma.cpp):
+// two blocks of one column of tiles share B^T's tile. Pinned here: the
+// launch's clusters (1 x 2 x 1), B's tensor map boxes of half the tile's
+// rows, the pair's tile from block id y / 2 and the rank y % 2, empty
+// barriers counting both blocks' consumer warps (4 x 2), a cluster barrier
+// after their set-up (no block barrier), the producer's half of B
+// multicast to both blocks (mask 3), and each release arriving on the peer's
+// barrier through mapa with the default (CTA-scope) semantics, skipped for
+// the block's last S k tiles (k tile c - 1 released only where c - 1 + S <
+// the block's 4 k tiles: the compare against 4 below).
+// CHECK-LABEL: func.func @pair
+// CHECK: kb.tensor_map = {box = [64, 32], dims = [256, 128], of = "arg0"}
+// CHECK: kb.tensor_map = {box = [32, 32], dims = [128, 128], of = "arg1"}
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%{{.*}}, %c2{{.*}}, %{{.*}}) blocks in (%c2{{.*}}, %c4, %{{.*}})
+// CHECK: gpu.func @k0_matmul
+// CHECK: %[[BY:.+]] = gpu.block_id  y
+// CHECK: arith.divui %[[BY]], %c2 : index
+// CHECK: arith.remui %[[BY]], %c2 : index
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] :
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK: arith.cmpi ult, %{{.*}}, %c4 : index
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32 remote, $0, $1;\0Ambarrier.arrive.shared::cluster.b64 _, [remote];
+func.func @pair(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+  return %0 : tensor<256x128xf32>
+}
+
+// -----
+
+// With a persistent grid (grid = 6): 6 blocks in clusters of 2 x 1 x 1, the
+// rank from block id x % 2, the pair p = x / 2 walking tiles of 128 rows
+// (2 x 64) three pairs apart.
+// CHECK-LABEL: func.func @pair_persistent
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%c2{{.*}}, %c1{{.*}}, %c1{{.*}}) blocks in (%c6, %c1{{.*}}, %c1{{.*}})
+// CHECK: gpu.func @k0_matmul
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: multicast_mask = %c3_i16
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32
+func.func @pair_persistent(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, grid = 6, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+  return %0 : tensor<256x128xf32>
+}
+
+// -----
+
+// An odd number of row tiles (130 rows make three of 64): refused in one
+// line.
+func.func @odd_row_tiles(%arg0: tensor<130x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<130x128xf32> {
+  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", B transposed and an even number of row tiles (M = 130 makes 3)}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<130x128xf32>, tensor<128x128xf32> -> tensor<130x128xf32>
+  return %0 : tensor<130x128xf32>
+}
+
+// -----
+
+// A cluster of four: refused.
+func.func @four(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
+  // expected-error @+1 {{#kb.config cluster = 4: a matmul shares tiles only over two blocks}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 4, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+  return %0 : tensor<256x128xf32>
+}
+
+// -----
+
+// A row-major B (its kernel reads B through registers; no pair form): refused.
+func.func @row_major_b(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
+  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", B transposed}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 64, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+  return %0 : tensor<256x128xf32>
+}
