@@ -14,6 +14,8 @@
 # KB_DEPENDENT_LAUNCH_AB=1 (the dependent-launch A/B below),
 # KB_MEMCHECK_EXTRA (more bundles to memcheck), KB_SASS (bundles whose SASS
 # to keep in sass.txt),
+# KB_POWER=1 (bench/square_power.sh after the rest: SM clock and board
+# power over 4-second loops, ncu of one launch; its KB_POWER_* settings),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
 # routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
@@ -264,6 +266,11 @@ fi
 if [ -f build/tune/batches.tar.gz ] && [ -z "${KB_SKIP_TUNE:-}" ]; then
   export KB_TUNE_BUDGET_S=${KB_TUNE_BUDGET_S:-300}; OUT="$OUT" timeout $(( KB_TUNE_BUDGET_S + 90 )) bash scripts/gpu-tune.sh > "$OUT/tune-log.txt" 2>&1
   echo "tune exit $?"; tail -n 10 "$OUT/tune-log.txt"
+fi
+# Clocks and power at the cap (issue #18's diagnosis): KB_POWER=1.
+if [ -n "${KB_POWER:-}" ]; then
+  OUT="$OUT" bash bench/square_power.sh > "$OUT/power_log.txt" 2>&1
+  echo "power: exit $?" | tee -a "$log"
 fi
 # The device returns at most 8 files: everything goes back as one archive
 # (unpack with tar xzf into bench/results/<run>/).
