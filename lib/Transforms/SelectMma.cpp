@@ -421,6 +421,18 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
             << "\"";
         return signalPassFailure();
       }
+      // Clusters of two sharing B^T's tile are the wgmma kernel's too
+      // (MatmulWgmma.cpp); the attribute's verifier refuses them elsewhere.
+      if (f.cluster > 1 && f.mma != MmaUnit::wgmma_tf32) {
+        op.emitOpError()
+            << "config asks for cluster = " << f.cluster
+            << " (blocks sharing B^T's tile), which only the wgmma kernel has "
+               "(mma = \"wgmma_tf32\", chip sm_90a, precision(tf32)); this "
+               "matmul "
+            << (autoMma ? "gets" : "asks for") << " mma = \""
+            << nameOf(f.mma) << "\"";
+        return signalPassFailure();
+      }
       setConfig(&op, f.get(&getContext()));
     }
   }

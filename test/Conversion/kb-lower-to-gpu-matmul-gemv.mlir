@@ -5,7 +5,10 @@
 // it), so this file breaks only when the lowering changes.
 
 // B transposed, M = 2 (the weight B^T's rows K-contiguous): no shared
-// memory; the weight's L2 policy (evict first) made once; in the k loop,
+// memory; the weight's L2 policy (evict first) made once, and the weight's
+// global address (its pointer plus the memref's offset, 0 here, through
+// cvta.to.global) once;
+// in the k loop,
 // the weight as 16-byte read-only loads with that policy issued before
 // any FMA, A's rows as vectors too, FMAs into registers carried by the loop
 // (no store inside it); K = 1000 is not a multiple of BK = 512, so the last
@@ -19,6 +22,8 @@
 // CHECK-NOT: gpu.dynamic_shared_memory
 // CHECK: memref.collapse_shape
 // CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"
+// CHECK: llvm.inline_asm "cvta.to.global.u64 $0, $1;"
+// CHECK-NOT: createpolicy
 // CHECK: scf.for {{.*}} iter_args
 // CHECK-NOT: memref.store
 // CHECK-NOT: math.fma
@@ -28,8 +33,10 @@
 // CHECK: math.fma
 // CHECK-NOT: memref.store
 // CHECK: scf.yield
+// CHECK-NOT: createpolicy
 // CHECK: arith.select
 // CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32
+// CHECK-NOT: createpolicy
 // CHECK: gpu.shuffle xor
 // CHECK: scf.if
 // CHECK: memref.store

@@ -6,13 +6,14 @@
 // rows, the pair's tile from block id y / 2 and the rank y % 2, empty
 // barriers counting both blocks' consumer warps (4 x 2), a cluster barrier
 // after their set-up (no block barrier), the producer's half of B
-// multicast to both blocks (mask 3), and each release arriving on the peer's
-// barrier through mapa with the default (CTA-scope) semantics, skipped for
-// the block's last S k tiles (k tile c - 1 released only where c - 1 + S <
-// the block's 4 k tiles: the compare against 4 below).
+// multicast to both blocks (mask 3) and, after its 16 k tiles (K = 512),
+// its tail: waits for the releases of the last 4 (S) k tiles, 12 to 15;
+// each consumer release arriving on the peer's barrier through mapa with the
+// default (CTA-scope) semantics, the last k tile's too after the loop; no
+// cluster barrier at the end.
 // CHECK-LABEL: func.func @pair
-// CHECK: kb.tensor_map = {box = [64, 32], dims = [256, 128], of = "arg0"}
-// CHECK: kb.tensor_map = {box = [32, 32], dims = [128, 128], of = "arg1"}
+// CHECK: kb.tensor_map = {box = [64, 32], dims = [256, 512], of = "arg0"}
+// CHECK: kb.tensor_map = {box = [32, 32], dims = [128, 512], of = "arg1"}
 // CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%{{.*}}, %c2{{.*}}, %{{.*}}) blocks in (%c2{{.*}}, %c4, %{{.*}})
 // CHECK: gpu.func @k0_matmul
 // CHECK: %[[BY:.+]] = gpu.block_id  y
@@ -25,11 +26,17 @@
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] :
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
-// CHECK: arith.cmpi ult, %{{.*}}, %c4 : index
+// CHECK: scf.for %{{.*}} = %c12 to %c16 step %c1 {
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32 remote, $0, $1;\0Ambarrier.arrive.shared::cluster.b64 _, [remote];
-func.func @pair(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
-  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32
+// CHECK-NOT: nvvm.cluster.arrive
+// CHECK: gpu.return
+func.func @pair(%arg0: tensor<256x512xf32>, %arg1: tensor<128x512xf32>) -> tensor<256x128xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x512xf32>, tensor<128x512xf32> -> tensor<256x128xf32>
   return %0 : tensor<256x128xf32>
 }
 
@@ -41,7 +48,11 @@ func.func @pair(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tenso
 // CHECK-LABEL: func.func @pair_persistent
 // CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%c2{{.*}}, %c1{{.*}}, %c1{{.*}}) blocks in (%c6, %c1{{.*}}, %c1{{.*}})
 // CHECK: gpu.func @k0_matmul
+// CHECK: %[[BX:.+]] = gpu.block_id  x
+// CHECK: arith.remui %[[BX]], %c2 : index
 // CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: %[[BX2:.+]] = gpu.block_id  x
+// CHECK-NEXT: arith.divui %[[BX2]], %c2 : index
 // CHECK: multicast_mask = %c3_i16
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32
 func.func @pair_persistent(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
@@ -54,7 +65,7 @@ func.func @pair_persistent(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32
 // An odd number of row tiles (130 rows make three of 64): refused in one
 // line.
 func.func @odd_row_tiles(%arg0: tensor<130x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<130x128xf32> {
-  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", B transposed and an even number of row tiles (M = 130 makes 3)}}
+  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", B transposed, BN a multiple of 16 (each half of B^T's tile starts on the 1024 bytes of its swizzle; BN = 64) and an even number of row tiles (M = 130 makes 3)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<130x128xf32>, tensor<128x128xf32> -> tensor<130x128xf32>
   return %0 : tensor<130x128xf32>
 }
@@ -74,5 +85,24 @@ func.func @four(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tenso
 func.func @row_major_b(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
   // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", B transposed}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 64, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+  return %0 : tensor<256x128xf32>
+}
+
+// -----
+
+// BN = 24: each half of B^T's tile (12 rows, 1536 bytes) would start off
+// the 1024-byte grid of the 128-byte swizzle: refused.
+func.func @odd_half(%arg0: tensor<256x128xf32>, %arg1: tensor<48x128xf32>) -> tensor<256x48xf32> {
+  // expected-error @+1 {{BN a multiple of 16 (each half of B^T's tile starts on the 1024 bytes of its swizzle; BN = 24)}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 24, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<48x128xf32> -> tensor<256x48xf32>
+  return %0 : tensor<256x48xf32>
+}
+
+// -----
+
+// An odd persistent grid with cluster = 2: refused (whole clusters of two).
+func.func @odd_grid(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
+  // expected-error @+1 {{wgmma_tf32 with grid = 5 and cluster = 2 needs an even grid (whole clusters of two)}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, grid = 5, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
   return %0 : tensor<256x128xf32>
 }

@@ -296,6 +296,18 @@ func.func @grid_on_ieee(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) ->
 
 // -----
 
+// Clusters of two sharing B^T's tile are the wgmma kernel's too: an ieee
+// matmul (FFMA) with cluster = 2 is refused here, not turned into a config
+// the attribute's verifier refuses (kb-compile's fuzzer found the assert
+// that did: fuzz/regressions/kb-compile/select_mma_cluster_on_ffma_assert.mlir).
+func.func @cluster_on_ieee(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for cluster = 2 (blocks sharing B^T's tile), which only the wgmma kernel has (mma = "wgmma_tf32", chip sm_90a, precision(tf32)); this matmul gets mma = "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<cluster = 2>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
 // wgmma's default stages: four, and a fifth where it keeps the blocks an SM
 // that shared memory allows and a stage is at most 32 KB: 128 x 128 tiles
 // (160 KB at five, one block an SM as at four) take five; 256 x 64 (40 KB a

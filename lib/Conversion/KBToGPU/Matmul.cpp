@@ -119,13 +119,16 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   if (int64_t cl = cfg.getCluster(); cl && cl != 1) {
     int64_t tilesM = llvm::divideCeil(e.shape.m, e.bm);
     if (cl != 2 || cfg.getMma() != MmaUnit::wgmma_tf32 ||
-        cfg.getCopy() != CopyKind::tma || !e.shape.transB || tilesM % 2)
+        cfg.getCopy() != CopyKind::tma || !e.shape.transB || tilesM % 2 ||
+        e.bn % 16)
       return op->emitOpError()
              << "#kb.config cluster = " << cl
              << ": a matmul shares tiles only over two blocks (cluster = 2), "
-                "with mma = \"wgmma_tf32\", copy = \"tma\", B transposed "
-                "and an even number of row tiles (M = "
-             << e.shape.m << " makes " << tilesM << ")";
+                "with mma = \"wgmma_tf32\", copy = \"tma\", B transposed, "
+                "BN a multiple of 16 (each half of B^T's tile starts on the "
+                "1024 bytes of its swizzle; BN = "
+             << e.bn << ") and an even number of row tiles (M = " << e.shape.m
+             << " makes " << tilesM << ")";
     info.cluster = {1, 2, 1};
   }
   if (info.grid[1] > 65535 || info.grid[2] > 65535)

@@ -96,8 +96,21 @@ struct GemvEmitter {
                  LLVM::tailcallkind::TailCallKind::None,
                  LLVM::AsmDialectAttr(), ArrayAttr())
                  .getResult(0);
+    // The first element's global address: the aligned pointer plus the
+    // memref's offset, converted once from the generic window
+    // (cvta.to.global) for ld.global.
     Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
-    streamBase = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), raw);
+    Value offset =
+        memref::ExtractStridedMetadataOp::create(b, loc, mem).getOffset();
+    Value first = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(), e.add(raw, e.mul(offset, 4)));
+    streamBase = LLVM::InlineAsmOp::create(
+                     b, loc, TypeRange{b.getI64Type()}, ValueRange{first},
+                     "cvta.to.global.u64 $0, $1;", "=l,l",
+                     /*has_side_effects=*/false, /*is_align_stack=*/false,
+                     LLVM::tailcallkind::TailCallKind::None,
+                     LLVM::AsmDialectAttr(), ArrayAttr())
+                     .getResult(0);
   }
 
   /// 4 floats of the weight at `idx` (16-byte aligned), as `load` with v =

@@ -179,13 +179,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // (2p, 2p + 1) walk the tiles of 2 BM rows (the pair's), each block its
   // half; G even, at most the pairs' tiles times two.
   bool pairs = persistent && e.config.getCluster() == 2;
-  if (pairs) {
-    persistentGrid = std::min(e.config.getGrid(), totalTiles) / 2 * 2;
-    if (persistentGrid < 2)
-      return e.op->emitOpError()
-             << "wgmma_tf32 with grid = " << e.config.getGrid()
-             << " and cluster = 2 needs an even grid of at least 2 blocks";
-  }
+  if (pairs && e.config.getGrid() % 2)
+    return e.op->emitOpError()
+           << "wgmma_tf32 with grid = " << e.config.getGrid()
+           << " and cluster = 2 needs an even grid (whole clusters of two)";
   if (persistent)
     info.grid = {persistentGrid, 1, 1};
   if (pairs)
@@ -584,12 +581,16 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // stage; its own A tile as before. A stage is then written by both
     // producers, so a producer refills it only once both blocks' consumers
     // released it: every consumer warp arrives on its own block's `empty`
-    // and, through mapa, on its peer's (the count doubles). The consumers
-    // skip the releases of the last S k tiles (no producer waits for them),
-    // so no remote arrive is in flight when a block exits: each one a block
-    // receives, its own producer waited for before the copies its consumers
-    // needed. A cluster barrier after the mbarrier set-up, so that no copy
-    // or arrive reaches a peer's barrier before it is initialised.
+    // and, through mapa, on its peer's (the count doubles), for every k
+    // tile; the producer, after its last copy, waits for the releases of
+    // the block's last S k tiles (its tail), so that no block exits while
+    // its multicast into the peer, or an arrive from the peer, is in flight.
+    // A cluster barrier after the mbarrier set-up, so that no copy or
+    // arrive reaches a peer's barrier before it is initialised. (An end
+    // barrier of every thread instead of the tail measured 7-10% slower
+    // than the default where the kernel without either had been 4.5%
+    // slower and 1.2% faster: bench/results/2026-12-02-cluster/call5; why
+    // was not looked at.)
     int64_t cl = std::max<int64_t>(e.config.getCluster(), 1);
     if (cl > 1 && (cl != 2 || rowB))
       return e.op->emitOpError()
@@ -729,26 +730,59 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                });
                issueTma(c, kt, at);
              };
+             // In a cluster, the producer's tail: it waits for the
+             // release of each of the block's last S k tiles by both blocks'
+             // consumers (as CUTLASS's producer tail), so that the block
+             // exits only once every copy it multicast into the peer was
+             // consumed there and every arrive the peer's consumers send it
+             // has landed. Release of tile c: empty (c % S), parity
+             // (c / S) % 2.
+             auto tail = [&](Value total) {
+               if (cl == 1)
+                 return;
+               Value from = arith::SubIOp::create(
+                   b, loc,
+                   arith::MaxUIOp::create(b, loc, total,
+                                          cidx(b, loc, stages)),
+                   cidx(b, loc, stages));
+               auto wait = scf::ForOp::create(b, loc, from, total,
+                                              cidx(b, loc, 1));
+               OpBuilder::InsertionGuard g(b);
+               b.setInsertionPointToStart(wait.getBody());
+               Value c = wait.getInductionVar();
+               NVVM::MBarrierTryWaitParityOp::create(
+                   b, loc, empty(e.rem(c, stages)),
+                   toI32(e.rem(e.div(c, stages), 2)), i32(0x989680));
+             };
              if (!persistent) {
+               auto produce =
+                   scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                      cidx(b, loc, kTiles), cidx(b, loc, 1));
+               {
+                 OpBuilder::InsertionGuard g(b);
+                 b.setInsertionPointToStart(produce.getBody());
+                 Value kt = produce.getInductionVar();
+                 produceOne(kt, kt, tile);
+               }
+               tail(cidx(b, loc, kTiles));
+               return;
+             }
+             Value count = persistentCount();
+             auto tilesLoop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                                 count, cidx(b, loc, 1));
+             {
+               OpBuilder::InsertionGuard g(b);
+               b.setInsertionPointToStart(tilesLoop.getBody());
+               Value i = tilesLoop.getInductionVar();
+               MatmulEmitter::BlockTile at = persistentTile(i);
                auto produce =
                    scf::ForOp::create(b, loc, cidx(b, loc, 0),
                                       cidx(b, loc, kTiles), cidx(b, loc, 1));
                b.setInsertionPointToStart(produce.getBody());
                Value kt = produce.getInductionVar();
-               produceOne(kt, kt, tile);
-               return;
+               produceOne(e.add(e.mul(i, kTiles), kt), kt, at);
              }
-             auto tilesLoop = scf::ForOp::create(
-                 b, loc, cidx(b, loc, 0), persistentCount(), cidx(b, loc, 1));
-             b.setInsertionPointToStart(tilesLoop.getBody());
-             Value i = tilesLoop.getInductionVar();
-             MatmulEmitter::BlockTile at = persistentTile(i);
-             auto produce =
-                 scf::ForOp::create(b, loc, cidx(b, loc, 0),
-                                    cidx(b, loc, kTiles), cidx(b, loc, 1));
-             b.setInsertionPointToStart(produce.getBody());
-             Value kt = produce.getInductionVar();
-             produceOne(e.add(e.mul(i, kTiles), kt), kt, at);
+             tail(e.mul(count, kTiles));
            });
     }
     // The consumers: the k loop and, after it, the epilogue.
@@ -758,18 +792,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     if (moveRegisters)
       NVVM::SetMaxRegisterOp::create(b, loc, consumerRegs,
                                      NVVM::SetMaxRegisterAction::increase);
-    // The block's k tiles in all (its tiles' k loops one after another).
-    Value blockKTiles =
-        persistent ? e.mul(persistentCount(), kTiles) : cidx(b, loc, kTiles);
     // Lane 0 of each consumer warp releases the stage of the block's k tile
     // `cPrev` (retired) where `cond` holds. In a cluster it arrives on the
-    // peer's barrier too, except for the block's last S k tiles, which no
-    // producer waits for (MatmulWgmma's cluster note above).
+    // peer's barrier too (the producers' tails wait for every release of
+    // the last S k tiles).
     auto releaseStage = [&](Value cPrev, Value cond) {
-      if (cl > 1)
-        cond = both(cond, arith::CmpIOp::create(
-                              b, loc, arith::CmpIPredicate::ult,
-                              e.add(cPrev, stages), blockKTiles));
       when(both(cond, laneZero), [&] {
         Value stage = e.rem(cPrev, stages);
         NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(stage), Value(),
@@ -836,6 +863,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     }
     loop = consumeTile(Value());
     b.setInsertionPointAfter(loop);
+    if (cl > 1) {
+      // The last k tile's release (the producers' tails wait for it).
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      releaseStage(cidx(b, loc, kTiles - 1),
+                   arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+    }
   } else {
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     Value lastGroup;
