@@ -10,6 +10,10 @@
 # bash scripts/build-bench.sh) and build/bin. Writes $OUT/square-power/:
 #   <name>.smi.csv    nvidia-smi samples (100 ms) over a 4-second timing loop
 #   <name>.run.json   kb-run's report of that loop (kb), or torch's times
+#                     (torch's loop now writes kb-run's 256 MB flush before
+#                     each run, so that the two loops do the same work; added
+#                     after bench/results/2026-12-02-square-power, whose
+#                     torch loop had none, and not run since)
 #   ncu-<name>.txt    ncu's sections for one launch
 #   summary.json      per run: median SM clock, power, and time
 # KB_POWER_BUNDLES: the bundles to loop over (names; default the three
@@ -29,13 +33,17 @@ n, bt, secs = int(sys.argv[1]), sys.argv[2] == "bt", float(sys.argv[3])
 torch.backends.cuda.matmul.allow_tf32 = True
 a = torch.randn(n, n, device="cuda"); b = torch.randn(n, n, device="cuda")
 f = (lambda: torch.nn.functional.linear(a, b)) if bt else (lambda: torch.matmul(a, b))
+# kb-run writes a 256 MB buffer before each run (its L2 flush): so does
+# this loop, so that both draw the same kind of power between runs.
+flush = torch.empty(64 << 20, dtype=torch.float32, device="cuda")
 for _ in range(3): f()
 torch.cuda.synchronize()
 times = []; end = time.time() + secs
 while time.time() < end:
+    flush.fill_(float(len(times) % 256))
     s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
     s.record(); f(); e.record(); e.synchronize(); times.append(s.elapsed_time(e))
-times.sort(); print(json.dumps({"median_ms": times[len(times) // 2], "runs": len(times)}))
+times.sort(); print(json.dumps({"median_ms": times[len(times) // 2], "runs": len(times), "flush_mb": 256}))
 '
 for name in ${KB_POWER_BUNDLES:-shape-square-4096x4096x4096-sm90a shape-square-4096x4096x4096-bt-sm90a shape-square-8192x8192x8192-sm90a}; do
   [ -d "build/gpu/bundles/$name" ] || continue
