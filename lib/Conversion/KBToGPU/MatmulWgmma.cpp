@@ -572,9 +572,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       return arith::AndIOp::create(b, loc, x, y).getResult();
     };
     Value laneZero = cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0);
-    // cluster = 2 (Matmul.cpp checked B^T, TMA, no persistent grid, an
-    // even number of row tiles): the two blocks of a cluster compute rows
-    // 2i and 2i + 1 of one column of tiles (blockTile), so B^T's tile is
+    // cluster = 2 (Matmul.cpp checked B^T, TMA, BN % 16 == 0, an even
+    // number of row tiles; an even persistent grid above): the two blocks of
+    // a cluster compute rows 2i and 2i + 1 of one column of tiles
+    // (blockTile, or persistentTile's pairs), so B^T's tile is
     // the same for both. Each block's producer copies half of it (its rank's
     // BN / 2 rows) and multicasts it into both blocks' shared memory, at the
     // same offsets, completing bytes on both blocks' `full` mbarrier of the
