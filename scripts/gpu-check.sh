@@ -14,7 +14,9 @@
 # KB_DEPENDENT_LAUNCH_AB=1 (the dependent-launch A/B below),
 # KB_MEMCHECK_EXTRA (more bundles to memcheck), KB_SASS (bundles whose SASS
 # to keep in sass.txt),
-# KB_POWER=1 (bench/square_power.sh after the rest: SM clock and board
+# KB_AB (a regex of bundles: bench/ab.sh's interleaved A/B of variants and
+# their bases, KB_AB_REPS times each), KB_POWER=1 (bench/square_power.sh
+# after the rest: SM clock and board
 # power over 4-second loops, ncu of one launch; its KB_POWER_* settings),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
 # routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
@@ -266,6 +268,16 @@ fi
 if [ -f build/tune/batches.tar.gz ] && [ -z "${KB_SKIP_TUNE:-}" ]; then
   export KB_TUNE_BUDGET_S=${KB_TUNE_BUDGET_S:-300}; OUT="$OUT" timeout $(( KB_TUNE_BUDGET_S + 90 )) bash scripts/gpu-tune.sh > "$OUT/tune-log.txt" 2>&1
   echo "tune exit $?"; tail -n 10 "$OUT/tune-log.txt"
+fi
+# An interleaved A/B (bench/ab.sh): KB_AB, a regex of the bundles (variants
+# and their bases) to time in turn KB_AB_REPS times; its table in ab_log.txt.
+if [ -n "${KB_AB:-}" ]; then
+  ab=()
+  for dir in build/gpu/bundles/*/; do
+    basename "$dir" | grep -Eq -- "$KB_AB" && ab+=("$dir")
+  done
+  [ ${#ab[@]} -gt 0 ] && OUT="$OUT" bash bench/ab.sh "${ab[@]}" > "$OUT/ab_log.txt" 2>&1
+  echo "ab: ${#ab[@]} bundles" | tee -a "$log"
 fi
 # Clocks and power at the cap (issue #18's diagnosis): KB_POWER=1.
 if [ -n "${KB_POWER:-}" ]; then

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: an A/B of kb bundles with interleaved
+# repetitions. Each bundle is timed in its own kb-run process (checked
+# first, --no-baselines, --min-ms KB_AB_MS, default 100), all of them in turn,
+# KB_AB_REPS times (default 5), so that a drift of the card's clock at its
+# power cap falls on every bundle alike. On this H200 one bundle's times in
+# one call differed by up to 11% between repetitions
+# (bench/results/2026-12-02-cluster/call4), more than the 1-3% a tile or grid
+# change is worth: a single A/B pair says little. bench/ab_report.py turns
+# the results into ratios against each variant's base.
+# Usage: bash bench/ab.sh BUNDLE_DIR...   (writes $OUT/ab/NAME@REP.json)
+set -u
+OUT=${OUT:-/tmp/kb-ab-out}
+mkdir -p "$OUT/ab"
+pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/ab/gpu.txt" 2>&1
+for rep in $(seq 1 "${KB_AB_REPS:-5}"); do
+  for dir in "$@"; do
+    name=$(basename "$dir")
+    timeout 60 build/bin/kb-run --json --no-baselines -q --min-ms "${KB_AB_MS:-100}" "$dir" \
+      > "$OUT/ab/$name@$rep.json" 2>> "$OUT/ab/err.txt"
+    echo "$name $rep exit $?" >> "$OUT/ab/log.txt"
+  done
+done
+python3 bench/ab_report.py "$OUT/ab"

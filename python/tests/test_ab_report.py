@@ -1,0 +1,49 @@
+"""bench/ab_report.py: the interleaved A/B's ratios, on the stored H200
+call (bench/results/2026-12-02-cluster/call4, where no effect stood out of
+the runs' own spread) and on made-up kb-run reports with a clear one."""
+import importlib.util
+import json
+
+import pytest
+from conftest import ROOT
+
+spec = importlib.util.spec_from_file_location("ab_report", ROOT / "bench" / "ab_report.py")
+ab_report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ab_report)
+
+
+def test_stored_call_shows_nothing_outside_the_spread():
+    rows = ab_report.pairs(ab_report.load(str(ROOT / "bench" / "results" / "2026-12-02-cluster" / "call4")))
+    assert len(rows) == 7
+    square = next(r for r in rows if r["base"] == "shape-square-4096x4096x4096-bt-sm90a")
+    # rep 1: 0.37773 / 0.38138, rep 2: 0.38650 / 0.38163 (times.json)
+    assert square["ratios"] == pytest.approx([0.9904, 1.0128], abs=1e-3)
+    assert square["below_one"] == 1
+    for line in ab_report.table(rows).splitlines()[2:]:
+        assert line.endswith("| no (within the spread) |")
+
+
+def report(path, name, rep, ms, ok=True):
+    (path / f"{name}@{rep}.json").write_text(json.dumps({"ok": ok, "time": {"median_ms": ms}}))
+
+
+def test_clear_effect_is_shown_and_failed_checks_are_left_out(tmp_path):
+    base, var = "shape-x-64x64x64-sm90a", "shape-x-64x64x64-v64x64s1g2-sm90a"
+    for rep, (b, v) in enumerate([(1.00, 0.80), (1.01, 0.81), (1.02, 0.79)], start=1):
+        report(tmp_path, base, rep, b)
+        report(tmp_path, var, rep, v)
+    report(tmp_path, var, 4, 0.10, ok=False)  # a wrong result: no time counts
+    report(tmp_path, base, 4, 1.00)
+    (rows,) = ab_report.pairs(ab_report.load(str(tmp_path)))
+    assert rows["variant"] == var and rows["base"] == base
+    assert len(rows["ratios"]) == 3
+    # ratios 0.80, 0.81 / 1.01, 0.79 / 1.02: the median is the first
+    assert rows["median"] == pytest.approx(0.80)
+    assert rows["below_one"] == 3
+    assert ab_report.table([rows]).splitlines()[2].endswith("| yes |")
+
+
+def test_no_pairs_is_an_error(tmp_path, capsys):
+    report(tmp_path, "shape-x-64x64x64-sm90a", 1, 1.0)
+    assert ab_report.main(["ab_report.py", str(tmp_path)]) == 1
+    assert "no variant with its base" in capsys.readouterr().err
