@@ -54,7 +54,9 @@ struct GemvEmitter {
     if (in)
       idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
     SmallVector<Value> xs;
-    if (v == 1) {
+    if (v == 4 && mem == streamMem) {
+      xs = streamed(idx);
+    } else if (v == 1) {
       xs.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{idx}));
     } else {
       auto vt = VectorType::get({v}, b.getF32Type());
@@ -70,7 +72,7 @@ struct GemvEmitter {
     return xs;
   }
 
-  /// The largest weight read through `loadStream`. What the policy saves
+  /// The largest weight read through `streamed`. What the policy saves
   /// is the write-back of another kernel's dirty lines, at most L2's 50 MB
   /// (about 4 us); on the largest weights it cost 3-5% (same call,
   /// bench/results/2026-12-02-gemv-stream: 64 MB 0.0262 -> 0.0224 ms, 235 MB
@@ -78,17 +80,19 @@ struct GemvEmitter {
   /// -> 0.2932).
   static constexpr double kStreamMaxBytes = 256.0 * (1 << 20);
 
-  /// The weight's L2 policy (createpolicy evict_first) and its base
-  /// address, set by `streamFrom`; null: plain loads.
-  Value policy, streamBase;
+  /// The weight `load` streams (its 16-byte loads through `streamed`), its
+  /// L2 policy (createpolicy evict_first) and base address, set by
+  /// `streamFrom`; null: plain loads.
+  Value streamMem, policy, streamBase;
 
-  /// Reads the weight `mem` through `loadStream` from here on: its lines are
+  /// Has `load` read the weight `mem` through `streamed` from here on: its lines are
   /// read once, and marked first to go, so that they, not the dirty lines
   /// another kernel left in L2, make room for the next ones. Without it the
   /// 64 MB B^T gemvs wrote 23-25 MB of the L2 flush's dirty lines back to
   /// DRAM while they read (ncu, bench/results/2026-12-02-gemv-writeback),
   /// cuBLASLt 0.5-4.5 MB.
   void streamFrom(Value mem) {
+    streamMem = mem;
     policy = LLVM::InlineAsmOp::create(
                  b, loc, TypeRange{b.getI64Type()}, ValueRange{},
                  "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
@@ -113,13 +117,11 @@ struct GemvEmitter {
                      .getResult(0);
   }
 
-  /// 4 floats of the weight at `idx` (16-byte aligned), as `load` with v =
-  /// 4, through the read-only path with the evict-first policy
-  /// (`ld.global.nc.L2::cache_hint.v4.f32`, which MLIR's vector.load cannot
-  /// say).
-  SmallVector<Value> loadStream(Value idx, Value in) {
-    if (in)
-      idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
+  /// 4 floats of the weight at `idx` (16-byte aligned, inside the weight:
+  /// `load` has selected an index past K to 0), through the read-only path
+  /// with the evict-first policy (`ld.global.nc.L2::cache_hint.v4.f32`,
+  /// which MLIR's vector.load cannot say).
+  SmallVector<Value> streamed(Value idx) {
     Value off = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), idx);
     Value addr = arith::AddIOp::create(
         b, loc, streamBase,
@@ -141,13 +143,8 @@ struct GemvEmitter {
                   LLVM::AsmDialectAttr(), ArrayAttr())
                   .getResult(0);
     SmallVector<Value> xs;
-    for (int64_t l = 0; l < 4; ++l) {
-      Value xl = LLVM::ExtractValueOp::create(b, loc, x, l);
-      xs.push_back(in ? arith::SelectOp::create(b, loc, in, xl,
-                                                cf32(b, loc, 0.0f))
-                            .getResult()
-                      : xl);
-    }
+    for (int64_t l = 0; l < 4; ++l)
+      xs.push_back(LLVM::ExtractValueOp::create(b, loc, x, l));
     return xs;
   }
 
@@ -329,9 +326,7 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
     SmallVector<Value> w;
     for (int64_t q = 0; q < u; ++q)
       for (int64_t j = 0; j < r; ++j) {
-        SmallVector<Value> x = policy
-                                   ? loadStream(e.add(wBase[j], ks[q]), in[q])
-                                   : load(wMem, e.add(wBase[j], ks[q]), v, in[q]);
+        SmallVector<Value> x = load(wMem, e.add(wBase[j], ks[q]), v, in[q]);
         w.append(x.begin(), x.end());
       }
     return w;
