@@ -19,7 +19,8 @@
 # KB_POWER_BUNDLES: the bundles to loop over (names; default the three
 # squares), KB_POWER_NO_TORCH=1: no torch loops, KB_POWER_NCU: the bundles
 # to profile (default the two 4096^3 ones), KB_POWER_NO_TORCH_NCU=1: no
-# torch kernel under ncu.
+# torch kernel under ncu, KB_POWER_TORCH_NCU: which torch kernels (default
+# "no bt": torch.matmul and F.linear at 4096).
 set -u
 OUT=${OUT:-/tmp/kb-square-out}/square-power
 mkdir -p "$OUT"
@@ -57,12 +58,14 @@ for name in ${KB_POWER_BUNDLES:-shape-square-4096x4096x4096-sm90a shape-square-4
   kill "$pid"
 done
 # One launch of each under ncu (its own clocks left alone).
-SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy"
+# KB_POWER_SECTIONS: other ncu options (for example the instruction mix:
+# "--section InstructionStats --section WarpStateStats --print-details all").
+SECTIONS=${KB_POWER_SECTIONS:-"--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy"}
 for name in ${KB_POWER_NCU:-shape-square-4096x4096x4096-sm90a shape-square-4096x4096x4096-bt-sm90a}; do
   [ -d "build/gpu/bundles/$name" ] || continue
   timeout 120 ncu --clock-control none $SECTIONS -k regex:k0_ -c 1 "$KB_RUN" --no-time --no-baselines -q "build/gpu/bundles/$name" > "$OUT/ncu-$name.txt" 2>&1
 done
-for bt in no bt; do
+for bt in ${KB_POWER_TORCH_NCU:-no bt}; do
   [ -n "${KB_POWER_NO_TORCH_NCU:-}" ] && break
   timeout 120 ncu --clock-control none $SECTIONS -k regex:'gemm|xmma|nvjet|sm90' --launch-skip 3 -c 1 \
     python3 -c "$TORCH_LOOP" 4096 "$bt" 0.01 > "$OUT/ncu-torch-4096-$bt.txt" 2>&1

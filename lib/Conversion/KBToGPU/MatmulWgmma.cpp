@@ -424,9 +424,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return acc;
   };
 
-  // The epilogue: the accumulators `result` of the tile at (row0, col0) of
-  // batch or split bz, through the fused epilogue into C.
-  auto epilogue = [&](Value result, Value row0, Value col0, Value bz) {
+  // The accumulators `result` of the tile at (row0, col0) of batch or split
+  // bz, through the fused epilogue into C.
+  auto storeTile = [&](Value result, Value row0, Value col0, Value bz) {
     // Accumulator layout of m64nNk8, per warp i of the warpgroup and lane
     // (g = lane / 4, t = lane % 4), for each 8-column block j:
     // d[4j] (16i + g, 8j + 2t), d[4j+1] (.., +1), d[4j+2] (16i + g + 8, 8j +
@@ -524,6 +524,209 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         e.storeC2(bz, row, col, v0, v1);
       }
     e.flushStores();
+  };
+
+  // The epilogue: storeTile, or with sum = "last_block" (split-K without a
+  // second kernel) first the partial sums of the block's chunk of K:
+  //   every consumer thread stores its accumulators, as they lie in its
+  //   registers, at partial tile (tile, s) of the scratch buffer (16-byte
+  //   vectors, the consumer threads side by side: coalesced, no guards);
+  //   fence.acq_rel.gpu; a named barrier of the consumers (the producer
+  //   warp may have left);
+  //   thread 0 counts the block in on the tile's counter (atom.acq_rel.gpu);
+  //   the block that counts S - 1 is the tile's last: it resets the counter
+  //   to zero (every block of the tile has counted), and a barrier that ORs
+  //   that over the consumers tells them;
+  //   the last block's threads fence again, load the S partial tiles of
+  //   their accumulators' positions and add them in chunk order s = 0..S-1,
+  //   starting from s = 0 (kb.split_sum's additions, so the same bits,
+  //   whichever block comes last), and store the sum through the epilogue.
+  // No block waits for another, so any grid (persistent or not) is safe.
+  int64_t sumThreads = wgmmaThreads(bm, bn, !rowB, /*tma=*/false);
+  auto epilogue = [&](Value result, Value row0, Value col0, Value bz) {
+    if (!e.shape.sumInKernel) {
+      storeTile(result, row0, col0, bz);
+      return;
+    }
+    int64_t splits = e.shape.splits, vecs = nAcc / 4;
+    auto v4 = VectorType::get({4}, f32);
+    auto i32 = b.getI32Type();
+    Value tile = e.add(e.mul(e.div(row0, bm), tilesN), e.div(col0, bn));
+    // Float index of this thread's vector j in partial tile (tile, s).
+    auto partialAt = [&](Value s, int64_t j) {
+      Value slot = e.add(e.mul(tile, splits), s);
+      return e.mul(
+          e.add(e.mul(e.add(e.mul(slot, vecs), j), sumThreads), e.tid), 4);
+    };
+    auto fence = [&] {
+      LLVM::InlineAsmOp::create(
+          b, loc, TypeRange{}, ValueRange{}, "fence.acq_rel.gpu;", "~{memory}",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+          ArrayAttr());
+    };
+    // A warp's accumulators cover 16 rows of the tile (columns with a
+    // row-major B); a warp whose 16 lie past M (N) has nothing to add: it
+    // neither stores nor loads partials (skinny M: a 64-row tile over 16
+    // rows moves a quarter of the bytes).
+    Value warpInGroup = e.rem(e.div(e.tid, 32), 4);
+    Value warpFirst =
+        e.add(e.add(rowB ? col0 : row0, e.mul(warpgroup, 64)),
+              e.mul(warpInGroup, 16));
+    int64_t extent = rowB ? e.shape.n : e.shape.m;
+    bool overhangs = extent % (rowB ? bn : bm) != 0;
+    Value warpActive =
+        overhangs ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          warpFirst, cidx(b, loc, extent))
+                        .getResult()
+                  : Value();
+    auto whenActive = [&](function_ref<void()> body) {
+      if (!warpActive)
+        return body();
+      auto ifOp = scf::IfOp::create(b, loc, warpActive, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      body();
+    };
+    whenActive([&] {
+      for (int64_t j = 0; j < vecs; ++j) {
+        SmallVector<Value> xs;
+        for (int64_t q = 0; q < 4; ++q)
+          xs.push_back(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q));
+        Value v = vector::FromElementsOp::create(b, loc, v4, xs);
+        vector::StoreOp::create(b, loc, v, e.partials,
+                                ValueRange{partialAt(bz, j)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+      }
+    });
+    fence();
+    Value barId = arith::ConstantIntOp::create(b, loc, i32, 1);
+    Value barCount = arith::ConstantIntOp::create(b, loc, i32, sumThreads);
+    NVVM::BarrierOp::create(b, loc, Type(), barId, barCount,
+                            NVVM::BarrierReductionAttr(), Value());
+    auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        e.tid, cidx(b, loc, 0));
+    auto count = scf::IfOp::create(b, loc, TypeRange{i32}, isZero,
+                                   /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(count.thenBlock());
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, e.counters);
+      Value ptr = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(ctx),
+          toI64(e.add(base, e.mul(tile, 4))));
+      Value before =
+          LLVM::InlineAsmOp::create(
+              b, loc, i32, ValueRange{ptr},
+              "atom.acq_rel.gpu.add.u32 $0, [$1], 1;", "=r,l,~{memory}",
+              /*has_side_effects=*/true, /*is_align_stack=*/false,
+              LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+              ArrayAttr())
+              .getResult(0);
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         before, ci32(b, loc, splits - 1));
+      auto reset = scf::IfOp::create(b, loc, last, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(reset.thenBlock());
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                    ci32(b, loc, 0), e.counters,
+                                    ValueRange{tile});
+      }
+      scf::YieldOp::create(b, loc,
+                           ValueRange{arith::ExtUIOp::create(b, loc, i32, last)
+                                          .getResult()});
+      b.setInsertionPointToStart(count.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{ci32(b, loc, 0)});
+    }
+    // (NVVM's barrier op takes a reduction on barrier 0 only.)
+    Value anyLast =
+        LLVM::InlineAsmOp::create(
+            b, loc, i32, ValueRange{count.getResult(0)},
+            "{\n.reg .pred p, q;\nsetp.ne.u32 q, $1, 0;\nbar.red.or.pred p, 1, " +
+                std::to_string(sumThreads) +
+                ", q;\nselp.u32 $0, 1, 0, p;\n}\n",
+            "=r,r,~{memory}", /*has_side_effects=*/true,
+            /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr(), ArrayAttr())
+            .getResult(0);
+    auto ifLast = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, anyLast,
+                              ci32(b, loc, 0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifLast.thenBlock());
+    fence();
+    // The loads as inline PTX with side effects: issued where they stand,
+    // all vecs of a chunk at once. As plain loads LLVM sank each pair next
+    // to its guarded stores of C, one load latency per pair (PTX of
+    // 1000x700x1500 at 128 x 128, split 2: 16 rounds).
+    Value base = toI64(
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, e.partials));
+    auto load4 = [&](Value s, int64_t j) -> Value {
+      Value addr = arith::AddIOp::create(
+          b, loc, base, toI64(e.mul(partialAt(s, j), 4)));
+      auto st = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+      Value r = LLVM::InlineAsmOp::create(
+                    b, loc, st, ValueRange{addr},
+                    "ld.v4.f32 {$0, $1, $2, $3}, [$4];", "=f,=f,=f,=f,l",
+                    /*has_side_effects=*/true, /*is_align_stack=*/false,
+                    LLVM::tailcallkind::TailCallKind::None,
+                    LLVM::AsmDialectAttr(), ArrayAttr())
+                    .getResult(0);
+      SmallVector<Value> xs;
+      for (int64_t q = 0; q < 4; ++q)
+        xs.push_back(LLVM::ExtractValueOp::create(b, loc, r, q));
+      return vector::FromElementsOp::create(b, loc, v4, xs);
+    };
+    auto addPartials = [&]() -> SmallVector<Value> {
+      SmallVector<Value> sums;
+      for (int64_t j = 0; j < vecs; ++j)
+        sums.push_back(load4(cidx(b, loc, 0), j));
+      auto addLoop = scf::ForOp::create(b, loc, cidx(b, loc, 1),
+                                        cidx(b, loc, splits), cidx(b, loc, 1),
+                                        ValueRange(sums));
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(addLoop.getBody());
+      Value s = addLoop.getInductionVar();
+      SmallVector<Value> loaded, next;
+      for (int64_t j = 0; j < vecs; ++j)
+        loaded.push_back(load4(s, j));
+      for (int64_t j = 0; j < vecs; ++j)
+        next.push_back(arith::AddFOp::create(
+            b, loc, addLoop.getRegionIterArgs()[j], loaded[j]));
+      scf::YieldOp::create(b, loc, next);
+      return SmallVector<Value>(addLoop.getResults());
+    };
+    SmallVector<Value> sums;
+    if (!warpActive) {
+      sums = addPartials();
+    } else {
+      // A warp past M (N) stores nothing: its sums are never used.
+      auto ifActive = scf::IfOp::create(
+          b, loc, SmallVector<Type>(vecs, v4), warpActive, true);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(ifActive.thenBlock());
+        scf::YieldOp::create(b, loc, addPartials());
+        b.setInsertionPointToStart(ifActive.elseBlock());
+        Value z = arith::ConstantOp::create(
+            b, loc, v4, DenseElementsAttr::get(v4, 0.0f));
+        scf::YieldOp::create(b, loc, SmallVector<Value>(vecs, z));
+      }
+      sums.assign(ifActive.getResults().begin(), ifActive.getResults().end());
+    }
+    Value sum = LLVM::PoisonOp::create(b, loc, accType);
+    for (int64_t j = 0; j < vecs; ++j)
+      for (int64_t q = 0; q < 4; ++q)
+        sum = LLVM::InsertValueOp::create(
+            b, loc, sum,
+            vector::ExtractOp::create(b, loc, sums[j], q),
+            4 * j + q);
+    storeTile(sum, row0, col0, bz);
   };
 
   scf::ForOp loop;
