@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "kb/Runtime/Manifest.h"
-#include "kb/Runtime/Verdict.h"
 
 #include <cctype>
 #include <cmath>
@@ -880,52 +879,13 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
                      " in a kernel writing " + shapeStr(out.shape));
     }
 
-    // A split-K matmul that adds its own partials (sum = "last_block")
-    // takes the partial tiles (scratch) and one counter a tile (workspace)
-    // just before its tensor maps or its output, and indexes both by its
-    // block tile and split: a hand-edited size or a missing argument would
-    // let it write past them.
-    bool matmulKernel =
-        !k.ops.empty() && m.program[k.ops.front()].op == "kb.matmul";
-    ConfigFields kcfg = parseConfigText(k.config);
-    if (matmulKernel && kcfg.sum == "last_block" && kcfg.split >= 2) {
-      size_t w = k.args.size();
-      for (size_t a = 0; a < k.args.size(); ++a)
-        if (bufferOf(k.args[a])->role == "workspace")
-          w = a;
-      if (kcfg.block.size() != 3 || out.shape.size() != 2 || w == 0 ||
-          w == k.args.size() || bufferOf(k.args[w - 1])->role != "scratch")
-        fail(named + " adds split-K's partials in the kernel (sum = "
-                     "\"last_block\") but does not take a scratch buffer and "
-                     "a workspace after its operands, or has no block tile");
-      int64_t bm = kcfg.block[0], bn = kcfg.block[1];
-      if (bm < 1 || bn < 1 || bm > (1 << 10) || bn > (1 << 10))
-        fail(named + ": block tile " + std::to_string(bm) + " x " +
-             std::to_string(bn) + " is not one kb makes (1 to 1024 a side)");
-      int64_t tiles = ((out.shape[0] + bm - 1) / bm) *
-                      ((out.shape[1] + bn - 1) / bn);
-      const Buffer &ws = *bufferOf(k.args[w]);
-      const Buffer &parts = *bufferOf(k.args[w - 1]);
-      if (ws.elements() != tiles)
-        fail(named + " workspace '" + ws.name + "' has " +
-             std::to_string(ws.elements()) + " words; its " +
-             std::to_string(tiles) + " output tiles need one each");
-      if ((__int128)parts.elements() <
-          (__int128)tiles * kcfg.split * bm * bn)
-        fail(named + " scratch '" + parts.name + "' has " +
-             std::to_string(parts.elements()) + " floats; " +
-             std::to_string(kcfg.split) + " partial tiles of " +
-             std::to_string(bm) + " x " + std::to_string(bn) + " for each of " +
-             std::to_string(tiles) + " output tiles need more");
-    }
-    // Any other workspace belongs to a split_global softmax, which indexes
-    // it by its output's rows and its blocks per row: a hand-edited size
-    // would let the kernel write past it. (The compiler's twin of this
-    // formula is splitGlobalWorkspaceWords in KBDialect.h.)
+    // A workspace belongs to a split_global softmax, which indexes it by
+    // its output's rows and its blocks per row: a hand-edited size would
+    // let the kernel write past it. (The compiler's twin of this formula is
+    // splitGlobalWorkspaceWords in KBDialect.h.)
     for (const std::string &a : k.args) {
       const Buffer &ws = *bufferOf(a);
-      if (ws.role != "workspace" ||
-          (matmulKernel && kcfg.sum == "last_block"))
+      if (ws.role != "workspace")
         continue;
       if (k.coResidentBlocks < 1 || k.args.back() == a)
         fail(named + " takes workspace '" + a +

@@ -186,7 +186,6 @@ ConfigFields kb::runtime::parseConfigText(const std::string &config) {
   f.mma = word("mma");
   f.strategy = word("strategy");
   f.copy = word("copy");
-  f.sum = word("sum");
   f.stages = count("stages");
   f.vector = count("vector");
   f.threads = count("threads");

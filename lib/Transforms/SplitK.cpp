@@ -7,9 +7,6 @@
 // with the matmul's fused epilogue (a kb.fusion anchored on it) moved after
 // the kb.split_sum, into one elementwise kernel. The sum adds the partials
 // in order s = 0..S-1: the same bits run to run (no atomics).
-// With `sum = "last_block"` the matmul is left whole: its kernel adds the
-// partials itself (the last block of each output tile, MatmulWgmma.cpp), so
-// the epilogue stays on it; this pass only checks the chunks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,8 +70,6 @@ LogicalResult splitOne(Operation *op, MatmulOp mm, ConfigAttr cfg) {
            << "#kb.config split = " << splits << " leaves a chunk of the "
            << kTiles << " k tiles (K = " << k << ", BK = " << bk
            << ") empty";
-  if (cfg.getSum() == SplitSum::last_block)
-    return success(); // the kernel sums its own partials
   // Chunks of ceil(k tiles / S) tiles, the last one shorter when S does not
   // divide the k tiles (the kernels guard the tiles past K).
   int64_t chunk = splitChunkTiles(kTiles, splits) * bk;

@@ -155,7 +155,6 @@ LogicalResult mlir::kb::applyTuningEntry(Operation *op, const TuningDb &db,
   merge(cur.strategy, tuned.strategy, std::optional<SoftmaxStrategy>(),
         "strategy");
   merge(cur.copy, tuned.copy, std::optional<CopyKind>(), "copy");
-  merge(cur.sum, tuned.sum, std::optional<SplitSum>(), "sum");
   if (!conflict.empty()) {
     op->emitWarning() << "tuning database entry '" << key << "' not used: its '"
                       << conflict << "' differs from the one already set";

@@ -89,8 +89,6 @@ struct ConfigFields {
   int64_t stages = 0, vector = 0, threads = 0, cluster = 0;
   /// split-K's chunks (0: no split field).
   int64_t split = 0;
-  /// How split-K's partials are added: "kernel", "last_block" or "".
-  std::string sum;
 };
 
 /// The fields of a `#kb.config<...>` text; absent or malformed fields stay

@@ -245,44 +245,6 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       kargTypes.push_back(ws.getType());
       kargs.push_back(ws);
     }
-    // A split-K matmul that adds its own partials (`sum = "last_block"`,
-    // MatmulWgmma.cpp) takes, before its tensor maps, a scratch buffer for
-    // the partial tiles (S of each output tile, BM x BN floats each, in the
-    // accumulators' own order) and a workspace of one counter a tile (zero
-    // before each launch, left zero after it).
-    if (config.getSum() == SplitSum::last_block && config.getSplit() > 1) {
-      MatmulOp mm = getKernelMatmul(&op);
-      if (!mm || config.getBlock().size() != 3)
-        return op.emitOpError() << "#kb.config sum = \"last_block\" needs a "
-                                   "tiled matmul";
-      auto cType = cast<RankedTensorType>(mm.getResult().getType());
-      if (cType.getRank() != 2)
-        return op.emitOpError() << "#kb.config split = " << config.getSplit()
-                                << ": a batched matmul is not split";
-      int64_t bm = config.getBlock()[0], bn = config.getBlock()[1];
-      int64_t tiles = llvm::divideCeil(cType.getDimSize(0), bm) *
-                      llvm::divideCeil(cType.getDimSize(1), bn);
-      int64_t floats = tiles * config.getSplit() * bm * bn;
-      if (floats > kMaxTensorElements)
-        return op.emitOpError()
-               << "#kb.config split = " << config.getSplit()
-               << " with sum = \"last_block\" needs " << floats
-               << " floats of partial tiles, more than a buffer holds ("
-               << kMaxTensorElements << ")";
-      auto partials = memref::AllocOp::create(
-          b, loc, MemRefType::get({floats}, b.getF32Type()));
-      partials->setAttr("kb.name", b.getStringAttr(uniqueName(
-                                       "t" + std::to_string(scratchCount++))));
-      auto counters = memref::AllocOp::create(
-          b, loc, MemRefType::get({tiles}, b.getI32Type()));
-      counters->setAttr("kb.name", b.getStringAttr(uniqueName(
-                                       "ws" + std::to_string(scratchCount++))));
-      counters->setAttr("kb.role", b.getStringAttr("workspace"));
-      for (Value v : {partials.getResult(), counters.getResult()}) {
-        kargTypes.push_back(v.getType());
-        kargs.push_back(v);
-      }
-    }
     // A wgmma matmul whose tiles TMA copies reads A and B (B^T, or B as it
     // is) through two tensor maps (128 bytes each, encoded by kb-run from the manifest's
     // description: docs/bundle.md), passed after its operands, A's first.

@@ -90,36 +90,8 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     }
   }
   // Split-K: kb-split-k turned `split = S` into a matmul with split_chunk
-  // (S partial products, one per block z) and a kb.split_sum after it; or,
-  // with sum = "last_block", left the matmul whole: S chunks of
-  // ceil(k tiles / S) k tiles, added by the kernel (MatmulWgmma.cpp), after
-  // the scratch buffer and the workspace that kb-lower-to-gpu passes it.
+  // (S partial products, one per block z) and a kb.split_sum after it.
   int64_t splitCfg = std::max<int64_t>(cfg.getSplit(), 1);
-  if (cfg.getSum() == SplitSum::last_block && splitCfg > 1) {
-    if (cfg.getMma() != MmaUnit::wgmma_tf32)
-      return op->emitOpError()
-             << "#kb.config sum = \"last_block\" needs mma = \"wgmma_tf32\" "
-                "(the other kernels sum split-K's partials in a second kernel: "
-                "leave sum out)";
-    if (e.shape.splits > 1 || e.shape.batched)
-      return op->emitOpError() << "#kb.config sum = \"last_block\" takes a "
-                                  "whole, unbatched matmul";
-    int64_t kTiles = llvm::divideCeil(e.shape.k, e.bk);
-    if (!splitLeavesNoChunkEmpty(kTiles, splitCfg))
-      return op->emitOpError()
-             << "#kb.config split = " << splitCfg << " leaves a chunk of the "
-             << kTiles << " k tiles (K = " << e.shape.k << ", BK = " << e.bk
-             << ") empty";
-    e.shape.splits = splitCfg;
-    e.shape.chunk = splitChunkTiles(kTiles, splitCfg) * e.bk;
-    e.shape.sumInKernel = true;
-    size_t after = cfg.getCopy() == CopyKind::tma ? 5 : 3;
-    if (args.size() < after + 2)
-      return op->emitOpError() << "internal error: no partials arguments";
-    size_t base = args.size() - after;
-    e.partials = args[base];
-    e.counters = args[base + 1];
-  }
   if (splitCfg != e.shape.splits)
     return op->emitOpError()
            << "#kb.config asks for split = " << splitCfg << " but the matmul "
@@ -127,7 +99,7 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                                         " partial products"
                                   : std::string("is not split"))
            << ": run kb-split-k";
-  if (e.shape.splits > 1 && !e.shape.sumInKernel) {
+  if (e.shape.splits > 1) {
     if (e.chain && !e.chain->ops.empty())
       return op->emitOpError() << "a split-K matmul's epilogue runs after its "
                                   "kb.split_sum, not in the matmul";

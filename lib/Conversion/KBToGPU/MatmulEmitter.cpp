@@ -38,7 +38,7 @@ MatmulShape MatmulShape::of(MatmulOp mm) {
 }
 
 SmallVector<Value> MatmulEmitter::cIndex(Value batchIdx, Value i, Value j) {
-  if (shape.splits > 1 && !shape.sumInKernel)
+  if (shape.splits > 1)
     return {batchIdx, i, j};
   return globalIndex(batchIdx, i, j);
 }

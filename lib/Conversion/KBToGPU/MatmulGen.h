@@ -19,10 +19,7 @@ struct MatmulShape {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   /// Split-K (a kb.matmul with split_chunk): `splits` partial products, of
   /// K indices [s * chunk, (s + 1) * chunk) each, into C[s]; 1: no split.
-  /// With `sumInKernel` (#kb.config sum = "last_block") C is M x N and the
-  /// kernel adds the partials itself.
   int64_t splits = 1, chunk = 0;
-  bool sumInKernel = false;
   static MatmulShape of(MatmulOp mm);
 };
 
@@ -124,9 +121,6 @@ struct MatmulEmitter {
                    int64_t group);
   /// The split index kAt uses; null: block id z.
   Value splitIdx;
-  /// sum = "last_block": the scratch buffer of partial tiles and the
-  /// workspace of counters, one a tile (KBToGPU.cpp).
-  Value partials{}, counters{};
   /// The A and B tile views of pipeline stage `stage` in `smem`: A as
   /// aRows x aCols f32 at stage * stageBytes, B as bRows x bCols after it.
   std::pair<Value, Value> stageViews(Value smem, Value stage,

@@ -192,10 +192,7 @@ LogicalResult ConfigAttr::verify(
     int64_t vector, int64_t stages, ArrayRef<int64_t> pad,
     std::optional<MmaUnit> mma, std::optional<SoftmaxStrategy> strategy,
     int64_t cluster, int64_t grid, std::optional<CopyKind> copy, int64_t raster,
-    int64_t split, std::optional<SplitSum> sum) {
-  if (sum == SplitSum::last_block && split < 2)
-    return emitError() << "#kb.config sum = \"last_block\" adds split-K's "
-                          "partials: it needs split = 2 or more";
+    int64_t split) {
   if (split < 0 || split > 65535)
     return emitError() << "#kb.config 'split' must be in [1, 65535] (K chunks "
                           "of a split-K matmul), got "
@@ -354,13 +351,12 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.copy = attr.getCopy();
   f.raster = attr.getRaster();
   f.split = attr.getSplit();
-  f.sum = attr.getSum();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages, pad,
-                         mma, strategy, cluster, grid, copy, raster, split, sum);
+                         mma, strategy, cluster, grid, copy, raster, split);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

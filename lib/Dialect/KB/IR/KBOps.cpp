@@ -82,7 +82,6 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"grid", config.getGrid() != 0, softmax || matmul},
       {"raster", config.getRaster() != 0, matmul},
       {"split", config.getSplit() != 0, matmul},
-      {"sum", config.getSum().has_value(), matmul},
   };
   StringRef kindName = matmul      ? "a matmul"
                        : softmax   ? "a softmax"

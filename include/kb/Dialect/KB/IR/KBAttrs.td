@@ -67,17 +67,6 @@ def KB_CopyKind : I32EnumAttr<"CopyKind", "how a matmul stages its operand tiles
   let genSpecializedAttr = 0;
 }
 
-// How a split-K matmul adds its partial products: a second kernel after it
-// (`kernel`, kb-split-k's kb.split_sum), or the last block of each output
-// tile, inside the matmul kernel (`last_block`).
-def KB_SumKernel : I32EnumAttrCase<"kernel", 0>;
-def KB_SumLastBlock : I32EnumAttrCase<"last_block", 1>;
-def KB_SplitSum : I32EnumAttr<"SplitSum", "how split-K's partials are added",
-    [KB_SumKernel, KB_SumLastBlock]> {
-  let cppNamespace = "::mlir::kb";
-  let genSpecializedAttr = 0;
-}
-
 // An optional enumerated #kb.config field, written as a quoted string
 // (`mma = "ffma"`); an unknown value is a parse error, located at the
 // string, that lists the valid ones.
@@ -167,14 +156,6 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       tiles leave most multiprocessors idle. The chunks are ceil(K tiles /
       split) K tiles each, the last one shorter; none may be empty. Absent
       (or 1): no split.
-    - `sum`: how a split matmul (`split` > 1) adds its partials. `kernel`
-      (or absent): the second kernel above, made by kb-split-k. `last_block`
-      (mma = "wgmma_tf32" only): no second kernel; each block writes its
-      partial tile to a scratch buffer, counts itself in on the tile's
-      counter (a workspace that starts and ends zero), and the block that
-      counts last adds the S partials in chunk order (the same additions,
-      so the same bits, as the second kernel's) and runs the fused
-      epilogue on the sum.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -192,8 +173,7 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_CountParameter<"grid">:$grid,
     KB_ConfigEnumParameter<"CopyKind", "copy">:$copy,
     KB_CountParameter<"raster">:$raster,
-    KB_CountParameter<"split">:$split,
-    KB_ConfigEnumParameter<"SplitSum", "sum">:$sum
+    KB_CountParameter<"split">:$split
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

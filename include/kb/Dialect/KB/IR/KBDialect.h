@@ -114,7 +114,6 @@ struct ConfigFields {
   std::optional<MmaUnit> mma;
   std::optional<SoftmaxStrategy> strategy;
   std::optional<CopyKind> copy;
-  std::optional<SplitSum> sum;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
