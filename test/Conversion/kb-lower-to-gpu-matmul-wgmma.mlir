@@ -56,6 +56,9 @@ func.func @awkward_k(%arg0: tensor<100x100xf32>, %arg1: tensor<100x72xf32>) -> t
 // CHECK: gpu.func @k{{[0-9]+}}_matmul
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK-NOT: arith.minui
+// The warpgroup index, broadcast from lane 0 so that ptxas keeps what is
+// built from it in uniform registers.
+// CHECK: gpu.shuffle idx %{{.*}}, %c0_i32, %c32_i32 : i32
 // CHECK: %[[MAPA:.*]] = memref.extract_aligned_pointer_as_index %arg2
 // CHECK: %[[MAPB:.*]] = memref.extract_aligned_pointer_as_index %arg3
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
@@ -90,6 +93,12 @@ func.func @awkward_k(%arg0: tensor<100x100xf32>, %arg1: tensor<100x72xf32>) -> t
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
+// Each descriptor: the start address in 32 bits, then a constant high word
+// (stride 1024 bytes, 128-byte swizzle) joined by inline PTX.
+// CHECK: %[[LO:.*]] = arith.shrui %{{.*}}, %c4_i32 : i32
+// CHECK-NEXT: %[[LOW:.*]] = arith.ori %[[LO]], %c65536_i32 : i32
+// CHECK-NEXT: llvm.inline_asm "mov.b64 $0, {$1, $2};", "=l,r,n" %[[LOW]], %c1073741888_i32 : (i32, i32) -> i64
+// CHECK: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: scf.if
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>

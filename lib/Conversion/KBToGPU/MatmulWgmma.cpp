@@ -67,21 +67,42 @@ constexpr int64_t kRowBytes = 128, kGroupBytes = 8 * kRowBytes;
 static_assert(kGroupBytes == kWgmmaAlignBytes, "wgmmaSharedBytes' slack");
 
 /// The wgmma matrix descriptor of a K-major, 128-byte-swizzled tile starting
-/// at shared address `addr` (i64, 1024-byte aligned): start address >> 4 in
-/// bits 0-13, leading byte offset (unused for swizzled K-major; 1) in 16-29,
-/// stride byte offset (one 8-row group, 1024 bytes) >> 4 in 32-45, swizzle
-/// mode 1 (128B) in bits 62-63.
-Value descriptor(OpBuilder &b, Location loc, Value addr) {
-  auto i64 = b.getI64Type();
-  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(kGroupBytes >> 4) << 32) |
-                   (uint64_t(1) << 62);
+/// at shared address `addr` (1024-byte aligned), moved `kk` k8 steps (32
+/// bytes) along its rows: start address >> 4 in bits 0-13, leading byte
+/// offset (unused for swizzled K-major; 1) in 16-29, stride byte offset (one
+/// 8-row group, 1024 bytes) >> 4 in 32-45, swizzle mode 1 (128B) in bits
+/// 62-63. The start address is computed in 32 bits (shared addresses are
+/// below 2^18) and only then widened: the high word is a constant, so
+/// ptxas keeps one 32-bit add per descriptor instead of 64-bit shifts,
+/// masks and adds (the 4096^3 kernel's k loop did 8 such 64-bit ops a k
+/// tile, 2 SASS instructions each: bench/results/2026-12-02-square-
+/// instructions).
+Value descriptor(OpBuilder &b, Location loc, Value addr, int64_t kk = 0) {
+  auto i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value a32 = arith::IndexCastUIOp::create(b, loc, i32, addr);
   Value start = arith::ShRUIOp::create(
       b, loc,
-      arith::AndIOp::create(b, loc, addr,
-                            arith::ConstantIntOp::create(b, loc, i64, 0x3FFFF)),
-      arith::ConstantIntOp::create(b, loc, i64, 4));
-  return arith::OrIOp::create(b, loc, start,
-                              arith::ConstantIntOp::create(b, loc, i64, fixed));
+      arith::AndIOp::create(b, loc, a32,
+                            arith::ConstantIntOp::create(b, loc, i32, 0x3FFFF)),
+      arith::ConstantIntOp::create(b, loc, i32, 4));
+  if (kk)
+    start = arith::AddIOp::create(
+        b, loc, start, arith::ConstantIntOp::create(b, loc, i32, 2 * kk));
+  // Low word: the start address and the leading byte offset (1 << 16);
+  // high word: the stride byte offset and the swizzle mode. Joined by
+  // inline PTX: as a zext and an or, LLVM folds the 32-bit arithmetic back
+  // into 64-bit shifts and masks of the 64-bit shared address.
+  uint32_t lowFixed = uint32_t(1) << 16;
+  uint32_t high = uint32_t(kGroupBytes >> 4) | (uint32_t(1) << 30);
+  Value low = arith::OrIOp::create(
+      b, loc, start, arith::ConstantIntOp::create(b, loc, i32, lowFixed));
+  return LLVM::InlineAsmOp::create(
+             b, loc, i64,
+             ValueRange{low, arith::ConstantIntOp::create(b, loc, i32, high)},
+             "mov.b64 $0, {$1, $2};", "=l,r,n", /*has_side_effects=*/false,
+             /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
 }
 
 } // namespace
@@ -295,7 +316,18 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   auto accType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nAcc, f32));
   Value zero = LLVM::ZeroOp::create(b, loc, accType);
-  Value warpgroup = e.div(e.tid, 128);
+  // The warpgroup index, broadcast from lane 0 (as CUTLASS's
+  // canonical_warp_group_idx does) so that ptxas knows it is the same in
+  // every lane and keeps the addresses and descriptors built from it in
+  // uniform registers.
+  Value warpgroup = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(
+          b, loc,
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                       e.div(e.tid, 128)),
+          0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult());
   auto toI64 = [&](Value v) {
     return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), v).getResult();
   };
@@ -369,25 +401,15 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                ArrayAttr())
         .getResult(0);
   };
-  // Descriptor `d` moved to the kk-th k8 step of its tile: 32 bytes further
-  // along each row, + 2 in the start-address field.
-  auto kStep = [&](Value d, int64_t kk) {
-    return kk == 0 ? d
-                   : arith::AddIOp::create(b, loc, d,
-                                           arith::ConstantIntOp::create(
-                                               b, loc, b.getI64Type(), 2 * kk))
-                         .getResult();
-  };
   auto mmaStepRowB = [&](Value kt, Value acc) {
     Value stage = e.rem(kt, stages);
-    Value descA =
-        descriptor(b, loc, toI64(e.add(aligned, e.mul(stage, stageBytes))));
+    Value addrA = e.add(aligned, e.mul(stage, stageBytes));
     SmallVector<SmallVector<Value>> frags;
     for (int64_t kk = 0; kk < bk / 8; ++kk)
       frags.push_back(loadFragments(kt, kk));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kk = 0; kk < bk / 8; ++kk)
-      acc = wgmmaRegA(acc, frags[kk], kStep(descA, kk));
+      acc = wgmmaRegA(acc, frags[kk], descriptor(b, loc, addrA, kk));
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     // All of this tile's wgmma retire before the next tile's fragments are
     // loaded: a wgmma reads its A registers asynchronously, and ptxas reuses
@@ -407,12 +429,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
     Value aAddr = e.add(stageAddr, e.mul(warpgroup, 64 * kRowBytes));
     Value bAddr = e.add(stageAddr, bytesA);
-    Value descA = descriptor(b, loc, toI64(aAddr));
-    Value descB = descriptor(b, loc, toI64(bAddr));
+
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kk = 0; kk < bk / 8; ++kk) {
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, accType, acc, kStep(descA, kk), kStep(descB, kk),
+          b, loc, accType, acc, descriptor(b, loc, aAddr, kk),
+          descriptor(b, loc, bAddr, kk),
           NVVM::MMAShapeAttr::get(ctx, 64, bn, 8), NVVM::WGMMATypes::tf32,
           NVVM::WGMMATypes::tf32, NVVM::WGMMATypes::f32,
           NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
