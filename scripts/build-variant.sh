@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
 # Builds one variant bundle of a single-matmul program by hand: the
 # program's kb.matmul gets `{config = #kb.config<CONFIG>}` and is compiled
-# for sm_90a into build/gpu/bundles/NAME. kb-opt fills in what CONFIG leaves
-# out, as it does for any partial config.
-# Usage: bash scripts/build-variant.sh PROGRAM.mlir NAME 'cluster = 2, grid = 132'
+# for sm_90a into build/gpu/bundles/NAME (KB_VARIANT_DIR: another folder).
+# kb-opt fills in what CONFIG leaves out, as it does for any partial config,
+# and refuses in one line a config that does not apply. Variants named
+# BASE-v<BM>x<BN>s<S><tag>-sm90a pair with BASE-sm90a in bench/ab.sh.
+# Usage: bash scripts/build-variant.sh PROGRAM.mlir NAME 'grid = 132, cluster = 2'
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: $0 PROGRAM.mlir NAME CONFIG" >&2; exit 2; }
+if [ $# -ne 3 ]; then
+  echo "usage: $0 PROGRAM.mlir NAME CONFIG" >&2; exit 2
+fi
 prog=$1 name=$2 config=$3
 root=$(cd "$(dirname "$0")/.." && pwd)
+out=${KB_VARIANT_DIR:-$root/build/gpu/bundles}
+case "$name" in
+  ""|*/*|.*) echo "$0: NAME must be a plain folder name, got '$name'" >&2; exit 2 ;;
+esac
+[ -f "$prog" ] || { echo "$0: no program file '$prog'" >&2; exit 2; }
+n=$(grep -c "kb\.matmul" "$prog" || true)
+[ "$n" = 1 ] || { echo "$0: $prog has $n kb.matmul ops; a variant sets the config of exactly one" >&2; exit 2; }
+grep -q "kb\.matmul.*config = " "$prog" && { echo "$0: $prog's kb.matmul has a config already" >&2; exit 2; }
 tmp=$(mktemp --suffix=.mlir)
 trap 'rm -f "$tmp"' EXIT
-# The config goes after the last keyword of the matmul (transpose_b or
-# precision(...)), before its type signature.
-sed -E "/kb\.matmul/ s/ : tensor/ {config = #kb.config<${config}>} : tensor/" "$prog" > "$tmp"
-grep -q 'kb.config' "$tmp" || { echo "$0: no kb.matmul in $prog" >&2; exit 1; }
-mkdir -p "$root/build/gpu/bundles"
-"$root/build/bin/kb-opt" "$tmp" --kb-compile="output=$root/build/gpu/bundles/$name chip=sm_90a" -o /dev/null
-echo "built build/gpu/bundles/$name"
+# The config goes before the matmul's type signature (after transpose_b or
+# precision(...)).
+sed -E "/kb\.matmul/ s/ : tensor/ {config = #kb.config<${config//\//\\/}>} : tensor/" "$prog" > "$tmp"
+mkdir -p "$out"
+"$root/build/bin/kb-opt" "$tmp" --kb-compile="output=$out/$name chip=sm_90a" -o /dev/null
+echo "built $out/$name"
