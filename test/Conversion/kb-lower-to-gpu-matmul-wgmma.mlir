@@ -97,7 +97,13 @@ func.func @awkward_k(%arg0: tensor<100x100xf32>, %arg1: tensor<100x72xf32>) -> t
 // (stride 1024 bytes, 128-byte swizzle) joined by inline PTX.
 // CHECK: %[[LO:.*]] = arith.shrui %{{.*}}, %c4_i32 : i32
 // CHECK-NEXT: %[[LOW:.*]] = arith.ori %[[LO]], %c65536_i32 : i32
-// CHECK-NEXT: llvm.inline_asm "mov.b64 $0, {$1, $2};", "=l,r,n" %[[LOW]], %c1073741888_i32 : (i32, i32) -> i64
+// CHECK-NEXT: llvm.inline_asm "mov.b64 $0, {$1, $2};", "=l,r,r" %[[LOW]], %c1073741888_i32 : (i32, i32) -> i64
+// CHECK: nvvm.wgmma.mma_async
+// The next k8 step: the start address 32 bytes (2 units) further.
+// CHECK: %[[LO1:.*]] = arith.shrui %{{.*}}, %c4_i32 : i32
+// CHECK-NEXT: %[[STEP1:.*]] = arith.addi %[[LO1]], %c2_i32 : i32
+// CHECK-NEXT: %[[LOW1:.*]] = arith.ori %[[STEP1]], %c65536_i32 : i32
+// CHECK-NEXT: llvm.inline_asm "mov.b64 $0, {$1, $2};", "=l,r,r" %[[LOW1]], %c1073741888_i32
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: scf.if

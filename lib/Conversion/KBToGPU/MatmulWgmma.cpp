@@ -91,7 +91,8 @@ Value descriptor(OpBuilder &b, Location loc, Value addr, int64_t kk = 0) {
   // Low word: the start address and the leading byte offset (1 << 16);
   // high word: the stride byte offset and the swizzle mode. Joined by
   // inline PTX: as a zext and an or, LLVM folds the 32-bit arithmetic back
-  // into 64-bit shifts and masks of the 64-bit shared address.
+  // into 64-bit shifts and masks of the 64-bit shared address. Both words
+  // are registers ("r"): PTX documents registers in a vector operand.
   uint32_t lowFixed = uint32_t(1) << 16;
   uint32_t high = uint32_t(kGroupBytes >> 4) | (uint32_t(1) << 30);
   Value low = arith::OrIOp::create(
@@ -99,7 +100,7 @@ Value descriptor(OpBuilder &b, Location loc, Value addr, int64_t kk = 0) {
   return LLVM::InlineAsmOp::create(
              b, loc, i64,
              ValueRange{low, arith::ConstantIntOp::create(b, loc, i32, high)},
-             "mov.b64 $0, {$1, $2};", "=l,r,n", /*has_side_effects=*/false,
+             "mov.b64 $0, {$1, $2};", "=l,r,r", /*has_side_effects=*/false,
              /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
              LLVM::AsmDialectAttr(), ArrayAttr())
       .getResult(0);
@@ -429,7 +430,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
     Value aAddr = e.add(stageAddr, e.mul(warpgroup, 64 * kRowBytes));
     Value bAddr = e.add(stageAddr, bytesA);
-
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kk = 0; kk < bk / 8; ++kk) {
       acc = NVVM::WgmmaMmaAsyncOp::create(
