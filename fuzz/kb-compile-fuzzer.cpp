@@ -85,7 +85,16 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > kMaxInputBytes)
     return -1; // not added to the corpus
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // A NUL-terminated copy, as kb-opt's input is: kb-opt reads its file
+  // through llvm::MemoryBuffer, which ends every buffer with a NUL, and
+  // MLIR's lexer may look one byte past the text for it. libFuzzer's buffer
+  // ends exactly at `size`, so parsing it in place read 1-2 bytes past it
+  // (2026-12-02, a run without -fork: memchr from StringRef::find under
+  // parseFunctionOp, 0 bytes after the input's region); that is what the
+  // unreproduced heap-buffer-overflow reports of fork-mode runs were
+  // (fuzz/unreproduced/kb-compile/README.md).
+  std::string owned(reinterpret_cast<const char *>(data), size);
+  llvm::StringRef text(owned.c_str(), size);
 
   // A fresh context per input: nothing interned by one input outlives it.
   MLIRContext ctx(*registry, MLIRContext::Threading::DISABLED);
