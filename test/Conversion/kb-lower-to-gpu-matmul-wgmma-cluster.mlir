@@ -65,7 +65,7 @@ func.func @pair_persistent(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32
 // An odd number of row tiles (130 rows make three of 64): refused in one
 // line.
 func.func @odd_row_tiles(%arg0: tensor<130x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<130x128xf32> {
-  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", B transposed, BN a multiple of 16 (each half of B^T's tile starts on the 1024 bytes of its swizzle; BN = 64) and an even number of row tiles (M = 130 makes 3)}}
+  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", BN a multiple of 16 with B transposed or of 64 with a row-major B (each block copies half of B's tile; BN = 64) and an even number of row tiles (M = 130 makes 3)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<130x128xf32>, tensor<128x128xf32> -> tensor<130x128xf32>
   return %0 : tensor<130x128xf32>
 }
@@ -81,11 +81,34 @@ func.func @four(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tenso
 
 // -----
 
-// A row-major B (its kernel reads B through registers; no pair form): refused.
-func.func @row_major_b(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
-  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", B transposed}}
-  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 64, 32], threads = 256, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+// A row-major B (its kernel reads B's boxes of 32 columns through
+// registers): each block of the pair copies half of B's BN / 32 boxes (BN =
+// 128: two, the rank's: boxes 2r and 2r + 1) and multicasts them; its A
+// tile alone. The boxes stay BK x 32; the empty barriers count both
+// blocks' consumer warps (8 x 2).
+// CHECK-LABEL: func.func @row_major_b
+// CHECK: kb.tensor_map = {box = [32, 32], dims = [256, 128], of = "arg1"}
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%{{.*}}, %c2{{.*}}, %{{.*}}) blocks in (%c1{{.*}}, %c4, %{{.*}})
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c16_i32
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] :
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32
+func.func @row_major_b(%arg0: tensor<256x256xf32>, %arg1: tensor<256x128xf32>) -> tensor<256x128xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x256xf32>, tensor<256x128xf32> -> tensor<256x128xf32>
   return %0 : tensor<256x128xf32>
+}
+
+// -----
+
+// A row-major B with BN = 32 (one box, which does not halve): refused.
+func.func @row_major_b_narrow(%arg0: tensor<256x128xf32>, %arg1: tensor<128x32xf32>) -> tensor<256x32xf32> {
+  // expected-error @+1 {{BN a multiple of 16 with B transposed or of 64 with a row-major B (each block copies half of B's tile; BN = 32)}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 32, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x32xf32> -> tensor<256x32xf32>
+  return %0 : tensor<256x32xf32>
 }
 
 // -----
@@ -93,7 +116,7 @@ func.func @row_major_b(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -
 // BN = 24: each half of B^T's tile (12 rows, 1536 bytes) would start off
 // the 1024-byte grid of the 128-byte swizzle: refused.
 func.func @odd_half(%arg0: tensor<256x128xf32>, %arg1: tensor<48x128xf32>) -> tensor<256x48xf32> {
-  // expected-error @+1 {{BN a multiple of 16 (each half of B^T's tile starts on the 1024 bytes of its swizzle; BN = 24)}}
+  // expected-error @+1 {{BN a multiple of 16 with B transposed or of 64 with a row-major B (each block copies half of B's tile; BN = 24)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 24, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<48x128xf32> -> tensor<256x48xf32>
   return %0 : tensor<256x48xf32>
 }

@@ -114,19 +114,22 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                e.shape.splits > 1 ? e.shape.splits : e.shape.batch};
   info.block = {e.threads, 1, 1};
   // cluster = 2: two blocks of one column of tiles (rows 2i and 2i + 1)
-  // share B^T's tile by TMA multicast (MatmulWgmma.cpp; a persistent grid
-  // sets its own clusters there, 2 x 1 x 1).
+  // share B's tile by TMA multicast (MatmulWgmma.cpp; a persistent grid
+  // sets its own clusters there, 2 x 1 x 1). Each block copies half of it:
+  // BN / 2 rows of B^T, each half starting on the 1024 bytes of the
+  // swizzle (BN % 16 == 0), or half of a row-major B's BN / 32 boxes of 32
+  // columns (BN % 64 == 0).
   if (int64_t cl = cfg.getCluster(); cl && cl != 1) {
     int64_t tilesM = llvm::divideCeil(e.shape.m, e.bm);
+    int64_t bnMultiple = e.shape.transB ? 16 : 64;
     if (cl != 2 || cfg.getMma() != MmaUnit::wgmma_tf32 ||
-        cfg.getCopy() != CopyKind::tma || !e.shape.transB || tilesM % 2 ||
-        e.bn % 16)
+        cfg.getCopy() != CopyKind::tma || tilesM % 2 || e.bn % bnMultiple)
       return op->emitOpError()
              << "#kb.config cluster = " << cl
              << ": a matmul shares tiles only over two blocks (cluster = 2), "
-                "with mma = \"wgmma_tf32\", copy = \"tma\", B transposed, "
-                "BN a multiple of 16 (each half of B^T's tile starts on the "
-                "1024 bytes of its swizzle; BN = "
+                "with mma = \"wgmma_tf32\", copy = \"tma\", BN a multiple "
+                "of 16 with B transposed or of 64 with a row-major B (each "
+                "block copies half of B's tile; BN = "
              << e.bn << ") and an even number of row tiles (M = " << e.shape.m
              << " makes " << tilesM << ")";
     info.cluster = {1, 2, 1};

@@ -594,20 +594,22 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       return arith::AndIOp::create(b, loc, x, y).getResult();
     };
     Value laneZero = cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0);
-    // cluster = 2 (Matmul.cpp checked B^T, TMA, BN % 16 == 0, an even
-    // number of row tiles; an even persistent grid above): the two blocks of
-    // a cluster compute rows 2i and 2i + 1 of one column of tiles
-    // (blockTile, or persistentTile's pairs), so B^T's tile is
-    // the same for both. Each block's producer copies half of it (its rank's
-    // BN / 2 rows) and multicasts it into both blocks' shared memory, at the
-    // same offsets, completing bytes on both blocks' `full` mbarrier of the
-    // stage; its own A tile as before. A stage is then written by both
-    // producers, so a producer refills it only once both blocks' consumers
-    // released it: every consumer warp arrives on its own block's `empty`
-    // and, through mapa, on its peer's (the count doubles), for every k
-    // tile; the producer, after its last copy, waits for the releases of
-    // the block's last S k tiles (its tail), so that no block exits while
-    // its multicast into the peer, or an arrive from the peer, is in flight.
+    // cluster = 2 (Matmul.cpp checked TMA, BN % 16 == 0 with B^T or BN %
+    // 64 == 0 with a row-major B, an even number of row tiles; an even
+    // persistent grid above): the two blocks of a cluster compute rows 2i
+    // and 2i + 1 of one column of tiles (blockTile, or persistentTile's
+    // pairs), so B's tile is the same for both. Each block's producer
+    // copies half of it (its rank's BN / 2 rows of B^T, or half of a
+    // row-major B's boxes) and multicasts it into both blocks' shared
+    // memory, at the same offsets, completing bytes on both blocks' `full`
+    // mbarrier of the stage; its own A tile as before. A stage is then
+    // written by both producers, so a producer refills it only once both
+    // blocks' consumers released it: every consumer warp arrives on its own
+    // block's `empty` and, through mapa, on its peer's (the count doubles),
+    // for every k tile; the producer, after its last copy, waits for the
+    // releases of the block's last S k tiles (its tail), so that no block
+    // exits while its multicast into the peer, or an arrive from the peer,
+    // is in flight.
     // A cluster barrier after the mbarrier set-up, so that no copy or
     // arrive reaches a peer's barrier before it is initialised. (An end
     // barrier of every thread instead of the tail measured 7-10% slower
@@ -615,9 +617,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // slower and 1.2% faster: bench/results/2026-12-02-cluster/call5; why
     // was not looked at.)
     int64_t cl = std::max<int64_t>(e.config.getCluster(), 1);
-    if (cl > 1 && (cl != 2 || rowB))
+    if (cl > 1 && (cl != 2 || (rowB && bn % 64)))
       return e.op->emitOpError()
-             << "internal error: cluster = " << cl << " with a row-major B";
+             << "internal error: cluster = " << cl << " with BN = " << bn;
     Value rank, peerRank;
     if (cl > 1) {
       // The block's rank in its cluster: block id y % 2 (clusters of 1 x 2
@@ -699,16 +701,26 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         return;
       }
       // A row-major B: BN / 32 boxes of BK rows x 32 columns (coordinates
-      // innermost first: column, then k).
-      for (int64_t j = 0; j < bn / 32; ++j) {
-        SmallVector<Value> coords{toI32(e.add(at.col0, 32 * j)), k0};
+      // innermost first: column, then k). In a cluster, this block's half
+      // of them (rank r: boxes r BN / 64 .. (r + 1) BN / 64 - 1), into both
+      // blocks.
+      int64_t boxes = bn / 32, mine = cl > 1 ? boxes / 2 : boxes;
+      Value first = cl > 1 ? e.mul(rank, mine) : cidx(b, loc, 0);
+      Value mask = cl > 1 ? arith::ConstantIntOp::create(b, loc,
+                                                         b.getI16Type(), 3)
+                                .getResult()
+                          : Value();
+      for (int64_t jj = 0; jj < mine; ++jj) {
+        Value j = e.add(first, jj);
+        SmallVector<Value> coords{toI32(e.add(at.col0, e.mul(j, 32))), k0};
         if (e.shape.batched)
           coords.push_back(toI32(at.batch));
         Value dst = LLVM::AddrSpaceCastOp::create(
             b, loc, LLVM::LLVMPointerType::get(ctx, 7),
-            ptrTo(e.add(stageAddr, bytesA + j * 32 * kRowBytes), 3));
+            ptrTo(e.add(stageAddr, e.add(e.mul(j, 32 * kRowBytes), bytesA)),
+                  3));
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, dst, mapB, coords, bar, ValueRange{}, Value(), Value(),
+            b, loc, dst, mapB, coords, bar, ValueRange{}, mask, Value(),
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       }
     };
