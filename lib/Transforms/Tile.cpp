@@ -610,7 +610,8 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
       if (f.stages > 0)
         return f.stages;
       return wgmmaDefaultStages(bm, bn, 32, !rowB, /*tma=*/true, f.grid > 0,
-                                n, f.grid > 0 ? f.grid : blocks, model);
+                                n, f.grid > 0 ? f.grid : blocks, model,
+                                f.store == StoreKind::tma);
     };
     int64_t bm0 = f.block[0], bn0 = f.block[1];
     // Where the tile above covers the SMs, only a different tile: a
