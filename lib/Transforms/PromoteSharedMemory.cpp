@@ -66,6 +66,10 @@ struct PromoteSharedMemoryPass
     if (threads <= 0)
       return op.emitOpError() << "kb-promote-shared-memory needs the warp or "
                                  "thread tile: run kb-tile first";
+    if (f.store == StoreKind::tma && !wgmma)
+      return op.emitOpError()
+             << "store = \"tma\" is only for mma = \"wgmma_tf32\", not \""
+             << nameOf(f.mma) << "\"";
     if (f.copy == CopyKind::tma && !wgmma)
       return op.emitOpError()
              << "copy = \"tma\" is only for mma = \"wgmma_tf32\" "
@@ -139,6 +143,30 @@ struct PromoteSharedMemoryPass
                << n;
       if (f.copy == CopyKind::tma)
         threads = wgmmaThreads(bm, bn, transposeB, /*tma=*/true);
+      // store = "tma" (MatmulWgmma.cpp, the TMA-store epilogue): the
+      // warpgroups' 64 x 32 boxes of C through C's tensor map.
+      if (f.store == StoreKind::tma) {
+        auto c = mm.getResult().getType().getShape();
+        std::string why;
+        if (f.copy != CopyKind::tma)
+          why = "copy = \"tma\"";
+        else if (!transposeB)
+          why = "B transposed (transpose_b)";
+        else if (c.size() != 2)
+          why = "an unbatched matmul";
+        else if (f.split > 1)
+          why = "no split";
+        else if (n % 4)
+          why = "N a multiple of 4 (16-byte rows of C); N = " +
+                std::to_string(n);
+        else if (bn % kWgmmaStoreBoxCols)
+          why = "BN a multiple of 32 (boxes of 32 columns); BN = " +
+                std::to_string(bn);
+        if (!why.empty())
+          return op.emitOpError()
+                 << "store = \"tma\" (the wgmma TMA-store epilogue) needs "
+                 << why;
+      }
       if (!f.stages) {
         // Four, three where four do not fit, five where the fifth costs
         // no block an SM the grid would use (wgmmaDefaultStages, which
@@ -152,7 +180,7 @@ struct PromoteSharedMemoryPass
                                           std::max<int64_t>(f.split, 1);
         f.stages = wgmmaDefaultStages(bm, bn, bk, transposeB,
                                       f.copy == CopyKind::tma, f.grid > 0, n,
-                                      blocks, model);
+                                      blocks, model, f.store == StoreKind::tma);
       }
       if (f.stages < 3)
         return op.emitOpError()

@@ -68,9 +68,11 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
   if (config.getMma() == MmaUnit::wgmma_tf32)
     return wgmmaSharedBytes(bm, bn, bk, stages,
                             config.getCopy() == CopyKind::tma,
-                            wgmmaStagingBytes(bm, bn, bk, stages, transposeB,
-                                              config.getCopy() == CopyKind::tma,
-                                              config.getGrid() > 0, n));
+                            wgmmaStagingBytes(
+                                bm, bn, bk, stages, transposeB,
+                                config.getCopy() == CopyKind::tma,
+                                config.getGrid() > 0, n,
+                                config.getStore() == StoreKind::tma));
   if (isMmaSync(config.getMma())) {
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
     // BK rows of BN + padB, or BN rows of BK + padA when transposed and
@@ -149,11 +151,11 @@ int64_t mlir::kb::wgmmaDefaultStages(int64_t bm, int64_t bn, int64_t bk,
                                      bool transposeB, bool tma,
                                      bool persistent, int64_t n,
                                      int64_t blocks,
-                                     const TargetModel &model) {
+                                     const TargetModel &model, bool tmaStore) {
   auto sharedBytes = [&](int64_t stages) {
     return wgmmaSharedBytes(bm, bn, bk, stages, tma,
                             wgmmaStagingBytes(bm, bn, bk, stages, transposeB,
-                                              tma, persistent, n));
+                                              tma, persistent, n, tmaStore));
   };
   if (sharedBytes(4) > model.maxSharedPerBlock)
     return 3;

@@ -595,13 +595,14 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // on 64 x 64 tiles, 128 blocks, 0.0497 ms; 128 x 128 at split 4, 0.0343).
   // Not with a hand-set split, nor for a batch (never split), nor with a
   // hand-set cp.async copy (its tiles must split among the threads, which
-  // an exact fit such as 192 x 160 need not). K % 32 != 0 (the lines-split
+  // an exact fit such as 192 x 160 need not), nor with store = "tma" (never
+  // split). K % 32 != 0 (the lines-split
   // rule above) only with a row-major B: 1000 x 700 x 1500 (47 k tiles) at
   // the model's 256 x 128 in 4 uneven chunks ran 0.0241 ms against 0.0258
   // for the lines-split rule's 64 x 128; with B^T the model's 128 x 192 in
   // 4 ran 0.0230 against 0.0224 (run 11, same call).
   if (batch == 1 && f.split == 0 && (rowB || !linesSplit) &&
-      f.copy != CopyKind::cp_async &&
+      f.copy != CopyKind::cp_async && f.store != StoreKind::tma &&
       (!covers(f.block[0], f.block[1]) ||
        (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
     // The stages kb-promote-shared-memory will give each candidate (its
@@ -610,7 +611,8 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
       if (f.stages > 0)
         return f.stages;
       return wgmmaDefaultStages(bm, bn, 32, !rowB, /*tma=*/true, f.grid > 0,
-                                n, f.grid > 0 ? f.grid : blocks, model);
+                                n, f.grid > 0 ? f.grid : blocks, model,
+                                f.store == StoreKind::tma);
     };
     int64_t bm0 = f.block[0], bn0 = f.block[1];
     // Where the tile above covers the SMs, only a different tile: a
@@ -805,7 +807,9 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
            << bn << ") must split evenly among " << threads << " threads";
   if (f.raster == 0 && wgmma)
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
-  if (f.split == 0 && !splitChosen) {
+  // store = "tma" (the TMA-store epilogue) is never split: a split's
+  // partial products go to a workspace, not through C's tensor map.
+  if (f.split == 0 && !splitChosen && f.store != StoreKind::tma) {
     double rate = wgmma         ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
                                 : model.ffmaTflops;

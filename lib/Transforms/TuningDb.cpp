@@ -155,6 +155,7 @@ LogicalResult mlir::kb::applyTuningEntry(Operation *op, const TuningDb &db,
   merge(cur.strategy, tuned.strategy, std::optional<SoftmaxStrategy>(),
         "strategy");
   merge(cur.copy, tuned.copy, std::optional<CopyKind>(), "copy");
+  merge(cur.store, tuned.store, std::optional<StoreKind>(), "store");
   if (!conflict.empty()) {
     op->emitWarning() << "tuning database entry '" << key << "' not used: its '"
                       << conflict << "' differs from the one already set";

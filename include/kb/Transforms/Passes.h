@@ -112,10 +112,12 @@ double fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn,
 /// that is where min(blocks an SM by shared memory, ceil(blocks / SMs)) is
 /// the same at five as at four, except tiles of more than 64 rows on at
 /// most 64 columns (128 x 64 was neutral in kb-tune's measurements). `blocks`: the grid (tiles x batch x split, or the
-/// persistent grid); `n`: N (a staged epilogue's bytes depend on it).
+/// persistent grid); `n`: N (a staged epilogue's bytes depend on it);
+/// `tmaStore`: store = "tma" (its C buffer counts).
 int64_t wgmmaDefaultStages(int64_t bm, int64_t bn, int64_t bk, bool transposeB,
                            bool tma, bool persistent, int64_t n,
-                           int64_t blocks, const TargetModel &model);
+                           int64_t blocks, const TargetModel &model,
+                           bool tmaStore = false);
 
 /// The gemv kernel (`mma = "gemv"`, MatmulGemv.cpp): fp32 FMAs for a matmul
 /// with at most kGemvMaxFew rows or columns, streaming the large operand

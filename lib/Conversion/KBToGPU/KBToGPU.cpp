@@ -247,7 +247,31 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     }
     // A wgmma matmul whose tiles TMA copies reads A and B (B^T, or B as it
     // is) through two tensor maps (128 bytes each, encoded by kb-run from the manifest's
-    // description: docs/bundle.md), passed after its operands, A's first.
+    // description: docs/bundle.md), passed after its operands, A's first;
+    // with store = "tma" C's third.
+    auto addTensorMap = [&](StringRef of, ArrayRef<int64_t> dims,
+                            ArrayRef<int64_t> box) -> LogicalResult {
+      if (of.empty())
+        return op.emitOpError()
+               << "internal error: a tensor map of an unnamed buffer";
+      auto tm = memref::AllocOp::create(b, loc,
+                                        MemRefType::get({32}, b.getI32Type()));
+      tm->setAttr("kb.name", b.getStringAttr(uniqueName(
+                                 "tm" + std::to_string(scratchCount++))));
+      tm->setAttr("kb.role", b.getStringAttr("tensor_map"));
+      tm->setAttr("kb.tensor_map",
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("of", b.getStringAttr(of)),
+                       b.getNamedAttr("dims", b.getI64ArrayAttr(dims)),
+                       b.getNamedAttr("box", b.getI64ArrayAttr(box))}));
+      kargTypes.push_back(tm.getType());
+      kargs.push_back(tm);
+      return success();
+    };
+    if (config.getStore() == StoreKind::tma &&
+        config.getCopy() != CopyKind::tma)
+      return op.emitOpError()
+             << "store = \"tma\" needs copy = \"tma\" (a wgmma_tf32 matmul)";
     if (config.getCopy() == CopyKind::tma) {
       MatmulOp mm = getKernelMatmul(&op);
       if (!mm || config.getBlock().size() != 3)
@@ -280,22 +304,19 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           if (isB && config.getCluster() == 2)
             box[box.size() - 2] = boxRows / 2;
         }
-        std::string of = names.lookup(outer(v));
-        if (of.empty())
-          return op.emitOpError()
-                 << "internal error: a tensor map of an unnamed buffer";
-        auto tm = memref::AllocOp::create(
-            b, loc, MemRefType::get({32}, b.getI32Type()));
-        tm->setAttr("kb.name", b.getStringAttr(uniqueName(
-                                   "tm" + std::to_string(scratchCount++))));
-        tm->setAttr("kb.role", b.getStringAttr("tensor_map"));
-        tm->setAttr("kb.tensor_map",
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("of", b.getStringAttr(of)),
-                         b.getNamedAttr("dims", b.getI64ArrayAttr(dims)),
-                         b.getNamedAttr("box", b.getI64ArrayAttr(box))}));
-        kargTypes.push_back(tm.getType());
-        kargs.push_back(tm);
+        if (failed(addTensorMap(names.lookup(outer(v)), dims, box)))
+          return failure();
+      }
+      // store = "tma": a third map, C's, which the consumer warpgroups store
+      // their 64 x 32 boxes through (MatmulWgmma.cpp); the output buffer
+      // is `out`, whatever its role.
+      if (config.getStore() == StoreKind::tma) {
+        auto shape = cast<ShapedType>(result.getType()).getShape();
+        SmallVector<int64_t> dims(shape), box(shape.size(), 1);
+        box[box.size() - 2] = kWgmmaStoreBoxRows;
+        box.back() = kWgmmaStoreBoxCols;
+        if (failed(addTensorMap(names.lookup(result), dims, box)))
+          return failure();
       }
     }
     unsigned numReadOnly = op.getNumOperands();

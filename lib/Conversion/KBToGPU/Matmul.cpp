@@ -57,12 +57,16 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                   cfg.getBlock()[1],
                   cfg.getBlock()[2],
                   cfg.getThreads()};
-  // copy = "tma": the two tensor maps come just before C (kb-lower-to-gpu).
+  // copy = "tma": the two tensor maps come just before C (kb-lower-to-gpu),
+  // with store = "tma" followed by C's.
   if (cfg.getCopy() == CopyKind::tma) {
-    if (args.size() < 3)
+    size_t maps = cfg.getStore() == StoreKind::tma ? 3 : 2;
+    if (args.size() < maps + 1)
       return op->emitOpError() << "internal error: no tensor-map arguments";
-    e.tmapA = args[args.size() - 3];
-    e.tmapB = args[args.size() - 2];
+    e.tmapA = args[args.size() - 1 - maps];
+    e.tmapB = args[args.size() - maps];
+    if (maps == 3)
+      e.tmapC = args[args.size() - 2];
   }
   if (fusion) {
     e.chain = ElementwiseChain::after(fusion, mm);

@@ -43,7 +43,7 @@ struct MatmulEmitter {
   std::optional<ElementwiseChain> chain{};
   DenseMap<Value, Value> chainInputs{};
   /// copy = "tma": the kernel arguments holding A's and B^T's tensor maps.
-  Value tmapA{}, tmapB{};
+  Value tmapA{}, tmapB{}, tmapC{};
 
   Value add(Value x, int64_t c);
   Value add(Value x, Value y);

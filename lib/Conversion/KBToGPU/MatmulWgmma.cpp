@@ -163,8 +163,31 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                   "\"tma\" or \"cp_async\": run "
                                   "kb-promote-shared-memory";
   bool persistent = e.config.getGrid() > 0;
-  int64_t staging =
-      wgmmaStagingBytes(bm, bn, bk, stages, !rowB, tma, persistent, e.shape.n);
+  // store = "tma": the TMA-store epilogue (see the epilogue below).
+  bool tmaStore = e.config.getStore() == StoreKind::tma;
+  if (tmaStore) {
+    std::string why;
+    if (!tma)
+      why = "copy = \"tma\"";
+    else if (rowB)
+      why = "B transposed (transpose_b)";
+    else if (e.shape.batched || e.shape.splits > 1)
+      why = "an unbatched, unsplit matmul";
+    else if (e.shape.n % 4)
+      why = "N a multiple of 4 (16-byte rows of C); N = " +
+            std::to_string(e.shape.n);
+    else if (bn % kWgmmaStoreBoxCols)
+      why = "BN a multiple of 32 (boxes of 32 columns); BN = " +
+            std::to_string(bn);
+    if (!why.empty())
+      return e.op->emitOpError()
+             << "store = \"tma\" (the wgmma TMA-store epilogue) needs " << why;
+    if (!e.tmapC)
+      return e.op->emitOpError()
+             << "internal error: store = \"tma\" without C's tensor map";
+  }
+  int64_t staging = wgmmaStagingBytes(bm, bn, bk, stages, !rowB, tma,
+                                      persistent, e.shape.n, tmaStore);
   if (failed(e.setSharedBytes(
           info, wgmmaSharedBytes(bm, bn, bk, stages, tma, staging))))
     return failure();
@@ -446,6 +469,122 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return acc;
   };
 
+  // store = "tma": the TMA-store epilogue. Warpgroup w stages its 64 rows
+  // of the tile 32 columns at a time: box c (columns [32c, 32c + 32)) goes
+  // into slot c % 2 of the warpgroup's two 8 KB boxes (after the mbarriers,
+  // on the next 1024 bytes: wgmmaTmaStoreBytes), 64 rows of 128 bytes in the
+  // same 128-byte swizzle as the operand tiles and as C's tensor map (box
+  // 64 x 32, CU_TENSOR_MAP_SWIZZLE_128B): the 16-byte chunk k of row r at
+  // chunk k ^ (r % 8). A warp's 8-byte stores of one (j, q) then cover each
+  // chunk twice (rows g and g ^ 1 of a pair of chunks): two wavefronts for
+  // 256 bytes, the least there is. Per box:
+  //   every thread: its 16 values through the fused epilogue, st.shared
+  //   every thread: fence.proxy.async.shared::cta (its generic-proxy writes
+  //                 before the async proxy's reads)
+  //   thread 0 of the warpgroup: cp.async.bulk.wait_group.read 0 (the
+  //                 previous box's store has read its slot, the one the
+  //                 next box writes)
+  //   bar.sync 1 + w, 128 (the warpgroup's named barrier)
+  //   thread 0 of the warpgroup: cp.async.bulk.tensor.2d.global.shared::cta
+  //                 of the box at (row0 + 64w, col0 + 32c); commit_group
+  // With a persistent grid, each tile's epilogue starts with thread 0's
+  // wait_group.read 0 and the barrier (the previous tile's last box read,
+  // long since, during the k loop); at the end thread 0 waits for all its
+  // stores to complete (wait_group 0) before the kernel exits. TMA clips
+  // the rows past M and the columns past N: no guards.
+  int64_t cBufBytes = stages * stageBytes + kWgmmaAlignBytes;
+  auto tmaStoreSync = [&](bool waitFirst) {
+    Value wgTid = e.rem(e.tid, 128);
+    Value elected = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          wgTid, cidx(b, loc, 0));
+    if (waitFirst) {
+      auto ifOp = scf::IfOp::create(b, loc, elected, false);
+      OpBuilder::InsertionGuard gd(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, kWgmmaStoreSlots - 2,
+                                           b.getUnitAttr());
+    }
+    Value barId = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                               e.add(warpgroup, 1));
+    NVVM::BarrierOp::create(
+        b, loc, Type(), barId,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 128), nullptr,
+        Value());
+    return elected;
+  };
+  auto tmaStoreEpilogue = [&](Value result, Value row0, Value col0, Value bz,
+                              Value warpInGroup, Value g, Value t) {
+    if (persistent)
+      tmaStoreSync(true);
+    auto v2 = VectorType::get({2}, f32);
+    Value wgRow0 = e.add(row0, e.mul(warpgroup, 64));
+    Value mapC = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 0),
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, e.tmapC)));
+    for (int64_t c = 0; c < bn / kWgmmaStoreBoxCols; ++c) {
+      int64_t slot = c % kWgmmaStoreSlots;
+      int64_t boxBytes = kWgmmaStoreBoxRows * kWgmmaStoreBoxCols * 4;
+      // The box's byte offset from `aligned`.
+      Value boxOff = e.add(e.mul(warpgroup, kWgmmaStoreSlots * boxBytes),
+                           cBufBytes + slot * boxBytes);
+      for (int64_t jj = 0; jj < 4; ++jj) {
+        int64_t j = 4 * c + jj;
+        for (int q = 0; q < 4; q += 2) {
+          Value r = e.add(e.add(e.mul(warpInGroup, 16), g), q >= 2 ? 8 : 0);
+          Value cl = e.add(e.mul(t, 2), 8 * jj);
+          Value row = e.add(wgRow0, r);
+          Value col = e.add(col0, e.add(cl, 32 * c));
+          Value x0 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q), bz, row,
+              col);
+          Value x1 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
+              row, e.add(col, 1));
+          Value pair =
+              vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
+          Value chunk = arith::XOrIOp::create(b, loc, e.div(cl, 4), e.rem(r, 8));
+          Value idx = e.add(e.div(boxOff, 4),
+                            e.add(e.mul(r, kWgmmaStoreBoxCols),
+                                  e.add(e.mul(chunk, 4), e.rem(cl, 4))));
+          // 8-byte aligned: the view starts on 1024 bytes, boxes on 1024
+          // bytes, cl is even.
+          vector::StoreOp::create(b, loc, pair, flat, ValueRange{idx},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(8));
+        }
+      }
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+      Value elected = tmaStoreSync(true);
+      auto ifOp = scf::IfOp::create(b, loc, elected, false);
+      OpBuilder::InsertionGuard gd(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value src = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(ctx, 3),
+          toI64(e.add(aligned, boxOff)));
+      Value colI = arith::IndexCastUIOp::create(
+          b, loc, b.getI32Type(), e.add(col0, 32 * c));
+      Value rowI =
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), wgRow0);
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          b, loc, mapC, src, ValueRange{colI, rowI}, Value(),
+          NVVM::TMAStoreMode::TILE, Value());
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    }
+  };
+  // The end of the TMA-store epilogue: thread 0 of each warpgroup waits
+  // for its stores to complete before the kernel exits.
+  auto tmaStoreFinish = [&]() {
+    if (!tmaStore)
+      return;
+    Value elected = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          e.rem(e.tid, 128), cidx(b, loc, 0));
+    auto ifOp = scf::IfOp::create(b, loc, elected, false);
+    OpBuilder::InsertionGuard gd(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, nullptr);
+  };
+
   // The epilogue: the accumulators `result` of the tile at (row0, col0) of
   // batch or split bz, through the fused epilogue into C.
   auto epilogue = [&](Value result, Value row0, Value col0, Value bz) {
@@ -471,6 +610,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                    e.add(tileCol, q >= 2 ? 8 : 0), v);
         }
       e.flushStores();
+      return;
+    }
+    if (tmaStore) {
+      tmaStoreEpilogue(result, row0, col0, bz, warpInGroup, g, t);
       return;
     }
     if (staging) {
@@ -894,6 +1037,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       releaseStage(e.add(c0, kTiles - 1),
                    arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
       epilogue(kLoop.getResult(0), at.row0, at.col0, at.batch);
+      b.setInsertionPointAfter(tilesLoop);
+      tmaStoreFinish();
       return success();
     }
     loop = consumeTile(Value());
@@ -926,5 +1071,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
   epilogue(loop.getResult(0), row0, col0, bz);
+  tmaStoreFinish();
   return success();
 }

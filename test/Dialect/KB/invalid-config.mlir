@@ -208,3 +208,46 @@ func.func @thread_three_sizes_ffma(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>)
   %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<thread = [8, 8, 2], mma = "ffma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+// store = "tma" (the wgmma TMA-store epilogue) is never split: a split's
+// partial products go to a workspace.
+func.func @store_tma_split(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config store = "tma" is not for a split-K matmul (split = 2: its partial products go to a workspace)}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<split = 2, store = "tma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @store_tma_ffma(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config store = "tma" is only for mma = "wgmma_tf32", not "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<mma = "ffma", store = "tma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @store_tma_cp_async(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config store = "tma" needs copy = "tma", not "cp_async"}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<copy = "cp_async", store = "tma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @store_on_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kb.softmax' op #kb.config field 'store' does not apply to a softmax kernel (kb would ignore it)}}
+  %0 = kb.softmax %x {config = #kb.config<store = "tma">} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @store_unknown(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+2 {{#kb.config 'store' must be "direct" or "tma", got "stg"}}
+  // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'store'}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<store = "stg">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

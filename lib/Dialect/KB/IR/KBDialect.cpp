@@ -192,7 +192,7 @@ LogicalResult ConfigAttr::verify(
     int64_t vector, int64_t stages, ArrayRef<int64_t> pad,
     std::optional<MmaUnit> mma, std::optional<SoftmaxStrategy> strategy,
     int64_t cluster, int64_t grid, std::optional<CopyKind> copy, int64_t raster,
-    int64_t split) {
+    int64_t split, std::optional<StoreKind> store) {
   if (split < 0 || split > 65535)
     return emitError() << "#kb.config 'split' must be in [1, 65535] (K chunks "
                           "of a split-K matmul), got "
@@ -313,6 +313,20 @@ LogicalResult ConfigAttr::verify(
     return emitError() << "#kb.config copy = \"tma\" is only for mma = "
                           "\"wgmma_tf32\", not \""
                        << nameOf(mma) << "\"";
+  // store = "tma": the wgmma kernel's TMA-store epilogue (MatmulWgmma.cpp);
+  // kb-lower-to-gpu checks the shape (B transposed, not batched).
+  if (store == StoreKind::tma && mma && mma != MmaUnit::wgmma_tf32)
+    return emitError() << "#kb.config store = \"tma\" is only for mma = "
+                          "\"wgmma_tf32\", not \""
+                       << nameOf(mma) << "\"";
+  if (store == StoreKind::tma && copy && copy != CopyKind::tma)
+    return emitError() << "#kb.config store = \"tma\" needs copy = \"tma\", "
+                          "not \""
+                       << nameOf(copy) << "\"";
+  if (store == StoreKind::tma && split > 1)
+    return emitError() << "#kb.config store = \"tma\" is not for a split-K "
+                          "matmul (split = "
+                       << split << ": its partial products go to a workspace)";
   if (strategy != SoftmaxStrategy::split_global &&
       (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
@@ -351,12 +365,13 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.copy = attr.getCopy();
   f.raster = attr.getRaster();
   f.split = attr.getSplit();
+  f.store = attr.getStore();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages, pad,
-                         mma, strategy, cluster, grid, copy, raster, split);
+                         mma, strategy, cluster, grid, copy, raster, split, store);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

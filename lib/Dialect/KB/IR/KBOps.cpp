@@ -82,6 +82,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"grid", config.getGrid() != 0, softmax || matmul},
       {"raster", config.getRaster() != 0, matmul},
       {"split", config.getSplit() != 0, matmul},
+      {"store", config.getStore().has_value(), matmul},
   };
   StringRef kindName = matmul      ? "a matmul"
                        : softmax   ? "a softmax"

@@ -67,6 +67,14 @@ def KB_CopyKind : I32EnumAttr<"CopyKind", "how a matmul stages its operand tiles
   let genSpecializedAttr = 0;
 }
 
+def KB_StoreDirect : I32EnumAttrCase<"direct", 0>;
+def KB_StoreTma : I32EnumAttrCase<"tma", 1>;
+def KB_StoreKind : I32EnumAttr<"StoreKind", "how a matmul stores its output tile",
+    [KB_StoreDirect, KB_StoreTma]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+
 // An optional enumerated #kb.config field, written as a quoted string
 // (`mma = "ffma"`); an unknown value is a parse error, located at the
 // string, that lists the valid ones.
@@ -156,6 +164,13 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       tiles leave most multiprocessors idle. The chunks are ceil(K tiles /
       split) K tiles each, the last one shorter; none may be empty. Absent
       (or 1): no split.
+    - `store`: matmul only: how the kernel writes its output tile. Absent
+      (or `direct`): from the registers with global stores. `tma`
+      (`wgmma_tf32` with `copy = "tma"` and B transposed, not split, not
+      batched): each consumer warpgroup writes its 64 rows, 32 columns at a
+      time, through the fused epilogue into shared memory, and one of its
+      threads stores each 64 x 32 box with a TMA tensor store through C's
+      tensor map (encoded by kb-run; it clips what lies past M and N).
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -173,7 +188,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_CountParameter<"grid">:$grid,
     KB_ConfigEnumParameter<"CopyKind", "copy">:$copy,
     KB_CountParameter<"raster">:$raster,
-    KB_CountParameter<"split">:$split
+    KB_CountParameter<"split">:$split,
+    KB_ConfigEnumParameter<"StoreKind", "store">:$store
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -114,6 +114,7 @@ struct ConfigFields {
   std::optional<MmaUnit> mma;
   std::optional<SoftmaxStrategy> strategy;
   std::optional<CopyKind> copy;
+  std::optional<StoreKind> store;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
@@ -169,10 +170,29 @@ inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk,
 /// beside the stages in a Hopper block's 227 KB (otherwise the epilogue
 /// stores directly, as before: a config that fits without staging is never
 /// refused for it). Its bytes, 0 where the kernel does not stage.
+///
+/// With store = "tma" (`tmaStore`) the bytes are instead those of the TMA
+/// store's C buffer (wgmmaTmaStoreBytes), whether they fit or not (a config
+/// that does not fit is refused, never silently stored another way).
 constexpr int64_t kWgmmaMaxSharedBytes = 232448;
+/// store = "tma": each consumer warpgroup stages its 64 rows of C in boxes of
+/// 64 rows x 32 columns (8 KB, 128-byte swizzled like the operand tiles),
+/// `kWgmmaStoreSlots` of them in turn; the buffer starts on the 1024 bytes
+/// after the mbarriers (16 x stages bytes, at most 128), so that each box
+/// starts on the swizzle's period.
+constexpr int64_t kWgmmaStoreBoxRows = 64, kWgmmaStoreBoxCols = 32,
+                  kWgmmaStoreSlots = 2;
+inline int64_t wgmmaTmaStoreBytes(int64_t bm, int64_t stages) {
+  return kWgmmaAlignBytes - 16 * stages +
+         bm / 64 * kWgmmaStoreSlots * kWgmmaStoreBoxRows * kWgmmaStoreBoxCols *
+             4;
+}
 inline int64_t wgmmaStagingBytes(int64_t bm, int64_t bn, int64_t bk,
                                  int64_t stages, bool transB, bool tma,
-                                 bool persistent, int64_t n) {
+                                 bool persistent, int64_t n,
+                                 bool tmaStore = false) {
+  if (tmaStore)
+    return wgmmaTmaStoreBytes(bm, stages);
   int64_t bytes = bm / 16 * 2048;
   bool fits =
       wgmmaSharedBytes(bm, bn, bk, stages, tma, bytes) <= kWgmmaMaxSharedBytes;
