@@ -9,8 +9,9 @@ Usage: bench/shapes.py OUT_DIR        writes shape-<class>-<dims>-sm90a.mlir
 Classes (the issue's): longk (few output tiles, very long K), skinny (M =
 1..128 against nn.Linear weights, B transposed), matvec (N = 1, and M = 1
 with a row-major B), smallk (K <= 64, large outputs), batched (batch 8-256,
-B row-major and transposed), odd (primes, K % 4 != 0, odd N), square (large
-squares: a regression guard). Each is timed by gpu-check.sh against every
+B row-major and transposed), odd (primes, K % 4 != 0, odd N), medium (fewer
+128 x 128 tiles than SMs, K in the thousands), square (large squares: a
+regression guard). Each is timed by gpu-check.sh against every
 cuBLAS route and PyTorch (bench/torch_peer.py) in the same call, after
 kb-run's check."""
 import os
@@ -66,6 +67,17 @@ SHAPES = [
     ("odd", 1000, 700, 1500, 1, False),
     ("odd", 4000, 4000, 4000, 1, False),
     ("odd", 4099, 4093, 4096, 1, True),
+    # Medium shapes with fewer output tiles of 128 x 128 than SMs and K in
+    # the thousands (added in session 13 after bench/results/2026-12-02-
+    # medium measured kb at 0.74-0.91x of PyTorch on six of them).
+    ("medium", 768, 768, 2048, 1, False),
+    ("medium", 768, 768, 2048, 1, True),
+    ("medium", 800, 600, 2500, 1, False),
+    ("medium", 900, 800, 1900, 1, True),
+    ("medium", 1024, 704, 1504, 1, False),
+    ("medium", 1100, 1000, 1100, 1, True),
+    ("medium", 1300, 700, 1700, 1, False),
+    ("medium", 1500, 500, 3000, 1, True),
     ("square", 2048, 2048, 2048, 1, False),
     ("square", 4096, 4096, 4096, 1, False),
     ("square", 4096, 4096, 4096, 1, True),

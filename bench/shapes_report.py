@@ -25,7 +25,7 @@ import re
 import os
 import sys
 
-CLASSES = ["longk", "skinny", "matvec", "smallk", "batched", "odd", "square"]
+CLASSES = ["longk", "skinny", "matvec", "smallk", "batched", "odd", "medium", "square"]
 MEMORY_BOUND = {"skinny", "matvec", "smallk"}
 
 
