@@ -18,7 +18,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=cs
 for rep in $(seq 1 "${KB_AB_REPS:-5}"); do
   for dir in "$@"; do
     name=$(basename "$dir")
-    timeout 60 build/bin/kb-run --json --no-baselines -q --min-ms "${KB_AB_MS:-100}" "$dir" \
+    # A bundle may carry kb-run.env (KEY=VALUE lines, e.g.
+    # KB_TMA_L2_PROMOTION=256): its kb-run runs with them, so that a copy of
+    # a bundle with one is an A/B variant of a runtime setting.
+    envs=()
+    [ -f "$dir/kb-run.env" ] && mapfile -t envs < <(grep -E '^[A-Z_][A-Z0-9_]*=' "$dir/kb-run.env")
+    timeout 60 env "${envs[@]}" build/bin/kb-run --json --no-baselines -q --min-ms "${KB_AB_MS:-100}" "$dir" \
       > "$OUT/ab/$name@$rep.json" 2>> "$OUT/ab/err.txt"
     echo "$name $rep exit $?" >> "$OUT/ab/log.txt"
   done

@@ -638,6 +638,29 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
       splitChosen = true;
     }
   }
+  // Medium shapes: a grid of tiles smaller than 128 x 128 that covers the
+  // SMs, where 128 x 128 tiles in two chunks still fit one wave and each
+  // chunk holds at least 24 k tiles. Per output element a 64 x 64 tile
+  // reads 1/32 of a row of A and of B, 64 x 128 3/128, 128 x 128 1/64:
+  // two thirds to a half of the operand bytes into the SMs, for the
+  // partials (8 x M x N bytes) and the sum kernel. Measured on 20 medium
+  // programs, each against its default in the same call (interleaved,
+  // bench/results/2026-12-02-medium, 2026-12-03-l2-stages; docs/shapes.md
+  // "Medium shapes"): with 47 to 94 k tiles 4-18% faster on 12 of 13
+  // (1024 x 704 x 1504 B^T 3.8% slower), with 32-35 k tiles 1-17%
+  // slower on all 4 (the sum kernel's 2-3 us against a shorter main
+  // loop): hence 24 k tiles a chunk. The few-tiles model above does not
+  // see this (it puts 64 x 128 unsplit at 16.7 us for 1000 x 700 x 1500,
+  // measured 22.4; 128 x 128 in two at 20.0, measured 21.0).
+  int64_t kTiles = llvm::divideCeil(k, 32);
+  if (!splitChosen && batch == 1 && f.split == 0 && f.grid == 0 &&
+      f.copy != CopyKind::cp_async && f.store != StoreKind::tma &&
+      f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) > 128 &&
+      blocksFor(128, 128) * 2 <= sms && llvm::divideCeil(kTiles, 2) >= 24) {
+    f.block = {128, 128, 32};
+    f.split = 2;
+    splitChosen = true;
+  }
   return splitChosen;
 }
 

@@ -11,10 +11,10 @@
 // CHECK: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 // A B that is already K-major is used as it is, one warpgroup per 64 rows.
 // CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
-// Few output tiles: kb-tile's few-tiles model takes 64 x 128 tiles,
-// unsplit (under 20 us), five stages (96 blocks: one an SM either way);
-// K = 1500 needs nothing else: TMA zero-fills past K.
-// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [64, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<1000x1500xf32>, tensor<1500x700xf32>
+// A medium shape: 128 x 128 tiles in two chunks of 24 and 23 k tiles
+// (kb-tile's medium rule, kb-tile-medium.mlir), five stages (96 blocks:
+// one an SM); K = 1500 needs nothing else: TMA zero-fills past K.
+// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>} : tensor<1000x1500xf32>, tensor<1500x700xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"
@@ -194,25 +194,25 @@ func.func @shared_b(%a: tensor<512x256xf32>, %c: tensor<512x256xf32>, %b: tensor
 // CHECK-LABEL: func.func @coverage
 // CHECK: kb.matmul {{.*}}block = [128, 256, 32], threads = 288{{.*}}tensor<2048x2048xf32>
 // CHECK: kb.matmul {{.*}}block = [128, 64, 32], threads = 288{{.*}}tensor<1024x1024xf32>
-// 64x64 where A's rows are whole lines (K = 1504), 64x128 where they are
-// not (K = 1500), 64x64 again where 64x128 would leave more than half of
+// 64x64 where A's rows are whole lines (K = 1024), 64x128 where they are
+// not (K = 1000), 64x64 again where 64x128 would leave more than half of
 // the SMs idle (4 x 11 blocks). With B^T, K % 32 != 0 stays out of the
 // few-tiles model (its 128 x 192 in 4 chunks ran 0.0230 ms, 64 x 128
-// 0.0224, run 11).
-// CHECK: kb.matmul {{.*}}block = [64, 64, 32], threads = 160{{.*}}tensor<1000x1504xf32>
-// CHECK: kb.matmul {{.*}}block = [64, 128, 32], threads = 160{{.*}}tensor<1000x1500xf32>
-// CHECK: kb.matmul {{.*}}block = [64, 64, 32], threads = 160{{.*}}tensor<256x1500xf32>
+// 0.0224, run 11). (32 k tiles: under the medium rule's 48.)
+// CHECK: kb.matmul {{.*}}block = [64, 64, 32], threads = 160{{.*}}tensor<1000x1024xf32>
+// CHECK: kb.matmul {{.*}}block = [64, 128, 32], threads = 160{{.*}}tensor<1000x1000xf32>
+// CHECK: kb.matmul {{.*}}block = [64, 64, 32], threads = 160{{.*}}tensor<256x1000xf32>
 func.func @coverage(%a: tensor<2048x2048xf32>, %s: tensor<1024x1024xf32>,
-                    %x: tensor<1000x1504xf32>, %xb: tensor<700x1504xf32>,
-                    %y: tensor<1000x1500xf32>, %yb: tensor<700x1500xf32>,
-                    %z: tensor<256x1500xf32>)
+                    %x: tensor<1000x1024xf32>, %xb: tensor<700x1024xf32>,
+                    %y: tensor<1000x1000xf32>, %yb: tensor<700x1000xf32>,
+                    %z: tensor<256x1000xf32>)
     -> (tensor<2048x2048xf32>, tensor<1024x1024xf32>, tensor<1000x700xf32>,
         tensor<1000x700xf32>, tensor<256x700xf32>) {
   %0 = kb.matmul %a, %a precision(tf32) transpose_b : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
   %1 = kb.matmul %s, %s precision(tf32) transpose_b : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
-  %2 = kb.matmul %x, %xb precision(tf32) transpose_b : tensor<1000x1504xf32>, tensor<700x1504xf32> -> tensor<1000x700xf32>
-  %3 = kb.matmul %y, %yb precision(tf32) transpose_b : tensor<1000x1500xf32>, tensor<700x1500xf32> -> tensor<1000x700xf32>
-  %4 = kb.matmul %z, %yb precision(tf32) transpose_b : tensor<256x1500xf32>, tensor<700x1500xf32> -> tensor<256x700xf32>
+  %2 = kb.matmul %x, %xb precision(tf32) transpose_b : tensor<1000x1024xf32>, tensor<700x1024xf32> -> tensor<1000x700xf32>
+  %3 = kb.matmul %y, %yb precision(tf32) transpose_b : tensor<1000x1000xf32>, tensor<700x1000xf32> -> tensor<1000x700xf32>
+  %4 = kb.matmul %z, %yb precision(tf32) transpose_b : tensor<256x1000xf32>, tensor<700x1000xf32> -> tensor<256x700xf32>
   return %0, %1, %2, %3, %4 : tensor<2048x2048xf32>, tensor<1024x1024xf32>, tensor<1000x700xf32>, tensor<1000x700xf32>, tensor<256x700xf32>
 }
 

@@ -7,6 +7,7 @@
 #include "kb/Runtime/Device.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
@@ -181,6 +182,28 @@ LoadedKernel loadKernel(const std::string &cubinPath,
   return k;
 }
 
+namespace {
+/// The L2 promotion of every tensor map: 128 bytes, or what
+/// KB_TMA_L2_PROMOTION says (none, 64, 128, 256): an experiment's knob
+/// (docs/shapes.md, "L2 promotion"), not a setting users need.
+CUtensorMapL2promotion tmaL2Promotion() {
+  const char *e = std::getenv("KB_TMA_L2_PROMOTION");
+  if (!e || !*e)
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  std::string v(e);
+  if (v == "none")
+    return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  if (v == "64")
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+  if (v == "128")
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  if (v == "256")
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  throw DeviceError("KB_TMA_L2_PROMOTION must be none, 64, 128 or 256, got '" +
+                    v + "'");
+}
+} // namespace
+
 std::array<unsigned char, 128>
 encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
                 const std::vector<int64_t> &dims,
@@ -211,7 +234,7 @@ encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
             &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank,
             reinterpret_cast<void *>(base), globalDim, globalStrides, boxDim,
             elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            CU_TENSOR_MAP_SWIZZLE_128B, tmaL2Promotion(),
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cuTensorMapEncodeTiled");
   std::array<unsigned char, 128> out;
