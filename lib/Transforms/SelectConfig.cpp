@@ -365,9 +365,10 @@ struct SelectConfigPass
         ok = selectPad(&op, f);
         break;
       }
-      // A wgmma matmul's pair of blocks sharing B^T's tile (cluster = 2;
-      // kb-lower-to-gpu checks the rest).
-      bool wgmmaPair = *kind == KernelKind::Matmul && f.cluster == 2 &&
+      // A wgmma matmul's cluster of blocks sharing B's tile (cluster = 2, 4
+      // or 8; kb-lower-to-gpu checks the rest).
+      bool wgmmaPair = *kind == KernelKind::Matmul &&
+                       (f.cluster == 2 || f.cluster == 4 || f.cluster == 8) &&
                        f.mma == MmaUnit::wgmma_tf32 &&
                        f.copy != CopyKind::cp_async;
       if (succeeded(ok) && f.cluster > 1 && !wgmmaPair &&
@@ -378,7 +379,7 @@ struct SelectConfigPass
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\", "
                             "\"split_shared\" and \"split_global\" and a "
-                            "wgmma_tf32 matmul with TMA (cluster = 2) use";
+                            "wgmma_tf32 matmul with TMA (cluster = 2, 4 or 8) use";
         ok = failure();
       }
       if (succeeded(ok) && f.threads > model->maxThreadsPerBlock) {

@@ -649,14 +649,21 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // "Medium shapes"): with 47 to 94 k tiles 4-18% faster on 12 of 13
   // (1024 x 704 x 1504 B^T 3.8% slower), with 32-35 k tiles 1-17%
   // slower on all 4 (the sum kernel's 2-3 us against a shorter main
-  // loop): hence 24 k tiles a chunk. The few-tiles model above does not
-  // see this (it puts 64 x 128 unsplit at 16.7 us for 1000 x 700 x 1500,
-  // measured 22.4; 128 x 128 in two at 20.0, measured 21.0).
+  // loop): hence 24 k tiles a chunk. Out of sample (12 programs of
+  // bench/programs.py, 2026-12-03-medium-rule): 1-11% faster on 8, ties on
+  // 2, and with B^T and whole-line rows (K % 32 == 0: its 64 x 64 reads
+  // half the L2 sectors of split rows) 1-3% slower at 47 k tiles (1024 x
+  // 704 and 1024 x 768, K = 1504), where 768 x 768 x 2048 (64 k tiles) gained 7%:
+  // such a matmul needs 32 k tiles a chunk. The few-tiles model above does
+  // not see this (it puts 64 x 128 unsplit at 16.7 us for 1000 x 700 x
+  // 1500, measured 22.4; 128 x 128 in two at 20.0, measured 21.0).
   int64_t kTiles = llvm::divideCeil(k, 32);
+  int64_t minChunk = !rowB && !linesSplit ? 32 : 24;
   if (!splitChosen && batch == 1 && f.split == 0 && f.grid == 0 &&
       f.copy != CopyKind::cp_async && f.store != StoreKind::tma &&
       f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) > 128 &&
-      blocksFor(128, 128) * 2 <= sms && llvm::divideCeil(kTiles, 2) >= 24) {
+      blocksFor(128, 128) * 2 <= sms &&
+      llvm::divideCeil(kTiles, 2) >= minChunk) {
     f.block = {128, 128, 32};
     f.split = 2;
     splitChosen = true;

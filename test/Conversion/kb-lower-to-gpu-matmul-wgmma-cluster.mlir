@@ -65,17 +65,62 @@ func.func @pair_persistent(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32
 // An odd number of row tiles (130 rows make three of 64): refused in one
 // line.
 func.func @odd_row_tiles(%arg0: tensor<130x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<130x128xf32> {
-  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares tiles only over two blocks (cluster = 2), with mma = "wgmma_tf32", copy = "tma", BN a multiple of 16 with B transposed or of 64 with a row-major B (each block copies half of B's tile; BN = 64) and an even number of row tiles (M = 130 makes 3)}}
+  // expected-error @+1 {{#kb.config cluster = 2: a matmul shares B's tile over 2, 4 or 8 blocks of one column of tiles, with mma = "wgmma_tf32", copy = "tma", BN a multiple of 8 x cluster with B transposed or of 32 x cluster with a row-major B (each block copies its part of B's tile; BN = 64) and row tiles a multiple of the cluster (M = 130 makes 3)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<130x128xf32>, tensor<128x128xf32> -> tensor<130x128xf32>
   return %0 : tensor<130x128xf32>
 }
 
 // -----
 
-// A cluster of four: refused.
+// A cluster of four (since session 14; not yet run on a GPU): 256 rows in
+// four row tiles of 64, one cluster (1 x 4 x 1). B^T's boxes are a quarter
+// of the tile's rows (16); the rank is y % 4; the empty barriers count the
+// four blocks' consumer warps (4 x 4); the producer's quarter goes to all
+// four (mask 15); each consumer release arrives on its own barrier and on
+// the three others' (rank ^ 1, ^ 2, ^ 3).
+// CHECK-LABEL: func.func @four
+// CHECK: kb.tensor_map = {box = [16, 32], dims = [128, 128], of = "arg1"}
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%{{.*}}, %c4{{.*}}, %{{.*}}) blocks in (%c2{{.*}}, %c4{{.*}}, %{{.*}})
+// CHECK: %[[BY:.+]] = gpu.block_id  y
+// CHECK: arith.divui %[[BY]], %c4 : index
+// CHECK: arith.remui %[[BY]], %c4 : index
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c16_i32
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: multicast_mask = %c15_i16
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32
+// CHECK-NOT: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 func.func @four(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
-  // expected-error @+1 {{#kb.config cluster = 4: a matmul shares tiles only over two blocks}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 4, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
+  return %0 : tensor<256x128xf32>
+}
+
+// -----
+
+// A cluster of eight with a row-major B needs BN = 256 (one box of 32
+// columns a block): BN = 128 refused.
+func.func @eight_row_major_narrow(%arg0: tensor<512x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<512x128xf32> {
+  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster with a row-major B (each block copies its part of B's tile; BN = 128)}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 8, copy = "tma">} : tensor<512x128xf32>, tensor<128x128xf32> -> tensor<512x128xf32>
+  return %0 : tensor<512x128xf32>
+}
+
+// -----
+
+// A cluster of three: refused (2, 4 or 8).
+func.func @three(%arg0: tensor<192x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<192x128xf32> {
+  // expected-error @+1 {{#kb.config cluster = 3: a matmul shares B's tile over 2, 4 or 8 blocks}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 48, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 3, copy = "tma">} : tensor<192x128xf32>, tensor<128x128xf32> -> tensor<192x128xf32>
+  return %0 : tensor<192x128xf32>
+}
+
+// -----
+
+// A persistent grid takes clusters of two at most.
+func.func @four_persistent(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<256x128xf32> {
+  // expected-error @+1 {{wgmma_tf32 with grid = 8 (a persistent grid) takes cluster = 2 at most, got cluster = 4}}
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 4, grid = 8, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
   return %0 : tensor<256x128xf32>
 }
 
@@ -106,7 +151,7 @@ func.func @row_major_b(%arg0: tensor<256x256xf32>, %arg1: tensor<256x128xf32>) -
 
 // A row-major B with BN = 32 (one box, which does not halve): refused.
 func.func @row_major_b_narrow(%arg0: tensor<256x128xf32>, %arg1: tensor<128x32xf32>) -> tensor<256x32xf32> {
-  // expected-error @+1 {{BN a multiple of 16 with B transposed or of 64 with a row-major B (each block copies half of B's tile; BN = 32)}}
+  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster with a row-major B (each block copies its part of B's tile; BN = 32)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 32, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x32xf32> -> tensor<256x32xf32>
   return %0 : tensor<256x32xf32>
 }
@@ -116,7 +161,7 @@ func.func @row_major_b_narrow(%arg0: tensor<256x128xf32>, %arg1: tensor<128x32xf
 // BN = 24: each half of B^T's tile (12 rows, 1536 bytes) would start off
 // the 1024-byte grid of the 128-byte swizzle: refused.
 func.func @odd_half(%arg0: tensor<256x128xf32>, %arg1: tensor<48x128xf32>) -> tensor<256x48xf32> {
-  // expected-error @+1 {{BN a multiple of 16 with B transposed or of 64 with a row-major B (each block copies half of B's tile; BN = 24)}}
+  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster with a row-major B (each block copies its part of B's tile; BN = 24)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 24, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<48x128xf32> -> tensor<256x48xf32>
   return %0 : tensor<256x48xf32>
 }

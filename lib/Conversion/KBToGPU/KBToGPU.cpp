@@ -299,10 +299,10 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           box.back() = 32;
         } else {
           dims.back() = k; // B^T's rows may be padded past K
-          // cluster = 2: each block of the pair copies half of B^T's tile
-          // and multicasts it to both.
-          if (isB && config.getCluster() == 2)
-            box[box.size() - 2] = boxRows / 2;
+          // cluster = C: each block of the cluster copies a C-th of B^T's
+          // tile and multicasts it to all C.
+          if (isB && config.getCluster() > 1)
+            box[box.size() - 2] = boxRows / config.getCluster();
         }
         if (failed(addTensorMap(names.lookup(outer(v)), dims, box)))
           return failure();

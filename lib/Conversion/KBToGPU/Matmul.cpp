@@ -117,26 +117,28 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                (int64_t)llvm::divideCeil(e.shape.m, e.bm),
                e.shape.splits > 1 ? e.shape.splits : e.shape.batch};
   info.block = {e.threads, 1, 1};
-  // cluster = 2: two blocks of one column of tiles (rows 2i and 2i + 1)
-  // share B's tile by TMA multicast (MatmulWgmma.cpp; a persistent grid
-  // sets its own clusters there, 2 x 1 x 1). Each block copies half of it:
-  // BN / 2 rows of B^T, each half starting on the 1024 bytes of the
-  // swizzle (BN % 16 == 0), or half of a row-major B's BN / 32 boxes of 32
-  // columns (BN % 64 == 0).
+  // cluster = C (2, 4 or 8): C blocks of one column of tiles (rows Ci ..
+  // Ci + C - 1) share B's tile by TMA multicast (MatmulWgmma.cpp; a
+  // persistent grid sets its own clusters there, 2 x 1 x 1, and takes only
+  // C = 2). Each block copies a C-th of it: BN / C rows of B^T, each part
+  // starting on the 1024 bytes of the swizzle (BN % 8C == 0), or a C-th of
+  // a row-major B's BN / 32 boxes of 32 columns (BN % 32C == 0).
   if (int64_t cl = cfg.getCluster(); cl && cl != 1) {
     int64_t tilesM = llvm::divideCeil(e.shape.m, e.bm);
-    int64_t bnMultiple = e.shape.transB ? 16 : 64;
-    if (cl != 2 || cfg.getMma() != MmaUnit::wgmma_tf32 ||
-        cfg.getCopy() != CopyKind::tma || tilesM % 2 || e.bn % bnMultiple)
+    int64_t bnMultiple = (e.shape.transB ? 8 : 32) * cl;
+    if ((cl != 2 && cl != 4 && cl != 8) ||
+        cfg.getMma() != MmaUnit::wgmma_tf32 ||
+        cfg.getCopy() != CopyKind::tma || tilesM % cl || e.bn % bnMultiple)
       return op->emitOpError()
              << "#kb.config cluster = " << cl
-             << ": a matmul shares tiles only over two blocks (cluster = 2), "
-                "with mma = \"wgmma_tf32\", copy = \"tma\", BN a multiple "
-                "of 16 with B transposed or of 64 with a row-major B (each "
-                "block copies half of B's tile; BN = "
-             << e.bn << ") and an even number of row tiles (M = " << e.shape.m
-             << " makes " << tilesM << ")";
-    info.cluster = {1, 2, 1};
+             << ": a matmul shares B's tile over 2, 4 or 8 blocks of one "
+                "column of tiles, with mma = \"wgmma_tf32\", copy = \"tma\", "
+                "BN a multiple of 8 x cluster with B transposed or of 32 x "
+                "cluster with a row-major B (each block copies its part of "
+                "B's tile; BN = "
+             << e.bn << ") and row tiles a multiple of the cluster (M = "
+             << e.shape.m << " makes " << tilesM << ")";
+    info.cluster = {1, cl, 1};
   }
   if (info.grid[1] > 65535 || info.grid[2] > 65535)
     return op->emitOpError()

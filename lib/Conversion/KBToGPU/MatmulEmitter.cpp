@@ -379,14 +379,14 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
   int64_t group = config.getRaster();
   int64_t tilesM = llvm::divideCeil(shape.m, bm),
           tilesN = llvm::divideCeil(shape.n, bn);
-  if (config.getCluster() == 2) {
-    // A cluster of two blocks (by = 2i, 2i + 1) takes rows 2i and 2i + 1 of
-    // one column of tiles: the pair walks the order of tiles of 2 BM rows
-    // (raster groups of G / 2 of them), each block its half.
-    BlockTile pair = tileAt(add(mul(div(by, 2), tilesN), bx), bz, 2 * bm,
-                            tilesM / 2, std::max<int64_t>(group / 2, 1));
-    pair.row0 = add(pair.row0, mul(rem(by, 2), bm));
-    return pair;
+  if (int64_t cl = config.getCluster(); cl > 1) {
+    // A cluster of C blocks (by = Ci .. Ci + C - 1) takes rows Ci .. Ci + C
+    // - 1 of one column of tiles: the cluster walks the order of tiles of C
+    // BM rows (raster groups of G / C of them), each block its C-th.
+    BlockTile whole = tileAt(add(mul(div(by, cl), tilesN), bx), bz, cl * bm,
+                             tilesM / cl, std::max<int64_t>(group / cl, 1));
+    whole.row0 = add(whole.row0, mul(rem(by, cl), bm));
+    return whole;
   }
   if (group <= 1 || tilesM <= 1)
     return {bz, mul(by, bm), mul(bx, bn)};

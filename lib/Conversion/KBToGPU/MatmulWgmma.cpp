@@ -223,6 +223,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // A persistent grid of clusters of two (cluster = 2): the pairs of blocks
   // (2p, 2p + 1) walk the tiles of 2 BM rows (the pair's), each block its
   // half; G even, at most the pairs' tiles times two.
+  if (persistent && e.config.getCluster() > 2)
+    return e.op->emitOpError()
+           << "wgmma_tf32 with grid = " << e.config.getGrid()
+           << " (a persistent grid) takes cluster = 2 at most, got cluster = "
+           << e.config.getCluster();
   bool pairs = persistent && e.config.getCluster() == 2;
   if (pairs && e.config.getGrid() % 2)
     return e.op->emitOpError()
@@ -759,21 +764,27 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // than the default where the kernel without either had been 4.5%
     // slower and 1.2% faster: bench/results/2026-12-02-cluster/call5; why
     // was not looked at.)
+    // cluster = 4 or 8 (since session 14; not yet run on a GPU): the same
+    // with C blocks, each copying a C-th of B's tile into all C (multicast
+    // mask 2^C - 1), each consumer warp arriving on its own block's `empty`
+    // and on the C - 1 others' (the count is C times the consumer warps).
     int64_t cl = std::max<int64_t>(e.config.getCluster(), 1);
-    if (cl > 1 && (cl != 2 || (rowB && bn % 64)))
+    if (cl > 1 && ((cl != 2 && cl != 4 && cl != 8) ||
+                   bn % ((rowB ? 32 : 8) * cl)))
       return e.op->emitOpError()
              << "internal error: cluster = " << cl << " with BN = " << bn;
-    Value rank, peerRank;
+    Value rank;
     if (cl > 1) {
-      // The block's rank in its cluster: block id y % 2 (clusters of 1 x 2
+      // The block's rank in its cluster: block id y % C (clusters of 1 x C
       // x 1), or x % 2 in a persistent grid (2 x 1 x 1).
       Value bid = gpu::BlockIdOp::create(
           b, loc, persistent ? gpu::Dimension::x : gpu::Dimension::y);
-      rank = e.rem(bid, 2);
-      peerRank = arith::IndexCastUIOp::create(
-          b, loc, b.getI32Type(),
-          arith::XOrIOp::create(b, loc, rank, cidx(b, loc, 1)));
+      rank = e.rem(bid, cl);
     }
+    Value multicastMask;
+    if (cl > 1)
+      multicastMask = arith::ConstantIntOp::create(b, loc, b.getI16Type(),
+                                                   (int64_t(1) << cl) - 1);
     auto when = [&](Value cond, function_ref<void()> body) {
       auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(b);
@@ -832,11 +843,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       };
       copy(mapA, stageAddr, at.row0);
       if (!rowB && cl > 1) {
-        // This block's half of B^T's tile, into both blocks.
-        Value half = e.mul(rank, bn / 2);
-        copy(mapB, e.add(stageAddr, e.add(e.mul(half, kRowBytes), bytesA)),
-             e.add(at.col0, half),
-             arith::ConstantIntOp::create(b, loc, b.getI16Type(), 3));
+        // This block's C-th of B^T's tile, into every block of the cluster.
+        Value part = e.mul(rank, bn / cl);
+        copy(mapB, e.add(stageAddr, e.add(e.mul(part, kRowBytes), bytesA)),
+             e.add(at.col0, part), multicastMask);
         return;
       }
       if (!rowB) {
@@ -844,15 +854,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         return;
       }
       // A row-major B: BN / 32 boxes of BK rows x 32 columns (coordinates
-      // innermost first: column, then k). In a cluster, this block's half
-      // of them (rank r: boxes r BN / 64 .. (r + 1) BN / 64 - 1), into both
-      // blocks.
-      int64_t boxes = bn / 32, mine = cl > 1 ? boxes / 2 : boxes;
+      // innermost first: column, then k). In a cluster, this block's C-th
+      // of them (rank r: boxes r BN / 32C .. (r + 1) BN / 32C - 1), into
+      // every block of the cluster.
+      int64_t boxes = bn / 32, mine = boxes / cl;
       Value first = cl > 1 ? e.mul(rank, mine) : cidx(b, loc, 0);
-      Value mask = cl > 1 ? arith::ConstantIntOp::create(b, loc,
-                                                         b.getI16Type(), 3)
-                                .getResult()
-                          : Value();
+      Value mask = multicastMask;
       for (int64_t jj = 0; jj < mine; ++jj) {
         Value j = e.add(first, jj);
         SmallVector<Value> coords{toI32(e.add(at.col0, e.mul(j, 32))), k0};
@@ -990,16 +997,23 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         // of 2026-11-30 run 38's first try, whose arrive had cluster scope
         // (NVVM::MBarrierArriveOp with MemScopeKind::CLUSTER). The empty
         // barriers follow the full ones (stages x 8 bytes).
+        // With C blocks, one arrive on each of the C - 1 others (rank ^ j,
+        // j = 1 .. C - 1).
         Value local = arith::IndexCastUIOp::create(
             b, loc, b.getI32Type(),
             e.add(barBase, e.add(e.mul(stage, 8), stages * 8)));
-        LLVM::InlineAsmOp::create(
-            b, loc, TypeRange{}, ValueRange{local, peerRank},
-            "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, $0, "
-            "$1;\nmbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n",
-            "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-            ArrayAttr());
+        for (int64_t j = 1; j < cl; ++j) {
+          Value peerRank = arith::IndexCastUIOp::create(
+              b, loc, b.getI32Type(),
+              arith::XOrIOp::create(b, loc, rank, cidx(b, loc, j)));
+          LLVM::InlineAsmOp::create(
+              b, loc, TypeRange{}, ValueRange{local, peerRank},
+              "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, $0, "
+              "$1;\nmbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n",
+              "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+              LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+              ArrayAttr());
+        }
       });
     };
     // The k loop of one output tile; its k tile kt is the block's k tile
