@@ -120,15 +120,20 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   // cluster = C (2, 4 or 8): C blocks of one column of tiles (rows Ci ..
   // Ci + C - 1) share B's tile by TMA multicast (MatmulWgmma.cpp; a
   // persistent grid sets its own clusters there, 2 x 1 x 1, and takes only
-  // C = 2). Each block copies a C-th of it: BN / C rows of B^T, each part
-  // starting on the 1024 bytes of the swizzle (BN % 8C == 0), or a C-th of
-  // a row-major B's BN / 32 boxes of 32 columns (BN % 32C == 0).
+  // C = 2, with an even number of row tiles). Each block copies a C-th of
+  // it: BN / C rows of B^T, each part starting on the 1024 bytes of the
+  // swizzle (BN % 8C == 0), or a C-th of a row-major B's BN / 32 boxes of
+  // 32 columns (BN % 32C == 0). The grid's rows are rounded up to whole
+  // clusters, as cuBLAS's are: a block past M copies its part of B for its
+  // peers, reads a zero-filled A box and stores nothing.
   if (int64_t cl = cfg.getCluster(); cl && cl != 1) {
     int64_t tilesM = llvm::divideCeil(e.shape.m, e.bm);
     int64_t bnMultiple = (e.shape.transB ? 8 : 32) * cl;
+    bool persistent = cfg.getGrid() > 0;
     if ((cl != 2 && cl != 4 && cl != 8) ||
         cfg.getMma() != MmaUnit::wgmma_tf32 ||
-        cfg.getCopy() != CopyKind::tma || tilesM % cl || e.bn % bnMultiple)
+        cfg.getCopy() != CopyKind::tma || e.bn % bnMultiple ||
+        (persistent && tilesM % 2))
       return op->emitOpError()
              << "#kb.config cluster = " << cl
              << ": a matmul shares B's tile over 2, 4 or 8 blocks of one "
@@ -136,8 +141,10 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                 "BN a multiple of 8 x cluster with B transposed or of 32 x "
                 "cluster with a row-major B (each block copies its part of "
                 "B's tile; BN = "
-             << e.bn << ") and row tiles a multiple of the cluster (M = "
+             << e.bn << "), and with a persistent grid an even number of "
+                "row tiles (M = "
              << e.shape.m << " makes " << tilesM << ")";
+    info.grid[1] = llvm::alignTo(tilesM, cl);
     info.cluster = {1, cl, 1};
   }
   if (info.grid[1] > 65535 || info.grid[2] > 65535)

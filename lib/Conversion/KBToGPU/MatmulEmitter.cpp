@@ -51,6 +51,13 @@ bool MatmulEmitter::kPastEnd() const {
   return kTilesPerBlock() * bk * std::max<int64_t>(shape.splits, 1) > shape.k;
 }
 
+bool MatmulEmitter::rowsPastEnd() const {
+  int64_t cl = config.getCluster();
+  return shape.m % bm ||
+         (cl > 1 && config.getGrid() == 0 &&
+          llvm::divideCeil(shape.m, bm) % cl != 0);
+}
+
 Value MatmulEmitter::kAt(Value kt) {
   if (shape.splits == 1)
     return mul(kt, bk);
@@ -131,7 +138,7 @@ Value MatmulEmitter::outputInRange(Value row, Value col) {
   auto both = [&](Value c2) {
     cond = cond ? arith::AndIOp::create(b, loc, cond, c2).getResult() : c2;
   };
-  if (shape.m % bm)
+  if (rowsPastEnd())
     both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
                                cidx(b, loc, shape.m)));
   if (shape.n % bn)
@@ -306,7 +313,7 @@ void MatmulEmitter::pipelineStep(Value kt, Value lastGroup, int64_t pending,
 StagedTile MatmulEmitter::loadTiles(Value batchIdx, Value row0, Value col0,
                                     Value k0, bool aTransposed) {
   StagedTile t;
-  bool guardM = shape.m % bm, guardN = shape.n % bn, guardK = kPastEnd();
+  bool guardM = rowsPastEnd(), guardN = shape.n % bn, guardK = kPastEnd();
   // A: BM x BK elements, consecutive threads along k.
   for (int64_t i = 0; i < bm * bk / threads; ++i) {
     Value e = add(tid, i * threads);
@@ -382,9 +389,12 @@ MatmulEmitter::BlockTile MatmulEmitter::blockTile() {
   if (int64_t cl = config.getCluster(); cl > 1) {
     // A cluster of C blocks (by = Ci .. Ci + C - 1) takes rows Ci .. Ci + C
     // - 1 of one column of tiles: the cluster walks the order of tiles of C
-    // BM rows (raster groups of G / C of them), each block its C-th.
+    // BM rows (raster groups of G / C of them), each block its C-th; the
+    // last cluster's rows may pass M (the grid is rounded up to whole
+    // clusters, Matmul.cpp).
     BlockTile whole = tileAt(add(mul(div(by, cl), tilesN), bx), bz, cl * bm,
-                             tilesM / cl, std::max<int64_t>(group / cl, 1));
+                             llvm::divideCeil(tilesM, cl),
+                             std::max<int64_t>(group / cl, 1));
     whole.row0 = add(whole.row0, mul(rem(by, cl), bm));
     return whole;
   }
@@ -448,7 +458,7 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
   auto resultType = cast<RankedTensorType>(chain->result.getType());
   // Runs ahead of the store's range guard: load indices clamped into C.
   Value lr = row, lc = col;
-  if (shape.m % bm)
+  if (rowsPastEnd())
     lr = arith::MinUIOp::create(b, loc, row, cidx(b, loc, shape.m - 1));
   if (shape.n % bn)
     lc = arith::MinUIOp::create(b, loc, col, cidx(b, loc, shape.n - 1));

@@ -61,6 +61,10 @@ struct MatmulEmitter {
   /// them need a K guard: K % BK != 0, or a split whose chunks do not divide
   /// the k tiles (the last chunk's tiles past K).
   bool kPastEnd() const;
+  /// Whether some block's rows run past M, so that stores (and the
+  /// epilogue's loads) need a row guard: M % BM != 0, or a cluster of C
+  /// blocks whose grid rounds the row tiles up to a multiple of C.
+  bool rowsPastEnd() const;
   /// The first K index of the block's local k tile `kt`: kt * BK, offset by
   /// the split's first tile with split-K.
   Value kAt(Value kt);
