@@ -19,6 +19,8 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.csv")):
     if hdr is None:
         print(os.path.basename(f), "no data"); continue
     h, units, data = rows[hdr], rows[hdr + 1], rows[hdr + 2:]
+    if not data:
+        print(os.path.basename(f), "no data"); continue
     print("==", os.path.basename(f))
     for d in data[:1]:
         for w in want:

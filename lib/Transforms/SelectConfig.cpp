@@ -368,7 +368,7 @@ struct SelectConfigPass
       // A wgmma matmul's cluster of blocks sharing B's tile (cluster = 2, 4
       // or 8; kb-lower-to-gpu checks the rest).
       bool wgmmaPair = *kind == KernelKind::Matmul &&
-                       (f.cluster == 2 || f.cluster == 4 || f.cluster == 8) &&
+                       isWgmmaClusterSize(f.cluster) &&
                        f.mma == MmaUnit::wgmma_tf32 &&
                        f.copy != CopyKind::cp_async;
       if (succeeded(ok) && f.cluster > 1 && !wgmmaPair &&

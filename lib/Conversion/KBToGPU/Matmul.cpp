@@ -128,9 +128,9 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   // peers, reads a zero-filled A box and stores nothing.
   if (int64_t cl = cfg.getCluster(); cl && cl != 1) {
     int64_t tilesM = llvm::divideCeil(e.shape.m, e.bm);
-    int64_t bnMultiple = (e.shape.transB ? 8 : 32) * cl;
+    int64_t bnMultiple = wgmmaClusterBnMultiple(e.shape.transB, cl);
     bool persistent = cfg.getGrid() > 0;
-    if ((cl != 2 && cl != 4 && cl != 8) ||
+    if (!isWgmmaClusterSize(cl) ||
         cfg.getMma() != MmaUnit::wgmma_tf32 ||
         cfg.getCopy() != CopyKind::tma || e.bn % bnMultiple ||
         (persistent && tilesM % 2))

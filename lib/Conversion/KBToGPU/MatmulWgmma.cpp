@@ -769,8 +769,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // mask 2^C - 1), each consumer warp arriving on its own block's `empty`
     // and on the C - 1 others' (the count is C times the consumer warps).
     int64_t cl = std::max<int64_t>(e.config.getCluster(), 1);
-    if (cl > 1 && ((cl != 2 && cl != 4 && cl != 8) ||
-                   bn % ((rowB ? 32 : 8) * cl)))
+    if (cl > 1 && (!isWgmmaClusterSize(cl) ||
+                   bn % wgmmaClusterBnMultiple(!rowB, cl)))
       return e.op->emitOpError()
              << "internal error: cluster = " << cl << " with BN = " << bn;
     Value rank;

@@ -220,6 +220,19 @@ inline int64_t wgmmaThreads(int64_t bm, int64_t bn, bool transposeB, bool tma) {
   return wgmmaThreads(bn, /*tma=*/false) + (tma ? 128 : 0);
 }
 
+/// A wgmma matmul's `cluster` (MatmulWgmma.cpp): 2, 4 or 8 blocks of one
+/// column of tiles sharing B's tile by TMA multicast.
+inline bool isWgmmaClusterSize(int64_t cluster) {
+  return cluster == 2 || cluster == 4 || cluster == 8;
+}
+/// What BN must be a multiple of for such a cluster: each block copies a
+/// C-th of B's tile, BN / C rows of B^T starting on the 1024 bytes of the
+/// 128-byte swizzle (8 rows), or BN / 32C of a row-major B's boxes of 32
+/// columns.
+inline int64_t wgmmaClusterBnMultiple(bool transposeB, int64_t cluster) {
+  return (transposeB ? 8 : 32) * cluster;
+}
+
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 enum class KernelKind { Elementwise, Softmax, Matmul, Transpose, Pad };
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
