@@ -28,4 +28,4 @@ for rep in $(seq 1 "${KB_AB_REPS:-5}"); do
     echo "$name $rep exit $?" >> "$OUT/ab/log.txt"
   done
 done
-python3 bench/ab_report.py "$OUT/ab"
+python3 bench/ab_report.py "$OUT/ab" --save-times "$OUT/ab/times.json"

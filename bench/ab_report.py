@@ -7,8 +7,11 @@ own spread (max / min of its medians over the repetitions). A median ratio
 whose distance from 1 is smaller than the bundles' spread is not an effect
 the protocol can show.
 
-Usage: bench/ab_report.py DIR   (NAME@REP.json files of kb-run --json, or a
-times.json of {name: {rep: {"median_ms": ...}}} as bench/results keeps them)
+Usage: bench/ab_report.py DIR [--save-times FILE]
+  DIR: NAME@REP.json files of kb-run --json, or a times.json of
+  {name: {rep: {"median_ms": ...}}} as bench/results keeps them;
+  --save-times FILE writes that times.json (the checked runs' medians), the
+  compact form a results folder keeps instead of every run's report.
 """
 import json
 import os
@@ -79,10 +82,17 @@ def table(rows):
 
 
 def main(argv):
-    if len(argv) != 2:
+    save = None
+    if len(argv) == 4 and argv[2] == "--save-times":
+        save = argv[3]
+    elif len(argv) != 2:
         print(__doc__)
         return 1
-    rows = pairs(load(argv[1]))
+    times = load(argv[1])
+    if save:
+        json.dump({n: {r: {"median_ms": t} for r, t in sorted(reps.items(), key=lambda x: int(x[0]))}
+                   for n, reps in sorted(times.items())}, open(save, "w"), indent=1)
+    rows = pairs(times)
     if not rows:
         print(f"ab_report: no variant with its base in {argv[1]}", file=sys.stderr)
         return 1

@@ -35,6 +35,9 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     // (bench/results/2026-12-01-shapes1, -shapes2).
     m.mmaSyncTf32UnalignedTflops = 76;
     m.ffmaTflops = 50; // kb's FFMA matmul at 4096^3
+    // 30 clusters of 4 at once (kb-run, 64 x 128 wgmma tiles at 120 KB of
+    // shared memory, bench/results/2026-12-03-clusters/call1/quick.txt).
+    m.clusterOf4Blocks = 120;
     return m;
   }
   if (chip == "sm_80") {

@@ -659,6 +659,7 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // 1500, measured 22.4; 128 x 128 in two at 20.0, measured 21.0).
   int64_t kTiles = llvm::divideCeil(k, 32);
   int64_t minChunk = !rowB && !linesSplit ? 32 : 24;
+  bool medium = false;
   if (!splitChosen && batch == 1 && f.split == 0 && f.grid == 0 &&
       f.copy != CopyKind::cp_async && f.store != StoreKind::tma &&
       f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) > 128 &&
@@ -667,6 +668,45 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
     f.block = {128, 128, 32};
     f.split = 2;
     splitChosen = true;
+    medium = true;
+  }
+  // Split rows with B^T (K % 32 != 0): every row of a TMA box spans two
+  // 128-byte lines, and the kernel waits on L2 requests. Clusters of 4
+  // blocks of one column of tiles share B's tile by multicast (each copies
+  // a quarter of it: cuBLAS's medium kernels run in clusters of 8, with 41%
+  // fewer L2 sectors than kb's, 2026-12-03-medium-rule/ncu-summary.txt).
+  // Measured against the default, interleaved, same call
+  // (bench/results/2026-12-03-clusters, calls 1 and 2; docs/shapes.md
+  // "Clusters on the medium shapes"):
+  // - the medium rule's 128 x 128 in two chunks, in clusters of 4: 5-13%
+  //   faster with 24-40 k tiles a chunk (1000 x 700 x 1500, 900 x 800 x
+  //   1900, 800 x 600 x 2500), 6.5% slower with 47 (1500 x 500 x 3000), 31%
+  //   slower where whole clusters of rows take a second wave (1300 x 700 x
+  //   1700: 144 blocks, 120 at once);
+  // - where 128 x 128 tiles fit one wave but not in two chunks (the
+  //   covering 128 x 64 of 1100 x 1000 x 1100 and 1200 x 900 x 1000):
+  //   64 x 128 in clusters of 4 (160 blocks: two cluster waves) 14-20%
+  //   faster; 128 x 64 in clusters of 4, 3-9% slower;
+  // - whole-line rows (1024 x 704 x 1504, 768 x 768 x 2048): every cluster
+  //   4-12% slower; a row-major B: from 5% faster to 71% slower, not taken.
+  // The 40 k tiles a chunk are fitted to these points.
+  int64_t wave4 = model.clusterOf4Blocks;
+  if (!rowB && linesSplit && wave4 > 0 && batch == 1 && f.cluster == 0 &&
+      f.grid == 0 && f.copy != CopyKind::cp_async &&
+      f.store != StoreKind::tma && std::min(m, n) > 128) {
+    int64_t cols = llvm::divideCeil(n, 128);
+    int64_t rows128 = llvm::alignTo(llvm::divideCeil(m, 128), 4);
+    int64_t rows64 = llvm::alignTo(llvm::divideCeil(m, 64), 4);
+    if (medium) {
+      if (llvm::divideCeil(kTiles, 2) <= 40 && 2 * rows128 * cols <= wave4)
+        f.cluster = 4;
+    } else if (!splitChosen && f.split == 0 &&
+               f.block[0] * f.block[1] < 128 * 128 &&
+               blocksFor(128, 128) <= sms && blocksFor(128, 128) * 2 > sms &&
+               rows64 * cols <= 2 * wave4) {
+      f.block = {64, 128, 32};
+      f.cluster = 4;
+    }
   }
   return splitChosen;
 }

@@ -47,3 +47,22 @@ def test_no_pairs_is_an_error(tmp_path, capsys):
     report(tmp_path, "shape-x-64x64x64-sm90a", 1, 1.0)
     assert ab_report.main(["ab_report.py", str(tmp_path)]) == 1
     assert "no variant with its base" in capsys.readouterr().err
+
+
+def test_save_times_round_trips_and_keeps_only_checked_runs(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    base, var = "shape-x-64x64x64-sm90a", "shape-x-64x64x64-v64x64s1c2-sm90a"
+    for rep, (b, v) in enumerate([(1.00, 0.90), (1.10, 0.95)], start=1):
+        report(runs, base, rep, b)
+        report(runs, var, rep, v)
+    report(runs, var, 3, 0.10, ok=False)
+    saved = tmp_path / "times.json"
+    assert ab_report.main(["ab_report.py", str(runs), "--save-times", str(saved)]) == 0
+    first = capsys.readouterr().out
+    kept = json.loads(saved.read_text())
+    assert kept[var] == {"1": {"median_ms": 0.90}, "2": {"median_ms": 0.95}}
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "times.json").write_text(saved.read_text())
+    assert ab_report.main(["ab_report.py", str(tmp_path / "again")]) == 0
+    assert capsys.readouterr().out == first

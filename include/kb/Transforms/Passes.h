@@ -44,6 +44,10 @@ struct TargetModel {
   /// kb's mma.sync where K % 4 != 0 (its tiles staged through registers in
   /// one stage); 0: not measured, the aligned rate stands in.
   double mmaSyncTf32UnalignedTflops = 0;
+  /// Blocks that run at once in clusters of 4 at one block per SM (a
+  /// cluster lives in one GPC, so fewer than the SMs): what kb-run's
+  /// cuOccupancyMaxActiveClusters reports for kb's wgmma matmuls; 0: none.
+  int64_t clusterOf4Blocks = 0;
 };
 /// The model of `chip`, or failure for a chip kb does not know.
 FailureOr<TargetModel> getTargetModel(StringRef chip);
