@@ -286,6 +286,28 @@ const std::vector<FieldRow> &spaceTable() {
       {F::Matmul, "split", {"64"}, splitFits(64)},
       {F::Matmul, "split", {}, always(), divisorSplits},
 
+      // Clusters of 4 sharing B's tile (wgmma with TMA; "" leaves the
+      // field to kb-tile, which sets none for a hand-set tile): measured
+      // 13-27% faster than no cluster on medium B^T shapes whose rows split
+      // over two lines, alone or on two K chunks, and slower on others
+      // (docs/shapes.md, "Clusters on the medium shapes"): a candidate
+      // where the grid (split included) is at most two waves and holds a
+      // whole cluster of row tiles. BN a multiple of 128 suits both forms
+      // of B (8 x 4 with B^T, 32 x 4 row-major).
+      {F::Matmul,
+       "cluster",
+       {"", "4"},
+       [](const Candidate &c, const Facts &f) {
+         auto b = sizes(c.get("block"));
+         std::string split = c.get("split");
+         int64_t t = outputTiles(c, f);
+         int64_t s = split.empty() ? 1 : std::stoll(split);
+         return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 &&
+                b.size() == 3 && b[0] > 0 && b[1] % 128 == 0 &&
+                (f.m + b[0] - 1) / b[0] >= 4 && s <= 2 && t > 0 &&
+                t * s <= 2 * smsOf(f.chip) && c.get("raster").empty();
+       }},
+
       // Softmax: kb-select-config's fields.
       {F::Softmax,
        "strategy",
