@@ -28,7 +28,10 @@ def load(path):
     check failed or that has no time is left out)."""
     times = defaultdict(dict)
     tj = os.path.join(path, "times.json")
-    if os.path.exists(tj):
+    # The runs' own reports when there are any (a times.json beside them is
+    # what an earlier report saved, perhaps of other runs); else times.json.
+    runs = any(re.match(r"^.+@[0-9]+\.json$", f) for f in os.listdir(path))
+    if os.path.exists(tj) and not runs:
         for name, reps in json.load(open(tj)).items():
             for rep, t in reps.items():
                 if t.get("ok", True) and t.get("median_ms"):

@@ -501,6 +501,11 @@ LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
 struct MatmulShape {
   int64_t m, n, k, batch, sms;
   bool transposeB;
+  /// B^T that kb-select-mma made from a row-major B with N % 4 != 0 (its
+  /// rows padded to whole 128-byte lines).
+  bool paddedB = false;
+  /// The matmul of a kb.fusion (an epilogue or prologue in its kernel).
+  bool fused = false;
   int64_t blocksFor(int64_t bm, int64_t bn) const {
     return llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
   }
@@ -688,22 +693,31 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   //   64 x 128 in clusters of 4 (160 blocks: two cluster waves) 14-20%
   //   faster; 128 x 64 in clusters of 4, 3-9% slower;
   // - whole-line rows (1024 x 704 x 1504, 768 x 768 x 2048): every cluster
-  //   4-12% slower; a row-major B: from 5% faster to 71% slower, not taken.
-  // The 40 k tiles a chunk are fitted to these points.
+  //   form slower (3-6% on 128 x 128 in two chunks, 4-21% on 64 x 128);
+  //   a row-major B: from 5% faster to 71% slower, not taken.
+  // The 40 k tiles a chunk are fitted to these points; the measured
+  // programs had K of 700 to 3000 (22 to 94 k tiles) and 6 to 22 row tiles,
+  // so the rule asks for at least 22 k tiles and a whole cluster of rows
+  // (no quarter of the grid empty). Not on the padded B^T that a row-major
+  // B with N % 4 != 0 becomes (its rows are whole lines; not measured).
+  // The 64 x 128 branch not in a kb.fusion: its epilogue would run in the
+  // clustered kernel, which no GPU has checked with one yet (the split
+  // branch's epilogue runs in the sum kernel: checked, call 3).
   int64_t wave4 = model.clusterOf4Blocks;
-  if (!rowB && linesSplit && wave4 > 0 && batch == 1 && f.cluster == 0 &&
-      f.grid == 0 && f.copy != CopyKind::cp_async &&
-      f.store != StoreKind::tma && std::min(m, n) > 128) {
+  if (!rowB && !s.paddedB && linesSplit && wave4 > 0 && batch == 1 &&
+      f.cluster == 0 && f.grid == 0 && f.copy != CopyKind::cp_async &&
+      f.store != StoreKind::tma && std::min(m, n) > 128 && kTiles >= 22) {
     int64_t cols = llvm::divideCeil(n, 128);
-    int64_t rows128 = llvm::alignTo(llvm::divideCeil(m, 128), 4);
-    int64_t rows64 = llvm::alignTo(llvm::divideCeil(m, 64), 4);
+    int64_t rows128 = llvm::divideCeil(m, 128);
+    int64_t rows64 = llvm::divideCeil(m, 64);
     if (medium) {
-      if (llvm::divideCeil(kTiles, 2) <= 40 && 2 * rows128 * cols <= wave4)
+      if (llvm::divideCeil(kTiles, 2) <= 40 && rows128 >= 4 &&
+          2 * llvm::alignTo(rows128, 4) * cols <= wave4)
         f.cluster = 4;
-    } else if (!splitChosen && f.split == 0 &&
+    } else if (!splitChosen && f.split == 0 && !s.fused &&
                f.block[0] * f.block[1] < 128 * 128 &&
                blocksFor(128, 128) <= sms && blocksFor(128, 128) * 2 > sms &&
-               rows64 * cols <= 2 * wave4) {
+               rows64 >= 4 && llvm::alignTo(rows64, 4) * cols <= 2 * wave4) {
       f.block = {64, 128, 32};
       f.cluster = 4;
     }
@@ -797,7 +811,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // Set where kb-tile chose the tile and split together (few output tiles).
   bool splitChosen = false;
   if (f.block.empty()) {
-    MatmulShape ms{m, n, k, batch, sms, mm.getTransposeB()};
+    MatmulShape ms{m, n, k, batch, sms, mm.getTransposeB(),
+                   mm.getPaddedB(), op != mm.getOperation()};
     if (wgmma)
       splitChosen = defaultWgmmaTile(ms, f, model);
     else if (tensorCores)
@@ -922,8 +937,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // 256 and 256 x 128 with edges, none one block a tile; every measured
   // shape was edge-free).
   bool edges = m % bm || n % bn;
+  // Not in clusters of more than 2 (the persistent kernel pairs row tiles
+  // two by two; a hand-set or kb-tune's cluster = 4 keeps the plain grid).
   if (f.grid == 0 && tmaCopy && f.split <= 1 && oneBlockAnSM && tiles > sms &&
-      k <= 128 && !edges)
+      k <= 128 && !edges && f.cluster <= 2)
     f.grid = sms;
   return success();
 }

@@ -66,3 +66,13 @@ def test_save_times_round_trips_and_keeps_only_checked_runs(tmp_path, capsys):
     (tmp_path / "again" / "times.json").write_text(saved.read_text())
     assert ab_report.main(["ab_report.py", str(tmp_path / "again")]) == 0
     assert capsys.readouterr().out == first
+
+
+def test_reports_win_over_a_stale_times_json(tmp_path):
+    base, var = "shape-x-64x64x64-sm90a", "shape-x-64x64x64-v64x64s1c4-sm90a"
+    (tmp_path / "times.json").write_text(json.dumps(
+        {base: {"1": {"median_ms": 1.0}}, var: {"1": {"median_ms": 0.9}}}))
+    report(tmp_path, base, 1, 1.0)
+    report(tmp_path, var, 1, 1.5)
+    (row,) = ab_report.pairs(ab_report.load(str(tmp_path)))
+    assert row["median"] == pytest.approx(1.5)

@@ -44,12 +44,43 @@ func.func @second_wave(%a: tensor<1300x1700xf32>, %b: tensor<700x1700xf32>) -> t
   return %0 : tensor<1300x700xf32>
 }
 
-// Not: whole-line rows (K = 1504).
+// Not: whole-line rows (768 x 768 x 2048: the medium rule's 128 x 128 in
+// two chunks of 32 k tiles, 6 x 6 tiles, which would pass every other
+// condition).
 // CHECK-LABEL: func.func @whole_lines
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], threads = 160, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">
-func.func @whole_lines(%a: tensor<1024x1504xf32>, %b: tensor<704x1504xf32>) -> tensor<1024x704xf32> {
-  %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<1024x1504xf32>, tensor<704x1504xf32> -> tensor<1024x704xf32>
-  return %0 : tensor<1024x704xf32>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>
+func.func @whole_lines(%a: tensor<768x2048xf32>, %b: tensor<768x2048xf32>) -> tensor<768x768xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<768x2048xf32>, tensor<768x2048xf32> -> tensor<768x768xf32>
+  return %0 : tensor<768x768xf32>
+}
+
+// Not: fewer than 22 k tiles (K = 660, 21 k tiles: 1100 x 1000 otherwise as
+// @one_wave_clusters).
+// CHECK-LABEL: func.func @short_k
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 64, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">
+func.func @short_k(%a: tensor<1100x660xf32>, %b: tensor<1000x660xf32>) -> tensor<1100x1000xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<1100x660xf32>, tensor<1000x660xf32> -> tensor<1100x1000xf32>
+  return %0 : tensor<1100x1000xf32>
+}
+
+// Not: fewer row tiles than a cluster (129 rows: 3 of 64, one block of
+// four in the rounded grid empty).
+// CHECK-LABEL: func.func @few_rows
+// CHECK-NOT: cluster
+// CHECK: return
+func.func @few_rows(%a: tensor<129x1100xf32>, %b: tensor<5000x1100xf32>) -> tensor<129x5000xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<129x1100xf32>, tensor<5000x1100xf32> -> tensor<129x5000xf32>
+  return %0 : tensor<129x5000xf32>
+}
+
+// Not: the padded B^T of a row-major B with N % 4 != 0 (kb-select-mma's
+// padded_b: its rows are whole lines).
+// CHECK-LABEL: func.func @padded_b
+// CHECK-NOT: cluster
+// CHECK: return
+func.func @padded_b(%a: tensor<900x1900xf32>, %b: tensor<1900x802xf32>) -> tensor<900x802xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) : tensor<900x1900xf32>, tensor<1900x802xf32> -> tensor<900x802xf32>
+  return %0 : tensor<900x802xf32>
 }
 
 // Not: a row-major B.
