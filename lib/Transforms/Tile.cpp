@@ -511,6 +511,104 @@ struct MatmulShape {
   }
 };
 
+/// kb-tile's medium rule: returns true where it takes 128 x 128 tiles in
+/// two K chunks (f.block, f.split).
+///
+/// Medium shapes: a grid of tiles smaller than 128 x 128 that covers the
+/// SMs, where 128 x 128 tiles in two chunks still fit one wave and each
+/// chunk holds at least 24 k tiles. Per output element a 64 x 64 tile
+/// reads 1/32 of a row of A and of B, 64 x 128 3/128, 128 x 128 1/64:
+/// two thirds to a half of the operand bytes into the SMs, for the
+/// partials (8 x M x N bytes) and the sum kernel. Measured on 20 medium
+/// programs, each against its default in the same call (interleaved,
+/// bench/results/2026-12-02-medium, 2026-12-03-l2-stages; docs/shapes.md
+/// "Medium shapes"): with 47 to 94 k tiles 4-18% faster on 12 of 13
+/// (1024 x 704 x 1504 B^T 3.8% slower), with 32-35 k tiles 1-17%
+/// slower on all 4 (the sum kernel's 2-3 us against a shorter main
+/// loop): hence 24 k tiles a chunk. Out of sample (12 programs of
+/// bench/programs.py, 2026-12-03-medium-rule): 1-11% faster on 8, ties on
+/// 2, and with B^T and whole-line rows (K % 32 == 0: its 64 x 64 reads
+/// half the L2 sectors of split rows) 1-3% slower at 47 k tiles (1024 x
+/// 704 and 1024 x 768, K = 1504), where 768 x 768 x 2048 (64 k tiles) gained 7%:
+/// such a matmul needs 32 k tiles a chunk. The few-tiles model
+/// (chooseFewTiles, in defaultWgmmaTile) does not see this (it puts 64 x 128 unsplit at 16.7 us for 1000 x 700 x
+/// 1500, measured 22.4; 128 x 128 in two at 20.0, measured 21.0).
+static bool mediumRule(const MatmulShape &s, ConfigFields &f) {
+  bool rowB = !s.transposeB, linesSplit = s.k % 32 != 0;
+  int64_t kTiles = llvm::divideCeil(s.k, 32);
+  int64_t minChunk = !rowB && !linesSplit ? 32 : 24;
+  if (s.batch != 1 || f.split != 0 || f.grid != 0 ||
+      f.copy == CopyKind::cp_async || f.store == StoreKind::tma ||
+      f.block[0] * f.block[1] >= 128 * 128 || std::min(s.m, s.n) <= 128 ||
+      s.blocksFor(128, 128) * 2 > s.sms ||
+      llvm::divideCeil(kTiles, 2) < minChunk)
+    return false;
+  f.block = {128, 128, 32};
+  f.split = 2;
+  return true;
+}
+
+/// kb-tile's cluster rule, after the medium rule (`medium`: it took 128 x
+/// 128 in two chunks; `splitChosen`: a split was chosen by any rule).
+///
+/// Split rows with B^T (K % 32 != 0): every row of a TMA box spans two
+/// 128-byte lines, and the kernel waits on L2 requests. Clusters of 4
+/// blocks of one column of tiles share B's tile by multicast (each copies
+/// a quarter of it: cuBLAS's medium kernels run in clusters of 8, with 41%
+/// fewer L2 sectors than kb's, 2026-12-03-medium-rule/ncu-summary.txt).
+/// Measured against the default, interleaved, same call
+/// (bench/results/2026-12-03-clusters, calls 1 and 2; docs/shapes.md
+/// "Clusters on the medium shapes"):
+/// - the medium rule's 128 x 128 in two chunks, in clusters of 4: 5-13%
+///   faster with 24-40 k tiles a chunk (1000 x 700 x 1500, 900 x 800 x
+///   1900, 800 x 600 x 2500), 6.5% slower with 47 (1500 x 500 x 3000), 31%
+///   slower where whole clusters of rows take a second wave (1300 x 700 x
+///   1700: 144 blocks, 120 at once);
+/// - where 128 x 128 tiles fit one wave but not in two chunks (the
+///   covering 128 x 64 of 1100 x 1000 x 1100 and 1200 x 900 x 1000):
+///   64 x 128 in clusters of 4 (160 blocks: two cluster waves) 14-20%
+///   faster; 128 x 64 in clusters of 4, 3-9% slower;
+/// - whole-line rows (1024 x 704 x 1504, 768 x 768 x 2048): every cluster
+///   form slower (3-6% on 128 x 128 in two chunks, 4-21% on 64 x 128);
+///   a row-major B: from 5% faster to 71% slower, not taken.
+/// The 40 k tiles a chunk are fitted to these points; the measured
+/// programs had K of 700 to 3000 (22 to 94 k tiles) and 6 to 22 row tiles,
+/// so the rule asks for at least 22 k tiles and a whole cluster of rows
+/// (no quarter of the grid empty). Not on the padded B^T that a row-major
+/// B with N % 4 != 0 becomes (its rows are whole lines; not measured).
+/// The 64 x 128 branch not in a kb.fusion: its epilogue would run in the
+/// clustered kernel, which no GPU has checked with one yet (the split
+/// branch's epilogue runs in the sum kernel: checked, call 3).
+static void clusterRule(const MatmulShape &s, ConfigFields &f,
+                        const TargetModel &model, bool medium,
+                        bool splitChosen) {
+  int64_t m = s.m, n = s.n, sms = s.sms;
+  int64_t kTiles = llvm::divideCeil(s.k, 32);
+  int64_t wave4 = model.clusterOf4Blocks;
+  if (!s.transposeB || s.paddedB || s.k % 32 == 0 || wave4 <= 0 ||
+      s.batch != 1 || f.cluster != 0 || f.grid != 0 ||
+      f.copy == CopyKind::cp_async || f.store == StoreKind::tma ||
+      std::min(m, n) <= 128 || kTiles < 22)
+    return;
+  int64_t cols = llvm::divideCeil(n, 128);
+  int64_t rows128 = llvm::divideCeil(m, 128);
+  int64_t rows64 = llvm::divideCeil(m, 64);
+  if (medium) {
+    if (llvm::divideCeil(kTiles, 2) <= 40 && rows128 >= 4 &&
+        2 * llvm::alignTo(rows128, 4) * cols <= wave4)
+      f.cluster = 4;
+    return;
+  }
+  int64_t tiles128 = s.blocksFor(128, 128);
+  if (!splitChosen && f.split == 0 && !s.fused &&
+      f.block[0] * f.block[1] < 128 * 128 && tiles128 <= sms &&
+      tiles128 * 2 > sms && rows64 >= 4 &&
+      llvm::alignTo(rows64, 4) * cols <= 2 * wave4) {
+    f.block = {64, 128, 32};
+    f.cluster = 4;
+  }
+}
+
 /// kb-tile's default wgmma tile (f.block), and where it chose the tile and
 /// split-K together (few output tiles), the split too: returns true then.
 static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
@@ -643,85 +741,10 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
       splitChosen = true;
     }
   }
-  // Medium shapes: a grid of tiles smaller than 128 x 128 that covers the
-  // SMs, where 128 x 128 tiles in two chunks still fit one wave and each
-  // chunk holds at least 24 k tiles. Per output element a 64 x 64 tile
-  // reads 1/32 of a row of A and of B, 64 x 128 3/128, 128 x 128 1/64:
-  // two thirds to a half of the operand bytes into the SMs, for the
-  // partials (8 x M x N bytes) and the sum kernel. Measured on 20 medium
-  // programs, each against its default in the same call (interleaved,
-  // bench/results/2026-12-02-medium, 2026-12-03-l2-stages; docs/shapes.md
-  // "Medium shapes"): with 47 to 94 k tiles 4-18% faster on 12 of 13
-  // (1024 x 704 x 1504 B^T 3.8% slower), with 32-35 k tiles 1-17%
-  // slower on all 4 (the sum kernel's 2-3 us against a shorter main
-  // loop): hence 24 k tiles a chunk. Out of sample (12 programs of
-  // bench/programs.py, 2026-12-03-medium-rule): 1-11% faster on 8, ties on
-  // 2, and with B^T and whole-line rows (K % 32 == 0: its 64 x 64 reads
-  // half the L2 sectors of split rows) 1-3% slower at 47 k tiles (1024 x
-  // 704 and 1024 x 768, K = 1504), where 768 x 768 x 2048 (64 k tiles) gained 7%:
-  // such a matmul needs 32 k tiles a chunk. The few-tiles model above does
-  // not see this (it puts 64 x 128 unsplit at 16.7 us for 1000 x 700 x
-  // 1500, measured 22.4; 128 x 128 in two at 20.0, measured 21.0).
-  int64_t kTiles = llvm::divideCeil(k, 32);
-  int64_t minChunk = !rowB && !linesSplit ? 32 : 24;
-  bool medium = false;
-  if (!splitChosen && batch == 1 && f.split == 0 && f.grid == 0 &&
-      f.copy != CopyKind::cp_async && f.store != StoreKind::tma &&
-      f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) > 128 &&
-      blocksFor(128, 128) * 2 <= sms &&
-      llvm::divideCeil(kTiles, 2) >= minChunk) {
-    f.block = {128, 128, 32};
-    f.split = 2;
-    splitChosen = true;
-    medium = true;
-  }
-  // Split rows with B^T (K % 32 != 0): every row of a TMA box spans two
-  // 128-byte lines, and the kernel waits on L2 requests. Clusters of 4
-  // blocks of one column of tiles share B's tile by multicast (each copies
-  // a quarter of it: cuBLAS's medium kernels run in clusters of 8, with 41%
-  // fewer L2 sectors than kb's, 2026-12-03-medium-rule/ncu-summary.txt).
-  // Measured against the default, interleaved, same call
-  // (bench/results/2026-12-03-clusters, calls 1 and 2; docs/shapes.md
-  // "Clusters on the medium shapes"):
-  // - the medium rule's 128 x 128 in two chunks, in clusters of 4: 5-13%
-  //   faster with 24-40 k tiles a chunk (1000 x 700 x 1500, 900 x 800 x
-  //   1900, 800 x 600 x 2500), 6.5% slower with 47 (1500 x 500 x 3000), 31%
-  //   slower where whole clusters of rows take a second wave (1300 x 700 x
-  //   1700: 144 blocks, 120 at once);
-  // - where 128 x 128 tiles fit one wave but not in two chunks (the
-  //   covering 128 x 64 of 1100 x 1000 x 1100 and 1200 x 900 x 1000):
-  //   64 x 128 in clusters of 4 (160 blocks: two cluster waves) 14-20%
-  //   faster; 128 x 64 in clusters of 4, 3-9% slower;
-  // - whole-line rows (1024 x 704 x 1504, 768 x 768 x 2048): every cluster
-  //   form slower (3-6% on 128 x 128 in two chunks, 4-21% on 64 x 128);
-  //   a row-major B: from 5% faster to 71% slower, not taken.
-  // The 40 k tiles a chunk are fitted to these points; the measured
-  // programs had K of 700 to 3000 (22 to 94 k tiles) and 6 to 22 row tiles,
-  // so the rule asks for at least 22 k tiles and a whole cluster of rows
-  // (no quarter of the grid empty). Not on the padded B^T that a row-major
-  // B with N % 4 != 0 becomes (its rows are whole lines; not measured).
-  // The 64 x 128 branch not in a kb.fusion: its epilogue would run in the
-  // clustered kernel, which no GPU has checked with one yet (the split
-  // branch's epilogue runs in the sum kernel: checked, call 3).
-  int64_t wave4 = model.clusterOf4Blocks;
-  if (!rowB && !s.paddedB && linesSplit && wave4 > 0 && batch == 1 &&
-      f.cluster == 0 && f.grid == 0 && f.copy != CopyKind::cp_async &&
-      f.store != StoreKind::tma && std::min(m, n) > 128 && kTiles >= 22) {
-    int64_t cols = llvm::divideCeil(n, 128);
-    int64_t rows128 = llvm::divideCeil(m, 128);
-    int64_t rows64 = llvm::divideCeil(m, 64);
-    if (medium) {
-      if (llvm::divideCeil(kTiles, 2) <= 40 && rows128 >= 4 &&
-          2 * llvm::alignTo(rows128, 4) * cols <= wave4)
-        f.cluster = 4;
-    } else if (!splitChosen && f.split == 0 && !s.fused &&
-               f.block[0] * f.block[1] < 128 * 128 &&
-               blocksFor(128, 128) <= sms && blocksFor(128, 128) * 2 > sms &&
-               rows64 >= 4 && llvm::alignTo(rows64, 4) * cols <= 2 * wave4) {
-      f.block = {64, 128, 32};
-      f.cluster = 4;
-    }
-  }
+  // The medium rule and the cluster rule (their measurements above them).
+  bool medium = !splitChosen && mediumRule(s, f);
+  splitChosen = splitChosen || medium;
+  clusterRule(s, f, model, medium, splitChosen);
   return splitChosen;
 }
 
