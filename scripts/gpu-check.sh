@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, in one call: every bundle under build/gpu/bundles
 # checked and timed by kb-run (fusion programs against their unfused bundle),
-# compute-sanitizer memcheck over the small bundles, and the PyTorch/Triton
+# compute-sanitizer memcheck over the small bundles (racecheck and synccheck
+# over some), and the PyTorch/Triton
 # baselines (bench/torch_baselines.py).
 # Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
 # sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt,
@@ -12,7 +13,8 @@
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
 # KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
 # KB_DEPENDENT_LAUNCH_AB=1 (the dependent-launch A/B below),
-# KB_MEMCHECK_EXTRA (more bundles to memcheck), KB_SASS (bundles whose SASS
+# KB_MEMCHECK_EXTRA (more bundles to memcheck), KB_RACECHECK and KB_SYNCCHECK
+# (the bundles to racecheck and synccheck instead of the defaults), KB_SASS (bundles whose SASS
 # to keep in sass.txt),
 # KB_AB (a regex of bundles: bench/ab.sh's interleaved A/B of variants and
 # their bases, KB_AB_REPS times each), KB_POWER=1 (bench/square_power.sh
@@ -202,13 +204,17 @@ if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; t
       echo "exit $?" >> "$OUT/sanitizer.txt"
     done
   }
-  sanitize memcheck bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x702x1500-sm90a matmul-tf32-1000x701x1500-sm90a mm-bias-gelu-tf32-1000x700x1500-sm90a matmul-tf32-batch4-512-tb-sm90a matmul-tf32-16x24x32-sm90a matmul-tf32-1x8x4-sm90a matmul-ieee-4000-s3 matmul-ieee-1000x700x1500-s3 matmul-ieee-batch4-512-tb-s3 matmul-ieee-4096-s4-w32x64 softmax-7x400001-g16 softmax-2048x65536-g4 softmax-600x65537 attn-probs-256x200000 repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a repro-false-wrong-softmax gpu-pad-wgmma-sm90a matmul-tf32-1000x512x256-tb-g20-sm90a matmul-tf32-300x256x10000-s7-g10-sm90a matmul-tf32-batch4-512-tb-g16-sm90a matmul-tf32-300x256x10000-tb-s7-cpasync-sm90a matmul-tf32-300x256x10000-s7 matmul-ieee-300x256x10000-s7 matmul-tf32-300x256x10000-tb-s7-g10-sm90a linear-bias-scale-gelu-tf32-4096x2048x64-sm90a
+  sanitize memcheck matmul-tf32-1000x700x1500-tb-sm90a shape-medium-1100x1000x1100-bt-sm90a bias_gelu_dropout matmul_awkward softmax-1000x4099 softmax-3x4099 softmax-7x400001 bgd-1000x1001 matmul-tf32-1000x700x1500 matmul-tf32-batch4-512-tb matmul-ieee-batch4-512-tb softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x702x1500-sm90a matmul-tf32-1000x701x1500-sm90a mm-bias-gelu-tf32-1000x700x1500-sm90a matmul-tf32-batch4-512-tb-sm90a matmul-tf32-16x24x32-sm90a matmul-tf32-1x8x4-sm90a matmul-ieee-4000-s3 matmul-ieee-1000x700x1500-s3 matmul-ieee-batch4-512-tb-s3 matmul-ieee-4096-s4-w32x64 softmax-7x400001-g16 softmax-2048x65536-g4 softmax-600x65537 attn-probs-256x200000 repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a repro-false-wrong-softmax gpu-pad-wgmma-sm90a matmul-tf32-1000x512x256-tb-g20-sm90a matmul-tf32-300x256x10000-s7-g10-sm90a matmul-tf32-batch4-512-tb-g16-sm90a matmul-tf32-300x256x10000-tb-s7-cpasync-sm90a matmul-tf32-300x256x10000-s7 matmul-ieee-300x256x10000-s7 matmul-tf32-300x256x10000-tb-s7-g10-sm90a linear-bias-scale-gelu-tf32-4096x2048x64-sm90a
   # racecheck (shared-memory hazards) over the kernels that stage in shared
   # memory: the reproducers, a split_global and split_shared softmax, a
   # wgmma and an mma.sync matmul.
   # KB_MEMCHECK_EXTRA: more bundles to memcheck (names).
   sanitize memcheck ${KB_MEMCHECK_EXTRA:-}
-  sanitize racecheck ${KB_RACECHECK:-repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a softmax-7x400001-g16 softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x700x1500 matmul-ieee-1000x700x1500-s3 matmul-tf32-1000x512x256-tb-g20-sm90a matmul-tf32-300x256x10000-s7-g10-sm90a matmul-tf32-300x256x10000-tb-s7-g10-sm90a}
+  sanitize racecheck ${KB_RACECHECK:-repro-sgp-odd-a-sm90a repro-sgp-odd-b-sm90a softmax-7x400001-g16 softmax-1024x400001 matmul-tf32-1000x700x1500-sm90a matmul-tf32-1000x700x1500 matmul-ieee-1000x700x1500-s3 matmul-tf32-1000x512x256-tb-g20-sm90a matmul-tf32-300x256x10000-s7-g10-sm90a matmul-tf32-300x256x10000-tb-s7-g10-sm90a matmul-tf32-1000x700x1500-tb-sm90a shape-medium-1100x1000x1100-bt-sm90a}
+  # synccheck (barrier and mbarrier misuse) over the kernels of clusters:
+  # kb-tile's cluster rule picks (128 x 128 in two chunks and 64 x 128 in
+  # clusters of 4), a split_global softmax. KB_SYNCCHECK: other names.
+  sanitize synccheck ${KB_SYNCCHECK:-matmul-tf32-1000x700x1500-tb-sm90a shape-medium-1100x1000x1100-bt-sm90a softmax-7x400001-g16}
   grep -E "^===|ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/sanitizer.txt"
 fi
 # PyTorch's time for the same programs (eager, F.linear, torch.compile),
