@@ -411,6 +411,17 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
             << nameOf(f.mma) << "\"";
         return signalPassFailure();
       }
+      // So is the TMA-store epilogue (store = "tma"): refused here, before
+      // the attribute's verifier would refuse the config built below.
+      if (f.store == StoreKind::tma && f.mma != MmaUnit::wgmma_tf32) {
+        op.emitOpError()
+            << "config asks for store = \"tma\", which only the wgmma "
+               "kernel has (mma = \"wgmma_tf32\", chip sm_90a, "
+               "precision(tf32)); this matmul "
+            << (autoMma ? "gets" : "asks for") << " mma = \""
+            << nameOf(f.mma) << "\"";
+        return signalPassFailure();
+      }
       // A persistent grid is the wgmma kernel's (MatmulWgmma.cpp).
       if (f.grid && f.mma != MmaUnit::wgmma_tf32) {
         op.emitOpError()

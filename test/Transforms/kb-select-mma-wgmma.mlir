@@ -308,6 +308,17 @@ func.func @cluster_on_ieee(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tens
 
 // -----
 
+// So is the TMA-store epilogue: store = "tma" on an ieee matmul (FFMA) is
+// refused here too (kb-compile's fuzzer found the assert on sm_90's
+// mma.sync: fuzz/regressions/kb-compile/select_mma_store_tma_on_mma_sync_assert.mlir).
+func.func @store_tma_on_ieee(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for store = "tma", which only the wgmma kernel has (mma = "wgmma_tf32", chip sm_90a, precision(tf32)); this matmul gets mma = "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<store = "tma">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
 // wgmma's default stages: four, and a fifth where it keeps the blocks an SM
 // that shared memory allows and a stage is at most 32 KB: 128 x 128 tiles
 // (160 KB at five, one block an SM as at four) take five; 256 x 64 (40 KB a
