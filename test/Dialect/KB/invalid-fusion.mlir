@@ -88,3 +88,19 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
   return %0#1 : tensor<4x8xf32>
 }
+
+// -----
+
+// A body in generic form that ends in another op than kb.yield (the
+// implicit terminator is built only where there is none): refused, not
+// cast (kb-compile's fuzzer found the assert:
+// fuzz/regressions/kb-compile/fusion_terminator_not_yield_assert.mlir).
+func.func @ends_in_relu(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kb.fusion' op expects its body to end in kb.yield, got 'kb.relu'}}
+  %0 = "kb.fusion"(%x) ({
+  ^bb0(%a: tensor<4x4xf32>):
+    %1 = "kb.relu"(%a) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %2 = "kb.relu"(%1) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  }) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}

@@ -374,7 +374,14 @@ LogicalResult FusionOp::verify() {
                            << " but input #" << i << " has type "
                            << input.getType();
   }
-  auto yield = cast<YieldOp>(block.getTerminator());
+  // The implicit-terminator trait builds kb.yield only where the body has
+  // no terminator; a body written in generic form may end in another op
+  // (kb-compile's fuzzer: an unknown kb op there reached a cast that
+  // asserts).
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError() << "expects its body to end in kb.yield, got '"
+                         << block.getTerminator()->getName() << "'";
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError() << "expects kb.yield to return the fusion's result "
                             "types";
