@@ -401,49 +401,35 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
           return signalPassFailure();
         }
       }
-      // A hand-written copy = "tma" belongs to the wgmma kernel only: refused
-      // here, before a config the attribute's verifier would refuse is built.
-      if (f.copy == CopyKind::tma && f.mma != MmaUnit::wgmma_tf32) {
-        op.emitOpError()
-            << "config asks for copy = \"tma\", which only the "
-               "wgmma kernel has (mma = \"wgmma_tf32\", chip sm_90a, "
-               "precision(tf32)); this matmul gets mma = \""
-            << nameOf(f.mma) << "\"";
-        return signalPassFailure();
-      }
-      // So is the TMA-store epilogue (store = "tma"): refused here, before
-      // the attribute's verifier would refuse the config built below.
-      if (f.store == StoreKind::tma && f.mma != MmaUnit::wgmma_tf32) {
-        op.emitOpError()
-            << "config asks for store = \"tma\", which only the wgmma "
-               "kernel has (mma = \"wgmma_tf32\", chip sm_90a, "
-               "precision(tf32)); this matmul "
-            << (autoMma ? "gets" : "asks for") << " mma = \""
-            << nameOf(f.mma) << "\"";
-        return signalPassFailure();
-      }
-      // A persistent grid is the wgmma kernel's (MatmulWgmma.cpp).
-      if (f.grid && f.mma != MmaUnit::wgmma_tf32) {
-        op.emitOpError()
-            << "config asks for grid = " << f.grid
-            << " (a persistent grid), which only the wgmma kernel has (mma = "
-               "\"wgmma_tf32\", chip sm_90a, precision(tf32)); this matmul "
-            << (autoMma ? "gets" : "asks for") << " mma = \"" << nameOf(f.mma)
-            << "\"";
-        return signalPassFailure();
-      }
-      // Clusters of two sharing B^T's tile are the wgmma kernel's too
-      // (MatmulWgmma.cpp); the attribute's verifier refuses them elsewhere.
-      if (f.cluster > 1 && f.mma != MmaUnit::wgmma_tf32) {
-        op.emitOpError()
-            << "config asks for cluster = " << f.cluster
-            << " (blocks sharing B^T's tile), which only the wgmma kernel has "
-               "(mma = \"wgmma_tf32\", chip sm_90a, precision(tf32)); this "
-               "matmul "
-            << (autoMma ? "gets" : "asks for") << " mma = \""
-            << nameOf(f.mma) << "\"";
-        return signalPassFailure();
-      }
+      // Fields that belong to the wgmma kernel only (MatmulWgmma.cpp): a
+      // hand-written copy = "tma", store = "tma" (the TMA-store epilogue),
+      // a persistent grid, or a cluster of blocks sharing B^T's tile, on a
+      // matmul that does not get wgmma, is refused here with its location,
+      // before a config the attribute's verifier would refuse is built
+      // (kb-compile's fuzzer found the asserts that did:
+      // fuzz/regressions/kb-compile/).
+      bool wgmma = f.mma == MmaUnit::wgmma_tf32;
+      auto wgmmaOnly = [&](const std::string &asks, bool saysGets) {
+        op.emitOpError() << "config asks for " << asks
+                         << ", which only the wgmma kernel has (mma = "
+                            "\"wgmma_tf32\", chip sm_90a, precision(tf32)); "
+                            "this matmul "
+                         << (saysGets ? "gets" : "asks for") << " mma = \""
+                         << nameOf(f.mma) << "\"";
+        signalPassFailure();
+      };
+      if (!wgmma && f.copy == CopyKind::tma)
+        return wgmmaOnly("copy = \"tma\"", /*saysGets=*/true);
+      if (!wgmma && f.store == StoreKind::tma)
+        return wgmmaOnly("store = \"tma\"", autoMma);
+      if (!wgmma && f.grid)
+        return wgmmaOnly("grid = " + std::to_string(f.grid) +
+                             " (a persistent grid)",
+                         autoMma);
+      if (!wgmma && f.cluster > 1)
+        return wgmmaOnly("cluster = " + std::to_string(f.cluster) +
+                             " (blocks sharing B^T's tile)",
+                         autoMma);
       setConfig(&op, f.get(&getContext()));
     }
   }
