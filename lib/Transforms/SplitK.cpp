@@ -7,6 +7,8 @@
 // with the matmul's fused epilogue (a kb.fusion anchored on it) moved after
 // the kb.split_sum, into one elementwise kernel. The sum adds the partials
 // in order s = 0..S-1: the same bits run to run (no atomics).
+// A config with reduce = "cluster" is left as it is: its wgmma kernel sums
+// the two chunks in a cluster of two blocks, in one kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,7 +135,10 @@ struct SplitKPass : public kb::impl::KBSplitKBase<SplitKPass> {
     for (Operation &op : getOperation().getBody().getOps()) {
       MatmulOp mm = getKernelMatmul(&op);
       ConfigAttr cfg = getConfig(&op);
-      if (mm && cfg && cfg.getSplit() > 1)
+      // reduce = "cluster": the matmul kernel sums its two chunks itself
+      // (MatmulWgmma.cpp); the op stays whole.
+      if (mm && cfg && cfg.getSplit() > 1 &&
+          cfg.getReduce() != ReduceKind::cluster)
         todo.push_back(&op);
     }
     for (Operation *op : todo)

@@ -609,6 +609,21 @@ static void clusterRule(const MatmulShape &s, ConfigFields &f,
   }
 }
 
+/// kb-tile's reduce rule, after the cluster rule: where the medium rule
+/// took 128 x 128 tiles in two chunks and no cluster shares B's tile, the
+/// two chunks sum inside the matmul kernel (reduce = "cluster": a cluster
+/// of two blocks a tile, each finishing half of it, MatmulWgmma.cpp)
+/// instead of in kb.split_sum's kernel after it. Measured against
+/// kb.split_sum, interleaved, same call (bench/results/2026-12-03-reduce,
+/// docs/shapes.md "Split-K summed in a cluster"): 3-9% faster on four of
+/// the five row-major medium shapes and on 768 x 768 x 2048 B^T, 0.7%
+/// slower on 1300 x 700 x 1700. Against the clusters of 4 of the B^T
+/// medium shapes it lost 6-17%, so the cluster rule goes first.
+static void reduceRule(ConfigFields &f, bool medium) {
+  if (medium && f.cluster == 0 && !f.reduce && f.split == 2)
+    f.reduce = ReduceKind::cluster;
+}
+
 /// kb-tile's default wgmma tile (f.block), and where it chose the tile and
 /// split-K together (few output tiles), the split too: returns true then.
 static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
@@ -745,6 +760,7 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   bool medium = !splitChosen && mediumRule(s, f);
   splitChosen = splitChosen || medium;
   clusterRule(s, f, model, medium, splitChosen);
+  reduceRule(f, medium);
   return splitChosen;
 }
 

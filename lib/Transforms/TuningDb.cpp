@@ -156,6 +156,7 @@ LogicalResult mlir::kb::applyTuningEntry(Operation *op, const TuningDb &db,
         "strategy");
   merge(cur.copy, tuned.copy, std::optional<CopyKind>(), "copy");
   merge(cur.store, tuned.store, std::optional<StoreKind>(), "store");
+  merge(cur.reduce, tuned.reduce, std::optional<ReduceKind>(), "reduce");
   if (!conflict.empty()) {
     op->emitWarning() << "tuning database entry '" << key << "' not used: its '"
                       << conflict << "' differs from the one already set";

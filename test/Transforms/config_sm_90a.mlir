@@ -13,7 +13,7 @@
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", raster = 8>
 // CHECK-LABEL: func.func @matmul_tf32_odd
 // CHECK-NOT: kb.transpose
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">
 // CHECK-LABEL: func.func @softmax_narrow
 // CHECK: kb.softmax {{.*}}config = #kb.config<block = [1], threads = 64, vector = 4, strategy = "registers">
 // CHECK-LABEL: func.func @softmax_wide

@@ -14,7 +14,7 @@
 // A medium shape: 128 x 128 tiles in two chunks of 24 and 23 k tiles
 // (kb-tile's medium rule, kb-tile-medium.mlir), five stages (96 blocks:
 // one an SM); K = 1500 needs nothing else: TMA zero-fills past K.
-// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>} : tensor<1000x1500xf32>, tensor<1500x700xf32>
+// CHECK: kb.matmul %arg3, %arg4 precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">} : tensor<1000x1500xf32>, tensor<1500x700xf32>
 // K not a multiple of 4 (rows not 16-byte aligned) stays on mma.sync.
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul {{.*}}mma = "mma_sync_tf32"

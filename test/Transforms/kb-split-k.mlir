@@ -95,3 +95,16 @@ func.func @empty_chunk(%a: tensor<256x320xf32>, %b: tensor<320x256xf32>) -> tens
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [64, 64, 32], mma = "wgmma_tf32", split = 6>} : tensor<256x320xf32>, tensor<320x256xf32> -> tensor<256x256xf32>
   return %0 : tensor<256x256xf32>
 }
+
+// -----
+
+// reduce = "cluster": the wgmma kernel sums the two chunks itself; the
+// matmul stays whole (no split_chunk, no kb.split_sum).
+// CHECK-LABEL: func.func @reduce_in_cluster
+// CHECK: %[[C:.*]] = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<{{.*}}split = 2, reduce = "cluster">} : tensor<1024x1504xf32>, tensor<1504x704xf32> -> tensor<1024x704xf32>
+// CHECK-NOT: split_sum
+// CHECK: return %[[C]]
+func.func @reduce_in_cluster(%a: tensor<1024x1504xf32>, %b: tensor<1504x704xf32>) -> tensor<1024x704xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">} : tensor<1024x1504xf32>, tensor<1504x704xf32> -> tensor<1024x704xf32>
+  return %0 : tensor<1024x704xf32>
+}

@@ -29,7 +29,7 @@ func.func @one_wave_clusters(%a: tensor<1100x1100xf32>, %b: tensor<1000x1100xf32
 // Not: chunks of 47 k tiles (1500 x 500 x 3000; clusters measured 6.5%
 // slower there).
 // CHECK-LABEL: func.func @long_chunks
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">
 func.func @long_chunks(%a: tensor<1500x3000xf32>, %b: tensor<500x3000xf32>) -> tensor<1500x500xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<1500x3000xf32>, tensor<500x3000xf32> -> tensor<1500x500xf32>
   return %0 : tensor<1500x500xf32>
@@ -38,7 +38,7 @@ func.func @long_chunks(%a: tensor<1500x3000xf32>, %b: tensor<500x3000xf32>) -> t
 // Not: 11 row tiles rounded up to 12 take 2 x 12 x 6 = 144 blocks, more
 // than 120 run at once in clusters of 4 (1300 x 700 x 1700: 31% slower).
 // CHECK-LABEL: func.func @second_wave
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">
 func.func @second_wave(%a: tensor<1300x1700xf32>, %b: tensor<700x1700xf32>) -> tensor<1300x700xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<1300x1700xf32>, tensor<700x1700xf32> -> tensor<1300x700xf32>
   return %0 : tensor<1300x700xf32>
@@ -48,7 +48,7 @@ func.func @second_wave(%a: tensor<1300x1700xf32>, %b: tensor<700x1700xf32>) -> t
 // two chunks of 32 k tiles, 6 x 6 tiles, which would pass every other
 // condition).
 // CHECK-LABEL: func.func @whole_lines
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">
 func.func @whole_lines(%a: tensor<768x2048xf32>, %b: tensor<768x2048xf32>) -> tensor<768x768xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<768x2048xf32>, tensor<768x2048xf32> -> tensor<768x768xf32>
   return %0 : tensor<768x768xf32>
@@ -66,7 +66,7 @@ func.func @short_k(%a: tensor<1100x660xf32>, %b: tensor<1000x660xf32>) -> tensor
 // Not: fewer row tiles than a cluster (129 rows: 3 of 64, one block of
 // four in the rounded grid empty).
 // CHECK-LABEL: func.func @few_rows
-// CHECK-NOT: cluster
+// CHECK-NOT: cluster = 
 // CHECK: return
 func.func @few_rows(%a: tensor<129x1100xf32>, %b: tensor<5000x1100xf32>) -> tensor<129x5000xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<129x1100xf32>, tensor<5000x1100xf32> -> tensor<129x5000xf32>
@@ -76,7 +76,7 @@ func.func @few_rows(%a: tensor<129x1100xf32>, %b: tensor<5000x1100xf32>) -> tens
 // Not: the padded B^T of a row-major B with N % 4 != 0 (kb-select-mma's
 // padded_b: its rows are whole lines).
 // CHECK-LABEL: func.func @padded_b
-// CHECK-NOT: cluster
+// CHECK-NOT: cluster = 
 // CHECK: return
 func.func @padded_b(%a: tensor<900x1900xf32>, %b: tensor<1900x802xf32>) -> tensor<900x802xf32> {
   %0 = kb.matmul %a, %b precision(tf32) : tensor<900x1900xf32>, tensor<1900x802xf32> -> tensor<900x802xf32>
@@ -85,7 +85,7 @@ func.func @padded_b(%a: tensor<900x1900xf32>, %b: tensor<1900x802xf32>) -> tenso
 
 // Not: a row-major B.
 // CHECK-LABEL: func.func @row_major_b
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">
 func.func @row_major_b(%a: tensor<900x1900xf32>, %b: tensor<1900x800xf32>) -> tensor<900x800xf32> {
   %0 = kb.matmul %a, %b precision(tf32) : tensor<900x1900xf32>, tensor<1900x800xf32> -> tensor<900x800xf32>
   return %0 : tensor<900x800xf32>
@@ -101,7 +101,7 @@ func.func @hand_set(%a: tensor<1100x1100xf32>, %b: tensor<1000x1100xf32>) -> ten
 
 // Not: a batch.
 // CHECK-LABEL: func.func @batched
-// CHECK-NOT: cluster
+// CHECK-NOT: cluster = 
 // CHECK: return
 func.func @batched(%a: tensor<2x900x1900xf32>, %b: tensor<2x800x1900xf32>) -> tensor<2x900x800xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<2x900x1900xf32>, tensor<2x800x1900xf32> -> tensor<2x900x800xf32>

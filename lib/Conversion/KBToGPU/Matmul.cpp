@@ -95,15 +95,39 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   }
   // Split-K: kb-split-k turned `split = S` into a matmul with split_chunk
   // (S partial products, one per block z) and a kb.split_sum after it.
+  // With reduce = "cluster" the op is whole and the kernel splits it: two
+  // chunks, blocks z = 0 and 1 of a cluster of two (1 x 1 x 2); block 1
+  // stores its partial into C, block 0 adds it to its own and stores the
+  // sum through the fused epilogue (MatmulWgmma.cpp).
   int64_t splitCfg = std::max<int64_t>(cfg.getSplit(), 1);
-  if (splitCfg != e.shape.splits)
+  bool clusterReduce = cfg.getReduce() == ReduceKind::cluster;
+  if (clusterReduce) {
+    int64_t kTiles = llvm::divideCeil(e.shape.k, e.bk);
+    std::string why;
+    if (e.shape.splits > 1)
+      why = "a whole matmul (kb-split-k leaves it whole), not split_chunk";
+    else if (e.shape.batched)
+      why = "an unbatched matmul";
+    else if (cfg.getMma() != MmaUnit::wgmma_tf32 ||
+             cfg.getCopy() != CopyKind::tma)
+      why = "mma = \"wgmma_tf32\" with copy = \"tma\"";
+    else if (splitCfg != 2 || !splitLeavesNoChunkEmpty(kTiles, 2))
+      why = "split = 2 with two non-empty chunks of the " +
+            std::to_string(kTiles) + " k tiles";
+    if (!why.empty())
+      return op->emitOpError() << "#kb.config reduce = \"cluster\" needs "
+                               << why;
+    e.shape.splits = 2;
+    e.shape.chunk = splitChunkTiles(kTiles, 2) * e.bk;
+    e.clusterReduce = true;
+  } else if (splitCfg != e.shape.splits)
     return op->emitOpError()
            << "#kb.config asks for split = " << splitCfg << " but the matmul "
            << (e.shape.splits > 1 ? "has " + std::to_string(e.shape.splits) +
                                         " partial products"
                                   : std::string("is not split"))
            << ": run kb-split-k";
-  if (e.shape.splits > 1) {
+  if (e.shape.splits > 1 && !clusterReduce) {
     if (e.chain && !e.chain->ops.empty())
       return op->emitOpError() << "a split-K matmul's epilogue runs after its "
                                   "kb.split_sum, not in the matmul";
@@ -147,6 +171,8 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     info.grid[1] = llvm::alignTo(tilesM, cl);
     info.cluster = {1, cl, 1};
   }
+  if (clusterReduce)
+    info.cluster = {1, 1, 2};
   if (info.grid[1] > 65535 || info.grid[2] > 65535)
     return op->emitOpError()
            << "needs a grid of " << info.grid[1] << " x " << info.grid[2]

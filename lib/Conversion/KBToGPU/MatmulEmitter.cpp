@@ -38,7 +38,7 @@ MatmulShape MatmulShape::of(MatmulOp mm) {
 }
 
 SmallVector<Value> MatmulEmitter::cIndex(Value batchIdx, Value i, Value j) {
-  if (shape.splits > 1)
+  if (shape.splits > 1 && !clusterReduce)
     return {batchIdx, i, j};
   return globalIndex(batchIdx, i, j);
 }
@@ -162,7 +162,7 @@ void MatmulEmitter::storeVector(Value batchIdx, Value row, Value col,
                   : vector::FromElementsOp::create(b, loc, vt, xs).getResult();
   SmallVector<Value> idx = cIndex(batchIdx, row, col);
   Value in = outputInRange(row, col);
-  if (chain && in) {
+  if ((chain || partial == Partial::add) && in) {
     deferred.push_back({vec, in, idx});
     return;
   }
@@ -197,7 +197,7 @@ void MatmulEmitter::flushStores() {
 }
 
 void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
-  if (!chain) {
+  if (!chain && partial != Partial::add) {
     inOutputRange(row, col, [&] {
       memref::StoreOp::create(b, loc, v, c, cIndex(batchIdx, row, col));
     });
@@ -451,17 +451,25 @@ std::pair<Value, Value> MatmulEmitter::stageViews(Value smem, Value stage,
 }
 
 Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
-  if (!chain)
+  if (partial == Partial::store || (!chain && partial == Partial::none))
     return v;
-  DenseMap<Value, Value> values;
-  values[chain->inputs[0]] = v; // the matmul's result
-  auto resultType = cast<RankedTensorType>(chain->result.getType());
   // Runs ahead of the store's range guard: load indices clamped into C.
   Value lr = row, lc = col;
   if (rowsPastEnd())
     lr = arith::MinUIOp::create(b, loc, row, cidx(b, loc, shape.m - 1));
   if (shape.n % bn)
     lc = arith::MinUIOp::create(b, loc, col, cidx(b, loc, shape.n - 1));
+  // The other chunk's partial, added in the order kb.split_sum adds them
+  // (chunk 0's + chunk 1's).
+  if (partial == Partial::add)
+    v = arith::AddFOp::create(
+        b, loc, v,
+        memref::LoadOp::create(b, loc, c, globalIndex(batchIdx, lr, lc)));
+  if (!chain)
+    return v;
+  DenseMap<Value, Value> values;
+  values[chain->inputs[0]] = v; // the matmul's result
+  auto resultType = cast<RankedTensorType>(chain->result.getType());
   for (Operation *op : chain->ops)
     for (Value in : op->getOperands()) {
       Value mem = chainInputs.lookup(in);

@@ -125,6 +125,15 @@ struct MatmulEmitter {
                    int64_t group);
   /// The split index kAt uses; null: block id z.
   Value splitIdx;
+  /// reduce = "cluster": shape.splits = 2 chunks of a whole matmul, summed
+  /// in the kernel (C is M x N, not a workspace of partials).
+  bool clusterReduce = false;
+  /// What the epilogue does with a value before the fused chain: nothing;
+  /// `store`, a cluster reduction's second block: nothing else either (it
+  /// stores its raw partial into C); `add`, the first block: adds the
+  /// partial that the second stored at the same place of C.
+  enum class Partial { none, store, add };
+  Partial partial = Partial::none;
   /// The A and B tile views of pipeline stage `stage` in `smem`: A as
   /// aRows x aCols f32 at stage * stageBytes, B as bRows x bCols after it.
   std::pair<Value, Value> stageViews(Value smem, Value stage,

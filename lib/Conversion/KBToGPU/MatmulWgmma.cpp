@@ -163,6 +163,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                                   "\"tma\" or \"cp_async\": run "
                                   "kb-promote-shared-memory";
   bool persistent = e.config.getGrid() > 0;
+  if (e.clusterReduce && (!tma || persistent || e.config.getCluster() > 1 ||
+                          e.config.getStore() == StoreKind::tma))
+    return e.op->emitOpError()
+           << "internal error: reduce = \"cluster\" without TMA copies, or "
+              "with a persistent grid, another cluster or a TMA store";
   // store = "tma": the TMA-store epilogue (see the epilogue below).
   bool tmaStore = e.config.getStore() == StoreKind::tma;
   if (tmaStore) {
@@ -969,6 +974,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
              }
              tail(e.mul(count, kTiles));
            });
+      // reduce = "cluster": the producer threads' arrive on the cluster
+      // barrier that orders block 1's partial before block 0's loads.
+      if (e.clusterReduce)
+        NVVM::ClusterArriveRelaxedOp::create(b, loc, UnitAttr());
     }
     // The consumers: the k loop and, after it, the epilogue.
     auto consumer = scf::IfOp::create(
@@ -1084,6 +1093,55 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
+  if (e.clusterReduce) {
+    // reduce = "cluster" (split = 2, blocks z = 0 and 1 of a 1 x 1 x 2
+    // cluster, the same output tile). Each part of the tile that a
+    // consumer warpgroup holds is finished by one of the two blocks: with
+    // two or more warpgroups, warpgroup w's part by block w % 2 (each block
+    // finishes half of the tile), with one, by block 0. The other block's
+    // warpgroup w stores its raw partial of that part into C; every thread
+    // of both blocks arrives on the cluster barrier (release: the partials'
+    // stores before it; the producers arrive, relaxed, once their copies
+    // are issued); the finishing warpgroups wait (acquire), load the
+    // partial of each element they hold (the same thread of the other
+    // block stored it: both run the same code), add it to their own and
+    // store the sum through the fused epilogue. A warpgroup that stored its
+    // partial exits after its arrive: nothing reads its shared memory.
+    // kb.split_sum adds chunk 0's and chunk 1's partials, and a + b == b +
+    // a in IEEE arithmetic: the same bits. (First form, block 1 storing the
+    // whole tile and block 0 finishing it: 1-8% slower than kb.split_sum
+    // on the row-major medium shapes, bench/results/2026-12-03-reduce.)
+    Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    int64_t groups = (rowB ? bn : bm) / 64;
+    Value first = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, z,
+        groups >= 2 ? e.rem(warpgroup, 2) : cidx(b, loc, 0));
+    Value bz0 = cidx(b, loc, 0);
+    Value acc = loop.getResult(0);
+    auto ifSecond = scf::IfOp::create(
+        b, loc,
+        arith::XOrIOp::create(
+            b, loc, first,
+            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)),
+        false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifSecond.thenBlock());
+      e.partial = MatmulEmitter::Partial::store;
+      epilogue(acc, row0, col0, bz0);
+    }
+    NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
+    auto ifFirst = scf::IfOp::create(b, loc, first, false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifFirst.thenBlock());
+      NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
+      e.partial = MatmulEmitter::Partial::add;
+      epilogue(acc, row0, col0, bz0);
+    }
+    e.partial = MatmulEmitter::Partial::none;
+    return success();
+  }
   epilogue(loop.getResult(0), row0, col0, bz);
   tmaStoreFinish();
   return success();

@@ -251,3 +251,63 @@ func.func @store_unknown(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<store = "stg">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+// reduce = "cluster" (split-K's two chunks summed in the wgmma kernel by a
+// cluster of two blocks) needs exactly two chunks...
+func.func @reduce_cluster_split_4(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "cluster" needs split = 2 (two chunks, one cluster of two blocks a tile), got split = 4}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<split = 4, reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @reduce_cluster_no_split(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "cluster" needs split = 2 (two chunks, one cluster of two blocks a tile), got no split}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// ...the wgmma kernel, and no cluster of its own.
+func.func @reduce_cluster_ffma(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "cluster" needs mma = "wgmma_tf32", not "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<mma = "ffma", split = 2, reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @reduce_cluster_multicast(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "cluster" needs no other cluster (its blocks share B's tile), got cluster = 4}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<cluster = 4, split = 2, reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @reduce_cluster_tma_store(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config store = "tma" is not for a split-K matmul}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<split = 2, store = "tma", reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @reduce_on_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{#kb.config field 'reduce' does not apply to a softmax kernel (kb would ignore it)}}
+  %0 = kb.softmax %x {config = #kb.config<reduce = "kernel">} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @reduce_unknown(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+2 {{#kb.config 'reduce' must be "kernel" or "cluster", got "atomic"}}
+  // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'reduce'}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<split = 2, reduce = "atomic">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

@@ -192,7 +192,8 @@ LogicalResult ConfigAttr::verify(
     int64_t vector, int64_t stages, ArrayRef<int64_t> pad,
     std::optional<MmaUnit> mma, std::optional<SoftmaxStrategy> strategy,
     int64_t cluster, int64_t grid, std::optional<CopyKind> copy, int64_t raster,
-    int64_t split, std::optional<StoreKind> store) {
+    int64_t split, std::optional<StoreKind> store,
+    std::optional<ReduceKind> reduce) {
   if (split < 0 || split > 65535)
     return emitError() << "#kb.config 'split' must be in [1, 65535] (K chunks "
                           "of a split-K matmul), got "
@@ -327,6 +328,29 @@ LogicalResult ConfigAttr::verify(
     return emitError() << "#kb.config store = \"tma\" is not for a split-K "
                           "matmul (split = "
                        << split << ": its partial products go to a workspace)";
+  // reduce = "cluster": the two chunks of a split-K tile sum in a cluster
+  // of two (MatmulWgmma.cpp); kb-lower-to-gpu checks the shape.
+  if (reduce == ReduceKind::cluster) {
+    std::string why;
+    if (split != 2)
+      why = "split = 2 (two chunks, one cluster of two blocks a tile), got " +
+            (split ? "split = " + std::to_string(split)
+                   : std::string("no split"));
+    else if (mma && mma != MmaUnit::wgmma_tf32)
+      why = "mma = \"wgmma_tf32\", not \"" + nameOf(mma).str() + "\"";
+    else if (copy && copy != CopyKind::tma)
+      why = "copy = \"tma\", not \"" + nameOf(copy).str() + "\"";
+    else if (cluster > 1)
+      why = "no other cluster (its blocks share B's tile), got cluster = " +
+            std::to_string(cluster);
+    else if (grid)
+      why = "no persistent grid, got grid = " + std::to_string(grid);
+    else if (store == StoreKind::tma)
+      why = "store = \"direct\" (the first block adds the second's partial "
+            "from C)";
+    if (!why.empty())
+      return emitError() << "#kb.config reduce = \"cluster\" needs " << why;
+  }
   if (strategy != SoftmaxStrategy::split_global &&
       (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
@@ -366,12 +390,14 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.raster = attr.getRaster();
   f.split = attr.getSplit();
   f.store = attr.getStore();
+  f.reduce = attr.getReduce();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages, pad,
-                         mma, strategy, cluster, grid, copy, raster, split, store);
+                         mma, strategy, cluster, grid, copy, raster, split, store,
+                         reduce);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

@@ -83,6 +83,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"raster", config.getRaster() != 0, matmul},
       {"split", config.getSplit() != 0, matmul},
       {"store", config.getStore().has_value(), matmul},
+      {"reduce", config.getReduce().has_value(), matmul},
   };
   StringRef kindName = matmul      ? "a matmul"
                        : softmax   ? "a softmax"

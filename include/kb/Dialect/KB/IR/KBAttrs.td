@@ -75,6 +75,15 @@ def KB_StoreKind : I32EnumAttr<"StoreKind", "how a matmul stores its output tile
   let genSpecializedAttr = 0;
 }
 
+def KB_ReduceKernel : I32EnumAttrCase<"kernel", 0>;
+def KB_ReduceCluster : I32EnumAttrCase<"cluster", 1>;
+def KB_ReduceKind : I32EnumAttr<"ReduceKind",
+    "how a split-K matmul sums its partial products",
+    [KB_ReduceKernel, KB_ReduceCluster]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+
 // An optional enumerated #kb.config field, written as a quoted string
 // (`mma = "ffma"`); an unknown value is a parse error, located at the
 // string, that lists the valid ones.
@@ -189,7 +198,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_ConfigEnumParameter<"CopyKind", "copy">:$copy,
     KB_CountParameter<"raster">:$raster,
     KB_CountParameter<"split">:$split,
-    KB_ConfigEnumParameter<"StoreKind", "store">:$store
+    KB_ConfigEnumParameter<"StoreKind", "store">:$store,
+    KB_ConfigEnumParameter<"ReduceKind", "reduce">:$reduce
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -115,6 +115,7 @@ struct ConfigFields {
   std::optional<SoftmaxStrategy> strategy;
   std::optional<CopyKind> copy;
   std::optional<StoreKind> store;
+  std::optional<ReduceKind> reduce;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
