@@ -615,13 +615,25 @@ static void clusterRule(const MatmulShape &s, ConfigFields &f,
 /// of two blocks a tile, each finishing half of it, MatmulWgmma.cpp)
 /// instead of in kb.split_sum's kernel after it. Measured against
 /// kb.split_sum, interleaved, same call (bench/results/2026-12-03-reduce,
-/// docs/shapes.md "Split-K summed in a cluster"): 3-9% faster on four of
-/// the five row-major medium shapes and on 768 x 768 x 2048 B^T, 0.7%
-/// slower on 1300 x 700 x 1700. Against the clusters of 4 of the B^T
-/// medium shapes it lost 6-17%, so the cluster rule goes first.
-static void reduceRule(ConfigFields &f, bool medium) {
-  if (medium && f.cluster == 0 && !f.reduce && f.split == 2)
-    f.reduce = ReduceKind::cluster;
+/// docs/shapes.md "Split-K summed in a cluster"):
+/// - a row-major B: 2-10% faster on 13 of 14 programs (9 out of sample,
+///   a fused bias + GELU among them, +9%), 1300 x 700 x 1700 1.2% slower
+///   (0.7% in the call before);
+/// - B^T with chunks of 32 k tiles: 4-5% faster (768 x 768 x 2048 in two
+///   calls, 1000 x 600 x 2048); with 40 and 47, 3.5% slower and a tie
+///   (960 x 640 x 2560, 1500 x 500 x 3000); in a kb.fusion (F.linear +
+///   bias + GELU or swish: the finishing warpgroup runs the epilogue alone)
+///   1.6% and 7.7% slower: taken with B^T only unfused, up to 32 k tiles
+///   a chunk;
+/// - against the cluster rule's clusters of 4 (B^T, split rows) it lost
+///   6-17%: the cluster rule goes first.
+static void reduceRule(const MatmulShape &s, ConfigFields &f, bool medium) {
+  if (!medium || f.cluster != 0 || f.reduce || f.split != 2)
+    return;
+  int64_t chunkTiles = llvm::divideCeil(llvm::divideCeil(s.k, 32), 2);
+  if (s.transposeB && (s.fused || chunkTiles > 32))
+    return;
+  f.reduce = ReduceKind::cluster;
 }
 
 /// kb-tile's default wgmma tile (f.block), and where it chose the tile and
@@ -760,7 +772,7 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   bool medium = !splitChosen && mediumRule(s, f);
   splitChosen = splitChosen || medium;
   clusterRule(s, f, model, medium, splitChosen);
-  reduceRule(f, medium);
+  reduceRule(s, f, medium);
   return splitChosen;
 }
 

@@ -22,6 +22,24 @@ func.func @clusters_first(%a: tensor<1000x1500xf32>, %b: tensor<700x1500xf32>) -
   return %0 : tensor<1000x700xf32>
 }
 
+// B^T: with chunks of 32 k tiles, taken (768 x 768 x 2048); with longer
+// chunks (1500 x 500 x 3000: 47), and in a kb.fusion, kb.split_sum stays.
+// CHECK-LABEL: func.func @bt_chunks
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>
+// CHECK: kb.fusion {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2>}
+func.func @bt_chunks(%a: tensor<768x2048xf32>, %b: tensor<768x2048xf32>, %c: tensor<1500x3000xf32>, %d: tensor<500x3000xf32>) -> tensor<768x768xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<768x2048xf32>, tensor<768x2048xf32> -> tensor<768x768xf32>
+  %1 = kb.matmul %c, %d precision(tf32) transpose_b : tensor<1500x3000xf32>, tensor<500x3000xf32> -> tensor<1500x500xf32>
+  %2 = kb.fusion ins(%a, %b : tensor<768x2048xf32>, tensor<768x2048xf32>) {
+  ^bb0(%x: tensor<768x2048xf32>, %w: tensor<768x2048xf32>):
+    %m = kb.matmul %x, %w precision(tf32) transpose_b : tensor<768x2048xf32>, tensor<768x2048xf32> -> tensor<768x768xf32>
+    %g = kb.relu %m : tensor<768x768xf32>
+    kb.yield %g : tensor<768x768xf32>
+  } -> tensor<768x768xf32>
+  return %2 : tensor<768x768xf32>
+}
+
 // Hand-set: reduce = "kernel" stays (kb.split_sum); a hand-set split is not
 // the medium rule's and keeps the sum kernel; so does a hand-set cluster = 1
 // (how the A/B scripts rebuild the defaults from before the rule).
