@@ -430,6 +430,10 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
         return wgmmaOnly("cluster = " + std::to_string(f.cluster) +
                              " (blocks sharing B^T's tile)",
                          autoMma);
+      if (!wgmma && f.reduce == ReduceKind::cluster)
+        return wgmmaOnly("reduce = \"cluster\" (split-K summed in a "
+                         "cluster of two blocks)",
+                         autoMma);
       setConfig(&op, f.get(&getContext()));
     }
   }

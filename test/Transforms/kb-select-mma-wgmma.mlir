@@ -319,6 +319,18 @@ func.func @store_tma_on_ieee(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> te
 
 // -----
 
+// And a split summed in a cluster (reduce = "cluster") on an ieee matmul
+// (found by reading the refusals above after adding the field: the assert
+// build aborted in ConfigAttr::get; fuzz/regressions/kb-compile/
+// select_mma_reduce_cluster_on_mma_sync_assert.mlir is the sm_90 form).
+func.func @reduce_cluster_on_ieee(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{config asks for reduce = "cluster" (split-K summed in a cluster of two blocks), which only the wgmma kernel has (mma = "wgmma_tf32", chip sm_90a, precision(tf32)); this matmul gets mma = "ffma"}}
+  %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<split = 2, reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
 // wgmma's default stages: four, and a fifth where it keeps the blocks an SM
 // that shared memory allows and a stage is at most 32 KB: 128 x 128 tiles
 // (160 KB at five, one block an SM as at four) take five; 256 x 64 (40 KB a
