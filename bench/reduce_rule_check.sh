@@ -7,11 +7,13 @@
 # (the same program with a hand-set `reduce = "kernel"`: kb.split_sum),
 # named BASE-v128x128s2old-sm90a so that bench/ab.sh pairs them (ratio =
 # old time / new time). Then on the GPU machine (carry build/bin and
-# build/gpu), as bench/results/2026-12-03-reduce/call4 ran:
-#   bash build/gpu/call.sh
-# (gpu-check.sh over the suite's and the fused programs: checked, cuBLAS's
-# routes, PyTorch, determinism, memcheck, racecheck and synccheck of two;
-# then bench/ab.sh over every pair).
+# build/gpu): bash build/gpu/call.sh (gpu-check.sh over the suite's and the
+# fused programs: checked, cuBLAS's routes, PyTorch, determinism, memcheck,
+# racecheck and synccheck of four; then bench/ab.sh over every pair).
+# bench/results/2026-12-03-reduce/call4 ran it with the sanitizers skipped
+# (KB_SKIP_SANITIZER=1, call4/call4.sh: device time was short) and with
+# the rule as it was then (reduce on every medium split without a cluster;
+# the narrower rule of Tile.cpp takes 15 of its 20 programs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles

@@ -616,22 +616,28 @@ static void clusterRule(const MatmulShape &s, ConfigFields &f,
 /// instead of in kb.split_sum's kernel after it. Measured against
 /// kb.split_sum, interleaved, same call (bench/results/2026-12-03-reduce,
 /// docs/shapes.md "Split-K summed in a cluster"):
-/// - a row-major B: 2-10% faster on 13 of 14 programs (9 out of sample,
-///   a fused bias + GELU among them, +9%), 1300 x 700 x 1700 1.2% slower
-///   (0.7% in the call before);
-/// - B^T with chunks of 32 k tiles: 4-5% faster (768 x 768 x 2048 in two
-///   calls, 1000 x 600 x 2048); with 40 and 47, 3.5% slower and a tie
-///   (960 x 640 x 2560, 1500 x 500 x 3000); in a kb.fusion (F.linear +
-///   bias + GELU or swish: the finishing warpgroup runs the epilogue alone)
-///   1.6% and 7.7% slower: taken with B^T only unfused, up to 32 k tiles
-///   a chunk;
+/// - a row-major B: 3-10% faster on 12 of 13 programs (8 out of sample,
+///   a fused bias + GELU among them, +9%); 1300 x 700 x 1700, the one
+///   whose 132 blocks fill every SM, 0.7% and 1.2% slower in two calls:
+///   hence fewer blocks than SMs (fitted to that one shape);
+/// - B^T with whole-line rows (K % 32 == 0, or the padded B^T of a
+///   row-major B with N % 4 != 0) and 32 k tiles a chunk: 2-5% faster
+///   (768 x 768 x 2048 in two calls, 1000 x 600 x 2048, padded 1000 x 701
+///   x 1500); with 40 and 47, 3.5% slower and a tie (960 x 640 x 2560,
+///   1500 x 500 x 3000); in a kb.fusion (F.linear + bias + GELU or swish:
+///   the finishing warpgroup runs the epilogue alone on half the tile)
+///   1.6% and 7.7% slower. Split rows with B^T were measured only in the
+///   first form of the kernel (1300 x 700 x 1700: 11.6% slower): left to
+///   kb.split_sum;
 /// - against the cluster rule's clusters of 4 (B^T, split rows) it lost
-///   6-17%: the cluster rule goes first.
+///   6-25%: the cluster rule goes first.
 static void reduceRule(const MatmulShape &s, ConfigFields &f, bool medium) {
-  if (!medium || f.cluster != 0 || f.reduce || f.split != 2)
+  if (!medium || f.cluster != 0 || f.reduce || f.split != 2 ||
+      2 * s.blocksFor(128, 128) >= s.sms)
     return;
   int64_t chunkTiles = llvm::divideCeil(llvm::divideCeil(s.k, 32), 2);
-  if (s.transposeB && (s.fused || chunkTiles > 32))
+  bool wholeLines = s.k % 32 == 0 || s.paddedB;
+  if (s.transposeB && (s.fused || chunkTiles > 32 || !wholeLines))
     return;
   f.reduce = ReduceKind::cluster;
 }

@@ -65,3 +65,41 @@ func.func @batched(%a: tensor<2x256x512xf32>, %b: tensor<2x128x512xf32>) -> tens
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">} : tensor<2x256x512xf32>, tensor<2x128x512xf32> -> tensor<2x256x128xf32>
   return %0 : tensor<2x256x128xf32>
 }
+
+// -----
+
+// A row-major B under a fused bias + ReLU, with edges (300 x 200, K = 332:
+// chunks of 6 and 5 k tiles). The producer warpgroup gives its registers
+// away and then arrives (relaxed); C carries no noalias (the other block
+// writes the partials it loads); the storing warpgroups store raw
+// partials (no ReLU before the arrive); the finishing ones load the
+// partial at indices clamped into C (299, 199), add it, then the bias and
+// the ReLU.
+// CHECK-LABEL: func.func @row_b_fused
+// CHECK: gpu.launch_func @k0_fused_matmul_bias_add_relu_module::@k0_fused_matmul_bias_add_relu clusters in (%c1{{.*}}, %c1{{.*}}, %c2{{.*}}) blocks in (%c2{{.*}}, %c3, %c2{{.*}})
+// CHECK: gpu.func @k0_fused_matmul_bias_add_relu({{.*}}%arg5: memref<300x200xf32>) kernel
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: nvvm.cluster.arrive.relaxed
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: scf.for %{{.*}} = %c0 to %c6 step %c1 iter_args
+// CHECK-NOT: arith.maximumf
+// CHECK: nvvm.cluster.arrive{{$}}
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvvm.cluster.wait{{$}}
+// CHECK: %[[R:.*]] = arith.minui %{{.*}}, %c299 : index
+// CHECK-NEXT: %[[C:.*]] = arith.minui %{{.*}}, %c199 : index
+// CHECK-NEXT: %[[P:.*]] = memref.load %arg5[%[[R]], %[[C]]] : memref<300x200xf32>
+// CHECK-NEXT: %[[S:.*]] = arith.addf %{{.*}}, %[[P]] : f32
+// CHECK-NEXT: %[[B:.*]] = memref.load %arg2[%[[C]]] : memref<200xf32>
+// CHECK-NEXT: %[[X:.*]] = arith.addf %[[S]], %[[B]] : f32
+// CHECK-NEXT: arith.maximumf %[[X]], %{{.*}} : f32
+func.func @row_b_fused(%a: tensor<300x332xf32>, %b: tensor<332x200xf32>, %bias: tensor<200xf32>) -> tensor<300x200xf32> {
+  %0 = kb.fusion ins(%a, %b, %bias : tensor<300x332xf32>, tensor<332x200xf32>, tensor<200xf32>) attributes {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">} {
+  ^bb0(%x: tensor<300x332xf32>, %w: tensor<332x200xf32>, %c: tensor<200xf32>):
+    %m = kb.matmul %x, %w precision(tf32) : tensor<300x332xf32>, tensor<332x200xf32> -> tensor<300x200xf32>
+    %s = kb.bias_add %m, %c : tensor<300x200xf32>, tensor<200xf32> -> tensor<300x200xf32>
+    %r = kb.relu %s : tensor<300x200xf32>
+    kb.yield %r : tensor<300x200xf32>
+  } -> tensor<300x200xf32>
+  return %0 : tensor<300x200xf32>
+}

@@ -340,8 +340,14 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         kfunc.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
                          gb.getUnitAttr());
     }
-    kfunc.setArgAttr(kargTypes.size() - 1,
-                     LLVM::LLVMDialect::getNoAliasAttrName(), gb.getUnitAttr());
+    // Not C of a split summed in a cluster (reduce = "cluster"): the other
+    // block of the cluster writes the partials that this one loads from C
+    // after the cluster barrier, and with noalias LLVM may take the
+    // barrier for a call that cannot touch C and move the loads above it.
+    if (!(config && config.getReduce() == ReduceKind::cluster))
+      kfunc.setArgAttr(kargTypes.size() - 1,
+                       LLVM::LLVMDialect::getNoAliasAttrName(),
+                       gb.getUnitAttr());
 
     KernelRequest req{&op, config, kfunc};
     LaunchInfo info;

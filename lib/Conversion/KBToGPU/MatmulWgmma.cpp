@@ -1109,7 +1109,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // partial exits after its arrive: nothing reads its shared memory.
     // kb.split_sum adds chunk 0's and chunk 1's partials, and a + b == b +
     // a in IEEE arithmetic: the same bits. (First form, block 1 storing the
-    // whole tile and block 0 finishing it: 1-8% slower than kb.split_sum
+    // whole tile and block 0 finishing it: from 1% faster to 8% slower than kb.split_sum
     // on the row-major medium shapes, bench/results/2026-12-03-reduce.)
     Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
     int64_t groups = (rowB ? bn : bm) / 64;

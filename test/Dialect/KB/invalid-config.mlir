@@ -289,6 +289,23 @@ func.func @reduce_cluster_multicast(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>
 
 // -----
 
+func.func @reduce_cluster_cp_async(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "cluster" needs copy = "tma", not "cp_async"}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<copy = "cp_async", split = 2, reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @reduce_cluster_grid(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "cluster" needs no persistent grid, got grid = 132}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<grid = 132, split = 2, reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// (A TMA store is refused for any split, before the reduce checks.)
 func.func @reduce_cluster_tma_store(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
   // expected-error @+1 {{#kb.config store = "tma" is not for a split-K matmul}}
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<split = 2, store = "tma", reduce = "cluster">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>

@@ -329,7 +329,8 @@ LogicalResult ConfigAttr::verify(
                           "matmul (split = "
                        << split << ": its partial products go to a workspace)";
   // reduce = "cluster": the two chunks of a split-K tile sum in a cluster
-  // of two (MatmulWgmma.cpp); kb-lower-to-gpu checks the shape.
+  // of two (MatmulWgmma.cpp); kb-lower-to-gpu checks the shape. (store =
+  // "tma" is refused above for any split.)
   if (reduce == ReduceKind::cluster) {
     std::string why;
     if (split != 2)
@@ -345,9 +346,6 @@ LogicalResult ConfigAttr::verify(
             std::to_string(cluster);
     else if (grid)
       why = "no persistent grid, got grid = " + std::to_string(grid);
-    else if (store == StoreKind::tma)
-      why = "store = \"direct\" (the first block adds the second's partial "
-            "from C)";
     if (!why.empty())
       return emitError() << "#kb.config reduce = \"cluster\" needs " << why;
   }
