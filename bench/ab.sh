@@ -12,8 +12,7 @@
 set -u
 OUT=${OUT:-/tmp/kb-ab-out}
 mkdir -p "$OUT/ab"
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/gpu-env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/ab/gpu.txt" 2>&1
 for rep in $(seq 1 "${KB_AB_REPS:-5}"); do
   for dir in "$@"; do

@@ -62,8 +62,7 @@ cat > build/gpu/check.sh <<'SH'
 set -u
 export OUT=${OUT:-/tmp/out}
 cd "$(dirname "$0")/../.."
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. scripts/gpu-env.sh
 start=$(date +%s)
 : > $OUT/sanitizer.txt; : > $OUT/identical.txt
 same() {  # the outputs of two bundles on the same inputs, bit for bit

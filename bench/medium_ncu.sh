@@ -26,8 +26,7 @@ cat > build/gpu/ncu.sh <<'SH'
 set -u
 export OUT=${OUT:-/tmp/out}
 cd "$(dirname "$0")/../.."
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. scripts/gpu-env.sh
 mkdir -p $OUT/ncu
 stalls=$(for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait \
   dispatch_stall selected lg_throttle no_instruction; do printf 'smsp__average_warp_latency_issue_stalled_%s,' "$r"; done)

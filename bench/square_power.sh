@@ -25,8 +25,7 @@ set -u
 OUT=${OUT:-/tmp/kb-square-out}/square-power
 mkdir -p "$OUT"
 KB_RUN=build/bin/kb-run
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/gpu-env.sh"
 sample() { nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader,nounits -lms 100 > "$1" & echo $!; }
 TORCH_LOOP='
 import sys, time, json, torch

@@ -36,8 +36,7 @@ mkdir -p "$OUT/reports"
 log="$OUT/log.txt"
 : > "$log"
 [ -f "$TARBALL" ] || { echo "differential-gpu: no $TARBALL (run scripts/differential.sh and carry it)"; exit 2; }
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. scripts/gpu-env.sh
 "$KB_RUN" --check-device >> "$log" 2>&1 || { echo "differential-gpu: no GPU (kb-run --check-device)"; exit 2; }
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$SAN" ] || SAN=""

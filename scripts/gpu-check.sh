@@ -28,8 +28,7 @@ OUT=${OUT:-/tmp/kb-gpu-out}
 mkdir -p "$OUT" "$OUT/tmp"
 KB_RUN=build/bin/kb-run
 # cuBLAS: the toolkit's, else the one PyTorch ships.
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
 ldd "$KB_RUN" | grep "not found" && echo "kb-run cannot start here"
 "$KB_RUN" --check-device || exit 2
 ONLY=${KB_ONLY:-}

@@ -15,8 +15,7 @@ OUT=${OUT:-/tmp/kb-diagnose-out}
 mkdir -p "$OUT"
 KB_RUN=build/bin/kb-run
 B=build/diagnose/bundles
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
 # The calibration goes to $OUT (and comes back with it).
 export XDG_CACHE_HOME="$OUT/cache"
 "$KB_RUN" --check-device > "$OUT/gpu.txt" 2>&1 || { cat "$OUT/gpu.txt"; exit 2; }

@@ -34,8 +34,7 @@ OUT=${OUT:-/tmp/kb-tune-out}
 out="$OUT/tune"
 mkdir -p "$out"
 KB_RUN=${KB_RUN:-build/bin/kb-run}
-pycublas=$(python3 -c "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + '/lib')" 2>/dev/null || true)
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${pycublas}:${LD_LIBRARY_PATH:-}"
+. "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
 "$KB_RUN" --check-device || exit 2
 work=${TMPDIR:-/tmp}/kb-tune-batches
 rm -rf "$work" && mkdir -p "$work"
