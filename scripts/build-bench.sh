@@ -18,7 +18,7 @@ cp test/Target/gpu-pad-wgmma.mlir build/gpu/programs/gpu-pad-wgmma-sm90a.mlir
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)
   # KB_BENCH_ONLY: a regex of the programs to compile (default: all).
-  if [ -n "${KB_BENCH_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_BENCH_ONLY"; then continue; fi
+  if [ -n "${KB_BENCH_ONLY:-}" ] && ! echo "$name" | grep -Eq -- "$KB_BENCH_ONLY"; then continue; fi
   chip=sm_90
   case "$name" in *-sm90a) chip=sm_90a ;; esac
   if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name chip=$chip" -o /dev/null 2> build/gpu/$name.err; then

@@ -41,8 +41,8 @@ for dir in build/gpu/bundles/*/; do
   case "$name" in *-unfused) continue ;; esac
   # Tile variants (bench/shapes.py VARIANTS) run below, in one batch.
   if echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+'; then continue; fi
-  if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
-  if [ -n "${KB_SKIP:-}" ] && echo "$name" | grep -Eq "$KB_SKIP"; then continue; fi
+  if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
+  if [ -n "${KB_SKIP:-}" ] && echo "$name" | grep -Eq -- "$KB_SKIP"; then continue; fi
   args=()
   # KB_ROUTES=program: only the cuBLAS routes of the program's precision
   # (its peers; half of a matmul bundle's baseline time).
@@ -62,7 +62,7 @@ variants=()
 for dir in build/gpu/bundles/*/; do
   name=$(basename "$dir")
   echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+' || continue
-  if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+  if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
   variants+=("$dir")
 done
 # Each variant's default bundle as well, timed like the variants (its report
@@ -104,7 +104,7 @@ if [ -n "${KB_DEPENDENT_LAUNCH_AB:-}" ]; then
   for dir in build/gpu/bundles/*/; do
     name=$(basename "$dir")
     grep -q '"dependent_launch": true' "$dir/manifest.json" || continue
-    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
     for i in 1 2; do
       timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 50 "$dir" > "$OUT/dependent_launch/$name@on$i.json" 2>> "$log"
       timeout 60 "$KB_RUN" --json --no-baselines -q --min-ms 50 --no-dependent-launch "$dir" > "$OUT/dependent_launch/$name@off$i.json" 2>> "$log"
@@ -121,7 +121,7 @@ if [ -z "${KB_SKIP_DETERMINISM:-}" ]; then
     name=$(basename "$dir")
     ls "$dir" | grep -q "split_sum" || grep -q 'reduce = \\"cluster\\"' "$dir/manifest.json" || continue
     echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+' && continue
-    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
     d1="$OUT/tmp/det/$name/1"; d2="$OUT/tmp/det/$name/2"; mkdir -p "$d1" "$d2"
     timeout 120 "$KB_RUN" -q --no-time --seed 7 --save-outputs "$d1" "$dir" > /dev/null 2>&1; r1=$?
     timeout 120 "$KB_RUN" -q --no-time --seed 7 --save-outputs "$d2" "$dir" > /dev/null 2>&1; r2=$?
@@ -141,7 +141,7 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
   : > "$OUT/ncu_log.txt"
   for name in ${KB_NCU_BUNDLES:-softmax-8192x32768 softmax-1024x400000 bgd-16384x8192 matmul-tf32-4096 matmul-tf32-4096-sm90a matmul-ieee-4096}; do
     [ -d "build/gpu/bundles/$name" ] || continue
-    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
     echo "=== ncu $name" >> "$OUT/ncu_log.txt"
     timeout 300 "$KB_RUN" "build/gpu/bundles/$name" --profile --no-time --json-out "$OUT/tmp/ncu-$name.json" >> "$OUT/ncu_log.txt" 2>&1
     echo "exit $?" >> "$OUT/ncu_log.txt"
@@ -150,7 +150,7 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
   # its SASS, to read the inner loop's schedule.
   for name in ${KB_NCU_WARP:-matmul-tf32-4096 matmul-tf32-4096-sm90a matmul-ieee-4096}; do
     [ -d build/gpu/bundles/$name ] || continue
-    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
     echo "=== ncu warp states $name" >> "$OUT/ncu_log.txt"
     # The stall reasons as metrics: this ncu's WarpStateStats section
     # prints no per-reason breakdown without PC sampling.
@@ -198,7 +198,7 @@ if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; t
     tool=$1; shift
     for name in "$@"; do
       [ -d "build/gpu/bundles/$name" ] || continue
-      if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+      if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
       echo "=== $tool $name" >> "$OUT/sanitizer.txt"
       timeout 300 compute-sanitizer --tool "$tool" --print-limit 5 "$KB_RUN" "build/gpu/bundles/$name" --no-time >> "$OUT/sanitizer.txt" 2>&1
       echo "exit $?" >> "$OUT/sanitizer.txt"
@@ -225,8 +225,8 @@ if [ -z "${KB_SKIP_TORCH:-}" ]; then
   for dir in build/gpu/bundles/*/; do
     name=$(basename "$dir")
     case "$name" in *-unfused) continue ;; esac
-    echo "$name" | grep -Eq "${KB_TORCH_PEER:-^(matmul|mm-|linear|shape-)}" || continue
-    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    echo "$name" | grep -Eq -- "${KB_TORCH_PEER:-^(matmul|mm-|linear|shape-)}" || continue
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
     peers+=("$dir")
   done
   if [ ${#peers[@]} -gt 0 ]; then
@@ -247,7 +247,7 @@ if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_SAME_HARNESS:-}" ]; then
   bundles=()
   for name in ${KB_SAME_HARNESS:-softmax-4096x4096 softmax-32768x1024 softmax-8192x32768}; do
     [ -d "build/gpu/bundles/$name" ] || continue
-    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq "$ONLY"; then continue; fi
+    if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
     bundles+=("build/gpu/bundles/$name")
   done
   if [ ${#bundles[@]} -gt 0 ]; then

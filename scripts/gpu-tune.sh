@@ -96,7 +96,7 @@ rm -f "$work"/queues/*
 for plan in "${plans[@]}"; do
   [ -d "$plan" ] || continue
   name=$(basename "$plan")
-  if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq "$KB_TUNE_ONLY"; then continue; fi
+  if [ -n "${KB_TUNE_ONLY:-}" ] && ! echo "$name" | grep -Eq -- "$KB_TUNE_ONLY"; then continue; fi
   n=$(find "$plan" -maxdepth 1 -name 'c*' -type d | wc -l)
   echo "$n $plan"
 done > "$work/queues/all"
