@@ -8,6 +8,7 @@
 # (bench/results/2026-12-02-cluster/call4), more than the 1-3% a tile or grid
 # change is worth: a single A/B pair says little. bench/ab_report.py turns
 # the results into ratios against each variant's base.
+# KB_AB_ARGS: more kb-run options (for example --warm-l2).
 # Usage: bash bench/ab.sh BUNDLE_DIR...   (writes $OUT/ab/NAME@REP.json)
 set -u
 OUT=${OUT:-/tmp/kb-ab-out}
@@ -22,7 +23,7 @@ for rep in $(seq 1 "${KB_AB_REPS:-5}"); do
     # a bundle with one is an A/B variant of a runtime setting.
     envs=()
     [ -f "$dir/kb-run.env" ] && mapfile -t envs < <(grep -E '^[A-Z_][A-Z0-9_]*=' "$dir/kb-run.env")
-    timeout 60 env "${envs[@]}" build/bin/kb-run --json --no-baselines -q --min-ms "${KB_AB_MS:-100}" "$dir" \
+    timeout 60 env "${envs[@]}" build/bin/kb-run --json --no-baselines -q --min-ms "${KB_AB_MS:-100}" ${KB_AB_ARGS:-} "$dir" \
       > "$OUT/ab/$name@$rep.json" 2>> "$OUT/ab/err.txt"
     echo "$name $rep exit $?" >> "$OUT/ab/log.txt"
   done

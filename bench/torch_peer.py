@@ -13,6 +13,7 @@ fp32 otherwise. kb's own kb.transpose and kb.pad in front of a wgmma matmul
 are kb's choice, not the user's: PyTorch gets the original B and A.
 
 Usage: python3 bench/torch_peer.py OUT.json BUNDLE_DIR...
+KB_PEER_WARM_L2=1: no flush, 10 runs back to back a sample (kb-run --warm-l2).
 Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
 "best_ms", "best"}}. Needs torch with CUDA; exits with one line otherwise."""
 import json
@@ -33,6 +34,8 @@ def main():
         return 2
     out, dirs = sys.argv[1], sys.argv[2:]
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    # KB_PEER_WARM_L2=1: no flush, as kb-run --warm-l2.
+    warm = os.environ.get("KB_PEER_WARM_L2") == "1"
 
     def timed(fn, min_runs=30, min_ms=300.0, max_runs=2000):
         for _ in range(3):
@@ -40,15 +43,20 @@ def main():
         torch.cuda.synchronize()
         times, total = [], 0.0
         while len(times) < min_runs or (total < min_ms and len(times) < max_runs):
-            flush.fill_(len(times) & 0xFF)
+            if not warm:
+                flush.fill_(len(times) & 0xFF)
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            # Warm: 10 runs back to back a sample (kb-run's protocol without
+            # a flush), so that the host's dispatch is not inside the events.
+            batch = 10 if warm else 1
             s.record()
-            fn()
+            for _ in range(batch):
+                fn()
             e.record()
             e.synchronize()
-            t = s.elapsed_time(e)
+            t = s.elapsed_time(e) / batch
             times.append(t)
-            total += t
+            total += t * batch
         times.sort()
         return times[len(times) // 2]
 

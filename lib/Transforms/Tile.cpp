@@ -642,6 +642,45 @@ static void reduceRule(const MatmulShape &s, ConfigFields &f, bool medium) {
   f.reduce = ReduceKind::cluster;
 }
 
+/// kb-tile's wide-reduce rule (B^T, before the medium rule): where the
+/// default is 128 x 128 tiles in one wave and 128 x 256 tiles in two K
+/// chunks still fit one wave, the big tile in two chunks summed in a
+/// cluster (reduce = "cluster"). nn.Linear shapes of M = 256-512 against
+/// weights 4096-8192 wide are the case: 512 x 4096 has 64 tiles of 128 x
+/// 256, so the default took 128 blocks of 128 x 128, which compute at
+/// about 0.8 of the big tile's rate (the few-tiles model's efficiency).
+/// Measured against that default (bench/results/2026-12-03-linear; old time
+/// / new time, interleaved, same call), with L2 flushed between runs (kb's
+/// protocol): K = 11008 and 16384 (+ bias + ReLU, + bias + scale + GELU)
+/// 1.10 and 1.11 (call 1); K = 8192 1.016-1.057 on three programs, K = 6144
+/// 1.045, K = 4096 1.03-1.04 on four (calls 1-2). Back to back with L2 warm
+/// (kb-run --warm-l2, call 5): K = 4096 1.020 and 0.944 (+ bias + ReLU: the
+/// old default 5.6% faster), K = 6144 and 8192 0.965-1.017 (those four inside
+/// their runs' spread. The loss was the fused one, whose kernel spilled 20
+/// bytes at ptxas's 168 registers (288 threads; the epilogue runs in the
+/// finishing warpgroup on half the tile, as the reduce rule's fused B^T
+/// losses did); unfused, K = 4096 gained under both protocols. Hence at
+/// least 128 k tiles unfused and 256 in a kb.fusion (K >= 4096 / 8192,
+/// whole 128-byte rows); no edge in M or N (ptxas spills where a split 128
+/// x 256 tile has edges); one wave of either grid. (128 x 128 in clusters
+/// of two sharing B^T's tile, cuBLAS's kernel at 512 x 4096 x 4096,
+/// measured 1-7% faster than both at K = 4096 in calls 3 and 5, on two
+/// programs: not a rule yet.)
+static bool wideReduceRule(const MatmulShape &s, ConfigFields &f) {
+  if (!s.transposeB || s.paddedB || s.batch != 1 || f.split != 0 ||
+      f.grid != 0 || f.cluster != 0 || f.reduce ||
+      f.copy == CopyKind::cp_async || f.store == StoreKind::tma ||
+      f.block.size() != 3 || f.block[0] != 128 || f.block[1] != 128 ||
+      s.k % 32 != 0 || s.k / 32 < (s.fused ? 256 : 128) || s.m % 128 != 0 ||
+      s.n % 256 != 0 ||
+      s.blocksFor(128, 128) > s.sms || 2 * s.blocksFor(128, 256) > s.sms)
+    return false;
+  f.block = {128, 256, 32};
+  f.split = 2;
+  f.reduce = ReduceKind::cluster;
+  return true;
+}
+
 /// kb-tile's default wgmma tile (f.block), and where it chose the tile and
 /// split-K together (few output tiles), the split too: returns true then.
 static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
@@ -718,6 +757,25 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
     if (2.0 * wavesBig < wavesSmall / 0.785)
       f.block = {bigM, bigN, 32};
   }
+  // Waves of the big B^T tile: a grid costs its waves times a tile's
+  // time, the tile's area over the few-tiles model's efficiency ((area /
+  // 32768)^0.35: 128 x 192 at 0.904 of 128 x 256's rate); 128 x 192 where
+  // that cost is at least 10% under 128 x 256's, i.e. where 128 x 192
+  // takes no more waves. The case: a grid of 128 x 256 tiles a little over
+  // a whole number of waves (512 x 11008: 172 tiles, a second wave 30%
+  // full; 128 x 192 takes 232 tiles, 1.76 waves): predicted 17% faster,
+  // measured 15% with + bias + swish (bench/results/2026-12-03-linear, call
+  // 1). Checked on 8 programs, 7 out of sample (call 2, L2 flushed:
+  // 1.037-1.338 old time / new time; call 5, back to back with L2 warm:
+  // 1.018-1.379).
+  if (!rowB && !fewRows && f.block[0] == 128 && f.block[1] == 256) {
+    auto cost = [&](int64_t bn) {
+      double eff = std::min(1.0, std::pow(128.0 * bn / 32768.0, 0.35));
+      return double(llvm::divideCeil(blocksFor(128, bn), sms)) * bn / eff;
+    };
+    if (cost(192) * 1.1 <= cost(256))
+      f.block = {128, 192, 32};
+  }
   // A few columns (a matrix-vector product, N = 1): the narrowest
   // wgmma that holds them (N a multiple of 8), not 64 columns of which
   // all but N are computed for nothing.
@@ -774,6 +832,8 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
       splitChosen = true;
     }
   }
+  if (!splitChosen && wideReduceRule(s, f))
+    return true;
   // The medium rule and the cluster rule (their measurements above them).
   bool medium = !splitChosen && mediumRule(s, f);
   splitChosen = splitChosen || medium;

@@ -84,10 +84,13 @@ int printReport(const json &report, const std::vector<KernelCheck> &results,
     diagnosis();
     return 0;
   }
-  printf("  time: %s, L2 flushed between runs\n",
+  printf("  time: %s, %s\n",
          fmtMs(Timing{report["time"]["median_ms"], report["time"]["min_ms"],
                       report["time"]["max_ms"], report["time"]["runs"]})
-             .c_str());
+             .c_str(),
+         report["time"].value("l2", "flushed") == "warm"
+             ? "L2 warm (not flushed between runs)"
+             : "L2 flushed between runs");
   for (const json &k : report["kernels"])
     if (k.contains("time_alone"))
       printf("    %s alone: median %.4f ms (%.0f%% of the whole)\n",

@@ -67,6 +67,8 @@ struct Options {
   bool programRoutesOnly = false;
   /// Several bundles in one process: one object with `reports`.
   bool batch = false;
+  /// --warm-l2: time without the L2 flush between runs.
+  bool warmL2 = false;
   uint64_t seed = 1234;
   int device = 0, warmup = 3, minRuns = 20;
   double minMillis = 200;

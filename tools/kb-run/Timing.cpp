@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace kb::runtime {
 
@@ -40,7 +41,7 @@ json timingJson(const Timing &t) {
 /// operands; returns the TFLOP/s of the one in the kernel's precision (0:
 /// not a lone matmul).
 static double timeCublas(RunState &s, const Options &o, Shared &shared,
-                         DeviceBuffer &flush,
+                         DeviceBuffer *flush,
                          std::vector<std::pair<std::string, Timing>> &baselines,
                          json &report, double kbMedian, Progress &progress) {
   // A lone matmul, possibly behind a transpose of its B (kb-select-mma's
@@ -98,7 +99,7 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
       continue;
     std::vector<GemmRoute> all =
         libs.timeAll(prec, d, s.dev.at(aName).ptr, s.dev.at(bName).ptr, c.ptr,
-                     o.warmup, o.minRuns, o.minMillis, &flush);
+                     o.warmup, o.minRuns, o.minMillis, flush);
     json list = json::array();
     for (const GemmRoute &r : all)
       list.push_back({{"route", r.name},
@@ -121,7 +122,7 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
 /// with this bundle's, then timed the same way.
 static Timing timeBaselineBundle(RunState &s, const Options &o,
                                  const Offline &off, const DeviceInfo &dev,
-                                 DeviceBuffer &flush, Progress &progress) {
+                                 DeviceBuffer *flush, Progress &progress) {
   progress.phase("checking and timing the baseline bundle");
   RunState b = prepare(*off.baseline, o, off.given, dev.smCount);
   for (const Buffer &buf : b.manifest.buffers)
@@ -147,7 +148,7 @@ static Timing timeBaselineBundle(RunState &s, const Options &o,
                                  "): not the same program, not timed");
     }
   return timeWithEvents([&] { launchAll(b); }, o.warmup, o.minRuns, o.minMillis,
-                        &flush);
+                        flush);
 }
 
 Ceiling programCeiling(const Manifest &m, const DeviceInfo &dev,
@@ -231,13 +232,13 @@ Verdict addVerdict(const Manifest &m, const DeviceInfo &dev,
 /// this size can reach, launch, ramp-up and tail included. The 1 GiB copy
 /// hides those; a 100 MB kernel cannot.
 static void timeSameSizeCopy(double minBytes, double gbs, double copyBw,
-                             DeviceBuffer &flush, json &report,
+                             DeviceBuffer *flush, json &report,
                              Progress &progress) {
   // Two more buffers of half the bytes each: on a GPU with less memory
   // free than that the reference is left out, not the report.
   try {
     progress.phase("timing a copy of the same bytes");
-    Timing ct = timeCopyOfSize(minBytes, &flush);
+    Timing ct = timeCopyOfSize(minBytes, flush);
     double sameBw = minBytes / (ct.median * 1e-3) / 1e9;
     report["copy_same_size"] = {{"time", timingJson(ct)},
                                 {"gbs", sameBw},
@@ -265,19 +266,25 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
   report["flops"] = flops;
   std::vector<std::pair<std::string, Timing>> baselines;
   if (allOk && !o.noTime) {
-    DeviceBuffer flush(
-        std::max<size_t>(size_t(dev.l2Bytes) * 4, size_t(256) << 20));
+    // --warm-l2: no flush, each run finds what the last one left in L2
+    // (a kernel between others of a model, rather than a cold start).
+    std::optional<DeviceBuffer> flushBuffer;
+    if (!o.warmL2)
+      flushBuffer.emplace(
+          std::max<size_t>(size_t(dev.l2Bytes) * 4, size_t(256) << 20));
+    DeviceBuffer *flush = flushBuffer ? &*flushBuffer : nullptr;
     progress.phase("timing the program");
     Timing t = timeWithEvents([&] { launchAll(s); }, o.warmup, o.minRuns,
-                              o.minMillis, &flush);
+                              o.minMillis, flush);
     report["time"] = timingJson(t);
+    report["time"]["l2"] = o.warmL2 ? "warm" : "flushed";
     // Several kernels: each one also alone (its inputs are what the last run
     // of the whole program left), to show where the time goes.
     if (s.manifest.kernels.size() > 1)
       for (size_t i = 0; i < s.manifest.kernels.size(); ++i)
         report["kernels"][i]["time_alone"] =
             timingJson(timeWithEvents([&] { launchOne(s, i); }, o.warmup,
-                                      o.minRuns, o.minMillis, &flush));
+                                      o.minRuns, o.minMillis, flush));
     double gbs = minBytes / (t.median * 1e-3) / 1e9;
     double tflops = flops / (t.median * 1e-3) / 1e12;
     report["achieved_gbs"] = gbs;

@@ -559,6 +559,12 @@ int main(int argc, char **argv) {
                  "Keep timing until this much kernel time")
       ->capture_default_str();
   app.add_flag("--no-time", o.noTime, "Check only; do not time");
+  app.add_flag("--warm-l2", o.warmL2,
+               "Time without writing a buffer of 4x L2 before each run: runs "
+               "go back to back, 10 between two events a sample, each "
+               "finding what the last one left in L2, as a kernel between "
+               "others of a model does (kb's and every baseline's); by "
+               "default L2 is flushed, a cold start");
   app.add_flag("--no-dependent-launch", o.noDependentLaunch,
                "Launch each kernel only after the one before it ends, "
                "ignoring the bundle's dependent_launch (by default such a "

@@ -138,6 +138,11 @@ struct Timing {
 /// Times `body` with CUDA events: `warmup` untimed runs, then at least
 /// `minRuns` (and until `minMillis` of kernel time), each after writing a
 /// buffer larger than the L2 cache so that no run starts with warm data.
+/// Without a `flush` buffer the runs go back to back instead, each sample
+/// the mean of 10 runs between two events: a run timed alone after the
+/// host has waited for the last one would count the host's launch latency
+/// (the flush's kernel hides it by keeping the GPU busy while the run is
+/// queued).
 Timing timeWithEvents(const std::function<void()> &body, int warmup,
                       int minRuns, double minMillis, DeviceBuffer *flush);
 
