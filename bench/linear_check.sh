@@ -20,8 +20,8 @@
 #       at 512x4096x4096) timed back to back with L2 warm (kb-run --warm-l2,
 #       torch_peer.py with KB_PEER_WARM_L2=1).
 # A/B ratios (bench/ab.sh) are variant / base time: with an -old variant,
-# above 1 the new default is faster. After call 5 the wide reduce takes a
-# kb.fusion only from K = 8192, so rules/warm's lf-relu-512x4096x4096 and
+# above 1 the new default is faster. After call 5 the wide reduce takes only
+# K >= 8192, so rules/warm's lf-{plain,relu}-512x4096x4096 and
 # lf-swish-512x4096x6144 now build their old default as the new one.
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail

@@ -653,26 +653,28 @@ static void reduceRule(const MatmulShape &s, ConfigFields &f, bool medium) {
 /// / new time, interleaved, same call), with L2 flushed between runs (kb's
 /// protocol): K = 11008 and 16384 (+ bias + ReLU, + bias + scale + GELU)
 /// 1.10 and 1.11 (call 1); K = 8192 1.016-1.057 on three programs, K = 6144
-/// 1.045, K = 4096 1.03-1.04 on four (calls 1-2). Back to back with L2 warm
-/// (kb-run --warm-l2, call 5): K = 4096 1.020 and 0.944 (+ bias + ReLU: the
-/// old default 5.6% faster), K = 6144 and 8192 0.965-1.017 (those four inside
-/// their runs' spread. The loss was the fused one, whose kernel spilled 20
-/// bytes at ptxas's 168 registers (288 threads; the epilogue runs in the
-/// finishing warpgroup on half the tile, as the reduce rule's fused B^T
-/// losses did); unfused, K = 4096 gained under both protocols. Hence at
-/// least 128 k tiles unfused and 256 in a kb.fusion (K >= 4096 / 8192,
-/// whole 128-byte rows); no edge in M or N (ptxas spills where a split 128
-/// x 256 tile has edges); one wave of either grid. (128 x 128 in clusters
-/// of two sharing B^T's tile, cuBLAS's kernel at 512 x 4096 x 4096,
-/// measured 1-7% faster than both at K = 4096 in calls 3 and 5, on two
-/// programs: not a rule yet.)
+/// 1.045, K = 4096 1.02-1.04 on four (calls 1-2). Back to back with L2 warm
+/// (kb-run --warm-l2, call 5): K = 4096 1.020 and 0.944 (+ bias + ReLU),
+/// K = 6144 and 8192 0.965-1.017 (those four inside their runs' spread).
+/// In single launches under ncu (call 3, clocks free) the 512 x 4096 x 4096
+/// kernel took 50.0 us against the old one's 47.5. So the gain is the
+/// flushed protocol's at K = 4096 and holds best at long K: the rule takes
+/// K >= 8192 (whole 128-byte rows), M <= 512 and N >= 4096 (the measured
+/// range; 128 x 16384 or 4096 x 512 grids were not measured), no edge in M
+/// or N (ptxas spills where a split 128 x 256 tile has edges), one wave of
+/// either grid, and no hand-set stages (the big tile may not fit them).
+/// Fused + bias + ReLU kernels spill 20 bytes at ptxas's 168 registers for
+/// 288 threads at every K (384 x 5120 x 8192: 1.019 flushed, 0.984 warm).
+/// (128 x 128 in clusters of two sharing B^T's tile, cuBLAS's kernel at
+/// 512 x 4096 x 4096, measured 1-7% faster than both at K = 4096 in calls
+/// 3 and 5, on two programs: not a rule yet.)
 static bool wideReduceRule(const MatmulShape &s, ConfigFields &f) {
   if (!s.transposeB || s.paddedB || s.batch != 1 || f.split != 0 ||
       f.grid != 0 || f.cluster != 0 || f.reduce ||
       f.copy == CopyKind::cp_async || f.store == StoreKind::tma ||
       f.block.size() != 3 || f.block[0] != 128 || f.block[1] != 128 ||
-      s.k % 32 != 0 || s.k / 32 < (s.fused ? 256 : 128) || s.m % 128 != 0 ||
-      s.n % 256 != 0 ||
+      f.stages != 0 || s.k % 32 != 0 || s.k / 32 < 256 || s.m > 512 ||
+      s.n < 4096 || s.m % 128 != 0 || s.n % 256 != 0 ||
       s.blocksFor(128, 128) > s.sms || 2 * s.blocksFor(128, 256) > s.sms)
     return false;
   f.block = {128, 256, 32};
@@ -766,9 +768,13 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // full; 128 x 192 takes 232 tiles, 1.76 waves): predicted 17% faster,
   // measured 15% with + bias + swish (bench/results/2026-12-03-linear, call
   // 1). Checked on 8 programs, 7 out of sample (call 2, L2 flushed:
-  // 1.037-1.338 old time / new time; call 5, back to back with L2 warm:
-  // 1.018-1.379).
-  if (!rowB && !fewRows && f.block[0] == 128 && f.block[1] == 256) {
+  // 1.037-1.338 old time / new time, 6 of 8 at 1.15-1.21; call 5, back to
+  // back with L2 warm: 1.018-1.379).
+  // Not in a kb.fusion with an edge in M: the measured fused programs had
+  // none, and ptxas spills more there (1999 x 3072 x 4096 + bias + scale +
+  // GELU: 128 bytes at 128 x 192, 20 at 128 x 256).
+  if (!rowB && !fewRows && f.block[0] == 128 && f.block[1] == 256 &&
+      !(s.fused && m % 128 != 0)) {
     auto cost = [&](int64_t bn) {
       double eff = std::min(1.0, std::pow(128.0 * bn / 32768.0, 0.35));
       return double(llvm::divideCeil(blocksFor(128, bn), sms)) * bn / eff;

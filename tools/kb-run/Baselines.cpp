@@ -71,12 +71,13 @@ GemmRoutes::~GemmRoutes() {
 std::vector<GemmRoute>
 GemmRoutes::timeAll(const std::string &precision, const MatmulDims &d,
                     CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int warmup,
-                    int minRuns, double minMillis, DeviceBuffer *flush) {
+                    int minRuns, double minMillis, DeviceBuffer *flush,
+                    int batch) {
   bool tf32 = precision == "tf32";
   std::vector<GemmRoute> routes;
   auto time = [&](const std::string &name, const std::function<void()> &body) {
     routes.push_back(
-        {name, timeWithEvents(body, warmup, minRuns, minMillis, flush)});
+        {name, timeWithEvents(body, warmup, minRuns, minMillis, flush, batch)});
   };
   float alpha = 1.0f, beta = 0.0f;
   auto *A = reinterpret_cast<const float *>(a);

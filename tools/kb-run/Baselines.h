@@ -51,7 +51,7 @@ public:
                                  const MatmulDims &d, CUdeviceptr a,
                                  CUdeviceptr b, CUdeviceptr c, int warmup,
                                  int minRuns, double minMillis,
-                                 DeviceBuffer *flush);
+                                 DeviceBuffer *flush, int batch = 1);
 
 private:
   /// A handle as kb-run's checks use it (the library's own workspace), and

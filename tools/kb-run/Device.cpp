@@ -316,7 +316,8 @@ int maxActiveClusters(const LoadedKernel &k, const int64_t grid[3],
 }
 
 Timing timeWithEvents(const std::function<void()> &body, int warmup,
-                      int minRuns, double minMillis, DeviceBuffer *flush) {
+                      int minRuns, double minMillis, DeviceBuffer *flush,
+                      int batch) {
   for (int i = 0; i < warmup; ++i)
     body();
   check(gDriver.cuCtxSynchronize(), "warm-up");
@@ -325,7 +326,7 @@ Timing timeWithEvents(const std::function<void()> &body, int warmup,
   check(gDriver.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   std::vector<double> times;
   double total = 0;
-  const int batch = flush ? 1 : 10;
+  batch = std::max(batch, 1);
   while ((int)times.size() < minRuns ||
          (total < minMillis && times.size() < 10000)) {
     if (flush)
@@ -361,13 +362,13 @@ double measureCopyBandwidth() {
   return 2.0 * bytes / (t.median * 1e-3) / 1e9;
 }
 
-Timing timeCopyOfSize(double movedBytes, DeviceBuffer *flush) {
+Timing timeCopyOfSize(double movedBytes, DeviceBuffer *flush, int batch) {
   size_t bytes = std::max<size_t>(16, size_t(movedBytes / 2) / 16 * 16);
   DeviceBuffer a(bytes), b(bytes);
   a.fillBytes(1);
   return timeWithEvents(
       [&] { check(gDriver.cuMemcpyDtoD(b.ptr, a.ptr, bytes), "cuMemcpyDtoD"); },
-      2, 20, 100, flush);
+      2, 20, 100, flush, batch);
 }
 
 } // namespace kb::runtime

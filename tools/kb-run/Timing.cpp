@@ -39,6 +39,9 @@ json timingJson(const Timing &t) {
 
 /// A lone matmul's cuBLAS fp32 and TF32 at the same shape, on the same
 /// operands; returns the TFLOP/s of the one in the kernel's precision (0:
+/// Runs a sample of kb-run --warm-l2 times back to back (timeWithEvents).
+static int warmBatch(const Options &o) { return o.warmL2 ? 10 : 1; }
+
 /// not a lone matmul).
 static double timeCublas(RunState &s, const Options &o, Shared &shared,
                          DeviceBuffer *flush,
@@ -99,7 +102,7 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
       continue;
     std::vector<GemmRoute> all =
         libs.timeAll(prec, d, s.dev.at(aName).ptr, s.dev.at(bName).ptr, c.ptr,
-                     o.warmup, o.minRuns, o.minMillis, flush);
+                     o.warmup, o.minRuns, o.minMillis, flush, warmBatch(o));
     json list = json::array();
     for (const GemmRoute &r : all)
       list.push_back({{"route", r.name},
@@ -148,7 +151,7 @@ static Timing timeBaselineBundle(RunState &s, const Options &o,
                                  "): not the same program, not timed");
     }
   return timeWithEvents([&] { launchAll(b); }, o.warmup, o.minRuns, o.minMillis,
-                        flush);
+                        flush, warmBatch(o));
 }
 
 Ceiling programCeiling(const Manifest &m, const DeviceInfo &dev,
@@ -238,7 +241,8 @@ static void timeSameSizeCopy(double minBytes, double gbs, double copyBw,
   // free than that the reference is left out, not the report.
   try {
     progress.phase("timing a copy of the same bytes");
-    Timing ct = timeCopyOfSize(minBytes, flush);
+    // No flush buffer: kb-run --warm-l2, ten copies back to back a sample.
+    Timing ct = timeCopyOfSize(minBytes, flush, flush ? 1 : 10);
     double sameBw = minBytes / (ct.median * 1e-3) / 1e9;
     report["copy_same_size"] = {{"time", timingJson(ct)},
                                 {"gbs", sameBw},
@@ -275,7 +279,7 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
     DeviceBuffer *flush = flushBuffer ? &*flushBuffer : nullptr;
     progress.phase("timing the program");
     Timing t = timeWithEvents([&] { launchAll(s); }, o.warmup, o.minRuns,
-                              o.minMillis, flush);
+                              o.minMillis, flush, warmBatch(o));
     report["time"] = timingJson(t);
     report["time"]["l2"] = o.warmL2 ? "warm" : "flushed";
     // Several kernels: each one also alone (its inputs are what the last run
@@ -284,7 +288,8 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
       for (size_t i = 0; i < s.manifest.kernels.size(); ++i)
         report["kernels"][i]["time_alone"] =
             timingJson(timeWithEvents([&] { launchOne(s, i); }, o.warmup,
-                                      o.minRuns, o.minMillis, flush));
+                                      o.minRuns, o.minMillis, flush,
+                                      warmBatch(o)));
     double gbs = minBytes / (t.median * 1e-3) / 1e9;
     double tflops = flops / (t.median * 1e-3) / 1e12;
     report["achieved_gbs"] = gbs;

@@ -138,13 +138,14 @@ struct Timing {
 /// Times `body` with CUDA events: `warmup` untimed runs, then at least
 /// `minRuns` (and until `minMillis` of kernel time), each after writing a
 /// buffer larger than the L2 cache so that no run starts with warm data.
-/// Without a `flush` buffer the runs go back to back instead, each sample
-/// the mean of 10 runs between two events: a run timed alone after the
-/// host has waited for the last one would count the host's launch latency
-/// (the flush's kernel hides it by keeping the GPU busy while the run is
-/// queued).
+/// `batch` > 1 (kb-run --warm-l2, with no flush): each sample is the mean
+/// of `batch` runs back to back between two events, since a run timed
+/// alone after the host has waited for the last one would count the
+/// host's launch latency (a flush's kernel hides it by keeping the GPU busy
+/// while the run is queued). Timing::runs then counts samples.
 Timing timeWithEvents(const std::function<void()> &body, int warmup,
-                      int minRuns, double minMillis, DeviceBuffer *flush);
+                      int minRuns, double minMillis, DeviceBuffer *flush,
+                      int batch = 1);
 
 /// Device-to-device copy bandwidth in GB/s (bytes read + written), 1 GiB.
 double measureCopyBandwidth();
@@ -153,7 +154,7 @@ double measureCopyBandwidth();
 /// written), timed like a kernel: each run alone between events, after
 /// `flush` is written. The ceiling of a memory-bound kernel of that size,
 /// launch, ramp-up, tail and the L2's dirty lines included.
-Timing timeCopyOfSize(double movedBytes, DeviceBuffer *flush);
+Timing timeCopyOfSize(double movedBytes, DeviceBuffer *flush, int batch = 1);
 
 } // namespace kb::runtime
 
