@@ -19,6 +19,10 @@
 #   bash bench/linear_check.sh warm     call 5: rules' pairs (and cluster = 2
 #       at 512x4096x4096) timed back to back with L2 warm (kb-run --warm-l2,
 #       torch_peer.py with KB_PEER_WARM_L2=1).
+#   bash bench/linear_check.sh c2       prepared, not yet run: cluster = 2 on
+#       the default one wave of 128 x 128 (B^T, K < 8192) out of sample, in
+#       both protocols (calls 3 and 5 had it 1-7% faster on two programs at
+#       512x4096x4096; predicted 2-5% faster on most), with the peers.
 # A/B ratios (bench/ab.sh) are variant / base time: with an -old variant,
 # above 1 the new default is faster. After call 5 the wide reduce takes only
 # K >= 8192, so rules/warm's lf-{plain,relu}-512x4096x4096 and
@@ -26,8 +30,8 @@
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
-case "$mode" in fused|rules|cluster|warm) ;; *)
-  echo "usage: $0 fused|rules|cluster|warm" >&2; exit 2 ;;
+case "$mode" in fused|rules|cluster|warm|c2) ;; *)
+  echo "usage: $0 fused|rules|cluster|warm|c2" >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
@@ -79,6 +83,11 @@ elif mode in ("rules", "warm"):
     name = "shape-odd-3000x3000x3001-bt-sm90a"
     open(f"{P}/{name}.mlir", "w").write(shapes.program(3000, 3000, 3001, 1, True))
     variant(name, "v128x256s1old", "block = [128, 256, 32]")
+elif mode == "c2":
+    for m, n, k, e in [(512, 4096, 5120, "plain"), (512, 4096, 6144, "gelu"), (384, 5120, 4096, "relu"),
+                       (256, 8192, 4096, "plain"), (1024, 2048, 4096, "swish"), (768, 2816, 4096, "relu"),
+                       (512, 4096, 3072, "plain"), (1024, 2048, 8192, "plain"), (512, 4096, 4096, "swish")]:
+        variant(prog(m, n, k, e), "v128x128s1c2", C2)
 else:
     for m, n, k, e in [(512, 4096, 4096, "plain"), (512, 4096, 4096, "relu"), (512, 4096, 16384, "gelu"),
                        (1024, 5120, 13824, "relu")]:
@@ -166,6 +175,11 @@ SH
       ab_step 'build/gpu/bundles/*/' '' 4
       ncu_step '--clock-control none --section SpeedOfLight --section LaunchStats --metrics gpc__cycles_elapsed.max,gpc__cycles_elapsed.avg.per_second,sm__cycles_active.avg' \
         'lf-plain-512x4096x4096-sm90a lf-plain-512x4096x4096-v128x128s1old-sm90a lf-plain-512x4096x4096-v128x128s1c2-sm90a' ;;
+    c2)
+      check_step '^lf-' 'lf-relu-768x2816x4096-v128x128s1c2-sm90a'
+      ab_step 'build/gpu/bundles/*/' '' 4
+      echo 'mv $OUT/ab_log.txt $OUT/ab_flushed_log.txt; mv $OUT/ab $OUT/ab_flushed'
+      ab_step 'build/gpu/bundles/*/' '--warm-l2' 3 ;;
     warm)
       ab_step 'build/gpu/bundles/*/' '--warm-l2' 3
       cat <<'SH'
