@@ -117,6 +117,13 @@ int64_t mlir::kb::chooseSplitK(int64_t m, int64_t n, int64_t k, int64_t bm,
   return 1;
 }
 
+/// The few-tiles model's efficiency of a BM x BN wgmma tile: the fraction
+/// of the unit's rate a block of it reaches, (BM x BN / 32768)^0.35, at
+/// most 1 (fitted in run 5: fewTilesSeconds below).
+static double tileEfficiency(int64_t bm, int64_t bn) {
+  return std::min(1.0, std::pow(double(bm * bn) / 32768.0, 0.35));
+}
+
 /// Few output tiles (wgmma, batch 1): the tile and the split chosen
 /// together. kb-tile's big tiles need a grid that covers the SMs; without
 /// one it used to take 64 x 64 tiles and let chooseSplitK fill the grid, and
@@ -156,7 +163,7 @@ double mlir::kb::fewTilesSeconds(int64_t m, int64_t n, int64_t k, int64_t bm,
   int64_t blocks = tilesM * tilesN * split;
   int64_t kTiles = llvm::divideCeil(k, 32);
   double bw = copyGBs * 1e9, smRate = unitTflops * 1e12 / sms;
-  double eff = std::min(1.0, std::pow(double(bm * bn) / 32768.0, 0.35));
+  double eff = tileEfficiency(bm, bn);
   double perSM = llvm::divideCeil(blocks, sms);
   double flops = perSM * 2.0 * bm * bn * 32.0 * splitChunkTiles(kTiles, split) /
                  (smRate * eff);
@@ -776,8 +783,8 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   if (!rowB && !fewRows && f.block[0] == 128 && f.block[1] == 256 &&
       !(s.fused && m % 128 != 0)) {
     auto cost = [&](int64_t bn) {
-      double eff = std::min(1.0, std::pow(128.0 * bn / 32768.0, 0.35));
-      return double(llvm::divideCeil(blocksFor(128, bn), sms)) * bn / eff;
+      return double(llvm::divideCeil(blocksFor(128, bn), sms)) * bn /
+             tileEfficiency(128, bn);
     };
     if (cost(192) * 1.1 <= cost(256))
       f.block = {128, 192, 32};
