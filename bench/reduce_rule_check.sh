@@ -11,7 +11,8 @@
 # fused programs: checked, cuBLAS's routes, PyTorch, determinism, memcheck,
 # racecheck and synccheck of four; then bench/ab.sh over every pair).
 # bench/results/2026-12-03-reduce/call4 ran it with the sanitizers skipped
-# (KB_SKIP_SANITIZER=1, call4/call4.sh: device time was short) and with
+# (KB_SKIP_SANITIZER=1 in place of the three sanitizer lists, gpu-check's
+# timeout 230 s and the A/B's budget 390 s: device time was short) and with
 # the rule as it was then (reduce on every medium split without a cluster;
 # the narrower rule of Tile.cpp takes 15 of its 20 programs).
 set -euo pipefail
