@@ -19,10 +19,11 @@
 #   bash bench/linear_check.sh warm     call 5: rules' pairs (and cluster = 2
 #       at 512x4096x4096) timed back to back with L2 warm (kb-run --warm-l2,
 #       torch_peer.py with KB_PEER_WARM_L2=1).
-#   bash bench/linear_check.sh c2       prepared, not yet run: cluster = 2 on
+#   bash bench/linear_check.sh c2       2026-12-03-pair: cluster = 2 on
 #       the default one wave of 128 x 128 (B^T, K < 8192) out of sample, in
-#       both protocols (calls 3 and 5 had it 1-7% faster on two programs at
-#       512x4096x4096; predicted 2-5% faster on most), with the peers.
+#       both protocols, with the peers (it became kb-tile's pair rule; the
+#       defaults now include it, so rebuilding this call compares the
+#       clustered default with itself except on 384 x 5120 x 4096).
 # A/B ratios (bench/ab.sh) are variant / base time: with an -old variant,
 # above 1 the new default is faster. After call 5 the wide reduce takes only
 # K >= 8192, so rules/warm's lf-{plain,relu}-512x4096x4096 and

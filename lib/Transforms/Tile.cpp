@@ -672,9 +672,8 @@ static void reduceRule(const MatmulShape &s, ConfigFields &f, bool medium) {
 /// either grid, and no hand-set stages (the big tile may not fit them).
 /// Fused + bias + ReLU kernels spill 20 bytes at ptxas's 168 registers for
 /// 288 threads at every K (384 x 5120 x 8192: 1.019 flushed, 0.984 warm).
-/// (128 x 128 in clusters of two sharing B^T's tile, cuBLAS's kernel at
-/// 512 x 4096 x 4096, measured 1-7% faster than both at K = 4096 in calls
-/// 3 and 5, on two programs: not a rule yet.)
+/// (Where it does not apply, 128 x 128 in clusters of two sharing B^T's
+/// tile: the pair rule, below.)
 static bool wideReduceRule(const MatmulShape &s, ConfigFields &f) {
   if (!s.transposeB || s.paddedB || s.batch != 1 || f.split != 0 ||
       f.grid != 0 || f.cluster != 0 || f.reduce ||
@@ -688,6 +687,31 @@ static bool wideReduceRule(const MatmulShape &s, ConfigFields &f) {
   f.split = 2;
   f.reduce = ReduceKind::cluster;
   return true;
+}
+
+/// kb-tile's pair rule, after the split decision: kb's default one wave of
+/// 128 x 128 B^T tiles in clusters of two blocks of one column of tiles,
+/// which share B's tile by multicast (each copies half of it; cuBLAS's
+/// kernel at 512 x 4096 x 4096 B^T is 128 x 128 in clusters of 2, 384
+/// threads). Predicted 2-5% faster (less L2 traffic for B, the larger
+/// operand at M <= 1024); measured against the default, interleaved, same
+/// call (bench/results/2026-12-03-pair; old time / new time, L2 flushed):
+/// 1.012-1.064 on 7 nn.Linear programs (plain, + bias + ReLU, + bias +
+/// scale + GELU, + bias + swish; M 256-1024, N 2048-8192, K 3072-6144),
+/// 1.009 at K = 8192 (1024 x 2048); back to back with L2 warm 0.997-1.045.
+/// 384 x 5120 x 4096 (3 rows of tiles, so the cluster pads the grid to 4:
+/// 160 blocks, two waves) ran 1.83x slower: whole pairs of rows only. The
+/// measured range: K 3072-8192 in whole 128-byte rows, no edge in M or N,
+/// one wave. Not with a split (each chunk would be its own cluster grid).
+static void pairRule(const MatmulShape &s, ConfigFields &f) {
+  if (!s.transposeB || s.paddedB || s.batch != 1 || f.split > 1 ||
+      f.grid != 0 || f.cluster != 0 || f.reduce ||
+      f.copy == CopyKind::cp_async || f.store == StoreKind::tma ||
+      f.block.size() != 3 || f.block[0] != 128 || f.block[1] != 128 ||
+      s.k % 32 != 0 || s.k < 3072 || s.k > 8192 || s.m % 256 != 0 ||
+      s.n % 128 != 0 || s.blocksFor(128, 128) > s.sms)
+    return;
+  f.cluster = 2;
 }
 
 /// kb-tile's default wgmma tile (f.block), and where it chose the tile and
@@ -940,9 +964,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   };
   // Set where kb-tile chose the tile and split together (few output tiles).
   bool splitChosen = false;
-  if (f.block.empty()) {
-    MatmulShape ms{m, n, k, batch, sms, mm.getTransposeB(),
-                   mm.getPaddedB(), op != mm.getOperation()};
+  MatmulShape ms{m, n, k, batch, sms, mm.getTransposeB(),
+                 mm.getPaddedB(), op != mm.getOperation()};
+  bool defaultTile = f.block.empty();
+  if (defaultTile) {
     if (wgmma)
       splitChosen = defaultWgmmaTile(ms, f, model);
     else if (tensorCores)
@@ -1049,6 +1074,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
              << "#kb.config split = " << f.split << " leaves a chunk of the "
              << kTiles << " k tiles (K = " << k << ", BK = " << bk << ") empty";
   }
+  if (defaultTile && wgmma)
+    pairRule(ms, f);
   // A persistent grid (#kb.config grid, MatmulWgmma.cpp): one block an SM
   // walking the output tiles, its producer copying the next tile's first k
   // tiles while the consumers store this one. Where a tile has few k tiles

@@ -47,17 +47,19 @@ func.func @wide_reduce(%a: tensor<512x8192xf32>, %b: tensor<4096x8192xf32>) -> t
 // Not taken: K = 4096, unfused and fused (128 k tiles: a gain only with L2
 // flushed); an edge in N (512 x 4000 x 8192); N = 2048 with M = 1024
 // (outside the measured M <= 512, N >= 4096); a row-major B; a hand-set
-// block; hand-set stages (5 stages of 128 x 256 do not fit).
+// block; hand-set stages (5 stages of 128 x 256 do not fit). Those whose
+// default is one wave of 128 x 128 with whole pairs of rows of tiles take
+// the pair rule's clusters of two (kb-tile-pair.mlir).
 // CHECK-LABEL: func.func @wide_reduce_bounds
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">
+// CHECK: kb.fusion {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">}
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">
-// CHECK: kb.fusion {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">
 // CHECK-NOT: reduce = "cluster"
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 384,
 // CHECK-NOT: reduce = "cluster"
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], threads = 288, stages = 5, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">
 func.func @wide_reduce_bounds(%a: tensor<512x4096xf32>, %b: tensor<4096x4096xf32>, %c: tensor<512x8192xf32>, %d: tensor<4000x8192xf32>, %e: tensor<8192x4096xf32>, %f: tensor<4096x8192xf32>, %g: tensor<1024x8192xf32>, %h: tensor<2048x8192xf32>) -> tensor<512x4096xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b : tensor<512x4096xf32>, tensor<4096x4096xf32> -> tensor<512x4096xf32>
   %1 = kb.fusion ins(%a, %b : tensor<512x4096xf32>, tensor<4096x4096xf32>) {
