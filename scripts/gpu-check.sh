@@ -113,13 +113,13 @@ if [ -n "${KB_DEPENDENT_LAUNCH_AB:-}" ]; then
   done
 fi
 # Split-K's determinism: every bundle with a kb.split_sum kernel or a split
-# summed in the kernel (reduce = "cluster"), run twice on the same inputs
-# (--no-time), its outputs compared bit for bit.
+# summed in the kernel (reduce = "cluster", or stream-K's "stream"), run
+# twice on the same inputs (--no-time), its outputs compared bit for bit.
 if [ -z "${KB_SKIP_DETERMINISM:-}" ]; then
   echo "[" > "$OUT/determinism.json"; sep=""
   for dir in build/gpu/bundles/*/; do
     name=$(basename "$dir")
-    ls "$dir" | grep -q "split_sum" || grep -q 'reduce = \\"cluster\\"' "$dir/manifest.json" || continue
+    ls "$dir" | grep -q "split_sum" || grep -Eq 'reduce = \\"(cluster|stream)\\"' "$dir/manifest.json" || continue
     echo "$name" | grep -Eq -- '-v[0-9]+x[0-9]+s[0-9]+' && continue
     if [ -n "$ONLY" ] && ! echo "$name" | grep -Eq -- "$ONLY"; then continue; fi
     d1="$OUT/tmp/det/$name/1"; d2="$OUT/tmp/det/$name/2"; mkdir -p "$d1" "$d2"

@@ -74,6 +74,31 @@ TEST(Manifest, DependentLaunch) {
       << errorOf(j);
 }
 
+TEST(Manifest, StreamKWorkspace) {
+  // x is M x K = 4 x 8, y M x N = 4 x 8; 2 x 4 tiles (4 of them) of 2 k
+  // tiles each over 3 blocks: one round of 3, the rest tile in min(3, 2) =
+  // 2 chunks, one partial slot: 4 x 3 flags + 2 x 4 words = 20.
+  json j = valid();
+  j["buffers"].push_back({{"name", "ws0"},
+                          {"shape", {20}},
+                          {"dtype", "i32"},
+                          {"role", "workspace"}});
+  j["kernels"][0]["args"] = {"x", "ws0", "y"};
+  j["kernels"][0]["grid"] = {3, 1, 1};
+  j["kernels"][0]["co_resident_blocks"] = 3;
+  j["kernels"][0]["config"] =
+      "#kb.config<block = [2, 4, 4], grid = 3, reduce = \"stream\">";
+  EXPECT_EQ(Manifest::parse(j.dump(), "/b").buffer("ws0").elements(), 20);
+  j["buffers"][2]["shape"] = {19};
+  EXPECT_NE(errorOf(j).find("(stream-K) takes workspace 'ws0' of 19 words "
+                            "with 3 co-resident blocks; its grid of 3 blocks "
+                            "needs that many resident and 20 words"),
+            std::string::npos);
+  j["buffers"][2]["shape"] = {20};
+  j["kernels"][0]["co_resident_blocks"] = 2;
+  EXPECT_NE(errorOf(j).find("(stream-K) takes workspace"), std::string::npos);
+}
+
 TEST(Manifest, Workspace) {
   json j = valid();
   // y is 4 rows; 2 blocks per row: 2 + 2 * 4 + 2 * 4 * 2 = 26 words.

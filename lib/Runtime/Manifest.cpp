@@ -12,6 +12,7 @@
 
 #include "kb/Runtime/Manifest.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <regex>
 
 #include <cerrno>
 #include <cstring>
@@ -883,10 +885,48 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     // its output's rows and its blocks per row: a hand-edited size would
     // let the kernel write past it. (The compiler's twin of this formula is
     // splitGlobalWorkspaceWords in KBDialect.h.)
+    // A stream-K matmul's (reduce = "stream") holds four flags a block of
+    // its persistent grid, then the partial tiles of the tiles it splits,
+    // which the kernel indexes by its tile, grid and K. (The compiler's twin
+    // of this formula is streamKWorkspaceWords in KBDialect.h.)
+    bool streamK = k.config.find("reduce = \"stream\"") != std::string::npos;
     for (const std::string &a : k.args) {
       const Buffer &ws = *bufferOf(a);
       if (ws.role != "workspace")
         continue;
+      if (streamK) {
+        static const std::regex blockRe(
+            "block = \\[([0-9]{1,6}), ([0-9]{1,6}), ([0-9]{1,6})\\]");
+        std::smatch bmatch;
+        const Buffer *lhs = bufferOf(k.args.front());
+        int64_t need = -1;
+        if (std::regex_search(k.config, bmatch, blockRe) && lhs &&
+            lhs->shape.size() >= 2 && out.shape.size() >= 2 && k.grid[0] > 0) {
+          int64_t bm = std::stoll(bmatch[1]), bn = std::stoll(bmatch[2]),
+                  bk = std::stoll(bmatch[3]);
+          int64_t m = out.shape[out.shape.size() - 2], n = out.shape.back();
+          int64_t kk = lhs->shape.back(), g = k.grid[0];
+          if (bm > 0 && bn > 0 && bk > 0) {
+            int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+            int64_t kTiles = (kk + bk - 1) / bk;
+            int64_t rest = tiles % g, chunks = 1;
+            if (rest > 0)
+              chunks = std::max<int64_t>(1, std::min(g / rest, kTiles));
+            int64_t slots = chunks >= 2 ? rest * (chunks - 1) : 0;
+            need = 4 * g + slots * bm * bn;
+          }
+        }
+        if (k.args.back() == a || k.coResidentBlocks != k.grid[0] ||
+            ws.elements() != need)
+          fail(named + " (stream-K) takes workspace '" + a + "' of " +
+               std::to_string(ws.elements()) + " words with " +
+               std::to_string(k.coResidentBlocks) +
+               " co-resident blocks; its grid of " +
+               std::to_string(k.grid[0]) + " blocks needs that many resident" +
+               (need >= 0 ? " and " + std::to_string(need) + " words"
+                          : " and a config with its block"));
+        continue;
+      }
       if (k.coResidentBlocks < 1 || k.args.back() == a)
         fail(named + " takes workspace '" + a +
              "' but declares no co_resident_blocks (or writes it as its "

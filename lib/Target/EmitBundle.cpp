@@ -348,6 +348,12 @@ void EmitBundlePass::runOnOperation() {
           if (cfg.getStrategy() == SoftmaxStrategy::split_global)
             kernel["co_resident_blocks"] =
                 std::max<int64_t>(cfg.getCluster(), 1);
+        // Likewise a stream-K matmul's persistent grid: a block finishing
+        // a tile waits for the next block's partial of it.
+        if (auto cfg = launch->getAttrOfType<ConfigAttr>("kb.config"))
+          if (cfg.getReduce() == ReduceKind::stream)
+            kernel["co_resident_blocks"] =
+                getConstantIntValue(launch.getGridSizeX()).value_or(1);
         if (auto recs = launch->getAttrOfType<ArrayAttr>("kb.ops")) {
           for (Attribute r : recs) {
             llvm::json::Value j = toJson(r);

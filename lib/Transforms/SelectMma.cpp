@@ -434,6 +434,8 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
         return wgmmaOnly("reduce = \"cluster\" (split-K summed in a "
                          "cluster of two blocks)",
                          autoMma);
+      if (!wgmma && f.reduce == ReduceKind::stream)
+        return wgmmaOnly("reduce = \"stream\" (stream-K)", autoMma);
       setConfig(&op, f.get(&getContext()));
     }
   }

@@ -1049,7 +1049,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
     f.raster = chooseRaster(m, n, k, bm, bn, batch, sms);
   // store = "tma" (the TMA-store epilogue) is never split: a split's
   // partial products go to a workspace, not through C's tensor map.
-  if (f.split == 0 && !splitChosen && f.store != StoreKind::tma) {
+  // Nor stream-K (reduce = "stream"), which shares the k tiles among its
+  // grid's blocks instead.
+  if (f.split == 0 && !splitChosen && f.store != StoreKind::tma &&
+      f.reduce != ReduceKind::stream) {
     double rate = wgmma         ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
                                 : model.ffmaTflops;

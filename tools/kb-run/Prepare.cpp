@@ -92,7 +92,8 @@ RunState prepare(const Manifest &m, const Options &o,
             " blocks resident at once (they wait for each other); this "
             "device holds " +
             std::to_string(resident) +
-            ": compile with fewer blocks per row (#kb.config cluster)");
+            ": compile with fewer blocks (#kb.config cluster of a "
+            "split_global softmax, grid of a stream-K matmul)");
     }
   }
   for (const Buffer &b : s.manifest.buffers) {

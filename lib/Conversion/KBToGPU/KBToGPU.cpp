@@ -319,6 +319,30 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           return failure();
       }
     }
+    // reduce = "stream" (stream-K, MatmulWgmma.cpp): the blocks that split
+    // a tile store their partials in a workspace and announce them by
+    // flags there (streamKWorkspaceWords; the flags zero before each
+    // launch, left zero after it), passed just before the output.
+    MatmulOp streamMm = getKernelMatmul(&op);
+    if (config && config.getReduce() == ReduceKind::stream &&
+        config.getGrid() > 0 && streamMm && config.getBlock().size() == 3) {
+      auto c = streamMm.getResult().getType().getShape();
+      int64_t k = streamMm.getLhs().getType().getShape().back();
+      int64_t bm = config.getBlock()[0], bn = config.getBlock()[1];
+      int64_t tiles = llvm::divideCeil(c[c.size() - 2], bm) *
+                      llvm::divideCeil(c.back(), bn) *
+                      (c.size() == 3 ? c[0] : 1);
+      int64_t words = streamKWorkspaceWords(
+          tiles, llvm::divideCeil(k, config.getBlock()[2]), config.getGrid(),
+          bm, bn);
+      auto ws = memref::AllocOp::create(
+          b, loc, MemRefType::get({words}, b.getI32Type()));
+      ws->setAttr("kb.name", b.getStringAttr(uniqueName(
+                                 "ws" + std::to_string(scratchCount++))));
+      ws->setAttr("kb.role", b.getStringAttr("workspace"));
+      kargTypes.push_back(ws.getType());
+      kargs.push_back(ws);
+    }
     unsigned numReadOnly = op.getNumOperands();
     kargTypes.push_back(out.getType());
     kargs.push_back(out);
@@ -333,7 +357,12 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // Saying so lets LLVM keep an epilogue's loads of bias values ahead of
     // the output stores instead of reloading them after each store (the
     // fused wgmma epilogue did: one dependent load per pair of outputs).
+    // (Not a stream-K workspace: its partials are loaded after an inline
+    // asm acquire that LLVM must not move them above.)
+    bool streamWs = config && config.getReduce() == ReduceKind::stream;
     for (unsigned i = 0; i + 1 < kargTypes.size(); ++i) {
+      if (streamWs && i + 2 == kargTypes.size())
+        continue;
       kfunc.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                        gb.getUnitAttr());
       if (i < numReadOnly)
@@ -344,7 +373,10 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // block of the cluster writes the partials that this one loads from C
     // after the cluster barrier, and with noalias LLVM may take the
     // barrier for a call that cannot touch C and move the loads above it.
-    if (!(config && config.getReduce() == ReduceKind::cluster))
+    // Nor of stream-K (reduce = "stream"), whose partials another block
+    // stores in C before its flag.
+    if (!(config && (config.getReduce() == ReduceKind::cluster ||
+                     config.getReduce() == ReduceKind::stream)))
       kfunc.setArgAttr(kargTypes.size() - 1,
                        LLVM::LLVMDialect::getNoAliasAttrName(),
                        gb.getUnitAttr());

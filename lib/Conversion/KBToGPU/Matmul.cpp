@@ -59,14 +59,21 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
                   cfg.getThreads()};
   // copy = "tma": the two tensor maps come just before C (kb-lower-to-gpu),
   // with store = "tma" followed by C's.
+  // reduce = "stream": the flags' workspace just before C, after the maps.
+  size_t ws = cfg.getReduce() == ReduceKind::stream ? 1 : 0;
+  if (ws) {
+    if (args.size() < 2)
+      return op->emitOpError() << "internal error: no workspace argument";
+    e.streamFlags = args[args.size() - 2];
+  }
   if (cfg.getCopy() == CopyKind::tma) {
     size_t maps = cfg.getStore() == StoreKind::tma ? 3 : 2;
-    if (args.size() < maps + 1)
+    if (args.size() < maps + 1 + ws)
       return op->emitOpError() << "internal error: no tensor-map arguments";
-    e.tmapA = args[args.size() - 1 - maps];
-    e.tmapB = args[args.size() - maps];
+    e.tmapA = args[args.size() - 1 - ws - maps];
+    e.tmapB = args[args.size() - ws - maps];
     if (maps == 3)
-      e.tmapC = args[args.size() - 2];
+      e.tmapC = args[args.size() - 2 - ws];
   }
   if (fusion) {
     e.chain = ElementwiseChain::after(fusion, mm);

@@ -128,6 +128,10 @@ struct MatmulEmitter {
   /// reduce = "cluster": shape.splits = 2 chunks of a whole matmul, summed
   /// in the kernel (C is M x N, not a workspace of partials).
   bool clusterReduce = false;
+  /// reduce = "stream" (stream-K over a persistent grid): the workspace
+  /// (streamKWorkspaceWords): four flags a block, by which a block
+  /// announces its partial, then the partials.
+  Value streamFlags;
   /// What the epilogue does with a value before the fused chain: nothing;
   /// `store`, a cluster reduction's second block: nothing else either (it
   /// stores its raw partial into C); `add`, the first block: adds the

@@ -323,8 +323,44 @@ func.func @reduce_on_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @reduce_unknown(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+2 {{#kb.config 'reduce' must be "kernel" or "cluster", got "atomic"}}
+  // expected-error @+2 {{#kb.config 'reduce' must be "kernel", "cluster" or "stream", got "atomic"}}
   // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'reduce'}}
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<split = 2, reduce = "atomic">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// reduce = "stream" (stream-K) shares the k tiles among a persistent
+// grid's blocks...
+func.func @reduce_stream_no_grid(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "stream" needs a persistent grid (grid = G: the blocks the k tiles are shared among)}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<reduce = "stream">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// ...instead of a split, with no cluster...
+func.func @reduce_stream_split(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "stream" needs no split (its k tiles are shared among the blocks instead), got split = 2}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<grid = 132, split = 2, reduce = "stream">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @reduce_stream_cluster(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "stream" needs no cluster, got cluster = 2}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<grid = 132, cluster = 2, reduce = "stream">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// ...and stores its partials through C, not by TMA.
+func.func @reduce_stream_tma_store(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config reduce = "stream" needs store = "direct" (a partial goes through C)}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<grid = 132, store = "tma", reduce = "stream">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }

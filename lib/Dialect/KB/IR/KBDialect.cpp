@@ -349,6 +349,28 @@ LogicalResult ConfigAttr::verify(
     if (!why.empty())
       return emitError() << "#kb.config reduce = \"cluster\" needs " << why;
   }
+  // reduce = "stream": stream-K over a persistent grid (MatmulWgmma.cpp);
+  // kb-lower-to-gpu checks the shape (at least as many tiles as blocks).
+  if (reduce == ReduceKind::stream) {
+    std::string why;
+    if (grid <= 0)
+      why = "a persistent grid (grid = G: the blocks the k tiles are shared "
+            "among)";
+    else if (split > 1)
+      why = "no split (its k tiles are shared among the blocks instead), "
+            "got split = " +
+            std::to_string(split);
+    else if (mma && mma != MmaUnit::wgmma_tf32)
+      why = "mma = \"wgmma_tf32\", not \"" + nameOf(mma).str() + "\"";
+    else if (copy && copy != CopyKind::tma)
+      why = "copy = \"tma\", not \"" + nameOf(copy).str() + "\"";
+    else if (cluster > 1)
+      why = "no cluster, got cluster = " + std::to_string(cluster);
+    else if (store == StoreKind::tma)
+      why = "store = \"direct\" (a partial goes through C)";
+    if (!why.empty())
+      return emitError() << "#kb.config reduce = \"stream\" needs " << why;
+  }
   if (strategy != SoftmaxStrategy::split_global &&
       (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "

@@ -77,9 +77,10 @@ def KB_StoreKind : I32EnumAttr<"StoreKind", "how a matmul stores its output tile
 
 def KB_ReduceKernel : I32EnumAttrCase<"kernel", 0>;
 def KB_ReduceCluster : I32EnumAttrCase<"cluster", 1>;
+def KB_ReduceStream : I32EnumAttrCase<"stream", 2>;
 def KB_ReduceKind : I32EnumAttr<"ReduceKind",
     "how a split-K matmul sums its partial products",
-    [KB_ReduceKernel, KB_ReduceCluster]> {
+    [KB_ReduceKernel, KB_ReduceCluster, KB_ReduceStream]> {
   let cppNamespace = "::mlir::kb";
   let genSpecializedAttr = 0;
 }
@@ -180,6 +181,16 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       time, through the fused epilogue into shared memory, and one of its
       threads stores each 64 x 32 box with a TMA tensor store through C's
       tensor map (encoded by kb-run; it clips what lies past M and N).
+    - `reduce`: matmul only: how the partial products of K's parts are
+      summed. `kernel` (the default with `split`): by kb.split_sum's
+      kernel. `cluster` (`split = 2`, wgmma with TMA): inside the matmul
+      kernel, by the two blocks of a cluster. `stream` (wgmma with TMA, a
+      persistent `grid = G`, not split, not batched, no cluster, no TMA
+      store): stream-K. Whole rounds of G output tiles run one a block; the
+      R tiles left over are split in G / R chunks of their k tiles, one a
+      block, so that the last round's blocks share its work; chunk 0's
+      block adds the others' partials (stored in a workspace, announced by
+      flags there) in chunk order: the same bits run to run.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];

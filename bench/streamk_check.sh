@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Builds one GPU call for stream-K (#kb.config reduce = "stream",
+# MatmulWgmma.cpp; bench/results/2026-12-03-streamk). Usage:
+#   bash bench/streamk_check.sh first   call 1: correctness (hand-set
+#       stream-K on edge shapes, B^T and row-major B, fused, checked,
+#       sanitizers, run-to-run bits) and A/B of stream-K variants against
+#       kb's defaults where the last wave of tiles is part empty.
+#   bash bench/streamk_check.sh persistent   call 3: the persistent grid
+#       alone (grid = 132 on kb's default tile) against kb's default on
+#       multi-wave nn.Linear programs not in calls 1-2 (call 2 had it 3-5%
+#       faster on two 128 x 192 grids), L2 flushed, then back to back.
+# Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
+set -euo pipefail
+mode=${1:-}
+case "$mode" in first|persistent) ;; *)
+  echo "usage: $0 first|persistent" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/.."
+rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
+P=build/gpu/programs
+python3 - "$mode" <<'PY'
+import sys
+sys.path.insert(0, "bench")
+import shapes
+from programs import linear
+mode, P = sys.argv[1], "build/gpu/programs"
+ep = {"relu": ("bias", "relu"), "gelu": ("bias", "scale", "gelu_erf"), "swish": ("bias", "swish"), "plain": ()}
+variants = []
+def prog(m, n, k, e):
+    name = f"lf-{e}-{m}x{n}x{k}-sm90a"
+    open(f"{P}/{name}.mlir", "w").write(linear(m, n, k, "tf32", ep[e]))
+    return name
+def variant(name, tag, config):
+    variants.append((name, name[:-len("-sm90a")] + f"-{tag}-sm90a", config))
+SK = 'grid = 132, reduce = "stream"'
+# Hand-set stream-K where a tile is cut: edges in M, N and K, both forms of
+# B, a fused epilogue, a grid smaller than the tiles.
+def fixed(name, m, n, k, tb, config, e=None):
+    if e is None:
+        text = shapes.program(m, n, k, 1, tb, config)
+    else:
+        text = linear(m, n, k, "tf32", ep[e]).replace(
+            "precision(tf32) transpose_b", f"precision(tf32) transpose_b {{config = #kb.config<{config}>}}")
+    open(f"{P}/sk-{name}-sm90a.mlir", "w").write(text)
+if mode == "first":
+  fixed("odd-1000x700x1500-bt", 1000, 700, 1500, True, 'block = [128, 128, 32], grid = 40, reduce = "stream"')
+  fixed("odd-1000x700x1500", 1000, 700, 1500, False, 'block = [128, 128, 32], grid = 40, reduce = "stream"')
+  fixed("gelu-999x1000x1500", 999, 1000, 1500, True, 'block = [128, 128, 32], grid = 50, reduce = "stream"', "gelu")
+  fixed("swish-1024x5120x13824", 1024, 5120, 13824, True, 'block = [128, 256, 32], grid = 132, reduce = "stream"', "swish")
+  fixed("plain-2048x2048x4096-g120", 2048, 2048, 4096, True, 'block = [128, 128, 32], grid = 120, reduce = "stream"')
+  fixed("plain-256x256x16384-bt", 256, 256, 16384, True, 'block = [128, 128, 32], grid = 132, reduce = "stream"')
+if mode == "first":
+    for m, n, k, e in [(1024, 5120, 13824, "relu"), (1024, 5120, 13824, "plain"), (2048, 13824, 5120, "plain"),
+                       (4096, 5120, 13824, "plain"), (768, 8192, 4096, "relu"), (1536, 4096, 4096, "plain")]:
+        name = prog(m, n, k, e)
+        variant(name, "v128x256s1sk", "block = [128, 256, 32], " + SK)
+        variant(name, "v128x192s1sk", "block = [128, 192, 32], " + SK)
+if mode == "persistent":
+    for m, n, k, e in [(2048, 4096, 4096, "plain"), (1024, 11008, 4096, "relu"), (2048, 5120, 5120, "gelu"),
+                       (3072, 4096, 4096, "swish"), (1024, 8192, 8192, "plain"), (4096, 4096, 4096, "plain"),
+                       (2048, 11008, 4096, "gelu"), (640, 8192, 4096, "swish"), (2048, 3072, 4096, "plain"),
+                       (384, 14336, 4096, "gelu")]:
+        name = prog(m, n, k, e)
+        variants.append((name, name[:-len("-sm90a")] + "-vPERSIST-sm90a", "grid = 132"))
+with open("build/gpu/variants.txt", "w") as f:
+    for v in variants:
+        f.write("\t".join(v) + "\n")
+PY
+for f in $P/*.mlir; do
+  build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$(basename "$f" .mlir) chip=sm_90a" -o /dev/null
+done
+while IFS=$'\t' read -r prog name config; do
+  if [[ "$name" == *-vPERSIST-* ]]; then
+    # The default's own tile, with a persistent grid.
+    block=$(python3 -c "
+import json, re, sys
+for k in json.load(open(sys.argv[1]))['kernels']:
+    m = re.search(r'block = \[(\d+), (\d+), 32\]', k.get('config', ''))
+    if m and 'mma' in k['config']:
+        print(m.group(1), m.group(2))" "build/gpu/bundles/$prog/manifest.json")
+    set -- $block
+    name=${name/-vPERSIST-/-v${1}x${2}s1g132-}
+    config="block = [$1, $2, 32], $config"
+  fi
+  bash scripts/build-variant.sh "$P/$prog.mlir" "$name" "$config" > /dev/null
+done < build/gpu/variants.txt
+for d in build/gpu/bundles/*/; do
+  python3 -c "
+import json, sys
+for k in json.load(open(sys.argv[1] + 'manifest.json'))['kernels']:
+    r = k['resources']
+    if 'mma' in k.get('config', ''):
+        print(f\"{sys.argv[1].split('/')[-2]:48s} grid {k['grid']} regs {r['registers']} spill {r['spill_store_bytes']}  {k['config']}\")" "$d"
+done
+cp bench/torch_peer.py build/gpu/
+{
+  cat <<'SH'
+#!/usr/bin/env bash
+set -u
+export OUT=${OUT:-/tmp/out}
+cd "$(dirname "$0")/../.."
+. scripts/gpu-env.sh
+start=$(date +%s)
+SH
+  if [ "$mode" = first ]; then cat <<'SH'
+SAN='sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a'
+KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
+  KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \
+  KB_SKIP='-v128x' KB_TORCH_PEER='^lf-.*sm90a$' \
+  KB_MEMCHECK_EXTRA="$SAN" KB_RACECHECK="$SAN" KB_SYNCCHECK="$SAN" \
+  OUT=$OUT/check timeout 300 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
+echo "gpu-check exit $? at $(( $(date +%s) - start )) s"
+grep -E "^=== |exit|WRONG|error|determinism" $OUT/check_log.txt | head -60
+KB_AB_REPS=3 KB_AB_MS=60 timeout $(( 560 - $(date +%s) + start )) bash bench/ab.sh $(ls -d build/gpu/bundles/lf-*/) > $OUT/ab_log.txt 2>&1
+echo "ab exit $? at $(( $(date +%s) - start )) s"
+tail -n 16 $OUT/ab_log.txt
+SH
+  else cat <<'SH'
+KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
+  KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \
+  KB_SKIP_DETERMINISM=1 KB_SKIP='-v[0-9]' KB_TORCH_PEER='^lf-.*sm90a$' \
+  OUT=$OUT/check timeout 200 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
+echo "gpu-check exit $? at $(( $(date +%s) - start )) s"
+KB_AB_REPS=3 KB_AB_MS=60 timeout 200 bash bench/ab.sh build/gpu/bundles/*/ > $OUT/ab_log.txt 2>&1
+echo "ab exit $? at $(( $(date +%s) - start )) s"
+tail -n 10 $OUT/ab_log.txt
+mv $OUT/ab_log.txt $OUT/ab_flushed_log.txt; mv $OUT/ab $OUT/ab_flushed
+KB_AB_ARGS='--warm-l2' KB_AB_REPS=3 KB_AB_MS=60 timeout $(( 560 - $(date +%s) + start )) bash bench/ab.sh build/gpu/bundles/*/ > $OUT/ab_log.txt 2>&1
+echo "ab warm exit $? at $(( $(date +%s) - start )) s"
+tail -n 10 $OUT/ab_log.txt
+(cd $OUT && tar czf ../r.tgz . && rm -rf ./* && mv ../r.tgz results.tgz)
+SH
+  fi
+  if [ "$mode" = first ]; then cat <<'SH'
+# DRAM bytes and time of one launch each (ncu, clocks locked): kb's
+# default and stream-K at 1024x5120x13824.
+mkdir -p $OUT/ncu
+for n in lf-plain-1024x5120x13824-sm90a lf-plain-1024x5120x13824-v128x256s1sk-sm90a; do
+  timeout 60 ncu --metrics dram__bytes_read.sum,lts__t_bytes.sum,gpu__time_duration.sum,sm__cycles_active.avg -k regex:matmul --launch-skip 5 --launch-count 1 \
+    build/bin/kb-run --no-baselines -q --min-ms 5 build/gpu/bundles/$n > $OUT/ncu/$n.txt 2>&1
+  grep -E "dram__bytes|lts__t_bytes|gpu__time|cycles_active" $OUT/ncu/$n.txt | sed "s/^/$n /"
+done
+(cd $OUT && tar czf ../r.tgz . && rm -rf ./* && mv ../r.tgz results.tgz)
+SH
+  fi
+} > build/gpu/call.sh
+chmod +x build/gpu/call.sh
+echo "built ($mode): $(ls build/gpu/bundles | wc -l) bundles"
