@@ -714,7 +714,39 @@ static void pairRule(const MatmulShape &s, ConfigFields &f) {
   f.cluster = 2;
 }
 
-/// kb-tile's default wgmma tile (f.block), and where it chose the tile and
+/// kb-tile's persistent rule, after the split decision: where kb-tile's
+/// own tile is 128 x 192 or 128 x 256 with B^T over more tiles than SMs,
+/// a persistent grid (one block an SM walking the tiles: its producer
+/// copies the next tile's first k tiles during this tile's epilogue).
+/// Seen in bench/results/2026-12-03-streamk call 2 (the stream-K plan
+/// leaves such grids a persistent grid): 1536x4096x4096 and 768x8192x4096
+/// + ReLU at 128 x 192 3.1-4.9% faster, 4096x5120x13824 at 128 x 256 3.5%.
+/// Checked out of sample in call 3 (10 nn.Linear programs, default time /
+/// persistent time, L2 flushed): unfused 128 x 256 1.014-1.016 (three,
+/// 4096^3 among them) and 128 x 192 1.033, fused 128 x 192 1.022-1.040
+/// (two); fused 128 x 256 0.988-1.047 (2048x5120x5120 + GELU 1.2% slower:
+/// its persistent kernel spills 36 bytes at ptxas's 168 registers), so a
+/// fusion takes it only at 128 x 192.
+/// Back to back (L2 warm) 0.976-1.093, every program inside its runs'
+/// spread. Not with an edge in M, nor in N at 128 x 256 (ptxas spills there
+/// in the persistent loop, above); the measured 128 x 192 grids with an
+/// edge in N (384x14336, 640x8192) did not spill. At most 5 waves of tiles
+/// (the measured grids had 1.7-4.85; 8192^3 with a row-major B, 15.5 waves,
+/// was 3% slower persistent in 2026-12-01's runs 8-9).
+static bool persistentRule(const MatmulShape &s, const ConfigFields &f,
+                           int64_t tiles) {
+  if (!s.transposeB || s.paddedB || s.batch != 1 || f.split > 1 ||
+      f.cluster != 0 || f.reduce || f.store == StoreKind::tma ||
+      f.block.size() != 3 || f.block[0] != 128 ||
+      (f.block[1] != 192 && f.block[1] != 256) || tiles <= s.sms ||
+      tiles > 5 * s.sms || s.m % 128 != 0)
+    return false;
+  if (f.block[1] == 256 && (s.fused || s.n % 256 != 0))
+    return false;
+  return true;
+}
+
+/// kb-tile's default wgmma tile/// kb-tile's default wgmma tile (f.block), and where it chose the tile and
 /// split-K together (few output tiles), the split too: returns true then.
 static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
                              const TargetModel &model) {
@@ -1101,6 +1133,11 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // two by two; a hand-set or kb-tune's cluster = 4 keeps the plain grid).
   if (f.grid == 0 && tmaCopy && f.split <= 1 && oneBlockAnSM && tiles > sms &&
       k <= 128 && !edges && f.cluster <= 2)
+    f.grid = sms;
+  // And at any K, kb-tile's own big B^T tiles over more than one wave
+  // (persistentRule).
+  if (defaultTile && wgmma && tmaCopy && f.grid == 0 &&
+      persistentRule(ms, f, tiles))
     f.grid = sms;
   return success();
 }

@@ -9,8 +9,10 @@
 // CHECK-LABEL: func.func @wgmma
 // CHECK-NOT: kb.transpose
 // CHECK: kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [256, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
-// A B that is already K-major is used as it is, one warpgroup per 64 rows.
-// CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
+// A B that is already K-major is used as it is, one warpgroup per 64 rows;
+// its 256 tiles of 128 x 256 take a persistent grid (kb-tile's persistent
+// rule, kb-tile-persistent.mlir).
+// CHECK: kb.matmul %arg0, %arg2 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 132, copy = "tma">}
 // A medium shape: 128 x 128 tiles in two chunks of 24 and 23 k tiles
 // (kb-tile's medium rule, kb-tile-medium.mlir), five stages (96 blocks:
 // one an SM); K = 1500 needs nothing else: TMA zero-fills past K.

@@ -17,8 +17,9 @@ func.func @linear_wide(%x: tensor<2048x8192xf32>, %w: tensor<28672x8192xf32>) ->
 
 // -----
 
+// (640 tiles: a persistent grid too, kb-tile-persistent.mlir.)
 // CHECK-LABEL: func.func @linear_down
-// CHECK: mma = "wgmma_tf32", copy = "tma", raster = 16
+// CHECK: mma = "wgmma_tf32", grid = 132, copy = "tma", raster = 16
 func.func @linear_down(%x: tensor<4096x13824xf32>, %w: tensor<5120x13824xf32>) -> tensor<4096x5120xf32> {
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} : tensor<4096x13824xf32>, tensor<5120x13824xf32> -> tensor<4096x5120xf32>
   return %0 : tensor<4096x5120xf32>

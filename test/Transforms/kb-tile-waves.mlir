@@ -10,9 +10,10 @@
 // 1999 x 3072 (an edge in M) takes 128 x 192 unfused, but not in a
 // kb.fusion (ptxas spilled more there; the measured fused programs had no
 // edge in M).
+// Both are over one wave: a persistent grid (kb-tile-persistent.mlir).
 // CHECK-LABEL: func.func @waves
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 192, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", raster = 4>
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", raster = 8>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 192, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 132, copy = "tma", raster = 4>
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", grid = 132, copy = "tma", raster = 8>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 192, 32],
 // CHECK: kb.fusion {{.*}}config = #kb.config<block = [128, 256, 32],
 func.func @waves(%a: tensor<512x4096xf32>, %b: tensor<11008x4096xf32>, %c: tensor<1024x4096xf32>, %d: tensor<1999x4096xf32>, %e: tensor<3072x4096xf32>) -> tensor<1999x3072xf32> {
