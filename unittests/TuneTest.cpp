@@ -38,8 +38,11 @@ TEST(TuneSpace, MatmulTf32OnHopperHasBothTensorCoreUnits) {
   // wgmma: 6 tiles x 3 stages x raster {absent, 8}, and clusters of 4 for
   // the three tiles of 128 columns or more whose grid is at most two waves
   // (128 x 128: 256 blocks, 128 x 256, 256 x 128) without a raster: 9;
+  // a persistent grid on the one tile of 128 x 128 or more over more tiles
+  // than SMs (128 x 128: 256), without a cluster: 3 stages x 2 rasters
+  // (its last round of 124 tiles is more than half the SMs: no stream-K);
   // mma.sync: 5 tiles x 3 warp tiles x 4 stages.
-  EXPECT_EQ(countUnit(s, "wgmma_tf32"), 36 + 9);
+  EXPECT_EQ(countUnit(s, "wgmma_tf32"), 36 + 9 + 6);
   EXPECT_EQ(countUnit(s, "mma_sync_tf32"), 60);
   EXPECT_EQ(countUnit(s, "ffma"), 0);
   for (const Candidate &c : s) {

@@ -201,6 +201,30 @@ std::vector<std::string> divisorSplits(const Candidate &c, const Facts &f) {
   }
   return out;
 }
+/// A persistent grid (`grid` = the SMs: one block an SM walking the
+/// tiles): wgmma tiles of which an SM holds one (at least 128 x 128) over
+/// one to five waves, unsplit and without a cluster. kb-tile's persistent
+/// rule takes it for its own 128 x 192 / 128 x 256 B^T tiles there
+/// (docs/shapes.md, "Stream-K"); a hand-set tile keeps one block a tile
+/// unless the candidate says otherwise.
+bool persistentFits(const Candidate &c, const Facts &f) {
+  auto b = sizes(c.get("block"));
+  int64_t t = outputTiles(c, f), sms = smsOf(f.chip);
+  std::string split = c.get("split");
+  return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 && b.size() == 3 &&
+         b[0] >= 128 && b[1] >= 128 && (split.empty() || split == "1") &&
+         c.get("cluster").empty() && t > sms && t <= 5 * sms;
+}
+std::vector<std::string> smsGrid(const Candidate &, const Facts &f) {
+  return {std::to_string(smsOf(f.chip))};
+}
+/// Stream-K over that grid (reduce = "stream"): where the last round of
+/// tiles leaves at least half of the SMs idle, so that its tiles split in
+/// two chunks or more (streamKPlan).
+bool streamFits(const Candidate &c, const Facts &f) {
+  int64_t t = outputTiles(c, f), sms = smsOf(f.chip);
+  return !c.get("grid").empty() && t % sms != 0 && 2 * (t % sms) <= sms;
+}
 Pred allows(const char *precision) {
   std::string p = precision;
   return [p](const Candidate &, const Facts &f) { return f.allows(p); };
@@ -306,6 +330,17 @@ const std::vector<FieldRow> &spaceTable() {
                 b.size() == 3 && b[0] > 0 && b[1] % 128 == 0 &&
                 (f.m + b[0] - 1) / b[0] >= 4 && s <= 2 && t > 0 &&
                 t * s <= 2 * smsOf(f.chip) && c.get("raster").empty();
+       }},
+
+      // A persistent grid, and stream-K over it ("" leaves one block a
+      // tile, and the rest of a persistent grid's tiles unsplit).
+      {F::Matmul, "grid", {""}, persistentFits, smsGrid},
+      {F::Matmul,
+       "reduce",
+       {""},
+       streamFits,
+       [](const Candidate &, const Facts &) {
+         return std::vector<std::string>{"\"stream\""};
        }},
 
       // Softmax: kb-select-config's fields.
