@@ -898,7 +898,13 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
         static const std::regex blockRe(
             "block = \\[([0-9]{1,6}), ([0-9]{1,6}), ([0-9]{1,6})\\]");
         std::smatch bmatch;
-        const Buffer *lhs = bufferOf(k.args.front());
+        // A (M x K): the first input of the kernel's first op, its matmul
+        // (a fusion's kernel arguments follow its operands, bias first
+        // perhaps).
+        const Buffer *lhs = nullptr;
+        if (!k.ops.empty() && k.ops.front() < m.program.size() &&
+            !m.program[k.ops.front()].inputs.empty())
+          lhs = bufferOf(m.program[k.ops.front()].inputs[0]);
         int64_t need = -1;
         if (std::regex_search(k.config, bmatch, blockRe) && lhs &&
             lhs->shape.size() >= 2 && out.shape.size() >= 2 && k.grid[0] > 0) {

@@ -746,7 +746,7 @@ static bool persistentRule(const MatmulShape &s, const ConfigFields &f,
   return true;
 }
 
-/// kb-tile's default wgmma tile/// kb-tile's default wgmma tile (f.block), and where it chose the tile and
+/// kb-tile's default wgmma tile (f.block), and where it chose the tile and
 /// split-K together (few output tiles), the split too: returns true then.
 static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
                              const TargetModel &model) {
@@ -863,9 +863,11 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // rule above) only with a row-major B: 1000 x 700 x 1500 (47 k tiles) at
   // the model's 256 x 128 in 4 uneven chunks ran 0.0241 ms against 0.0258
   // for the lines-split rule's 64 x 128; with B^T the model's 128 x 192 in
-  // 4 ran 0.0230 against 0.0224 (run 11, same call).
+  // 4 ran 0.0230 against 0.0224 (run 11, same call). Nor with reduce =
+  // "stream" (stream-K shares the k tiles among its grid's blocks instead).
   if (batch == 1 && f.split == 0 && (rowB || !linesSplit) &&
       f.copy != CopyKind::cp_async && f.store != StoreKind::tma &&
+      f.reduce != ReduceKind::stream &&
       (!covers(f.block[0], f.block[1]) ||
        (f.block[0] * f.block[1] < 128 * 128 && std::min(m, n) <= 128))) {
     // The stages kb-promote-shared-memory will give each candidate (its

@@ -114,3 +114,16 @@ func.func @persistent_rule_bounds(%a: tensor<2048x4096xf32>, %w: tensor<4096x409
   %4 = kb.matmul %a, %w precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], mma = "wgmma_tf32">} : tensor<2048x4096xf32>, tensor<4096x4096xf32> -> tensor<2048x4096xf32>
   return %0 : tensor<2048x4096xf32>
 }
+
+// -----
+
+// A hand-set reduce = "stream" with few output tiles (128 x 4096): kb-tile
+// picks the tile but no split (stream-K shares the k tiles among the grid's
+// blocks instead).
+// CHECK-LABEL: func.func @stream_no_split
+// CHECK-NOT: split
+// CHECK: grid = 132, reduce = "stream"
+func.func @stream_no_split(%a: tensor<128x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<128x4096xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", grid = 132, reduce = "stream">} : tensor<128x4096xf32>, tensor<4096x4096xf32> -> tensor<128x4096xf32>
+  return %0 : tensor<128x4096xf32>
+}

@@ -325,7 +325,12 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // launch, left zero after it), passed just before the output.
     MatmulOp streamMm = getKernelMatmul(&op);
     if (config && config.getReduce() == ReduceKind::stream &&
-        config.getGrid() > 0 && streamMm && config.getBlock().size() == 3) {
+        (config.getGrid() <= 0 || !streamMm ||
+         config.getBlock().size() != 3))
+      return op.emitOpError()
+             << "#kb.config reduce = \"stream\" needs a tiled matmul with a "
+                "persistent grid: run kb-tile first";
+    if (config && config.getReduce() == ReduceKind::stream) {
       auto c = streamMm.getResult().getType().getShape();
       int64_t k = streamMm.getLhs().getType().getShape().back();
       int64_t bm = config.getBlock()[0], bn = config.getBlock()[1];
@@ -373,10 +378,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // block of the cluster writes the partials that this one loads from C
     // after the cluster barrier, and with noalias LLVM may take the
     // barrier for a call that cannot touch C and move the loads above it.
-    // Nor of stream-K (reduce = "stream"), whose partials another block
-    // stores in C before its flag.
-    if (!(config && (config.getReduce() == ReduceKind::cluster ||
-                     config.getReduce() == ReduceKind::stream)))
+    if (!(config && config.getReduce() == ReduceKind::cluster))
       kfunc.setArgAttr(kargTypes.size() - 1,
                        LLVM::LLVMDialect::getNoAliasAttrName(),
                        gb.getUnitAttr());

@@ -308,6 +308,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       why = "no cluster";
     else if (tmaStore)
       why = "store = \"direct\"";
+    else if ((rowB ? bn : bm) / 64 > 4)
+      why = "at most 4 consumer warpgroups (four flags a block), BM <= 256 "
+            "with B^T or BN <= 256 with a row-major B";
     else if (!e.streamFlags)
       why = "its workspace (kb-lower-to-gpu passes it)";
     if (!why.empty())
@@ -1192,7 +1195,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         };
         auto asmStmt = [&](StringRef text, ValueRange operands) {
           LLVM::InlineAsmOp::create(
-              b, loc, TypeRange{}, operands, text, "l",
+              b, loc, TypeRange{}, operands, text, "l,~{memory}",
               /*has_side_effects=*/true, /*is_align_stack=*/false,
               LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
               ArrayAttr());
@@ -1229,7 +1232,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
             b.setInsertionPointToStart(before);
             Value v = LLVM::InlineAsmOp::create(
                           b, loc, i32t, ValueRange{flag},
-                          "ld.acquire.gpu.global.u32 $0, [$1];", "=r,l",
+                          "ld.acquire.gpu.global.u32 $0, [$1];",
+                          "=r,l,~{memory}",
                           /*has_side_effects=*/true, /*is_align_stack=*/false,
                           LLVM::tailcallkind::TailCallKind::None,
                           LLVM::AsmDialectAttr(), ArrayAttr())

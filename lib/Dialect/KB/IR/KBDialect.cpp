@@ -350,7 +350,7 @@ LogicalResult ConfigAttr::verify(
       return emitError() << "#kb.config reduce = \"cluster\" needs " << why;
   }
   // reduce = "stream": stream-K over a persistent grid (MatmulWgmma.cpp);
-  // kb-lower-to-gpu checks the shape (at least as many tiles as blocks).
+  // kb-lower-to-gpu checks the tile (at most 4 consumer warpgroups).
   if (reduce == ReduceKind::stream) {
     std::string why;
     if (grid <= 0)
