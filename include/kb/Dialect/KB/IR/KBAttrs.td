@@ -186,7 +186,7 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       kernel. `cluster` (`split = 2`, wgmma with TMA): inside the matmul
       kernel, by the two blocks of a cluster. `stream` (wgmma with TMA, a
       persistent `grid = G`, not split, not batched, no cluster, no TMA
-      store): stream-K. Whole rounds of G output tiles run one a block; the
+      store, at most 4 consumer warpgroups): stream-K. Whole rounds of G output tiles run one a block; the
       R tiles left over are split in G / R chunks of their k tiles, one a
       block, so that the last round's blocks share its work; chunk 0's
       block adds the others' partials (stored in a workspace, announced by
