@@ -229,14 +229,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       kargTypes.push_back(buffers.lookup(v).getType());
       kargs.push_back(buffers.lookup(v));
     }
-    // A split_global softmax exchanges its blocks' partial results through
-    // a workspace in global memory (zero before each launch, left zero
-    // after it), passed just before the output.
-    if (config.getStrategy() == SoftmaxStrategy::split_global) {
-      auto type = cast<RankedTensorType>(result.getType());
-      int64_t n = type.getShape().back(), rows = type.getNumElements() / n;
-      int64_t words = splitGlobalWorkspaceWords(
-          rows, std::max<int64_t>(config.getCluster(), 1));
+    // A kernel's i32 workspace of `words` (role "workspace": kb-run
+    // zero-fills it once and the kernel leaves it zero), as an argument.
+    auto addWorkspace = [&](int64_t words) {
       auto ws = memref::AllocOp::create(
           b, loc, MemRefType::get({words}, b.getI32Type()));
       ws->setAttr("kb.name", b.getStringAttr(uniqueName(
@@ -244,6 +239,15 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       ws->setAttr("kb.role", b.getStringAttr("workspace"));
       kargTypes.push_back(ws.getType());
       kargs.push_back(ws);
+    };
+    // A split_global softmax exchanges its blocks' partial results through
+    // a workspace in global memory (zero before each launch, left zero
+    // after it), passed just before the output.
+    if (config.getStrategy() == SoftmaxStrategy::split_global) {
+      auto type = cast<RankedTensorType>(result.getType());
+      int64_t n = type.getShape().back(), rows = type.getNumElements() / n;
+      addWorkspace(splitGlobalWorkspaceWords(
+          rows, std::max<int64_t>(config.getCluster(), 1)));
     }
     // A wgmma matmul whose tiles TMA copies reads A and B (B^T, or B as it
     // is) through two tensor maps (128 bytes each, encoded by kb-run from the manifest's
@@ -337,16 +341,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       int64_t tiles = llvm::divideCeil(c[c.size() - 2], bm) *
                       llvm::divideCeil(c.back(), bn) *
                       (c.size() == 3 ? c[0] : 1);
-      int64_t words = streamKWorkspaceWords(
+      addWorkspace(streamKWorkspaceWords(
           tiles, llvm::divideCeil(k, config.getBlock()[2]), config.getGrid(),
-          bm, bn);
-      auto ws = memref::AllocOp::create(
-          b, loc, MemRefType::get({words}, b.getI32Type()));
-      ws->setAttr("kb.name", b.getStringAttr(uniqueName(
-                                 "ws" + std::to_string(scratchCount++))));
-      ws->setAttr("kb.role", b.getStringAttr("workspace"));
-      kargTypes.push_back(ws.getType());
-      kargs.push_back(ws);
+          bm, bn));
     }
     unsigned numReadOnly = op.getNumOperands();
     kargTypes.push_back(out.getType());

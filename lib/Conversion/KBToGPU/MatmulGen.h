@@ -185,6 +185,64 @@ LogicalResult buildGemv(MatmulEmitter &e, LaunchInfo &info);
 /// big and a small tf32 part and adds three products).
 LogicalResult buildMmaSync(MatmulEmitter &e, LaunchInfo &info, bool split3);
 
+/// reduce = "cluster" (split = 2, blocks z = 0 and 1 of a 1 x 1 x 2
+/// cluster): after the k loop, each of the `groups` consumer warpgroups
+/// either stores its raw partial into C or, after the cluster barrier, adds
+/// the other block's and runs `epilogue` on the sum (MatmulWgmmaReduce.cpp).
+/// `epilogue` stores an accumulator struct through e.partial's mode.
+void emitClusterReduce(MatmulEmitter &e, Value acc, Value warpgroup,
+                       int64_t groups, function_ref<void(Value)> epilogue);
+
+/// Refuses, in one line, a stream-K config (reduce = "stream") the wgmma
+/// kernel cannot run: it needs a persistent grid with TMA copies, an
+/// unbatched unsplit matmul, no cluster, no TMA store, at most 4 consumer
+/// warpgroups (four flags a block) and its workspace.
+LogicalResult checkStreamK(MatmulEmitter &e, bool persistent, bool tma,
+                           bool tmaStore, int64_t consumerWarpgroups);
+
+/// Block g's chunk of a rest tile (g < rest x chunks) in stream-K's `plan`
+/// over a grid of `grid` blocks: tile rounds x grid + g / S, chunk j = g %
+/// S, its k tiles [j K / S, (j + 1) K / S).
+struct StreamKChunk {
+  MatmulEmitter::BlockTile at;
+  Value chunk, kBegin, kEnd;
+};
+StreamKChunk streamKChunk(MatmulEmitter &e, Value g, const StreamKPlan &plan,
+                          int64_t grid, int64_t kTiles, int64_t tilesPerSlice);
+
+/// Stream-K's fix-up of a rest tile split in chunks (reduce = "stream",
+/// MatmulWgmma.cpp; docs/design.md "Stream-K"), for one consumer
+/// warpgroup: chunks 1 .. S - 1 store their accumulators into the
+/// workspace and set their flag, chunk 0 waits for the S - 1 flags and adds
+/// the partials in chunk order (MatmulWgmmaReduce.cpp). The workspace is
+/// e.streamFlags: four flags a block (one a warpgroup), then the slots,
+/// value v of consumer thread t at word 4 G + (slot x values + v) x threads
+/// + t.
+struct StreamKFixup {
+  MatmulEmitter &e;
+  Value warpgroup;
+  int64_t grid, chunks, values, consumerThreads;
+  /// Thread 0 of the warpgroup (which spins and signals); built first.
+  Value elected;
+  StreamKFixup(MatmulEmitter &e, Value warpgroup, int64_t grid,
+               int64_t chunks, int64_t values, int64_t consumerThreads);
+  /// The slot of chunk j (1 .. S - 1) of rest tile r: r (S - 1) + j - 1.
+  Value slot(Value restTile, Value chunk);
+  /// Chunk 0 (block g): waits for blocks g + 1 .. g + S - 1 (and resets
+  /// their flags for the next launch), then returns `acc` plus their
+  /// partials, added in chunk order.
+  Value waitAndAdd(Value acc, Value g, Value restTile);
+  /// Chunks 1 .. S - 1 (block g): `acc` into `slot`, the warpgroup's
+  /// barrier, then thread 0's release of the flag.
+  void storeAndSignal(Value acc, Value g, Value slot);
+
+private:
+  Value flagPtr(Value block);
+  Value word(Value slot, int64_t v);
+  void groupBarrier();
+  void asmStatement(StringRef text, Value ptr);
+};
+
 /// The wgmma TF32 kernel (sm_90a): warpgroups of 128 threads, each
 /// accumulating a 64 x BN slice with wgmma.mma_async straight from 128-byte
 /// swizzled shared-memory tiles (both operands K-major: B transposed).

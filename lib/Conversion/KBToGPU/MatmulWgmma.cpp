@@ -278,67 +278,26 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   };
 
   // reduce = "stream": stream-K over a persistent grid of G blocks
-  // (streamKPlan). The whole rounds of G output tiles run data-parallel,
-  // block g taking tiles g, g + G, ... whole, as the persistent grid does;
-  // the R tiles left over, which one a block would leave G - R SMs idle,
-  // are split in S = G / R chunks of their k tiles, block g taking chunk
-  // g % S of tile g / S of them. Chunks 1 .. S - 1 store their raw partial
-  // in the workspace, each thread its own accumulators (coalesced: value i
-  // of consumer thread t at word i x threads + t of the slot), and set
-  // their flag (a release at GPU scope after the warpgroup's barrier);
-  // chunk 0's block, after its own k loop, waits for the S - 1 flags (an
-  // acquire), resets them and adds the partials to its accumulators in
-  // chunk order (the same bits run to run), then runs the epilogue. The
-  // blocks chunk 0 waits for wait for nothing: with every block resident at
-  // once (kb-run checks co_resident_blocks) no block waits for ever. All
-  // rest chunks run at once and at S k offsets, so the blocks of one chunk
-  // read the same k tiles of A and B together (a first form, one run of I
-  // / G k tiles a block over the tiles laid end to end, read them at G
-  // offsets and ran 1.04-1.95x slower than one block a tile:
-  // bench/results/2026-12-03-streamk/call1).
+  // (streamKPlan): the whole rounds of G tiles as a persistent grid runs
+  // them, the tiles left over split in chunks of their k tiles, one a
+  // block, fixed up through the workspace (MatmulWgmmaReduce.cpp).
   bool streamK = e.config.getReduce() == ReduceKind::stream;
   StreamKPlan plan;
   if (streamK) {
-    std::string why;
-    if (!persistent || !tma)
-      why = "a persistent grid with TMA copies";
-    else if (e.shape.batched || e.shape.splits > 1 || e.clusterReduce)
-      why = "an unbatched, unsplit matmul";
-    else if (e.config.getCluster() > 1)
-      why = "no cluster";
-    else if (tmaStore)
-      why = "store = \"direct\"";
-    else if ((rowB ? bn : bm) / 64 > 4)
-      why = "at most 4 consumer warpgroups (four flags a block), BM <= 256 "
-            "with B^T or BN <= 256 with a row-major B";
-    else if (!e.streamFlags)
-      why = "its workspace (kb-lower-to-gpu passes it)";
-    if (!why.empty())
-      return e.op->emitOpError() << "#kb.config reduce = \"stream\" needs "
-                                 << why;
+    if (failed(checkStreamK(e, persistent, tma, tmaStore,
+                            (rowB ? bn : bm) / 64)))
+      return failure();
     // Every block of the grid, even past the tiles (the rest's chunks).
     persistentGrid = e.config.getGrid();
     plan = streamKPlan(totalTiles, kTiles, persistentGrid);
     info.grid = {persistentGrid, 1, 1};
   }
   int64_t streamChunks = plan.chunks >= 2 ? plan.chunks : 0;
-  // Block g's chunk of a rest tile (g < rest x chunks): the tile, its k
-  // tiles [kBegin, kEnd) (chunk j: [j K / S, (j + 1) K / S)), the chunk
-  // index, and the block's count of k tiles before it (the rounds').
-  struct StreamChunk {
-    MatmulEmitter::BlockTile at;
-    Value chunk, kBegin, kEnd;
-  };
   auto streamChunk = [&](Value g) {
-    Value t = e.add(e.div(g, streamChunks), plan.rounds * persistentGrid);
-    Value j = e.rem(g, streamChunks);
-    MatmulEmitter::BlockTile at =
-        e.tileAt(e.rem(t, tilesM * tilesN), cidx(b, loc, 0));
-    Value kb = e.div(e.mul(j, kTiles), streamChunks);
-    Value ke = e.div(e.mul(e.add(j, 1), kTiles), streamChunks);
-    return StreamChunk{at, j, kb, ke};
+    return streamKChunk(e, g, plan, persistentGrid, kTiles, tilesM * tilesN);
   };
-  auto streamCount = [&](const StreamChunk &ch, Value kt) {
+  // The block's count of k tiles before chunk k tile kt (the rounds').
+  auto streamCount = [&](const StreamKChunk &ch, Value kt) {
     return e.add(arith::SubIOp::create(b, loc, kt, ch.kBegin),
                  plan.rounds * kTiles);
   };
@@ -1032,7 +991,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                when(cmp(arith::CmpIPredicate::ult, g,
                         plan.rest * streamChunks),
                     [&] {
-                      StreamChunk ch = streamChunk(g);
+                      StreamKChunk ch = streamChunk(g);
                       auto produce = scf::ForOp::create(
                           b, loc, ch.kBegin, ch.kEnd, cidx(b, loc, 1));
                       OpBuilder::InsertionGuard g(b);
@@ -1156,7 +1115,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       Value g = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
       consumeTiles(cidx(b, loc, plan.rounds));
       when(cmp(arith::CmpIPredicate::ult, g, plan.rest * streamChunks), [&] {
-        StreamChunk ch = streamChunk(g);
+        StreamKChunk ch = streamChunk(g);
         auto kLoop = scf::ForOp::create(b, loc, ch.kBegin, ch.kEnd,
                                         cidx(b, loc, 1), ValueRange{zero});
         {
@@ -1176,114 +1135,17 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         releaseStage(e.add(streamCount(ch, ch.kEnd), -1),
                      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
         Value acc = kLoop.getResult(0);
-        Value wgTid = e.rem(e.tid, 128);
-        Value elected = cmp(arith::CmpIPredicate::eq, wgTid, 0);
-        // Flag (block, warpgroup w): word 4 block + w of the workspace.
-        auto flagPtr = [&](Value block) {
-          Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-              b, loc, e.streamFlags);
-          return ptrTo(
-              e.add(base, e.mul(e.add(e.mul(block, 4), warpgroup), 4)), 0);
-        };
-        auto groupBarrier = [&] {
-          Value barId = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                                     e.add(warpgroup, 1));
-          NVVM::BarrierOp::create(
-              b, loc, Type(), barId,
-              arith::ConstantIntOp::create(b, loc, b.getI32Type(), 128),
-              nullptr, Value());
-        };
-        auto asmStmt = [&](StringRef text, ValueRange operands) {
-          LLVM::InlineAsmOp::create(
-              b, loc, TypeRange{}, operands, text, "l,~{memory}",
-              /*has_side_effects=*/true, /*is_align_stack=*/false,
-              LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-              ArrayAttr());
-        };
-        // Word of value v of this thread in partial slot `slot`.
-        Type i32t = b.getI32Type();
-        auto partialWord = [&](Value slot, int64_t v) {
-          return e.add(
-              e.add(e.mul(e.add(e.mul(slot, nAcc), v), consumerThreads),
-                    e.tid),
-              4 * persistentGrid);
-        };
-        // Slot of chunk j (1 .. S - 1) of rest tile r: r (S - 1) + j - 1.
+        StreamKFixup fixup(e, warpgroup, persistentGrid, streamChunks, nAcc,
+                           consumerThreads);
         Value restTile = e.div(g, streamChunks);
-        auto slotOf = [&](Value j) {
-          return e.add(e.add(e.mul(restTile, streamChunks - 1), j), -1);
-        };
         Value isFirst = cmp(arith::CmpIPredicate::eq, ch.chunk, 0);
         auto ifFirst = scf::IfOp::create(b, loc, isFirst, true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          // Chunk 0: wait for blocks g + 1 .. g + S - 1 (their flags reset
-          // for the next launch), then add their partials in order.
-          b.setInsertionPointToStart(ifFirst.thenBlock());
-          when(elected, [&] {
-            auto waits =
-                scf::ForOp::create(b, loc, cidx(b, loc, 1),
-                                   cidx(b, loc, streamChunks), cidx(b, loc, 1));
-            OpBuilder::InsertionGuard wg(b);
-            b.setInsertionPointToStart(waits.getBody());
-            Value flag = flagPtr(e.add(g, waits.getInductionVar()));
-            auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-            Block *before = b.createBlock(&spin.getBefore());
-            b.setInsertionPointToStart(before);
-            Value v = LLVM::InlineAsmOp::create(
-                          b, loc, i32t, ValueRange{flag},
-                          "ld.acquire.gpu.global.u32 $0, [$1];",
-                          "=r,l,~{memory}",
-                          /*has_side_effects=*/true, /*is_align_stack=*/false,
-                          LLVM::tailcallkind::TailCallKind::None,
-                          LLVM::AsmDialectAttr(), ArrayAttr())
-                          .getResult(0);
-            Value notYet = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq, v,
-                arith::ConstantIntOp::create(b, loc, i32t, 0));
-            scf::ConditionOp::create(b, loc, notYet, ValueRange{});
-            Block *after = b.createBlock(&spin.getAfter());
-            b.setInsertionPointToStart(after);
-            scf::YieldOp::create(b, loc);
-            b.setInsertionPointAfter(spin);
-            asmStmt("st.relaxed.gpu.global.u32 [$0], 0;", ValueRange{flag});
-          });
-          groupBarrier();
-          auto adds = scf::ForOp::create(b, loc, cidx(b, loc, 1),
-                                         cidx(b, loc, streamChunks),
-                                         cidx(b, loc, 1), ValueRange{acc});
-          {
-            OpBuilder::InsertionGuard ag(b);
-            b.setInsertionPointToStart(adds.getBody());
-            Value slot = slotOf(adds.getInductionVar());
-            Value sum = adds.getRegionIterArgs()[0];
-            for (int64_t v = 0; v < nAcc; ++v) {
-              Value word = memref::LoadOp::create(
-                  b, loc, e.streamFlags, ValueRange{partialWord(slot, v)});
-              Value part = arith::BitcastOp::create(b, loc, f32, word);
-              Value own = LLVM::ExtractValueOp::create(b, loc, sum, v);
-              sum = LLVM::InsertValueOp::create(
-                  b, loc, sum, arith::AddFOp::create(b, loc, own, part), v);
-            }
-            scf::YieldOp::create(b, loc, sum);
-          }
-          epilogue(adds.getResult(0), ch.at.row0, ch.at.col0, ch.at.batch);
-          // Chunks 1 .. S - 1: the partial, then the flag.
-          b.setInsertionPointToStart(ifFirst.elseBlock());
-          Value slot = slotOf(ch.chunk);
-          for (int64_t v = 0; v < nAcc; ++v) {
-            Value x = LLVM::ExtractValueOp::create(b, loc, acc, v);
-            memref::StoreOp::create(b, loc,
-                                    arith::BitcastOp::create(b, loc, i32t, x),
-                                    e.streamFlags,
-                                    ValueRange{partialWord(slot, v)});
-          }
-          groupBarrier();
-          when(elected, [&] {
-            asmStmt("fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [$0], 1;",
-                    ValueRange{flagPtr(g)});
-          });
-        }
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifFirst.thenBlock());
+        epilogue(fixup.waitAndAdd(acc, g, restTile), ch.at.row0, ch.at.col0,
+                 ch.at.batch);
+        b.setInsertionPointToStart(ifFirst.elseBlock());
+        fixup.storeAndSignal(acc, g, fixup.slot(restTile, ch.chunk));
       });
       return success();
     }
@@ -1322,52 +1184,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
   if (e.clusterReduce) {
-    // reduce = "cluster" (split = 2, blocks z = 0 and 1 of a 1 x 1 x 2
-    // cluster, the same output tile). Each part of the tile that a
-    // consumer warpgroup holds is finished by one of the two blocks: with
-    // two or more warpgroups, warpgroup w's part by block w % 2 (each block
-    // finishes half of the tile), with one, by block 0. The other block's
-    // warpgroup w stores its raw partial of that part into C; every thread
-    // of both blocks arrives on the cluster barrier (release: the partials'
-    // stores before it; the producers arrive, relaxed, once their copies
-    // are issued); the finishing warpgroups wait (acquire), load the
-    // partial of each element they hold (the same thread of the other
-    // block stored it: both run the same code), add it to their own and
-    // store the sum through the fused epilogue. A warpgroup that stored its
-    // partial exits after its arrive: nothing reads its shared memory.
-    // kb.split_sum adds chunk 0's and chunk 1's partials, and a + b == b +
-    // a in IEEE arithmetic: the same bits. (First form, block 1 storing the
-    // whole tile and block 0 finishing it: from 1% faster to 8% slower than kb.split_sum
-    // on the row-major medium shapes, bench/results/2026-12-03-reduce.)
-    Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-    int64_t groups = (rowB ? bn : bm) / 64;
-    Value first = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, z,
-        groups >= 2 ? e.rem(warpgroup, 2) : cidx(b, loc, 0));
-    Value bz0 = cidx(b, loc, 0);
-    Value acc = loop.getResult(0);
-    auto ifSecond = scf::IfOp::create(
-        b, loc,
-        arith::XOrIOp::create(
-            b, loc, first,
-            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)),
-        false);
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(ifSecond.thenBlock());
-      e.partial = MatmulEmitter::Partial::store;
-      epilogue(acc, row0, col0, bz0);
-    }
-    NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
-    auto ifFirst = scf::IfOp::create(b, loc, first, false);
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(ifFirst.thenBlock());
-      NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
-      e.partial = MatmulEmitter::Partial::add;
-      epilogue(acc, row0, col0, bz0);
-    }
-    e.partial = MatmulEmitter::Partial::none;
+    // reduce = "cluster": the two chunks summed by the cluster's two blocks
+    // (MatmulWgmmaReduce.cpp).
+    emitClusterReduce(e, loop.getResult(0), warpgroup, (rowB ? bn : bm) / 64,
+                      [&](Value acc) {
+                        epilogue(acc, row0, col0, cidx(b, loc, 0));
+                      });
     return success();
   }
   epilogue(loop.getResult(0), row0, col0, bz);
