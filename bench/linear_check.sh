@@ -43,16 +43,8 @@ python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
 import shapes
-from programs import linear
-mode, P = sys.argv[1], "build/gpu/programs"
-ep = {"relu": ("bias", "relu"), "gelu": ("bias", "scale", "gelu_erf"), "swish": ("bias", "swish"), "plain": ()}
-variants = []
-def prog(m, n, k, e):
-    name = f"lf-{e}-{m}x{n}x{k}-sm90a"
-    open(f"{P}/{name}.mlir", "w").write(linear(m, n, k, "tf32", ep[e]))
-    return name
-def variant(name, tag, config):
-    variants.append((name, name[:-len("-sm90a")] + f"-{tag}-sm90a", config))
+from gpu_call import P, prog, variant, write_variants
+mode = sys.argv[1]
 RED, KER = 'block = [128, 256, 32], split = 2, reduce = "cluster"', 'block = [128, 256, 32], split = 2, reduce = "kernel"'
 C2 = "block = [128, 128, 32], cluster = 2"
 if mode == "fused":
@@ -99,24 +91,12 @@ else:
         else:
             variant(name, "v128x192s1c2", "block = [128, 192, 32], cluster = 2")
             variant(name, "v128x256s1c2", "block = [128, 256, 32], cluster = 2")
-with open("build/gpu/variants.txt", "w") as f:
-    for v in variants:
-        f.write("\t".join(v) + "\n")
+write_variants()
 PY
-for f in $P/*.mlir; do
-  build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$(basename "$f" .mlir) chip=sm_90a" -o /dev/null
-done
-while IFS=$'\t' read -r prog name config; do
-  bash scripts/build-variant.sh "$P/$prog.mlir" "$name" "$config" > /dev/null
-done < build/gpu/variants.txt
-for d in build/gpu/bundles/*/; do
-  python3 -c "
-import json, sys
-for k in json.load(open(sys.argv[1] + 'manifest.json'))['kernels']:
-    r = k['resources']
-    if 'mma' in k.get('config', ''):
-        print(f\"{sys.argv[1].split('/')[-2]:48s} grid {k['grid']} regs {r['registers']} spill {r['spill_store_bytes']}  {k['config']}\")" "$d"
-done
+. bench/gpu_call.sh
+gpu_call_compile
+gpu_call_variants
+gpu_call_show
 cp bench/peer_mm.py bench/ncu_summary.py bench/torch_peer.py build/gpu/
 # The call: a header, then the mode's steps.
 {

@@ -22,16 +22,8 @@ python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
 import shapes
-from programs import linear
-mode, P = sys.argv[1], "build/gpu/programs"
-ep = {"relu": ("bias", "relu"), "gelu": ("bias", "scale", "gelu_erf"), "swish": ("bias", "swish"), "plain": ()}
-variants = []
-def prog(m, n, k, e):
-    name = f"lf-{e}-{m}x{n}x{k}-sm90a"
-    open(f"{P}/{name}.mlir", "w").write(linear(m, n, k, "tf32", ep[e]))
-    return name
-def variant(name, tag, config):
-    variants.append((name, name[:-len("-sm90a")] + f"-{tag}-sm90a", config))
+from gpu_call import EPILOGUES as ep, P, linear, prog, variant, variants, write_variants
+mode = sys.argv[1]
 SK = 'grid = 132, reduce = "stream"'
 # Hand-set stream-K where a tile is cut: edges in M, N and K, both forms of
 # B, a fused epilogue, a grid smaller than the tiles.
@@ -65,13 +57,10 @@ if mode == "persistent":
                        (384, 14336, 4096, "gelu")]:
         name = prog(m, n, k, e)
         variants.append((name, name[:-len("-sm90a")] + "-vPERSIST-sm90a", "grid = 132"))
-with open("build/gpu/variants.txt", "w") as f:
-    for v in variants:
-        f.write("\t".join(v) + "\n")
+write_variants()
 PY
-for f in $P/*.mlir; do
-  build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$(basename "$f" .mlir) chip=sm_90a" -o /dev/null
-done
+. bench/gpu_call.sh
+gpu_call_compile
 while IFS=$'\t' read -r prog name config; do
   if [[ "$name" == *-vPERSIST-* ]]; then
     # The default's own tile, with a persistent grid.
@@ -87,14 +76,7 @@ for k in json.load(open(sys.argv[1]))['kernels']:
   fi
   bash scripts/build-variant.sh "$P/$prog.mlir" "$name" "$config" > /dev/null
 done < build/gpu/variants.txt
-for d in build/gpu/bundles/*/; do
-  python3 -c "
-import json, sys
-for k in json.load(open(sys.argv[1] + 'manifest.json'))['kernels']:
-    r = k['resources']
-    if 'mma' in k.get('config', ''):
-        print(f\"{sys.argv[1].split('/')[-2]:48s} grid {k['grid']} regs {r['registers']} spill {r['spill_store_bytes']}  {k['config']}\")" "$d"
-done
+gpu_call_show
 cp bench/torch_peer.py build/gpu/
 {
   cat <<'SH'
