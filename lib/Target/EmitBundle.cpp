@@ -348,8 +348,8 @@ void EmitBundlePass::runOnOperation() {
           if (cfg.getStrategy() == SoftmaxStrategy::split_global)
             kernel["co_resident_blocks"] =
                 std::max<int64_t>(cfg.getCluster(), 1);
-        // Likewise a stream-K matmul's persistent grid: a block finishing
-        // a tile waits for the next block's partial of it.
+        // Likewise a stream-K matmul's persistent grid: the block of a rest
+        // tile's first chunk waits for the blocks of its other chunks.
         if (auto cfg = launch->getAttrOfType<ConfigAttr>("kb.config"))
           if (cfg.getReduce() == ReduceKind::stream)
             kernel["co_resident_blocks"] =

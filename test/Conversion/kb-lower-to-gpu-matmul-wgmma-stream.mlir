@@ -77,3 +77,13 @@ func.func @five_warpgroups(%a: tensor<640x512xf32>, %b: tensor<256x512xf32>) -> 
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [320, 64, 32], threads = 672, stages = 3, pad = [0, 0], mma = "wgmma_tf32", grid = 8, copy = "tma", reduce = "stream">} : tensor<640x512xf32>, tensor<256x512xf32> -> tensor<640x256xf32>
   return %0 : tensor<640x256xf32>
 }
+
+// -----
+
+// Not tiled yet (no block, no copy): kb-lower-to-gpu cannot size the
+// workspace, and says so in one line.
+func.func @untiled(%a: tensor<512x512xf32>, %b: tensor<384x512xf32>) -> tensor<512x384xf32> {
+  // expected-error @+1 {{#kb.config reduce = "stream" needs a tiled matmul with a persistent grid: run kb-tile first}}
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<threads = 288, mma = "wgmma_tf32", grid = 8, reduce = "stream">} : tensor<512x512xf32>, tensor<384x512xf32> -> tensor<512x384xf32>
+  return %0 : tensor<512x384xf32>
+}

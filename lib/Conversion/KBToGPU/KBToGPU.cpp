@@ -327,14 +327,12 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // a tile store their partials in a workspace and announce them by
     // flags there (streamKWorkspaceWords; the flags zero before each
     // launch, left zero after it), passed just before the output.
-    MatmulOp streamMm = getKernelMatmul(&op);
-    if (config && config.getReduce() == ReduceKind::stream &&
-        (config.getGrid() <= 0 || !streamMm ||
-         config.getBlock().size() != 3))
-      return op.emitOpError()
-             << "#kb.config reduce = \"stream\" needs a tiled matmul with a "
-                "persistent grid: run kb-tile first";
     if (config && config.getReduce() == ReduceKind::stream) {
+      MatmulOp streamMm = getKernelMatmul(&op);
+      if (config.getGrid() <= 0 || !streamMm || config.getBlock().size() != 3)
+        return op.emitOpError()
+               << "#kb.config reduce = \"stream\" needs a tiled matmul with "
+                  "a persistent grid: run kb-tile first";
       auto c = streamMm.getResult().getType().getShape();
       int64_t k = streamMm.getLhs().getType().getShape().back();
       int64_t bm = config.getBlock()[0], bn = config.getBlock()[1];

@@ -1071,10 +1071,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     };
     // The k loop of one output tile; its k tile kt is the block's k tile
     // c0 + kt (c0 = 0 without a persistent grid).
-    auto consumeTile = [&](Value c0) {
-      auto kLoop =
-          scf::ForOp::create(b, loc, cidx(b, loc, 0), cidx(b, loc, kTiles),
-                             cidx(b, loc, 1), ValueRange{zero});
+    // (`trips`: its k tiles, kTiles unless given: a stream-K chunk's.)
+    auto consumeTile = [&](Value c0, Value trips = Value()) {
+      auto kLoop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
+                                      trips ? trips : cidx(b, loc, kTiles),
+                                      cidx(b, loc, 1), ValueRange{zero});
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(kLoop.getBody());
       Value kt = kLoop.getInductionVar();
@@ -1116,21 +1117,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       consumeTiles(cidx(b, loc, plan.rounds));
       when(cmp(arith::CmpIPredicate::ult, g, plan.rest * streamChunks), [&] {
         StreamKChunk ch = streamChunk(g);
-        auto kLoop = scf::ForOp::create(b, loc, ch.kBegin, ch.kEnd,
-                                        cidx(b, loc, 1), ValueRange{zero});
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(kLoop.getBody());
-          Value kt = kLoop.getInductionVar();
-          Value c = streamCount(ch, kt);
-          NVVM::MBarrierTryWaitParityOp::create(
-              b, loc, full(e.rem(c, stages)), parityOf(c), i32(0x989680));
-          Value acc = mmaStep(c, kLoop.getRegionIterArgs()[0]);
-          releaseStage(e.add(c, -1),
-                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                             kt, ch.kBegin));
-          scf::YieldOp::create(b, loc, acc);
-        }
+        scf::ForOp kLoop =
+            consumeTile(cidx(b, loc, plan.rounds * kTiles),
+                        arith::SubIOp::create(b, loc, ch.kEnd, ch.kBegin));
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
         releaseStage(e.add(streamCount(ch, ch.kEnd), -1),
                      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
