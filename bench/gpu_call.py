@@ -5,6 +5,7 @@ config) that bench/gpu_call.sh builds from build/gpu/variants.txt."""
 import sys
 
 sys.path.insert(0, "bench")
+import shapes  # noqa: E402
 from programs import linear  # noqa: E402
 
 P = "build/gpu/programs"
@@ -30,3 +31,37 @@ def write_variants():
     with open("build/gpu/variants.txt", "w") as f:
         for v in variants:
             f.write("\t".join(v) + "\n")
+
+
+def fixed(name, m, n, k, tb, config, e=None, prefix="sk"):
+    """PREFIX-NAME-sm90a: an M x N x K matmul (B^T where tb) with CONFIG set
+    by hand, as a plain matmul (e None) or as F.linear with epilogue E."""
+    if e is None:
+        text = shapes.program(m, n, k, 1, tb, config)
+    else:
+        text = linear(m, n, k, "tf32", EPILOGUES[e]).replace(
+            "precision(tf32) transpose_b",
+            f"precision(tf32) transpose_b {{config = #kb.config<{config}>}}")
+    open(f"{P}/{prefix}-{name}-sm90a.mlir", "w").write(text)
+
+
+def streamk_programs(every=True):
+    """Hand-set stream-K (reduce = "stream") where a tile is cut: edges in
+    M, N and K, both forms of B, fused epilogues, grids smaller than the
+    tiles, 4 tiles over 132 blocks (bench/results/2026-12-03-streamk); with
+    every False only the first two."""
+    s = 'grid = {}, reduce = "stream"'
+    fixed("odd-1000x700x1500-bt", 1000, 700, 1500, True,
+          "block = [128, 128, 32], " + s.format(40))
+    fixed("swish-1024x5120x13824", 1024, 5120, 13824, True,
+          "block = [128, 256, 32], " + s.format(132), "swish")
+    if not every:
+        return
+    fixed("odd-1000x700x1500", 1000, 700, 1500, False,
+          "block = [128, 128, 32], " + s.format(40))
+    fixed("gelu-999x1000x1500", 999, 1000, 1500, True,
+          "block = [128, 128, 32], " + s.format(50), "gelu")
+    fixed("plain-2048x2048x4096-g120", 2048, 2048, 4096, True,
+          "block = [128, 128, 32], " + s.format(120))
+    fixed("plain-256x256x16384-bt", 256, 256, 16384, True,
+          "block = [128, 128, 32], " + s.format(132))

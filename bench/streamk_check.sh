@@ -21,29 +21,12 @@ P=build/gpu/programs
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
-import shapes
-from gpu_call import EPILOGUES as ep, P, linear, prog, variant, variants, write_variants
+from gpu_call import prog, streamk_programs, variant, variants, write_variants
 mode = sys.argv[1]
 SK = 'grid = 132, reduce = "stream"'
-# Hand-set stream-K where a tile is cut: edges in M, N and K, both forms of
-# B, a fused epilogue, a grid smaller than the tiles.
-def fixed(name, m, n, k, tb, config, e=None):
-    if e is None:
-        text = shapes.program(m, n, k, 1, tb, config)
-    else:
-        text = linear(m, n, k, "tf32", ep[e]).replace(
-            "precision(tf32) transpose_b", f"precision(tf32) transpose_b {{config = #kb.config<{config}>}}")
-    open(f"{P}/sk-{name}-sm90a.mlir", "w").write(text)
-# (Calls 1-2 and, after a refactor of the lowering, call 3's two.)
-fixed("odd-1000x700x1500-bt", 1000, 700, 1500, True, 'block = [128, 128, 32], grid = 40, reduce = "stream"')
-fixed("swish-1024x5120x13824", 1024, 5120, 13824, True, 'block = [128, 256, 32], grid = 132, reduce = "stream"', "swish")
-if mode == "first":
-  fixed("odd-1000x700x1500-bt", 1000, 700, 1500, True, 'block = [128, 128, 32], grid = 40, reduce = "stream"')
-  fixed("odd-1000x700x1500", 1000, 700, 1500, False, 'block = [128, 128, 32], grid = 40, reduce = "stream"')
-  fixed("gelu-999x1000x1500", 999, 1000, 1500, True, 'block = [128, 128, 32], grid = 50, reduce = "stream"', "gelu")
-  fixed("swish-1024x5120x13824", 1024, 5120, 13824, True, 'block = [128, 256, 32], grid = 132, reduce = "stream"', "swish")
-  fixed("plain-2048x2048x4096-g120", 2048, 2048, 4096, True, 'block = [128, 128, 32], grid = 120, reduce = "stream"')
-  fixed("plain-256x256x16384-bt", 256, 256, 16384, True, 'block = [128, 128, 32], grid = 132, reduce = "stream"')
+# Hand-set stream-K where a tile is cut (gpu_call.streamk_programs): all of
+# them in call 1, two in call 3 (after a refactor of the lowering).
+streamk_programs(every=mode == "first")
 if mode == "first":
     for m, n, k, e in [(1024, 5120, 13824, "relu"), (1024, 5120, 13824, "plain"), (2048, 13824, 5120, "plain"),
                        (4096, 5120, 13824, "plain"), (768, 8192, 4096, "relu"), (1536, 4096, 4096, "plain")]:

@@ -715,7 +715,7 @@ static void pairRule(const MatmulShape &s, ConfigFields &f) {
 }
 
 /// kb-tile's persistent rule, after the split decision: where kb-tile's
-/// own tile is 128 x 192 or 128 x 256 with B^T over more tiles than SMs,
+/// own tile is 128 x 160 to 128 x 256 with B^T over more tiles than SMs,
 /// a persistent grid (one block an SM walking the tiles: its producer
 /// copies the next tile's first k tiles during this tile's epilogue).
 /// Seen in bench/results/2026-12-03-streamk call 2 (the stream-K plan
@@ -732,13 +732,16 @@ static void pairRule(const MatmulShape &s, ConfigFields &f) {
 /// in the persistent loop, above); the measured 128 x 192 grids with an
 /// edge in N (384x14336, 640x8192) did not spill. At most 5 waves of tiles
 /// (the measured grids had 1.7-4.85; 8192^3 with a row-major B, 15.5 waves,
-/// was 3% slower persistent in 2026-12-01's runs 8-9).
+/// was 3% slower persistent in 2026-12-01's runs 8-9). The widths rule's
+/// 128 x 160 and 128 x 224 (bench/results/2026-12-03-width, call 1):
+/// persistent 0.97-1.04x of the same tile one block a tile, on 8 of 10
+/// programs faster (1536 x 3072 x 4096 at 128 x 160 2.5% slower).
 static bool persistentRule(const MatmulShape &s, const ConfigFields &f,
                            int64_t tiles) {
   if (!s.transposeB || s.paddedB || s.batch != 1 || f.split > 1 ||
       f.cluster != 0 || f.reduce || f.store == StoreKind::tma ||
       f.block.size() != 3 || f.block[0] != 128 ||
-      (f.block[1] != 192 && f.block[1] != 256) || tiles <= s.sms ||
+      f.block[1] < 160 || f.block[1] % 32 || tiles <= s.sms ||
       tiles > 5 * s.sms || s.m % 128 != 0)
     return false;
   if (f.block[1] == 256 && (s.fused || s.n % 256 != 0))
@@ -836,14 +839,34 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // Not in a kb.fusion with an edge in M: the measured fused programs had
   // none, and ptxas spills more there (1999 x 3072 x 4096 + bias + scale +
   // GELU: 128 bytes at 128 x 192, 20 at 128 x 256).
+  // The widths between (bench/results/2026-12-03-width, call 1): the same
+  // cost for 128 x 160 and 128 x 224 (wgmma N = 160 / 224, whole boxes of
+  // 32 rows of B), taken where it is at least 5% under the width above.
+  // In-sample, 10 nn.Linear programs the model moved (predicted 1.09-1.13x;
+  // each variant against the default of the time, L2 flushed, 3 turns):
+  // 1.07-1.12x with the persistent grid the rule below then takes, e.g.
+  // 1024 x 5120 x 13824 from 216 tiles of 128 x 192 (1.64 waves) to 256 of
+  // 128 x 160 (1.94 waves) 1.105x, 2048 x 5120 x 13824 from 320 of 128 x
+  // 256 (2.42) to 368 of 128 x 224 (2.79) 1.08x. 128 x 224 in a kb.fusion
+  // only on a persistent grid: not persistent, 2048 x 5120 x 5120 + GELU
+  // spilled 136 bytes at ptxas's 168 registers (and ran 1.03x, against
+  // 1.10x persistent, which spilled none).
   if (!rowB && !fewRows && f.block[0] == 128 && f.block[1] == 256 &&
       !(s.fused && m % 128 != 0)) {
     auto cost = [&](int64_t bn) {
       return double(llvm::divideCeil(blocksFor(128, bn), sms)) * bn /
              tileEfficiency(128, bn);
     };
-    if (cost(192) * 1.1 <= cost(256))
-      f.block = {128, 192, 32};
+    int64_t bn = cost(192) * 1.1 <= cost(256) ? 192 : 256;
+    int64_t best = 0;
+    for (int64_t w : {224, 160}) {
+      int64_t tiles = blocksFor(128, w);
+      if (w == 224 && s.fused && (tiles <= sms || tiles > 5 * sms))
+        continue;
+      if (cost(w) * 1.05 <= cost(bn) && (!best || cost(w) < cost(best)))
+        best = w;
+    }
+    f.block = {128, best ? best : bn, 32};
   }
   // A few columns (a matrix-vector product, N = 1): the narrowest
   // wgmma that holds them (N a multiple of 8), not 64 columns of which

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds one GPU call for the B^T tile widths 160 and 224 (wgmma N = 160 /
+# 224 beside kb-tile's 128, 192 and 256; bench/results/2026-12-03-width).
+# The waves model (Tile.cpp, defaultWgmmaTile): a grid costs its waves of
+# tiles times a tile's time (its width over tileEfficiency); where 128 x 256
+# or 128 x 192 leaves the last wave part empty, a width between them may
+# fill it (1024 x 5120: 216 tiles of 128 x 192, 1.64 waves; 256 of 128 x
+# 160, 1.94 waves; predicted 11% faster). Usage:
+#   bash bench/width_check.sh first   call 1: stream-K's correctness set
+#       rechecked (gpu_call.streamk_programs; its lowering changed after its
+#       last run), hand-set 128 x 160 / 128 x 224 tiles with edges checked
+#       and sanitized (wd-*), and A/B of the widths (-v128x160s1,
+#       -v128x224s1, with grid = 132 -v...g132) against kb's default on 10
+#       nn.Linear programs the model moves, L2 flushed; the defaults' peers.
+#   bash bench/width_check.sh rule    call 2: kb-tile's width rule out of
+#       sample: programs not in call 1, each against its old default set by
+#       hand (-v128x<old>s1old), L2 flushed then back to back; peers.
+# Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
+set -euo pipefail
+mode=${1:-}
+case "$mode" in first|rule) ;; *)
+  echo "usage: $0 first|rule" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/.."
+rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
+python3 - "$mode" <<'PY'
+import sys
+sys.path.insert(0, "bench")
+from gpu_call import fixed, prog, streamk_programs, variant, write_variants
+mode = sys.argv[1]
+if mode == "first":
+    streamk_programs()
+    # The new widths where tiles are cut: edges in M, N and K, persistent
+    # grids smaller than the tiles, a fused epilogue.
+    fixed("odd-1000x700x1500-bt-160", 1000, 700, 1500, True, "block = [128, 160, 32]", prefix="wd")
+    fixed("odd-1000x700x1500-bt-160-g20", 1000, 700, 1500, True, "block = [128, 160, 32], grid = 20", prefix="wd")
+    fixed("gelu-999x1000x1500-224", 999, 1000, 1500, True, "block = [128, 224, 32]", "gelu", prefix="wd")
+    fixed("odd-1000x1000x1500-bt-224-g7", 1000, 1000, 1500, True, "block = [128, 224, 32], grid = 7", prefix="wd")
+    for m, n, k, e, widths in [
+            (1024, 5120, 13824, "plain", [160]), (1024, 5120, 13824, "relu", [160]),
+            (640, 8192, 4096, "swish", [160]), (1536, 3072, 4096, "plain", [160]),
+            (1024, 5120, 5120, "swish", [160]), (2048, 5120, 5120, "gelu", [224, 160]),
+            (2048, 5120, 13824, "plain", [224]), (512, 14336, 4096, "plain", [224]),
+            (768, 14336, 4096, "relu", [224]), (1024, 14336, 4096, "gelu", [224])]:
+        name = prog(m, n, k, e)
+        for w in widths:
+            variant(name, f"v128x{w}s1", f"block = [128, {w}, 32]")
+            if m % 128 == 0:
+                variant(name, f"v128x{w}s1g132", f"block = [128, {w}, 32], grid = 132")
+else:
+    raise SystemExit("rule: not built yet")
+write_variants()
+PY
+. bench/gpu_call.sh
+gpu_call_compile
+gpu_call_variants
+gpu_call_show
+cp bench/torch_peer.py build/gpu/
+{
+  cat <<'SH'
+#!/usr/bin/env bash
+set -u
+export OUT=${OUT:-/tmp/out}
+cd "$(dirname "$0")/../.."
+. scripts/gpu-env.sh
+start=$(date +%s)
+SAN='sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a wd-odd-1000x700x1500-bt-160-g20-sm90a wd-gelu-999x1000x1500-224-sm90a wd-odd-1000x1000x1500-bt-224-g7-sm90a'
+KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
+  KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \
+  KB_SKIP='-v128x' KB_TORCH_PEER='^lf-.*sm90a$' \
+  KB_MEMCHECK_EXTRA="$SAN" KB_RACECHECK="$SAN" KB_SYNCCHECK="$SAN" \
+  OUT=$OUT/check timeout 300 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
+echo "gpu-check exit $? at $(( $(date +%s) - start )) s"
+grep -E "^=== (sk|wd)|exit|WRONG|error|determinism" $OUT/check_log.txt | head -60
+KB_AB_REPS=3 KB_AB_MS=60 timeout $(( 570 - $(date +%s) + start )) bash bench/ab.sh $(ls -d build/gpu/bundles/lf-*/) > $OUT/ab_log.txt 2>&1
+echo "ab exit $? at $(( $(date +%s) - start )) s"
+tail -n 30 $OUT/ab_log.txt
+(cd $OUT && tar czf ../r.tgz . && rm -rf ./* && mv ../r.tgz results.tgz)
+SH
+} > build/gpu/call.sh
+chmod +x build/gpu/call.sh
+echo "built ($mode): $(ls build/gpu/bundles | wc -l) bundles"
