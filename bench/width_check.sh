@@ -15,6 +15,8 @@
 #   bash bench/width_check.sh rule    call 2: kb-tile's width rule out of
 #       sample: programs not in call 1, each against its old default set by
 #       hand (-v128x<old>s1old), L2 flushed then back to back; peers.
+#       Also the producer warpgroup (-v...w288: threads = 288, the producer
+#       warp alone, against kb's default 384) and its sanitizer runs.
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
@@ -48,12 +50,47 @@ if mode == "first":
             if m % 128 == 0:
                 variant(name, f"v128x{w}s1g132", f"block = [128, {w}, 32], grid = 132")
 else:
-    raise SystemExit("rule: not built yet")
+    # The widths rule out of sample: each program against its old default
+    # tile set by hand (the persistent rule decides the grid on both).
+    for m, n, k, e, old in [
+            (1024, 13824, 5120, "plain", 256), (512, 13824, 5120, "relu", 256),
+            (640, 11008, 4096, "gelu", 256), (640, 8192, 8192, "plain", 192),
+            (768, 6144, 4096, "swish", 192), (2048, 5120, 5120, "plain", 256)]:
+        variant(prog(m, n, k, e), f"v128x{old}s1old", f"block = [128, {old}, 32]")
+    # The producer warpgroup (384 threads, setmaxnreg 72 / 216) against the
+    # producer warp alone (threads = 288) on kb's own tile of each: the
+    # width programs of call 1, 128 x 256 and 128 x 128 (pairs) defaults,
+    # and fused 128 x 256 kernels that spilled at 288 threads (2000 x 4096
+    # x 4096 + GELU: 136 bytes; now 0).
+    for m, n, k, e in [(1024, 5120, 13824, "plain"), (2048, 5120, 5120, "gelu"),
+                       (4096, 4096, 4096, "plain"), (2048, 4096, 4096, "plain"),
+                       (2000, 4096, 4096, "gelu"), (3072, 4096, 4096, "swish"),
+                       (512, 4096, 4096, "relu"), (768, 14336, 4096, "relu")]:
+        variant(prog(m, n, k, e), "vW288", "threads = 288")
+    fixed("odd-1000x700x1500-bt-384", 1000, 700, 1500, True, "block = [128, 128, 32]", prefix="wd")
+    fixed("gelu-999x1000x1500-256", 999, 1000, 1500, True, "block = [128, 256, 32]", "gelu", prefix="wd")
+    fixed("odd-1000x1000x1500-bt-224-g7", 1000, 1000, 1500, True, "block = [128, 224, 32], grid = 7", prefix="wd")
+    fixed("relu-1000x1000x1500-128-c2", 1000, 1000, 1500, True, "block = [128, 128, 32], cluster = 2", "relu", prefix="wd")
+    streamk_programs(every=False)
 write_variants()
 PY
 . bench/gpu_call.sh
 gpu_call_compile
-gpu_call_variants
+# -vW288-: the default's whole config with threads = 288 (bench/ab.sh
+# pairs NAME-v<BM>x<BN>s1w288-sm90a with NAME-sm90a).
+while IFS=$'\t' read -r prog name config; do
+  if [[ "$name" == *-vW288-* ]]; then
+    read -r bm bn config < <(python3 -c "
+import json, re, sys
+for k in json.load(open(sys.argv[1]))['kernels']:
+    c = k.get('config', '')
+    m = re.search(r'block = \[(\d+), (\d+), 32\]', c)
+    if m and 'mma' in c:
+        print(m.group(1), m.group(2), re.sub(r'threads = \d+', 'threads = 288', c[len('#kb.config<'):-1]))" "build/gpu/bundles/$prog/manifest.json")
+    name=${name/-vW288-/-v${bm}x${bn}s1w288-}
+  fi
+  bash scripts/build-variant.sh "build/gpu/programs/$prog.mlir" "$name" "$config" > /dev/null
+done < build/gpu/variants.txt
 gpu_call_show
 cp bench/torch_peer.py build/gpu/
 {
@@ -64,10 +101,10 @@ export OUT=${OUT:-/tmp/out}
 cd "$(dirname "$0")/../.."
 . scripts/gpu-env.sh
 start=$(date +%s)
-SAN='sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a wd-odd-1000x700x1500-bt-160-g20-sm90a wd-gelu-999x1000x1500-224-sm90a wd-odd-1000x1000x1500-bt-224-g7-sm90a'
+SAN='sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a wd-odd-1000x700x1500-bt-160-g20-sm90a wd-gelu-999x1000x1500-224-sm90a wd-odd-1000x1000x1500-bt-224-g7-sm90a wd-odd-1000x700x1500-bt-384-sm90a wd-gelu-999x1000x1500-256-sm90a wd-relu-1000x1000x1500-128-c2-sm90a'
 KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
   KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \
-  KB_SKIP='-v128x' KB_TORCH_PEER='^lf-.*sm90a$' \
+  KB_SKIP='-v128x' KB_TORCH_PEER='^lf-[a-z]+-[0-9x]+-sm90a$' \
   KB_MEMCHECK_EXTRA="$SAN" KB_RACECHECK="$SAN" KB_SYNCCHECK="$SAN" \
   OUT=$OUT/check timeout 300 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
 echo "gpu-check exit $? at $(( $(date +%s) - start )) s"

@@ -276,14 +276,20 @@ struct PromoteSharedMemoryPass
                   "split evenly among the "
                << threads << " threads";
     }
-    if (f.threads && f.threads != threads)
+    // A wgmma block of 128 B^T rows with TMA may also run its producer as
+    // a warpgroup (wgmmaThreadsAllowed).
+    bool otherWgmma = f.mma == MmaUnit::wgmma_tf32 && f.threads &&
+                      wgmmaThreadsAllowed(bm, bn, transposeB,
+                                          f.copy == CopyKind::tma, f.threads);
+    if (f.threads && f.threads != threads && !otherWgmma)
       return op.emitOpError()
              << "config asks for " << f.threads << " threads, but its tiles"
              << (f.copy != CopyKind::tma ? ""
-                 : transposeB              ? " and TMA's producer warp"
-                                           : " and TMA's producer warpgroup")
+                 : transposeB && threads % 128 ? " and TMA's producer warp"
+                                               : " and TMA's producer warpgroup")
              << " take " << threads;
-    f.threads = threads;
+    if (!otherWgmma)
+      f.threads = threads;
     int64_t bytes = sharedBytes(f.stages);
     if (bytes > model.maxSharedPerBlock)
       return op.emitOpError()

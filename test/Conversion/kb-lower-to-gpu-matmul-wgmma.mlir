@@ -119,7 +119,31 @@ func.func @tma(%arg0: tensor<100x100xf32>, %arg1: tensor<100x72xf32>) -> tensor<
 
 // -----
 
-// TMA with two warpgroups (BM = 128): the producer is warp 8 (288 threads),
+// B^T with two consumer warpgroups and 384 threads (as a config may ask):
+// the producer is warpgroup 2, which keeps 72 registers (setmaxnreg) and gives
+// the rest to the consumers (168 + 128 x 96 / 256 = 216); its warp 8 issues
+// the copies.
+// CHECK-LABEL: func.func @tma_producer_warpgroup
+// CHECK: gpu.launch_func @k{{[0-9]+}}_matmul_module::@k{{[0-9]+}}_matmul {{.*}} threads in (%c384
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: arith.cmpi uge, %{{.*}}, %c256 : index
+// CHECK: nvvm.setmaxregister decrease 72
+// CHECK: arith.cmpi eq, %{{.*}}, %c8 : index
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK: arith.cmpi ult, %{{.*}}, %c256 : index
+// CHECK: nvvm.setmaxregister increase 216
+// CHECK: scf.for
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @tma_producer_warpgroup(%arg0: tensor<256x256xf32>, %arg1: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+
+// -----
+
+// TMA with two warpgroups (BM = 128), kb's default: the producer is warp 8
+// (288 threads), no setmaxnreg,
 // the empty barriers count 8 consumer warps, the stage's bytes are
 // (128 + 128) x 128.
 // CHECK-LABEL: func.func @tma_two_warpgroups
@@ -129,6 +153,7 @@ func.func @tma(%arg0: tensor<100x100xf32>, %arg1: tensor<100x72xf32>) -> tensor<
 // CHECK: arith.cmpi eq, %{{.*}}, %c8 : index
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
 // CHECK: arith.cmpi ult, %{{.*}}, %c256 : index
+// CHECK-NOT: nvvm.setmaxregister
 // CHECK: scf.for
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0

@@ -268,11 +268,33 @@ func.func @b_read_twice_forced(%a: tensor<64x64xf32>, %b: tensor<64x62xf32>) -> 
 // -----
 
 // A config as kb-opt prints it (threads counting the producer warp) goes
-// through the passes again unchanged.
+// through the passes again unchanged; so does the form with a producer
+// warpgroup (384 threads: 128 B^T rows with TMA may ask for it).
 // CHECK-LABEL: func.func @round_trip
 // CHECK: kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
+// CHECK: kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">}
 func.func @round_trip(%a: tensor<4096x4096xf32>, %bt: tensor<2048x4096xf32>) -> tensor<4096x2048xf32> {
   %0 = kb.matmul %a, %bt precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<4096x4096xf32>, tensor<2048x4096xf32> -> tensor<4096x2048xf32>
+  %1 = kb.matmul %a, %bt precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<4096x4096xf32>, tensor<2048x4096xf32> -> tensor<4096x2048xf32>
+  return %1 : tensor<4096x2048xf32>
+}
+
+// -----
+
+// Other counts are refused: 320 for 128 B^T rows (neither a producer warp
+// nor a warpgroup), 384 for 64 rows (a producer warpgroup only beside two
+// consumer warpgroups).
+func.func @bt_threads(%a: tensor<4096x4096xf32>, %bt: tensor<2048x4096xf32>) -> tensor<4096x2048xf32> {
+  // expected-error @+1 {{config asks for 320 threads, but its tiles and TMA's producer warp take 288}}
+  %0 = kb.matmul %a, %bt precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], threads = 320, copy = "tma">} : tensor<4096x4096xf32>, tensor<2048x4096xf32> -> tensor<4096x2048xf32>
+  return %0 : tensor<4096x2048xf32>
+}
+
+// -----
+
+func.func @bt_threads_64(%a: tensor<4096x4096xf32>, %bt: tensor<2048x4096xf32>) -> tensor<4096x2048xf32> {
+  // expected-error @+1 {{config asks for 384 threads, but its tiles and TMA's producer warp take 160}}
+  %0 = kb.matmul %a, %bt precision(tf32) transpose_b {config = #kb.config<block = [64, 256, 32], threads = 384, copy = "tma">} : tensor<4096x4096xf32>, tensor<2048x4096xf32> -> tensor<4096x2048xf32>
   return %0 : tensor<4096x2048xf32>
 }
 

@@ -142,16 +142,17 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return e.op->emitOpError()
            << "wgmma_tf32 copies 16-byte chunks: K = " << e.shape.k
            << " must be a multiple of 4";
-  // One warpgroup per 64 rows (columns with a row-major B); with TMA, one
-  // producer warp more.
+  // One warpgroup per 64 rows (columns with a row-major B); with TMA, a
+  // producer warpgroup more with a row-major B, a producer warp with B^T
+  // (or, with two consumer warpgroups, a warpgroup where the config asks).
   int64_t wantThreads = wgmmaThreads(bm, bn, !rowB, tma);
-  if (e.threads != wantThreads)
+  if (!wgmmaThreadsAllowed(bm, bn, !rowB, tma, e.threads))
     return e.op->emitOpError()
            << "wgmma_tf32 runs one warpgroup per 64 "
            << (rowB ? "columns" : "rows")
-           << (!tma   ? ""
-               : rowB ? " and a producer warpgroup"
-                      : " and a producer warp")
+           << (!tma                  ? ""
+               : wantThreads % 128 ? " and a producer warp"
+                                     : " and a producer warpgroup")
            << ": " << wantThreads << " threads, got " << e.threads;
 
   if (tma && (!e.tmapA || !e.tmapB))
@@ -904,7 +905,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       }
     };
-    // A row-major B: the producer is a whole warpgroup, which gives most of
+    // A producer warpgroup (a row-major B; B^T with two consumer
+    // warpgroups where the config asks for 384 threads) gives most of
     // its registers to the consumers: 40 for the producer, the rest shared by
     // the consumers in steps of 8. A block starts with the registers of its
     // launch (ptxas gives every thread the same count, 65536 / threads in
@@ -916,8 +918,13 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     // 640 threads with the old count, 112, hung). Each setmaxnreg opens the
     // branch whose code it sizes, so that ptxas allocates the consumers'
     // code to the larger count.
-    bool moveRegisters = rowB && consumerThreads >= 256;
-    int64_t producerRegs = 40;
+    bool moveRegisters = e.threads - consumerThreads == 128 &&
+                         consumerThreads >= 256;
+    // With B^T the producer keeps 72 (consumers 216): at 40 ptxas spilled
+    // 8 bytes in the producer of 128 x 256 kernels + bias + swish (its tile
+    // walk), and over 504 fused nn.Linear programs at 40 / 56 / 72, 102 /
+    // 82 / 8 kernels spilled (the 8: GELU with an edge in N, N = 5000).
+    int64_t producerRegs = rowB ? 40 : 72;
     int64_t consumerRegs = setmaxnregConsumerCount(
         consumerThreads + 128, consumerThreads, producerRegs);
     // The producer.

@@ -244,11 +244,26 @@ inline int64_t wgmmaThreads(int64_t bm, bool tma) {
 /// K-major operands from shared memory; MatmulWgmma.cpp).
 /// With a row-major B and TMA the producer is a whole warpgroup (its first
 /// lane issues the copies): `setmaxnreg` then moves its registers to the
-/// consumers, which hold B^T's fragments besides the accumulators.
+/// consumers, which hold B^T's fragments besides the accumulators. With B^T
+/// and two consumer warpgroups (BM = 128) a config may ask for that form
+/// too (384 threads, wgmmaThreadsAllowed): ptxas gives a block of 288
+/// threads the 168 registers of 384, and a producer warpgroup hands the
+/// consumers 216, so no fused kernel spills in its epilogue; but it was not
+/// faster (bench/results/2026-12-03-width call 2: the producer warp alone
+/// 0.972-1.001 of its time on 8 nn.Linear programs, fused ones whose
+/// 288-thread kernels spilled 136 bytes among them), so kb's default keeps
+/// the warp.
 inline int64_t wgmmaThreads(int64_t bm, int64_t bn, bool transposeB, bool tma) {
   if (transposeB)
     return wgmmaThreads(bm, tma);
   return wgmmaThreads(bn, /*tma=*/false) + (tma ? 128 : 0);
+}
+/// Whether the wgmma kernel runs a block of `threads`: wgmmaThreads' count,
+/// or with B^T, TMA and BM = 128 a producer warpgroup (384 threads).
+inline bool wgmmaThreadsAllowed(int64_t bm, int64_t bn, bool transposeB,
+                                bool tma, int64_t threads) {
+  return threads == wgmmaThreads(bm, bn, transposeB, tma) ||
+         (transposeB && tma && bm == 128 && threads == 256 + 128);
 }
 
 /// A wgmma matmul's `cluster` (MatmulWgmma.cpp): 2, 4 or 8 blocks of one
