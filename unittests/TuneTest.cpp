@@ -73,6 +73,24 @@ TEST(TuneSpace, WgmmaForEveryKOnSm90aOnly) {
   EXPECT_EQ(countUnit(enumerateSpace(f), "wgmma_tf32"), 0);
 }
 
+TEST(TuneSpace, WidthsBetweenOnlyWithBTransposed) {
+  // 128 x 160 / 192 / 224 (kb-tile's widths rule) are B^T tiles; the
+  // facts carry transpose_b through plan.json.
+  auto widths = [](const Facts &f) {
+    int n = 0;
+    for (const Candidate &c : enumerateSpace(f))
+      for (const char *b : {"[128, 160, 32]", "[128, 192, 32]", "[128, 224, 32]"})
+        n += c.get("block") == b;
+    return n;
+  };
+  Facts f = matmulFacts(1024, 5120, 13824, "tf32");
+  EXPECT_EQ(widths(f), 0);
+  f.transposeB = true;
+  EXPECT_GT(widths(f), 0);
+  EXPECT_TRUE(factsFromJson(toJson(f)).transposeB);
+  EXPECT_FALSE(factsFromJson(toJson(matmulFacts(64, 64, 64, "tf32"))).transposeB);
+}
+
 TEST(TuneSpace, GemvForFewRowsOrColumnsOnly) {
   // Two gemv candidates (kb-tile's tiles, one and two stages of weight
   // loads in flight) at the program's precision ("-").

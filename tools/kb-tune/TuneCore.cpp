@@ -56,6 +56,7 @@ json toJson(const Facts &f) {
           {"rows", f.rows},
           {"cols", f.cols},
           {"fused", f.fused},
+          {"transpose_b", f.transposeB},
           {"minimal_bytes", f.minimalBytes},
           {"flops", f.flops}};
 }
@@ -73,6 +74,7 @@ Facts factsFromJson(const json &j) {
   f.rows = j.value("rows", int64_t(0));
   f.cols = j.value("cols", int64_t(0));
   f.fused = j.value("fused", false);
+  f.transposeB = j.value("transpose_b", false);
   f.minimalBytes = j.value("minimal_bytes", 0.0);
   f.flops = j.value("flops", 0.0);
   return f;
@@ -262,6 +264,14 @@ const std::vector<FieldRow> &spaceTable() {
        {"[64, 64, 32]", "[64, 128, 32]", "[128, 64, 32]", "[128, 128, 32]",
         "[128, 256, 32]", "[256, 128, 32]"},
        unitIs({"wgmma_tf32"})},
+      // With B^T, the widths between (kb-tile's 128 x 192, and 128 x 160 /
+      // 128 x 224 of its widths rule: bench/results/2026-12-03-width).
+      {F::Matmul,
+       "block",
+       {"[128, 160, 32]", "[128, 192, 32]", "[128, 224, 32]"},
+       [](const Candidate &c, const Facts &f) {
+         return c.get("mma") == "\"wgmma_tf32\"" && f.transposeB && f.m > 64;
+       }},
       {F::Matmul,
        "block",
        {"[64, 64, 32]", "[64, 128, 32]", "[128, 64, 32]", "[128, 128, 32]",

@@ -44,6 +44,7 @@ struct Facts {
   int64_t batch = 1, m = 0, n = 0, k = 0; // matmul
   int64_t rows = 0, cols = 0;             // softmax, elementwise: last dim
   bool fused = false;                     // a kb.fusion (epilogue, prologue)
+  bool transposeB = false;                // matmul: B given N x K (nn.Linear)
   double minimalBytes = 0, flops = 0;     // the whole program's
   bool allows(const std::string &p) const;
 };

@@ -197,6 +197,7 @@ Program loadProgram(const std::string &path, const std::string &chip,
     f.m = out[out.size() - 2];
     f.n = out.back();
     f.k = mlir::kb::getMatmulLogicalK(mm);
+    f.transposeB = mm.getTransposeB();
     f.precision = mlir::kb::stringifyPrecision(mm.getPrecision()).str();
     f.flops = 2.0 * f.batch * f.m * f.n * f.k;
     f.precisions = maxRelError >= 0
