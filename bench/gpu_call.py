@@ -27,6 +27,36 @@ def variant(name, tag, config):
     variants.append((name, name[:-len("-sm90a")] + f"-{tag}-sm90a", config))
 
 
+def resolve(prog, name, config, bundles="build/gpu/bundles"):
+    """A variant's name and config with the placeholders filled from the
+    default bundle of PROG (its manifest's matmul kernel): {tile} in the
+    name becomes v<BM>x<BN>s1; {block} in the config that tile's block, and
+    {default} the default's whole config, whose fields the config's other
+    fields override (e.g. "{default}, threads = 288")."""
+    import json
+    import re
+    for k in json.load(open(f"{bundles}/{prog}/manifest.json"))["kernels"]:
+        c = k.get("config", "")
+        m = re.search(r"block = \[(\d+), (\d+), (\d+)\]", c)
+        if m and "mma" in c:
+            break
+    else:
+        raise SystemExit(f"{prog}: no matmul kernel in its manifest")
+    bm, bn, bk = m.groups()
+    name = name.replace("{tile}", f"v{bm}x{bn}s1")
+    config = config.replace("{block}", f"block = [{bm}, {bn}, {bk}]")
+    if "{default}" in config:
+        # Split a config body into its fields (commas inside [] kept).
+        def fields(text):
+            return [f.strip() for f in re.split(r",(?![^\[]*\])", text) if f.strip()]
+        extra = fields(config.replace("{default}", ""))
+        keys = {f.split("=")[0].strip() for f in extra}
+        base = [f for f in fields(c[len("#kb.config<"):-1])
+                if f.split("=")[0].strip() not in keys]
+        config = ", ".join(base + extra)
+    return name, config
+
+
 def write_variants():
     with open("build/gpu/variants.txt", "w") as f:
         for v in variants:

@@ -100,13 +100,8 @@ gpu_call_show
 cp bench/peer_mm.py bench/ncu_summary.py bench/torch_peer.py build/gpu/
 # The call: a header, then the mode's steps.
 {
+  gpu_call_header
   cat <<'SH'
-#!/usr/bin/env bash
-set -u
-export OUT=${OUT:-/tmp/out}
-cd "$(dirname "$0")/../.."
-. scripts/gpu-env.sh
-start=$(date +%s)
 mkdir -p $OUT/ncu
 SH
   # ncu of kb's 512x4096x4096 kernels (names in $KBN) and cuBLAS's.

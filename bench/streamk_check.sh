@@ -21,7 +21,7 @@ P=build/gpu/programs
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
-from gpu_call import prog, streamk_programs, variant, variants, write_variants
+from gpu_call import prog, streamk_programs, variant, write_variants
 mode = sys.argv[1]
 SK = 'grid = 132, reduce = "stream"'
 # Hand-set stream-K where a tile is cut (gpu_call.streamk_programs): all of
@@ -39,50 +39,20 @@ if mode == "persistent":
                        (2048, 11008, 4096, "gelu"), (640, 8192, 4096, "swish"), (2048, 3072, 4096, "plain"),
                        (384, 14336, 4096, "gelu")]:
         name = prog(m, n, k, e)
-        variants.append((name, name[:-len("-sm90a")] + "-vPERSIST-sm90a", "grid = 132"))
+        # The default's own tile on a persistent grid (-v<BM>x<BN>s1g132).
+        variant(name, "{tile}g132", "{block}, grid = 132")
 write_variants()
 PY
 . bench/gpu_call.sh
 gpu_call_compile
-while IFS=$'\t' read -r prog name config; do
-  if [[ "$name" == *-vPERSIST-* ]]; then
-    # The default's own tile, with a persistent grid.
-    block=$(python3 -c "
-import json, re, sys
-for k in json.load(open(sys.argv[1]))['kernels']:
-    m = re.search(r'block = \[(\d+), (\d+), 32\]', k.get('config', ''))
-    if m and 'mma' in k['config']:
-        print(m.group(1), m.group(2))" "build/gpu/bundles/$prog/manifest.json")
-    set -- $block
-    name=${name/-vPERSIST-/-v${1}x${2}s1g132-}
-    config="block = [$1, $2, 32], $config"
-  fi
-  bash scripts/build-variant.sh "$P/$prog.mlir" "$name" "$config" > /dev/null
-done < build/gpu/variants.txt
+gpu_call_variants
 gpu_call_show
 cp bench/torch_peer.py build/gpu/
 {
-  cat <<'SH'
-#!/usr/bin/env bash
-set -u
-export OUT=${OUT:-/tmp/out}
-cd "$(dirname "$0")/../.."
-. scripts/gpu-env.sh
-start=$(date +%s)
-SH
-  if [ "$mode" = first ]; then cat <<'SH'
-SAN='sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a'
-KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
-  KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \
-  KB_SKIP='-v128x' KB_TORCH_PEER='^lf-.*sm90a$' \
-  KB_MEMCHECK_EXTRA="$SAN" KB_RACECHECK="$SAN" KB_SYNCCHECK="$SAN" \
-  OUT=$OUT/check timeout 300 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
-echo "gpu-check exit $? at $(( $(date +%s) - start )) s"
-grep -E "^=== |exit|WRONG|error|determinism" $OUT/check_log.txt | head -60
-KB_AB_REPS=3 KB_AB_MS=60 timeout $(( 560 - $(date +%s) + start )) bash bench/ab.sh $(ls -d build/gpu/bundles/lf-*/) > $OUT/ab_log.txt 2>&1
-echo "ab exit $? at $(( $(date +%s) - start )) s"
-tail -n 16 $OUT/ab_log.txt
-SH
+  gpu_call_header
+  if [ "$mode" = first ]; then
+    gpu_call_check_ab 'sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a' \
+      '^lf-.*sm90a$' 560 16
   else cat <<'SH'
 KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
   KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \

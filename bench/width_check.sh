@@ -17,11 +17,14 @@
 #       hand (-v128x<old>s1old), L2 flushed then back to back; peers.
 #       Also the producer warpgroup (-v...w288: threads = 288, the producer
 #       warp alone, against kb's default 384) and its sanitizer runs.
+#   bash bench/width_check.sh peers   call 3: issue #18's nn.Linear and
+#       fused targets at kb's defaults against their peers (cuBLAS's routes,
+#       eager, F.linear, torch.compile), no A/B, no sanitizers.
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
-case "$mode" in first|rule) ;; *)
-  echo "usage: $0 first|rule" >&2; exit 2 ;;
+case "$mode" in first|rule|peers) ;; *)
+  echo "usage: $0 first|rule|peers" >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
@@ -49,6 +52,19 @@ if mode == "first":
             variant(name, f"v128x{w}s1", f"block = [128, {w}, 32]")
             if m % 128 == 0:
                 variant(name, f"v128x{w}s1g132", f"block = [128, {w}, 32], grid = 132")
+elif mode == "peers":
+    for m, n, k, e in [
+            # F.linear, M 2048-8192, transformer weights
+            (2048, 4096, 4096, "plain"), (4096, 4096, 4096, "plain"), (8192, 4096, 4096, "plain"),
+            (2048, 3072, 4096, "plain"), (2048, 5120, 13824, "plain"), (4096, 5120, 13824, "plain"),
+            (2048, 13824, 5120, "plain"), (4096, 13824, 5120, "plain"), (2048, 8192, 28672, "plain"),
+            (2048, 28672, 8192, "plain"), (4096, 8192, 8192, "plain"),
+            # fused, M 512-4096, weights 4096-16384
+            (512, 4096, 4096, "relu"), (768, 8192, 4096, "relu"), (1024, 11008, 4096, "relu"),
+            (1024, 5120, 13824, "relu"), (4096, 16384, 4096, "relu"), (2048, 5120, 5120, "gelu"),
+            (2048, 11008, 4096, "gelu"), (1024, 14336, 4096, "gelu"), (640, 8192, 4096, "swish"),
+            (3072, 4096, 4096, "swish"), (4096, 4096, 4096, "swish")]:
+        prog(m, n, k, e)
 else:
     # The widths rule out of sample: each program against its old default
     # tile set by hand (the persistent rule decides the grid on both).
@@ -66,7 +82,8 @@ else:
                        (4096, 4096, 4096, "plain"), (2048, 4096, 4096, "plain"),
                        (2000, 4096, 4096, "gelu"), (3072, 4096, 4096, "swish"),
                        (512, 4096, 4096, "relu"), (768, 14336, 4096, "relu")]:
-        variant(prog(m, n, k, e), "vW288", "threads = 288")
+        # The default's whole config with threads = 288 (-v<BM>x<BN>s1w288).
+        variant(prog(m, n, k, e), "{tile}w288", "{default}, threads = 288")
     fixed("odd-1000x700x1500-bt-384", 1000, 700, 1500, True, "block = [128, 128, 32]", prefix="wd")
     fixed("gelu-999x1000x1500-256", 999, 1000, 1500, True, "block = [128, 256, 32]", "gelu", prefix="wd")
     fixed("odd-1000x1000x1500-bt-224-g7", 1000, 1000, 1500, True, "block = [128, 224, 32], grid = 7", prefix="wd")
@@ -76,42 +93,26 @@ write_variants()
 PY
 . bench/gpu_call.sh
 gpu_call_compile
-# -vW288-: the default's whole config with threads = 288 (bench/ab.sh
-# pairs NAME-v<BM>x<BN>s1w288-sm90a with NAME-sm90a).
-while IFS=$'\t' read -r prog name config; do
-  if [[ "$name" == *-vW288-* ]]; then
-    read -r bm bn config < <(python3 -c "
-import json, re, sys
-for k in json.load(open(sys.argv[1]))['kernels']:
-    c = k.get('config', '')
-    m = re.search(r'block = \[(\d+), (\d+), 32\]', c)
-    if m and 'mma' in c:
-        print(m.group(1), m.group(2), re.sub(r'threads = \d+', 'threads = 288', c[len('#kb.config<'):-1]))" "build/gpu/bundles/$prog/manifest.json")
-    name=${name/-vW288-/-v${bm}x${bn}s1w288-}
-  fi
-  bash scripts/build-variant.sh "build/gpu/programs/$prog.mlir" "$name" "$config" > /dev/null
-done < build/gpu/variants.txt
+gpu_call_variants
 gpu_call_show
 cp bench/torch_peer.py build/gpu/
 {
+  gpu_call_header
   cat <<'SH'
-#!/usr/bin/env bash
-set -u
-export OUT=${OUT:-/tmp/out}
-cd "$(dirname "$0")/../.."
-. scripts/gpu-env.sh
-start=$(date +%s)
-SAN='sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a wd-odd-1000x700x1500-bt-160-g20-sm90a wd-gelu-999x1000x1500-224-sm90a wd-odd-1000x1000x1500-bt-224-g7-sm90a wd-odd-1000x700x1500-bt-384-sm90a wd-gelu-999x1000x1500-256-sm90a wd-relu-1000x1000x1500-128-c2-sm90a'
-KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
-  KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \
-  KB_SKIP='-v128x' KB_TORCH_PEER='^lf-[a-z]+-[0-9x]+-sm90a$' \
-  KB_MEMCHECK_EXTRA="$SAN" KB_RACECHECK="$SAN" KB_SYNCCHECK="$SAN" \
-  OUT=$OUT/check timeout 300 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
-echo "gpu-check exit $? at $(( $(date +%s) - start )) s"
-grep -E "^=== (sk|wd)|exit|WRONG|error|determinism" $OUT/check_log.txt | head -60
-KB_AB_REPS=3 KB_AB_MS=60 timeout $(( 570 - $(date +%s) + start )) bash bench/ab.sh $(ls -d build/gpu/bundles/lf-*/) > $OUT/ab_log.txt 2>&1
-echo "ab exit $? at $(( $(date +%s) - start )) s"
-tail -n 30 $OUT/ab_log.txt
+if [ -z "$(ls build/gpu/bundles | grep -E '^(sk|wd)-')" ]; then
+  KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
+    KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 \
+    KB_SKIP_SANITIZER=1 KB_TORCH_PEER='^lf-' \
+    OUT=$OUT/check timeout 560 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
+  echo "gpu-check exit $? at $(( $(date +%s) - start )) s"
+  mkdir -p /tmp/peers && tar xzf $OUT/check/results.tgz -C /tmp/peers && python3 bench/peer_ratio.py /tmp/peers
+  (cd $OUT && tar czf ../r.tgz . && rm -rf ./* && mv ../r.tgz results.tgz)
+  exit 0
+fi
+SH
+  gpu_call_check_ab 'sk-odd-1000x700x1500-bt-sm90a sk-odd-1000x700x1500-sm90a sk-gelu-999x1000x1500-sm90a sk-plain-256x256x16384-bt-sm90a wd-odd-1000x700x1500-bt-160-g20-sm90a wd-gelu-999x1000x1500-224-sm90a wd-odd-1000x1000x1500-bt-224-g7-sm90a wd-odd-1000x700x1500-bt-384-sm90a wd-gelu-999x1000x1500-256-sm90a wd-relu-1000x1000x1500-128-c2-sm90a' \
+    '^lf-[a-z]+-[0-9x]+-sm90a$' 570 30
+  cat <<'SH'
 (cd $OUT && tar czf ../r.tgz . && rm -rf ./* && mv ../r.tgz results.tgz)
 SH
 } > build/gpu/call.sh

@@ -732,7 +732,13 @@ static void pairRule(const MatmulShape &s, ConfigFields &f) {
 /// in the persistent loop, above); the measured 128 x 192 grids with an
 /// edge in N (384x14336, 640x8192) did not spill. At most 5 waves of tiles
 /// (the measured grids had 1.7-4.85; 8192^3 with a row-major B, 15.5 waves,
-/// was 3% slower persistent in 2026-12-01's runs 8-9). The widths rule's
+/// was 3% slower persistent in 2026-12-01's runs 8-9); with B^T at any
+/// count since bench/results/2026-12-03-width call 4: 5 nn.Linear programs
+/// of 7.8-15.5 waves of 128 x 256, M 2048-8192, persistent / default time
+/// 0.926-0.994, faster in 3 or 4 of 4 turns each, all inside the spread
+/// (a fused one among them, 4096 x 16384 x 4096 + ReLU, 0.982, though a
+/// fusion keeps 128 x 256 one block a tile, above; kb-tile's narrower
+/// tiles never come to five waves). The widths rule's
 /// 128 x 160 and 128 x 224 (bench/results/2026-12-03-width, call 1):
 /// persistent 0.97-1.04x of the same tile one block a tile, on 8 of 10
 /// programs faster (1536 x 3072 x 4096 at 128 x 160 2.5% slower).
@@ -742,7 +748,7 @@ static bool persistentRule(const MatmulShape &s, const ConfigFields &f,
       f.cluster != 0 || f.reduce || f.store == StoreKind::tma ||
       f.block.size() != 3 || f.block[0] != 128 ||
       f.block[1] < 160 || f.block[1] % 32 || tiles <= s.sms ||
-      tiles > 5 * s.sms || s.m % 128 != 0)
+      s.m % 128 != 0)
     return false;
   if (f.block[1] == 256 && (s.fused || s.n % 256 != 0))
     return false;

@@ -71,15 +71,19 @@ func.func @grid_on_ffma(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) ->
 
 // The persistent rule (Tile.cpp, persistentRule; bench/results/
 // 2026-12-03-streamk calls 2-3): at any K, kb-tile's own 128 x 192 or
-// 128 x 256 B^T tiles over one to five waves. 4096^3 B^T (256 tiles of
-// 128 x 256), 1536 x 4096 x 4096 (264 of 128 x 192), 384 x 14336 x 4096
-// (225 of 128 x 192, an edge in N), and the same 128 x 192 in a kb.fusion.
+// 128 x 256 B^T tiles over more than one wave (at most five before
+// 2026-12-03-width call 4). 4096^3 B^T (256 tiles of 128 x 256), 1536 x
+// 4096 x 4096 (264 of 128 x 192), 384 x 14336 x 4096 (225 of 128 x 192, an
+// edge in N), the same 128 x 192 in a kb.fusion, and 8192^3 B^T (2048
+// tiles, 15.5 waves).
 // CHECK-LABEL: func.func @persistent_rule
+// CHECK: block = [128, 256, 32], mma = "wgmma_tf32", grid = 132{{.*}}tensor<8192x8192xf32>
 // CHECK: block = [128, 256, 32], mma = "wgmma_tf32", grid = 132
 // CHECK: block = [128, 192, 32], mma = "wgmma_tf32", grid = 132
 // CHECK: block = [128, 192, 32], mma = "wgmma_tf32", grid = 132
 // CHECK: kb.fusion {{.*}}block = [128, 192, 32], mma = "wgmma_tf32", grid = 132
-func.func @persistent_rule(%a: tensor<4096x4096xf32>, %b: tensor<1536x4096xf32>, %c: tensor<384x4096xf32>, %w: tensor<14336x4096xf32>) -> tensor<384x14336xf32> {
+func.func @persistent_rule(%a: tensor<4096x4096xf32>, %b: tensor<1536x4096xf32>, %c: tensor<384x4096xf32>, %w: tensor<14336x4096xf32>, %big: tensor<8192x8192xf32>) -> tensor<384x14336xf32> {
+  %4 = kb.matmul %big, %big precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<8192x8192xf32>, tensor<8192x8192xf32> -> tensor<8192x8192xf32>
   %0 = kb.matmul %a, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<4096x4096xf32>, tensor<4096x4096xf32> -> tensor<4096x4096xf32>
   %1 = kb.matmul %b, %a precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<1536x4096xf32>, tensor<4096x4096xf32> -> tensor<1536x4096xf32>
   %2 = kb.matmul %c, %w precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<384x4096xf32>, tensor<14336x4096xf32> -> tensor<384x14336xf32>
@@ -95,9 +99,8 @@ func.func @persistent_rule(%a: tensor<4096x4096xf32>, %b: tensor<1536x4096xf32>,
 // -----
 
 // Not taken: 128 x 256 in a kb.fusion (2048 x 5120 x 5120 + GELU was 1.2%
-// slower: its persistent kernel spills), more than five waves (8192^3 B^T:
-// 2048 tiles), an edge in M (1000 x 4096 x 4096), a row-major B, a
-// hand-set tile.
+// slower: its persistent kernel spills), an edge in M (1000 x 4096 x
+// 4096), a row-major B (8192^3: 16 waves), a hand-set tile.
 // CHECK-LABEL: func.func @persistent_rule_bounds
 // CHECK-NOT: grid = 132
 // CHECK: return
@@ -108,7 +111,7 @@ func.func @persistent_rule_bounds(%a: tensor<2048x4096xf32>, %w: tensor<4096x409
     %r = kb.relu %m : tensor<2048x4096xf32>
     kb.yield %r : tensor<2048x4096xf32>
   } -> tensor<2048x4096xf32>
-  %1 = kb.matmul %b, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<8192x8192xf32>, tensor<8192x8192xf32> -> tensor<8192x8192xf32>
+  %1 = kb.matmul %b, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<8192x8192xf32>, tensor<8192x8192xf32> -> tensor<8192x8192xf32>
   %2 = kb.matmul %c, %w precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<1000x4096xf32>, tensor<4096x4096xf32> -> tensor<1000x4096xf32>
   %3 = kb.matmul %a, %w precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<2048x4096xf32>, tensor<4096x4096xf32> -> tensor<2048x4096xf32>
   %4 = kb.matmul %a, %w precision(tf32) transpose_b {config = #kb.config<block = [128, 256, 32], mma = "wgmma_tf32">} : tensor<2048x4096xf32>, tensor<4096x4096xf32> -> tensor<2048x4096xf32>

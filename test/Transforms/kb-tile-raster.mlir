@@ -9,7 +9,7 @@
 // = 16 (+3.5% measured). A 2048^3 square saves less than 15%: row order.
 
 // CHECK-LABEL: func.func @linear_wide
-// CHECK: block = [128, 256, 32], mma = "wgmma_tf32", copy = "tma", raster = 16
+// CHECK: block = [128, 256, 32], mma = "wgmma_tf32", grid = 132, copy = "tma", raster = 16
 func.func @linear_wide(%x: tensor<2048x8192xf32>, %w: tensor<28672x8192xf32>) -> tensor<2048x28672xf32> {
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", copy = "tma">} : tensor<2048x8192xf32>, tensor<28672x8192xf32> -> tensor<2048x28672xf32>
   return %0 : tensor<2048x28672xf32>
@@ -48,7 +48,7 @@ func.func @small_square(%a: tensor<2048x2048xf32>, %bt: tensor<2048x2048xf32>) -
 
 // A hand-set raster is kept; other units get none by default.
 // CHECK-LABEL: func.func @hand_set
-// CHECK: mma = "wgmma_tf32", copy = "tma", raster = 4
+// CHECK: mma = "wgmma_tf32", grid = 132, copy = "tma", raster = 4
 // CHECK: mma = "ffma">
 func.func @hand_set(%x: tensor<2048x8192xf32>, %w: tensor<28672x8192xf32>) -> (tensor<2048x28672xf32>, tensor<2048x28672xf32>) {
   %0 = kb.matmul %x, %w precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", copy = "tma", raster = 4>} : tensor<2048x8192xf32>, tensor<28672x8192xf32> -> tensor<2048x28672xf32>
