@@ -68,3 +68,9 @@ echo "ab exit \$? at \$(( \$(date +%s) - start )) s"
 tail -n $4 \$OUT/ab_log.txt
 SH
 }
+# The programs compiled, the variants built, the kernels listed.
+gpu_call_build() {
+  gpu_call_compile
+  gpu_call_variants
+  gpu_call_show
+}

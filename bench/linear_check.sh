@@ -94,9 +94,7 @@ else:
 write_variants()
 PY
 . bench/gpu_call.sh
-gpu_call_compile
-gpu_call_variants
-gpu_call_show
+gpu_call_build
 cp bench/peer_mm.py bench/ncu_summary.py bench/torch_peer.py build/gpu/
 # The call: a header, then the mode's steps.
 {

@@ -44,9 +44,7 @@ if mode == "persistent":
 write_variants()
 PY
 . bench/gpu_call.sh
-gpu_call_compile
-gpu_call_variants
-gpu_call_show
+gpu_call_build
 cp bench/torch_peer.py build/gpu/
 {
   gpu_call_header
