@@ -15,8 +15,9 @@
 #   bash bench/width_check.sh rule    call 2: kb-tile's width rule out of
 #       sample: programs not in call 1, each against its old default set by
 #       hand (-v128x<old>s1old), L2 flushed then back to back; peers.
-#       Also the producer warpgroup (-v...w288: threads = 288, the producer
-#       warp alone, against kb's default 384) and its sanitizer runs.
+#       Also the producer warpgroup (-v...w384: threads = 384 against kb's
+#       default, the producer warp alone; call 2 ran when 384 was the
+#       default, its variants were threads = 288) and its sanitizer runs.
 #   bash bench/width_check.sh peers   call 3: issue #18's nn.Linear and
 #       fused targets at kb's defaults against their peers (cuBLAS's routes,
 #       eager, F.linear, torch.compile), no A/B, no sanitizers.
@@ -74,20 +75,22 @@ else:
             (768, 6144, 4096, "swish", 192), (2048, 5120, 5120, "plain", 256)]:
         variant(prog(m, n, k, e), f"v128x{old}s1old", f"block = [128, {old}, 32]")
     # The producer warpgroup (384 threads, setmaxnreg 72 / 216) against the
-    # producer warp alone (threads = 288) on kb's own tile of each: the
-    # width programs of call 1, 128 x 256 and 128 x 128 (pairs) defaults,
-    # and fused 128 x 256 kernels that spilled at 288 threads (2000 x 4096
-    # x 4096 + GELU: 136 bytes; now 0).
+    # producer warp alone (kb's default, 288 threads) on kb's own tile of
+    # each: the width programs of call 1, 128 x 256 and 128 x 128 (pairs)
+    # defaults, and fused 128 x 256 kernels that spill at 288 threads (2000
+    # x 4096 x 4096 + GELU: 136 bytes; 0 at 384).
     for m, n, k, e in [(1024, 5120, 13824, "plain"), (2048, 5120, 5120, "gelu"),
                        (4096, 4096, 4096, "plain"), (2048, 4096, 4096, "plain"),
                        (2000, 4096, 4096, "gelu"), (3072, 4096, 4096, "swish"),
                        (512, 4096, 4096, "relu"), (768, 14336, 4096, "relu")]:
-        # The default's whole config with threads = 288 (-v<BM>x<BN>s1w288).
-        variant(prog(m, n, k, e), "{tile}w288", "{default}, threads = 288")
-    fixed("odd-1000x700x1500-bt-384", 1000, 700, 1500, True, "block = [128, 128, 32]", prefix="wd")
-    fixed("gelu-999x1000x1500-256", 999, 1000, 1500, True, "block = [128, 256, 32]", "gelu", prefix="wd")
-    fixed("odd-1000x1000x1500-bt-224-g7", 1000, 1000, 1500, True, "block = [128, 224, 32], grid = 7", prefix="wd")
-    fixed("relu-1000x1000x1500-128-c2", 1000, 1000, 1500, True, "block = [128, 128, 32], cluster = 2", "relu", prefix="wd")
+        # The default's whole config with threads = 384 (-v<BM>x<BN>s1w384).
+        variant(prog(m, n, k, e), "{tile}w384", "{default}, threads = 384")
+    # Sanitizer cases of the 384-thread form.
+    t = "threads = 384"
+    fixed("odd-1000x700x1500-bt-384", 1000, 700, 1500, True, "block = [128, 128, 32], " + t, prefix="wd")
+    fixed("gelu-999x1000x1500-256", 999, 1000, 1500, True, "block = [128, 256, 32], " + t, "gelu", prefix="wd")
+    fixed("odd-1000x1000x1500-bt-224-g7", 1000, 1000, 1500, True, "block = [128, 224, 32], grid = 7, " + t, prefix="wd")
+    fixed("relu-1000x1000x1500-128-c2", 1000, 1000, 1500, True, "block = [128, 128, 32], cluster = 2, " + t, "relu", prefix="wd")
     streamk_programs(every=False)
 write_variants()
 PY

@@ -91,6 +91,22 @@ TEST(TuneSpace, WidthsBetweenOnlyWithBTransposed) {
   EXPECT_FALSE(factsFromJson(toJson(matmulFacts(64, 64, 64, "tf32"))).transposeB);
 }
 
+TEST(TuneSpace, PersistentPastFiveWavesOnlyUnfusedBTransposed) {
+  // 8192^3 at 128 x 256: 2048 tiles, 15.5 waves.
+  auto grids = [](const Facts &f) {
+    int n = 0;
+    for (const Candidate &c : enumerateSpace(f))
+      n += !c.get("grid").empty();
+    return n;
+  };
+  Facts f = matmulFacts(8192, 8192, 8192, "tf32");
+  EXPECT_EQ(grids(f), 0);
+  f.transposeB = true;
+  EXPECT_GT(grids(f), 0);
+  f.fused = true;
+  EXPECT_EQ(grids(f), 0);
+}
+
 TEST(TuneSpace, GemvForFewRowsOrColumnsOnly) {
   // Two gemv candidates (kb-tile's tiles, one and two stages of weight
   // loads in flight) at the program's precision ("-").

@@ -737,8 +737,9 @@ static void pairRule(const MatmulShape &s, ConfigFields &f) {
 /// of 7.8-15.5 waves of 128 x 256, M 2048-8192, persistent / default time
 /// 0.926-0.994, faster in 3 or 4 of 4 turns each, all inside the spread
 /// (a fused one among them, 4096 x 16384 x 4096 + ReLU, 0.982, though a
-/// fusion keeps 128 x 256 one block a tile, above; kb-tile's narrower
-/// tiles never come to five waves). The widths rule's
+/// fusion keeps 128 x 256 one block a tile, above). A fusion stays at five
+/// waves at most: its persistent kernels were measured up to there. The
+/// widths rule's
 /// 128 x 160 and 128 x 224 (bench/results/2026-12-03-width, call 1):
 /// persistent 0.97-1.04x of the same tile one block a tile, on 8 of 10
 /// programs faster (1536 x 3072 x 4096 at 128 x 160 2.5% slower).
@@ -748,7 +749,7 @@ static bool persistentRule(const MatmulShape &s, const ConfigFields &f,
       f.cluster != 0 || f.reduce || f.store == StoreKind::tma ||
       f.block.size() != 3 || f.block[0] != 128 ||
       f.block[1] < 160 || f.block[1] % 32 || tiles <= s.sms ||
-      s.m % 128 != 0)
+      (s.fused && tiles > 5 * s.sms) || s.m % 128 != 0)
     return false;
   if (f.block[1] == 256 && (s.fused || s.n % 256 != 0))
     return false;
@@ -867,8 +868,15 @@ static bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
     int64_t best = 0;
     for (int64_t w : {224, 160}) {
       int64_t tiles = blocksFor(128, w);
-      if (w == 224 && s.fused && (tiles <= sms || tiles > 5 * sms))
-        continue;
+      // A fusion's 128 x 224 only where the persistent rule will take it
+      // (not with a hand-set cluster, split, reduce, TMA store or cp.async
+      // copy, nor a padded B: one block a tile spilled there).
+      if (w == 224 && s.fused) {
+        ConfigFields trial = f;
+        trial.block = {128, 224, 32};
+        if (f.copy == CopyKind::cp_async || !persistentRule(s, trial, tiles))
+          continue;
+      }
       if (cost(w) * 1.05 <= cost(bn) && (!best || cost(w) < cost(best)))
         best = w;
     }

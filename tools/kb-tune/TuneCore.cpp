@@ -205,17 +205,20 @@ std::vector<std::string> divisorSplits(const Candidate &c, const Facts &f) {
 }
 /// A persistent grid (`grid` = the SMs: one block an SM walking the
 /// tiles): wgmma tiles of which an SM holds one (at least 128 x 128) over
-/// one to five waves, unsplit and without a cluster. kb-tile's persistent
-/// rule takes it for its own 128 x 192 / 128 x 256 B^T tiles there
-/// (docs/shapes.md, "Stream-K"); a hand-set tile keeps one block a tile
-/// unless the candidate says otherwise.
+/// one to five waves (with B^T outside a fusion, any number above one, as
+/// kb-tile's persistent rule since bench/results/2026-12-03-width call 4),
+/// unsplit and without a cluster. kb-tile's persistent rule takes it for
+/// its own 128 x 160 - 128 x 256 B^T tiles (docs/shapes.md, "Stream-K",
+/// "Tile widths between 128 and 256"); a hand-set tile keeps one block a
+/// tile unless the candidate says otherwise.
 bool persistentFits(const Candidate &c, const Facts &f) {
   auto b = sizes(c.get("block"));
   int64_t t = outputTiles(c, f), sms = smsOf(f.chip);
   std::string split = c.get("split");
   return c.get("mma") == "\"wgmma_tf32\"" && f.batch == 1 && b.size() == 3 &&
          b[0] >= 128 && b[1] >= 128 && (split.empty() || split == "1") &&
-         c.get("cluster").empty() && t > sms && t <= 5 * sms;
+         c.get("cluster").empty() && t > sms &&
+         (t <= 5 * sms || (f.transposeB && !f.fused));
 }
 std::vector<std::string> smsGrid(const Candidate &, const Facts &f) {
   return {std::to_string(smsOf(f.chip))};
