@@ -74,3 +74,14 @@ gpu_call_build() {
   gpu_call_variants
   gpu_call_show
 }
+# A call builder's start: its mode ($1) checked against the modes it knows
+# ($2, "a|b|c"; usage on stderr and exit 2 otherwise), the repository root
+# as the working folder, build/gpu emptied for the call.
+gpu_call_start() {
+  if [ -z "$1" ] || [[ "|$2|" != *"|$1|"* ]]; then
+    echo "usage: $0 $2" >&2
+    exit 2
+  fi
+  cd "$(dirname "${BASH_SOURCE[0]}")/.."
+  rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
+}

@@ -31,12 +31,8 @@
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
-case "$mode" in fused|rules|cluster|warm|c2) ;; *)
-  echo "usage: $0 fused|rules|cluster|warm|c2" >&2; exit 2 ;;
-esac
-cd "$(dirname "$0")/.."
-rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
-P=build/gpu/programs
+. "$(dirname "$0")/gpu_call.sh"
+gpu_call_start "$mode" "fused|rules|cluster|warm|c2"
 # The programs (NAME.mlir) and the variants (build/gpu/variants.txt: program,
 # variant name, config, tab-separated).
 python3 - "$mode" <<'PY'
@@ -93,7 +89,6 @@ else:
             variant(name, "v128x256s1c2", "block = [128, 256, 32], cluster = 2")
 write_variants()
 PY
-. bench/gpu_call.sh
 gpu_call_build
 cp bench/peer_mm.py bench/ncu_summary.py bench/torch_peer.py build/gpu/
 # The call: a header, then the mode's steps.

@@ -12,12 +12,8 @@
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
-case "$mode" in first|persistent) ;; *)
-  echo "usage: $0 first|persistent" >&2; exit 2 ;;
-esac
-cd "$(dirname "$0")/.."
-rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
-P=build/gpu/programs
+. "$(dirname "$0")/gpu_call.sh"
+gpu_call_start "$mode" "first|persistent"
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
@@ -43,7 +39,6 @@ if mode == "persistent":
         variant(name, "{tile}g132", "{block}, grid = 132")
 write_variants()
 PY
-. bench/gpu_call.sh
 gpu_call_build
 cp bench/torch_peer.py build/gpu/
 {

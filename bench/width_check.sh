@@ -24,11 +24,8 @@
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
-case "$mode" in first|rule|peers) ;; *)
-  echo "usage: $0 first|rule|peers" >&2; exit 2 ;;
-esac
-cd "$(dirname "$0")/.."
-rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
+. "$(dirname "$0")/gpu_call.sh"
+gpu_call_start "$mode" "first|rule|peers"
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
@@ -94,7 +91,6 @@ else:
     streamk_programs(every=False)
 write_variants()
 PY
-. bench/gpu_call.sh
 gpu_call_build
 cp bench/torch_peer.py build/gpu/
 {
