@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kb/Runtime/Manifest.h"
+#include "kb/Transforms/StreamK.h"
 
 #include <algorithm>
 #include <cctype>
@@ -887,8 +888,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     // splitGlobalWorkspaceWords in KBDialect.h.)
     // A stream-K matmul's (reduce = "stream") holds four flags a block of
     // its persistent grid, then the partial tiles of the tiles it splits,
-    // which the kernel indexes by its tile, grid and K. (The compiler's twin
-    // of this formula is streamKWorkspaceWords in KBDialect.h.)
+    // which the kernel indexes by its tile, grid and K
+    // (streamKWorkspaceWords, the compiler's own formula).
     bool streamK = k.config.find("reduce = \"stream\"") != std::string::npos;
     for (const std::string &a : k.args) {
       const Buffer &ws = *bufferOf(a);
@@ -914,12 +915,8 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
           int64_t kk = lhs->shape.back(), g = k.grid[0];
           if (bm > 0 && bn > 0 && bk > 0) {
             int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-            int64_t kTiles = (kk + bk - 1) / bk;
-            int64_t rest = tiles % g, chunks = 1;
-            if (rest > 0)
-              chunks = std::max<int64_t>(1, std::min(g / rest, kTiles));
-            int64_t slots = chunks >= 2 ? rest * (chunks - 1) : 0;
-            need = 4 * g + slots * bm * bn;
+            need = mlir::kb::streamKWorkspaceWords(tiles, (kk + bk - 1) / bk,
+                                                   g, bm, bn);
           }
         }
         if (k.args.back() == a || k.coResidentBlocks != k.grid[0] ||
