@@ -35,7 +35,12 @@ def resolve(prog, name, config, bundles="build/gpu/bundles"):
     fields override (e.g. "{default}, threads = 288")."""
     import json
     import re
-    for k in json.load(open(f"{bundles}/{prog}/manifest.json"))["kernels"]:
+    try:
+        kernels = json.load(open(f"{bundles}/{prog}/manifest.json"))["kernels"]
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"{prog}: no default bundle to fill {name}'s "
+                         f"placeholders from ({e}); compile the program first")
+    for k in kernels:
         c = k.get("config", "")
         m = re.search(r"block = \[(\d+), (\d+), (\d+)\]", c)
         if m and "mma" in c:

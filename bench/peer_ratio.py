@@ -11,9 +11,15 @@ import sys
 
 
 def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench/peer_ratio.py CHECK_DIR")
     d = sys.argv[1]
-    kb = json.load(open(os.path.join(d, "kb_results.json")))
-    peers = json.load(open(os.path.join(d, "torch_peer.json")))
+    try:
+        kb = json.load(open(os.path.join(d, "kb_results.json")))
+        peers = json.load(open(os.path.join(d, "torch_peer.json")))
+    except (OSError, ValueError) as e:
+        sys.exit(f"bench/peer_ratio.py: {d}: needs gpu-check's kb_results.json "
+                 f"and torch_peer.json ({e})")
     for name in sorted(peers):
         if name not in kb:
             continue
