@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the GPU check that kb-tile's cluster rule waits for before its
-# 64 x 128 branch takes a kb.fusion (Tile.cpp, clusterRule): fused
+# 64 x 128 branch takes a kb.fusion (TileWgmma.cpp, clusterRule): fused
 # nn.Linear epilogues in the clustered kernel, 64 x 128 tiles in clusters of
 # 4 and 8 set by hand, with the grid rounded up past M (300 rows: 5 row
 # tiles in 8 blocks) and at the rule's shapes, each against its default

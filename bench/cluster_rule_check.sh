@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the check of kb-tile's cluster rule (Tile.cpp, defaultWgmmaTile:
+# Builds the check of kb-tile's cluster rule (TileWgmma.cpp, defaultWgmmaTile:
 # B^T with rows split over two lines gets clusters of 4): every program
 # where the rule fires, at its new default and at its old one (the same
 # program with a hand-set `cluster = 1`, which the rule leaves alone), named

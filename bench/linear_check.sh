@@ -9,7 +9,7 @@
 #       or by kb.split_sum (-v128x256s2ker) against the default 128 x 128,
 #       and 128 x 192 (-v128x192s1) against 128 x 256 at 512 x 11008.
 #   bash bench/linear_check.sh rules    call 2: the waves and wide-reduce
-#       rules (Tile.cpp) on 14 programs, each against its old default set by
+#       rules (TileWgmma.cpp) on 14 programs, each against its old default set by
 #       hand (-v128x256s1old / -v128x128s1old: the config the old kb-tile
 #       chose); peers, sanitizers, determinism; ncu (clocks locked) of kb's
 #       new and old 512x4096x4096 kernels and cuBLAS's.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the check of kb-tile's reduce rule (Tile.cpp, reduceRule: the
+# Builds the check of kb-tile's reduce rule (TileWgmma.cpp, reduceRule: the
 # medium rule's 128 x 128 tiles in two chunks, without a cluster, sum the
 # chunks in the matmul kernel, reduce = "cluster"): every program of the
 # suite (bench/shapes.py), of bench/programs.py and of a few out-of-sample
@@ -14,7 +14,7 @@
 # (KB_SKIP_SANITIZER=1 in place of the three sanitizer lists, gpu-check's
 # timeout 230 s and the A/B's budget 390 s: device time was short) and with
 # the rule as it was then (reduce on every medium split without a cluster;
-# the narrower rule of Tile.cpp takes 15 of its 20 programs).
+# the narrower rule of TileWgmma.cpp takes 15 of its 20 programs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles

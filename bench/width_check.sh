@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one GPU call for the B^T tile widths 160 and 224 (wgmma N = 160 /
 # 224 beside kb-tile's 128, 192 and 256; bench/results/2026-12-03-width).
-# The waves model (Tile.cpp, defaultWgmmaTile): a grid costs its waves of
+# The waves model (TileWgmma.cpp, defaultWgmmaTile): a grid costs its waves of
 # tiles times a tile's time (its width over tileEfficiency); where 128 x 256
 # or 128 x 192 leaves the last wave part empty, a width between them may
 # fill it (1024 x 5120: 216 tiles of 128 x 192, 1.64 waves; 256 of 128 x

@@ -1,7 +1,7 @@
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile{chip=sm_90a},kb-promote-shared-memory{chip=sm_90a}))" | FileCheck %s
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90},kb-select-config{chip=sm_90},kb-tile{chip=sm_90}))" | FileCheck %s --check-prefix=MMASYNC
 
-// kb-tile's cluster rule (Tile.cpp, defaultWgmmaTile): with B^T and rows
+// kb-tile's cluster rule (TileWgmma.cpp, defaultWgmmaTile): with B^T and rows
 // split over two 128-byte lines (K % 32 != 0, K % 4 == 0), clusters of 4
 // blocks share B's tile (docs/shapes.md, "Clusters on the medium shapes").
 // mma.sync has no clusters: none of these gets one on sm_90.

@@ -1,6 +1,6 @@
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile{chip=sm_90a},kb-promote-shared-memory{chip=sm_90a}))" | FileCheck %s
 
-// kb-tile's medium rule (Tile.cpp, defaultWgmmaTile): where the tile that
+// kb-tile's medium rule (TileWgmma.cpp, defaultWgmmaTile): where the tile that
 // covers the SMs is smaller than 128 x 128, 128 x 128 tiles in two chunks
 // still fit one wave, and each chunk holds at least 24 k tiles, the matmul
 // takes 128 x 128 in two chunks (half to two thirds of the operand bytes

@@ -1,6 +1,6 @@
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile{chip=sm_90a},kb-promote-shared-memory{chip=sm_90a}))" | FileCheck %s
 
-// kb-tile's pair rule (Tile.cpp, pairRule; measured in
+// kb-tile's pair rule (TileWgmma.cpp, pairRule; measured in
 // bench/results/2026-12-03-pair): kb's default one wave of 128 x 128 B^T
 // tiles, K 3072-8192 in whole 128-byte rows, whole pairs of rows of tiles
 // and no edge, in clusters of two blocks sharing B's tile.

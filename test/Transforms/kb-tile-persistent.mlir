@@ -69,7 +69,7 @@ func.func @grid_on_ffma(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) ->
 
 // -----
 
-// The persistent rule (Tile.cpp, persistentRule; bench/results/
+// The persistent rule (TileWgmma.cpp, persistentRule; bench/results/
 // 2026-12-03-streamk calls 2-3): at any K, kb-tile's own 128 x 192 or
 // 128 x 256 B^T tiles over more than one wave (at most five before
 // 2026-12-03-width call 4). 4096^3 B^T (256 tiles of 128 x 256), 1536 x

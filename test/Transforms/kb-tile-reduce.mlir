@@ -1,6 +1,6 @@
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile{chip=sm_90a},kb-promote-shared-memory{chip=sm_90a}))" | FileCheck %s
 
-// kb-tile's reduce rule (Tile.cpp, reduceRule): where the medium rule takes
+// kb-tile's reduce rule (TileWgmma.cpp, reduceRule): where the medium rule takes
 // 128 x 128 tiles in two chunks and the cluster rule gives them no cluster,
 // the chunks are summed in the matmul kernel (reduce = "cluster") instead of
 // by kb.split_sum (docs/shapes.md, "Split-K summed in a cluster").

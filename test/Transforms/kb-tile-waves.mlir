@@ -1,7 +1,7 @@
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile{chip=sm_90a},kb-promote-shared-memory{chip=sm_90a}))" | FileCheck %s
 
 // kb-tile's waves rule for B^T's big tile and its wide-reduce rule
-// (Tile.cpp; measured in bench/results/2026-12-03-linear).
+// (TileWgmma.cpp; measured in bench/results/2026-12-03-linear).
 
 // Waves: 512 x 11008 has 172 tiles of 128 x 256 (two waves on 132 SMs, the
 // second 30% full) and 232 of 128 x 192 (two waves, nearly full): 128 x 192.

@@ -1,6 +1,6 @@
 // RUN: kb-opt %s --pass-pipeline="builtin.module(func.func(kb-select-mma{chip=sm_90a},kb-select-config{chip=sm_90a},kb-tile{chip=sm_90a}))" | FileCheck %s
 
-// kb-tile's widths between 128 and 256 (Tile.cpp, defaultWgmmaTile;
+// kb-tile's widths between 128 and 256 (TileWgmma.cpp, defaultWgmmaTile;
 // bench/results/2026-12-03-width): 128 x 160 or 128 x 224 B^T tiles where
 // the waves model costs them at least 5% under 128 x 256 / 128 x 192, then
 // the persistent grid over them.
