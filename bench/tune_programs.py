@@ -27,6 +27,19 @@ func.func @{name}(%a: {a} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}})
 """
 
 
+def linear(name, m, n, k):
+    """F.linear's matmul: M x K times the transpose of N x K weights."""
+    a, w, c = (f"tensor<{m}x{k}xf32>", f"tensor<{n}x{k}xf32>",
+               f"tensor<{m}x{n}xf32>")
+    return f"""// kb-tune program {name}: F.linear {m}x{n}x{k} (B^T) precision(tf32)
+func.func @{name}(%a: {a} {{kb.name = "a"}}, %b: {w} {{kb.name = "b"}})
+    -> ({c} {{kb.name = "c"}}) {{
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b : {a}, {w} -> {c}
+  return %0 : {c}
+}}
+"""
+
+
 def softmax(name, rows, cols):
     t = f"tensor<{rows}x{cols}xf32>"
     return f"""// kb-tune program {name}: softmax {rows}x{cols}
@@ -98,6 +111,11 @@ PROGRAMS = [
     ("ho_square_3072", "large square (held out)", matmul("ho_square_3072", 1, 3072, 3072, 3072), []),
     ("ho_skinny_32x4096x8192", "skinny M (held out)", matmul("ho_skinny_32x4096x8192", 1, 32, 4096, 8192), []),
     ("ho_longk_384x384x32768", "long K (held out)", matmul("ho_longk_384x384x32768", 1, 384, 384, 32768), []),
+    # nn.Linear (B^T) at M 2048-8192 where kb's default was under F.linear
+    # (2026-12-03-width call 6: 0.950x, 0.956x, 0.965x); added 2026-12-03.
+    ("lf_2048x4096x4096", "nn.Linear", linear("lf_2048x4096x4096", 2048, 4096, 4096), []),
+    ("lf_4096x8192x8192", "nn.Linear", linear("lf_4096x8192x8192", 4096, 8192, 8192), []),
+    ("lf_2048x8192x28672", "nn.Linear", linear("lf_2048x8192x28672", 2048, 8192, 28672), []),
 ]
 
 

@@ -47,6 +47,14 @@
 using namespace mlir;
 using namespace mlir::kb;
 
+#include "llvm/Support/CommandLine.h"
+static llvm::cl::opt<bool> wgmmaStream(
+    "kb-wgmma-stream",
+    llvm::cl::desc("experiment: TMA loads of an operand whose tiles one "
+                   "block reads (B with one row of tiles, A with one column) "
+                   "with an L2 evict-first policy"),
+    llvm::cl::init(false));
+
 /// The register count the consumer warpgroups of a block of `threads`
 /// threads can take with setmaxnreg.inc after the remaining 128 (the
 /// producer warpgroup) gave theirs down to `producerRegs`: the launch count
@@ -859,8 +867,22 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         e.splitIdx = at.batch;
       Value k0 = toI32(e.kAt(kt));
       e.splitIdx = savedSplit;
+      auto evictFirst = [&]() {
+        return LLVM::InlineAsmOp::create(
+                   b, loc, TypeRange{b.getI64Type()}, ValueRange{},
+                   "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;",
+                   "=l", /*has_side_effects=*/false, /*is_align_stack=*/false,
+                   LLVM::tailcallkind::TailCallKind::None,
+                   LLVM::AsmDialectAttr(), ArrayAttr())
+            .getResult(0);
+      };
+      int64_t rowTiles = llvm::divideCeil(e.shape.m, bm),
+              colTiles = llvm::divideCeil(e.shape.n, bn);
+      Value hintA = wgmmaStream && colTiles == 1 ? evictFirst() : Value();
+      Value hintB = wgmmaStream && rowTiles == 1 ? evictFirst() : Value();
       auto copy = [&](Value map, Value dstAddr, Value r0,
                       Value multicast = Value()) {
+        Value hint = map == mapA ? hintA : hintB;
         SmallVector<Value> coords{k0, toI32(r0)};
         if (e.shape.batched)
           coords.push_back(toI32(at.batch));
@@ -869,7 +891,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         Value dst = LLVM::AddrSpaceCastOp::create(
             b, loc, LLVM::LLVMPointerType::get(ctx, 7), ptrTo(dstAddr, 3));
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, dst, map, coords, bar, ValueRange{}, multicast, Value(),
+            b, loc, dst, map, coords, bar, ValueRange{}, multicast, hint,
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       };
       copy(mapA, stageAddr, at.row0);
@@ -901,7 +923,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
             ptrTo(e.add(stageAddr, e.add(e.mul(j, 32 * kRowBytes), bytesA)),
                   3));
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, dst, mapB, coords, bar, ValueRange{}, mask, Value(),
+            b, loc, dst, mapB, coords, bar, ValueRange{}, mask, hintB,
             NVVM::TMALoadMode::TILE, false, nullptr, Value());
       }
     };
