@@ -3,8 +3,11 @@
 matmul shapes across the shape classes (long K, skinny M, batched, odd sizes,
 large squares; TF32 on sm_90a, two fp32, one fp32 program whose precision
 kb-tune may change under an accuracy budget), 4 softmax widths and 2 fused
-elementwise programs; and 5 held-out matmul shapes (ho_*), added after the
-model changes of 2026-12-02 to test them out of sample.
+elementwise programs; 5 held-out matmul shapes (ho_*), added after the
+model changes of 2026-12-02 to test them out of sample; and 3 nn.Linear
+programs (lf_*, B^T) under F.linear at kb's defaults, added 2026-12-03
+(bench/results/2026-12-03-tune-linear; KB_TUNE_ONLY='^lf_' builds them
+alone).
 
 Usage: bench/tune_programs.py OUT_DIR
 Writes OUT_DIR/NAME.mlir for each and OUT_DIR/programs.json: a list of

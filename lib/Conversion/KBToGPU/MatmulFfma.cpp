@@ -20,19 +20,6 @@
 using namespace mlir;
 using namespace mlir::kb;
 
-#include "llvm/Support/CommandLine.h"
-static llvm::cl::opt<bool>
-    ffmaPrefetch("kb-ffma-prefetch",
-                 llvm::cl::desc("experiment: load the next k step's "
-                                "fragments before this step's FFMAs"),
-                 llvm::cl::init(false));
-static llvm::cl::opt<int>
-    ffmaOrder("kb-ffma-order",
-              llvm::cl::desc("experiment: the FMA order of a k step (0: rows' "
-                             "snake; 1: 4 x 4 quadrants, each a rows' snake; "
-                             "2: rows' snake, rows in the order 0 4 1 5 ..."),
-              llvm::cl::init(0));
-
 LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
@@ -211,16 +198,15 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
                            loop.getRegionIterArgs().end());
     auto v4 = VectorType::get({4}, b.getF32Type());
     Value aCol = e.mul(ty, tm);
-    // A k step's fragments: the thread's tm values of A and tn of B.
-    auto loadFragments = [&](int64_t kk) {
+    for (int64_t kk = 0; kk < bk; ++kk) {
       Value kkv = cidx(b, loc, kk);
-      std::pair<SmallVector<Value>, SmallVector<Value>> f;
+      SmallVector<Value> av, bv;
       for (int64_t q = 0; q < tm; q += 4) {
         Value v = vector::LoadOp::create(b, loc, v4, as,
                                          ValueRange{kkv, e.add(aCol, q)}, false,
                                          llvm::MaybeAlign(16));
         for (int64_t l = 0; l < 4; ++l)
-          f.first.push_back(
+          av.push_back(
               vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
       }
       for (int64_t q = 0; q < tn; q += 4) {
@@ -228,42 +214,17 @@ LogicalResult mlir::kb::buildFfma(MatmulEmitter &e, LaunchInfo &info) {
             vector::LoadOp::create(b, loc, v4, bs, ValueRange{kkv, bColumn(q)},
                                    false, llvm::MaybeAlign(16));
         for (int64_t l = 0; l < 4; ++l)
-          f.second.push_back(
+          bv.push_back(
               vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l}));
       }
-      return f;
-    };
-    auto frag = loadFragments(0);
-    for (int64_t kk = 0; kk < bk; ++kk) {
-      std::pair<SmallVector<Value>, SmallVector<Value>> next;
-      if (ffmaPrefetch && kk + 1 < bk)
-        next = loadFragments(kk + 1);
-      auto &av = frag.first, &bv = frag.second;
       // Row by row, every other row backwards: consecutive FMAs share
       // av[i] and, at each row change, bv[j] as well (operand reuse).
-      auto fma = [&](int64_t i, int64_t j) {
-        acc[i * tn + j] =
-            math::FmaOp::create(b, loc, av[i], bv[j], acc[i * tn + j]);
-      };
-      if (ffmaOrder == 1 && tm % 4 == 0 && tn % 4 == 0) {
-        for (int64_t qi = 0; qi < tm / 4; ++qi)
-          for (int64_t qq = 0; qq < tn / 4; ++qq) {
-            int64_t qj = qi % 2 ? tn / 4 - 1 - qq : qq;
-            for (int64_t i = 0; i < 4; ++i)
-              for (int64_t jj = 0; jj < 4; ++jj)
-                fma(qi * 4 + i, qj * 4 + (i % 2 ? 3 - jj : jj));
-          }
-      } else {
-        for (int64_t ii = 0; ii < tm; ++ii) {
-          int64_t i = ffmaOrder == 2 && tm % 2 == 0
-                          ? (ii % 2) * (tm / 2) + ii / 2
-                          : ii;
-          for (int64_t jj = 0; jj < tn; ++jj)
-            fma(i, ii % 2 ? tn - 1 - jj : jj);
+      for (int64_t i = 0; i < tm; ++i)
+        for (int64_t jj = 0; jj < tn; ++jj) {
+          int64_t j = i % 2 ? tn - 1 - jj : jj;
+          acc[i * tn + j] =
+              math::FmaOp::create(b, loc, av[i], bv[j], acc[i * tn + j]);
         }
-      }
-      if (kk + 1 < bk)
-        frag = ffmaPrefetch ? std::move(next) : loadFragments(kk + 1);
     }
     if (stages == 2) {
       // The other buffer was last read in the previous iteration, before

@@ -47,13 +47,43 @@
 using namespace mlir;
 using namespace mlir::kb;
 
-#include "llvm/Support/CommandLine.h"
-static llvm::cl::opt<bool> wgmmaStream(
-    "kb-wgmma-stream",
-    llvm::cl::desc("experiment: TMA loads of an operand whose tiles one "
-                   "block reads (B with one row of tiles, A with one column) "
-                   "with an L2 evict-first policy"),
-    llvm::cl::init(false));
+namespace {
+
+/// Which operands of a wgmma matmul are read once: an operand whose tiles
+/// only one block reads (B where the output has one row of tiles, A where
+/// it has one column) and that makes up at least three quarters of the
+/// bytes the matmul moves (A, B and C), up to 256 MiB. Their TMA loads
+/// carry an L2 evict-first policy, as the gemv weight's loads do
+/// (MatmulGemv.cpp): the lines read once replace each other instead of the
+/// dirty lines an earlier kernel (or kb-run's L2 flush) left, whose
+/// write-back competes with the reads. Measured (bench/results/
+/// 2026-12-03-evict-first, the same programs with and without, L2
+/// flushed, 3 interleaved turns): skinny 8/16/128 x 4096 x 4096 B^T and
+/// matvec 4096 x 8 x 4096 (64 MB) 10-12% faster, 16 x 11008 x 4096, 32 x
+/// 4096 x 11008, 96 x 12288 x 4096 and 64 x 16384 x 4096 (180-270 MB)
+/// 2-7% faster; 0.7-1.0% slower where the operand is half the bytes or
+/// less (long K 256 x 256 x 262144 and 192 x 160 x 300000 B^T, batched
+/// 256 x 256 x 256 x 256 B^T). The 256 MiB cap is the gemv's (its 940 MB
+/// and 1 GB weights lost 3-5% with the policy); nothing between 270 MB and
+/// 1 GB was measured here.
+struct ReadOnce {
+  bool a = false, b = false;
+};
+ReadOnce readOnceOperands(const MatmulShape &s, int64_t bm, int64_t bn) {
+  double aBytes = 4.0 * s.batch * s.m * s.k, bBytes = 4.0 * s.batch * s.n * s.k,
+         cBytes = 4.0 * s.batch * s.m * s.n;
+  double total = aBytes + bBytes + cBytes;
+  constexpr double kMaxBytes = 256.0 * (1 << 20);
+  auto streams = [&](double bytes) {
+    return 4 * bytes >= 3 * total && bytes <= kMaxBytes;
+  };
+  ReadOnce r;
+  r.a = llvm::divideCeil(s.n, bn) == 1 && streams(aBytes);
+  r.b = llvm::divideCeil(s.m, bm) == 1 && streams(bBytes);
+  return r;
+}
+
+} // namespace
 
 /// The register count the consumer warpgroups of a block of `threads`
 /// threads can take with setmaxnreg.inc after the remaining 128 (the
@@ -867,6 +897,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
         e.splitIdx = at.batch;
       Value k0 = toI32(e.kAt(kt));
       e.splitIdx = savedSplit;
+      // The operands read once (readOnceOperands): an L2 evict-first
+      // policy on their copies (hoisted out of the loop by LLVM).
       auto evictFirst = [&]() {
         return LLVM::InlineAsmOp::create(
                    b, loc, TypeRange{b.getI64Type()}, ValueRange{},
@@ -876,10 +908,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
                    LLVM::AsmDialectAttr(), ArrayAttr())
             .getResult(0);
       };
-      int64_t rowTiles = llvm::divideCeil(e.shape.m, bm),
-              colTiles = llvm::divideCeil(e.shape.n, bn);
-      Value hintA = wgmmaStream && colTiles == 1 ? evictFirst() : Value();
-      Value hintB = wgmmaStream && rowTiles == 1 ? evictFirst() : Value();
+      ReadOnce once = readOnceOperands(e.shape, bm, bn);
+      Value hintA = once.a ? evictFirst() : Value();
+      Value hintB = once.b ? evictFirst() : Value();
       auto copy = [&](Value map, Value dstAddr, Value r0,
                       Value multicast = Value()) {
         Value hint = map == mapA ? hintA : hintB;
