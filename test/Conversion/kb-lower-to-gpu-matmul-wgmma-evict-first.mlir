@@ -1,6 +1,6 @@
 // RUN: kb-opt %s --kb-lower-to-gpu -split-input-file | FileCheck %s
 
-// The operands a wgmma matmul reads once (MatmulWgmma.cpp,
+// The operands a wgmma matmul reads once (MatmulWgmmaRules.cpp,
 // readOnceOperands): B where the output has one row of tiles, A where it has
 // one column, each only where it is at least three quarters of the bytes
 // moved (A + B + C) and at most 256 MiB. Their TMA copies carry an L2

@@ -243,6 +243,33 @@ private:
   void asmStatement(StringRef text, Value ptr);
 };
 
+/// Refuses, in one line, a config the wgmma kernel cannot build (tile
+/// sizes, stages, copies, threads, a TMA store's conditions, K % 4;
+/// MatmulWgmmaRules.cpp).
+LogicalResult checkWgmmaConfig(MatmulEmitter &e);
+
+/// Which operands of a wgmma matmul are read once: an operand whose tiles
+/// only one block reads (B where the output has one row of tiles, A where
+/// it has one column) and that makes up at least three quarters of the
+/// bytes the matmul moves (A, B and C), up to 256 MiB. Their TMA copies
+/// carry an L2 evict-first policy, as the gemv weight's loads do
+/// (MatmulGemv.cpp): the lines read once replace each other instead of the
+/// dirty lines an earlier kernel (or kb-run's L2 flush) left, whose
+/// write-back competes with the reads. Measured (bench/results/
+/// 2026-12-03-evict-first, the same programs with and without, L2
+/// flushed, 3 interleaved turns): skinny 8/16/128 x 4096 x 4096 B^T and
+/// matvec 4096 x 8 x 4096 (64 MB) 10-12% faster, 16 x 11008 x 4096, 32 x
+/// 4096 x 11008, 96 x 12288 x 4096 and 64 x 16384 x 4096 (180-270 MB)
+/// 2-7% faster; 0.7-1.0% slower where the operand is half the bytes or
+/// less (long K 256 x 256 x 262144 and 192 x 160 x 300000 B^T, batched
+/// 256 x 256 x 256 x 256 B^T). The 256 MiB cap is the gemv's (its 940 MB
+/// and 1 GB weights lost 3-5% with the policy); nothing between 270 MB and
+/// 1 GB was measured here.
+struct ReadOnce {
+  bool a = false, b = false;
+};
+ReadOnce readOnceOperands(const MatmulShape &s, int64_t bm, int64_t bn);
+
 /// The wgmma TF32 kernel (sm_90a): warpgroups of 128 threads, each
 /// accumulating a 64 x BN slice with wgmma.mma_async straight from 128-byte
 /// swizzled shared-memory tiles (both operands K-major: B transposed).

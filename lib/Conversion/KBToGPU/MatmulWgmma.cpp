@@ -47,44 +47,6 @@
 using namespace mlir;
 using namespace mlir::kb;
 
-namespace {
-
-/// Which operands of a wgmma matmul are read once: an operand whose tiles
-/// only one block reads (B where the output has one row of tiles, A where
-/// it has one column) and that makes up at least three quarters of the
-/// bytes the matmul moves (A, B and C), up to 256 MiB. Their TMA loads
-/// carry an L2 evict-first policy, as the gemv weight's loads do
-/// (MatmulGemv.cpp): the lines read once replace each other instead of the
-/// dirty lines an earlier kernel (or kb-run's L2 flush) left, whose
-/// write-back competes with the reads. Measured (bench/results/
-/// 2026-12-03-evict-first, the same programs with and without, L2
-/// flushed, 3 interleaved turns): skinny 8/16/128 x 4096 x 4096 B^T and
-/// matvec 4096 x 8 x 4096 (64 MB) 10-12% faster, 16 x 11008 x 4096, 32 x
-/// 4096 x 11008, 96 x 12288 x 4096 and 64 x 16384 x 4096 (180-270 MB)
-/// 2-7% faster; 0.7-1.0% slower where the operand is half the bytes or
-/// less (long K 256 x 256 x 262144 and 192 x 160 x 300000 B^T, batched
-/// 256 x 256 x 256 x 256 B^T). The 256 MiB cap is the gemv's (its 940 MB
-/// and 1 GB weights lost 3-5% with the policy); nothing between 270 MB and
-/// 1 GB was measured here.
-struct ReadOnce {
-  bool a = false, b = false;
-};
-ReadOnce readOnceOperands(const MatmulShape &s, int64_t bm, int64_t bn) {
-  double aBytes = 4.0 * s.batch * s.m * s.k, bBytes = 4.0 * s.batch * s.n * s.k,
-         cBytes = 4.0 * s.batch * s.m * s.n;
-  double total = aBytes + bBytes + cBytes;
-  constexpr double kMaxBytes = 256.0 * (1 << 20);
-  auto streams = [&](double bytes) {
-    return 4 * bytes >= 3 * total && bytes <= kMaxBytes;
-  };
-  ReadOnce r;
-  r.a = llvm::divideCeil(s.n, bn) == 1 && streams(aBytes);
-  r.b = llvm::divideCeil(s.m, bm) == 1 && streams(bBytes);
-  return r;
-}
-
-} // namespace
-
 /// The register count the consumer warpgroups of a block of `threads`
 /// threads can take with setmaxnreg.inc after the remaining 128 (the
 /// producer warpgroup) gave theirs down to `producerRegs`: the launch count
@@ -152,84 +114,16 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   MLIRContext *ctx = b.getContext();
   int64_t bm = e.bm, bn = e.bn, bk = e.bk;
   int64_t stages = e.config.getStages();
+  if (failed(checkWgmmaConfig(e)))
+    return failure();
   // A row-major B: wgmma computes the tile transposed, C^T = B^T A^T, with
   // B^T as its A operand from registers (see "Row-major B" below).
   bool rowB = !e.shape.transB;
   bool tma = e.config.getCopy() == CopyKind::tma;
-  if (rowB && !tma)
-    return e.op->emitOpError()
-           << "wgmma_tf32 with a row-major B needs copy = \"tma\"";
-  if (rowB && e.shape.n % 4)
-    return e.op->emitOpError()
-           << "wgmma_tf32 with a row-major B copies its rows by TMA: N = "
-           << e.shape.n << " must be a multiple of 4";
-  if (!rowB && (bk != 32 || bm % 64 || bn % 8 || bn > 256 || bn < 8))
-    return e.op->emitOpError()
-           << "wgmma_tf32 needs block = [64k, N, 32] with N a multiple of 8 "
-              "up to 256; got ["
-           << bm << ", " << bn << ", " << bk << "]";
-  if (rowB && (bk != 32 || bn % 64 || bm % 8 || bm > 256 || bm < 8))
-    return e.op->emitOpError()
-           << "wgmma_tf32 with a row-major B needs block = [M, 64k, 32] with M "
-              "a multiple of 8 up to 256; got ["
-           << bm << ", " << bn << ", " << bk << "]";
-  if (stages < 3)
-    return e.op->emitOpError()
-           << "wgmma_tf32 needs at least 3 stages, got " << stages;
-  if (e.shape.k % 4)
-    return e.op->emitOpError()
-           << "wgmma_tf32 copies 16-byte chunks: K = " << e.shape.k
-           << " must be a multiple of 4";
-  // One warpgroup per 64 rows (columns with a row-major B); with TMA, a
-  // producer warpgroup more with a row-major B, a producer warp with B^T
-  // (or, with two consumer warpgroups, a warpgroup where the config asks).
-  int64_t wantThreads = wgmmaThreads(bm, bn, !rowB, tma);
-  if (!wgmmaThreadsAllowed(bm, bn, !rowB, tma, e.threads))
-    return e.op->emitOpError()
-           << "wgmma_tf32 runs one warpgroup per 64 "
-           << (rowB ? "columns" : "rows")
-           << (!tma                  ? ""
-               : wantThreads % 128 ? " and a producer warp"
-                                     : " and a producer warpgroup")
-           << ": " << wantThreads << " threads, got " << e.threads;
-
-  if (tma && (!e.tmapA || !e.tmapB))
-    return e.op->emitOpError()
-           << "internal error: copy = \"tma\" without tensor maps";
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
-  if (!tma && e.config.getCopy() != CopyKind::cp_async)
-    return e.op->emitOpError() << "wgmma_tf32 copies its tiles with copy = "
-                                  "\"tma\" or \"cp_async\": run "
-                                  "kb-promote-shared-memory";
   bool persistent = e.config.getGrid() > 0;
-  if (e.clusterReduce && (!tma || persistent || e.config.getCluster() > 1 ||
-                          e.config.getStore() == StoreKind::tma))
-    return e.op->emitOpError()
-           << "internal error: reduce = \"cluster\" without TMA copies, or "
-              "with a persistent grid, another cluster or a TMA store";
   // store = "tma": the TMA-store epilogue (see the epilogue below).
   bool tmaStore = e.config.getStore() == StoreKind::tma;
-  if (tmaStore) {
-    std::string why;
-    if (!tma)
-      why = "copy = \"tma\"";
-    else if (rowB)
-      why = "B transposed (transpose_b)";
-    else if (e.shape.batched || e.shape.splits > 1)
-      why = "an unbatched, unsplit matmul";
-    else if (e.shape.n % 4)
-      why = "N a multiple of 4 (16-byte rows of C); N = " +
-            std::to_string(e.shape.n);
-    else if (bn % kWgmmaStoreBoxCols)
-      why = "BN a multiple of 32 (boxes of 32 columns); BN = " +
-            std::to_string(bn);
-    if (!why.empty())
-      return e.op->emitOpError()
-             << "store = \"tma\" (the wgmma TMA-store epilogue) needs " << why;
-    if (!e.tmapC)
-      return e.op->emitOpError()
-             << "internal error: store = \"tma\" without C's tensor map";
-  }
   int64_t staging = wgmmaStagingBytes(bm, bn, bk, stages, !rowB, tma,
                                       persistent, e.shape.n, tmaStore);
   if (failed(e.setSharedBytes(
