@@ -544,33 +544,24 @@ static void defaultMmaSyncTile(const MatmulShape &s, ConfigFields &f) {
 
 /// kb-tile's default FFMA tile (f.block, f.thread, f.warp).
 static void defaultFfmaTile(const MatmulShape &s, ConfigFields &f) {
-  int64_t m = s.m, n = s.n, k = s.k;
   // Big tiles reuse each loaded element the most; fall back to 64x64
   // when 128x128 tiles would leave most of the SMs idle.
   bool small = s.blocksFor(128, 128) < s.sms;
-  // BK = 16 measured 8% faster than 8 at 4096^3 (docs/perf-history.md);
-  // with cp.async stages BK = 32 is faster again where no tile has an
-  // edge (half the waits, barriers and address updates per FFMA:
-  // 4096^3 0.943x cuBLAS against 0.930x, 8192^3 0.960x against 0.946x,
-  // 2048^3 0.925x against 0.918x, 2026-11-30 run 6); with edges the
-  // guards take it to 178 registers and one block per SM (4000^3:
-  // 0.77x against 0.90x). A transposed B keeps the register-staged
-  // double buffer (kb-promote-shared-memory), which needs BK = 16 to
-  // stay within 128 registers (191 at BK = 32).
-  bool edges = m % 128 || n % 128 || k % 32;
-  bool wideK = !edges && !s.transposeB;
-  f.block = small   ? SmallVector<int64_t>{64, 64, 8}
-            : wideK ? SmallVector<int64_t>{128, 128, 32}
-                    : SmallVector<int64_t>{128, 128, 16};
+  // 128 x 128 x 16, 8 x 8 a thread, a warp taking two whole rows of the
+  // 16 x 16 thread grid, and (kb-promote-shared-memory) four cp.async
+  // stages. BK = 16 measured 8% faster than 8 at 4096^3
+  // (docs/perf-history.md). BK = 32 with warps of 4 x 8 threads was the
+  // default where no tile had an edge from 2026-11-30 run 6 (then 1-1.5%
+  // ahead) until 2026-12-03: after the FMAs' snake order (run 46) BK = 16
+  // at four stages ran 0.8-2.7% faster at 2048^3, 3072^3, 4096^3, 6144^3
+  // and 8192^3, every turn (bench/results/2026-12-03-ffma, calls 3-4;
+  // predicted 0.7%). With edges BK = 32 took the guards to 178 registers
+  // and the 4 x 8 warps to 145, one block an SM (4000^3: 0.74-0.77x
+  // against 0.90x, run 5); a transposed B's register double buffer needs
+  // BK = 16 to stay within 128 (kb-promote-shared-memory).
+  f.block = small ? SmallVector<int64_t>{64, 64, 8}
+                  : SmallVector<int64_t>{128, 128, 16};
   f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
-  // A warp takes a 4 x 8 block of the 16 x 16 thread grid: its B loads
-  // touch 8 distinct 16-byte vectors (one wavefront) instead of 16
-  // (2026-11-30 run 3: 0.933x cuBLAS against 0.921x with whole rows).
-  // Not when the tiles have edges: with the guards ptxas needs 145
-  // registers there, one block per SM instead of two (4000^3: 0.74x
-  // cuBLAS against 0.89x, run 5).
-  if (!small && wideK)
-    f.warp = {32, 64};
 }
 
 LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,

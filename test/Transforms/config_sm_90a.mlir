@@ -5,7 +5,7 @@
 // ieee and tf32, square and odd; softmax narrow and wide; elementwise.
 
 // CHECK-LABEL: func.func @matmul_ieee_square
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], warp = [32, 64], thread = [8, 8], threads = 256, stages = 3, pad = [4, 0], mma = "ffma", copy = "cp_async">
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], thread = [8, 8], threads = 256, stages = 4, pad = [4, 0], mma = "ffma", copy = "cp_async">
 // CHECK-LABEL: func.func @matmul_ieee_odd
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 8], thread = [4, 4], threads = 256, stages = 4, pad = [4, 0], mma = "ffma", copy = "cp_async">
 // CHECK-LABEL: func.func @matmul_tf32_square

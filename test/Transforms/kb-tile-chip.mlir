@@ -9,7 +9,7 @@
 // CHECK-LABEL: func.func @sm_count
 // CHECK: block = [64, 64, 8]{{.*}}tensor<1408x1408xf32>
 // SM80-LABEL: func.func @sm_count
-// SM80: block = [128, 128, 32]{{.*}}tensor<1408x1408xf32>
+// SM80: block = [128, 128, 16]{{.*}}tensor<1408x1408xf32>
 func.func @sm_count(%a: tensor<1408x1408xf32>) -> tensor<1408x1408xf32> {
   %0 = kb.matmul %a, %a precision(ieee) {config = #kb.config<mma = "ffma">} : tensor<1408x1408xf32>, tensor<1408x1408xf32> -> tensor<1408x1408xf32>
   return %0 : tensor<1408x1408xf32>

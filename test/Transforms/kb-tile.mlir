@@ -9,9 +9,9 @@
 // the SMs (132 on sm_90) idle get 64x64. FFMA splits a tile among threads,
 // mma.sync among warps.
 // CHECK-LABEL: func.func @defaults
-// A big FFMA tile without edges: BK = 32, and its warps each take a 4 x 8
-// block of the 16 x 16 threads.
-// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 32], warp = [32, 64], thread = [8, 8], mma = "ffma">}{{.*}}tensor<4096x4096xf32>
+// A big FFMA tile: BK = 16, warps over whole rows of the 16 x 16 threads
+// (BK = 32 with 4 x 8 warps until 2026-12-03, then 0.8-2.7% slower).
+// CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], thread = [8, 8], mma = "ffma">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 8], thread = [4, 4], mma = "ffma">}{{.*}}tensor<512x512xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 256, 32], warp = [64, 64], mma = "mma_sync_tf32">}{{.*}}tensor<4096x4096xf32>
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [64, 64, 32], warp = [32, 32], mma = "mma_sync_tf32">}{{.*}}tensor<1000x700xf32>
@@ -72,8 +72,8 @@ func.func @too_many_threads(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> 
 
 // -----
 
-// FFMA tiles with edges (4000 % 128 != 0) or a transposed B keep BK = 16
-// and whole-row warps: 32 k per tile would take more than 128 registers.
+// FFMA tiles with edges (4000 % 128 != 0) or a transposed B: BK = 16 and
+// whole-row warps too (32 k per tile would take more than 128 registers).
 // CHECK-LABEL: func.func @ffma_edges
 // CHECK: kb.matmul {{.*}}config = #kb.config<block = [128, 128, 16], thread = [8, 8], mma = "ffma">}{{.*}}tensor<4000x4000xf32>
 // CHECK: kb.matmul {{.*}}transpose_b {config = #kb.config<block = [128, 128, 16], thread = [8, 8], mma = "ffma">}{{.*}}tensor<4096x4096xf32>
