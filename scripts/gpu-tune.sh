@@ -5,6 +5,8 @@
 # default config of each. Random and guided search are replayed afterwards
 # on the build machine from these measurements (scripts/tune-results.sh):
 # they only choose which measured candidates to look at.
+# Each batch is measured in its batch.txt's order (kb's default first, then
+# the model's most promising), so a program cut by the budget keeps those.
 # Writes under $OUT/tune: NAME.json (kb-run's reports, a batch object with
 # "not_reported": the bundles without one and why), NAME.jsonl (each report
 # as kb-run wrote it, with its wall_s), times.json (GPU seconds per
@@ -121,10 +123,19 @@ fi
 
 # Measures the programs of queue file $2 on GPU $1, one after the other.
 measure_queue() {
-  local gpu=$1 queue=$2 done_s=0 done_n=0 plan name bundles left rate need limit start rc secs
+  local gpu=$1 queue=$2 done_s=0 done_n=0 plan name bundles left rate need limit start rc secs line b
   while read -r plan <&3; do
     name=$(basename "$plan")
-    bundles=("$plan"default/ "$plan"c*/)
+    # batch.txt's order (kb's default, then the model's most promising
+    # first: what a cut-short batch keeps), else the folders' order.
+    bundles=()
+    if [ -f "$plan"batch.txt ]; then
+      while read -r line; do
+        b="$plan$(basename "$line")/"
+        [ -d "$b" ] && bundles+=("$b")
+      done < "$plan"batch.txt
+    fi
+    [ ${#bundles[@]} -gt 0 ] || bundles=("$plan"default/ "$plan"c*/)
     left=$(( budget - ($(date +%s) - t_start) ))
     # Seconds a bundle: what this GPU's programs took so far, else the guess.
     rate=$(python3 -c "print($done_s / $done_n if $done_n else ${KB_TUNE_S_PER_BUNDLE:-0.65})")

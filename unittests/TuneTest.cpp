@@ -754,6 +754,15 @@ TEST(TuneSearch, RandomIsSeededAndUsesTheBudget) {
   EXPECT_TRUE(nextBatch(p).empty()); // one round
   p.mode = "exhaustive";
   EXPECT_EQ(firstBatch(p).size(), 40u);
+  // In the model's order, not the table's: ranked backwards, the batch
+  // runs backwards.
+  for (size_t i = 0; i < p.entries.size(); ++i)
+    p.entries[i].st.rank = int(p.entries.size() - 1 - i);
+  auto ex = firstBatch(p);
+  EXPECT_EQ(ex.front(), 39);
+  EXPECT_EQ(ex.back(), 0);
+  for (size_t i = 0; i < p.entries.size(); ++i)
+    p.entries[i].st.rank = int(i);
   p.mode = "guided";
   auto g = firstBatch(p);
   EXPECT_EQ(g, (std::vector<int>{0, 1, 2})); // the model's best half

@@ -969,8 +969,13 @@ std::vector<int> firstBatch(const Plan &p) {
   std::vector<int> s = survivors(p);
   int budget =
       p.budget > 0 ? std::min<int>(p.budget, s.size()) : defaultBudget(p);
+  // Every survivor, the model's most promising first: a measurement cut
+  // short by its time (scripts/gpu-tune.sh keeps what ran) then holds the
+  // candidates most likely to be the best (2026-12-03: 2048x8192x28672's
+  // batch in table order spent its 200 s on 63 candidates, mma.sync first,
+  // 2.5x slower than wgmma).
   if (p.mode == "exhaustive")
-    return s;
+    return byRank(p);
   if (p.mode == "random") {
     // Fisher-Yates with mt19937_64, whose output the standard fixes.
     std::mt19937_64 rng(p.seed);
