@@ -553,12 +553,13 @@ static void defaultFfmaTile(const MatmulShape &s, ConfigFields &f) {
   // (docs/perf-history.md). BK = 32 with warps of 4 x 8 threads was the
   // default where no tile had an edge from 2026-11-30 run 6 (then 1-1.5%
   // ahead) until 2026-12-03: after the FMAs' snake order (run 46) BK = 16
-  // at four stages ran 0.8-2.7% faster at 2048^3, 3072^3, 4096^3, 6144^3
-  // and 8192^3, every turn (bench/results/2026-12-03-ffma, calls 3-4;
+  // at four stages ran 0.7-2.7% faster at 2048^3, 3072^3, 4096^3, 6144^3
+  // and 8192^3, every turn (bench/results/2026-12-03-ffma, calls 4-5;
   // predicted 0.7%). With edges BK = 32 took the guards to 178 registers
   // and the 4 x 8 warps to 145, one block an SM (4000^3: 0.74-0.77x
   // against 0.90x, run 5); a transposed B's register double buffer needs
-  // BK = 16 to stay within 128 (kb-promote-shared-memory).
+  // BK = 16 to stay within 128 on sm_90 (kb-promote-shared-memory; 136 on
+  // sm_80).
   f.block = small ? SmallVector<int64_t>{64, 64, 8}
                   : SmallVector<int64_t>{128, 128, 16};
   f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};

@@ -972,7 +972,7 @@ std::vector<int> firstBatch(const Plan &p) {
   // Every survivor, the model's most promising first: a measurement cut
   // short by its time (scripts/gpu-tune.sh keeps what ran) then holds the
   // candidates most likely to be the best (2026-12-03: 2048x8192x28672's
-  // batch in table order spent its 200 s on 63 candidates, mma.sync first,
+  // batch in table order spent its 200 s on 62 candidates, mma.sync first,
   // 2.5x slower than wgmma).
   if (p.mode == "exhaustive")
     return byRank(p);

@@ -941,10 +941,23 @@ int main(int argc, char **argv) {
     quiet.quiet = true;
     quiet.db.clear();
     std::vector<json> reports = reportsOf(readResults(o.results));
-    // gpu-tune.sh's order (default/, then c*/), for reports naming no bundle.
-    std::vector<std::string> order = {"default"};
-    for (int i : survivors(p))
-      order.push_back(p.entries[i].id);
+    // The order the reports were measured in, for reports naming no bundle:
+    // the plan's batch.txt (gpu-tune.sh measures in its order), else
+    // default/ and then the survivors in table order (plans before
+    // 2026-12-03, whose batch.txt was in that order too).
+    std::vector<std::string> order;
+    std::ifstream batchList(o.out + "/batch.txt");
+    for (std::string line; std::getline(batchList, line);) {
+      while (!line.empty() && line.back() == '/')
+        line.pop_back();
+      if (!line.empty())
+        order.push_back(fs::path(line).filename().string());
+    }
+    if (order.empty()) {
+      order = {"default"};
+      for (int i : survivors(p))
+        order.push_back(p.entries[i].id);
+    }
     for (size_t j = 0; j < reports.size(); ++j) {
       const json &rep = reports[j];
       std::string id = candidateIdOf(rep, j, reports.size(), order);

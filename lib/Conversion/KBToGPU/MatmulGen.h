@@ -251,7 +251,8 @@ LogicalResult checkWgmmaConfig(MatmulEmitter &e);
 /// Which operands of a wgmma matmul are read once: an operand whose tiles
 /// only one block reads (B where the output has one row of tiles, A where
 /// it has one column) and that makes up at least three quarters of the
-/// bytes the matmul moves (A, B and C), up to 256 MiB. Their TMA copies
+/// bytes the matmul moves (A, B and C, or with split-K its partial
+/// products), up to 256 MiB. Their TMA copies
 /// carry an L2 evict-first policy, as the gemv weight's loads do
 /// (MatmulGemv.cpp): the lines read once replace each other instead of the
 /// dirty lines an earlier kernel (or kb-run's L2 flush) left, whose
@@ -259,8 +260,8 @@ LogicalResult checkWgmmaConfig(MatmulEmitter &e);
 /// 2026-12-03-evict-first, the same programs with and without, L2
 /// flushed, 3 interleaved turns): skinny 8/16/128 x 4096 x 4096 B^T and
 /// matvec 4096 x 8 x 4096 (64 MB) 10-12% faster, 16 x 11008 x 4096, 32 x
-/// 4096 x 11008, 96 x 12288 x 4096 and 64 x 16384 x 4096 (180-270 MB)
-/// 2-7% faster; 0.7-1.0% slower where the operand is half the bytes or
+/// 4096 x 11008, 96 x 12288 x 4096 and 64 x 16384 x 4096 (180-275 MB)
+/// 2-7% faster; 0.7-1.0% slower where the operand is 55% of the bytes or
 /// less (long K 256 x 256 x 262144 and 192 x 160 x 300000 B^T, batched
 /// 256 x 256 x 256 x 256 B^T). The 256 MiB cap is the gemv's (its 940 MB
 /// and 1 GB weights lost 3-5% with the policy); nothing between 270 MB and

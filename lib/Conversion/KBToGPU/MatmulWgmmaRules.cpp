@@ -95,9 +95,12 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   return success();
 }
 
-ReadOnce mlir::kb::readOnceOperands(const MatmulShape &s, int64_t bm, int64_t bn) {
+ReadOnce mlir::kb::readOnceOperands(const MatmulShape &s, int64_t bm,
+                                    int64_t bn) {
+  // C: the output, or with split-K the S partial products written.
+  int64_t outputs = s.batch * std::max<int64_t>(s.splits, 1);
   double aBytes = 4.0 * s.batch * s.m * s.k, bBytes = 4.0 * s.batch * s.n * s.k,
-         cBytes = 4.0 * s.batch * s.m * s.n;
+         cBytes = 4.0 * outputs * s.m * s.n;
   double total = aBytes + bBytes + cBytes;
   constexpr double kMaxBytes = 256.0 * (1 << 20);
   auto streams = [&](double bytes) {
@@ -108,4 +111,3 @@ ReadOnce mlir::kb::readOnceOperands(const MatmulShape &s, int64_t bm, int64_t bn
   r.b = llvm::divideCeil(s.m, bm) == 1 && streams(bBytes);
   return r;
 }
-
