@@ -70,3 +70,17 @@ func.func @over_the_cap(%a: tensor<16x4100xf32>, %b: tensor<16384x4100xf32>) -> 
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [64, 128, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma">} : tensor<16x4100xf32>, tensor<16384x4100xf32> -> tensor<16x16384xf32>
   return %0 : tensor<16x16384xf32>
 }
+
+// -----
+
+// Split-K writes its partial products: 16 chunks of 16 x 4096 (4 MB)
+// against B's 8 MB, so B is 2/3 of the bytes moved: no policy (as one
+// output it would be 97%).
+// CHECK-LABEL: func.func @split_partials
+// CHECK-LABEL: gpu.func @k0_matmul
+// CHECK-NOT: createpolicy
+// CHECK-NOT: l2_cache_hint
+func.func @split_partials(%a: tensor<16x512xf32>, %b: tensor<4096x512xf32>) -> tensor<16x16x4096xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [64, 128, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", split = 16>, split_chunk = 32 : i64} : tensor<16x512xf32>, tensor<4096x512xf32> -> tensor<16x16x4096xf32>
+  return %0 : tensor<16x16x4096xf32>
+}
