@@ -42,6 +42,16 @@ Value mlir::kb::ci32(OpBuilder &b, Location loc, uint32_t v) {
       b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
 }
 
+Value mlir::kb::evictFirstPolicy(OpBuilder &b, Location loc) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, TypeRange{b.getI64Type()}, ValueRange{},
+             "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
+             /*has_side_effects=*/false, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+             ArrayAttr())
+      .getResult(0);
+}
+
 std::array<Value, 4> mlir::kb::emitPhilox(OpBuilder &b, Location loc, Value lo,
                                           Value hi, uint64_t seed) {
   // Random123's Philox4x32 with 10 rounds. The key is a compile-time

@@ -56,6 +56,11 @@ void pinValues(OpBuilder &b, Location loc, ValueRange floats);
 Value cf32(OpBuilder &b, Location loc, float v);
 /// An arith.constant of i32 type.
 Value ci32(OpBuilder &b, Location loc, uint32_t v);
+/// An L2 cache policy (i64) that marks the lines it is used on first to go
+/// (`createpolicy.fractional.L2::evict_first`, inline PTX), for data read
+/// once: the gemv weight's loads, the wgmma copies of an operand one block
+/// reads (docs/shapes.md, "Run 21" and "The operand read once").
+Value evictFirstPolicy(OpBuilder &b, Location loc);
 
 /// The four 32-bit words of Philox4x32-10 for counter (lo, hi, 0, 0) and key
 /// (seed low word, seed high word). `lo` and `hi` are i32 values.

@@ -93,13 +93,7 @@ struct GemvEmitter {
   /// cuBLASLt 0.5-4.5 MB.
   void streamFrom(Value mem) {
     streamMem = mem;
-    policy = LLVM::InlineAsmOp::create(
-                 b, loc, TypeRange{b.getI64Type()}, ValueRange{},
-                 "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
-                 /*has_side_effects=*/false, /*is_align_stack=*/false,
-                 LLVM::tailcallkind::TailCallKind::None,
-                 LLVM::AsmDialectAttr(), ArrayAttr())
-                 .getResult(0);
+    policy = evictFirstPolicy(b, loc);
     // The first element's global address: the aligned pointer plus the
     // memref's offset, converted once from the generic window
     // (cvta.to.global) for ld.global.

@@ -179,6 +179,8 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       persistent ? MatmulEmitter::BlockTile{} : e.blockTile();
   Value bz = tile.batch, row0 = tile.row0, col0 = tile.col0;
   int64_t kTiles = e.kTilesPerBlock();
+  // The operands only one block reads, copied evict-first (TMA).
+  ReadOnce once = readOnceOperands(e.shape, bm, bn);
   // Tile i of a persistent block: its output tile t = g + i G, of slice t /
   // (tiles a slice).
   auto persistentTile = [&](Value i) {
@@ -793,18 +795,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       e.splitIdx = savedSplit;
       // The operands read once (readOnceOperands): an L2 evict-first
       // policy on their copies (hoisted out of the loop by LLVM).
-      auto evictFirst = [&]() {
-        return LLVM::InlineAsmOp::create(
-                   b, loc, TypeRange{b.getI64Type()}, ValueRange{},
-                   "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;",
-                   "=l", /*has_side_effects=*/false, /*is_align_stack=*/false,
-                   LLVM::tailcallkind::TailCallKind::None,
-                   LLVM::AsmDialectAttr(), ArrayAttr())
-            .getResult(0);
-      };
-      ReadOnce once = readOnceOperands(e.shape, bm, bn);
-      Value hintA = once.a ? evictFirst() : Value();
-      Value hintB = once.b ? evictFirst() : Value();
+      Value policy = once.a || once.b ? evictFirstPolicy(b, loc) : Value();
+      Value hintA = once.a ? policy : Value();
+      Value hintB = once.b ? policy : Value();
       auto copy = [&](Value map, Value dstAddr, Value r0,
                       Value multicast = Value()) {
         Value hint = map == mapA ? hintA : hintB;
