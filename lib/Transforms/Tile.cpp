@@ -719,8 +719,14 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   bool edges = m % bm || n % bn;
   // Not in clusters of more than 2 (the persistent kernel pairs row tiles
   // two by two; a hand-set or kb-tune's cluster = 4 keeps the plain grid).
+  // A batch of unfused matmuls up to K = 1024 (at most 32 k tiles a tile)
+  // too: on the 5 batched shapes of the suite (256 x 256^3 to 32 x 1024^3,
+  // K 256-1024, both forms of B) kb-tile's tile on a persistent grid took
+  // 0.904-0.973 of the default's time, every turn
+  // (bench/results/2026-12-04-memory-bound, call 2).
+  bool fewKTiles = k <= 128 || (batch > 1 && k <= 1024 && !ms.fused);
   if (f.grid == 0 && tmaCopy && f.split <= 1 && oneBlockAnSM && tiles > sms &&
-      k <= 128 && !edges && f.cluster <= 2)
+      fewKTiles && !edges && f.cluster <= 2)
     f.grid = sms;
   // And at any K, kb-tile's own big B^T tiles over more than one wave
   // (persistentRule).

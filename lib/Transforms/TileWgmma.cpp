@@ -3,8 +3,8 @@
 // The wgmma tile kb-tile picks for a matmul with no hand-set block: the
 // largest tile whose grid covers the SMs, then the rules measured on
 // nn.Linear and medium shapes (waves, widths, few tiles with split-K, the
-// medium, cluster, reduce, wide-reduce, pair and persistent rules), each
-// above its code with the measurements that set it. Tile.cpp's pass calls
+// medium, cluster, reduce, skinny-reduce, wide-reduce, pair and persistent
+// rules), each above its code with the measurements that set it. Tile.cpp's pass calls
 // defaultWgmmaTile, pairRule and persistentRule.
 //
 //===----------------------------------------------------------------------===//
@@ -146,6 +146,30 @@ static void reduceRule(const MatmulShape &s, ConfigFields &f, bool medium) {
   int64_t chunkTiles = llvm::divideCeil(llvm::divideCeil(s.k, 32), 2);
   bool wholeLines = s.k % 32 == 0 || s.paddedB;
   if (s.transposeB && (s.fused || chunkTiles > 32 || !wholeLines))
+    return;
+  f.reduce = ReduceKind::cluster;
+}
+
+/// kb-tile's skinny-reduce rule, after the few-tiles model split a B^T
+/// tile of two consumer warpgroups (BM = 128) over one row of output tiles
+/// (M <= 128) in two K chunks: the chunks summed in a cluster (reduce =
+/// "cluster") instead of by kb.split_sum's second kernel, whose partials
+/// are a small part of the bytes here (the weight is read once). Measured
+/// (bench/results/2026-12-04-memory-bound, call 2; the same tile and split
+/// with kb.split_sum / with the cluster, interleaved, 3 turns, L2 flushed):
+/// 96 x 12288 x 4096 (the suite's) 0.984, out of sample 128 x 11008 x 4096
+/// 0.975, 80 x 14336 x 4096 0.984, 112 x 12288 x 5120 0.981, 128 x 14336 x
+/// 4096 0.955, every turn faster. With one warpgroup (BM = 64, M <= 64)
+/// block 0 finishes the whole tile alone: 16 x 11008 x 4096 at 64 x 128 in
+/// two chunks ran 4.4% slower than with kb.split_sum (call 1), so those
+/// keep the sum kernel. Not in a kb.fusion (the reduce rule's fused B^T
+/// programs lost), nor where K is outside the measured 4096-8192.
+static void skinnyReduceRule(const MatmulShape &s, ConfigFields &f) {
+  if (!s.transposeB || s.fused || s.batch != 1 || f.split != 2 ||
+      f.reduce || f.cluster != 0 || f.grid != 0 ||
+      f.copy == CopyKind::cp_async || f.store == StoreKind::tma ||
+      f.block.size() != 3 || f.block[0] != 128 || s.m > 128 ||
+      s.k < 4096 || s.k > 8192)
     return;
   f.reduce = ReduceKind::cluster;
 }
@@ -441,6 +465,8 @@ bool mlir::kb::tile::defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
       splitChosen = true;
     }
   }
+  if (splitChosen)
+    skinnyReduceRule(s, f);
   if (!splitChosen && wideReduceRule(s, f))
     return true;
   // The medium rule and the cluster rule (their measurements above them).

@@ -130,3 +130,31 @@ func.func @stream_no_split(%a: tensor<128x4096xf32>, %b: tensor<4096x4096xf32>) 
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32", grid = 132, reduce = "stream">} : tensor<128x4096xf32>, tensor<4096x4096xf32> -> tensor<128x4096xf32>
   return %0 : tensor<128x4096xf32>
 }
+
+// -----
+
+// A batch of unfused matmuls up to K = 1024 (at most 32 k tiles a tile)
+// takes the persistent grid too (bench/results/2026-12-04-memory-bound:
+// 0.904-0.973 of the time on the suite's five batched shapes): 256 x
+// 256^3 with B^T, 128 x 512^3 with a row-major B.
+// CHECK-LABEL: func.func @batched
+// CHECK: block = [128, 256, 32], mma = "wgmma_tf32", grid = 132
+// CHECK: block = [256, 128, 32], mma = "wgmma_tf32", grid = 132
+func.func @batched(%a: tensor<256x256x256xf32>, %b: tensor<256x256x256xf32>, %c: tensor<128x512x512xf32>, %d: tensor<128x512x512xf32>) -> (tensor<256x256x256xf32>, tensor<128x512x512xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<256x256x256xf32>, tensor<256x256x256xf32> -> tensor<256x256x256xf32>
+  %1 = kb.matmul %c, %d precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<128x512x512xf32>, tensor<128x512x512xf32> -> tensor<128x512x512xf32>
+  return %0, %1 : tensor<256x256x256xf32>, tensor<128x512x512xf32>
+}
+
+// -----
+
+// Not past K = 1024 (8 x 2048^3: 64 k tiles a tile, not measured), nor
+// with edges in M (64 x 384^3 at 256 x 128); nor in a kb.fusion
+// (kb-tile-persistent-fused.mlir).
+// CHECK-LABEL: func.func @batched_one_block_a_tile
+// CHECK-NOT: grid
+func.func @batched_one_block_a_tile(%a: tensor<8x2048x2048xf32>, %b: tensor<8x2048x2048xf32>, %c: tensor<64x384x384xf32>, %d: tensor<64x384x384xf32>) -> (tensor<8x2048x2048xf32>, tensor<64x384x384xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<8x2048x2048xf32>, tensor<8x2048x2048xf32> -> tensor<8x2048x2048xf32>
+  %1 = kb.matmul %c, %d precision(tf32) {config = #kb.config<mma = "wgmma_tf32">} : tensor<64x384x384xf32>, tensor<64x384x384xf32> -> tensor<64x384x384xf32>
+  return %0, %1 : tensor<8x2048x2048xf32>, tensor<64x384x384xf32>
+}

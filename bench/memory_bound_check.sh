@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds one GPU call on memory-bound matmuls below issue #19's targets.
+# Usage:
+#   bash bench/memory_bound_check.sh probe   the split-K skinny shapes of
+#       the suite (16x11008x4096, 32x4096x11008, 96x12288x4096 B^T: 77-79%
+#       of copy), whose partials kb.split_sum adds in a second kernel: the
+#       defaults against the same tile in two chunks summed by kb.split_sum
+#       and by reduce = "cluster" (A/B, L2 flushed, 3 turns), and ncu of
+#       each default's kernels (DRAM bytes and throughput, time).
+#   bash bench/memory_bound_check.sh second   reduce = "cluster" on skinny
+#       B^T shapes whose default is two chunks of a two-warpgroup tile (one
+#       in the suite, four out of sample), and the batched shapes of the
+#       suite (one output tile or two a matrix, 4-16 k tiles) on a
+#       persistent grid and at 128 x 128 with three stages (two blocks an
+#       SM), each against its default (A/B, L2 flushed, 3 turns).
+# Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
+set -euo pipefail
+mode=${1:-}
+. "$(dirname "$0")/gpu_call.sh"
+gpu_call_start "$mode" "probe|second"
+python3 - "$mode" <<'PY'
+import sys
+sys.path.insert(0, "bench")
+import shapes
+from gpu_call import P, variant, write_variants
+mode = sys.argv[1]
+C = 'reduce = "cluster"'
+if mode == "second":
+    for m, n, k in [(96, 12288, 4096), (128, 11008, 4096), (80, 14336, 4096),
+                    (112, 12288, 5120), (128, 14336, 4096)]:
+        name = f"skn-{m}x{n}x{k}-bt-sm90a"
+        open(f"{P}/{name}.mlir", "w").write(shapes.program(m, n, k, 1, True))
+        variant(name, "{tile}c", "{default}, " + C)
+    for b, m, n, k, tb in [(256, 256, 256, 256, True), (128, 512, 512, 512, True),
+                           (128, 512, 512, 512, False), (32, 1024, 1024, 1024, True),
+                           (64, 384, 384, 384, False)]:
+        name = f"bat-{b}x{m}x{n}x{k}{'-bt' if tb else ''}-sm90a"
+        open(f"{P}/{name}.mlir", "w").write(shapes.program(m, n, k, b, tb))
+        variant(name, "{tile}g132", "{default}, grid = 132")
+        variant(name, "v128x128s1p3", "block = [128, 128, 32], stages = 3")
+for m, n, k, tiles in ([] if mode == "second" else [(16, 11008, 4096, [(64, 128)]), (32, 4096, 11008, [(64, 128)]),
+                       (96, 12288, 4096, [(128, 192)])]):
+    name = f"skn-{m}x{n}x{k}-bt-sm90a"
+    open(f"{P}/{name}.mlir", "w").write(shapes.program(m, n, k, 1, True))
+    for bm, bn in tiles:
+        blk = f"block = [{bm}, {bn}, 32]"
+        variant(name, f"v{bm}x{bn}s2", f"{blk}, split = 2")
+        variant(name, f"v{bm}x{bn}s2c", f"{blk}, split = 2, {C}")
+write_variants()
+PY
+gpu_call_build
+{
+  gpu_call_header
+  cat <<'SH'
+KB_AB_REPS=3 KB_AB_MS=60 timeout 300 bash bench/ab.sh build/gpu/bundles/*/ > $OUT/ab_log.txt 2>&1
+echo "ab exit $? at $(( $(date +%s) - start )) s"
+tail -n 16 $OUT/ab_log.txt
+SH
+  [ "$mode" = second ] || cat <<'SH'
+mkdir -p $OUT/ncu
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_elapsed.avg.per_second
+for d in build/gpu/bundles/skn-*-bt-sm90a build/gpu/bundles/skn-*s2c-sm90a; do
+  n=$(basename $d)
+  timeout 60 ncu --metrics $M --launch-skip 10 --launch-count 2 \
+    build/bin/kb-run --no-baselines -q --min-ms 5 $d > $OUT/ncu/$n.txt 2>&1
+  grep -E "k[0-9]_|gpu__time|dram__|cycles_elapsed" $OUT/ncu/$n.txt | sed "s/^/$n /"
+done
+echo "done at $(( $(date +%s) - start )) s"
+SH
+  echo '(cd $OUT && tar czf ../r.tgz . && rm -rf ./* && mv ../r.tgz results.tgz)'
+} > build/gpu/call.sh
+chmod +x build/gpu/call.sh
