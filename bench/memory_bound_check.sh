@@ -13,11 +13,16 @@
 #       suite (one output tile or two a matrix, 4-16 k tiles) on a
 #       persistent grid and at 128 x 128 with three stages (two blocks an
 #       SM), each against its default (A/B, L2 flushed, 3 turns).
+#   KB_OLD_OPT=<older kb-opt> bash bench/memory_bound_check.sh gemv   the
+#       gemv's columns form (a row-major B, few rows) with its weight read
+#       evict-first, at kb's default, against the same program compiled by
+#       the older kb-opt (before the policy there; -v0x0s1old), A/B as
+#       above; memcheck of a small one with an edge in K.
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
 . "$(dirname "$0")/gpu_call.sh"
-gpu_call_start "$mode" "probe|second"
+gpu_call_start "$mode" "probe|second|gemv"
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
@@ -38,7 +43,11 @@ if mode == "second":
         open(f"{P}/{name}.mlir", "w").write(shapes.program(m, n, k, b, tb))
         variant(name, "{tile}g132", "{default}, grid = 132")
         variant(name, "v128x128s1p3", "block = [128, 128, 32], stages = 3")
-for m, n, k, tiles in ([] if mode == "second" else [(16, 11008, 4096, [(64, 128)]), (32, 4096, 11008, [(64, 128)]),
+if mode == "gemv":
+    for m, n, k in [(1, 4096, 4096), (1, 8192, 8192), (1, 11008, 4096), (1, 4096, 14336),
+                    (4, 4096, 4096), (2, 8192, 8192), (3, 4096, 1000)]:
+        open(f"{P}/rmv-{m}x{n}x{k}-sm90a.mlir", "w").write(shapes.program(m, n, k, 1, False))
+for m, n, k, tiles in ([] if mode != "probe" else [(16, 11008, 4096, [(64, 128)]), (32, 4096, 11008, [(64, 128)]),
                        (96, 12288, 4096, [(128, 192)])]):
     name = f"skn-{m}x{n}x{k}-bt-sm90a"
     open(f"{P}/{name}.mlir", "w").write(shapes.program(m, n, k, 1, True))
@@ -49,6 +58,13 @@ for m, n, k, tiles in ([] if mode == "second" else [(16, 11008, 4096, [(64, 128)
 write_variants()
 PY
 gpu_call_build
+if [ "$mode" = gemv ]; then
+  [ -x "${KB_OLD_OPT:-}" ] || { echo "$0 gemv: KB_OLD_OPT must name an older kb-opt" >&2; exit 2; }
+  for f in build/gpu/programs/rmv-*.mlir; do
+    n=$(basename "$f" .mlir)
+    "$KB_OLD_OPT" "$f" --kb-compile="output=build/gpu/bundles/${n%-sm90a}-v0x0s1old-sm90a chip=sm_90a" -o /dev/null 2>/dev/null
+  done
+fi
 {
   gpu_call_header
   cat <<'SH'
@@ -56,7 +72,11 @@ KB_AB_REPS=3 KB_AB_MS=60 timeout 300 bash bench/ab.sh build/gpu/bundles/*/ > $OU
 echo "ab exit $? at $(( $(date +%s) - start )) s"
 tail -n 16 $OUT/ab_log.txt
 SH
-  [ "$mode" = second ] || cat <<'SH'
+  [ "$mode" = gemv ] && cat <<'SH'
+timeout 120 compute-sanitizer --tool memcheck --print-limit 5 build/bin/kb-run build/gpu/bundles/rmv-3x4096x1000-sm90a --no-time > $OUT/memcheck.txt 2>&1
+echo "memcheck exit $?"; grep -E "ERROR SUMMARY|OK|WRONG" $OUT/memcheck.txt | head -5
+SH
+  [ "$mode" = probe ] && cat <<'SH'
 mkdir -p $OUT/ncu
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_elapsed.avg.per_second
 for d in build/gpu/bundles/skn-*-bt-sm90a build/gpu/bundles/skn-*s2c-sm90a; do

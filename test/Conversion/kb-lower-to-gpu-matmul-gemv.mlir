@@ -67,13 +67,15 @@ func.func @weight_a(%a: tensor<256x256xf32>, %b: tensor<256x3xf32>) -> tensor<25
 
 // B row-major, M = 1, split 2 (kb-split-k's form: 2 partial products):
 // each thread owns 4 columns and loads 8 rows of B a k tile as 16-byte
-// vectors, A as vectors of 4; no warp reduction; 16-byte stores into the
-// split's slice.
+// read-only vectors with the evict-first policy (B is read once, as the
+// rows form's weight), A as vectors of 4; no warp reduction; 16-byte
+// stores into the split's slice.
 // CHECK-LABEL: func.func @columns
 // CHECK: gpu.func @{{.*}}(%{{.*}}: memref<1x64xf32> {{.*}}, %{{.*}}: memref<64x512xf32> {{.*}}, %{{.*}}: memref<2x1x512xf32> {llvm.noalias})
+// CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"
 // CHECK: gpu.block_id z
 // CHECK: scf.for
-// CHECK-COUNT-8: vector.load {{.*}} : memref<32768xf32>, vector<4xf32>
+// CHECK-COUNT-8: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32
 // CHECK: vector.load {{.*}} : memref<64xf32>, vector<4xf32>
 // CHECK: math.fma
 // CHECK: scf.yield
@@ -133,10 +135,10 @@ func.func @weight_b_two_stages(%a: tensor<2x3000xf32>, %b: tensor<70x3000xf32>) 
 // marked not to be unrolled (ptxas, unrolling it whole, scheduled each
 // load beside its FMAs: docs/shapes.md run 14).
 // CHECK-LABEL: func.func @columns_two_stages
-// CHECK-COUNT-8: vector.load {{.*}} : memref<32768xf32>, vector<4xf32>
+// CHECK-COUNT-8: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32
 // CHECK-NOT: math.fma
 // CHECK: scf.for
-// CHECK-COUNT-8: vector.load {{.*}} : memref<32768xf32>, vector<4xf32>
+// CHECK-COUNT-8: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32
 // CHECK-NOT: math.fma
 // CHECK: vector.load {{.*}} : memref<64xf32>, vector<4xf32>
 // CHECK: math.fma
@@ -225,9 +227,9 @@ func.func @k_groups_two_sizes(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>) ->
 
 // -----
 
-// A weight over 256 MB (here 512 MB, B^T 65536 x 2048) is read with plain
-// vector loads: there the evict-first policy cost 3-5% (MatmulGemv.cpp,
-// kStreamMaxBytes).
+// A weight over 256 MB (here 512 MB, B^T 65536 x 2048, and a row-major B
+// of 8192 x 16384 read by columns) is read with plain vector loads: there
+// the evict-first policy cost 3-5% (MatmulGemv.cpp, kStreamMaxBytes).
 // CHECK-LABEL: func.func @large_weight
 // CHECK-NOT: createpolicy
 // CHECK: scf.for
@@ -238,4 +240,18 @@ func.func @k_groups_two_sizes(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>) ->
 func.func @large_weight(%a: tensor<1x2048xf32>, %b: tensor<65536x2048xf32>) -> tensor<1x65536xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [1, 4, 512], warp = [1, 1], threads = 128, mma = "gemv">} : tensor<1x2048xf32>, tensor<65536x2048xf32> -> tensor<1x65536xf32>
   return %0 : tensor<1x65536xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @large_weight_columns
+// CHECK-NOT: createpolicy
+// CHECK: scf.for
+// CHECK-NOT: cache_hint
+// CHECK: vector.load {{.*}} : memref<134217728xf32>, vector<4xf32>
+// CHECK-NOT: cache_hint
+// CHECK: gpu.barrier
+func.func @large_weight_columns(%a: tensor<1x8192xf32>, %b: tensor<8192x16384xf32>) -> tensor<1x16384xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 32, 512], thread = [1, 4, 8], threads = 512, stages = 2, mma = "gemv">} : tensor<1x8192xf32>, tensor<8192x16384xf32> -> tensor<1x16384xf32>
+  return %0 : tensor<1x16384xf32>
 }

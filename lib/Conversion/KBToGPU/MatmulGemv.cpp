@@ -385,6 +385,10 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
            << " weight floats a k tile (" << r << " rows of " << tn
            << "); at most " << kGemvMaxTileFloats;
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
+  // The weight read once, evict-first, as `rows` reads it (16-byte loads:
+  // TN = 4 columns a thread).
+  if (tn == 4 && 4.0 * s.k * s.n <= kStreamMaxBytes)
+    streamFrom(bf);
   MatmulEmitter::BlockTile t = e.blockTile();
   Value c = groups > 1 ? e.rem(e.tid, cols) : e.tid;
   Value g = groups > 1 ? e.div(e.tid, cols) : cidx(b, loc, 0);
