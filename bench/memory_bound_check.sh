@@ -18,11 +18,19 @@
 #       evict-first, at kb's default, against the same program compiled by
 #       the older kb-opt (before the policy there; -v0x0s1old), A/B as
 #       above; memcheck of a small one with an edge in K.
+#   KB_OLD_OPT=<older kb-opt> bash bench/memory_bound_check.sh gemv1   the
+#       same for the gemv's one-float loads (K or N % 4 != 0) read
+#       evict-first: the suite's matvec 1x4099x4093 and skinny 3x4093x4099
+#       B^T, four out of sample, and gpu-check's peers for the two suite
+#       programs in the same call.
+#   KB_OLD_OPT=<older kb-opt> bash bench/memory_bound_check.sh gemv1oos
+#       the one-float rule's window (32-128 MiB) out of sample: four
+#       programs at kb's default against the older kb-opt's.
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
 . "$(dirname "$0")/gpu_call.sh"
-gpu_call_start "$mode" "probe|second|gemv"
+gpu_call_start "$mode" "probe|second|gemv|gemv1|gemv1oos"
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
@@ -47,6 +55,18 @@ if mode == "gemv":
     for m, n, k in [(1, 4096, 4096), (1, 8192, 8192), (1, 11008, 4096), (1, 4096, 14336),
                     (4, 4096, 4096), (2, 8192, 8192), (3, 4096, 1000)]:
         open(f"{P}/rmv-{m}x{n}x{k}-sm90a.mlir", "w").write(shapes.program(m, n, k, 1, False))
+if mode == "gemv1oos":
+    for m, n, k, tb in [(1, 6143, 4096, False), (2, 3001, 4093, True), (1, 2999, 4096, False),
+                        (4, 4093, 6143, True)]:
+        open(f"{P}/rmv-{m}x{n}x{k}{'-bt' if tb else ''}-sm90a.mlir", "w").write(shapes.program(m, n, k, 1, tb))
+if mode == "gemv1":
+    for m, n, k, tb in [(1, 4099, 4093, False), (3, 4093, 4099, True), (1, 11007, 4096, False),
+                        (2, 8191, 8192, False), (1, 14336, 4095, True), (4, 11008, 4099, True),
+                        (3, 1001, 999, True)]:
+        open(f"{P}/rmv-{m}x{n}x{k}{'-bt' if tb else ''}-sm90a.mlir", "w").write(shapes.program(m, n, k, 1, tb))
+    for name in ["shape-matvec-1x4099x4093-sm90a", "shape-skinny-3x4093x4099-bt-sm90a"]:
+        m, n, k = (1, 4099, 4093) if "matvec" in name else (3, 4093, 4099)
+        open(f"{P}/{name}.mlir", "w").write(shapes.program(m, n, k, 1, "-bt" in name))
 for m, n, k, tiles in ([] if mode != "probe" else [(16, 11008, 4096, [(64, 128)]), (32, 4096, 11008, [(64, 128)]),
                        (96, 12288, 4096, [(128, 192)])]):
     name = f"skn-{m}x{n}x{k}-bt-sm90a"
@@ -58,8 +78,8 @@ for m, n, k, tiles in ([] if mode != "probe" else [(16, 11008, 4096, [(64, 128)]
 write_variants()
 PY
 gpu_call_build
-if [ "$mode" = gemv ]; then
-  [ -x "${KB_OLD_OPT:-}" ] || { echo "$0 gemv: KB_OLD_OPT must name an older kb-opt" >&2; exit 2; }
+if [[ "$mode" == gemv* ]]; then
+  [ -x "${KB_OLD_OPT:-}" ] || { echo "$0 $mode: KB_OLD_OPT must name an older kb-opt" >&2; exit 2; }
   for f in build/gpu/programs/rmv-*.mlir; do
     n=$(basename "$f" .mlir)
     "$KB_OLD_OPT" "$f" --kb-compile="output=build/gpu/bundles/${n%-sm90a}-v0x0s1old-sm90a chip=sm_90a" -o /dev/null 2>/dev/null
@@ -68,13 +88,22 @@ fi
 {
   gpu_call_header
   cat <<'SH'
-KB_AB_REPS=3 KB_AB_MS=60 timeout 300 bash bench/ab.sh build/gpu/bundles/*/ > $OUT/ab_log.txt 2>&1
+KB_AB_REPS=3 KB_AB_MS=60 timeout 300 bash bench/ab.sh $(ls -d build/gpu/bundles/*/ | grep -v /shape-) > $OUT/ab_log.txt 2>&1
 echo "ab exit $? at $(( $(date +%s) - start )) s"
 tail -n 16 $OUT/ab_log.txt
 SH
   [ "$mode" = gemv ] && cat <<'SH'
 timeout 120 compute-sanitizer --tool memcheck --print-limit 5 build/bin/kb-run build/gpu/bundles/rmv-3x4096x1000-sm90a --no-time > $OUT/memcheck.txt 2>&1
 echo "memcheck exit $?"; grep -E "ERROR SUMMARY|OK|WRONG" $OUT/memcheck.txt | head -5
+SH
+  [ "$mode" = gemv1 ] && cat <<'SH'
+timeout 120 compute-sanitizer --tool memcheck --print-limit 5 build/bin/kb-run build/gpu/bundles/rmv-3x1001x999-bt-sm90a --no-time > $OUT/memcheck.txt 2>&1
+echo "memcheck exit $?"; grep -E "ERROR SUMMARY|OK|WRONG" $OUT/memcheck.txt | head -5
+KB_ONLY='^shape-' KB_ROUTES=program KB_SKIP_VARIANTS=1 KB_SKIP_NCU=1 KB_SKIP_TORCH_BASELINES=1 \
+  KB_SKIP_SAME_HARNESS=1 KB_SKIP_PYTHON=1 KB_SKIP_DIAGNOSE=1 KB_SKIP_TUNE=1 KB_SKIP_SANITIZER=1 \
+  KB_TORCH_PEER='^shape-' KB_TORCH_NO_COMPILE='^shape-' \
+  OUT=$OUT/check timeout 200 bash scripts/gpu-check.sh > $OUT/check_log.txt 2>&1
+echo "gpu-check exit $?"; grep -E "verdict|torch peer" $OUT/check_log.txt
 SH
   [ "$mode" = probe ] && cat <<'SH'
 mkdir -p $OUT/ncu

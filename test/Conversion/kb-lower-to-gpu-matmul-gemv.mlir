@@ -198,11 +198,14 @@ func.func @k_groups_rows_disagree(%a: tensor<1x256xf32>, %b: tensor<256x512xf32>
 // k groups with one column a thread (N % 4 != 0), K = 250 ending inside the
 // fourth k tile of 64 (a loop of 3 plain tiles plus the guarded one: at
 // most 8 over a row-major B, so marked not to be unrolled), N = 70 past the
-// blocks of 32 columns (loads clamped to the last column).
+// blocks of 32 columns (loads clamped to the last column); one-float loads
+// of a weight under 32 MiB without a cache policy (MatmulGemv.cpp, streams).
 // CHECK-LABEL: func.func @k_groups_edges
 // CHECK: gpu.launch_func {{.*}}dynamic_shared_memory_size
+// CHECK-NOT: createpolicy
 // CHECK: arith.minui
 // CHECK: scf.for
+// CHECK-NOT: cache_hint
 // CHECK: memref.load {{.*}} : memref<17500xf32>
 // CHECK: scf.yield
 // CHECK: } {loop_annotation = #loop_annotation}
@@ -254,4 +257,36 @@ func.func @large_weight(%a: tensor<1x2048xf32>, %b: tensor<65536x2048xf32>) -> t
 func.func @large_weight_columns(%a: tensor<1x8192xf32>, %b: tensor<8192x16384xf32>) -> tensor<1x16384xf32> {
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 32, 512], thread = [1, 4, 8], threads = 512, stages = 2, mma = "gemv">} : tensor<1x8192xf32>, tensor<8192x16384xf32> -> tensor<1x16384xf32>
   return %0 : tensor<1x16384xf32>
+}
+
+// -----
+
+// B^T with K % 4 != 0 (rows not 16-byte aligned) and a 64 MB weight: read
+// one float at a time, read-only with the evict-first policy (one-float
+// loads take it from 32 to 128 MiB).
+// CHECK-LABEL: func.func @weight_b_one_float
+// CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"
+// CHECK: scf.for
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1], $2;", "=f,l,l"
+// CHECK: math.fma
+// CHECK: scf.yield
+// CHECK: gpu.shuffle xor
+func.func @weight_b_one_float(%a: tensor<2x4099xf32>, %b: tensor<4093x4099xf32>) -> tensor<2x4093xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [2, 4, 256], warp = [2, 1], threads = 128, mma = "gemv">} : tensor<2x4099xf32>, tensor<4093x4099xf32> -> tensor<2x4093xf32>
+  return %0 : tensor<2x4093xf32>
+}
+
+// -----
+
+// One-float loads of a weight over 128 MiB (B^T 8191 x 4099, 134 MB):
+// plain loads.
+// CHECK-LABEL: func.func @weight_b_one_float_large
+// CHECK-NOT: createpolicy
+// CHECK: scf.for
+// CHECK-NOT: cache_hint
+// CHECK: memref.load {{.*}} : memref<33574909xf32>
+// CHECK: gpu.shuffle xor
+func.func @weight_b_one_float_large(%a: tensor<2x4099xf32>, %b: tensor<8191x4099xf32>) -> tensor<2x8191xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [2, 4, 256], warp = [2, 1], threads = 128, mma = "gemv">} : tensor<2x4099xf32>, tensor<8191x4099xf32> -> tensor<2x8191xf32>
+  return %0 : tensor<2x8191xf32>
 }

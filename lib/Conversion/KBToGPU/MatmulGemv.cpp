@@ -54,8 +54,8 @@ struct GemvEmitter {
     if (in)
       idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
     SmallVector<Value> xs;
-    if (v == 4 && mem == streamMem) {
-      xs = streamed(idx);
+    if ((v == 4 || v == 1) && mem == streamMem) {
+      xs = streamed(idx, v);
     } else if (v == 1) {
       xs.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{idx}));
     } else {
@@ -79,6 +79,20 @@ struct GemvEmitter {
   /// 0.0652 -> 0.0630, but 940 MB 0.2469 -> 0.2543 and 1 GB split 8 0.2789
   /// -> 0.2932).
   static constexpr double kStreamMaxBytes = 256.0 * (1 << 20);
+
+  /// Whether a weight of `bytes` read `v` floats a load goes through
+  /// `streamed`. 16-byte loads: up to kStreamMaxBytes. One-float loads
+  /// (rows or columns not 16-byte aligned: K or N % 4 != 0) only from 32 to
+  /// 128 MiB: old / new time (bench/results/2026-12-04-gemv-columns, call
+  /// 7) 1.15 and 1.19 on the suite's two 64 MB programs, but 1.085, 1.001
+  /// and 0.995 at 180-235 MB, 0.964 at 268 MB and 0.895 on a 4 MB weight
+  /// (the bounds sit between those points; nothing between 4 and 64 MB or
+  /// 64 and 180 MB was measured before the bounds were set).
+  static bool streams(double bytes, int64_t v) {
+    if (v == 4)
+      return bytes <= kStreamMaxBytes;
+    return v == 1 && bytes >= 32.0 * (1 << 20) && bytes <= 128.0 * (1 << 20);
+  }
 
   /// The weight `load` streams (its 16-byte loads through `streamed`), its
   /// L2 policy (createpolicy evict_first) and base address, set by
@@ -111,11 +125,12 @@ struct GemvEmitter {
                      .getResult(0);
   }
 
-  /// 4 floats of the weight at `idx` (16-byte aligned, inside the weight:
-  /// `load` has selected an index past K to 0), through the read-only path
-  /// with the evict-first policy (`ld.global.nc.L2::cache_hint.v4.f32`,
-  /// which MLIR's vector.load cannot say).
-  SmallVector<Value> streamed(Value idx) {
+  /// `v` (4 or 1) floats of the weight at `idx` (16-byte aligned when v =
+  /// 4, inside the weight: `load` has selected an index past K to 0),
+  /// through the read-only path with the evict-first policy
+  /// (`ld.global.nc.L2::cache_hint.v4.f32` or `.f32`, which MLIR's
+  /// vector.load and memref.load cannot say).
+  SmallVector<Value> streamed(Value idx, int64_t v) {
     Value off = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), idx);
     Value addr = arith::AddIOp::create(
         b, loc, streamBase,
@@ -123,10 +138,18 @@ struct GemvEmitter {
             b, loc, off,
             arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)));
     Type f32 = b.getF32Type();
-    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                               {f32, f32, f32, f32});
     // No side effects: LLVM may schedule it as a load (every address is
     // inside the weight: rows clamped, K positions selected to 0).
+    if (v == 1)
+      return {LLVM::InlineAsmOp::create(
+                  b, loc, TypeRange{f32}, ValueRange{addr, policy},
+                  "ld.global.nc.L2::cache_hint.f32 $0, [$1], $2;", "=f,l,l",
+                  /*has_side_effects=*/false, /*is_align_stack=*/false,
+                  LLVM::tailcallkind::TailCallKind::None,
+                  LLVM::AsmDialectAttr(), ArrayAttr())
+                  .getResult(0)};
+    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               {f32, f32, f32, f32});
     Value x = LLVM::InlineAsmOp::create(
                   b, loc, TypeRange{st}, ValueRange{addr, policy},
                   "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, "
@@ -292,7 +315,7 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
   int64_t wPitch = weightB ? ldb : s.k;
   bool fewRows = weightB || s.transB || s.n == 1;
   int64_t fPitch = weightB ? s.k : s.transB ? ldb : 0;
-  if (v == 4 && 4.0 * wide * wPitch <= kStreamMaxBytes)
+  if (streams(4.0 * wide * wPitch, v))
     streamFrom(wMem);
   SmallVector<Value> wBase;
   for (int64_t j = 0; j < r; ++j) {
@@ -385,9 +408,8 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
            << " weight floats a k tile (" << r << " rows of " << tn
            << "); at most " << kGemvMaxTileFloats;
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
-  // The weight read once, evict-first, as `rows` reads it (16-byte loads:
-  // TN = 4 columns a thread).
-  if (tn == 4 && 4.0 * s.k * s.n <= kStreamMaxBytes)
+  // The weight read once, evict-first, as `rows` reads it.
+  if (streams(4.0 * s.k * s.n, tn))
     streamFrom(bf);
   MatmulEmitter::BlockTile t = e.blockTile();
   Value c = groups > 1 ? e.rem(e.tid, cols) : e.tid;
