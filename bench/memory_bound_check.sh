@@ -26,11 +26,15 @@
 #   KB_OLD_OPT=<older kb-opt> bash bench/memory_bound_check.sh gemv1oos
 #       the one-float rule's window (32-128 MiB) out of sample: four
 #       programs at kb's default against the older kb-opt's.
+#   KB_OLD_OPT=<older kb-opt> bash bench/memory_bound_check.sh gemvfold
+#       the streamed weight loads of a tile with one address register and
+#       constant offsets: eleven gemv programs (one-float and 16-byte loads,
+#       both forms) against the older kb-opt's.
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
 . "$(dirname "$0")/gpu_call.sh"
-gpu_call_start "$mode" "probe|second|gemv|gemv1|gemv1oos"
+gpu_call_start "$mode" "probe|second|gemv|gemv1|gemv1oos|gemvfold"
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
@@ -55,6 +59,12 @@ if mode == "gemv":
     for m, n, k in [(1, 4096, 4096), (1, 8192, 8192), (1, 11008, 4096), (1, 4096, 14336),
                     (4, 4096, 4096), (2, 8192, 8192), (3, 4096, 1000)]:
         open(f"{P}/rmv-{m}x{n}x{k}-sm90a.mlir", "w").write(shapes.program(m, n, k, 1, False))
+if mode == "gemvfold":
+    for m, n, k, tb in [(2, 3001, 4093, True), (3, 4093, 4099, True), (1, 4099, 4093, False),
+                        (1, 6143, 4096, False), (4, 4093, 6143, True), (1, 4096, 4096, True),
+                        (1, 14336, 4096, True), (2, 4096, 4096, True), (1, 4096, 4096, False),
+                        (1, 8192, 8192, False), (4096, 1, 4096, True)]:
+        open(f"{P}/rmv-{m}x{n}x{k}{'-bt' if tb else ''}-sm90a.mlir", "w").write(shapes.program(m, n, k, 1, tb))
 if mode == "gemv1oos":
     for m, n, k, tb in [(1, 6143, 4096, False), (2, 3001, 4093, True), (1, 2999, 4096, False),
                         (4, 4093, 6143, True)]:

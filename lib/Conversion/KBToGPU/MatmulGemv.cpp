@@ -47,15 +47,23 @@ struct GemvEmitter {
   OpBuilder &b;
   Location loc;
 
-  /// `v` floats of the 1-D `mem` at `idx` (a 16-byte vector load when
-  /// v = 4, which the caller keeps 16-byte aligned); where `in` is false,
-  /// zeros, read from index 0.
-  SmallVector<Value> load(Value mem, Value idx, int64_t v, Value in) {
+  /// `v` floats of the 1-D `mem` at `idx` + `offset` (a constant; a
+  /// 16-byte vector load when v = 4, which the caller keeps 16-byte
+  /// aligned); where `in` is false, zeros, read from index 0.
+  SmallVector<Value> load(Value mem, Value idx, int64_t v, Value in,
+                          int64_t offset = 0) {
+    bool isStreamed = (v == 4 || v == 1) && mem == streamMem;
+    // A streamed load folds the offset into its address (`streamed`);
+    // a guarded one adds it to the index.
+    if (offset && (in || !isStreamed)) {
+      idx = e.add(idx, offset);
+      offset = 0;
+    }
     if (in)
       idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
     SmallVector<Value> xs;
-    if ((v == 4 || v == 1) && mem == streamMem) {
-      xs = streamed(idx, v);
+    if (isStreamed) {
+      xs = streamed(idx, v, offset);
     } else if (v == 1) {
       xs.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{idx}));
     } else {
@@ -125,12 +133,19 @@ struct GemvEmitter {
                      .getResult(0);
   }
 
-  /// `v` (4 or 1) floats of the weight at `idx` (16-byte aligned when v =
-  /// 4, inside the weight: `load` has selected an index past K to 0),
-  /// through the read-only path with the evict-first policy
+  /// `v` (4 or 1) floats of the weight at `idx` + `offset` (16-byte
+  /// aligned when v = 4, inside the weight: `load` has selected an index
+  /// past K to 0), through the read-only path with the evict-first policy
   /// (`ld.global.nc.L2::cache_hint.v4.f32` or `.f32`, which MLIR's
-  /// vector.load and memref.load cannot say).
-  SmallVector<Value> streamed(Value idx, int64_t v) {
+  /// vector.load and memref.load cannot say). The constant `offset` goes
+  /// into the instruction's address ([base+bytes]), so that the loads of a
+  /// tile share one address register, as memref.load's folded offsets do
+  /// (each its own 64-bit address spilled 8 bytes in a one-float kernel:
+  /// bench/results/2026-12-04-gemv-columns).
+  SmallVector<Value> streamed(Value idx, int64_t v, int64_t offset = 0) {
+    std::string at = offset ? "[$" + std::to_string(v) + "+" +
+                                  std::to_string(4 * offset) + "]"
+                            : "[$" + std::to_string(v) + "]";
     Value off = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), idx);
     Value addr = arith::AddIOp::create(
         b, loc, streamBase,
@@ -143,7 +158,8 @@ struct GemvEmitter {
     if (v == 1)
       return {LLVM::InlineAsmOp::create(
                   b, loc, TypeRange{f32}, ValueRange{addr, policy},
-                  "ld.global.nc.L2::cache_hint.f32 $0, [$1], $2;", "=f,l,l",
+                  "ld.global.nc.L2::cache_hint.f32 $0, " + at + ", $2;",
+                  "=f,l,l",
                   /*has_side_effects=*/false, /*is_align_stack=*/false,
                   LLVM::tailcallkind::TailCallKind::None,
                   LLVM::AsmDialectAttr(), ArrayAttr())
@@ -152,8 +168,8 @@ struct GemvEmitter {
                                                {f32, f32, f32, f32});
     Value x = LLVM::InlineAsmOp::create(
                   b, loc, TypeRange{st}, ValueRange{addr, policy},
-                  "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, "
-                  "[$4], $5;",
+                  "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, " +
+                      at + ", $5;",
                   "=f,=f,=f,=f,l,l", /*has_side_effects=*/false,
                   /*is_align_stack=*/false,
                   LLVM::tailcallkind::TailCallKind::None,
@@ -341,9 +357,14 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
   auto loadTile = [&](Value kt, bool guarded) {
     auto [ks, in] = positions(kt, guarded);
     SmallVector<Value> w;
+    // Streamed and unguarded, load q is load 0's index plus q * 32 * v
+    // (one address register a row, the rest folded offsets).
+    bool fold = !guarded && wMem == streamMem;
     for (int64_t q = 0; q < u; ++q)
       for (int64_t j = 0; j < r; ++j) {
-        SmallVector<Value> x = load(wMem, e.add(wBase[j], ks[q]), v, in[q]);
+        SmallVector<Value> x =
+            fold ? load(wMem, e.add(wBase[j], ks[0]), v, Value(), q * 32 * v)
+                 : load(wMem, e.add(wBase[j], ks[q]), v, in[q]);
         w.append(x.begin(), x.end());
       }
     return w;
@@ -436,9 +457,14 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   auto loadTile = [&](Value kt, bool guarded) {
     auto [ks, in] = positions(kt, guarded);
     SmallVector<Value> w;
+    // Streamed and unguarded, row i is row 0's index plus i * N (folded
+    // offsets).
+    bool fold = !guarded && bf == streamMem;
     for (int64_t i = 0; i < r; ++i) {
       SmallVector<Value> x =
-          load(bf, e.add(e.mul(ks[i], s.n), nLoad), tn, in[i]);
+          fold ? load(bf, e.add(e.mul(ks[0], s.n), nLoad), tn, Value(),
+                      i * s.n)
+               : load(bf, e.add(e.mul(ks[i], s.n), nLoad), tn, in[i]);
       w.append(x.begin(), x.end());
     }
     return w;
