@@ -264,12 +264,19 @@ func.func @large_weight_columns(%a: tensor<1x8192xf32>, %b: tensor<8192x16384xf3
 // B^T with K % 4 != 0 (rows not 16-byte aligned) and a 64 MB weight: read
 // one float at a time, read-only with the evict-first policy (one-float
 // loads take it from 32 to 128 MiB).
+// A tile's loads share one address, the others at constant offsets of 32
+// floats (128 bytes) in the instruction; the guarded last tile's (K = 4099
+// ends inside it) each at its own clamped address.
 // CHECK-LABEL: func.func @weight_b_one_float
 // CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"
 // CHECK: scf.for
 // CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1], $2;", "=f,l,l"
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1+128], $2;", "=f,l,l"
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1+896], $2;", "=f,l,l"
 // CHECK: math.fma
 // CHECK: scf.yield
+// CHECK: arith.select
+// CHECK-NOT: [$1+
 // CHECK: gpu.shuffle xor
 func.func @weight_b_one_float(%a: tensor<2x4099xf32>, %b: tensor<4093x4099xf32>) -> tensor<2x4093xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [2, 4, 256], warp = [2, 1], threads = 128, mma = "gemv">} : tensor<2x4099xf32>, tensor<4093x4099xf32> -> tensor<2x4093xf32>
