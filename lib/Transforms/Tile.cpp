@@ -720,11 +720,15 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // Not in clusters of more than 2 (the persistent kernel pairs row tiles
   // two by two; a hand-set or kb-tune's cluster = 4 keeps the plain grid).
   // A batch of unfused matmuls up to K = 1024 (at most 32 k tiles a tile)
-  // too: on the 5 batched shapes of the suite (256 x 256^3 to 32 x 1024^3,
-  // K 256-1024, both forms of B) kb-tile's tile on a persistent grid took
-  // 0.904-0.973 of the default's time, every turn
-  // (bench/results/2026-12-04-memory-bound, call 2).
-  bool fewKTiles = k <= 128 || (batch > 1 && k <= 1024 && !ms.fused);
+  // at kb-tile's own tile too: on the 5 batched shapes of the suite (256 x
+  // 256^3 to 32 x 1024^3, K 256-1024, both forms of B) that tile on a
+  // persistent grid took 0.904-0.973 of the default's time, every turn
+  // (bench/results/2026-12-04-memory-bound, call 2); the rule takes 4 of
+  // them (64 x 384^3 at 256 x 128 has an edge in M). A hand-set tile (kb-
+  // tune's, or two blocks an SM at 128 x 128, measured 1.03-1.54x slower)
+  // keeps one block a tile.
+  bool fewKTiles =
+      k <= 128 || (batch > 1 && k <= 1024 && !ms.fused && defaultTile);
   if (f.grid == 0 && tmaCopy && f.split <= 1 && oneBlockAnSM && tiles > sms &&
       fewKTiles && !edges && f.cluster <= 2)
     f.grid = sms;

@@ -163,13 +163,13 @@ static void reduceRule(const MatmulShape &s, ConfigFields &f, bool medium) {
 /// block 0 finishes the whole tile alone: 16 x 11008 x 4096 at 64 x 128 in
 /// two chunks ran 4.4% slower than with kb.split_sum (call 1), so those
 /// keep the sum kernel. Not in a kb.fusion (the reduce rule's fused B^T
-/// programs lost), nor where K is outside the measured 4096-8192.
+/// programs lost), nor where K is outside the measured 4096-5120.
 static void skinnyReduceRule(const MatmulShape &s, ConfigFields &f) {
   if (!s.transposeB || s.fused || s.batch != 1 || f.split != 2 ||
       f.reduce || f.cluster != 0 || f.grid != 0 ||
       f.copy == CopyKind::cp_async || f.store == StoreKind::tma ||
       f.block.size() != 3 || f.block[0] != 128 || s.m > 128 ||
-      s.k < 4096 || s.k > 8192)
+      s.k < 4096 || s.k > 5120)
     return;
   f.reduce = ReduceKind::cluster;
 }

@@ -27,15 +27,21 @@
 // CHECK: scf.for {{.*}} iter_args
 // CHECK-NOT: memref.store
 // CHECK-NOT: math.fma
-// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32{{.*}} -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, [$4], $5;"{{.*}} -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT: math.fma
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, [$4+512], $5;"
+// CHECK-NOT: math.fma
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, [$4+1536], $5;"
 // CHECK-NOT: math.fma
 // CHECK: vector.load {{.*}} : memref<2000xf32>, vector<4xf32>
 // CHECK: math.fma
 // CHECK-NOT: memref.store
 // CHECK: scf.yield
 // CHECK-NOT: createpolicy
+// CHECK-NOT: [$4+
 // CHECK: arith.select
-// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, [$4], $5;"
+// CHECK-NOT: [$4+
 // CHECK-NOT: createpolicy
 // CHECK: gpu.shuffle xor
 // CHECK: scf.if
@@ -68,14 +74,18 @@ func.func @weight_a(%a: tensor<256x256xf32>, %b: tensor<256x3xf32>) -> tensor<25
 // B row-major, M = 1, split 2 (kb-split-k's form: 2 partial products):
 // each thread owns 4 columns and loads 8 rows of B a k tile as 16-byte
 // read-only vectors with the evict-first policy (B is read once, as the
-// rows form's weight), A as vectors of 4; no warp reduction; 16-byte
-// stores into the split's slice.
+// rows form's weight), row i at row 0's address + i x 512 floats (2048
+// bytes), A as vectors of 4; no warp reduction; 16-byte stores into the
+// split's slice.
 // CHECK-LABEL: func.func @columns
 // CHECK: gpu.func @{{.*}}(%{{.*}}: memref<1x64xf32> {{.*}}, %{{.*}}: memref<64x512xf32> {{.*}}, %{{.*}}: memref<2x1x512xf32> {llvm.noalias})
 // CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"
 // CHECK: gpu.block_id z
 // CHECK: scf.for
-// CHECK-COUNT-8: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, [$4], $5;"
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, [$4+2048], $5;"
+// CHECK-COUNT-5: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.f32 {$0, $1, $2, $3}, [$4+14336], $5;"
 // CHECK: vector.load {{.*}} : memref<64xf32>, vector<4xf32>
 // CHECK: math.fma
 // CHECK: scf.yield
@@ -275,7 +285,8 @@ func.func @large_weight_columns(%a: tensor<1x8192xf32>, %b: tensor<8192x16384xf3
 // CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1+896], $2;", "=f,l,l"
 // CHECK: math.fma
 // CHECK: scf.yield
-// CHECK: arith.select
+// CHECK-NOT: [$1+
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1], $2;"
 // CHECK-NOT: [$1+
 // CHECK: gpu.shuffle xor
 func.func @weight_b_one_float(%a: tensor<2x4099xf32>, %b: tensor<4093x4099xf32>) -> tensor<2x4093xf32> {
@@ -296,4 +307,26 @@ func.func @weight_b_one_float(%a: tensor<2x4099xf32>, %b: tensor<4093x4099xf32>)
 func.func @weight_b_one_float_large(%a: tensor<2x4099xf32>, %b: tensor<8191x4099xf32>) -> tensor<2x8191xf32> {
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [2, 4, 256], warp = [2, 1], threads = 128, mma = "gemv">} : tensor<2x4099xf32>, tensor<8191x4099xf32> -> tensor<2x8191xf32>
   return %0 : tensor<2x8191xf32>
+}
+
+// -----
+
+// The columns form with one-float loads (N % 4 != 0) of a 64 MB weight
+// (4093 x 4099, the suite's matvec 1 x 4099 x 4093) takes the policy;
+// K = 4093 ends inside the last k tile, whose guarded loads take no folded
+// offset.
+// CHECK-LABEL: func.func @columns_one_float
+// CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"
+// CHECK: scf.for
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1], $2;"
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1+16396], $2;"
+// CHECK: scf.yield
+// CHECK-NOT: [$1+
+// CHECK: arith.select
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.f32 $0, [$1], $2;"
+// CHECK-NOT: [$1+
+// CHECK: gpu.barrier
+func.func @columns_one_float(%a: tensor<1x4093xf32>, %b: tensor<4093x4099xf32>) -> tensor<1x4099xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [1, 32, 256], thread = [1, 1, 16], threads = 512, stages = 2, mma = "gemv">} : tensor<1x4093xf32>, tensor<4093x4099xf32> -> tensor<1x4099xf32>
+  return %0 : tensor<1x4099xf32>
 }
