@@ -10,9 +10,13 @@
 #   bash bench/memory_bound_check.sh second   reduce = "cluster" on skinny
 #       B^T shapes whose default is two chunks of a two-warpgroup tile (one
 #       in the suite, four out of sample), and the batched shapes of the
-#       suite (one output tile or two a matrix, 4-16 k tiles) on a
-#       persistent grid and at 128 x 128 with three stages (two blocks an
-#       SM), each against its default (A/B, L2 flushed, 3 turns).
+#       suite (2-32 output tiles a matrix, 8-32 k tiles) on a persistent
+#       grid and at 128 x 128 with three stages (two blocks an SM), each
+#       against its default (A/B, L2 flushed, 3 turns).
+#   probe and second were run at 040fa89 (bench/results/2026-12-04-memory-
+#   bound); since d829f11 kb's defaults carry the skinny-reduce rule and
+#   the batched persistent grid, so at a later commit `second` compares
+#   those defaults with themselves.
 #   KB_OLD_OPT=<older kb-opt> bash bench/memory_bound_check.sh gemv   the
 #       gemv's columns form (a row-major B, few rows) with its weight read
 #       evict-first, at kb's default, against the same program compiled by
@@ -29,12 +33,17 @@
 #   KB_OLD_OPT=<older kb-opt> bash bench/memory_bound_check.sh gemvfold
 #       the streamed weight loads of a tile with one address register and
 #       constant offsets: eleven gemv programs (one-float and 16-byte loads,
-#       both forms) against the older kb-opt's.
+#       both forms) against the older kb-opt's; memcheck of one with edges
+#       in K and N.
 # Then on the GPU machine (carry build/bin and build/gpu): bash build/gpu/call.sh.
 set -euo pipefail
 mode=${1:-}
 . "$(dirname "$0")/gpu_call.sh"
 gpu_call_start "$mode" "probe|second|gemv|gemv1|gemv1oos|gemvfold"
+if [[ "$mode" == gemv* ]] && [ ! -x "${KB_OLD_OPT:-}" ]; then
+  echo "$0 $mode: KB_OLD_OPT must name an older kb-opt (the A/B's base)" >&2
+  exit 2
+fi
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
@@ -87,14 +96,17 @@ for m, n, k, tiles in ([] if mode != "probe" else [(16, 11008, 4096, [(64, 128)]
         variant(name, f"v{bm}x{bn}s2c", f"{blk}, split = 2, {C}")
 write_variants()
 PY
-gpu_call_build
+gpu_call_compile
+gpu_call_variants
 if [[ "$mode" == gemv* ]]; then
-  [ -x "${KB_OLD_OPT:-}" ] || { echo "$0 $mode: KB_OLD_OPT must name an older kb-opt" >&2; exit 2; }
   for f in build/gpu/programs/rmv-*.mlir; do
     n=$(basename "$f" .mlir)
-    "$KB_OLD_OPT" "$f" --kb-compile="output=build/gpu/bundles/${n%-sm90a}-v0x0s1old-sm90a chip=sm_90a" -o /dev/null 2>/dev/null
+    # (kb-opt's remarks on stderr dropped; a failure said.)
+    "$KB_OLD_OPT" "$f" --kb-compile="output=build/gpu/bundles/${n%-sm90a}-v0x0s1old-sm90a chip=sm_90a" \
+      -o /dev/null 2>/dev/null || { echo "$0: $KB_OLD_OPT failed on $f" >&2; exit 1; }
   done
 fi
+gpu_call_show
 {
   gpu_call_header
   cat <<'SH'
@@ -104,6 +116,10 @@ tail -n 16 $OUT/ab_log.txt
 SH
   [ "$mode" = gemv ] && cat <<'SH'
 timeout 120 compute-sanitizer --tool memcheck --print-limit 5 build/bin/kb-run build/gpu/bundles/rmv-3x4096x1000-sm90a --no-time > $OUT/memcheck.txt 2>&1
+echo "memcheck exit $?"; grep -E "ERROR SUMMARY|OK|WRONG" $OUT/memcheck.txt | head -5
+SH
+  [ "$mode" = gemvfold ] && cat <<'SH'
+timeout 120 compute-sanitizer --tool memcheck --print-limit 5 build/bin/kb-run build/gpu/bundles/rmv-1x4099x4093-sm90a --no-time > $OUT/memcheck.txt 2>&1
 echo "memcheck exit $?"; grep -E "ERROR SUMMARY|OK|WRONG" $OUT/memcheck.txt | head -5
 SH
   [ "$mode" = gemv1 ] && cat <<'SH'
