@@ -4,8 +4,8 @@
 // largest tile whose grid covers the SMs, then the rules measured on
 // nn.Linear and medium shapes (waves, widths, few tiles with split-K, the
 // medium, cluster, reduce, skinny-reduce, wide-reduce, pair and persistent
-// rules), each above its code with the measurements that set it. Tile.cpp's pass calls
-// defaultWgmmaTile, pairRule and persistentRule.
+// rules), each above its code with the measurements that set it. Tile.cpp's
+// pass calls defaultWgmmaTile, pairRule and persistentRule.
 //
 //===----------------------------------------------------------------------===//
 

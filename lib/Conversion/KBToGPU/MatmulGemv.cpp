@@ -94,8 +94,12 @@ struct GemvEmitter {
   /// 128 MiB: old / new time (bench/results/2026-12-04-gemv-columns, call
   /// 7) 1.15 and 1.19 on the suite's two 64 MB programs, but 1.085, 1.001
   /// and 0.995 at 180-235 MB, 0.964 at 268 MB and 0.895 on a 4 MB weight
-  /// (the bounds sit between those points; nothing between 4 and 64 MB or
-  /// 64 and 180 MB was measured before the bounds were set).
+  /// (the bounds sit between those points). Inside the window out of
+  /// sample (call 8): 1.092-1.109 on three, 0.941 on one whose kernel
+  /// spilled, before a tile's loads shared one address (`streamed`; call
+  /// 9: 1.07-1.38 more on one-float B^T). Measured before that change, the
+  /// window may now be too narrow: the weights over 128 MiB were not
+  /// measured with it.
   static bool streams(double bytes, int64_t v) {
     if (v == 4)
       return bytes <= kStreamMaxBytes;
