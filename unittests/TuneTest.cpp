@@ -107,6 +107,31 @@ TEST(TuneSpace, PersistentPastFiveWavesOnlyUnfusedBTransposed) {
   EXPECT_EQ(grids(f), 0);
 }
 
+TEST(TuneSpace, PersistentForABatchUpToK1024Unfused) {
+  // 128 x 512^3 (kb-tile's batched grid): persistent candidates at any
+  // wave count, none with stream-K (a batch is not split); not past K =
+  // 1024, not in a fusion.
+  auto grids = [](const Facts &f) {
+    int n = 0, stream = 0;
+    for (const Candidate &c : enumerateSpace(f)) {
+      n += !c.get("grid").empty();
+      stream += !c.get("reduce").empty();
+    }
+    EXPECT_EQ(stream, 0);
+    return n;
+  };
+  Facts f = matmulFacts(512, 512, 512, "tf32");
+  f.batch = 128;
+  EXPECT_GT(grids(f), 0);
+  f.transposeB = true;
+  EXPECT_GT(grids(f), 0);
+  f.fused = true;
+  EXPECT_EQ(grids(f), 0);
+  f.fused = false;
+  f.k = 2048;
+  EXPECT_EQ(grids(f), 0);
+}
+
 TEST(TuneSpace, GemvForFewRowsOrColumnsOnly) {
   // Two gemv candidates (kb-tile's tiles, one and two stages of weight
   // loads in flight) at the program's precision ("-").
