@@ -35,6 +35,18 @@ for k in json.load(open(sys.argv[1] + 'manifest.json'))['kernels']:
         print(f\"{sys.argv[1].split('/')[-2]:48s} grid {k['grid']} regs {r['registers']} spill {r['spill_store_bytes']}  {k['config']}\")" "$d"
   done
 }
+# The A/B's bases of a change with no config to switch it off: each
+# build/gpu/programs/$1*.mlir compiled by the older kb-opt $KB_OLD_OPT,
+# named as a variant (NAME-v0x0s1old-sm90a) so that bench/ab.sh pairs it
+# with NAME-sm90a (kb-opt's remarks dropped; a failure said).
+gpu_call_old() {
+  local f n
+  for f in build/gpu/programs/"$1"*.mlir; do
+    n=$(basename "$f" .mlir)
+    "$KB_OLD_OPT" "$f" --kb-compile="output=build/gpu/bundles/${n%-sm90a}-v0x0s1old-sm90a chip=sm_90a" \
+      -o /dev/null 2>/dev/null || { echo "$0: $KB_OLD_OPT failed on $f" >&2; return 1; }
+  done
+}
 # The head of a build/gpu/call.sh: bash, $OUT, the repository root, the GPU
 # environment, the start time.
 gpu_call_header() {

@@ -99,12 +99,7 @@ PY
 gpu_call_compile
 gpu_call_variants
 if [[ "$mode" == gemv* ]]; then
-  for f in build/gpu/programs/rmv-*.mlir; do
-    n=$(basename "$f" .mlir)
-    # (kb-opt's remarks on stderr dropped; a failure said.)
-    "$KB_OLD_OPT" "$f" --kb-compile="output=build/gpu/bundles/${n%-sm90a}-v0x0s1old-sm90a chip=sm_90a" \
-      -o /dev/null 2>/dev/null || { echo "$0: $KB_OLD_OPT failed on $f" >&2; exit 1; }
-  done
+  gpu_call_old rmv-
 fi
 gpu_call_show
 {

@@ -49,12 +49,8 @@ else:
 PY
 gpu_call_compile
 if [ "$mode" = compute ]; then
-  # The A/B's bases: each out-of-sample program by the older kb-opt, named
-  # as a variant (-v<BM>x<BN>s1old) so that bench/ab.sh pairs it.
-  for f in build/gpu/programs/oos-*.mlir; do
-    n=$(basename "$f" .mlir)
-    "$KB_OLD_OPT" "$f" --kb-compile="output=build/gpu/bundles/${n%-sm90a}-v0x0s1old-sm90a chip=sm_90a" -o /dev/null
-  done
+  # The A/B's bases: each out-of-sample program by the older kb-opt.
+  gpu_call_old oos-
 fi
 gpu_call_show
 san=$(ls build/gpu/bundles | grep '^san-' | tr '\n' ' ')

@@ -47,18 +47,17 @@ struct GemvEmitter {
   OpBuilder &b;
   Location loc;
 
-  /// `v` floats of the 1-D `mem` at `idx` + `offset` (a constant; a
-  /// 16-byte vector load when v = 4, which the caller keeps 16-byte
-  /// aligned); where `in` is false, zeros, read from index 0.
+  /// `v` floats of the 1-D `mem` at `idx` (a 16-byte vector load when
+  /// v = 4, which the caller keeps 16-byte aligned); where `in` is false,
+  /// zeros, read from index 0. `offset`: floats past `idx`, folded into a
+  /// streamed, unguarded load's address (`streamed`); the callers give one
+  /// only there (plain loads keep their own index, whose constant offsets
+  /// LLVM folds itself).
   SmallVector<Value> load(Value mem, Value idx, int64_t v, Value in,
                           int64_t offset = 0) {
     bool isStreamed = (v == 4 || v == 1) && mem == streamMem;
-    // A streamed load folds the offset into its address (`streamed`);
-    // a guarded one adds it to the index.
-    if (offset && (in || !isStreamed)) {
-      idx = e.add(idx, offset);
-      offset = 0;
-    }
+    assert((!offset || (isStreamed && !in)) &&
+           "a constant offset only on a streamed, unguarded load");
     if (in)
       idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
     SmallVector<Value> xs;
