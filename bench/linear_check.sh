@@ -24,6 +24,17 @@
 #       both protocols, with the peers (it became kb-tile's pair rule; the
 #       defaults now include it, so rebuilding this call compares the
 #       clustered default with itself except on 384 x 5120 x 4096).
+#   bash bench/linear_check.sh form     2026-12-04-cublas-form: cuBLAS's
+#       kernel form at 4096^3 B^T (persistent, clusters of two sharing B^T's
+#       tile, C through shared memory by TMA, a producer warpgroup) built up
+#       on kb's default 128 x 256 persistent tile, at the eight F.linear
+#       shapes of M 2048-8192 under 1.0x: + cluster = 2 (-c2), + store =
+#       "tma" (-c2tma), + threads = 384 (-c2tma384); ncu (clocks free) of the
+#       4096^3 default, its -c2tma384 and cuBLAS's kernel.
+#   bash bench/linear_check.sh energy   2026-12-04-cublas-form call 2: energy
+#       a launch (bench/energy.py, the board's energy counter) of kb's
+#       4096^3 B^T default, the -c2tma384 form, other raster groups, three
+#       stages and one block a tile, against F.linear on the same tensors.
 # A/B ratios (bench/ab.sh) are variant / base time: with an -old variant,
 # above 1 the new default is faster. After call 5 the wide reduce takes only
 # K >= 8192, so rules/warm's lf-{plain,relu}-512x4096x4096 and
@@ -32,14 +43,14 @@
 set -euo pipefail
 mode=${1:-}
 . "$(dirname "$0")/gpu_call.sh"
-gpu_call_start "$mode" "fused|rules|cluster|warm|c2"
+gpu_call_start "$mode" "fused|rules|cluster|warm|c2|form|energy"
 # The programs (NAME.mlir) and the variants (build/gpu/variants.txt: program,
 # variant name, config, tab-separated).
 python3 - "$mode" <<'PY'
 import sys
 sys.path.insert(0, "bench")
 import shapes
-from gpu_call import P, prog, variant, write_variants
+from gpu_call import P, fixed, prog, variant, write_variants
 mode = sys.argv[1]
 RED, KER = 'block = [128, 256, 32], split = 2, reduce = "cluster"', 'block = [128, 256, 32], split = 2, reduce = "kernel"'
 C2 = "block = [128, 128, 32], cluster = 2"
@@ -77,6 +88,24 @@ elif mode == "c2":
                        (256, 8192, 4096, "plain"), (1024, 2048, 4096, "swish"), (768, 2816, 4096, "relu"),
                        (512, 4096, 3072, "plain"), (1024, 2048, 8192, "plain"), (512, 4096, 4096, "swish")]:
         variant(prog(m, n, k, e), "v128x128s1c2", C2)
+elif mode == "form":
+    for m, n, k in [(2048, 4096, 4096), (4096, 4096, 4096), (4096, 5120, 13824), (4096, 13824, 5120),
+                    (2048, 8192, 28672), (2048, 28672, 8192), (4096, 8192, 8192), (8192, 8192, 8192)]:
+        name = prog(m, n, k, "plain")
+        variant(name, "{tile}c2", "{default}, cluster = 2")
+        variant(name, "{tile}c2tma", '{default}, cluster = 2, store = "tma"')
+        variant(name, "{tile}c2tma384", '{default}, cluster = 2, store = "tma", threads = 384')
+    # For the sanitizers: the whole form with edges in N and K, 4 persistent
+    # blocks over 8 tiles.
+    fixed("c2tma384-512x1000x200", 512, 1000, 200, True,
+          'block = [128, 256, 32], cluster = 2, store = "tma", threads = 384, grid = 4', "plain", "lf")
+elif mode == "energy":
+    name = prog(4096, 4096, 4096, "plain")
+    variant(name, "{tile}c2tma384", '{default}, cluster = 2, store = "tma", threads = 384')
+    variant(name, "{tile}r8", "{default}, raster = 8")
+    variant(name, "{tile}r32", "{default}, raster = 32")
+    variant(name, "{tile}st3", "{default}, stages = 3")
+    variant(name, "{tile}blocks", "{block}, raster = 16")
 else:
     for m, n, k, e in [(512, 4096, 4096, "plain"), (512, 4096, 4096, "relu"), (512, 4096, 16384, "gelu"),
                        (1024, 5120, 13824, "relu")]:
@@ -149,6 +178,28 @@ SH
       ab_step 'build/gpu/bundles/*/' '' 4
       echo 'mv $OUT/ab_log.txt $OUT/ab_flushed_log.txt; mv $OUT/ab $OUT/ab_flushed'
       ab_step 'build/gpu/bundles/*/' '--warm-l2' 3 ;;
+    form)
+      ncu_form() {
+        cat <<'SH'
+S="--clock-control none --section SpeedOfLight --section LaunchStats --metrics lts__t_sectors_srcunit_tex_op_read.sum,smsp__inst_executed.sum,sm__cycles_active.avg"
+for n in lf-plain-4096x4096x4096-sm90a lf-plain-4096x4096x4096-v128x256s1c2tma384-sm90a; do
+  timeout 60 ncu $S -k regex:matmul --launch-skip 20 --launch-count 3 build/bin/kb-run --no-baselines -q --min-ms 20 build/gpu/bundles/$n > $OUT/ncu/kb-$n.txt 2>&1
+done
+timeout 60 ncu $S -k regex:'gemm|sm90' --launch-skip 20 --launch-count 3 python3 build/gpu/peer_mm.py 4096x4096x4096t 40 > $OUT/ncu/cublas-4096x4096x4096t.txt 2>&1
+echo "ncu done at $(( $(date +%s) - start )) s"
+export KB_TORCH_NO_COMPILE=.
+SH
+      }
+      ncu_form
+      check_step '^lf-' 'lf-c2tma384-512x1000x200-sm90a'
+      ab_step '$(ls -d build/gpu/bundles/lf-plain-*/)' '' 3 ;;
+    energy)
+      cat <<'SH'
+timeout 400 python3 bench/energy.py $OUT/energy.json $(ls -d build/gpu/bundles/lf-plain-*/) > $OUT/energy_log.txt 2>&1
+echo "energy exit $? at $(( $(date +%s) - start )) s"
+cat $OUT/energy_log.txt | tail -n 40
+SH
+      ;;
     warm)
       ab_step 'build/gpu/bundles/*/' '--warm-l2' 3
       cat <<'SH'
