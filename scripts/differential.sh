@@ -16,7 +16,9 @@
 # The GPU regression tests test/Target/gpu-*.mlir join every batch.
 # Usage: scripts/differential.sh [COUNT=200] [SEED=1]
 # Env: KB_DIFF_TIMEOUT (seconds per compile, default 60), KB_DIFF_PTXAS
-# (auto|none, default auto), KB_DIFF_MAX_MIB (tarball limit, default 56).
+# (auto|none, default auto), KB_DIFF_MAX_MIB (tarball limit, default 56),
+# KB_DIFF_RULES (the share of rule-shaped matmuls, gen_programs.py --rules;
+# default 0).
 set -u
 cd "$(dirname "$0")/.."
 COUNT=${1:-200}
@@ -32,7 +34,7 @@ python3 -c "import json" 2>/dev/null || PY=/usr/bin/python3
 D=build/diff
 rm -rf "$D"
 mkdir -p "$D/programs" "$D/bundles" "$D/logs"
-$PY bench/fuzz/gen_programs.py --count "$COUNT" --seed "$SEED" --out "$D/programs" || exit 2
+$PY bench/fuzz/gen_programs.py --count "$COUNT" --seed "$SEED" --rules "${KB_DIFF_RULES:-0}" --out "$D/programs" || exit 2
 # The GPU regression tests (test/Target/gpu-*.mlir: programs kb-run once got
 # wrong) join the batch as r-NAME-CHIP, for the chips of their GPU-CHIPS line.
 $PY - "$D/programs" test/Target/gpu-*.mlir <<'REG'

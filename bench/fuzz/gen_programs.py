@@ -316,6 +316,81 @@ def gen_matmul(p, rng, budget, flop_budget, then_softmax=False):
     return [c]
 
 
+def near(rng, base):
+    """BASE or a size next to it: the tile multiples kb-tile's rules are
+    written for, and the edges one off them."""
+    return max(1, base + rng.choice([0, 0, 0, -1, 1, 3, -5, 17, 40]))
+
+
+# The shape families kb-tile's rules decide (lib/Transforms/Tile.cpp,
+# TileWgmma.cpp, docs/shapes.md), each with its edges: the skinny and
+# matrix-vector matmuls (gemv, split-K, the skinny-reduce rule, evict-first
+# weights), nn.Linear shapes (widths 160-256, pairs, the wide reduce, the
+# persistent grid), batches up to K = 1024 (the batched persistent grid),
+# the medium shapes (clusters of 4), long K (split-K) and tall K <= 128
+# (the persistent grid of few k tiles).
+RULE_FAMILIES = ["skinny", "linear", "batched", "medium", "long_k", "tall",
+                 "skinny_reduce", "wide_reduce", "pair"]
+# The narrow ones, B^T and tf32 (TileWgmma.cpp): the skinny reduce (M <=
+# 128, K 4096-5120, two chunks summed in a cluster), the wide reduce (M <=
+# 512, N >= 4096, K >= 8192) and the pair rule (one wave of 128 x 128, K
+# 3072-8192, clusters of two), each with a few draws off its bounds.
+NARROW = {"skinny_reduce", "wide_reduce", "pair"}
+
+
+def rule_shape(rng, family):
+    mult = lambda lo, hi, q: rng.randint(lo // q, hi // q) * q
+    if family == "skinny":
+        m = rng.choice([1, 1, 2, 3, 4, 7, 8, 16, 32, 64, 96, 100, 128])
+        return None, m, near(rng, mult(2048, 16384, 256)), near(rng, mult(1024, 8192, 256))
+    if family == "linear":
+        return None, near(rng, mult(256, 4096, 128)), near(rng, mult(1024, 8192, 256)), \
+            near(rng, mult(1024, 8192, 256))
+    if family == "batched":
+        return rng.choice([2, 3, 8, 12, 16, 32, 64, 128, 256]), near(rng, mult(64, 1024, 64)), \
+            near(rng, mult(64, 1024, 64)), near(rng, mult(64, 1024, 64))
+    if family == "medium":
+        return None, rng.randint(500, 2500), rng.randint(500, 2500), rng.randint(500, 2500)
+    if family == "long_k":
+        return None, near(rng, mult(16, 512, 16)), near(rng, mult(16, 512, 16)), \
+            near(rng, mult(16384, 262144, 1024))
+    if family == "skinny_reduce":
+        return None, rng.randint(65, 128), near(rng, mult(8192, 16384, 256)), near(rng, mult(4096, 5120, 32))
+    if family == "wide_reduce":
+        return None, rng.choice([256, 384, 512, 512, 500]), rng.choice([4096, 4096, 5120, 8192, 4100]), \
+            near(rng, mult(8192, 16384, 32))
+    if family == "pair":
+        return None, rng.choice([256, 512, 768, 1024, 1000]), near(rng, mult(1024, 4096, 128)), \
+            near(rng, mult(3072, 8192, 32))
+    return None, near(rng, mult(4096, 65536, 1024)), near(rng, mult(16, 2048, 16)), \
+        near(rng, mult(8, 128, 8))
+
+
+def gen_rule_matmul(p, rng, budget, flop_budget):
+    """A matmul (with an epilogue chain half the time) of a shape kb-tile's
+    rules decide, mostly tf32 on sm_90a (the wgmma kernels)."""
+    family = rng.choice(RULE_FAMILIES)
+    for _ in range(100):
+        batch, m, n, k = rule_shape(rng, family)
+        b = batch or 1
+        if b * (m * k + k * n + m * n) <= budget and 2 * b * m * n * k <= flop_budget:
+            break
+    else:
+        batch, m, n, k = None, 100, 100, 100
+    lead = [batch] if batch else []
+    narrow = family in NARROW
+    precision = "tf32" if narrow else rng.choices(PRECISIONS, weights=[15, 70, 15])[0]
+    trans_b = narrow or rng.random() < 0.6
+    a = p.arg(lead + [m, k])
+    b = p.arg(lead + ([n, k] if trans_b else [k, n]))
+    c = p.matmul(a, b, precision, trans_b)
+    if rng.random() < 0.5:
+        c = p.bias(c)
+        c = p.chain(c, rng.randint(0, 2))
+    p.classes.add("rule_" + family)
+    return [c]
+
+
 def gen_transpose(p, rng, budget):
     lead = [log_uniform(rng, 1, 16)] if rng.random() < 0.3 else []
     r = log_uniform(rng, 1, 4096)
@@ -328,17 +403,23 @@ def gen_transpose(p, rng, budget):
     return [y]
 
 
-def generate(index, seed, mem_budget, flop_budget):
+def generate(index, seed, mem_budget, flop_budget, rules=0.0):
     rng = random.Random(seed * 1000003 + index)
     name = f"p{index:04d}"
     elem_budget = mem_budget // 4
+    # A share of rule-shaped matmuls (--rules); without it the draws, and so
+    # each seed's programs, are those of the generator before it.
+    rule = rules > 0 and rng.random() < rules
     for _ in range(50):
         p = Program(rng, name)
-        kind = rng.choices(["chain", "softmax", "matmul", "matmul_softmax", "transpose"],
-                           weights=[20, 30, 30, 12, 8])[0]
+        kind = "rule_matmul" if rule else rng.choices(
+            ["chain", "softmax", "matmul", "matmul_softmax", "transpose"],
+            weights=[20, 30, 30, 12, 8])[0]
         # Each op keeps its result: leave room for a chain of ~10 buffers.
         per = max(1, elem_budget // 12)
-        if kind == "chain":
+        if kind == "rule_matmul":
+            results = gen_rule_matmul(p, rng, elem_budget // 2, flop_budget)
+        elif kind == "chain":
             results = gen_chain(p, rng, min(per, 1 << 26))
         elif kind == "softmax":
             results = gen_softmax(p, rng, min(per, 1 << 26))
@@ -356,7 +437,7 @@ def generate(index, seed, mem_budget, flop_budget):
     if inner and rng.random() < 0.1:
         results.append(rng.choice(inner))
         p.classes.add("two_results")
-    chip = rng.choice(CHIPS)
+    chip = "sm_90a" if rule and rng.random() < 0.85 else rng.choice(CHIPS)
     fuse = rng.random() < 0.75
     info = {"name": name, "file": name + ".mlir", "kind": kind, "chip": chip, "fuse": fuse,
             "classes": sorted(p.classes), "bytes": p.bytes, "flops": p.flops,
@@ -371,16 +452,19 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--max-bytes", type=int, default=1_500_000_000)
     ap.add_argument("--max-flops", type=float, default=2e11)
+    ap.add_argument("--rules", type=float, default=0.0,
+                    help="the share of programs that are a matmul of a shape kb-tile's rules decide "
+                         "(skinny, nn.Linear, batched, medium, long K, tall), mostly tf32 on sm_90a")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     index = []
     for i in range(a.count):
-        text, info = generate(i, a.seed, a.max_bytes, a.max_flops)
+        text, info = generate(i, a.seed, a.max_bytes, a.max_flops, a.rules)
         with open(os.path.join(a.out, info["file"]), "w") as f:
             f.write(text)
         index.append(info)
     with open(os.path.join(a.out, "index.json"), "w") as f:
-        json.dump({"seed": a.seed, "count": a.count, "programs": index}, f, indent=1)
+        json.dump({"seed": a.seed, "count": a.count, "rules": a.rules, "programs": index}, f, indent=1)
     print(f"wrote {a.count} programs to {a.out} (seed {a.seed})")
 
 
