@@ -91,3 +91,32 @@ TEST(Verdict, NamesTheCeiling) {
   v = classify(flops, bytes * 100, 3000, 0, 4230, 356, 356, "cuBLAS TF32");
   EXPECT_NE(v.text.find("of the copy ceiling)"), std::string::npos);
 }
+
+TEST(Verdict, BoardNoteAtThePowerLimit) {
+  // bench/results/2026-12-04-cublas-form call 2: kb's 4096^3 B^T kernel and
+  // F.linear back to back on the H200, both near the 700 W limit: the same
+  // cycles (time x clock 1.00x) at a 0.97x clock.
+  BoardFacts kb{689, 1515, 700, 0.4158}, peer{686, 1560, 700, 0.4050};
+  EXPECT_EQ(boardNote(kb, peer, "cuBLAS TF32"),
+            "kb ran at 689 W of its 700 W limit, SM clock 1515 MHz; cuBLAS "
+            "TF32 at 686 W, 1560 MHz: both at the power limit, where the "
+            "clock it allows sets the time; kb's time x clock is 1.00x the "
+            "baseline's, its clock 0.97x");
+}
+
+TEST(Verdict, BoardNoteBelowTheLimitOrWithoutReadings) {
+  BoardFacts kb{420, 1980, 700, 0.05}, peer{690, 1600, 700, 0.04};
+  // One of the two under 95% of the limit: no claim about the clock.
+  std::string note = boardNote(kb, peer, "cuBLAS fp32");
+  EXPECT_EQ(note, "kb ran at 420 W of its 700 W limit, SM clock 1980 MHz; "
+                  "cuBLAS fp32 at 690 W, 1600 MHz");
+  // No baseline reading (--no-baselines, or not a matmul).
+  EXPECT_EQ(boardNote(kb, BoardFacts{}, ""),
+            "kb ran at 420 W of its 700 W limit, SM clock 1980 MHz");
+  // No limit known: no "of its ... limit", never "at the power limit".
+  BoardFacts noLimit{690, 1500, 0, 0.4}, peerNoLimit{690, 1550, 0, 0.39};
+  EXPECT_EQ(boardNote(noLimit, peerNoLimit, "x"),
+            "kb ran at 690 W, SM clock 1500 MHz; x at 690 W, 1550 MHz");
+  // No reading for kb (no NVML): nothing to say.
+  EXPECT_EQ(boardNote(BoardFacts{}, peer, "cuBLAS fp32"), "");
+}

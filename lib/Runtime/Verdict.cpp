@@ -642,3 +642,37 @@ std::string kb::runtime::verdictWithCause(const std::string &verdict,
   const Finding &f = d.findings.front();
   return verdict + "; cause: " + f.text + " (lever: " + d.lever + ")";
 }
+
+std::string kb::runtime::boardNote(const BoardFacts &kb, const BoardFacts &peer,
+                                   const std::string &peerName) {
+  if (!kb.valid())
+    return "";
+  auto atLimit = [&](const BoardFacts &b) {
+    return b.limitW > 0 && b.watts >= 0.95 * b.limitW;
+  };
+  char buf[512];
+  std::string limit = "";
+  if (kb.limitW > 0) {
+    snprintf(buf, sizeof buf, " of its %.0f W limit", kb.limitW);
+    limit = buf;
+  }
+  snprintf(buf, sizeof buf, "kb ran at %.0f W%s, SM clock %.0f MHz", kb.watts,
+           limit.c_str(), kb.smMhz);
+  std::string text = buf;
+  if (!peer.valid())
+    return text;
+  snprintf(buf, sizeof buf, "; %s at %.0f W, %.0f MHz", peerName.c_str(),
+           peer.watts, peer.smMhz);
+  text += buf;
+  if (atLimit(kb) && atLimit(peer)) {
+    double cycles = (kb.ms * kb.smMhz) / (peer.ms * peer.smMhz);
+    snprintf(buf, sizeof buf,
+             ": both at the power limit, where the clock it allows sets the "
+             "time; kb's time x clock is %.2fx the baseline's, its clock "
+             "%.2fx",
+             cycles, kb.smMhz / peer.smMhz);
+    text += buf;
+  }
+  return text;
+}
+

@@ -7,11 +7,15 @@
 #include "kb/Runtime/Device.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <type_traits>
 
 namespace kb::runtime {
 
@@ -57,6 +61,112 @@ void check(CUresult r, const char *what) {
                     " (" + (desc ? desc : "") + ")");
 }
 
+/// NVML, the driver's management library, for the board's power and clock
+/// while kb-run times (BoardReading). Opened with dlopen like libcuda; the
+/// five entry points used are declared here with NVML's C signatures
+/// (nvml.h is not part of the toolkit installed on the build machine).
+/// Absent, or a device it does not know: timings carry no reading.
+namespace {
+using NvmlDevice = struct NvmlDeviceOpaque *;
+struct Nvml {
+  int (*init)() = nullptr;
+  int (*byPciBusId)(const char *, NvmlDevice *) = nullptr;
+  int (*energyMj)(NvmlDevice, unsigned long long *) = nullptr;
+  int (*clockMhz)(NvmlDevice, int, unsigned *) = nullptr;
+  int (*limitMw)(NvmlDevice, unsigned *) = nullptr;
+  NvmlDevice device = nullptr;
+  double limitW = 0;
+};
+Nvml gNvml;
+constexpr int kNvmlClockSm = 1;
+
+/// Finds `dev` in NVML by its PCI bus id (CUDA's ordinals and NVML's
+/// indices need not agree).
+void openNvml(CUdevice dev) {
+  gNvml.device = nullptr;
+  if (!gDriver.cuDeviceGetPCIBusId)
+    return;
+  void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    return;
+  auto sym = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+        dlsym(h, name));
+    return fn != nullptr;
+  };
+  if (!sym(gNvml.init, "nvmlInit_v2") ||
+      !sym(gNvml.byPciBusId, "nvmlDeviceGetHandleByPciBusId_v2") ||
+      !sym(gNvml.energyMj, "nvmlDeviceGetTotalEnergyConsumption") ||
+      !sym(gNvml.clockMhz, "nvmlDeviceGetClockInfo") ||
+      !sym(gNvml.limitMw, "nvmlDeviceGetEnforcedPowerLimit") ||
+      gNvml.init() != 0)
+    return;
+  char bus[64] = {0};
+  NvmlDevice d = nullptr;
+  unsigned long long e = 0;
+  if (gDriver.cuDeviceGetPCIBusId(bus, sizeof bus, dev) != CUDA_SUCCESS ||
+      gNvml.byPciBusId(bus, &d) != 0 || gNvml.energyMj(d, &e) != 0)
+    return;
+  unsigned mw = 0;
+  gNvml.limitW = gNvml.limitMw(d, &mw) == 0 ? mw / 1000.0 : 0;
+  gNvml.device = d;
+}
+
+/// Reads the board over a timing loop: the energy counter at its start and
+/// end, and the SM clock every 10 ms on a thread of its own.
+class BoardSampler {
+public:
+  BoardSampler() {
+    if (!gNvml.device)
+      return;
+    gNvml.energyMj(gNvml.device, &startMj);
+    start = std::chrono::steady_clock::now();
+    thread = std::thread([this] {
+      while (!done.load()) {
+        unsigned mhz = 0;
+        if (gNvml.clockMhz(gNvml.device, kNvmlClockSm, &mhz) == 0 && mhz)
+          clocks.push_back(mhz);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
+  }
+  BoardReading stop() {
+    BoardReading r;
+    if (!thread.joinable())
+      return r;
+    done = true;
+    thread.join();
+    unsigned long long endMj = 0;
+    gNvml.energyMj(gNvml.device, &endMj);
+    r.seconds = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (r.seconds > 0 && endMj > startMj)
+      r.watts = (endMj - startMj) / 1000.0 / r.seconds;
+    r.limitW = gNvml.limitW;
+    r.samples = static_cast<int>(clocks.size());
+    if (!clocks.empty()) {
+      std::sort(clocks.begin(), clocks.end());
+      r.smMhz = clocks[clocks.size() / 2];
+    }
+    return r;
+  }
+  ~BoardSampler() {
+    if (thread.joinable()) {
+      done = true;
+      thread.join();
+    }
+  }
+
+private:
+  std::atomic<bool> done{false};
+  std::thread thread;
+  std::vector<unsigned> clocks;
+  unsigned long long startMj = 0;
+  std::chrono::steady_clock::time_point start;
+};
+} // namespace
+
 DeviceInfo openDevice(int ordinal) {
   loadDriver();
   CUresult r = gDriver.cuInit(0);
@@ -100,6 +210,7 @@ DeviceInfo openDevice(int ordinal) {
   info.regsPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
   info.maxThreadsPerSM =
       attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  openNvml(dev);
   return info;
 }
 
@@ -327,6 +438,7 @@ Timing timeWithEvents(const std::function<void()> &body, int warmup,
   std::vector<double> times;
   double total = 0;
   batch = std::max(batch, 1);
+  BoardSampler board;
   while ((int)times.size() < minRuns ||
          (total < minMillis && times.size() < 10000)) {
     if (flush)
@@ -341,10 +453,12 @@ Timing timeWithEvents(const std::function<void()> &body, int warmup,
     times.push_back(ms / batch);
     total += ms;
   }
+  BoardReading reading = board.stop();
   gDriver.cuEventDestroy(start);
   gDriver.cuEventDestroy(stop);
   std::sort(times.begin(), times.end());
   Timing t;
+  t.board = reading;
   t.runs = static_cast<int>(times.size());
   t.min = times.front();
   t.max = times.back();

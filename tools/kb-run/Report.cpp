@@ -127,6 +127,8 @@ int printReport(const json &report, const std::vector<KernelCheck> &results,
                         b["time"]["max_ms"], b["time"]["runs"]})
                .c_str(),
            b["kb_speedup"].get<double>(), "its speed");
+  if (report.contains("board"))
+    printf("  board: %s\n", report["board"]["note"].get<std::string>().c_str());
   printf("  verdict: %s\n", report["verdict"].get<std::string>().c_str());
   diagnosis();
   return 0;

@@ -31,10 +31,21 @@ std::string fmtMs(const Timing &t) {
 }
 
 json timingJson(const Timing &t) {
-  return {{"median_ms", t.median},
-          {"min_ms", t.min},
-          {"max_ms", t.max},
-          {"runs", t.runs}};
+  json j = {{"median_ms", t.median},
+            {"min_ms", t.min},
+            {"max_ms", t.max},
+            {"runs", t.runs}};
+  if (t.board.valid())
+    j["board"] = {{"watts", t.board.watts},
+                  {"sm_mhz", t.board.smMhz},
+                  {"limit_w", t.board.limitW},
+                  {"seconds", t.board.seconds},
+                  {"clock_samples", t.board.samples}};
+  return j;
+}
+
+static BoardFacts boardFacts(const Timing &t) {
+  return {t.board.watts, t.board.smMhz, t.board.limitW, t.median};
 }
 
 /// A lone matmul's cuBLAS fp32 and TF32 at the same shape, on the same
@@ -314,6 +325,19 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
                     {"time", timingJson(bt)},
                     {"kb_speedup", bt.median / t.median}});
     report["baselines"] = bj;
+    // The board while kb and its fastest baseline ran (NVML; none without).
+    if (t.board.valid()) {
+      const std::pair<std::string, Timing> *peer = nullptr;
+      for (auto &b : baselines)
+        if (b.second.board.valid() &&
+            (!peer || b.second.median < peer->second.median))
+          peer = &b;
+      BoardFacts peerFacts = peer ? boardFacts(peer->second) : BoardFacts{};
+      std::string note =
+          boardNote(boardFacts(t), peerFacts, peer ? peer->first : "");
+      report["board"] = {{"note", note},
+                         {"baseline", peer ? peer->first : ""}};
+    }
 
     // Verdict: which ceiling applies, and how close the kernel came.
     Verdict verdict =

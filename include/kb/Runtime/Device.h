@@ -48,7 +48,7 @@ struct DeviceError : std::runtime_error {
 /// batch unloads each bundle's modules): a driver without them runs every
 /// other bundle (null when absent).
 #define KB_DRIVER_OPTIONAL_FUNCTIONS(X)                                        \
-  X(cuTensorMapEncodeTiled) X(cuModuleUnload)
+  X(cuTensorMapEncodeTiled) X(cuModuleUnload) X(cuDeviceGetPCIBusId)
 
 struct Driver {
 #define KB_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -129,10 +129,21 @@ int maxActiveClusters(const LoadedKernel &k, const int64_t grid[3],
                       const int64_t block[3], const int64_t cluster[3],
                       int dynamicShared);
 
+/// The board while a timing loop ran, from NVML (the driver's management
+/// library, opened at run time; none where it is absent): its mean power
+/// (energy counter delta over the loop's wall time), the median of the SM
+/// clock read every 10 ms, and the enforced power limit.
+struct BoardReading {
+  double watts = 0, smMhz = 0, limitW = 0, seconds = 0;
+  int samples = 0;
+  bool valid() const { return seconds > 0 && watts > 0; }
+};
+
 /// Median, min and max of repeated timings, in milliseconds.
 struct Timing {
   double median = 0, min = 0, max = 0;
   int runs = 0;
+  BoardReading board;
 };
 
 /// Times `body` with CUDA events: `warmup` untimed runs, then at least

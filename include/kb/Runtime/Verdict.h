@@ -187,6 +187,22 @@ nlohmann::json diagnosisJson(const Diagnosis &d);
 /// comes without one.
 std::string verdictWithCause(const std::string &verdict, const Diagnosis &d);
 
+/// The board while one program was timed (kb-run's NVML reading): mean
+/// power, median SM clock, the enforced power limit, and the program's
+/// median time.
+struct BoardFacts {
+  double watts = 0, smMhz = 0, limitW = 0, ms = 0;
+  bool valid() const { return watts > 0 && smMhz > 0 && ms > 0; }
+};
+
+/// One sentence on the board while kb and its fastest baseline ran ("" when
+/// kb's reading is missing): power against the limit and SM clock of each;
+/// where both ran at the power limit (within 5%), time x clock of each (the
+/// cycles, roughly) against the other's, since there the clock the power
+/// allows, not only the cycles, sets the time.
+std::string boardNote(const BoardFacts &kb, const BoardFacts &peer,
+                      const std::string &peerName);
+
 } // namespace kb::runtime
 
 #endif // KB_RUNTIME_VERDICT_H
