@@ -454,7 +454,8 @@ def main():
     ap.add_argument("--max-flops", type=float, default=2e11)
     ap.add_argument("--rules", type=float, default=0.0,
                     help="the share of programs that are a matmul of a shape kb-tile's rules decide "
-                         "(skinny, nn.Linear, batched, medium, long K, tall), mostly tf32 on sm_90a")
+                         "(RULE_FAMILIES: skinny, nn.Linear, batched, medium, long K, tall, and the "
+                         "skinny-reduce, wide-reduce and pair rules' narrow ranges), mostly tf32 on sm_90a")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     index = []

@@ -7,13 +7,15 @@
 #include "kb/Runtime/Device.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 
@@ -62,10 +64,11 @@ void check(CUresult r, const char *what) {
 }
 
 /// NVML, the driver's management library, for the board's power and clock
-/// while kb-run times (BoardReading). Opened with dlopen like libcuda; the
-/// five entry points used are declared here with NVML's C signatures
-/// (nvml.h is not part of the toolkit installed on the build machine).
-/// Absent, or a device it does not know: timings carry no reading.
+/// while kb-run times (BoardReading). Opened with dlopen like libcuda, on
+/// the first timing loop (not for --no-time or a sanitizer's run); the five
+/// entry points used are declared here with NVML's C signatures (nvml.h is
+/// not part of the toolkit installed on the build machine). Absent, or a
+/// device it does not know: timings carry no reading.
 namespace {
 using NvmlDevice = struct NvmlDeviceOpaque *;
 struct Nvml {
@@ -76,14 +79,18 @@ struct Nvml {
   int (*limitMw)(NvmlDevice, unsigned *) = nullptr;
   NvmlDevice device = nullptr;
   double limitW = 0;
+  bool tried = false;
 };
 Nvml gNvml;
+CUdevice gCuDevice = 0;
 constexpr int kNvmlClockSm = 1;
 
-/// Finds `dev` in NVML by its PCI bus id (CUDA's ordinals and NVML's
-/// indices need not agree).
-void openNvml(CUdevice dev) {
-  gNvml.device = nullptr;
+/// Finds the opened device in NVML by its PCI bus id (CUDA's ordinals and
+/// NVML's indices need not agree); once a process.
+void openNvml() {
+  if (gNvml.tried)
+    return;
+  gNvml.tried = true;
   if (!gDriver.cuDeviceGetPCIBusId)
     return;
   void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -94,76 +101,112 @@ void openNvml(CUdevice dev) {
         dlsym(h, name));
     return fn != nullptr;
   };
+  char bus[64] = {0};
+  NvmlDevice d = nullptr;
+  unsigned long long e = 0;
   if (!sym(gNvml.init, "nvmlInit_v2") ||
       !sym(gNvml.byPciBusId, "nvmlDeviceGetHandleByPciBusId_v2") ||
       !sym(gNvml.energyMj, "nvmlDeviceGetTotalEnergyConsumption") ||
       !sym(gNvml.clockMhz, "nvmlDeviceGetClockInfo") ||
       !sym(gNvml.limitMw, "nvmlDeviceGetEnforcedPowerLimit") ||
-      gNvml.init() != 0)
+      gNvml.init() != 0 ||
+      gDriver.cuDeviceGetPCIBusId(bus, sizeof bus, gCuDevice) !=
+          CUDA_SUCCESS ||
+      gNvml.byPciBusId(bus, &d) != 0 || gNvml.energyMj(d, &e) != 0) {
+    dlclose(h);
     return;
-  char bus[64] = {0};
-  NvmlDevice d = nullptr;
-  unsigned long long e = 0;
-  if (gDriver.cuDeviceGetPCIBusId(bus, sizeof bus, dev) != CUDA_SUCCESS ||
-      gNvml.byPciBusId(bus, &d) != 0 || gNvml.energyMj(d, &e) != 0)
-    return;
+  }
   unsigned mw = 0;
   gNvml.limitW = gNvml.limitMw(d, &mw) == 0 ? mw / 1000.0 : 0;
   gNvml.device = d;
 }
 
-/// Reads the board over a timing loop: the energy counter at its start and
-/// end, and the SM clock every 10 ms on a thread of its own.
+/// Reads the board over a timing loop on a thread of its own: every 10 ms
+/// the SM clock and the energy counter. The counter moves in steps (tens
+/// of ms apart), so the mean power is taken between its first and last
+/// change inside the loop, where its value and the time agree; with fewer
+/// than two changes, between the loop's ends. Any failure: no reading.
 class BoardSampler {
 public:
   BoardSampler() {
+    openNvml();
     if (!gNvml.device)
       return;
-    gNvml.energyMj(gNvml.device, &startMj);
-    start = std::chrono::steady_clock::now();
-    thread = std::thread([this] {
-      while (!done.load()) {
-        unsigned mhz = 0;
-        if (gNvml.clockMhz(gNvml.device, kNvmlClockSm, &mhz) == 0 && mhz)
-          clocks.push_back(mhz);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-    });
+    try {
+      thread = std::thread([this] { sample(); });
+    } catch (const std::system_error &) {
+    }
   }
   BoardReading stop() {
     BoardReading r;
     if (!thread.joinable())
       return r;
-    done = true;
-    thread.join();
-    unsigned long long endMj = 0;
-    gNvml.energyMj(gNvml.device, &endMj);
-    r.seconds = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    if (r.seconds > 0 && endMj > startMj)
-      r.watts = (endMj - startMj) / 1000.0 / r.seconds;
+    finish();
+    if (failed || energy.size() < 2 || clocks.empty())
+      return r;
+    // The first and last change of the counter.
+    size_t first = 0, last = energy.size() - 1;
+    while (first + 1 < energy.size() &&
+           energy[first + 1].second == energy[0].second)
+      ++first;
+    ++first;
+    while (last > 0 && energy[last - 1].second == energy.back().second)
+      --last;
+    auto secs = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
+    size_t a = 0, b = energy.size() - 1;
+    if (first < last && first < energy.size()) {
+      a = first;
+      b = last;
+    }
+    r.seconds = secs(energy[a].first, energy[b].first);
+    unsigned long long da = energy[a].second, db = energy[b].second;
+    if (r.seconds <= 0 || db <= da)
+      return BoardReading{};
+    r.watts = (db - da) / 1000.0 / r.seconds;
     r.limitW = gNvml.limitW;
     r.samples = static_cast<int>(clocks.size());
-    if (!clocks.empty()) {
-      std::sort(clocks.begin(), clocks.end());
-      r.smMhz = clocks[clocks.size() / 2];
-    }
+    std::sort(clocks.begin(), clocks.end());
+    r.smMhz = clocks[clocks.size() / 2];
     return r;
   }
-  ~BoardSampler() {
-    if (thread.joinable()) {
-      done = true;
-      thread.join();
-    }
-  }
+  ~BoardSampler() { finish(); }
 
 private:
-  std::atomic<bool> done{false};
+  using Clock = std::chrono::steady_clock;
+  void sample() {
+    std::unique_lock<std::mutex> lock(m);
+    while (true) {
+      unsigned long long mj = 0;
+      unsigned mhz = 0;
+      if (gNvml.energyMj(gNvml.device, &mj) != 0)
+        failed = true;
+      else
+        energy.push_back({Clock::now(), mj});
+      if (gNvml.clockMhz(gNvml.device, kNvmlClockSm, &mhz) == 0 && mhz)
+        clocks.push_back(mhz);
+      if (done || failed)
+        return;
+      cv.wait_for(lock, std::chrono::milliseconds(10), [this] { return done; });
+    }
+  }
+  void finish() {
+    if (!thread.joinable())
+      return;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      done = true;
+    }
+    cv.notify_all();
+    thread.join();
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false, failed = false;
   std::thread thread;
   std::vector<unsigned> clocks;
-  unsigned long long startMj = 0;
-  std::chrono::steady_clock::time_point start;
+  std::vector<std::pair<Clock::time_point, unsigned long long>> energy;
 };
 } // namespace
 
@@ -210,7 +253,7 @@ DeviceInfo openDevice(int ordinal) {
   info.regsPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
   info.maxThreadsPerSM =
       attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
-  openNvml(dev);
+  gCuDevice = dev;
   return info;
 }
 

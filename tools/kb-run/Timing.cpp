@@ -325,7 +325,8 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
                     {"time", timingJson(bt)},
                     {"kb_speedup", bt.median / t.median}});
     report["baselines"] = bj;
-    // The board while kb and its fastest baseline ran (NVML; none without).
+    // The board while kb and the fastest baseline with a reading ran (NVML;
+    // none without).
     if (t.board.valid()) {
       const std::pair<std::string, Timing> *peer = nullptr;
       for (auto &b : baselines)
@@ -335,8 +336,14 @@ void timeAndCompare(RunState &s, const Options &o, const Offline &off,
       BoardFacts peerFacts = peer ? boardFacts(peer->second) : BoardFacts{};
       std::string note =
           boardNote(boardFacts(t), peerFacts, peer ? peer->first : "");
-      report["board"] = {{"note", note},
-                         {"baseline", peer ? peer->first : ""}};
+      // With the L2 flushed between runs the loop's power and clock are of
+      // the flushes too (compare back to back: --warm-l2).
+      if (!note.empty() && flush)
+        note += " (over the whole loops, the L2 flushes between runs "
+                "included)";
+      if (!note.empty())
+        report["board"] = {{"note", note},
+                           {"baseline", peer ? peer->first : ""}};
     }
 
     // Verdict: which ceiling applies, and how close the kernel came.

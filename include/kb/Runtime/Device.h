@@ -131,12 +131,15 @@ int maxActiveClusters(const LoadedKernel &k, const int64_t grid[3],
 
 /// The board while a timing loop ran, from NVML (the driver's management
 /// library, opened at run time; none where it is absent): its mean power
-/// (energy counter delta over the loop's wall time), the median of the SM
-/// clock read every 10 ms, and the enforced power limit.
+/// (the energy counter's change between its first and last step inside the
+/// loop, over the time between them), the median of the SM clock read
+/// every 10 ms, and the enforced power limit.
 struct BoardReading {
   double watts = 0, smMhz = 0, limitW = 0, seconds = 0;
   int samples = 0;
-  bool valid() const { return seconds > 0 && watts > 0; }
+  bool valid() const {
+    return seconds > 0 && watts > 0 && samples > 0 && smMhz > 0;
+  }
 };
 
 /// Median, min and max of repeated timings, in milliseconds.
