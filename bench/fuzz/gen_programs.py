@@ -376,7 +376,10 @@ def gen_rule_matmul(p, rng, budget, flop_budget):
         if b * (m * k + k * n + m * n) <= budget and 2 * b * m * n * k <= flop_budget:
             break
     else:
+        # No draw of the family fits the budgets (a small --max-flops):
+        # a small matmul, labelled as such.
         batch, m, n, k = None, 100, 100, 100
+        family = "fallback"
     lead = [batch] if batch else []
     narrow = family in NARROW
     precision = "tf32" if narrow else rng.choices(PRECISIONS, weights=[15, 70, 15])[0]
