@@ -4,20 +4,19 @@ tensors, read from the board's energy counter (NVML), to test whether kb's
 TF32 kernels lose to cuBLAS at the power cap by spending more energy on the
 same work (docs/perf-notes.md, "Matmul TF32 on the large squares").
 
-Each entry is measured in two phases, the entries in turn, ROUNDS times:
-  cap:  back-to-back launches for SECONDS: time a launch (CUDA events), the
-        board's mean power and SM clock (sampled every 10 ms), energy a
-        launch (energy counter delta / launches).
-  duty: one launch, the SM clock read while it runs, synchronize, sleep
-        GAP ms; for SECONDS. Energy a launch (delta / launches: the kernel
-        plus the same idle gap for every entry) and the clock during it,
-        below the power cap.
+The entries in turn, ROUNDS times, each launched back to back for SECONDS
+(the "cap" phase: the board at its power limit): time a launch (CUDA
+events), the board's mean power and SM clock (sampled every 10 ms), energy
+a launch (energy counter delta / launches). (A "duty" phase of single
+launches with 1 ms idle between them, below the limit, was tried in
+bench/results/2026-12-04-cublas-form call 2 and did not separate the
+kernels: removed; git history has it.)
 The bundles are F.linear programs (inputs x [M, K], w [N, K]); PyTorch's
 peer is F.linear with TF32 allowed on the same x and w. Every kb bundle is
 checked against it (max relative error 5e-3) before it is measured.
 
 Usage: python3 bench/energy.py OUT.json BUNDLE_DIR...
-   env KB_ENERGY_ROUNDS (3), KB_ENERGY_SECONDS (1.5), KB_ENERGY_GAP_MS (1)."""
+   env KB_ENERGY_ROUNDS (3), KB_ENERGY_SECONDS (1.5)."""
 import ctypes
 import json
 import os
@@ -63,22 +62,34 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__.strip().splitlines()[-2].strip(), file=sys.stderr)
         return 2
-    import torch
-    import torch.nn.functional as F
-    import kb
+    try:
+        import torch
+        import torch.nn.functional as F
+        import kb
+    except ImportError as e:
+        print(f"energy.py: {e}: it needs PyTorch with CUDA (the GPU machine)", file=sys.stderr)
+        return 2
 
     out, dirs = sys.argv[1], sys.argv[2:]
     rounds = int(os.environ.get("KB_ENERGY_ROUNDS", "3"))
     seconds = float(os.environ.get("KB_ENERGY_SECONDS", "1.5"))
-    gap = float(os.environ.get("KB_ENERGY_GAP_MS", "1")) / 1000.0
     torch.backends.cuda.matmul.allow_tf32 = True
-    nv = Nvml()
-    shapes = set()
+    try:
+        nv = Nvml()
+    except (OSError, RuntimeError) as e:
+        print(f"energy.py: no NVML energy counter on this machine ({e}); nothing measured", file=sys.stderr)
+        return 2
     entries = []
     tensors = {}
     for d in dirs:
         fast = kb.load(d)
-        x_spec, w_spec = fast.bundle.buffers("input")[:2]
+        ins = fast.bundle.buffers("input")
+        if len(ins) != 2 or len(ins[0]["shape"]) != 2 or len(ins[1]["shape"]) != 2 \
+                or ins[0]["shape"][1] != ins[1]["shape"][1]:
+            print(f"energy.py: {d} is not a plain F.linear program (inputs x [M, K], w [N, K]); "
+                  "its bundles come from bench/linear_check.sh energy", file=sys.stderr)
+            return 2
+        x_spec, w_spec = ins
         m, k = x_spec["shape"]
         n = w_spec["shape"][0]
         key = (m, n, k)
@@ -96,7 +107,6 @@ def main():
             print(f"{d}: wrong against F.linear (max relative error {err:.2e}); not measured")
             return 3
         entries.append((Path(d).name, key, lambda fast=fast, x=x, w=w, y=y: fast(x, w, out=y)))
-        shapes.add(key)
 
     def cap(fn):
         samples = []
@@ -132,26 +142,6 @@ def main():
                 "sm_mhz": statistics.median(c for c, _ in late) if late else None,
                 "power_w": statistics.median(p for _, p in late) if late else None}
 
-    def duty(fn):
-        torch.cuda.synchronize()
-        time.sleep(0.2)
-        clocks, times = [], []
-        e0, t0 = nv.energy_mj(), time.time()
-        n = 0
-        while time.time() - t0 < seconds:
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            clocks.append(nv.sm_mhz())
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-            n += 1
-            time.sleep(gap)
-        e1, t1 = nv.energy_mj(), time.time()
-        return {"launches": n, "ms": statistics.median(times), "mj_per_launch": (e1 - e0) / n,
-                "mean_w": (e1 - e0) / 1000.0 / (t1 - t0), "sm_mhz": statistics.median(clocks)}
-
     results = {"gpu": torch.cuda.get_device_name(), "rounds": []}
     time.sleep(1.0)
     e0, t0 = nv.energy_mj(), time.time()
@@ -159,11 +149,10 @@ def main():
     results["idle_w"] = (nv.energy_mj() - e0) / 1000.0 / (time.time() - t0)
     for r in range(rounds):
         for name, key, fn in entries:
-            c, d = cap(fn), duty(fn)
-            results["rounds"].append({"round": r, "name": name, "shape": key, "cap": c, "duty": d})
+            c = cap(fn)
+            results["rounds"].append({"round": r, "name": name, "shape": key, "cap": c})
             print(f"{r} {name:58s} cap {c['ms']:.4f} ms {c['mj_per_launch']:7.1f} mJ {c['mean_w']:5.0f} W "
-                  f"{c['sm_mhz']} MHz | duty {d['ms']:.4f} ms {d['mj_per_launch']:7.1f} mJ {d['sm_mhz']} MHz",
-                  flush=True)
+                  f"{c['sm_mhz']} MHz", flush=True)
     Path(out).write_text(json.dumps(results, indent=1))
     return 0
 

@@ -96,7 +96,7 @@ elif mode == "form":
         variant(name, "{tile}c2tma", '{default}, cluster = 2, store = "tma"')
         variant(name, "{tile}c2tma384", '{default}, cluster = 2, store = "tma", threads = 384')
     # For the sanitizers: the whole form with edges in N and K, 4 persistent
-    # blocks over 8 tiles.
+    # blocks over 16 tiles.
     fixed("c2tma384-512x1000x200", 512, 1000, 200, True,
           'block = [128, 256, 32], cluster = 2, store = "tma", threads = 384, grid = 4', "plain", "lf")
 elif mode == "energy":
@@ -179,8 +179,9 @@ SH
       echo 'mv $OUT/ab_log.txt $OUT/ab_flushed_log.txt; mv $OUT/ab $OUT/ab_flushed'
       ab_step 'build/gpu/bundles/*/' '--warm-l2' 3 ;;
     form)
-      ncu_form() {
-        cat <<'SH'
+      # ncu (clocks free) of kb's 4096^3 default, its -c2tma384 and cuBLAS's
+      # kernel; then the checks and the A/B.
+      cat <<'SH'
 S="--clock-control none --section SpeedOfLight --section LaunchStats --metrics lts__t_sectors_srcunit_tex_op_read.sum,smsp__inst_executed.sum,sm__cycles_active.avg"
 for n in lf-plain-4096x4096x4096-sm90a lf-plain-4096x4096x4096-v128x256s1c2tma384-sm90a; do
   timeout 60 ncu $S -k regex:matmul --launch-skip 20 --launch-count 3 build/bin/kb-run --no-baselines -q --min-ms 20 build/gpu/bundles/$n > $OUT/ncu/kb-$n.txt 2>&1
@@ -189,8 +190,6 @@ timeout 60 ncu $S -k regex:'gemm|sm90' --launch-skip 20 --launch-count 3 python3
 echo "ncu done at $(( $(date +%s) - start )) s"
 export KB_TORCH_NO_COMPILE=.
 SH
-      }
-      ncu_form
       check_step '^lf-' 'lf-c2tma384-512x1000x200-sm90a'
       ab_step '$(ls -d build/gpu/bundles/lf-plain-*/)' '' 3 ;;
     energy)

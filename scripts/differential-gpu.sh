@@ -73,79 +73,8 @@ if [ "$PHASE" = run ] || [ "$PHASE" = all ]; then
     timeout "$TIMEOUT" "$KB_RUN" "$WORK/bundles/$name" --no-time --json \
       > "$WORK/$name.json" 2> "$WORK/$name.err"
     rc=$?
-    case $rc in
-      0) outcome=ok ;;
-      3) outcome=wrong ;;
-      2) outcome=fault ;;      # a CUDA error: illegal address, launch failure
-      124|137) outcome=timeout ;;
-      1) outcome=run_refused ;; # kb-run refused the bundle kb-opt wrote
-      *) outcome=fault ;;
-    esac
-    [ "$outcome" = ok ] || cp "$WORK/$name.json" "$OUT/reports/$name.json" 2>/dev/null
-    { echo "=== $name"; cat "$WORK/$name.err"
-      grep -h '"detail"' "$WORK/$name.json" | grep -v '"ok": true' | head -3
-      echo "exit $rc ($outcome)"; } > "$WORK/$name.log" 2>/dev/null
-    echo "$name $outcome $rc $(( $(date +%s) - t0 ))" >> "$WORK/run.txt"
-  }
-  export -f run_one
-  export WORK OUT KB_RUN TIMEOUT BUDGET START
-  awk '$2 == "compiled" {print $1}' "$WORK/list.txt" |
-    xargs -P "${KB_DIFF_JOBS:-8}" -I{} bash -c 'run_one "$1"' _ {}
-  while read -r name status bytes; do
-    [ -f "$WORK/$name.log" ] && cat "$WORK/$name.log" >> "$log"
-  done < "$WORK/list.txt"
-fi
-
-# compute-sanitizer over a sample: the smallest half (fast) and a random
-# half of the compiled bundles. NAME TOOL OUTCOME.
-: > "$WORK/san.txt"
-if [ -n "$SAN" ] && { [ "$PHASE" = sanitize ] || [ "$PHASE" = all ]; }; then
-  python3 - "$WORK/list.txt" "$SANITIZE" > "$WORK/sample.txt" <<'EOF'
-import random, sys
-rows = [l.split() for l in open(sys.argv[1])]
-rows = [r for r in rows if r[1] == "compiled"]
-want = int(sys.argv[2])
-small = sorted(rows, key=lambda r: int(r[2]))[: want // 2]
-rest = [r for r in rows if r not in small]
-random.Random(17).shuffle(rest)
-for r in small + rest[: want - len(small)]:
-    print(r[0])
-EOF
-  # KB_DIFF_TOOLS (default "memcheck racecheck"); KB_DIFF_SAN_JOBS of them
-  # at once (default 4).
-  san_one() {
-    tool=$1 name=$2
-    if [ $(( $(date +%s) - START )) -ge "$BUDGET" ]; then
-      echo "$name $tool not_run" >> "$WORK/san.txt"
-      return
-    fi
-    timeout "$TIMEOUT" "$SAN" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-      "$KB_RUN" "$WORK/bundles/$name" --no-time > "$WORK/san-$tool-$name.txt" 2>&1
-    rc=$?
-    case $rc in
-      0|3) outcome=clean ;;   # 3: WRONG is counted by the run phase
-      99) outcome=error ;;
-      124|137) outcome=timeout ;;
-      *) outcome=error ;;
-    esac
-    # A racecheck whose every reported race is in a library kernel
-    # (cuBLAS's reference for the check: racecheck flags cuBLAS's own
-    # segment-K kernel), none in kb's (k<N>_...): library_hazard, not kb's
-    # error. Only where the tool itself failed the run (exit 99), every
-    # error of its summary is printed ("Race reported" lines = the
-    # summary's count) and nothing else went wrong. (Excluding those
-    # kernels with --kernel-name-exclude made cuBLAS's kernel fault under
-    # racecheck, 2026-12-04: so they are run, and sorted here.)
-    f="$WORK/san-$tool-$name.txt"
-    if [ "$tool" = racecheck ] && [ "$rc" = 99 ] \
-        && ! grep -q "Program hit\|Internal Sanitizer Error\|Target application returned an error" "$f"; then
-      errs=$(grep -Eo 'RACECHECK SUMMARY: [0-9]+ hazards? displayed \([0-9]+ errors?' "$f" | grep -Eo '[0-9]+ errors?' | grep -Eo '[0-9]+')
-      races=$(grep -c 'Race reported between' "$f")
-      at=$(grep -Eo ' at [A-Za-z_][A-Za-z0-9_]*\+0x' "$f" | sed -E 's/ at //; s/\+0x//' | sort -u)
-      if [ -n "$errs" ] && [ "$errs" = "$races" ] && [ -n "$at" ] && ! echo "$at" | grep -Eq '^k[0-9]+_'; then
-        outcome=library_hazard
-      fi
-    fi
+    # clean, error, timeout or library_hazard (scripts/san-triage.sh).
+    outcome=$(bash scripts/san-triage.sh "$tool" "$rc" "$WORK/san-$tool-$name.txt")
     echo "$name $tool $outcome" >> "$WORK/san.txt"
   }
   export -f san_one
