@@ -9,13 +9,13 @@ kb-opt, call the kernels on torch CUDA tensors, benchmark and plot.
 See docs/tutorial.md.
 """
 
-from .ir import Config, KbError, Program, Value
+from .ir import Config, KbError, KbTypeError, Program, Value
 from .bundle import Bundle, compile_program, find_kb_opt
 from .fx import KbImportError, import_torch
 from .loader import load
 from .runner import run
 
-__all__ = ["Config", "KbError", "KbImportError", "Program", "Value", "Bundle",
+__all__ = ["Config", "KbError", "KbTypeError", "KbImportError", "Program", "Value", "Bundle",
            "compile", "compile_program", "import_torch", "load", "run", "find_kb_opt"]
 
 

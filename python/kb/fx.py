@@ -14,9 +14,14 @@ What is supported (docs/tutorial.md lists it with examples):
   add / sub / mul / div by tensors of the same shape, by a vector along the
   last axis (add, sub) and by Python scalars; and the glue around them:
   shapes and sizes read from tensors, arithmetic on those numbers,
-  contiguous / clone / detach / float, view / reshape / flatten of inputs and
+  contiguous / clone / detach, view / reshape / flatten of inputs and
   of results that are returned, transpose / t / mT / permute of the last two
   axes.
+Tensors and parameters may be float32, float16 or bfloat16: a 16-bit
+matmul becomes kb.matmul on the tensor cores (precision "native", f32
+accumulation), elementwise ops and softmax keep their operand's type, and
+.to(dtype) / .float() / .half() / .bfloat16() become kb.convert (as does
+PyTorch's promotion of a 16-bit operand of an op with a float32 one).
 Anything else raises KbImportError naming the op and the line of the user's
 code that called it.
 """
@@ -31,73 +36,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from .ir import KbError, Program, Value
-
-
-class KbImportError(KbError):
-    """An op (or a use of one) the importer does not translate."""
-
-
-def _torch():
-    try:
-        import torch
-        import torch.fx
-    except ImportError:  # pragma: no cover - CI has python3-torch
-        raise KbError("the PyTorch importer needs torch (python3-torch)")
-    return torch
-
-
-def _frames(stack_trace: str):
-    """(file, line, function, code) of each frame of an fx stack trace."""
-    out = []
-    lines = stack_trace.splitlines()
-    for i, l in enumerate(lines):
-        s = l.strip()
-        if not s.startswith("File "):
-            continue
-        try:
-            fname = s.split('"')[1]
-            rest = s.split('"', 2)[2]
-            lineno = int(rest.split("line", 1)[1].split(",")[0].strip())
-            func = rest.split(" in ", 1)[1].strip() if " in " in rest else ""
-        except (IndexError, ValueError):
-            continue
-        code = ""
-        if i + 1 < len(lines) and not lines[i + 1].strip().startswith("File "):
-            code = lines[i + 1].strip()
-        out.append((fname, lineno, func, code))
-    return out
-
-
-def where_in_user_code(node, names=()) -> str:
-    """The user's file:line (and code) of an fx node, from its stack trace:
-    the innermost frame outside torch, kb and the interpreter, preferring
-    one in the traced forward (or function)."""
-    st = getattr(node, "stack_trace", None) or node.meta.get("stack_trace")
-    if not st:
-        return ""
-    import os
-    torch_dir = os.path.dirname(_torch().__file__)
-    kb_dir = os.path.dirname(os.path.abspath(__file__))
-    frames = [f for f in _frames(st)
-              if not f[0].startswith(torch_dir) and not f[0].startswith(kb_dir)
-              and not f[0].startswith("<frozen") and "/_pytest/" not in f[0]
-              and "/pluggy/" not in f[0]]
-    if not frames:
-        return ""
-    # torch 1.x lists the innermost frame first, torch 2.x last.
-    major = int(_torch().__version__.split(".")[0])
-    if major >= 2:
-        frames = frames[::-1]
-    pick = next((f for f in frames if f[2] in names), frames[0])
-    fname, lineno, func, code = pick
-    if not code:
-        try:
-            import linecache
-            code = linecache.getline(fname, lineno).strip()
-        except Exception:
-            code = ""
-    return f"{fname}:{lineno} (in {func}): {code}"
+from .fx_trace import KbImportError, _torch, trace, where_in_user_code  # noqa: F401
+from .ir import KbError, Program, Value, dtype_name
 
 
 @dataclass(eq=False)
@@ -111,10 +51,19 @@ class KVal:
     source: Optional[Tuple[str, Any]] = None  # ("arg", i) | ("param", name)
     transposed: Optional["KVal"] = None  # this is transposed's last two axes swapped
     reshaped: bool = False  # a result reshaped: only returning it is allowed
+    source_dtype: str = "f32"  # a source's element type (kb's name)
 
     @property
     def numel(self):
         return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> str:
+        if self.value is not None:
+            return self.value.dtype
+        if self.transposed is not None:
+            return self.transposed.dtype
+        return self.source_dtype
 
 
 @dataclass
@@ -125,6 +74,7 @@ class Imported:
     graph_module: Any
     precision: str
     params: List[str]
+    converts: Dict[str, str] = field(default_factory=dict)  # fx node name -> kb dtype
 
 
 def default_precision() -> str:
@@ -154,30 +104,6 @@ def _sanitize(name: str) -> str:
     return s
 
 
-def trace(fn_or_module):
-    torch = _torch()
-    import torch.fx as fx
-
-    class _Tracer(fx.Tracer):
-        pass
-
-    tracer = _Tracer()
-    tracer.record_stack_traces = True
-    if isinstance(fn_or_module, torch.nn.Module):
-        root = fn_or_module
-        name = type(fn_or_module).__name__
-    else:
-        root = torch.nn.Module()
-        name = getattr(fn_or_module, "__name__", "fn")
-    try:
-        graph = tracer.trace(fn_or_module)
-    except Exception as e:  # tracing control flow on tensor values, etc.
-        raise KbImportError(f"torch.fx cannot trace {name}: {type(e).__name__}: {e}")
-    if not isinstance(fn_or_module, torch.nn.Module):
-        root = tracer.root  # holds the tensor constants the code made
-    return fx.GraphModule(root, graph, name)
-
-
 class _Importer:
     def __init__(self, gm, example_inputs, precision, name, seed):
         torch = _torch()
@@ -192,9 +118,12 @@ class _Importer:
         self.input_specs: List[dict] = []
         self.arg_names: List[str] = []
         self.arg_shapes: List[Tuple[int, ...]] = []
+        self.arg_dtypes: List[str] = []
         self.used_names = set()
         self.example_inputs = example_inputs
         self.node = None
+        self.converts: Dict[str, str] = {}
+        self.real_result = lambda node: None  # import_torch sets it
         self.trace_names = {"forward", name}
         self.fallback_loc = ""
 
@@ -256,7 +185,7 @@ class _Importer:
                 if any(s["source"] == [kind, ident] for s in self.input_specs):
                     base = f"{base}_{'x'.join(map(str, shape))}"
                 name = self._unique(base)
-                v = self.prog.input(name, shape)
+                v = self.prog.input(name, shape, kv.source_dtype)
                 self.views[key] = v
                 self.input_specs.append({"buffer": name, "source": [kind, ident],
                                          "shape": list(shape)})
@@ -286,6 +215,44 @@ class _Importer:
     def result(self, v: Value, logical) -> KVal:
         return KVal(tuple(logical), value=v)
 
+    # -- element types -------------------------------------------------------
+    def mm(self, a: Value, b: Value, **kw) -> Value:
+        """kb.matmul: f32 operands at the import's precision, 16-bit ones on
+        the tensor cores (precision "native")."""
+        if a.dtype != b.dtype:
+            self.fail(f"a matmul of {a.dtype} by {b.dtype} (kb multiplies operands of one type)")
+        return self.prog.matmul(a, b, None if a.dtype != "f32" else self.precision, **kw)
+
+    def convert(self, kv, dtype, explicit=False) -> KVal:
+        """kv in element type `dtype` (a torch dtype): kb.convert, or kv
+        itself when it already has that type. `explicit`: the node is the
+        user's conversion (reference() rounds its result the same way)."""
+        if not isinstance(kv, KVal):
+            self.fail(f"a conversion of the non-tensor {kv!r}")
+        try:
+            d = dtype_name(dtype)
+        except KbError:
+            self.fail(f"a conversion to {dtype} (kb tensors are float32, float16 or bfloat16)")
+        if d == kv.dtype:
+            return kv
+        if explicit and self.node is not None:
+            self.converts[self.node.name] = d
+        return self.unary(kv, lambda v: self.prog.convert(v, d))
+
+    def to(self, x, rest, kwargs) -> KVal:
+        """Tensor.to(...): a dtype among the arguments (or another tensor's)
+        converts; a device alone is nothing (kb's buffers are on the GPU)."""
+        torch = self.torch
+        dt = kwargs.get("dtype")
+        for a in rest:
+            if isinstance(a, torch.dtype):
+                dt = a
+            elif isinstance(a, KVal):
+                return self.convert(x, a.dtype, explicit=True)
+        if dt is None:
+            return x
+        return self.convert(x, dt, explicit=True)
+
     # -- elementwise helpers -------------------------------------------------
     def unary(self, kv: KVal, fn) -> KVal:
         if not isinstance(kv, KVal):
@@ -302,6 +269,9 @@ class _Importer:
             if not isinstance(s, (KVal, int, float, bool)):
                 self.fail(f"an operand of type {type(s).__name__}")
         if a_t and b_t:
+            if a.dtype != b.dtype:  # PyTorch promotes to the wider type
+                want = self.result_dtype()
+                a, b = self.convert(a, want), self.convert(b, want)
             return self.binary_tensors(op, a, b)
         x, c = (a, float(b)) if a_t else (b, float(a))
         xr = a_t  # tensor on the left
@@ -352,6 +322,14 @@ class _Importer:
                   f"along the last axis, and only for + and -")
 
     # -- the ops ---------------------------------------------------------------
+    def result_dtype(self) -> str:
+        """kb's name of the element type PyTorch gives the current node."""
+        t = self.real_result(self.node)
+        try:
+            return dtype_name(t.dtype)
+        except KbError:
+            self.fail(f"a result of dtype {t.dtype} (kb tensors are float32, float16 or bfloat16)")
+
     def softmax(self, x, dim):
         if not isinstance(dim, int) or dim not in (-1, len(x.shape) - 1):
             self.fail(f"softmax over dim={dim} of a rank-{len(x.shape)} tensor (kb.softmax is over the last dim)")
@@ -381,9 +359,9 @@ class _Importer:
         wv = self.read(w) if w.transposed is None else None
         if wv is None:  # linear(x, W.t()) == x @ W
             wv = self.read(w.transposed)
-            y = self.prog.matmul(xv, wv, self.precision)
+            y = self.mm(xv, wv)
         else:
-            y = self.prog.matmul(xv, wv, self.precision, transpose_b=True)
+            y = self.mm(xv, wv, transpose_b=True)
         if b is not None:
             if not isinstance(b, KVal) or b.shape != (n,):
                 self.fail(f"linear with a bias of shape {getattr(b, 'shape', b)}")
@@ -400,18 +378,18 @@ class _Importer:
                 self.fail(f"matmul of {a.shape} by {b.shape}")
             av = self.rows_view(a)
             if b.transposed is not None:
-                y = self.prog.matmul(av, self.read(b.transposed), self.precision, transpose_b=True)
+                y = self.mm(av, self.read(b.transposed), transpose_b=True)
             else:
-                y = self.prog.matmul(av, self.read(b), self.precision)
+                y = self.mm(av, self.read(b))
             return self.result(y, a.shape[:-1] + (n,))
         if ra == 3 and rb == 3:
             if a.shape[0] != b.shape[0]:
                 self.fail(f"batched matmul of {a.shape} by {b.shape} (batch sizes differ; kb does not broadcast)")
             av = self.read(a, a.shape)
             if b.transposed is not None:
-                y = self.prog.matmul(av, self.read(b.transposed, b.transposed.shape), self.precision, transpose_b=True)
+                y = self.mm(av, self.read(b.transposed, b.transposed.shape), transpose_b=True)
             else:
-                y = self.prog.matmul(av, self.read(b, b.shape), self.precision)
+                y = self.mm(av, self.read(b, b.shape))
             return self.result(y, (a.shape[0], a.shape[1], b.shape[2]))
         self.fail(f"matmul of rank {ra} by rank {rb} ({a.shape} @ {b.shape}); kb multiplies 2-D by 2-D, 3-D by 3-D and N-D by 2-D")
 
@@ -478,12 +456,14 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
     for i, (n, t) in enumerate(zip(placeholders, example_inputs)):
         if not isinstance(t, torch.Tensor):
             raise KbError(f"example input {i} ({n.name}) is a {type(t).__name__}; kb takes tensors")
-        if t.dtype != torch.float32:
-            raise KbError(f"example input {i} ({n.name}) is {t.dtype}; kb computes in float32 only")
+        if t.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            raise KbError(f"example input {i} ({n.name}) is {t.dtype}; kb tensors are float32, "
+                          f"float16 or bfloat16")
         if t.dim() == 0:
             raise KbError(f"example input {i} ({n.name}) is a 0-d tensor; kb tensors have rank >= 1")
         imp.arg_names.append(imp._unique(n.target if isinstance(n.target, str) else n.name))
         imp.arg_shapes.append(tuple(t.shape))
+        imp.arg_dtypes.append(dtype_name(t.dtype))
     # The names were reserved for the first view; release them for read().
     for a in imp.arg_names:
         imp.used_names.discard(a)
@@ -520,6 +500,8 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         if n.name in by_name:
             real[n] = by_name[n.name]
 
+    imp.real_result = lambda n: real[n]
+
     def arg(a):
         return fx.node.map_arg(a, lambda n: env[n])
 
@@ -533,11 +515,12 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         return v
 
     def param_kval(qualname, t):
-        if t.dtype != torch.float32:
-            imp.fail(f"the parameter {qualname} of dtype {t.dtype} (kb computes in float32)")
+        if t.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            imp.fail(f"the parameter {qualname} of dtype {t.dtype} (kb tensors are float32, "
+                     f"float16 or bfloat16)")
         if qualname not in params_used:
             params_used.append(qualname)
-        return KVal(tuple(t.shape), source=("param", qualname))
+        return KVal(tuple(t.shape), source=("param", qualname), source_dtype=dtype_name(t.dtype))
 
     unary_fns = {
         torch.relu: "relu", F.relu: "relu", torch.sigmoid: "sigmoid", torch.tanh: "tanh",
@@ -546,7 +529,9 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
     }
     unary_fns.pop(None, None)
     unary_methods = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp"}
-    identity_methods = {"contiguous", "clone", "detach", "float"}
+    identity_methods = {"contiguous", "clone", "detach"}
+    convert_methods = {"float": torch.float32, "half": torch.float16, "bfloat16": torch.bfloat16,
+                       "double": torch.float64}
     arith_fns = {operator.add: "add", torch.add: "add", operator.sub: "sub", torch.sub: "sub",
                  operator.mul: "mul", torch.mul: "mul", operator.truediv: "div", torch.div: "div",
                  operator.pow: "pow", torch.pow: "pow", operator.iadd: "add", operator.imul: "mul",
@@ -563,20 +548,19 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             if m in unary_methods:
                 return imp.unary(self_, getattr(p, unary_methods[m]))
             if m in identity_methods:
-                if m == "float" or not isinstance(self_, KVal):
-                    pass
                 return self_
+            if m in convert_methods:
+                return imp.convert(self_, convert_methods[m], explicit=True)
             if m == "to":
-                dt = rest[0] if rest else kwargs.get("dtype")
-                if dt in (torch.float32,) or (isinstance(dt, (str, torch.device))):
-                    return self_
-                imp.fail(f".to({dt}) (kb computes in float32)")
+                return imp.to(self_, rest, kwargs)
             if m in arith_methods:
                 if "alpha" in kwargs:
                     imp.fail("add/sub with alpha=")
                 return imp.binary(arith_methods[m], self_, rest[0])
             if m == "softmax":
                 dim = rest[0] if rest else kwargs.get("dim")
+                if kwargs.get("dtype") is not None:
+                    self_ = imp.convert(self_, kwargs["dtype"])
                 return imp.softmax(self_, dim)
             if m in ("matmul", "mm", "bmm"):
                 return imp.matmul(self_, rest[0])
@@ -619,9 +603,10 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             return imp.binary("pow", args[0], -0.5)
         if t in (F.softmax, torch.softmax):
             dim = args[1] if len(args) > 1 else kwargs.get("dim")
-            if kwargs.get("dtype") not in (None, torch.float32):
-                imp.fail("softmax with a dtype")
-            return imp.softmax(args[0], dim)
+            x = args[0]
+            if kwargs.get("dtype") is not None:  # softmax(x.to(dtype))
+                x = imp.convert(x, kwargs["dtype"])
+            return imp.softmax(x, dim)
         if t is F.gelu:
             return imp.gelu(args[0], kwargs.get("approximate", args[1] if len(args) > 1 else "none"))
         if t is F.leaky_relu:
@@ -704,7 +689,7 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         imp.node = node
         if node.op == "placeholder":
             i = placeholders.index(node)
-            env[node] = KVal(imp.arg_shapes[i], source=("arg", i))
+            env[node] = KVal(imp.arg_shapes[i], source=("arg", i), source_dtype=imp.arg_dtypes[i])
             continue
         if node.op == "get_attr":
             v = real[node]
@@ -749,6 +734,8 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         expect = tuple(real[node].shape)
         if r.shape != expect:
             imp.fail(f"(internal) the translation's shape {r.shape} is not PyTorch's {expect}")
+        if r.dtype != imp.result_dtype():
+            imp.fail(f"(internal) the translation's element type {r.dtype} is not PyTorch's {real[node].dtype}")
         env[node] = r
 
     imp.node = None
@@ -792,71 +779,9 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         "dropouts": [{"node": k, "p": v[0], "seed": v[1]} for k, v in imp.dropouts.items()],
         "precision": precision,
     }
-    return Imported(imp.prog, sig, imp.dropouts, gm, precision, params_used)
+    return Imported(imp.prog, sig, imp.dropouts, gm, precision, params_used, imp.converts)
 
 
-# -- dropout's mask, as kb computes it (docs/bundle.md, lib/Runtime/Philox.cpp)
-
-def philox4x32_10(c, k):
-    """Random123's Philox4x32-10 on numpy arrays: c = 4 counter words, k = 2
-    key words (uint32 values in uint64 arrays or ints); returns 4 arrays."""
-    import numpy as np
-    M = np.uint64(0xFFFFFFFF)
-    c0, c1, c2, c3 = (np.asarray(x, dtype=np.uint64) & M for x in c)
-    k0, k1 = int(k[0]) & 0xFFFFFFFF, int(k[1]) & 0xFFFFFFFF
-    m0, m1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(10):
-        p0 = m0 * c0
-        p1 = m1 * c2
-        hi0, lo0 = p0 >> np.uint64(32), p0 & M
-        hi1, lo1 = p1 >> np.uint64(32), p1 & M
-        c0, c1, c2, c3 = hi1 ^ c1 ^ np.uint64(k0), lo1, hi0 ^ c3 ^ np.uint64(k1), lo0
-        k0 = (k0 + 0x9E3779B9) & 0xFFFFFFFF
-        k1 = (k1 + 0xBB67AE85) & 0xFFFFFFFF
-    return c0, c1, c2, c3
-
-
-@functools.lru_cache(maxsize=8)
-def philox_keep_mask(numel: int, p: float, seed: int):
-    """A numpy bool array: element i of a kb.dropout with (p, seed) is kept
-    (docs/bundle.md: counter (i / 4, 0, 0, 0), key (seed), word i % 4, kept
-    when word >> 8 >= ceil(p 2^24))."""
-    import numpy as np
-    idx = np.arange(numel, dtype=np.uint64)
-    group = idx >> np.uint64(2)
-    zero = np.zeros_like(group)
-    words = np.stack(philox4x32_10((group & np.uint64(0xFFFFFFFF), group >> np.uint64(32), zero, zero),
-                                   (seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)))
-    w = words[(idx & np.uint64(3)).astype(np.int64), np.arange(numel)]
-    threshold = min(math.ceil(float(np.float32(p)) * 16777216.0), 16777216)
-    return (w >> np.uint64(8)) >= np.uint64(threshold)
-
-
-def reference(imported: Imported, module, inputs, dtype=None):
-    """PyTorch's result for `inputs`, with every dropout using kb's mask (so
-    that a training-mode dropout can be checked), computed in `dtype`
-    (default float64) on the inputs' device."""
-    torch = _torch()
-    import torch.fx as fx
-    import numpy as np
-    dtype = dtype or torch.float64
-    gm = imported.graph_module
-    drops = imported.dropouts
-    if module is not None:
-        import copy
-        gm = copy.deepcopy(gm)
-    gm = gm.to(dtype)
-
-    class Ref(fx.Interpreter):
-        def run_node(self, node):
-            if node.name in drops:
-                p, seed = drops[node.name]
-                x = self.env[node.args[0]] if isinstance(node.args[0], fx.Node) else node.args[0]
-                keep = torch.from_numpy(philox_keep_mask(x.numel(), p, seed)).to(x.device).reshape(x.shape)
-                scale = float(np.float32(1.0) / (np.float32(1.0) - np.float32(p)))
-                return torch.where(keep, x * scale, torch.zeros_like(x))
-            return super().run_node(node)
-
-    args = [t.to(dtype) for t in inputs]
-    with torch.no_grad():
-        return Ref(gm).run(*args)
+# The float64 reference and kb's dropout mask live in reference.py; they are
+# kb.fx's names too.
+from .reference import philox4x32_10, philox_keep_mask, reference  # noqa: E402,F401

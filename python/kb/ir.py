@@ -8,6 +8,13 @@
     p.output(y, "y")
     print(p.mlir())
 
+Tensors are f32 unless given another element type: p.input("x", shape,
+dtype="bf16") (or "f16"); ops keep their operands' type, kb.matmul of
+16-bit operands computes on the tensor cores with f32 accumulation
+(precision "native") and returns their type or `out_dtype="f32"`, and
+p.convert(x, "bf16") is the explicit conversion (round to nearest even).
+Mixing types in one op is refused (KbTypeError, a ValueError).
+
 Every kb op has a method of the same name (kb.matmul -> Program.matmul, ...),
 including kb.fusion (Program.fusion, a context manager whose body is built
 with the same methods) and #kb.config (kb.Config, the `config=` argument of
@@ -25,6 +32,11 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 class KbError(Exception):
     """A program kb cannot build, compile or run; the message says why."""
+
+
+class KbTypeError(KbError, ValueError):
+    """An op given operands of two element types (kb converts only where
+    the program says so, with kb.convert)."""
 
 
 Shape = Tuple[int, ...]
@@ -45,8 +57,28 @@ def format_f32(v: float, what: str = "value") -> str:
     return r
 
 
-def tensor_type(shape: Sequence[int]) -> str:
-    return "tensor<" + "x".join(str(d) for d in shape) + "xf32>"
+# Element types of kb tensors (the manifest's "dtype" has the same names).
+DTYPES = ("f32", "f16", "bf16")
+HALF_DTYPES = ("f16", "bf16")
+_DTYPE_ALIASES = {"f32": "f32", "float32": "f32", "float": "f32",
+                  "f16": "f16", "float16": "f16", "half": "f16",
+                  "bf16": "bf16", "bfloat16": "bf16"}
+
+
+def dtype_name(dtype, what: str = "dtype") -> str:
+    """kb's name ("f32", "f16", "bf16") of `dtype`: one of those, a numpy or
+    PyTorch name ("bfloat16", "float16", "half", ...) or a torch.dtype."""
+    s = str(dtype)
+    if s.startswith("torch."):
+        s = s[len("torch."):]
+    d = _DTYPE_ALIASES.get(s)
+    if d is None:
+        raise KbError(f"{what}: kb tensors are f32, f16 or bf16, got {dtype!r}")
+    return d
+
+
+def tensor_type(shape: Sequence[int], dtype: str = "f32") -> str:
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + dtype + ">"
 
 
 def _check_shape(shape, what: str) -> Shape:
@@ -113,15 +145,17 @@ class Config:
 
 @dataclass(eq=False)
 class Value:
-    """An SSA value of a kb program: an f32 tensor of a static shape."""
+    """An SSA value of a kb program: a tensor of a static shape whose
+    elements are f32, f16 or bf16 (`dtype`)."""
     program: "Program"
     name: str
     shape: Shape
     scope: object = None  # the Program or the _Fusion region it belongs to
+    dtype: str = "f32"
 
     @property
     def type(self) -> str:
-        return tensor_type(self.shape)
+        return tensor_type(self.shape, self.dtype)
 
     def __repr__(self):
         return f"<kb value %{self.name}: {self.type}>"
@@ -159,7 +193,7 @@ class Fusion:
         for v in self.inputs:
             p._check_value(v, "fusion input")
         self.scope = _Scope(p, 2)
-        self.args = [Value(p, p._fresh("arg"), v.shape, self) for v in self.inputs]
+        self.args = [Value(p, p._fresh("arg"), v.shape, self, v.dtype) for v in self.inputs]
         p._fusion = self
         return tuple(self.args)
 
@@ -171,7 +205,7 @@ class Fusion:
         if self._yielded is None:
             raise KbError("kb.fusion: call p.yield_(value) at the end of its body")
         y = self._yielded
-        self.result = Value(p, p._fresh(), y.shape, p)
+        self.result = Value(p, p._fresh(), y.shape, p, y.dtype)
         ins = ""
         if self.inputs:
             ins = ("ins(" + ", ".join("%" + v.name for v in self.inputs) + " : "
@@ -224,25 +258,35 @@ class Program:
         else:
             self._lines.extend(text.split("\n"))
 
-    def _new(self, shape) -> Value:
-        return Value(self, self._fresh(), tuple(shape), self._scope())
+    def _new(self, shape, dtype="f32") -> Value:
+        return Value(self, self._fresh(), tuple(shape), self._scope(), dtype)
+
+    @staticmethod
+    def _same_type(op, what_a, a, what_b, b):
+        """Refuses operands of two element types, naming the op and both."""
+        if a.dtype != b.dtype:
+            raise KbTypeError(f"{op}: the {what_a} %{a.name} is {a.dtype} and the {what_b} %{b.name} "
+                              f"is {b.dtype}; kb mixes no element types in one op "
+                              f"(convert one with p.convert(x, {a.dtype!r}))")
 
     @staticmethod
     def _attrs(config: Optional[Config]) -> str:
         return f" {{config = {config.mlir()}}}" if config is not None else ""
 
     # -- signature ---------------------------------------------------------
-    def input(self, name: Optional[str], shape: Sequence[int]) -> Value:
-        """A function argument (an input buffer named `name`)."""
+    def input(self, name: Optional[str], shape: Sequence[int], dtype="f32") -> Value:
+        """A function argument (an input buffer named `name`) of element
+        type `dtype` ("f32", "f16" or "bf16", or a torch dtype)."""
         if self._fusion is not None:
             raise KbError("inputs are declared outside kb.fusion")
         shape = _check_shape(shape, f"input {name!r}")
+        dtype = dtype_name(dtype, f"input {name!r}")
         if name is not None:
             self._claim(name)
         ssa = name if name and all(c.isalnum() or c == "_" for c in name) else f"in{len(self.inputs)}"
         if ssa[0].isdigit() or ssa.startswith("v") and ssa[1:].isdigit() or ssa.startswith("arg") and ssa[3:].isdigit():
             ssa = f"in{len(self.inputs)}_{ssa}"
-        v = Value(self, ssa, shape, self)
+        v = Value(self, ssa, shape, self, dtype)
         self.inputs.append((v, name))
         return v
 
@@ -268,13 +312,28 @@ class Program:
         self.outputs.append((value, name))
 
     # -- matmul, softmax, transpose ----------------------------------------
-    def matmul(self, a: Value, b: Value, precision: str = "tf32",
+    def matmul(self, a: Value, b: Value, precision: Optional[str] = None,
                transpose_b: bool = False, padded_b: bool = False,
-               config: Optional[Config] = None) -> Value:
+               config: Optional[Config] = None, out_dtype=None) -> Value:
+        """kb.matmul. f32 operands: `precision` ieee, tf32 (the default) or
+        tf32x3. f16/bf16 operands (both of one type): the tensor cores with
+        f32 accumulation, precision "native" (printed without a keyword);
+        the result is the operands' type, or `out_dtype="f32"`."""
         self._check_value(a, "matmul lhs")
         self._check_value(b, "matmul rhs")
-        if precision not in ("ieee", "tf32", "tf32x3"):
-            raise KbError(f"matmul precision must be ieee, tf32 or tf32x3, got {precision!r}")
+        self._same_type("kb.matmul", "lhs", a, "rhs", b)
+        half = a.dtype in HALF_DTYPES
+        if half:
+            if precision not in (None, "native"):
+                raise KbError(f"kb.matmul of {a.dtype} operands computes on the tensor cores with f32 "
+                              f"accumulation (precision 'native'); precision {precision!r} is for f32 operands")
+        elif precision is None:
+            precision = "tf32"
+        elif precision not in ("ieee", "tf32", "tf32x3"):
+            raise KbError(f"matmul precision must be ieee, tf32 or tf32x3 for f32 operands, got {precision!r}")
+        out_dtype = a.dtype if out_dtype is None else dtype_name(out_dtype, "matmul out_dtype")
+        if out_dtype not in ("f32", a.dtype):
+            raise KbTypeError(f"kb.matmul of {a.dtype} operands returns f32 or {a.dtype}, not {out_dtype}")
         if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
             raise KbError(f"matmul needs rank-2 or rank-3 operands of one rank, got {a.shape} and {b.shape}")
         if padded_b and not transpose_b:
@@ -286,9 +345,10 @@ class Program:
         if len(a.shape) == 3 and a.shape[0] != b.shape[0]:
             raise KbError(f"matmul batch dimensions must match: {a.shape[0]} vs {b.shape[0]}")
         shape = a.shape[:-2] + (m, n)
-        r = self._new(shape)
+        r = self._new(shape, out_dtype)
         flags = (" transpose_b" if transpose_b else "") + (" padded_b" if padded_b else "")
-        self._emit(f"%{r.name} = kb.matmul %{a.name}, %{b.name} precision({precision}){flags}"
+        prec = "" if half else f" precision({precision})"
+        self._emit(f"%{r.name} = kb.matmul %{a.name}, %{b.name}{prec}{flags}"
                    f"{self._attrs(config)} : {a.type}, {b.type} -> {r.type}")
         return r
 
@@ -305,7 +365,7 @@ class Program:
             if not 1 <= int(pad) <= 1024:
                 raise KbError(f"transpose pad must be in [1, 1024], got {pad}")
             rows = -(-rows // int(pad)) * int(pad)
-        r = self._new(x.shape[:-2] + (x.shape[-1], rows))
+        r = self._new(x.shape[:-2] + (x.shape[-1], rows), x.dtype)
         padtxt = f" pad({int(pad)})" if pad is not None else ""
         self._emit(f"%{r.name} = kb.transpose %{x.name}{padtxt}{self._attrs(config)} : {x.type} -> {r.type}")
         return r
@@ -316,7 +376,8 @@ class Program:
         self._check_value(b, f"kb.{op} rhs")
         if a.shape != b.shape:
             raise KbError(f"kb.{op} takes two tensors of one shape (no broadcasting), got {a.shape} and {b.shape}")
-        r = self._new(a.shape)
+        self._same_type(f"kb.{op}", "lhs", a, "rhs", b)
+        r = self._new(a.shape, a.dtype)
         self._emit(f"%{r.name} = kb.{op} %{a.name}, %{b.name}{self._attrs(config)} : {r.type}")
         return r
 
@@ -327,7 +388,7 @@ class Program:
 
     def _unary(self, op, x, config, attr=""):
         self._check_value(x, f"kb.{op}")
-        r = self._new(x.shape)
+        r = self._new(x.shape, x.dtype)
         self._emit(f"%{r.name} = kb.{op} %{x.name}{attr}{self._attrs(config)} : {r.type}")
         return r
 
@@ -364,9 +425,21 @@ class Program:
         self._check_value(bias, "kb.bias_add bias")
         if len(bias.shape) != 1 or bias.shape[0] != x.shape[-1]:
             raise KbError(f"kb.bias_add needs a 1-D bias as long as the input's last axis ({x.shape[-1]}), got {bias.shape}")
-        r = self._new(x.shape)
+        self._same_type("kb.bias_add", "input", x, "bias", bias)
+        r = self._new(x.shape, x.dtype)
         self._emit(f"%{r.name} = kb.bias_add %{x.name}, %{bias.name}{self._attrs(config)}"
                    f" : {x.type}, {bias.type} -> {r.type}")
+        return r
+
+    def convert(self, x: Value, dtype, config: Optional[Config] = None) -> Value:
+        """kb.convert: x's elements in another type (f32, f16, bf16; to a
+        16-bit type rounded to nearest even)."""
+        self._check_value(x, "kb.convert")
+        dtype = dtype_name(dtype, "kb.convert")
+        if dtype == x.dtype:
+            raise KbError(f"kb.convert: %{x.name} is already {dtype}")
+        r = self._new(x.shape, dtype)
+        self._emit(f"%{r.name} = kb.convert %{x.name}{self._attrs(config)} : {x.type} -> {r.type}")
         return r
 
     # -- fusion ------------------------------------------------------------
