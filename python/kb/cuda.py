@@ -16,7 +16,13 @@ CU_JIT_ERROR_LOG_BUFFER = 5
 CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
 CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6
 CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
+CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
+# A tensor map's element type and size for each manifest dtype it may cover.
+TENSOR_MAP_TYPES = {"f32": (CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4),
+                    "f16": (CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2),
+                    "bf16": (CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2)}
 CU_TENSOR_MAP_INTERLEAVE_NONE = 0
 CU_TENSOR_MAP_SWIZZLE_128B = 3
 CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
@@ -184,35 +190,47 @@ class Driver:
             "cuOccupancyMaxActiveBlocksPerMultiprocessor")
         return n.value
 
-    def encode_tensor_map(self, base: int, shape, dims, box) -> bytes:
-        """cuTensorMapEncodeTiled as kb-run does (tools/kb-run/Device.cpp)."""
+    def encode_tensor_map(self, base: int, shape, dims, box, dtype: str = "f32") -> bytes:
+        """cuTensorMapEncodeTiled as kb-run does (tools/kb-run/Device.cpp),
+        for a buffer of `dtype` (f32, f16 or bf16)."""
         f = getattr(self.lib, "cuTensorMapEncodeTiled", None)
         if f is None:
             raise KbError("the NVIDIA driver lacks cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)")
-        rank = len(dims)
-        gdim = (ctypes.c_uint64 * 5)()
-        gstr = (ctypes.c_uint64 * 4)()
-        bdim = (ctypes.c_uint32 * 5)()
-        estr = (ctypes.c_uint32 * 5)()
-        stride = 4
-        for d in range(rank):
-            axis = rank - 1 - d
-            gdim[d] = int(dims[axis])
-            bdim[d] = int(box[axis])
-            estr[d] = 1
-            if d > 0:
-                gstr[d - 1] = stride
-            stride *= int(shape[axis])
+        data_type, gdim, gstr, bdim, estr, rank = tensor_map_arrays(shape, dims, box, dtype)
         # CUtensorMap is 128 bytes aligned to 64.
         raw = ctypes.create_string_buffer(128 + 64)
         addr = (ctypes.addressof(raw) + 63) // 64 * 64
         out = (ctypes.c_uint8 * 128).from_address(addr)
         f.restype = ctypes.c_int
-        self.check(f(out, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, ctypes.c_uint32(rank), ctypes.c_void_p(base),
+        self.check(f(out, data_type, ctypes.c_uint32(rank), ctypes.c_void_p(base),
                      gdim, gstr, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                    "cuTensorMapEncodeTiled")
         return bytes(out)
+
+
+def tensor_map_arrays(shape, dims, box, dtype="f32"):
+    """cuTensorMapEncodeTiled's element type and arrays (innermost axis
+    first) for a row-major buffer of `shape` and `dtype`: global dims, byte
+    strides of the outer axes, box, element strides, and the rank."""
+    if dtype not in TENSOR_MAP_TYPES:
+        raise KbError(f"a tensor map over a {dtype} buffer (kb's maps cover f32, f16 or bf16)")
+    data_type, size = TENSOR_MAP_TYPES[dtype]
+    rank = len(dims)
+    gdim = (ctypes.c_uint64 * 5)()
+    gstr = (ctypes.c_uint64 * 4)()
+    bdim = (ctypes.c_uint32 * 5)()
+    estr = (ctypes.c_uint32 * 5)()
+    stride = size
+    for d in range(rank):
+        axis = rank - 1 - d
+        gdim[d] = int(dims[axis])
+        bdim[d] = int(box[axis])
+        estr[d] = 1
+        if d > 0:
+            gstr[d - 1] = stride
+        stride *= int(shape[axis])
+    return data_type, gdim, gstr, bdim, estr, rank
 
 
 _driver: Optional[Driver] = None

@@ -6,6 +6,10 @@ writing a new output tensor (allocated with torch, like any PyTorch op);
 nothing passes through the host. Intermediate buffers and workspaces are
 allocated with torch once, at load. TMA tensor maps are encoded on the host
 (128 bytes each) once per input address.
+
+Every buffer has the manifest's dtype: f32, f16 or bf16 tensors
+(torch.float32, torch.float16, torch.bfloat16) in and out, i32 workspaces.
+A tensor of another dtype is refused, naming the buffer and both dtypes.
 """
 
 from __future__ import annotations
@@ -37,12 +41,110 @@ def _target_runs_on(target: str, major: int, minor: int) -> Optional[str]:
 
 
 
+# The manifest's dtypes (docs/bundle.md) as torch dtype names.
+TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32"}
+
+
+def torch_dtype(buffer: dict):
+    """The torch dtype of a manifest buffer (its "dtype", f32 when absent)."""
+    import torch
+    d = buffer.get("dtype", "f32")
+    if d not in TORCH_DTYPES:
+        raise KbError(f"buffer {buffer.get('name')!r} has dtype {d!r}; kb.load knows "
+                      f"{', '.join(TORCH_DTYPES)}")
+    return getattr(torch, TORCH_DTYPES[d])
+
+
 def _source(spec):
     """Where an input comes from: ["arg", i] or ["param", name]. Bundles the
     builder writes (kb.Program) name the argument index alone ("arg")."""
     if "source" in spec:
         return spec["source"]
     return ["arg", spec.get("arg", 0)]
+
+class Calling:
+    """A bundle's calling convention, apart from the GPU: the Python
+    arguments (and a module's parameters) checked and mapped onto the input
+    buffers, outputs allocated (or `out=` checked), all in the manifest's
+    dtypes, on `device`. Loaded adds the kernels and the tensor maps."""
+
+    def __init__(self, bundle: Bundle, device, param_tensors: Optional[dict] = None):
+        import torch
+        self.torch = torch
+        self.device = torch.device(device)
+        m = bundle.manifest
+        self.buffers = {b["name"]: b for b in m["buffers"]}
+        self.dtypes = {name: torch_dtype(b) for name, b in self.buffers.items()}
+        self.sig = bundle.signature
+        self.param_tensors = dict(param_tensors or {})
+        self.input_specs = self.sig.get("inputs", [])
+        self.output_specs = self.sig.get("outputs", [])
+        self.nargs = len(self.sig.get("args", []))
+        for spec in self.input_specs + self.output_specs:
+            if spec["buffer"] not in self.buffers:
+                raise KbError(f"{bundle.path}: the Python signature names buffer {spec['buffer']!r}, "
+                              f"which the manifest lacks")
+
+    def check_arg(self, spec, args):
+        torch = self.torch
+        kind, ident = _source(spec)
+        t = args[ident] if kind == "arg" else self.param_tensors[ident]
+        what = f"argument {ident} ({self.sig['args'][ident]['name']})" if kind == "arg" else f"parameter {ident}"
+        if not isinstance(t, torch.Tensor):
+            raise KbError(f"{what} must be a torch tensor, got {type(t).__name__}")
+        want = self.dtypes[spec["buffer"]]
+        if t.dtype != want:
+            raise KbError(f"{what} is {t.dtype}; the bundle's buffer {spec['buffer']!r} is "
+                          f"{self.buffers[spec['buffer']].get('dtype', 'f32')} ({want}): convert it "
+                          f"with .to({want})")
+        if t.device != self.device:
+            raise KbError(f"{what} is on {t.device}; the kernels run on {self.device} (move it there first)")
+        if not t.is_contiguous():
+            raise KbError(f"{what} is not contiguous (the kernels read row-major buffers): call .contiguous()")
+        if t.data_ptr() % 16:
+            raise KbError(f"{what} starts at an address that is not a multiple of 16 bytes (a view with an "
+                          f"offset?); the kernels load 16-byte vectors: pass a .clone()")
+        shape = tuple(spec["shape"])
+        if t.numel() != math.prod(shape):
+            raise KbError(f"{what} has shape {tuple(t.shape)}; the bundle was compiled for {tuple(self.sig['args'][ident]['shape']) if kind == 'arg' else shape} "
+                          f"(kb compiles shapes in: compile again for this shape)")
+        if kind == "arg" and tuple(t.shape) != tuple(self.sig["args"][ident]["shape"]):
+            raise KbError(f"{what} has shape {tuple(t.shape)}; the bundle was compiled for "
+                          f"{tuple(self.sig['args'][ident]['shape'])}")
+        return t
+
+    def map_args(self, args, out=None, fixed=None):
+        """(buffers by name, output tensors) for a call on `args`."""
+        torch = self.torch
+        if len(args) != self.nargs:
+            raise KbError(f"the program takes {self.nargs} tensors, got {len(args)}")
+        bufs: Dict[str, "torch.Tensor"] = dict(fixed or {})
+        for spec in self.input_specs:
+            bufs[spec["buffer"]] = self.check_arg(spec, args)
+        if out is not None and not isinstance(out, (tuple, list)):
+            out = (out,)
+        if out is not None and len(out) != len(self.output_specs):
+            raise KbError(f"out= needs {len(self.output_specs)} tensors, got {len(out)}")
+        outs = []
+        for i, spec in enumerate(self.output_specs):
+            kb_shape = spec.get("kb_shape", spec["shape"])
+            dt = self.dtypes[spec["buffer"]]
+            if out is None:
+                o = torch.empty(kb_shape, dtype=dt, device=self.device)
+                outs.append(o.view(spec["shape"]))
+            else:
+                o = out[i]
+                if (not isinstance(o, torch.Tensor) or o.dtype != dt or o.device != self.device
+                        or not o.is_contiguous() or tuple(o.shape) != tuple(spec["shape"])
+                        or o.data_ptr() % 16):
+                    got = f"{o.dtype} {tuple(o.shape)} on {o.device}" if isinstance(o, torch.Tensor) \
+                        else type(o).__name__
+                    raise KbError(f"out[{i}] (buffer {spec['buffer']!r}) must be a contiguous {dt} tensor of "
+                                  f"shape {tuple(spec['shape'])} on {self.device}, 16-byte aligned; got {got}")
+                outs.append(o)
+            bufs[spec["buffer"]] = o
+        return bufs, outs
+
 
 class Loaded:
     """The callable kb.load returns. `loaded(*args)` runs the program;
@@ -68,7 +170,8 @@ class Loaded:
         self.drv = driver()
         self.drv.use_device(ordinal)
         self.ordinal = ordinal
-        self.buffers = {b["name"]: b for b in m["buffers"]}
+        self.calling = Calling(bundle, self.device)
+        self.buffers = self.calling.buffers
         self.sig = sig
         # Parameters: from a module (by qualified name) or a dict.
         self.param_tensors: Dict[str, "torch.Tensor"] = {}
@@ -91,6 +194,7 @@ class Loaded:
             if t.device != self.device or not t.is_contiguous():
                 t = t.detach().to(self.device).contiguous()  # once, at load
             self.param_tensors[name] = t.detach()
+        self.calling.param_tensors = self.param_tensors
         # Kernels.
         self.kernels = []
         root = bundle.path
@@ -128,7 +232,7 @@ class Loaded:
         # Scratch and workspace buffers: allocated once.
         self.fixed: Dict[str, "torch.Tensor"] = {}
         for b in m["buffers"]:
-            dt = torch.int32 if b.get("dtype") == "i32" else torch.float32
+            dt = self.calling.dtypes[b["name"]]
             if b["role"] == "scratch":
                 self.fixed[b["name"]] = torch.empty(b["shape"], dtype=dt, device=self.device)
             elif b["role"] == "workspace":
@@ -136,9 +240,7 @@ class Loaded:
                 self.fixed[b["name"]] = torch.zeros(b["shape"], dtype=dt, device=self.device)
         self.maps = [b for b in m["buffers"] if b["role"] == "tensor_map"]
         self._map_cache: Dict[tuple, "torch.Tensor"] = {}
-        self.input_specs = sig.get("inputs", [])
-        self.output_specs = sig.get("outputs", [])
-        self.nargs = len(sig.get("args", []))
+        self.output_specs = self.calling.output_specs
 
     def _tensor_map(self, b, buffers):
         tm = b["tensor_map"]
@@ -146,7 +248,9 @@ class Loaded:
         key = (b["name"], of.data_ptr())
         t = self._map_cache.get(key)
         if t is None:
-            raw = self.drv.encode_tensor_map(of.data_ptr(), self.buffers[tm["of"]]["shape"], tm["dims"], tm["box"])
+            ofb = self.buffers[tm["of"]]
+            raw = self.drv.encode_tensor_map(of.data_ptr(), ofb["shape"], tm["dims"], tm["box"],
+                                             ofb.get("dtype", "f32"))
             host = self.torch.frombuffer(bytearray(raw), dtype=self.torch.int32)
             t = host.to(self.device)
             if len(self._map_cache) > 64:
@@ -154,57 +258,8 @@ class Loaded:
             self._map_cache[key] = t
         return t
 
-    def _arg(self, spec, args):
-        torch = self.torch
-        kind, ident = _source(spec)
-        t = args[ident] if kind == "arg" else self.param_tensors[ident]
-        what = f"argument {ident} ({self.sig['args'][ident]['name']})" if kind == "arg" else f"parameter {ident}"
-        if not isinstance(t, torch.Tensor):
-            raise KbError(f"{what} must be a torch tensor, got {type(t).__name__}")
-        if t.dtype != torch.float32:
-            raise KbError(f"{what} is {t.dtype}; the kernels read float32")
-        if t.device != self.device:
-            raise KbError(f"{what} is on {t.device}; the kernels run on {self.device} (move it there first)")
-        if not t.is_contiguous():
-            raise KbError(f"{what} is not contiguous (the kernels read row-major buffers): call .contiguous()")
-        if t.data_ptr() % 16:
-            raise KbError(f"{what} starts at an address that is not a multiple of 16 bytes (a view with an "
-                          f"offset?); the kernels load 16-byte vectors: pass a .clone()")
-        shape = tuple(spec["shape"])
-        if t.numel() != math.prod(shape):
-            raise KbError(f"{what} has shape {tuple(t.shape)}; the bundle was compiled for {tuple(self.sig['args'][ident]['shape']) if kind == 'arg' else shape} "
-                          f"(kb compiles shapes in: compile again for this shape)")
-        if kind == "arg" and tuple(t.shape) != tuple(self.sig["args"][ident]["shape"]):
-            raise KbError(f"{what} has shape {tuple(t.shape)}; the bundle was compiled for "
-                          f"{tuple(self.sig['args'][ident]['shape'])}")
-        return t
-
     def _buffers(self, args, out=None):
-        torch = self.torch
-        if len(args) != self.nargs:
-            raise KbError(f"the program takes {self.nargs} tensors, got {len(args)}")
-        bufs: Dict[str, "torch.Tensor"] = dict(self.fixed)
-        for spec in self.input_specs:
-            bufs[spec["buffer"]] = self._arg(spec, args)
-        if out is not None and not isinstance(out, (tuple, list)):
-            out = (out,)
-        if out is not None and len(out) != len(self.output_specs):
-            raise KbError(f"out= needs {len(self.output_specs)} tensors, got {len(out)}")
-        outs = []
-        for i, spec in enumerate(self.output_specs):
-            kb_shape = spec.get("kb_shape", spec["shape"])
-            if out is None:
-                o = torch.empty(kb_shape, dtype=torch.float32, device=self.device)
-                outs.append(o.view(spec["shape"]))
-            else:
-                o = out[i]
-                if (not isinstance(o, torch.Tensor) or o.dtype != torch.float32 or o.device != self.device
-                        or not o.is_contiguous() or tuple(o.shape) != tuple(spec["shape"])
-                        or o.data_ptr() % 16):
-                    raise KbError(f"out[{i}] must be a contiguous float32 tensor of shape {tuple(spec['shape'])} "
-                                  f"on {self.device}, 16-byte aligned")
-                outs.append(o)
-            bufs[spec["buffer"]] = o
+        bufs, outs = self.calling.map_args(args, out, self.fixed)
         for b in self.maps:
             bufs[b["name"]] = self._tensor_map(b, bufs)
         return bufs, outs

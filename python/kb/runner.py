@@ -1,4 +1,9 @@
-"""kb.run: kb-run --json on a bundle, its report as a dict."""
+"""kb.run: kb-run --json on a bundle, its report as a dict.
+
+Inputs given as arrays are written as .npy files of their buffer's dtype
+(docs/bundle.md): f32 '<f4', f16 '<f2', bf16 '<u2' holding the raw bf16
+bits (numpy has no bfloat16), rounded to nearest even on the way.
+"""
 
 from __future__ import annotations
 
@@ -38,11 +43,11 @@ def run(bundle, inputs: Optional[Dict[str, object]] = None, baseline=None,
     cmd = [find_kb_run(), str(path), "--json"]
     tmp = None
     if inputs:
+        b = bundle if isinstance(bundle, Bundle) else Bundle.open(path)
+        dtypes = {x["name"]: x.get("dtype", "f32") for x in b.manifest["buffers"]}
         tmp = tempfile.TemporaryDirectory(prefix="kb-run-inputs-")
         for name, arr in inputs.items():
-            if hasattr(arr, "detach"):
-                arr = arr.detach().cpu().numpy()
-            a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
+            a = npy_array(arr, dtypes.get(name, "f32"))
             f = Path(tmp.name) / f"{name}.npy"
             np.save(f, a)
             cmd += ["--input", f"{name}={f}"]
@@ -75,6 +80,37 @@ def run(bundle, inputs: Optional[Dict[str, object]] = None, baseline=None,
         raise KbRunError(f"kb-run {path}: {report.get('message', 'failed')} (exit {r.returncode}, "
                          f"{report.get('error', 'error')})", report)
     return report
+
+
+def bf16_bits(a):
+    """float32 values as the raw bits of bf16 (uint16), rounded to nearest
+    even as kb.convert and torch do (a NaN stays a quiet NaN)."""
+    import numpy as np
+    a = np.ascontiguousarray(np.asarray(a, dtype=np.float32))
+    u = a.view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(a), np.uint16(0x7FC0), r)
+
+
+def npy_array(arr, dtype: str = "f32"):
+    """`arr` (numpy or torch) as the array kb-run reads for a buffer of
+    `dtype` ("f32", "f16", "bf16")."""
+    import numpy as np
+    if hasattr(arr, "detach"):
+        t = arr.detach().cpu()
+        if dtype == "bf16":
+            import torch
+            return np.ascontiguousarray(t.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
+        if str(t.dtype) == "torch.bfloat16":
+            t = t.float()
+        arr = t.numpy()
+    if dtype == "bf16":
+        return bf16_bits(arr)
+    if dtype == "f16":
+        return np.ascontiguousarray(np.asarray(arr, dtype=np.float16))
+    if dtype != "f32":
+        raise KbError(f"kb.run writes inputs of f32, f16 or bf16 buffers, not {dtype}")
+    return np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
 
 
 class KbRunError(KbError):

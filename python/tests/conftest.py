@@ -46,3 +46,30 @@ def parse_with_kb_opt(kb_opt, text):
     r = subprocess.run([kb_opt, "-"], input=text, capture_output=True, text=True)
     assert r.returncode == 0, f"kb-opt refused:\n{r.stderr}\n{text}"
     return r.stdout
+
+
+# A bf16 program kb-opt accepts once it speaks 16-bit types (issue #44).
+PROBE_16 = """func.func @probe(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  %0 = kb.matmul %a, %b transpose_b : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  %1 = kb.convert %0 : tensor<64x64xbf16> -> tensor<64x64xf32>
+  %2 = kb.relu %1 : tensor<64x64xf32>
+  %3 = kb.convert %2 : tensor<64x64xf32> -> tensor<64x64xbf16>
+  return %3 : tensor<64x64xbf16>
+}
+"""
+
+
+@pytest.fixture
+def kb_opt_16(kb_opt):
+    """kb-opt, when it parses and verifies 16-bit programs; else a skip
+    that says kb-opt still refuses them."""
+    r = subprocess.run([kb_opt, "-"], input=PROBE_16, capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("kb-opt does not accept bf16 programs yet: "
+                    + (r.stderr.strip().splitlines() or ["?"])[0][:160])
+    return kb_opt
+
+
+@pytest.fixture
+def can_compile_16(kb_opt_16, can_compile):
+    return kb_opt_16

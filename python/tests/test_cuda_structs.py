@@ -69,3 +69,14 @@ def test_dependent_attribute_bytes():
     assert cfg.numAttrs == 2
     assert cfg.attrs[0].id == 4 and cfg.attrs[1].id == 6
     assert _bytes(cfg.attrs[1]) == raw
+
+
+def test_16_bit_tensor_map_types_match_the_header():
+    if not HEADER.is_file():
+        pytest.skip("no CUDA toolkit header here")
+    from kb.cuda import CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+    text = HEADER.read_text(errors="replace")
+    dt = text.split("typedef enum CUtensorMapDataType_enum {")[1].split("}")[0]
+    names = [l.strip().rstrip(",").split(" ")[0] for l in dt.strip().splitlines()]
+    assert names.index("CU_TENSOR_MAP_DATA_TYPE_FLOAT16") == CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+    assert names.index("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16") == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16

@@ -191,3 +191,117 @@ def test_philox_known_answers():
         [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]
     assert [int(v) for v in philox4x32_10((0xffffffff,) * 4, (0xffffffff, 0xffffffff))] == \
         [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]
+
+
+# -- 16-bit modules and conversions (issue #44) --------------------------------
+
+class LinearGelu(nn.Module):
+    def __init__(self, k=64, n=32):
+        super().__init__()
+        self.fc = nn.Linear(k, n)
+
+    def forward(self, x):
+        return F.gelu(self.fc(x), approximate="tanh")
+
+
+def test_bf16_linear_bias_gelu_imports_as_bf16():
+    torch.manual_seed(0)
+    m = LinearGelu().to(torch.bfloat16)
+    r = kb.import_torch(m, (torch.randn(2, 8, 64, dtype=torch.bfloat16),), precision="tf32")
+    text = r.program.mlir()
+    assert ('func.func @LinearGelu(%x: tensor<16x64xbf16> {kb.name = "x"}, '
+            '%fc_weight: tensor<32x64xbf16> {kb.name = "fc_weight"}, '
+            '%fc_bias: tensor<32xbf16> {kb.name = "fc_bias"}) -> (tensor<16x32xbf16> {kb.name = "out"})') in text
+    # The f32 precision does not apply: a 16-bit matmul is "native".
+    assert ("kb.matmul %x, %fc_weight transpose_b : tensor<16x64xbf16>, tensor<32x64xbf16> "
+            "-> tensor<16x32xbf16>") in text
+    assert "kb.bias_add %v1, %fc_bias : tensor<16x32xbf16>, tensor<32xbf16> -> tensor<16x32xbf16>" in text
+    assert "kb.gelu %v2 approx(tanh) : tensor<16x32xbf16>" in text
+    assert "f32" not in text and "precision" not in text
+    assert r.signature["outputs"][0]["shape"] == [2, 8, 32]
+
+
+def test_f16_function_imports_as_f16():
+    r = imp(lambda a, b: torch.softmax(a @ b.t(), -1) * 0.5, (8, 16), (4, 16))
+    assert "f16" not in r.program.mlir()
+    r = kb.import_torch(lambda a, b: torch.softmax(a @ b.t(), -1) * 0.5,
+                        (torch.randn(8, 16).half(), torch.randn(4, 16).half()))
+    text = r.program.mlir()
+    assert "kb.matmul %a, %b transpose_b : tensor<8x16xf16>, tensor<4x16xf16> -> tensor<8x4xf16>" in text
+    assert "kb.softmax %v1 : tensor<8x4xf16>" in text and "kb.scale %v2 by 0.5 : tensor<8x4xf16>" in text
+
+
+CONVERSIONS = [
+    ("to(bf16)", lambda x: torch.relu(x.to(torch.bfloat16)), "f32", ["kb.convert %x : tensor<8x16xf32> -> tensor<8x16xbf16>", "kb.relu %v1 : tensor<8x16xbf16>"]),
+    (".bfloat16()", lambda x: torch.exp(x.bfloat16()), "f32", ["-> tensor<8x16xbf16>", "kb.exp %v1 : tensor<8x16xbf16>"]),
+    (".half()", lambda x: torch.exp(x.half()), "f32", ["kb.convert %x : tensor<8x16xf32> -> tensor<8x16xf16>"]),
+    (".float()", lambda x: torch.exp(x.float()), "bf16", ["kb.convert %x : tensor<8x16xbf16> -> tensor<8x16xf32>", "kb.exp %v1 : tensor<8x16xf32>"]),
+    ("to(dtype=)", lambda x: torch.exp(x.to(dtype=torch.float16)), "bf16", ["kb.convert %x : tensor<8x16xbf16> -> tensor<8x16xf16>"]),
+    ("to(device, dtype)", lambda x: torch.exp(x.to("cpu", torch.float32)), "f16", ["tensor<8x16xf16> -> tensor<8x16xf32>"]),
+    ("to(other)", lambda x, y: x.to(y) + y, "f32", ["kb.convert %x : tensor<8x16xf32> -> tensor<8x16xbf16>", "kb.add %v1, %y : tensor<8x16xbf16>"]),
+    ("softmax(dtype=)", lambda x: F.softmax(x, -1, dtype=torch.float32), "bf16", ["kb.convert %x", "kb.softmax %v1 : tensor<8x16xf32>"]),
+    ("promotion", lambda x, y: x * y.float(), "bf16", ["kb.convert %y : tensor<8x16xbf16> -> tensor<8x16xf32>", "kb.convert %x", "kb.mul"]),
+]
+
+
+@pytest.mark.parametrize("name, fn, dt, expect", CONVERSIONS, ids=[c[0] for c in CONVERSIONS])
+def test_conversions_become_kb_convert(name, fn, dt, expect):
+    torch_dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dt]
+    nargs = fn.__code__.co_argcount
+    ins = [torch.randn(*X, dtype=torch_dt)] + [torch.randn(*X, dtype=torch.bfloat16)] * (nargs - 1)
+    text = kb.import_torch(fn, ins).program.mlir()
+    pos = 0
+    for e in expect:
+        i = text.find(e, pos)
+        assert i >= 0, f"{e!r} not found (in order) in\n{text}"
+        pos = i
+
+
+def test_conversion_to_the_same_type_is_nothing():
+    text = imp(lambda x: torch.relu(x.float().to(torch.float32))).program.mlir()
+    assert "kb.convert" not in text and "kb.relu %x" in text
+
+
+def test_reference_rounds_at_conversions():
+    from kb.fx import reference
+    x = torch.randn(*X) * 3
+    r = imp(lambda x: x.to(torch.bfloat16).float() * 1.0)
+    assert r.converts == {"to": "bf16", "float_1": "f32"}
+    ref = reference(r, None, [x])
+    assert ref.dtype == torch.float64
+    assert torch.equal(ref, x.to(torch.bfloat16).double())
+
+
+class F64Param(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(16, dtype=torch.float64))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+@pytest.mark.parametrize("fn, ins, words", [
+    (lambda x: torch.relu(x.double()), [torch.randn(*X)], ["torch.float64", "call_method double", "test_fx.py"]),
+    (lambda x: x.to(torch.int32) + 1, [torch.randn(*X)], ["torch.int32", "call_method to"]),
+    (lambda x: x + 1, [torch.randn(*X, dtype=torch.float64)], ["example input 0 (x) is torch.float64"]),
+    (lambda x: x + 1, [torch.ones(*X, dtype=torch.int64)], ["example input 0 (x) is torch.int64"]),
+    (lambda a, b: a @ b, [torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(16, 4, dtype=torch.float16)],
+     ["matmul of bf16 by f16", "operator.matmul"]),
+    (F64Param(), [torch.randn(*X)], ["parameter scale of dtype torch.float64", "get_attr scale"]),
+])
+def test_unsupported_dtypes_are_refused(fn, ins, words):
+    with pytest.raises(kb.KbError) as e:
+        kb.import_torch(fn, ins)
+    for w in words:
+        assert w in str(e.value), f"{w!r} not in: {e.value}"
+
+
+def test_16_bit_imports_parse_with_kb_opt(kb_opt_16):
+    m = LinearGelu().to(torch.bfloat16)
+    parse_with_kb_opt(kb_opt_16, kb.import_torch(m, (torch.randn(8, 64, dtype=torch.bfloat16),)).program.mlir())
+    for name, fn, dt, expect in CONVERSIONS:
+        torch_dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dt]
+        nargs = fn.__code__.co_argcount
+        ins = [torch.randn(*X, dtype=torch_dt)] + [torch.randn(*X, dtype=torch.bfloat16)] * (nargs - 1)
+        parse_with_kb_opt(kb_opt_16, kb.import_torch(fn, ins).program.mlir())

@@ -123,3 +123,103 @@ def test_kb_opt_refuses_what_the_builder_lets_through(kb_opt):
     p.output(p.relu(x, config=kb.Config(threadz=3)), "y")
     r = subprocess.run([kb_opt, "-"], input=p.mlir(), capture_output=True, text=True)
     assert r.returncode != 0 and "threadz" in r.stderr
+
+
+# -- 16-bit tensors (issue #44) -----------------------------------------------
+
+def bf16_linear_program():
+    p = kb.Program("linear_bf16")
+    x = p.input("x", (64, 128), dtype="bf16")
+    w = p.input("w", (256, 128), dtype="bf16")
+    b = p.input("bias", (256,), dtype="bf16")
+    y = p.gelu(p.bias_add(p.matmul(x, w, transpose_b=True), b), "tanh")
+    p.output(p.convert(y, "f32"), "y")
+    return p
+
+
+def test_bf16_program_text():
+    assert bf16_linear_program().mlir() == (
+        'func.func @linear_bf16(%x: tensor<64x128xbf16> {kb.name = "x"}, '
+        '%w: tensor<256x128xbf16> {kb.name = "w"}, %bias: tensor<256xbf16> {kb.name = "bias"}) '
+        '-> (tensor<64x256xf32> {kb.name = "y"}) {\n'
+        '  %v1 = kb.matmul %x, %w transpose_b : tensor<64x128xbf16>, tensor<256x128xbf16> -> tensor<64x256xbf16>\n'
+        '  %v2 = kb.bias_add %v1, %bias : tensor<64x256xbf16>, tensor<256xbf16> -> tensor<64x256xbf16>\n'
+        '  %v3 = kb.gelu %v2 approx(tanh) : tensor<64x256xbf16>\n'
+        '  %v4 = kb.convert %v3 : tensor<64x256xbf16> -> tensor<64x256xf32>\n'
+        '  return %v4 : tensor<64x256xf32>\n'
+        '}\n')
+
+
+def test_f16_ops_keep_their_type():
+    p = kb.Program("half")
+    a = p.input("a", (2, 32, 64), dtype="float16")  # numpy/torch names too
+    b = p.input("b", (2, 64, 16), dtype="f16")
+    m = p.matmul(a, b, out_dtype="f32")
+    s = p.softmax(p.convert(m, "f16"))
+    t = p.transpose(s)
+    p.output(p.dropout(p.scale(t, 0.5), 0.1, seed=3), "y")
+    text = p.mlir()
+    assert "kb.matmul %a, %b : tensor<2x32x64xf16>, tensor<2x64x16xf16> -> tensor<2x32x16xf32>" in text
+    assert "kb.convert %v1 : tensor<2x32x16xf32> -> tensor<2x32x16xf16>" in text
+    assert "kb.softmax %v2 : tensor<2x32x16xf16>" in text
+    assert "kb.transpose %v3 : tensor<2x32x16xf16> -> tensor<2x16x32xf16>" in text
+    assert "kb.scale %v4 by 0.5 : tensor<2x16x32xf16>" in text
+    assert "precision" not in text
+    # f32 is unchanged: the default precision is tf32 and is printed.
+    q = kb.Program("f32")
+    x = q.input("x", (4, 8))
+    q.output(q.matmul(x, q.input("w", (8, 4))), "y")
+    assert "precision(tf32) : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>" in q.mlir()
+
+
+def test_fusion_keeps_16_bit_types():
+    p = kb.Program("fused_bf16")
+    x = p.input("x", (4, 8), dtype="bf16")
+    b = p.input("b", (8,), dtype="bf16")
+    f = p.fusion([x, b])
+    with f as (fx_, fb):
+        p.yield_(p.relu(p.bias_add(fx_, fb)))
+    p.output(f.result, "y")
+    text = p.mlir()
+    assert "ins(%x, %b : tensor<4x8xbf16>, tensor<8xbf16>)" in text
+    assert "^bb0(%arg1: tensor<4x8xbf16>, %arg2: tensor<8xbf16>):" in text
+    assert "} -> tensor<4x8xbf16>" in text
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda p, h, f: p.add(h, f), ["kb.add", "bf16", "f32"]),
+    (lambda p, h, f: p.mul(f, h), ["kb.mul", "f32", "bf16"]),
+    (lambda p, h, f: p.bias_add(h, p.input("b", (8,))), ["kb.bias_add", "bf16", "f32"]),
+    (lambda p, h, f: p.matmul(h, p.input("w", (8, 4))), ["kb.matmul", "bf16", "f32"]),
+    (lambda p, h, f: p.matmul(h, p.input("w", (8, 4), dtype="f16")), ["kb.matmul", "bf16", "f16"]),
+])
+def test_mixed_types_are_refused(make, words):
+    p = kb.Program("mixed")
+    h = p.input("h", (4, 8), dtype="bf16")
+    f = p.input("f", (4, 8))
+    with pytest.raises(ValueError) as e:
+        make(p, h, f)
+    assert isinstance(e.value, kb.KbTypeError) and isinstance(e.value, kb.KbError)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p, h: p.matmul(h, p.input("w", (8, 4), dtype="bf16"), "tf32"), "precision 'native'"),
+    (lambda p, h: p.matmul(h, p.input("w", (8, 4), dtype="bf16"), out_dtype="f16"), "returns f32 or bf16"),
+    (lambda p, h: p.matmul(p.input("a", (4, 8)), p.input("w", (8, 4)), "native"), "for f32 operands"),
+    (lambda p, h: p.convert(h, "bf16"), "already bf16"),
+    (lambda p, h: p.convert(h, "f64"), "f32, f16 or bf16"),
+    (lambda p, h: p.input("i", (4,), dtype="i32"), "f32, f16 or bf16"),
+])
+def test_16_bit_refusals(make, message):
+    p = kb.Program("bad16")
+    h = p.input("h", (4, 8), dtype="bf16")
+    with pytest.raises(kb.KbError) as e:
+        make(p, h)
+    assert message in str(e.value)
+
+
+def test_16_bit_programs_parse_with_kb_opt(kb_opt_16):
+    out = parse_with_kb_opt(kb_opt_16, bf16_linear_program().mlir())
+    assert "xbf16>" in out and "kb.convert" in out
