@@ -44,6 +44,13 @@ except ImportError:  # the GPU machine may lack pytest: a small stand-in (run_al
         def fail(msg):
             raise AssertionError(msg)
 
+        class SkipTest(Exception):
+            pass
+
+        @staticmethod
+        def skip(msg):
+            raise pytest.SkipTest(msg)
+
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "python"))
 
@@ -112,6 +119,28 @@ def split_k_program():
     return p
 
 
+def linear_gelu(x, w, b):
+    """The 16-bit acceptance program of issue #44: linear + bias + GELU."""
+    return F.gelu(F.linear(x, w, b), approximate="tanh")
+
+
+# name -> (function, example input shapes, dtype)
+PROGRAMS_16 = {"linear_gelu_bf16": (linear_gelu, [(2, 128, 512), (1024, 512), (1024,)], torch.bfloat16)}
+
+
+def prepare_16(out: Path, chip):
+    """The 16-bit bundles; a program kb-opt refuses is recorded in
+    NAME.refused (its message) and the test that runs it skips, saying so."""
+    for name, (fn, shapes, dt) in PROGRAMS_16.items():
+        (out / f"{name}.refused").unlink(missing_ok=True)
+        try:
+            kb.compile(fn, [torch.randn(*s).to(dt) for s in shapes], chip=chip, output=out / name, name=name)
+            print(f"prepared {out / name}")
+        except kb.KbError as e:
+            (out / f"{name}.refused").write_text(str(e))
+            print(f"NOT prepared {out / name}: kb-opt refused it: {str(e).splitlines()[1] if chr(10) in str(e) else e}")
+
+
 def prepare(out: Path, chip="sm_90a"):
     out.mkdir(parents=True, exist_ok=True)
     for name, (fn, shapes, prec) in programs().items():
@@ -127,6 +156,7 @@ def prepare(out: Path, chip="sm_90a"):
     # The module's weights travel with its bundle (the GPU run builds the
     # same module from seed 0, so this is only a cross-check).
     print(f"prepared {out / 'builder_bias_gelu'}")
+    prepare_16(out, chip)
 
 
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")
@@ -169,6 +199,34 @@ def test_loaded_kernels_match_pytorch(name):
         for g, w in zip(gots, wants):
             assert g.shape == w.shape and g.device.type == "cuda" and g.dtype == torch.float32
             assert rel_err(g, w) <= TOL[prec], f"{name}: {rel_err(g, w):.2e}"
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", list(PROGRAMS_16))
+def test_bf16_function_matches_eager(name):
+    """kb.compile of a bf16 function (linear + bias + GELU), called on bf16
+    CUDA tensors: the result is bf16 and within bf16's rounding of PyTorch
+    eager in bf16 and of float64 (max |kb - ref| / max |ref|: a few of
+    bf16's half-ulps, 2^-9, for the output's one rounding and eager's)."""
+    fn, shapes, dt = PROGRAMS_16[name]
+    refused = BUNDLES / f"{name}.refused"
+    if refused.is_file() and not (BUNDLES / name / "manifest.json").is_file():
+        pytest.skip(f"kb-opt refused {name} when the bundles were prepared: " + refused.read_text()[:300])
+    b = bundle(name)
+    assert {x["dtype"] for x in b.manifest["buffers"] if x["role"] in ("input", "output")} == {"bf16"}
+    fast = kb.load(b)
+    torch.manual_seed(11)
+    for _ in range(3):
+        xs = [torch.randn(*s, device="cuda").to(dt) for s in shapes]
+        got = fast(*xs)
+        assert got.dtype == dt and got.device.type == "cuda" and got.shape == (2, 128, 1024)
+        with torch.no_grad():
+            eager = fn(*xs)
+            exact = fn(*[x.double() for x in xs])
+        assert rel_err(got, eager) <= 2 ** -6, f"{name} vs eager bf16: {rel_err(got, eager):.2e}"
+        assert rel_err(got, exact) <= 2 ** -7, f"{name} vs float64: {rel_err(got, exact):.2e}"
+    with pytest.raises(kb.KbError, match="torch.float32; the bundle's buffer"):
+        fast(*[torch.randn(*s, device="cuda") for s in shapes])
 
 
 @needs_gpu
@@ -288,6 +346,8 @@ def run_all() -> int:
                 f() if arg is None else f(arg)
                 passed += 1
                 print(f"PASS {label}")
+            except getattr(pytest, "SkipTest", ()) as e:
+                print(f"SKIP {label}: {e}")
             except Exception:
                 failed += 1
                 print(f"FAIL {label}\n{traceback.format_exc()}")
