@@ -12,14 +12,131 @@ program's precision is tf32 (torch.backends.cuda.matmul.allow_tf32), strict
 fp32 otherwise. kb's own kb.transpose and kb.pad in front of a wgmma matmul
 are kb's choice, not the user's: PyTorch gets the original B and A.
 
-Usage: python3 bench/torch_peer.py OUT.json BUNDLE_DIR...
+Element types: by default each tensor has its manifest buffer's dtype (f32,
+f16, bf16: inputs drawn in f32 and rounded to it, a kb.convert converts, an
+op whose output buffer has another type than PyTorch's result is converted
+to it). --dtype f32|bf16|f16 runs the whole program in that type instead
+(inputs drawn in it, kb.convert a no-op): the peer a user would write for a
+half-precision model. 16-bit matmuls have no TF32 switch: they are the
+tensor cores with f32 accumulation (precision "native").
+
+Usage: python3 bench/torch_peer.py [--dtype f32|bf16|f16] OUT.json BUNDLE_DIR...
 KB_PEER_WARM_L2=1: no flush, 10 runs back to back a sample (kb-run --warm-l2).
 Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
-"best_ms", "best"}}. Needs torch with CUDA; exits with one line otherwise."""
+"best_ms", "best"}}, and "dtype" in a row whose peer ran with a 16-bit
+tensor (an f32 run's rows are as they were). Needs torch with CUDA; exits
+with one line otherwise."""
 import json
 import os
 import re
 import sys
+
+
+def parse_args(argv):
+    """(--dtype or None, OUT.json, [BUNDLE_DIR...]); ValueError with the
+    reason for a bad command line."""
+    argv = list(argv)
+    peer_dtype = None  # None: each buffer's own dtype
+    for i, a in enumerate(argv):
+        if a == "--dtype" or a.startswith("--dtype="):
+            val = a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else "")
+            del argv[i:i + (1 if "=" in a else 2)]
+            if val not in ("f32", "bf16", "f16"):
+                raise ValueError(f"--dtype must be f32, bf16 or f16, got {val!r}")
+            peer_dtype = val
+            break
+    if len(argv) < 2:
+        raise ValueError("usage: torch_peer.py [--dtype f32|bf16|f16] OUT.json BUNDLE_DIR...")
+    return peer_dtype, argv[0], argv[1:]
+
+
+def build(manifest, peer_dtype=None, device="cuda"):
+    """The program as a function of its input tensors, the inputs, the
+    matmuls' precision, and the peer's 16-bit dtype ("bf16", "f16") or None
+    when every tensor is f32. `peer_dtype`: --dtype (None: each buffer's)."""
+    import torch
+    import torch.nn.functional as F
+    TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    bufs = {b["name"]: b for b in manifest["buffers"]}
+    # The dtype of each buffer in the peer: its own, or --dtype's.
+    dt = {n: TORCH[peer_dtype or b.get("dtype", "f32")] for n, b in bufs.items()
+          if (peer_dtype or b.get("dtype", "f32")) in TORCH}
+    typed = any(d != torch.float32 for d in dt.values())
+    inputs = {}
+    for b in manifest["buffers"]:
+        if b["role"] == "input":
+            inputs[b["name"]] = torch.randn(*b["shape"], device=device)
+            if typed and dt[b["name"]] != torch.float32:
+                inputs[b["name"]] = inputs[b["name"]].to(dt[b["name"]])
+    prog = manifest["program"]
+    precision = "ieee"
+    for op in prog:
+        if op["op"] == "kb.matmul":
+            precision = op.get("attrs", {}).get("precision", "ieee")
+    if typed and any(t.dtype != torch.float32 for t in inputs.values()):
+        precision = "native"  # 16-bit matmuls: tensor cores, f32 accumulation
+    outputs = [b["name"] for b in manifest["buffers"] if b["role"] == "output"]
+    half = next((d for d in dt.values() if d != torch.float32), torch.float32)
+
+    def fn(**env):
+        env = dict(env)
+        for op in prog:
+            a = op.get("attrs", {})
+            xs = [env[i] for i in op["inputs"]]
+            name = op["op"]
+            if name == "kb.transpose":
+                y = xs[0].transpose(-1, -2)
+            elif name == "kb.pad":
+                # kb's padded rows (K % 4 != 0): PyTorch gets the original.
+                y = xs[0]
+            elif name == "kb.matmul":
+                bm = xs[1]
+                if a.get("transpose_b"):
+                    bm = bm.transpose(-1, -2)
+                y = torch.matmul(xs[0], bm)
+            elif name == "kb.split_sum":
+                # kb's split-K: PyTorch gets the whole matmul (above).
+                y = xs[0]
+            elif name == "kb.softmax":
+                y = torch.softmax(xs[0], dim=-1)
+            elif name == "kb.bias_add" or name == "kb.add":
+                y = xs[0] + xs[1]
+            elif name == "kb.sub":
+                y = xs[0] - xs[1]
+            elif name == "kb.mul":
+                y = xs[0] * xs[1]
+            elif name == "kb.div":
+                y = xs[0] / xs[1]
+            elif name == "kb.scale":
+                y = xs[0] * float(a.get("factor", 1.0))
+            elif name == "kb.gelu":
+                y = F.gelu(xs[0], approximate="tanh" if a.get("approx") == "tanh" else "none")
+            elif name == "kb.relu":
+                y = torch.relu(xs[0])
+            elif name == "kb.tanh":
+                y = torch.tanh(xs[0])
+            elif name == "kb.sigmoid":
+                y = torch.sigmoid(xs[0])
+            elif name == "kb.exp":
+                y = torch.exp(xs[0])
+            elif name == "kb.dropout":
+                y = F.dropout(xs[0], p=float(a.get("p", 0.0)), training=True)
+            elif name == "kb.convert":
+                if peer_dtype is not None:  # the whole program in one type
+                    y = xs[0]
+                elif op["output"] in dt:
+                    y = xs[0].to(dt[op["output"]])
+                else:  # a value in a fused kernel's registers: f32 <-> 16-bit
+                    y = xs[0].to(half if xs[0].dtype == torch.float32 else torch.float32)
+            else:
+                raise ValueError(f"op {name} has no PyTorch equivalent here")
+            if typed and peer_dtype is None and op["output"] in dt and y.dtype != dt[op["output"]]:
+                y = y.to(dt[op["output"]])
+            env[op["output"]] = y
+        return [env[o] for o in outputs]
+
+    return fn, inputs, precision, (None if not typed else
+                                   {torch.bfloat16: "bf16", torch.float16: "f16"}.get(half, "f32"))
 
 
 def main():
@@ -32,7 +149,11 @@ def main():
     if not torch.cuda.is_available():
         print("torch_peer.py: no CUDA device; nothing timed")
         return 2
-    out, dirs = sys.argv[1], sys.argv[2:]
+    try:
+        peer_dtype, out, dirs = parse_args(sys.argv[1:])
+    except ValueError as e:
+        print(f"torch_peer.py: {e}")
+        return 2
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     # KB_PEER_WARM_L2=1: no flush, as kb-run --warm-l2.
     warm = os.environ.get("KB_PEER_WARM_L2") == "1"
@@ -60,79 +181,17 @@ def main():
         times.sort()
         return times[len(times) // 2]
 
-    def build(manifest):
-        """The program as a function of its input tensors, and the inputs."""
-        bufs = {b["name"]: b for b in manifest["buffers"]}
-        inputs = {}
-        for b in manifest["buffers"]:
-            if b["role"] == "input":
-                inputs[b["name"]] = torch.randn(*b["shape"], device="cuda")
-        prog = manifest["program"]
-        precision = "ieee"
-        for op in prog:
-            if op["op"] == "kb.matmul":
-                precision = op.get("attrs", {}).get("precision", "ieee")
-        outputs = [b["name"] for b in manifest["buffers"] if b["role"] == "output"]
-
-        def fn(**env):
-            env = dict(env)
-            for op in prog:
-                a = op.get("attrs", {})
-                xs = [env[i] for i in op["inputs"]]
-                name = op["op"]
-                if name == "kb.transpose":
-                    y = xs[0].transpose(-1, -2)
-                elif name == "kb.pad":
-                    # kb's padded rows (K % 4 != 0): PyTorch gets the original.
-                    y = xs[0]
-                elif name == "kb.matmul":
-                    bm = xs[1]
-                    if a.get("transpose_b"):
-                        bm = bm.transpose(-1, -2)
-                    y = torch.matmul(xs[0], bm)
-                elif name == "kb.split_sum":
-                    # kb's split-K: PyTorch gets the whole matmul (above).
-                    y = xs[0]
-                elif name == "kb.softmax":
-                    y = torch.softmax(xs[0], dim=-1)
-                elif name == "kb.bias_add" or name == "kb.add":
-                    y = xs[0] + xs[1]
-                elif name == "kb.sub":
-                    y = xs[0] - xs[1]
-                elif name == "kb.mul":
-                    y = xs[0] * xs[1]
-                elif name == "kb.div":
-                    y = xs[0] / xs[1]
-                elif name == "kb.scale":
-                    y = xs[0] * float(a.get("factor", 1.0))
-                elif name == "kb.gelu":
-                    y = F.gelu(xs[0], approximate="tanh" if a.get("approx") == "tanh" else "none")
-                elif name == "kb.relu":
-                    y = torch.relu(xs[0])
-                elif name == "kb.tanh":
-                    y = torch.tanh(xs[0])
-                elif name == "kb.sigmoid":
-                    y = torch.sigmoid(xs[0])
-                elif name == "kb.exp":
-                    y = torch.exp(xs[0])
-                elif name == "kb.dropout":
-                    y = F.dropout(xs[0], p=float(a.get("p", 0.0)), training=True)
-                else:
-                    raise ValueError(f"op {name} has no PyTorch equivalent here")
-                env[op["output"]] = y
-            return [env[o] for o in outputs]
-
-        return fn, inputs, precision
-
     results = {}
     for d in dirs:
         name = os.path.basename(os.path.normpath(d))
         try:
             manifest = json.load(open(os.path.join(d, "manifest.json")))
-            fn, inputs, precision = build(manifest)
+            fn, inputs, precision, dtype = build(manifest, peer_dtype)
             torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
             torch.backends.cudnn.allow_tf32 = precision == "tf32"
             row = {"precision": precision}
+            if dtype is not None:
+                row["dtype"] = dtype
             row["eager_ms"] = timed(lambda: fn(**inputs))
             prog = manifest["program"]
             mm = [op for op in prog if op["op"] == "kb.matmul"]
@@ -162,7 +221,7 @@ def main():
             row["best_ms"] = cands[row["best"]]
             results[name] = row
             print(f"{name:44s} " + "  ".join(f"{k} {v:.4f}" for k, v in cands.items()) +
-                  f"  best {row['best']}", flush=True)
+                  f"  best {row['best']}" + (f"  dtype {dtype}" if dtype else ""), flush=True)
         except Exception as e:
             results[name] = {"error": str(e).splitlines()[0][:300] if str(e) else repr(e)}
             print(f"{name:44s} error: {results[name]['error']}", flush=True)

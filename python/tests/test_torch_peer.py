@@ -1,0 +1,84 @@
+"""bench/torch_peer.py's peers in 16-bit (issue #44), built from hand-written
+manifests and run on the CPU (the timing itself needs a GPU): --dtype, the
+buffers' own dtypes, kb.convert, and an f32 program left as it was."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("torch_peer", ROOT / "bench" / "torch_peer.py")
+torch_peer = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(torch_peer)
+
+
+def linear_gelu_manifest(dtype="f32", precision="tf32", out_dtype=None):
+    attrs = {"transpose_b": True} if dtype != "f32" else {"precision": precision, "transpose_b": True}
+    if dtype != "f32":
+        attrs["precision"] = "native"
+    return {
+        "buffers": [
+            {"name": "x", "shape": [16, 64], "dtype": dtype, "role": "input"},
+            {"name": "w", "shape": [32, 64], "dtype": dtype, "role": "input"},
+            {"name": "b", "shape": [32], "dtype": dtype, "role": "input"},
+            {"name": "out", "shape": [16, 32], "dtype": out_dtype or dtype, "role": "output"},
+        ],
+        "program": [
+            {"op": "kb.matmul", "inputs": ["x", "w"], "output": "k0.v0", "attrs": attrs},
+            {"op": "kb.bias_add", "inputs": ["k0.v0", "b"], "output": "k0.v1"},
+            {"op": "kb.gelu", "inputs": ["k0.v1"], "output": "k0.v2" if out_dtype else "out",
+             "attrs": {"approx": "tanh"}},
+        ] + ([{"op": "kb.convert", "inputs": ["k0.v2"], "output": "out"}] if out_dtype else []),
+    }
+
+
+def run(manifest, peer_dtype=None):
+    torch.manual_seed(0)
+    fn, inputs, precision, dtype = torch_peer.build(manifest, peer_dtype, device="cpu")
+    with torch.no_grad():
+        (y,) = fn(**inputs)
+    want = F.gelu(F.linear(inputs["x"].double(), inputs["w"].double(), inputs["b"].double()), approximate="tanh")
+    return y, inputs, precision, dtype, want
+
+
+def test_f32_program_is_as_before():
+    y, inputs, precision, dtype, want = run(linear_gelu_manifest("f32", "tf32"))
+    assert dtype is None and precision == "tf32"  # no "dtype" in its JSON row
+    assert all(t.dtype == torch.float32 for t in inputs.values()) and y.dtype == torch.float32
+    torch.manual_seed(0)
+    assert torch.equal(inputs["x"], torch.randn(16, 64))  # the same draws as before
+    assert (y.double() - want).abs().max() < 1e-4
+
+
+def test_bf16_program_runs_in_bf16():
+    y, inputs, precision, dtype, want = run(linear_gelu_manifest("bf16"))
+    assert dtype == "bf16" and precision == "native"
+    assert all(t.dtype == torch.bfloat16 for t in inputs.values()) and y.dtype == torch.bfloat16
+    assert (y.double() - want).abs().max() / want.abs().max() < 2 ** -6
+
+
+def test_dtype_option_runs_an_f32_program_in_16_bit():
+    y, inputs, precision, dtype, _ = run(linear_gelu_manifest("f32", "tf32"), "bf16")
+    assert dtype == "bf16" and precision == "native" and y.dtype == torch.bfloat16
+    assert all(t.dtype == torch.bfloat16 for t in inputs.values())
+
+
+def test_convert_and_output_types():
+    # bf16 in, a kb.convert to the f32 output: the peer converts too.
+    y, inputs, precision, dtype, want = run(linear_gelu_manifest("bf16", out_dtype="f32"))
+    assert inputs["x"].dtype == torch.bfloat16 and y.dtype == torch.float32 and dtype == "bf16"
+    # --dtype: the whole program in one type, kb.convert a no-op.
+    y, *_ = run(linear_gelu_manifest("bf16", out_dtype="f32"), "bf16")
+    assert y.dtype == torch.bfloat16
+
+
+def test_parse_args():
+    assert torch_peer.parse_args(["o.json", "a", "b"]) == (None, "o.json", ["a", "b"])
+    assert torch_peer.parse_args(["--dtype", "bf16", "o.json", "a"]) == ("bf16", "o.json", ["a"])
+    assert torch_peer.parse_args(["o.json", "--dtype=f16", "a"]) == ("f16", "o.json", ["a"])
+    with pytest.raises(ValueError, match="f32, bf16 or f16"):
+        torch_peer.parse_args(["--dtype", "f64", "o.json", "a"])
+    with pytest.raises(ValueError, match="usage"):
+        torch_peer.parse_args(["--dtype", "bf16", "o.json"])
