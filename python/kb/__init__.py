@@ -23,8 +23,9 @@ def compile(fn_or_program, example_inputs=None, chip="sm_90a", precision=None,
             output=None, fuse=True, seed=0, name=None, ptxas="auto"):
     """Compiles a kb.Program, or a PyTorch module or function traced on
     `example_inputs`, to a bundle (kb-opt --kb-compile). Returns a Bundle;
-    kb.load(bundle) makes it callable. `precision` is the matmuls'
-    ("ieee", "tf32", "tf32x3"; default: PyTorch's fp32 matmul setting).
+    kb.load(bundle) makes it callable. `precision` is the f32 matmuls'
+    ("ieee", "tf32", "tf32x3"; default: PyTorch's fp32 matmul setting);
+    a bf16/f16 matmul is the tensor cores with f32 accumulation ("native").
     `output` is the bundle folder (default: a new temporary one)."""
     if isinstance(fn_or_program, Program):
         return compile_program(fn_or_program, output, chip, fuse, ptxas)
