@@ -409,7 +409,7 @@ class _Importer:
         if x.transposed is not None:
             self.fail("reshape of a transposed tensor (not a view in row-major order)")
         if x.source is not None:
-            return KVal(shape, source=x.source)
+            return KVal(shape, source=x.source, source_dtype=x.source_dtype)
         v = x.value
         if len(shape) >= 1 and shape[-1] == v.shape[-1] and not x.reshaped:
             return KVal(shape, value=v)  # leading axes regrouped: same rows

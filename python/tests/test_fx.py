@@ -305,3 +305,10 @@ def test_16_bit_imports_parse_with_kb_opt(kb_opt_16):
         nargs = fn.__code__.co_argcount
         ins = [torch.randn(*X, dtype=torch_dt)] + [torch.randn(*X, dtype=torch.bfloat16)] * (nargs - 1)
         parse_with_kb_opt(kb_opt_16, kb.import_torch(fn, ins).program.mlir())
+
+
+def test_16_bit_views_of_inputs_keep_their_type():
+    r = kb.import_torch(lambda x, w: torch.relu(torch.flatten(x, 1) @ w.t()),
+                        [torch.randn(2, 4, 4).bfloat16(), torch.randn(3, 16).bfloat16()])
+    text = r.program.mlir()
+    assert "%x: tensor<2x16xbf16>" in text and "-> tensor<2x3xbf16>" in text
