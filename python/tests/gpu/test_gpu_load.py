@@ -206,8 +206,11 @@ def test_loaded_kernels_match_pytorch(name):
 def test_bf16_function_matches_eager(name):
     """kb.compile of a bf16 function (linear + bias + GELU), called on bf16
     CUDA tensors: the result is bf16 and within bf16's rounding of PyTorch
-    eager in bf16 and of float64 (max |kb - ref| / max |ref|: a few of
-    bf16's half-ulps, 2^-9, for the output's one rounding and eager's)."""
+    eager in bf16 and of float64: max |kb - ref| / max |ref| <= 2^-7, four
+    of bf16's half-ulps (2^-9) for kb's one rounding of the output and
+    eager's two (after the linear, after the GELU); K = 512 adds little in
+    f32. A CPU model of both (f32 from the bf16 inputs, rounded once) gives
+    6e-4 to eager and 2.5e-3 to float64 on these inputs."""
     fn, shapes, dt = PROGRAMS_16[name]
     refused = BUNDLES / f"{name}.refused"
     if refused.is_file() and not (BUNDLES / name / "manifest.json").is_file():
@@ -223,7 +226,7 @@ def test_bf16_function_matches_eager(name):
         with torch.no_grad():
             eager = fn(*xs)
             exact = fn(*[x.double() for x in xs])
-        assert rel_err(got, eager) <= 2 ** -6, f"{name} vs eager bf16: {rel_err(got, eager):.2e}"
+        assert rel_err(got, eager) <= 2 ** -7, f"{name} vs eager bf16: {rel_err(got, eager):.2e}"
         assert rel_err(got, exact) <= 2 ** -7, f"{name} vs float64: {rel_err(got, exact):.2e}"
     with pytest.raises(kb.KbError, match="torch.float32; the bundle's buffer"):
         fast(*[torch.randn(*s, device="cuda") for s in shapes])
