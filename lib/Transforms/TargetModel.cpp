@@ -56,7 +56,7 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
 }
 
 int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
-                                    int64_t n) {
+                                    int64_t n, bool cF32) {
   if (!config || config.getBlock().size() != 3)
     return 0;
   auto b = config.getBlock();
@@ -68,14 +68,16 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
   // gemv reads its operands from global memory (L1 and L2 keep the few).
   if (config.getMma() == MmaUnit::gemv)
     return gemvSharedBytes(bm, bn, bk, config.getThread());
-  if (config.getMma() == MmaUnit::wgmma_tf32)
-    return wgmmaSharedBytes(bm, bn, bk, stages,
-                            config.getCopy() == CopyKind::tma,
-                            wgmmaStagingBytes(
-                                bm, bn, bk, stages, transposeB,
-                                config.getCopy() == CopyKind::tma,
-                                config.getGrid() > 0, n,
-                                config.getStore() == StoreKind::tma));
+  if (isWgmma(config.getMma())) {
+    int64_t elemBytes = isWgmma16(config.getMma()) ? 2 : 4;
+    return wgmmaSharedBytes(
+        bm, bn, bk, stages, config.getCopy() == CopyKind::tma,
+        wgmmaStagingBytes(bm, bn, bk, stages, transposeB,
+                          config.getCopy() == CopyKind::tma,
+                          config.getGrid() > 0, n,
+                          config.getStore() == StoreKind::tma, elemBytes, cF32),
+        elemBytes);
+  }
   if (isMmaSync(config.getMma())) {
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
     // BK rows of BN + padB, or BN rows of BK + padA when transposed and
