@@ -280,6 +280,20 @@ NpyArray readNpy(const std::string &path) {
   return a;
 }
 
+void fitNpyToType(NpyArray &a, DType t) {
+  if (a.descr == "<f4") {
+    for (float &v : a.data)
+      v = roundFloatTo(t, v);
+    return;
+  }
+  if (a.descr != npyDescr(t))
+    throw std::runtime_error(
+        std::string("a '") + a.descr + "' array (" +
+        (a.descr == "<f2" ? "float16" : "bfloat16 bits") + ") for a " +
+        dtypeName(t) + " buffer; give '<f4'" +
+        (isHalf(t) ? std::string(" or '") + npyDescr(t) + "'" : ""));
+}
+
 const char *npyDescr(DType t) {
   return t == DType::F16 ? "<f2" : t == DType::BF16 ? "<u2" : "<f4";
 }

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KbRun.h"
+#include "Run.h"
 
 #include "kb/Runtime/Reference.h"
 
@@ -50,9 +50,30 @@ static bool kernelHasOp(const Manifest &m, const Kernel &k, const char *name) {
   return false;
 }
 
+cudaDataType_t cudaTypeOf(DType t) {
+  return t == DType::BF16  ? CUDA_R_16BF
+         : t == DType::F16 ? CUDA_R_16F
+                           : CUDA_R_32F;
+}
+
 static void addCublasGemm(cublasHandle_t h, const std::string &precision,
                           const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
                           CUdeviceptr c) {
+  if (precision == "native") {
+    // 16-bit operands, fp32 accumulation, the bundle's result type.
+    checkCublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    float alpha = 1.0f, beta = 0.0f;
+    checkCublas(
+        cublasGemmStridedBatchedEx(
+            h, d.transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, d.n, d.m, d.k,
+            &alpha, reinterpret_cast<const void *>(b), cudaTypeOf(d.in),
+            d.transB ? d.ldbT : d.n, d.transB ? d.n * d.ldbT : d.k * d.n,
+            reinterpret_cast<const void *>(a), cudaTypeOf(d.in), d.k,
+            d.m * d.k, &beta, reinterpret_cast<void *>(c), cudaTypeOf(d.out),
+            d.n, d.m * d.n, d.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
+    return;
+  }
   cublasMath_t mode =
       precision == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH;
   checkCublas(cublasSetMathMode(h, mode), "cublasSetMathMode");
@@ -98,21 +119,29 @@ MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
   d.transB = op.attrs.value("transpose_b", false);
   d.n = d.transB ? b.shape[r - 2] : b.shape[r - 1];
   d.ldbT = d.transB ? b.shape[r - 1] : d.k;
-  d.precision = op.attrString("precision", "ieee");
+  d.in = a.dtype;
+  d.out = op.dtype;
+  d.precision = op.attrString("precision", isHalf(d.in) ? "native" : "ieee");
   return d;
 }
 
+/// The precision cuBLAS's reference runs in: the kernel's (fp32 for ieee
+/// and tf32x3, the 16-bit operands' for native).
+static std::string cublasRun(const MatmulDims &d) {
+  return d.precision == "tf32" || d.precision == "native" ? d.precision
+                                                          : "ieee";
+}
+
 /// C = A B by cuBLAS for the matmul `op`, in the kernel's precision (fp32
-/// for ieee and tf32x3), copied to the host.
+/// for ieee and tf32x3), its result of type d.out, copied to the host.
 static std::vector<float> cublasReference(RunState &s, const MatmulDims &d,
                                           CUdeviceptr a, CUdeviceptr b,
                                           size_t elements) {
-  DeviceBuffer ref(elements * 4);
-  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d, a, b,
-                ref.ptr);
+  DeviceBuffer ref(elements * dtypeBytes(d.out));
+  runCublasGemm(s.cublas, cublasRun(d), d, a, b, ref.ptr);
   check(driver().cuCtxSynchronize(), "cuBLAS reference");
   std::vector<float> host(elements);
-  ref.download(host.data());
+  downloadAs(ref, d.out, host.data());
   return host;
 }
 
@@ -180,8 +209,11 @@ sampleEntries(const MatmulDims &d, uint64_t seed, int count) {
 
 /// The precision cuBLAS's reference is computed in, for its error bound.
 static std::string cublasPrecision(const MatmulDims &d) {
-  return d.precision == "tf32" ? "cublas-tf32" : "cublas-ieee";
+  return d.precision == "tf32"     ? "cublas-tf32"
+         : d.precision == "native" ? "cublas-native"
+                                   : "cublas-ieee";
 }
+
 
 /// The matmul check of C = A B (d's shape) on host operands a, b (device
 /// copies da, db) against the kernel's result `got`.
@@ -207,7 +239,8 @@ checkMatmulOn(RunState &s, const Kernel &k, const MatmulDims &d,
     double g = got[(z * d.m + i) * d.n + j];
     double bound = matmulErrorBound(e, d.k, d.precision);
     double err = std::fabs(g - e.value);
-    double over = std::isnan(err) ? INFINITY : err / (kBoundSafety * bound);
+    double stored = withOutputRounding(bound, e.value, d.out);
+    double over = std::isnan(err) ? INFINITY : err / (kBoundSafety * stored);
     worstOverBound = std::max(worstOverBound, over);
     badSamples += !(over <= 1);
     worstRel = std::max(
@@ -235,6 +268,13 @@ checkMatmulOn(RunState &s, const Kernel &k, const MatmulDims &d,
         int64_t idx = (z * d.m + i) * d.n + j;
         double allowed =
             kBoundSafety * (rateGot + rateRef) * norms.scale(d, z, i, j);
+        // Both results rounded to a 16-bit type: each by its own rounding.
+        if (isHalf(d.out))
+          allowed += kBoundSafety *
+                     (unitRoundoff(d.out) *
+                          (std::fabs(got[idx]) + std::fabs(want[idx]) +
+                           2 * allowed / kBoundSafety) +
+                      2 * subnormalHalfStep(d.out));
         double err = std::fabs(double(got[idx]) - double(want[idx]));
         double over =
             std::isnan(err) ? INFINITY : (err == 0 ? 0 : err / allowed);
@@ -263,7 +303,10 @@ checkMatmulOn(RunState &s, const Kernel &k, const MatmulDims &d,
       "worst entry at %.2f of its bound (x%.0f); vs cuBLAS %s: relative "
       "Frobenius %.2e, worst entry at %.2f of its bound",
       at.size(), relNorm, worstRel, worstOverBound, kBoundSafety,
-      d.precision == "tf32" ? "tf32" : "fp32", frob, worstVsCublas);
+      d.precision == "tf32"     ? "tf32"
+      : d.precision == "native" ? dtypeName(d.in)
+                                : "fp32",
+      frob, worstVsCublas);
   c.detail = buf;
   if (badEntries) {
     snprintf(buf, sizeof buf, "; %lld entries outside it, first at %lld",
@@ -315,9 +358,12 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
           std::memcpy(&bq[j * kLen], &b[j * d.ldbT + k0], kLen * 4);
       else
         std::memcpy(bq.data(), &b[k0 * d.n], kLen * d.n * 4);
-      DeviceBuffer da(aq.size() * 4), db(bq.size() * 4);
-      da.upload(aq.data());
-      db.upload(bq.data());
+      // Host copies are f32 values; the device copies are of the operands'
+      // type (exact), as cuBLAS's reference reads them.
+      int64_t eb = dtypeBytes(d.in);
+      DeviceBuffer da(aq.size() * eb), db(bq.size() * eb);
+      uploadAs(da, d.in, aq.data());
+      uploadAs(db, d.in, bq.data());
       std::vector<float> gq(got.begin() + q * d.m * d.n,
                             got.begin() + (q + 1) * d.m * d.n);
       KernelCheck c = checkMatmulOn(s, k, dq, aq, bq, da.ptr, db.ptr, gq);
@@ -591,8 +637,12 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
 
   // Every element: cuBLAS's product, whose distance to the kernel's is at
   // most both bounds, through the epilogue in float64.
-  std::vector<float> prod =
-      cublasReference(s, d, s.dev.at(d.a).ptr, s.dev.at(d.b).ptr, got.size());
+  // (In f32: the matmul's value is held in f32 registers until the
+  // epilogue's store rounds it.)
+  MatmulDims d32 = d;
+  d32.out = DType::F32;
+  std::vector<float> prod = cublasReference(s, d32, s.dev.at(d.a).ptr,
+                                            s.dev.at(d.b).ptr, got.size());
   std::map<std::string, HostTensor> vals;
   HostTensor p0 = fromFloats(out.shape, prod.data());
   p0.err.resize(p0.data.size());

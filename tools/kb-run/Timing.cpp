@@ -97,7 +97,7 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
     d.transB = false;
     bName = transposeOfB->inputs[0];
   }
-  DeviceBuffer c(size_t(d.batch * d.m * d.n) * 4);
+  DeviceBuffer c(size_t(d.batch * d.m * d.n) * dtypeBytes(d.out));
   // Every library route (the legacy call, cublasGemmEx, cuBLASLt's top
   // candidates, Baselines.cpp); the fastest is the baseline, all are
   // reported under cublas_routes.
@@ -105,10 +105,15 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
     shared.routes = std::make_shared<GemmRoutes>();
   GemmRoutes &libs = *shared.routes;
   json routes = json::object();
-  for (std::string prec : {"ieee", "tf32"}) {
+  // A 16-bit matmul's peers are the 16-bit routes only (cuBLAS in fp32 or
+  // TF32 would read other operands).
+  std::vector<std::string> precs = {"ieee", "tf32"};
+  if (d.precision == "native")
+    precs = {"native"};
+  for (const std::string &prec : precs) {
     // The program's peers are the routes of its own precision (tf32x3's
     // are fp32's: its accuracy is fp32's).
-    bool own = (d.precision == "tf32") == (prec == "tf32");
+    bool own = prec == "native" || (d.precision == "tf32") == (prec == "tf32");
     if (o.programRoutesOnly && !own)
       continue;
     std::vector<GemmRoute> all =
@@ -119,12 +124,16 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
       list.push_back({{"route", r.name},
                       {"time", timingJson(r.time)},
                       {"kb_speedup", r.time.median / kbMedian}});
-    routes[prec] = list;
+    // Keyed "ieee", "tf32", or the operands' type ("bf16", "f16").
+    routes[prec == "native" ? dtypeName(d.in) : prec] = list;
     const GemmRoute &best = all.front();
-    baselines.push_back(
-        {(prec == "ieee" ? "cuBLAS fp32 (best of " : "cuBLAS TF32 (best of ") +
-             std::to_string(all.size()) + " routes: " + best.name + ")",
-         best.time});
+    std::string what = prec == "ieee"   ? "fp32"
+                       : prec == "tf32" ? "TF32"
+                                        : dtypeName(d.in);
+    baselines.push_back({"cuBLAS " + what + " (best of " +
+                             std::to_string(all.size()) +
+                             " routes: " + best.name + ")",
+                         best.time});
     if (own)
       computeCeiling = d.flops() / (best.time.median * 1e-3) / 1e12;
   }
@@ -142,7 +151,7 @@ static Timing timeBaselineBundle(RunState &s, const Options &o,
   for (const Buffer &buf : b.manifest.buffers)
     if (buf.role == "input" && s.host.count(buf.name)) {
       b.host[buf.name] = s.host.at(buf.name);
-      b.dev.at(buf.name).upload(b.host[buf.name].data());
+      uploadAs(b.dev.at(buf.name), buf.dtype, b.host[buf.name].data());
     }
   poisonOutputs(b);
   launchAll(b);

@@ -48,6 +48,11 @@ NpyHeader parseNpyHeader(const std::string &dict, const std::string &path);
 /// Reads a C-order '<f4', '<f2' or '<u2' (read as bf16 bits) array; throws
 /// std::runtime_error naming the problem.
 NpyArray readNpy(const std::string &path);
+/// An --input array for a buffer of type `t`: a '<f4' file fits any data
+/// buffer (for a 16-bit one its values are rounded to nearest even), a
+/// '<f2' file an f16 buffer, a '<u2' file (bf16 bits) a bf16 buffer. Throws
+/// std::runtime_error naming the mismatch otherwise.
+void fitNpyToType(NpyArray &a, DType t);
 /// Writes a C-order array of `t` (npyDescr) from float values, each rounded
 /// to `t` (exact for values of that type); throws std::runtime_error on
 /// failure.
