@@ -173,6 +173,32 @@ TEST(Manifest16, Convert) {
   EXPECT_FALSE(m.program[0].toBuffer);
 }
 
+TEST(Manifest16, MatmulThenConvertInOneKernel) {
+  // f32 = bf16 x bf16 in registers, converted to f16 at the store; and a
+  // convert whose value nothing of known type reads is refused.
+  json j = matmul16("bf16", "f16");
+  j["program"][0]["output"] = "k0.v0";
+  j["program"].push_back({{"op", "kb.convert"},
+                          {"inputs", {"k0.v0"}},
+                          {"output", "c"},
+                          {"shape", {4, 8}},
+                          {"kernel", "k0"}});
+  j["kernels"][0]["ops"] = {0, 1};
+  Manifest m = Manifest::parse(j.dump(), "/b");
+  EXPECT_EQ(m.program[0].dtype, DType::F32);
+  EXPECT_EQ(m.program[1].dtype, DType::F16);
+  json twice = unary("kb.convert", "f32", "bf16");
+  twice["program"][0]["output"] = "k0.v0";
+  twice["program"].push_back({{"op", "kb.convert"},
+                              {"inputs", {"k0.v0"}},
+                              {"output", "y"},
+                              {"shape", {4, 8}},
+                              {"kernel", "k0"}});
+  twice["kernels"][0]["ops"] = {0, 1};
+  EXPECT_REFUSED(twice, "manifest: program[0] (kb.convert): the element type "
+                        "of 'k0.v0' is not known");
+}
+
 TEST(Manifest16, DataTypesAndWorkspaces) {
   EXPECT_REFUSED(unary("kb.relu", "f64", "f64"),
                  "buffers[0] (x) has dtype \"f64\"; a data buffer is f32, f16 "

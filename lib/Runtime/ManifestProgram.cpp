@@ -245,7 +245,8 @@ namespace {
 /// own; an op writing a buffer has the buffer's; an elementwise op, a
 /// softmax, a transpose or a pad keeps its operand's; a matmul or a convert
 /// writing registers takes the type of the elementwise op that reads it
-/// (its kernel's epilogue, of one type). Unresolved values are refused.
+/// (its kernel's epilogue, of one type), a matmul read only by a convert
+/// f32. Unresolved values are refused.
 std::map<std::string, DType> valueTypes(const Manifest &m) {
   std::map<std::string, DType> ty;
   for (const Buffer &b : m.buffers)
@@ -276,6 +277,10 @@ std::map<std::string, DType> valueTypes(const Manifest &m) {
         }
     }
   }
+  // A matmul whose value only a kb.convert reads: its f32 accumulator.
+  for (const ProgramOp &op : m.program)
+    if (op.op == "kb.matmul" && !ty.count(op.output))
+      ty[op.output] = DType::F32;
   for (size_t i = 0; i < m.program.size(); ++i)
     if (!ty.count(m.program[i].output))
       fail("program[" + std::to_string(i) + "] (" + m.program[i].op +
