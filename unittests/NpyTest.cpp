@@ -100,7 +100,7 @@ TEST(Npy, StrictHeader) {
       {"huge",
        "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, ), }",
        24,
-       "shape (1073741824,) of '<f4' needs 4294967296 bytes of data; the "
+       "shape (1073741824,) of float32 needs 4294967296 bytes of data; the "
        "file holds 24"},
       {"overflow",
        "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, "
@@ -111,7 +111,7 @@ TEST(Npy, StrictHeader) {
        "(99999999999999999999, ), }",
        24, "a shape dimension overflows 64 bits"},
       {"short", kGood, 20,
-       "shape (2, 3) of '<f4' needs 24 bytes of data; the file holds 20"},
+       "shape (2, 3) of float32 needs 24 bytes of data; the file holds 20"},
       {"long", kGood, 28, "needs 24 bytes of data; the file holds 28"},
       {"f8", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48,
        "dtype '<f8'; kb-run reads float32 ('<f4'), float16 ('<f2') and "

@@ -253,8 +253,9 @@ NpyArray readNpy(const std::string &path) {
       n = 0;
   if (n < 0 || n * eb != dataBytes)
     throw std::runtime_error(
-        path + ": shape " + shapeStr(h.shape) + " of '" + h.descr +
-        "' needs " +
+        path + ": shape " + shapeStr(h.shape) + " of " +
+        (eb == 4 ? "float32" : h.descr == "<f2" ? "float16" : "bfloat16 bits") +
+        " needs " +
         (n < 0 ? std::string("more bytes than the file holds")
                : std::to_string(n * eb) + " bytes of data") +
         "; the file holds " + std::to_string(dataBytes));
