@@ -74,6 +74,9 @@ void runCublasGemm(cublasHandle_t h, const std::string &precision,
                    const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
                    CUdeviceptr c);
 KernelCheck checkKernel(RunState &s, const Kernel &k);
+/// A kb.transpose's or kb.pad's kernel, bit for bit (CopyChecks.cpp).
+KernelCheck checkTranspose(RunState &s, const Kernel &k);
+KernelCheck checkPad(RunState &s, const Kernel &k);
 
 } // namespace kb::runtime
 
