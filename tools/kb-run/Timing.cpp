@@ -48,12 +48,12 @@ static BoardFacts boardFacts(const Timing &t) {
   return {t.board.watts, t.board.smMhz, t.board.limitW, t.median};
 }
 
-/// A lone matmul's cuBLAS fp32 and TF32 at the same shape, on the same
-/// operands; returns the TFLOP/s of the one in the kernel's precision (0:
 /// Runs a sample of kb-run --warm-l2 times back to back (timeWithEvents).
 static int warmBatch(const Options &o) { return o.warmL2 ? 10 : 1; }
 
-/// not a lone matmul).
+/// A lone matmul's cuBLAS fp32 and TF32 (a 16-bit one's: cuBLAS in its
+/// types) at the same shape, on the same operands; returns the TFLOP/s of
+/// the one in the kernel's precision (0: not a lone matmul).
 static double timeCublas(RunState &s, const Options &o, Shared &shared,
                          DeviceBuffer *flush,
                          std::vector<std::pair<std::string, Timing>> &baselines,
@@ -92,6 +92,10 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
   if (!mk)
     return 0;
   MatmulDims d = matmulDims(s.manifest, *mk);
+  // Split-K: the program's result is the sum's (its type, not the f32
+  // partials').
+  if (splitK)
+    d.out = s.manifest.program.back().dtype;
   std::string aName = d.a, bName = d.b;
   if (transposeOfB) {
     d.transB = false;
