@@ -8,7 +8,7 @@ min(blocks an SM by shared memory, ceil(blocks / SMs)) lower at five than
 at four (kb-run's static `blocks_per_sm` of each candidate, its `blocks`).
 This is the evidence of wgmmaDefaultStages (lib/Transforms/TargetModel.cpp).
 
-Usage: bench/tune_stage_pairs.py RUN_DIR... (folders with tune/reports.tar.xz
+Usage: bench/tune/stage_pairs.py RUN_DIR... (folders with tune/reports.tar.xz
 and, in one of them, each program's tune/plans.tar.gz; e.g.
 bench/results/2026-12-02-tune5 -tune6 -tune7).
 """

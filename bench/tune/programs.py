@@ -9,7 +9,7 @@ programs (lf_*, B^T) under F.linear at kb's defaults, added 2026-12-03
 (bench/results/2026-12-03-tune-linear; KB_TUNE_ONLY='^lf_' builds them
 alone).
 
-Usage: bench/tune_programs.py OUT_DIR
+Usage: bench/tune/programs.py OUT_DIR
 Writes OUT_DIR/NAME.mlir for each and OUT_DIR/programs.json: a list of
 {name, class, file, args} where args are extra kb-tune options."""
 import json

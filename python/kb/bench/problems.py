@@ -34,7 +34,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .ir import KbError
+from ..ir import KbError
 
 # The check: max |kb - ref| / max |ref| against a float64 PyTorch reference,
 # within TOL[precision] or 10x what PyTorch's own fp32 (same precision
@@ -93,7 +93,7 @@ def instantiate(problem: Problem, seed: int = 0):
 
 
 def compile_problem(problem: Problem, out_dir: Path, chip: str, precision: str, seed: int = 0):
-    from . import compile as kb_compile
+    from .. import compile as kb_compile
     model, inputs = instantiate(problem, seed)
     t0 = time.time()
     bundle = kb_compile(model, inputs, chip=chip, precision=precision,
@@ -224,7 +224,7 @@ def check_problem(problem, model, fast, imported, precision, sets=5, seed=0, dev
     """Five fresh input sets: kb against PyTorch in float64 (with kb's
     dropout mask), and PyTorch fp32 against the same reference."""
     import torch
-    from .fx import reference
+    from ..fx import reference
     results = []
     tol = TOL[precision]
     for s in range(sets):
@@ -274,9 +274,9 @@ def time_problem(problem, model, fast, inputs, timer, with_compile=True):
 
 def run_problem(path, args, timer=None) -> Dict[str, Any]:
     import torch
-    from .bundle import Bundle
-    from .fx import import_torch
-    from .loader import load
+    from ..bundle import Bundle
+    from ..fx import import_torch
+    from ..loader import load
     problem = load_problem(path)
     rec: Dict[str, Any] = {"problem": problem.name, "file": str(path), "precision": args.precision,
                            "chip": args.chip}

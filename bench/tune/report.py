@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """docs/kb-tune.md's results table and plot from kb-tune replays.
 
-Usage: bench/tune_report.py REPLAY_DIR PROGRAMS_JSON TIMES_JSON OUT.svg
+Usage: bench/tune/report.py REPLAY_DIR PROGRAMS_JSON TIMES_JSON OUT.svg
 REPLAY_DIR holds one `kb-tune replay` JSON per program (NAME.json);
-PROGRAMS_JSON is bench/tune_programs.py's listing (the shape classes);
+PROGRAMS_JSON is bench/tune/programs.py's listing (the shape classes);
 TIMES_JSON is scripts/gpu-tune.sh's GPU seconds per program. Prints the
 markdown table and a summary against the issue's targets; draws the best
 time found (over the exhaustive best, mean over programs) against candidates
