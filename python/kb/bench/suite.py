@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
                                  "(docs/bench.md); PROBLEM.py files instead: KernelBench-style problems")
     ap.add_argument("--suite", help="the suite to run (--list names them)")
     ap.add_argument("--list", action="store_true", help="the suites, one line each")
+    ap.add_argument("--only", metavar="REGEX", help="only the suite's programs whose name matches")
     ap.add_argument("--bundles", help="read the bundles from this folder (one <program> folder each, "
                     "as --build-only or scripts/build-bench.sh writes them) instead of compiling")
     ap.add_argument("--build-only", metavar="DIR", help="compile the suite's bundles into DIR and stop")
@@ -85,6 +87,19 @@ def _write(rep: Dict[str, Any], json_path: Path, plot_path: Path) -> None:
         print(f"kb.bench: no plot: {e}", file=sys.stderr)
 
 
+def _only(programs: List[catalog.Program], pattern) -> List[catalog.Program]:
+    if not pattern:
+        return programs
+    try:
+        pat = re.compile(pattern)
+    except re.error as e:
+        raise KbError(f"--only {pattern!r}: not a regular expression ({e})")
+    chosen = [p for p in programs if pat.search(p.name)]
+    if not chosen:
+        raise KbError(f"--only {pattern!r} matches none of the suite's programs")
+    return chosen
+
+
 def _list() -> int:
     progs = catalog.catalog()
     table = catalog.suites()
@@ -98,7 +113,7 @@ def _list() -> int:
 def _recorded(args) -> int:
     kb, peers = report.load_recorded(args.report)
     if args.suite:
-        programs = catalog.suite_programs(args.suite)
+        programs = _only(catalog.suite_programs(args.suite), args.only)
     else:
         progs = catalog.catalog()
         programs = [progs.get(n) or catalog.Program(n, "", "") for n in sorted(kb)
@@ -123,7 +138,7 @@ def main(argv=None) -> int:
             ap.error("name a suite (--suite NAME; --list shows them) or give PROBLEM.py files")
         if args.bundles and args.build_only:
             ap.error("--build-only writes bundles and --bundles reads them: give one")
-        programs = catalog.suite_programs(args.suite)
+        programs = _only(catalog.suite_programs(args.suite), args.only)
         if args.build_only:
             out = Path(args.build_only)
             failed = run.build(programs, out, run.tool("kb-opt", "KB_OPT"))
