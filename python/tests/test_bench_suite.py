@@ -1,6 +1,6 @@
 """python3 -m kb.bench's suites on the host: the listing, every suite's
 programs resolved from the generators, the table and geometric mean from
-recorded H200 runs (bench/results/2026-12-04-suite, whose table docs/shapes.md
+recorded H200 runs (bench/results/2026-12-04-suite/raw.tar.xz, whose table docs/shapes.md
 cites: 1.083x) and from a suite report, the one-line no-GPU exit, and
 --build-only writing bundles with the checkout's kb-opt."""
 import importlib.util
@@ -17,7 +17,7 @@ from kb.bench import catalog, report, suite
 from kb.ir import KbError
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITE_RUN = ROOT / "bench" / "results" / "2026-12-04-suite"
+SUITE_RUN = "2026-12-04-suite"  # memory/ and compute/ from its raw.tar.xz
 
 
 def test_list_names_every_suite_once(capsys):
@@ -51,27 +51,27 @@ def test_unknown_suite_is_one_line_error(capsys):
     assert len(err) == 1 and "no suite 'nope'" in err[0] and "squares" in err[0]
 
 
-def _shapes_report_geomean():
+def _shapes_report_geomean(run):
     """The same maths by bench/shapes_report.py (an independent reading)."""
     spec = importlib.util.spec_from_file_location("shapes_report", ROOT / "bench" / "shapes_report.py")
     sr = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sr)
     rows = {}
     for d in ("memory", "compute"):
-        rows.update({r["name"]: r for r in sr.rows_of(str(SUITE_RUN / d))})
+        rows.update({r["name"]: r for r in sr.rows_of(str(run / d))})
     sp = [r["speedup"] for r in rows.values() if r.get("speedup") and not sr.ablation(r)]
     return math.exp(sum(map(math.log, sp)) / len(sp)), len(sp)
 
 
-def test_recorded_suite_table_and_geomean(capsys, tmp_path):
+def test_recorded_suite_table_and_geomean(capsys, tmp_path, recorded):
+    run = recorded(SUITE_RUN)
     out = tmp_path / "shapes.json"
-    rc = suite.main(["--suite", "shapes", "--report", str(SUITE_RUN / "memory"),
-                     str(SUITE_RUN / "compute"), "--json", str(out), "--plot", str(tmp_path / "s.png")])
+    rc = suite.main(["--suite", "shapes", "--report", str(run / "memory"), str(run / "compute"), "--json", str(out), "--plot", str(tmp_path / "s.png")])
     assert rc == 0
     table = capsys.readouterr().out
     rep = json.loads(out.read_text())
     s = rep["summary"]
-    g, n = _shapes_report_geomean()
+    g, n = _shapes_report_geomean(run)
     assert s["with_peer"] == n == 57
     assert abs(s["geomean_speedup"] - g) < 1e-9
     assert round(s["geomean_speedup"], 3) == 1.083 and s["at_least_1x"] == 35
