@@ -78,9 +78,15 @@ def test_recorded_suite_table_and_geomean(capsys, tmp_path, recorded):
     assert s["min_program"] == "shape-medium-1100x1000x1100-bt-sm90a"
     assert "geometric mean 1.083x" in table
     assert len([l for l in table.splitlines() if l.startswith("shape-")]) == 57
-    # The suite report it wrote reads back to the same table.
+    # The suite report it wrote reads back to the same table, and so do the
+    # folders read inside the archive.
     assert suite.main(["--suite", "shapes", "--report", str(out)]) == 0
     assert capsys.readouterr().out == table
+    arc = ROOT / "bench" / "results" / SUITE_RUN / "raw.tar.xz"
+    assert suite.main(["--suite", "shapes", "--report", f"{arc}:memory", f"{arc}:compute"]) == 0
+    assert capsys.readouterr().out == table
+    assert suite.main(["--report", f"{arc}:nowhere"]) == 1
+    assert "no nowhere/kb_results.json in" in capsys.readouterr().err
 
 
 def _kb(ms, routes=None, baselines=()):

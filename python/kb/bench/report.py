@@ -139,14 +139,43 @@ def _load_json(path: Path) -> Any:
         raise KbError(f"{path}: {e}")
 
 
+def _from_archive(spec: str):
+    """ARCHIVE.tar.xz[:FOLDER]: a gpu-check.sh folder inside an archive
+    (bench/results/RUN/raw.tar.xz:call4): its kb_results.json and
+    torch_peer.json."""
+    import tarfile
+    arc, _, member = spec.partition(".tar.xz")
+    arc += ".tar.xz"
+    member = member.lstrip(":").strip("/")
+    pre = f"{member}/" if member else ""
+    try:
+        with tarfile.open(arc) as t:
+            names = set(t.getnames())
+            if pre + "kb_results.json" not in names:
+                raise KbError(f"{spec}: no {pre}kb_results.json in {arc}")
+            kb = json.load(t.extractfile(pre + "kb_results.json"))
+            peer = (json.load(t.extractfile(pre + "torch_peer.json"))
+                    if pre + "torch_peer.json" in names else {})
+    except (OSError, tarfile.TarError, json.JSONDecodeError) as e:
+        raise KbError(f"{spec}: {e}")
+    return kb, peer
+
+
 def load_recorded(paths: List[str]):
     """kb-run reports and torch_peer times from recorded runs: a suite
-    report (kb.bench --suite ... writes one), or a folder of a
-    scripts/gpu-check.sh run (kb_results.json, torch_peer.json). A program
-    in a later path replaces an earlier one."""
+    report (kb.bench --suite ... writes one), a folder of a
+    scripts/gpu-check.sh run (kb_results.json, torch_peer.json), or such a
+    folder inside an archive (RUN/raw.tar.xz:FOLDER). A program in a later
+    path replaces an earlier one."""
     kb: Dict[str, dict] = {}
     peer: Dict[str, dict] = {}
-    for p in map(Path, paths):
+    for spec in paths:
+        if ".tar.xz" in spec and not Path(spec).is_dir():
+            k, pr = _from_archive(spec)
+            kb.update(k)
+            peer.update(pr)
+            continue
+        p = Path(spec)
         if p.is_dir():
             if not (p / "kb_results.json").is_file():
                 raise KbError(f"{p}: no kb_results.json (a gpu-check.sh run folder holds one)")

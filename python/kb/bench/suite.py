@@ -42,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
                     "as --build-only or scripts/build-bench.sh writes them) instead of compiling")
     ap.add_argument("--build-only", metavar="DIR", help="compile the suite's bundles into DIR and stop")
     ap.add_argument("--report", nargs="+", metavar="PATH", help="print the table of recorded runs: "
-                    "suite reports or gpu-check.sh folders (kb_results.json, torch_peer.json)")
+                    "suite reports, gpu-check.sh folders (kb_results.json, torch_peer.json) or "
+                    "such a folder in an archive (bench/results/RUN/raw.tar.xz:FOLDER)")
     ap.add_argument("--out", help="the run's folder: <suite>.json, <suite>.png and, when compiled "
                     "here, bundles/ (default build/bench/<suite>)")
     ap.add_argument("--json", help="write the suite report here instead of OUT/<suite>.json")
