@@ -7,7 +7,8 @@
 # Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
 # sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt,
 # variants.json (the tile variants, one batch), determinism.json (split-K
-# bundles run twice, outputs compared bit for bit).
+# bundles run twice, outputs compared bit for bit), bench/<suite>/ (the
+# python3 -m kb.bench suites of KB_BENCH: table.txt, <suite>.json, .png).
 # Prepare on the build machine: bash scripts/build-bench.sh; then carry build/bin
 # and build/gpu. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
