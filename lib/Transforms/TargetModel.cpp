@@ -175,7 +175,7 @@ int64_t mlir::kb::wgmmaDefaultStages(int64_t bm, int64_t bn, int64_t bk,
   // drops a block an SM the grid would use, 64 x 128 was faster in 2 of 22
   // (1.189) and 128 x 64 in 1 of 21 (1.263). 128 x 64 is left at four even
   // in small grids: 7 of 13 faster, 1.004, up to 9.5% slower. (Counts:
-  // bench/tune_stage_pairs.py over tune5 and tune6; tune7's held-out
+  // bench/tune/stage_pairs.py over tune5 and tune6; tune7's held-out
   // programs, measured after this rule, add 17 of 20 groups on its side.) Larger stages
   // gained nothing (run 18: 128 x 192 1.4% and 192 x 160 0.5% slower).
   if ((bm + bn) * bk * 4 > 32768 || sharedBytes(5) > model.maxSharedPerBlock)
