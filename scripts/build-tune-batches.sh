@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles kb-tune's exhaustive batches for the programs of docs/kb-tune.md's
-# results (bench/tune_programs.py) on this machine (MLIR, ptxas, no GPU):
+# results (bench/tune/programs.py) on this machine (MLIR, ptxas, no GPU):
 # build/tune/plans/NAME/ (plan.json, pool/, the batch c*/ and kb's default
 # config as default/), and packs what the GPU machine needs, the batch
 # bundles only, into build/tune/batches.tar.gz. Then carry build/bin and
@@ -10,7 +10,7 @@
 #   only they go into the tarball, which also lists them, in the order
 #   compiled, in plans/ORDER (gpu-tune.sh measures in that order).
 # KB_TUNE_ORDER: program names (space-separated) to compile first, in that
-#   order (the rest follow in bench/tune_programs.py's order).
+#   order (the rest follow in bench/tune/programs.py's order).
 # KB_TUNE_JOBS: programs compiled at once (default 1).
 # KB_TUNE_BIN: the kb-tune to run (default build/bin/kb-tune, copied first so
 #   that rebuilding it meanwhile does not change the batches).
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/tune/plans
 rm -rf build/tune/programs && mkdir -p build/tune/programs
-python3 bench/tune_programs.py build/tune/programs
+python3 bench/tune/programs.py build/tune/programs
 bin=build/tune/kb-tune.bin
 cp "${KB_TUNE_BIN:-build/bin/kb-tune}" "$bin"
 start=$(date +%s)

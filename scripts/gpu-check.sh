@@ -7,7 +7,8 @@
 # Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
 # sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt,
 # variants.json (the tile variants, one batch), determinism.json (split-K
-# bundles run twice, outputs compared bit for bit).
+# bundles run twice, outputs compared bit for bit), bench/<suite>/ (the
+# python3 -m kb.bench suites of KB_BENCH: table.txt, <suite>.json, .png).
 # Prepare on the build machine: bash scripts/build-bench.sh; then carry build/bin
 # and build/gpu. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
@@ -17,9 +18,9 @@
 # (the bundles to racecheck and synccheck instead of the defaults), KB_SASS (bundles whose SASS
 # to keep in sass.txt),
 # KB_AB (a regex of bundles: bench/ab.sh's interleaved A/B of variants and
-# their bases, KB_AB_REPS times each), KB_POWER=1 (bench/square_power.sh
-# after the rest: SM clock and board
-# power over 4-second loops, ncu of one launch; its KB_POWER_* settings),
+# their bases, KB_AB_REPS times each), KB_BENCH (the python3 -m kb.bench
+# suites to run from build/gpu/bundles, into bench/<suite>/: default
+# "squares", "none" for none),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
 # routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
@@ -285,11 +286,18 @@ if [ -n "${KB_AB:-}" ]; then
   [ ${#ab[@]} -gt 0 ] && OUT="$OUT" bash bench/ab.sh "${ab[@]}" > "$OUT/ab_log.txt" 2>&1
   echo "ab: ${#ab[@]} bundles" | tee -a "$log"
 fi
-# Clocks and power at the cap (issue #18's diagnosis): KB_POWER=1.
-if [ -n "${KB_POWER:-}" ]; then
-  OUT="$OUT" bash bench/square_power.sh > "$OUT/power_log.txt" 2>&1
-  echo "power: exit $?" | tee -a "$log"
-fi
+# The named suites of python3 -m kb.bench (docs/bench.md) from the bundles
+# carried here: kb-run and the PyTorch peers in this call, a table with the
+# geometric mean, <suite>.json and <suite>.png under bench/<suite>/.
+for suite in ${KB_BENCH:-squares}; do
+  [ "$suite" = none ] && break
+  mkdir -p "$OUT/bench/$suite"
+  KB_RUN="$KB_RUN" PYTHONPATH="$(pwd)/python${PYTHONPATH:+:$PYTHONPATH}" timeout 900 \
+    python3 -m kb.bench --suite "$suite" --bundles build/gpu/bundles --out "$OUT/bench/$suite" \
+    > "$OUT/bench/$suite/table.txt" 2> "$OUT/bench/$suite/log.txt"
+  echo "kb.bench $suite: exit $?" | tee -a "$log"
+  tail -n 3 "$OUT/bench/$suite/table.txt"
+done
 # The device returns at most 8 files: everything goes back as one archive
 # (unpack with tar xzf into bench/results/<run>/).
 (cd "$OUT" && tar czf ../kb-gpu-results.tgz . && rm -rf ./* && mv ../kb-gpu-results.tgz results.tgz)

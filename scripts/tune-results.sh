@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 res=${1:?usage: scripts/tune-results.sh OUT_DIR}
 rm -rf build/tune/replay && mkdir -p build/tune/replay
-[ -f build/tune/programs/programs.json ] || python3 bench/tune_programs.py build/tune/programs > /dev/null
+[ -f build/tune/programs/programs.json ] || python3 bench/tune/programs.py build/tune/programs > /dev/null
 plans=${KB_TUNE_PLANS:-build/tune/plans}
 # kb-run's reports: NAME.json in OUT_DIR/tune, or packed there as
 # reports.tar.xz (how bench/results keeps them), unpacked to build/tune.
@@ -34,5 +34,5 @@ for plan in "$plans"/*/; do
   build/bin/kb-tune replay "$plan" "$reports/$name.json" --seeds "${SEEDS:-20}" "${cal[@]}" \
     > "build/tune/replay/$name.json"
 done
-python3 bench/tune_report.py build/tune/replay build/tune/programs/programs.json \
+python3 bench/tune/report.py build/tune/replay build/tune/programs/programs.json \
   "$res/tune/times.json" "${KB_TUNE_SVG:-docs/kb-tune-search.svg}" | tee build/tune/results.md

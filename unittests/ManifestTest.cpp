@@ -132,7 +132,8 @@ TEST(Manifest, Workspace) {
             std::string::npos);
   j = valid();
   j["buffers"][0]["dtype"] = "i32";
-  EXPECT_NE(errorOf(j).find("supports f32"), std::string::npos);
+  EXPECT_NE(errorOf(j).find("; a data buffer is f32, f16 or bf16"),
+            std::string::npos);
 }
 
 // A TMA tensor map (kb-lower-to-gpu's copy = "tma" wgmma kernels): a
@@ -182,14 +183,16 @@ TEST(Manifest, TensorMap) {
   wide["buffers"][2]["tensor_map"]["dims"] = {4, 64};
   wide["buffers"][2]["tensor_map"]["box"] = {2, 64};
   EXPECT_NE(errorOf(wide).find(
-                "a 128-byte swizzled box row holds at most 32 floats, got 64"),
+                "a 128-byte swizzled box row holds at most 32 elements of f32, "
+                "got 64"),
             std::string::npos);
   json odd = j;
   odd["buffers"][0]["shape"] = {4, 6};
   odd["buffers"][1]["shape"] = {4, 6};
   odd["program"][0]["shape"] = {4, 6};
   odd["buffers"][2]["tensor_map"]["dims"] = {4, 6};
-  EXPECT_NE(errorOf(odd).find("rows of 'x' are 24 bytes, not a multiple of 16"),
+  EXPECT_NE(errorOf(odd).find(
+                "rows of 'x' (f32) are 24 bytes, not a multiple of 16"),
             std::string::npos);
   json shape = j;
   shape["buffers"][2]["shape"] = {16};
@@ -289,8 +292,10 @@ TEST(Manifest, RejectsBadInputWithAMessageNamingTheField) {
   j["version"] = 2;
   EXPECT_NE(errorOf(j).find("version 2 is not supported"), std::string::npos);
   j = valid();
-  j["buffers"][0]["dtype"] = "f16";
-  EXPECT_NE(errorOf(j).find("supports f32"), std::string::npos);
+  j["buffers"][0]["dtype"] = "f64";
+  EXPECT_NE(errorOf(j).find("has dtype \"f64\"; a data buffer is f32, f16 "
+                            "or bf16"),
+            std::string::npos);
   j = valid();
   j["kernels"][0]["args"][1] = "z";
   EXPECT_NE(errorOf(j).find("unknown buffer \"z\""), std::string::npos);

@@ -143,8 +143,8 @@ const Mutation kMutations[] = {
      "buffers[3] (y).shape[0] must be an integer, not a number (4.5)"},
     {"shape a string", [](json &j) { j["buffers"][3]["shape"] = "4x8"; },
      "buffers[3] (y).shape must be an array, not string"},
-    {"dtype", [](json &j) { j["buffers"][0]["dtype"] = "f16"; },
-     "buffers[0] (x) has dtype \"f16\"; kb-run supports f32"},
+    {"dtype", [](json &j) { j["buffers"][0]["dtype"] = "f64"; },
+     "buffers[0] (x) has dtype \"f64\"; a data buffer is f32, f16 or bf16"},
     {"role", [](json &j) { j["buffers"][0]["role"] = "both"; },
      "buffers[0].role must be input, output, scratch, workspace or tensor_map, "
      "got both"},
@@ -206,8 +206,8 @@ const Mutation kMutations[] = {
      "program[4] (kb.dropout).attrs.seed must be an integer, not string"},
     {"precision",
      [](json &j) { j["program"][3]["attrs"]["precision"] = "fp8"; },
-     "program[3] (kb.matmul).attrs.precision must be ieee, tf32 or tf32x3, got "
-     "'fp8'"},
+     "program[3] (kb.matmul).attrs.precision must be ieee, tf32, tf32x3 or "
+     "native, got 'fp8'"},
     {"transpose_b a string",
      [](json &j) { j["program"][3]["attrs"]["transpose_b"] = "yes"; },
      "program[3] (kb.matmul).attrs.transpose_b must be true or false, not "

@@ -114,7 +114,8 @@ TEST(Npy, StrictHeader) {
        "shape (2, 3) of float32 needs 24 bytes of data; the file holds 20"},
       {"long", kGood, 28, "needs 24 bytes of data; the file holds 28"},
       {"f8", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48,
-       "dtype '<f8'; kb-run reads float32 ('<f4') arrays only"},
+       "dtype '<f8'; kb-run reads float32 ('<f4'), float16 ('<f2') and "
+       "bfloat16 bits ('<u2') arrays only"},
       {"bigendian",
        "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24,
        "dtype '>f4'"},

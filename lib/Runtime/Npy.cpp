@@ -1,10 +1,10 @@
-//===- Npy.cpp - read and write float32 .npy files ------------------------===//
+//===- Npy.cpp - read and write kb's .npy files ---------------------------===//
 //
 // Reads a version 1.0/2.0/3.0 .npy file as untrusted input: the file must be
 // a regular file (no FIFO, no device); the header's length is bounded and
 // checked against the file; its dictionary is parsed strictly (exactly the
-// keys 'descr', 'fortran_order' and 'shape'; only '<f4' in C order, which is
-// what kb buffers hold); the element count is computed without overflow and
+// keys 'descr', 'fortran_order' and 'shape'; only '<f4', '<f2' and '<u2'
+// (bf16's bits) in C order, what kb buffers hold); the element count is computed without overflow and
 // checked against the bytes the file holds before anything is allocated.
 //
 //===----------------------------------------------------------------------===//
@@ -232,9 +232,12 @@ NpyArray readNpy(const std::string &path) {
   if (!readAll(f.fd, header.data(), headerLen))
     throw std::runtime_error(path + ": the file ends inside its .npy header");
   NpyHeader h = parseNpyHeader(header, path);
-  if (h.descr != "<f4")
-    throw std::runtime_error(path + ": dtype '" + h.descr +
-                             "'; kb-run reads float32 ('<f4') arrays only");
+  if (h.descr != "<f4" && h.descr != "<f2" && h.descr != "<u2")
+    throw std::runtime_error(
+        path + ": dtype '" + h.descr +
+        "'; kb-run reads float32 ('<f4'), float16 ('<f2') and bfloat16 bits "
+        "('<u2') arrays only");
+  const int64_t eb = h.descr == "<f4" ? 4 : 2;
   if (h.fortranOrder)
     throw std::runtime_error(path + ": kb-run reads C-order arrays only");
   // The element count, bounded by the bytes the file really holds: nothing
@@ -248,24 +251,56 @@ NpyArray readNpy(const std::string &path) {
   for (int64_t d : h.shape)
     if (d == 0)
       n = 0;
-  if (n < 0 || n * 4 != dataBytes)
+  if (n < 0 || n * eb != dataBytes)
     throw std::runtime_error(
-        path + ": shape " + shapeStr(h.shape) + " of float32 needs " +
+        path + ": shape " + shapeStr(h.shape) + " of " +
+        (eb == 4 ? "float32" : h.descr == "<f2" ? "float16" : "bfloat16 bits") +
+        " needs " +
         (n < 0 ? std::string("more bytes than the file holds")
-               : std::to_string(n * 4) + " bytes of data") +
+               : std::to_string(n * eb) + " bytes of data") +
         "; the file holds " + std::to_string(dataBytes));
   NpyArray a;
   a.shape = h.shape;
+  a.descr = h.descr;
   a.data.resize(static_cast<size_t>(n));
-  if (!readAll(f.fd, reinterpret_cast<char *>(a.data.data()),
-               static_cast<size_t>(n) * 4))
+  bool ok;
+  if (eb == 4) {
+    ok = readAll(f.fd, reinterpret_cast<char *>(a.data.data()),
+                 static_cast<size_t>(n) * 4);
+  } else {
+    std::vector<uint16_t> bits(static_cast<size_t>(n));
+    ok = readAll(f.fd, reinterpret_cast<char *>(bits.data()),
+                 static_cast<size_t>(n) * 2);
+    bool f16 = h.descr == "<f2";
+    for (size_t i = 0; ok && i < bits.size(); ++i)
+      a.data[i] = f16 ? f16ToFloat(bits[i]) : bf16ToFloat(bits[i]);
+  }
+  if (!ok)
     throw std::runtime_error(path + ": could not read its " +
                              std::to_string(n) + " elements");
   return a;
 }
 
+void fitNpyToType(NpyArray &a, DType t) {
+  if (a.descr == "<f4") {
+    for (float &v : a.data)
+      v = roundFloatTo(t, v);
+    return;
+  }
+  if (a.descr != npyDescr(t))
+    throw std::runtime_error(
+        std::string("a '") + a.descr + "' array (" +
+        (a.descr == "<f2" ? "float16" : "bfloat16 bits") + ") for a " +
+        dtypeName(t) + " buffer; give '<f4'" +
+        (isHalf(t) ? std::string(" or '") + npyDescr(t) + "'" : ""));
+}
+
+const char *npyDescr(DType t) {
+  return t == DType::F16 ? "<f2" : t == DType::BF16 ? "<u2" : "<f4";
+}
+
 void writeNpy(const std::string &path, const std::vector<int64_t> &shape,
-              const float *data) {
+              const float *data, DType t) {
   std::string dims;
   // The element count: zero where any dimension is zero (a shape such as
   // (2^32, 2^32, 0) reads as an empty array, and its product must not be
@@ -291,7 +326,8 @@ void writeNpy(const std::string &path, const std::vector<int64_t> &shape,
   if (shape.size() == 1)
     dims += ",";
   std::string header =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+      std::string("{'descr': '") + npyDescr(t) +
+      "', 'fortran_order': False, 'shape': (" + dims + "), }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
@@ -303,7 +339,14 @@ void writeNpy(const std::string &path, const std::vector<int64_t> &shape,
   char l[2] = {char(len & 0xff), char(len >> 8)};
   out.write(l, 2);
   out << header;
-  out.write(reinterpret_cast<const char *>(data), n * 4);
+  if (isHalf(t)) {
+    std::vector<uint16_t> bits(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      bits[i] = t == DType::F16 ? floatToF16(data[i]) : floatToBf16(data[i]);
+    out.write(reinterpret_cast<const char *>(bits.data()), n * 2);
+  } else {
+    out.write(reinterpret_cast<const char *>(data), n * 4);
+  }
   if (!out)
     throw std::runtime_error("failed writing " + path);
 }

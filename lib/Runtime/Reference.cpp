@@ -193,9 +193,65 @@ void softmaxRows(const HostTensor &x, HostTensor &out) {
 
 } // namespace
 
+void roundToType(HostTensor &t, DType type) {
+  if (!isHalf(type))
+    return;
+  const double unit = unitRoundoff(type), floor = subnormalHalfStep(type),
+               top = maxFinite(type);
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    double x = t.data[i], e = t.errAt(i);
+    if (e == 0) {
+      // An exact value (an input, a relu of one): the kernel's f32 value is
+      // this one, rounded once as the reference rounds it.
+      t.data[i] = roundTo(type, x);
+      if (std::isinf(t.data[i]) && std::isfinite(x)) {
+        if (t.err.empty())
+          t.err.assign(t.data.size(), 0.0);
+        t.err[i] = INFINITY; // rounds to inf: no comparison says more
+      }
+      continue;
+    }
+    // |fl16(x') - x| <= |fl16(x') - x'| + |x' - x| <= u (|x| + e) + e, and
+    // half a subnormal step below the normal range.
+    double m = std::fabs(x) + e;
+    t.err[i] = !std::isfinite(e) || m >= top ? INFINITY : e + unit * m + floor;
+  }
+}
+
+double withOutputRounding(double bound, double value, DType out) {
+  if (!isHalf(out))
+    return bound;
+  double m = std::fabs(value) + bound;
+  return m >= maxFinite(out)
+             ? INFINITY
+             : bound + unitRoundoff(out) * m + subnormalHalfStep(out);
+}
+
+static HostTensor evalOpF32(const ProgramOp &op,
+                            const std::vector<const HostTensor *> &in,
+                            int64_t indexOffset);
+
 HostTensor evalOp(const ProgramOp &op,
                   const std::vector<const HostTensor *> &in,
                   int64_t indexOffset) {
+  if (op.op == "kb.convert") {
+    if (in.size() != 1)
+      throw std::runtime_error("kb.convert: needs one input");
+    HostTensor out = *in[0];
+    roundToType(out, op.dtype);
+    return out;
+  }
+  HostTensor out = evalOpF32(op, in, indexOffset);
+  // 16-bit only at the store: arithmetic (and values kept in registers
+  // between fused ops) is f32.
+  if (op.toBuffer)
+    roundToType(out, op.dtype);
+  return out;
+}
+
+static HostTensor evalOpF32(const ProgramOp &op,
+                            const std::vector<const HostTensor *> &in,
+                            int64_t indexOffset) {
   if (in.empty())
     throw std::runtime_error(op.op + ": no inputs");
   const HostTensor &x = *in[0];
@@ -565,6 +621,13 @@ double matmulErrorBound(const MatmulEntry &e, int64_t k,
     // cuBLAS's operand rounding is not documented: truncation (2^-10 each)
     // is the worst it can be.
     rho = 0x1p-9 + 0x1p-20, acc = 2 * u, partial = e.partial8;
+  } else if (precision == "native") {
+    // f16/bf16 operands: their products are exact in fp32 (11 + 11 and
+    // 8 + 8 significand bits), accumulated in fp32 by truncating tensor-core
+    // adds, k16 per wgmma (within the k8 steps' partial sums).
+    rho = 0, acc = 2 * u, partial = e.partial8;
+  } else if (precision == "cublas-native") {
+    rho = 0, acc = 2 * u, partial = e.partial1; // any order
   } else if (precision == "cublas-ieee") {
     rho = 0, acc = 2 * u, partial = e.partial1; // any order, either rounding
   } else {

@@ -208,6 +208,11 @@ void EmitBundlePass::runOnOperation() {
       a.push_back(d);
     return a;
   };
+  // A data buffer's element type, as the manifest names it.
+  auto dtypeOf = [](Type t) -> std::string {
+    Type e = cast<MemRefType>(t).getElementType();
+    return e.isBF16() ? "bf16" : e.isF16() ? "f16" : "f32";
+  };
   for (BlockArgument arg : entry.getArguments()) {
     auto name =
         entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kb.name");
@@ -216,7 +221,7 @@ void EmitBundlePass::runOnOperation() {
     names[arg] = name.str();
     llvm::json::Object buf{{"name", name.str()},
                            {"shape", shapeOf(arg.getType())},
-                           {"dtype", "f32"},
+                           {"dtype", dtypeOf(arg.getType())},
                            {"role", role.str()}};
     if (role == "input")
       buf["init"] =
@@ -226,7 +231,8 @@ void EmitBundlePass::runOnOperation() {
   entry.walk([&](memref::AllocOp alloc) {
     auto name = alloc->getAttrOfType<StringAttr>("kb.name");
     names[alloc] = name.str();
-    // Intermediates (f32, "scratch"), or a kernel's i32 "workspace", which
+    // Intermediates ("scratch", of their tensor's type), or a kernel's i32
+    // "workspace", which
     // kb-run zero-fills once and the kernel leaves zero.
     // Or a TMA tensor map (128 bytes) that kb-run encodes for the buffer
     // it describes.
@@ -234,7 +240,9 @@ void EmitBundlePass::runOnOperation() {
     StringRef kind = role ? role.getValue() : "scratch";
     llvm::json::Object buf{{"name", name.str()},
                            {"shape", shapeOf(alloc.getType())},
-                           {"dtype", kind == "scratch" ? "f32" : "i32"},
+                           {"dtype", kind == "scratch"
+                                         ? dtypeOf(alloc.getType())
+                                         : std::string("i32")},
                            {"role", kind}};
     if (auto tm = alloc->getAttrOfType<DictionaryAttr>("kb.tensor_map")) {
       auto ints = [&](StringRef key) {

@@ -28,7 +28,7 @@ namespace {
 /// a wgmma tile (64 columns with a row-major B).
 int64_t tileThreads(const ConfigFields &f, bool transposeB) {
   int64_t bm = f.block[0], bn = f.block[1];
-  if (f.mma == MmaUnit::wgmma_tf32)
+  if (isWgmma(f.mma))
     return wgmmaThreads(bm, bn, transposeB, /*tma=*/false);
   // gemv: a warp per warp tile (its lanes split K), or a thread per
   // thread tile (a row-major B).
@@ -58,7 +58,7 @@ struct PromoteSharedMemoryPass
       return op.emitOpError() << "kb-promote-shared-memory needs the mma unit: "
                                  "run kb-select-mma first";
     bool tensorCores = isMmaSync(f.mma);
-    bool wgmma = f.mma == MmaUnit::wgmma_tf32;
+    bool wgmma = isWgmma(f.mma);
     int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
     int64_t k = mm.getLhs().getType().getShape().back();
     int64_t n = mm.getResult().getType().getShape().back();
@@ -105,7 +105,9 @@ struct PromoteSharedMemoryPass
     auto sharedBytes = [&](int64_t stages) {
       ConfigFields g = f;
       g.stages = stages;
-      return matmulSharedBytes(g.get(&getContext()), transposeB, n);
+      return matmulSharedBytes(
+          g.get(&getContext()), transposeB, n,
+          mm.getResult().getType().getElementType().isF32());
     };
     if (wgmma) {
       // wgmma reads 128-byte swizzled rows: no padding. Four stages (the
@@ -141,6 +143,20 @@ struct PromoteSharedMemoryPass
                << "mma = \"wgmma_tf32\" with a row-major B needs N % 4 == 0 "
                   "(TMA copies 16-byte aligned rows); N = "
                << n;
+      // The 16-bit kernel (wgmma_f16, wgmma_bf16) so far: B^T by TMA,
+      // C stored directly (kb-select-mma transposes a row-major B in front).
+      if (isWgmma16(f.mma)) {
+        std::string why;
+        if (f.copy != CopyKind::tma)
+          why = "copy = \"tma\"";
+        else if (!transposeB)
+          why = "B transposed (transpose_b)";
+        else if (f.store == StoreKind::tma)
+          why = "store = \"direct\"";
+        if (!why.empty())
+          return op.emitOpError() << "mma = \"" << nameOf(f.mma)
+                                  << "\" needs " << why << " so far";
+      }
       if (f.copy == CopyKind::tma)
         threads = wgmmaThreads(bm, bn, transposeB, /*tma=*/true);
       // store = "tma" (MatmulWgmma.cpp, the TMA-store epilogue): the
@@ -178,7 +194,9 @@ struct PromoteSharedMemoryPass
                                     : llvm::divideCeil(m, bm) *
                                           llvm::divideCeil(n, bn) * batch *
                                           std::max<int64_t>(f.split, 1);
-        f.stages = wgmmaDefaultStages(bm, bn, bk, transposeB,
+        // A 16-bit row of BK = 64 has the bytes of a tf32 row of 32.
+        f.stages = wgmmaDefaultStages(bm, bn, isWgmma16(f.mma) ? bk / 2 : bk,
+                                      transposeB,
                                       f.copy == CopyKind::tma, f.grid > 0, n,
                                       blocks, model, f.store == StoreKind::tma);
       }
@@ -278,7 +296,7 @@ struct PromoteSharedMemoryPass
     }
     // A wgmma block of 128 B^T rows with TMA may also run its producer as
     // a warpgroup (wgmmaThreadsAllowed).
-    bool otherWgmma = f.mma == MmaUnit::wgmma_tf32 && f.threads &&
+    bool otherWgmma = isWgmma(f.mma) && f.threads &&
                       wgmmaThreadsAllowed(bm, bn, transposeB,
                                           f.copy == CopyKind::tma, f.threads);
     if (f.threads && f.threads != threads && !otherWgmma)

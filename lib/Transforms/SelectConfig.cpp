@@ -59,14 +59,37 @@ int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
   return llvm::divideCeil(len, threads * vector) * vector;
 }
 
+/// Whether every tensor the kernel of `op` reads or writes is f16 or bf16.
+bool isAll16Bit(Operation *op) {
+  auto is16 = [](Type t) {
+    auto s = cast<ShapedType>(t);
+    return s.getElementType().isF16() || s.getElementType().isBF16();
+  };
+  return llvm::all_of(op->getOperandTypes(), is16) &&
+         llvm::all_of(op->getResultTypes(), is16);
+}
+bool hasDropout(Operation *op) {
+  bool found = isa<DropoutOp>(op);
+  op->walk([&](DropoutOp) { found = true; });
+  return found;
+}
+
 LogicalResult selectElementwise(Operation *op, ConfigFields &f,
                                 const TargetModel &model) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t last = type.getShape().back();
+  if (f.vector == 8 && !isAll16Bit(op))
+    return op->emitOpError() << "config asks for vector width 8, which is for "
+                                "kernels whose tensors are all 16-bit (16 "
+                                "bytes an access)";
   if (f.vector && last % f.vector != 0)
     return op->emitOpError() << "config asks for vector width " << f.vector
                              << ", which needs the last dimension (" << last
                              << ") to be a multiple of it";
+  // A chain whose buffers are all 16-bit, without dropout (whose Philox
+  // draws serve four elements), reads 8 of them a 16-byte access.
+  if (!f.vector && last % 8 == 0 && isAll16Bit(op) && !hasDropout(op))
+    f.vector = 8;
   fillElementwiseDefaults(f, last);
   return success();
 }
@@ -76,6 +99,10 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = type.getShape().back();
   int64_t maxThreads = model.maxThreadsPerBlock;
+  if (f.vector == 8 && !isAll16Bit(op))
+    return op->emitOpError() << "config asks for vector width 8, which is for "
+                                "kernels whose tensors are all 16-bit (16 "
+                                "bytes an access)";
   // Rows that are not a multiple of 4 long: an unfused softmax reads them as
   // aligned 16-byte chunks with masked edges (vector = 4) in the registers
   // and split_shared strategies; other strategies take narrower accesses.
@@ -130,8 +157,11 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     return SoftmaxStrategy::online;
   };
   bool autoVector = !f.vector, autoStrategy = !f.strategy;
+  // 16-bit rows a multiple of 8 long: 8 values a 16-byte access.
   if (autoVector)
-    f.vector = unfused ? 4 : widestVector(n);
+    f.vector = n % 8 == 0 && isAll16Bit(op) ? 8
+               : unfused                    ? 4
+                                            : widestVector(n);
   if (autoStrategy)
     f.strategy = chooseStrategy();
   if (n % f.vector != 0 && !alignedChunksAllowed()) {
@@ -369,7 +399,7 @@ struct SelectConfigPass
       // or 8; kb-lower-to-gpu checks the rest).
       bool wgmmaPair = *kind == KernelKind::Matmul &&
                        isWgmmaClusterSize(f.cluster) &&
-                       f.mma == MmaUnit::wgmma_tf32 &&
+                       isWgmma(f.mma) &&
                        f.copy != CopyKind::cp_async;
       if (succeeded(ok) && f.cluster > 1 && !wgmmaPair &&
           !(*kind == KernelKind::Softmax &&

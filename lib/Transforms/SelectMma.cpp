@@ -23,8 +23,12 @@ namespace {
 
 /// wgmma copies A and B^T by TMA (or 16-byte cp.async), which needs rows
 /// whose pitch is a multiple of 16 bytes: K % 4 == 0, or a kb.pad in front.
+/// The operands' element size: 4 (f32) or 2 (f16, bf16).
+int64_t elemBytes(MatmulOp mm) {
+  return mm.getLhs().getType().getElementType().getIntOrFloatBitWidth() / 8;
+}
 bool kAligned(MatmulOp mm) {
-  return mm.getLhs().getType().getShape().back() % 4 == 0;
+  return mm.getLhs().getType().getShape().back() % (16 / elemBytes(mm)) == 0;
 }
 
 /// tf32 wgmma reads both operands K-major. A row-major B gets a kb.transpose
@@ -50,7 +54,9 @@ LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
   if (mm.getTransposeB())
     return success();
   int64_t k = getMatmulLogicalK(mm);
-  bool pad = k % kBTRowPad != 0;
+  // 32 floats or 64 16-bit values: one 128-byte line.
+  int64_t rowPad = kBTRowPad * 4 / elemBytes(mm);
+  bool pad = k % rowPad != 0;
   auto transposeOf = [&](Value v) {
     Value &t = transposed[v];
     if (!t) {
@@ -58,11 +64,11 @@ LogicalResult makeBKMajor(Operation *kernel, MatmulOp mm,
       SmallVector<int64_t> shape(type.getShape());
       std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
       if (pad)
-        shape.back() = llvm::alignTo(shape.back(), kBTRowPad);
+        shape.back() = llvm::alignTo(shape.back(), rowPad);
       OpBuilder b(kernel);
       t = TransposeOp::create(
           b, mm.getLoc(), RankedTensorType::get(shape, type.getElementType()),
-          v, pad ? b.getI64IntegerAttr(kBTRowPad) : nullptr, nullptr);
+          v, pad ? b.getI64IntegerAttr(rowPad) : nullptr, nullptr);
     }
     return t;
   };
@@ -108,16 +114,18 @@ bool padsFeasible(Operation *kernel, MatmulOp mm) {
 void padRows(Operation *kernel, MatmulOp mm, DenseMap<Value, Value> &padded) {
   if (kAligned(mm))
     return;
+  // 32 floats or 64 16-bit values: one 128-byte line.
+  int64_t rowPad = kRowPad * 4 / elemBytes(mm);
   auto padOf = [&](Value v) {
     Value &p = padded[v];
     if (!p) {
       auto type = cast<RankedTensorType>(v.getType());
       SmallVector<int64_t> shape(type.getShape());
-      shape.back() = llvm::alignTo(shape.back(), kRowPad);
+      shape.back() = llvm::alignTo(shape.back(), rowPad);
       OpBuilder b(kernel);
       p = PadOp::create(b, mm.getLoc(),
                         RankedTensorType::get(shape, type.getElementType()), v,
-                        b.getI64IntegerAttr(kRowPad), nullptr);
+                        b.getI64IntegerAttr(rowPad), nullptr);
     }
     return p;
   };
@@ -136,7 +144,7 @@ void padRows(Operation *kernel, MatmulOp mm, DenseMap<Value, Value> &padded) {
   // already padded to 32 by kb.transpose.
   int64_t bRow =
       cast<RankedTensorType>(mm.getRhs().getType()).getShape().back();
-  if (bRow % 4)
+  if (bRow % (16 / elemBytes(mm)))
     padOperand(mm.getRhsMutable());
   padOperand(mm.getLhsMutable());
   int64_t k = mm.getLhs().getType().getShape().back();
@@ -262,8 +270,44 @@ MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
                : MmaUnit::mma_sync_tf32;
   case Precision::tf32x3:
     return MmaUnit::mma_sync_tf32x3;
+  case Precision::native: // 16-bit operands: select16
+    break;
   }
   llvm_unreachable("unknown precision");
+}
+
+/// A 16-bit matmul (precision native): wgmma in its type on sm_90a, the
+/// only unit kb has for it (16-bit mma.sync is not built). Its operands
+/// get what the wgmma kernel reads: B^T (a kb.transpose in front of a
+/// row-major B) and rows of 16-byte pitch (a kb.pad where K % 8 != 0).
+LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
+                       const TargetModel &model,
+                       DenseMap<Value, Value> &transposed,
+                       DenseMap<Value, Value> &padded) {
+  Type t = mm.getLhs().getType().getElementType();
+  MmaUnit unit = t.isBF16() ? MmaUnit::wgmma_bf16 : MmaUnit::wgmma_f16;
+  if (f.mma && *f.mma != unit)
+    return op.emitOpError()
+           << "config asks for mma \"" << nameOf(f.mma) << "\", but a " << t
+           << " matmul computes on \"" << stringifyMmaUnit(unit)
+           << "\" (tensor cores in " << t << ", f32 accumulation)";
+  if (!model.hasWgmma)
+    return op.emitOpError()
+           << "a " << t << " matmul needs chip sm_90a (mma = \""
+           << stringifyMmaUnit(unit)
+           << "\"; 16-bit mma.sync is not built yet); the target is "
+           << model.chip;
+  f.mma = unit;
+  Blocker blocker = prepareWgmmaOperands(&op, mm, transposed, padded);
+  if (blocker == Blocker::BReadTwice)
+    return op.emitOpError()
+           << "a " << t << " matmul reads B^T (K-major) so far, and B is a "
+              "fusion input that other ops of the fusion also read, so it "
+              "cannot be transposed in front of it";
+  if (blocker == Blocker::AReadTwice)
+    return op.emitOpError() << "a " << t << " matmul reads rows 16-byte "
+                            << "pitched; " << kAReadTwice;
+  return success();
 }
 
 struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
@@ -298,6 +342,12 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       if (db && failed(applyTuningEntry(&op, *db, model->chip)))
         return signalPassFailure();
       ConfigFields f = ConfigFields::from(getConfig(&op));
+      if (mm.getPrecision() == Precision::native) {
+        if (failed(select16(op, mm, f, *model, transposed, padded)))
+          return signalPassFailure();
+        setConfig(&op, f.get(&getContext()));
+        continue;
+      }
       bool autoMma = !f.mma;
       if (!f.mma) {
         f.mma = unitFor(mm, f, *model);

@@ -56,7 +56,7 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
 }
 
 int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
-                                    int64_t n) {
+                                    int64_t n, bool cF32) {
   if (!config || config.getBlock().size() != 3)
     return 0;
   auto b = config.getBlock();
@@ -68,14 +68,16 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
   // gemv reads its operands from global memory (L1 and L2 keep the few).
   if (config.getMma() == MmaUnit::gemv)
     return gemvSharedBytes(bm, bn, bk, config.getThread());
-  if (config.getMma() == MmaUnit::wgmma_tf32)
-    return wgmmaSharedBytes(bm, bn, bk, stages,
-                            config.getCopy() == CopyKind::tma,
-                            wgmmaStagingBytes(
-                                bm, bn, bk, stages, transposeB,
-                                config.getCopy() == CopyKind::tma,
-                                config.getGrid() > 0, n,
-                                config.getStore() == StoreKind::tma));
+  if (isWgmma(config.getMma())) {
+    int64_t elemBytes = isWgmma16(config.getMma()) ? 2 : 4;
+    return wgmmaSharedBytes(
+        bm, bn, bk, stages, config.getCopy() == CopyKind::tma,
+        wgmmaStagingBytes(bm, bn, bk, stages, transposeB,
+                          config.getCopy() == CopyKind::tma,
+                          config.getGrid() > 0, n,
+                          config.getStore() == StoreKind::tma, elemBytes, cF32),
+        elemBytes);
+  }
   if (isMmaSync(config.getMma())) {
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
     // BK rows of BN + padB, or BN rows of BK + padA when transposed and
@@ -173,7 +175,7 @@ int64_t mlir::kb::wgmmaDefaultStages(int64_t bm, int64_t bn, int64_t bk,
   // drops a block an SM the grid would use, 64 x 128 was faster in 2 of 22
   // (1.189) and 128 x 64 in 1 of 21 (1.263). 128 x 64 is left at four even
   // in small grids: 7 of 13 faster, 1.004, up to 9.5% slower. (Counts:
-  // bench/tune_stage_pairs.py over tune5 and tune6; tune7's held-out
+  // bench/tune/stage_pairs.py over tune5 and tune6; tune7's held-out
   // programs, measured after this rule, add 17 of 20 groups on its side.) Larger stages
   // gained nothing (run 18: 128 x 192 1.4% and 192 x 160 0.5% slower).
   if ((bm + bn) * bk * 4 > 32768 || sharedBytes(5) > model.maxSharedPerBlock)

@@ -573,7 +573,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   int64_t batch = shape.size() == 3 ? shape[0] : 1;
   int64_t k = mm.getLhs().getType().getShape().back();
   bool tensorCores = isMmaSync(f.mma);
-  bool wgmma = f.mma == MmaUnit::wgmma_tf32;
+  bool wgmma = isWgmma(f.mma);
   if (!f.mma)
     return op->emitOpError()
            << "kb-tile needs the mma unit: run kb-select-mma first";
@@ -584,8 +584,14 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   };
   // Set where kb-tile chose the tile and split together (few output tiles).
   bool splitChosen = false;
-  MatmulShape ms{m, n, k, batch, sms, mm.getTransposeB(),
-                 mm.getPaddedB(), op != mm.getOperation()};
+  // A 16-bit wgmma tile's row is BK = 64 elements, the 128 bytes of a tf32
+  // row of 32: its rules run on K in those units (K / 2), and it is not
+  // split (split-K, stream-K and the cluster reduce have no 16-bit form
+  // yet).
+  bool half = isWgmma16(f.mma);
+  int64_t lineK = half ? 64 : 32;
+  MatmulShape ms{m, n, half ? (k + 1) / 2 : k, batch, sms,
+                 mm.getTransposeB(), mm.getPaddedB(), op != mm.getOperation()};
   bool defaultTile = f.block.empty();
   if (defaultTile) {
     if (wgmma)
@@ -594,7 +600,18 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       defaultMmaSyncTile(ms, f);
     else
       defaultFfmaTile(ms, f);
+    if (half) {
+      f.block[2] = lineK;
+      f.split = 0;
+      f.reduce = std::nullopt;
+      splitChosen = true;
+    }
   }
+  if (half && (f.split > 1 || f.reduce))
+    return op->emitOpError()
+           << "a 16-bit matmul is not split yet: split and reduce do not "
+              "apply to mma = \""
+           << nameOf(f.mma) << "\"";
   if (f.block.size() != 3)
     return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "
                              << f.block.size() << " sizes";
@@ -602,17 +619,19 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   int64_t threads;
   bool transB = mm.getTransposeB();
   if (wgmma) {
-    if (transB && (bm % 64 || bn % 8 || bn > 256 || bk != 32))
+    if (transB && (bm % 64 || bn % 8 || bn > 256 || bk != lineK))
       return op->emitOpError()
              << "wgmma tiles need BM a multiple of 64 (one warpgroup per 64 "
-                "rows), BN a multiple of 8 up to 256 and BK = 32; got block = ["
-             << bm << ", " << bn << ", " << bk << "]";
-    if (!transB && (bn % 64 || bm % 8 || bm > 256 || bk != 32))
+                "rows), BN a multiple of 8 up to 256 and BK = "
+             << lineK << "; got block = [" << bm << ", " << bn << ", " << bk
+             << "]";
+    if (!transB && (bn % 64 || bm % 8 || bm > 256 || bk != lineK))
       return op->emitOpError()
              << "wgmma tiles with a row-major B need BN a multiple of 64 (one "
                 "warpgroup per 64 columns), BM a multiple of 8 up to 256 and "
-                "BK = 32; got block = ["
-             << bm << ", " << bn << ", " << bk << "]";
+                "BK = "
+             << lineK << "; got block = [" << bm << ", " << bn << ", " << bk
+             << "]";
     // One warpgroup per 64 rows (columns with a row-major B), and with TMA
     // a producer warp (a config that names copy = "tma" already;
     // kb-promote-shared-memory adds it when it picks TMA itself).
@@ -697,7 +716,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
              << "#kb.config split = " << f.split << " leaves a chunk of the "
              << kTiles << " k tiles (K = " << k << ", BK = " << bk << ") empty";
   }
-  if (defaultTile && wgmma)
+  if (defaultTile && wgmma && !half)
     pairRule(ms, f);
   // A persistent grid (#kb.config grid, MatmulWgmma.cpp): one block an SM
   // walking the output tiles, its producer copying the next tile's first k

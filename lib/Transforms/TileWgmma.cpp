@@ -63,7 +63,7 @@ static bool mediumRule(const MatmulShape &s, ConfigFields &f) {
 /// 128-byte lines, and the kernel waits on L2 requests. Clusters of 4
 /// blocks of one column of tiles share B's tile by multicast (each copies
 /// a quarter of it: cuBLAS's medium kernels run in clusters of 8, with 41%
-/// fewer L2 sectors than kb's, 2026-12-03-medium-rule/ncu-summary.txt).
+/// fewer L2 sectors than kb's, 2026-12-03-medium-rule/raw.tar.xz:ncu-summary.txt).
 /// Measured against the default, interleaved, same call
 /// (bench/results/2026-12-03-clusters, calls 1 and 2; docs/shapes.md
 /// "Clusters on the medium shapes"):

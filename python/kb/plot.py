@@ -1,6 +1,8 @@
 """Plots of kb's results: python3 -m kb.plot REPORT.json -o FIG.png
 
 REPORT.json is any of:
+  - a kb.bench suite report (`python3 -m kb.bench --suite NAME`): kb's
+    speed-up over the strongest peer per program, and the geometric mean;
   - a kb.bench report (`python3 -m kb.bench ... --json`): a roofline of each
     kernel (arithmetic intensity against its achieved FLOP/s, placed under
     the ceilings of the unit it uses: the copy bandwidth and the FFMA or
@@ -207,6 +209,43 @@ def draw(report, out: Path, title: str = "") -> Path:
     return out
 
 
+def draw_suite(report, out: Path, title: str = "") -> Path:
+    """A kb.bench suite report: kb's speed-up over the strongest peer per
+    program (and over kb's unfused bundle where there is one), a line at
+    1x and the geometric mean."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in report.get("rows", []) if r.get("speedup")]
+    if not rows:
+        raise KbError("the report holds no program timed against a peer (nothing to plot)")
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(rows) + 2), 5))
+    xs = range(len(rows))
+    ax.bar(xs, [r["speedup"] for r in rows], 0.6, label="vs the strongest peer", color="tab:blue")
+    unf = [(i, r["vs_unfused"]) for i, r in enumerate(rows) if r.get("vs_unfused")]
+    if unf:
+        ax.scatter([i for i, _ in unf], [v for _, v in unf], marker="_", s=200, color="tab:orange",
+                   label="vs kb unfused", zorder=3)
+    ax.axhline(1.0, color="black", lw=0.8)
+    g = report.get("summary", {}).get("geomean_speedup")
+    if g:
+        ax.axhline(g, color="tab:green", lw=1, ls="--", label=f"geometric mean {g:.3f}x")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([r["name"] for r in rows], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("kb speed-up (peer time / kb time)")
+    ax.legend(fontsize=8)
+    dev = report.get("device", "")
+    fig.suptitle(title or f"kb.bench --suite {report.get('suite', '')}{(' on ' + dev) if dev else ''}",
+                 fontsize=11)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m kb.plot", description="roofline and speed-up plots from a kb report")
     ap.add_argument("report", help="a kb.bench --json report, a kb-run --json report, or kb_results.json")
@@ -215,7 +254,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         report = json.loads(Path(args.report).read_text())
-        out = draw(report, Path(args.output), args.title)
+        if isinstance(report, dict) and report.get("tool") == "kb.bench.suite":
+            out = draw_suite(report, Path(args.output), args.title)
+        else:
+            out = draw(report, Path(args.output), args.title)
     except (KbError, OSError, json.JSONDecodeError) as e:
         print(f"kb.plot: {e}", file=sys.stderr)
         return 1

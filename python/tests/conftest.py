@@ -1,10 +1,12 @@
-"""Fixtures: kb-opt (the checkout's build/bin, PATH or KB_OPT) and whether
+"""Fixtures: kb-opt (the checkout's build/bin, PATH or KB_OPT), whether
 a CUDA toolkit with libdevice is present (kb-compile links exp, erf, tanh
-from it). Tests that need one skip, saying why, when it is absent."""
+from it), and recorded bench/results runs unpacked. Tests that need one
+skip, saying why, when it is absent."""
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,26 @@ def _toolkit():
         if os.environ.get(v) and (Path(os.environ[v]) / "nvvm/libdevice/libdevice.10.bc").is_file():
             return True
     return Path("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc").is_file()
+
+
+def recorded_run(run, dest):
+    """A bench/results run folder as it was recorded: its tracked text, and
+    the rest unpacked from its raw.tar.xz, under dest/run."""
+    out = Path(dest) / run
+    shutil.copytree(ROOT / "bench" / "results" / run, out, dirs_exist_ok=True)
+    arc = out / "raw.tar.xz"
+    if arc.is_file():
+        with tarfile.open(arc) as t:
+            try:
+                t.extractall(out, filter="data")
+            except TypeError:  # a Python without extraction filters
+                t.extractall(out)
+    return out
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    return lambda run: recorded_run(run, tmp_path / "recorded")
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """bench/ab_report.py: the interleaved A/B's ratios, on the stored H200
-call (bench/results/2026-12-02-cluster/call4, where no effect stood out of
+call (bench/results/2026-12-02-cluster/raw.tar.xz:call4, where no effect stood out of
 the runs' own spread) and on made-up kb-run reports with a clear one."""
 import importlib.util
 import json
@@ -12,8 +12,8 @@ ab_report = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ab_report)
 
 
-def test_stored_call_shows_nothing_outside_the_spread():
-    rows = ab_report.pairs(ab_report.load(str(ROOT / "bench" / "results" / "2026-12-02-cluster" / "call4")))
+def test_stored_call_shows_nothing_outside_the_spread(recorded):
+    rows = ab_report.pairs(ab_report.load(str(recorded("2026-12-02-cluster") / "call4")))
     assert len(rows) == 7
     square = next(r for r in rows if r["base"] == "shape-square-4096x4096x4096-bt-sm90a")
     # rep 1: 0.37773 / 0.38138, rep 2: 0.38650 / 0.38163 (times.json)

@@ -7,14 +7,13 @@ import pytest
 
 pytest.importorskip("matplotlib")
 from kb import plot  # noqa: E402
-from conftest import ROOT  # noqa: E402
 
-KBRUN = ROOT / "bench" / "results" / "2026-12-01-run4" / "kb_results.json"
+KBRUN_RUN = "2026-12-01-run4"  # its kb_results.json, from raw.tar.xz
 BENCH = Path(__file__).parent / "data" / "bench_report_fixture.json"
 
 
-def test_kbrun_report_set_points_come_from_the_report():
-    reports = json.loads(KBRUN.read_text())
+def test_kbrun_report_set_points_come_from_the_report(recorded):
+    reports = json.loads((recorded(KBRUN_RUN) / "kb_results.json").read_text())
     pts, ceil, bars = plot.points_from_kbrun(reports)
     names = {p["label"] for p in pts}
     assert "matmul-tf32-4096-sm90a" in names
@@ -37,16 +36,17 @@ def test_bench_report_points():
     assert all(name != "broken" for name, _ in bars)
 
 
-@pytest.mark.parametrize("src", [KBRUN, BENCH])
-def test_cli_draws_a_png(tmp_path, src):
+@pytest.mark.parametrize("which", ["kb-run", "bench"])
+def test_cli_draws_a_png(tmp_path, recorded, which):
+    src = recorded(KBRUN_RUN) / "kb_results.json" if which == "kb-run" else BENCH
     out = tmp_path / "fig.png"
     assert plot.main([str(src), "-o", str(out)]) == 0
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000
 
 
-def test_single_kbrun_report(tmp_path):
-    reports = json.loads(KBRUN.read_text())
+def test_single_kbrun_report(tmp_path, recorded):
+    reports = json.loads((recorded(KBRUN_RUN) / "kb_results.json").read_text())
     one = tmp_path / "one.json"
     one.write_text(json.dumps(reports["softmax-8192x32768"]))
     assert plot.main([str(one), "-o", str(tmp_path / "one.png")]) == 0

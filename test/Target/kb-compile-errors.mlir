@@ -70,7 +70,7 @@ func.func @in_if(%x: tensor<4x8xf32>, %c: i1) -> tensor<4x8xf32> {
 // -----
 
 // invalid/arg_dynamic_unused.mlir: recorded as shape [-9223372036854775808].
-// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<?xf32>' must have a static shape; kb buffers are static-shaped f32 tensors}}
+// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<?xf32>' must have a static shape; kb buffers are static-shaped f32, f16 or bf16 tensors}}
 func.func @f(%x: tensor<4x8xf32>, %y: tensor<?xf32>) -> tensor<4x8xf32> {
   %0 = kb.relu %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
@@ -79,7 +79,7 @@ func.func @f(%x: tensor<4x8xf32>, %y: tensor<?xf32>) -> tensor<4x8xf32> {
 // -----
 
 // invalid/arg_i32_unused.mlir: recorded as f32.
-// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<4x8xi32>' has element type i32; kb computes on f32 only; kb buffers are static-shaped f32 tensors}}
+// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<4x8xi32>' has element type i32; kb's tensors are f32, f16 or bf16; kb buffers are static-shaped f32, f16 or bf16 tensors}}
 func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xi32>) -> tensor<4x8xf32> {
   %0 = kb.relu %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
@@ -88,7 +88,7 @@ func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xi32>) -> tensor<4x8xf32> {
 // -----
 
 // invalid/arg_rank0_unused.mlir: recorded as shape [].
-// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<f32>' must have rank >= 1; kb buffers are static-shaped f32 tensors}}
+// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<f32>' must have rank >= 1; kb buffers are static-shaped f32, f16 or bf16 tensors}}
 func.func @f(%x: tensor<4x8xf32>, %y: tensor<f32>) -> tensor<4x8xf32> {
   %0 = kb.relu %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
@@ -97,7 +97,7 @@ func.func @f(%x: tensor<4x8xf32>, %y: tensor<f32>) -> tensor<4x8xf32> {
 // -----
 
 // invalid/arg_zero_unused.mlir: recorded as shape [0].
-// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<0xf32>' must not be empty (a zero dimension); kb buffers are static-shaped f32 tensors}}
+// expected-error @+1 {{'func.func' op argument #1 of type 'tensor<0xf32>' must not be empty (a zero dimension); kb buffers are static-shaped f32, f16 or bf16 tensors}}
 func.func @f(%x: tensor<4x8xf32>, %y: tensor<0xf32>) -> tensor<4x8xf32> {
   %0 = kb.relu %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
@@ -105,7 +105,7 @@ func.func @f(%x: tensor<4x8xf32>, %y: tensor<0xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #1 of type 'memref<4xf32>' is not a ranked tensor; kb buffers are static-shaped f32 tensors}}
+// expected-error @+1 {{'func.func' op argument #1 of type 'memref<4xf32>' is not a ranked tensor; kb buffers are static-shaped f32, f16 or bf16 tensors}}
 func.func @memref_arg(%x: tensor<4x8xf32>, %y: memref<4xf32>) -> tensor<4x8xf32> {
   %0 = kb.relu %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>

@@ -265,3 +265,24 @@ func.func @cluster_on_ieee_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) 
   %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<cluster = 2>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+// 16-bit tensors: 8 values a 16-byte access (an elementwise chain without
+// dropout, a softmax whose rows are a multiple of 8 long).
+// CHECK-LABEL: func.func @half_vectors
+// CHECK: kb.gelu {{.*}}vector = 8
+// CHECK: kb.softmax {{.*}}vector = 8
+func.func @half_vectors(%x: tensor<64x1024xbf16>) -> tensor<64x1024xbf16> {
+  %0 = kb.gelu %x approx(tanh) : tensor<64x1024xbf16>
+  %1 = kb.softmax %0 : tensor<64x1024xbf16>
+  return %1 : tensor<64x1024xbf16>
+}
+
+// -----
+
+func.func @vector8_f32(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  // expected-error @+1 {{config asks for vector width 8, which is for kernels whose tensors are all 16-bit (16 bytes an access)}}
+  %0 = kb.relu %x {config = #kb.config<vector = 8>} : tensor<64x1024xf32>
+  return %0 : tensor<64x1024xf32>
+}

@@ -2,7 +2,9 @@
 //
 // The legacy cuBLAS call kb-run has always timed, cublasGemmEx with a 32 MiB
 // workspace, and cuBLASLt's top heuristic candidates with the same
-// workspace, each timed alone on the same operands. Row-major C = A B is
+// workspace, each timed alone on the same operands; for 16-bit operands the
+// same three with CUDA_R_16BF / CUDA_R_16F inputs, CUBLAS_COMPUTE_32F and
+// the bundle's result type. Row-major C = A B is
 // column-major C^T = B^T A^T, so the libraries' "A" is kb's B.
 //
 //===----------------------------------------------------------------------===//
@@ -32,9 +34,9 @@ using Preference =
 
 /// A column-major rows x cols layout with leading dimension ld, `batch`
 /// matrices `stride` elements apart.
-void makeLayout(Layout &l, uint64_t rows, uint64_t cols, int64_t ld,
-                int64_t batch, int64_t stride) {
-  checkLt(cublasLtMatrixLayoutCreate(&l.v, CUDA_R_32F, rows, cols, ld),
+void makeLayout(Layout &l, cudaDataType_t type, uint64_t rows, uint64_t cols,
+                int64_t ld, int64_t batch, int64_t stride) {
+  checkLt(cublasLtMatrixLayoutCreate(&l.v, type, rows, cols, ld),
           "cublasLtMatrixLayoutCreate");
   if (batch > 1) {
     int32_t count = static_cast<int32_t>(batch);
@@ -74,43 +76,53 @@ GemmRoutes::timeAll(const std::string &precision, const MatmulDims &d,
                     int minRuns, double minMillis, DeviceBuffer *flush,
                     int batch) {
   bool tf32 = precision == "tf32";
+  // native: the 16-bit operands' routes (fp32 compute, the bundle's result
+  // type); otherwise fp32 operands and result.
+  bool native = precision == "native";
+  cudaDataType_t tIn = native ? cudaTypeOf(d.in) : CUDA_R_32F,
+                 tOut = native ? cudaTypeOf(d.out) : CUDA_R_32F;
+  std::string label = native ? std::string(" ") + dtypeName(d.in) + " in, " +
+                                   dtypeName(d.out) + " out, 32F"
+                      : tf32 ? " FAST_TF32"
+                             : " 32F";
   std::vector<GemmRoute> routes;
   auto time = [&](const std::string &name, const std::function<void()> &body) {
     routes.push_back(
         {name, timeWithEvents(body, warmup, minRuns, minMillis, flush, batch)});
   };
   float alpha = 1.0f, beta = 0.0f;
-  auto *A = reinterpret_cast<const float *>(a);
-  auto *B = reinterpret_cast<const float *>(b);
-  auto *C = reinterpret_cast<float *>(c);
+  auto *A = reinterpret_cast<const void *>(a);
+  auto *B = reinterpret_cast<const void *>(b);
+  auto *C = reinterpret_cast<void *>(c);
   cublasOperation_t opB = d.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   int64_t ldb = d.transB ? d.ldbT : d.n;
   int64_t strideB = d.transB ? d.n * d.ldbT : d.k * d.n;
 
   // 1. The call kb-run's checks make (strided-batched, library workspace).
-  time(std::string("cublasSgemmStridedBatched") +
-           (tf32 ? ", TF32 math mode" : ", pedantic"),
-       [&] { runCublasGemm(plain_, tf32 ? "tf32" : "ieee", d, a, b, c); });
+  time(native ? "cublasGemmStridedBatchedEx" + label + ", library workspace"
+              : std::string("cublasSgemmStridedBatched") +
+                    (tf32 ? ", TF32 math mode" : ", pedantic"),
+       [&] { runCublasGemm(plain_, precision == "tf32x3" ? "ieee" : precision,
+                           d, a, b, c); });
 
   // 2. cublasGemmEx (the plain entry point for one matrix) with a workspace.
   cublasComputeType_t compute =
       tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   time(
       std::string(d.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
-          (tf32 ? " FAST_TF32" : " 32F") + ", 32 MiB workspace",
+          label + ", 32 MiB workspace",
       [&] {
         if (d.batch > 1)
           checkCublas(cublasGemmStridedBatchedEx(
                           withWorkspace_, opB, CUBLAS_OP_N, d.n, d.m, d.k,
-                          &alpha, B, CUDA_R_32F, ldb, strideB, A, CUDA_R_32F,
-                          d.k, d.m * d.k, &beta, C, CUDA_R_32F, d.n, d.m * d.n,
-                          d.batch, compute, CUBLAS_GEMM_DEFAULT),
+                          &alpha, B, tIn, ldb, strideB, A, tIn, d.k, d.m * d.k,
+                          &beta, C, tOut, d.n, d.m * d.n, d.batch, compute,
+                          CUBLAS_GEMM_DEFAULT),
                       "cublasGemmStridedBatchedEx");
         else
           checkCublas(cublasGemmEx(withWorkspace_, opB, CUBLAS_OP_N, d.n, d.m,
-                                   d.k, &alpha, B, CUDA_R_32F, ldb, A,
-                                   CUDA_R_32F, d.k, &beta, C, CUDA_R_32F, d.n,
-                                   compute, CUBLAS_GEMM_DEFAULT),
+                                   d.k, &alpha, B, tIn, ldb, A, tIn, d.k, &beta,
+                                   C, tOut, d.n, compute, CUBLAS_GEMM_DEFAULT),
                       "cublasGemmEx");
       });
 
@@ -127,11 +139,11 @@ GemmRoutes::timeAll(const std::string &precision, const MatmulDims &d,
           "cublasLtMatmulDescSetAttribute(TRANSB)");
   Layout la, lb, lc;
   if (d.transB)
-    makeLayout(la, d.k, d.n, d.ldbT, d.batch, strideB);
+    makeLayout(la, tIn, d.k, d.n, d.ldbT, d.batch, strideB);
   else
-    makeLayout(la, d.n, d.k, d.n, d.batch, strideB);
-  makeLayout(lb, d.k, d.m, d.k, d.batch, d.m * d.k);
-  makeLayout(lc, d.n, d.m, d.n, d.batch, d.m * d.n);
+    makeLayout(la, tIn, d.n, d.k, d.n, d.batch, strideB);
+  makeLayout(lb, tIn, d.k, d.m, d.k, d.batch, d.m * d.k);
+  makeLayout(lc, tOut, d.n, d.m, d.n, d.batch, d.m * d.n);
   Preference pref;
   checkLt(cublasLtMatmulPreferenceCreate(&pref.v),
           "cublasLtMatmulPreferenceCreate");
@@ -157,8 +169,7 @@ GemmRoutes::timeAll(const std::string &precision, const MatmulDims &d,
                          kWorkspaceBytes, nullptr) != CUBLAS_STATUS_SUCCESS)
         continue;
       time("cublasLt heuristic #" + std::to_string(i + 1) + " of " +
-               std::to_string(returned) + (tf32 ? " FAST_TF32" : " 32F") +
-               ", 32 MiB workspace",
+               std::to_string(returned) + label + ", 32 MiB workspace",
            [&] {
              checkLt(cublasLtMatmul(lt_, desc.v, &alpha, B, la.v, A, lb.v,
                                     &beta, C, lc.v, C, lc.v, algo,

@@ -44,7 +44,8 @@ public:
   GemmRoutes &operator=(const GemmRoutes &) = delete;
 
   /// Every route for `precision` ("ieee": strict fp32; "tf32": TF32 tensor
-  /// cores allowed) at `d`, on row-major A, B (or B^T when d.transB) and C,
+  /// cores allowed; "native": d.in operands, fp32 compute, d.out result) at
+  /// `d`, on row-major A, B (or B^T when d.transB) and C,
   /// each timed with timeWithEvents; fastest first. Routes the library
   /// refuses for the shape are left out; at least the legacy call remains.
   std::vector<GemmRoute> timeAll(const std::string &precision,

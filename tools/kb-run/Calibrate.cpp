@@ -64,7 +64,8 @@ std::vector<UnitBundle> parseUnitBundles(const std::vector<std::string> &args) {
       throw InputError("--unit-bundle " + a + ": expected UNIT=BUNDLE_DIR");
     if (unitCeiling(unit, nullptr, true).tflops <= 0)
       throw InputError("--unit-bundle " + a + ": unknown unit '" + unit +
-                       "' (ffma, mma_sync_tf32, mma_sync_tf32x3, wgmma_tf32)");
+                       "' (ffma, mma_sync_tf32, mma_sync_tf32x3, wgmma_tf32, "
+                       "wgmma_bf16, wgmma_f16)");
     for (const UnitBundle &u : out)
       if (u.unit == unit)
         throw InputError("--unit-bundle: " + unit + " given twice");
@@ -119,6 +120,27 @@ json measureCeilings(const DeviceInfo &dev, const Options &o) {
         {"source", std::string(prec == "ieee" ? "cuBLAS fp32" : "cuBLAS TF32") +
                        " 8192^3 (" + unit + "), best of " +
                        std::to_string(all.size()) + " routes: " + best.name}};
+  }
+  // The 16-bit tensor cores (wgmma f16/bf16 on Hopper): cuBLAS at 8192^3,
+  // 16-bit operands and result, fp32 accumulation.
+  for (DType t : {DType::BF16, DType::F16}) {
+    if (!hopper)
+      break;
+    MatmulDims h = d;
+    h.precision = "native";
+    h.in = h.out = t;
+    DeviceBuffer a16(d.m * d.k * 2), b16(d.k * d.n * 2), out16(d.m * d.n * 2);
+    uploadAs(a16, t, host.data());
+    uploadAs(b16, t, host.data());
+    std::vector<GemmRoute> all = routes.timeAll("native", h, a16.ptr, b16.ptr,
+                                                out16.ptr, 2, 10, 0, nullptr);
+    const GemmRoute &best = all.front();
+    std::string unit = std::string("wgmma_") + dtypeName(t);
+    units[unit] = {{"tflops", h.flops() / (best.time.median * 1e-3) / 1e12},
+                   {"source", std::string("cuBLAS ") + dtypeName(t) +
+                                  " 8192^3 (" + unit + "), best of " +
+                                  std::to_string(all.size()) +
+                                  " routes: " + best.name}};
   }
   c["units"] = units;
   if (hopper)

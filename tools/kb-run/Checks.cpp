@@ -6,17 +6,20 @@
 //   bound (which grows with K as the precision's does), and every element
 //   against cuBLAS in the same precision within both results' bounds, on
 //   the unpadded operands where a kb.pad lengthened A's or B^T's rows;
-// - transpose and pad: every element bit-identical to its source;
+// - transpose and pad: every element bit-identical to its source
+//   (CopyChecks.cpp);
 // - elementwise chains and softmax: every element against the float64
 //   reference within the fp32 error bound propagated through the chain, in
 //   parallel slices of rows; softmax row sums within their elements'
 //   bounds; dropout's mask (exact, from the CPU Philox) and its zeroed
 //   fraction.
+// A 16-bit result's bound grows by its rounding at the store; a 16-bit
+// matmul's cuBLAS is cublasGemmStridedBatchedEx in its types.
 // docs/tolerances.md derives every bound.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KbRun.h"
+#include "Run.h"
 
 #include "kb/Runtime/Reference.h"
 
@@ -50,9 +53,30 @@ static bool kernelHasOp(const Manifest &m, const Kernel &k, const char *name) {
   return false;
 }
 
+cudaDataType_t cudaTypeOf(DType t) {
+  return t == DType::BF16  ? CUDA_R_16BF
+         : t == DType::F16 ? CUDA_R_16F
+                           : CUDA_R_32F;
+}
+
 static void addCublasGemm(cublasHandle_t h, const std::string &precision,
                           const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
                           CUdeviceptr c) {
+  if (precision == "native") {
+    // 16-bit operands, fp32 accumulation, the bundle's result type.
+    checkCublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    float alpha = 1.0f, beta = 0.0f;
+    checkCublas(
+        cublasGemmStridedBatchedEx(
+            h, d.transB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, d.n, d.m, d.k,
+            &alpha, reinterpret_cast<const void *>(b), cudaTypeOf(d.in),
+            d.transB ? d.ldbT : d.n, d.transB ? d.n * d.ldbT : d.k * d.n,
+            reinterpret_cast<const void *>(a), cudaTypeOf(d.in), d.k,
+            d.m * d.k, &beta, reinterpret_cast<void *>(c), cudaTypeOf(d.out),
+            d.n, d.m * d.n, d.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
+    return;
+  }
   cublasMath_t mode =
       precision == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH;
   checkCublas(cublasSetMathMode(h, mode), "cublasSetMathMode");
@@ -98,21 +122,29 @@ MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
   d.transB = op.attrs.value("transpose_b", false);
   d.n = d.transB ? b.shape[r - 2] : b.shape[r - 1];
   d.ldbT = d.transB ? b.shape[r - 1] : d.k;
-  d.precision = op.attrString("precision", "ieee");
+  d.in = a.dtype;
+  d.out = op.dtype;
+  d.precision = op.attrString("precision", isHalf(d.in) ? "native" : "ieee");
   return d;
 }
 
+/// The precision cuBLAS's reference runs in: the kernel's (fp32 for ieee
+/// and tf32x3, the 16-bit operands' for native).
+static std::string cublasRun(const MatmulDims &d) {
+  return d.precision == "tf32" || d.precision == "native" ? d.precision
+                                                          : "ieee";
+}
+
 /// C = A B by cuBLAS for the matmul `op`, in the kernel's precision (fp32
-/// for ieee and tf32x3), copied to the host.
+/// for ieee and tf32x3), its result of type d.out, copied to the host.
 static std::vector<float> cublasReference(RunState &s, const MatmulDims &d,
                                           CUdeviceptr a, CUdeviceptr b,
                                           size_t elements) {
-  DeviceBuffer ref(elements * 4);
-  runCublasGemm(s.cublas, d.precision == "tf32" ? "tf32" : "ieee", d, a, b,
-                ref.ptr);
+  DeviceBuffer ref(elements * dtypeBytes(d.out));
+  runCublasGemm(s.cublas, cublasRun(d), d, a, b, ref.ptr);
   check(driver().cuCtxSynchronize(), "cuBLAS reference");
   std::vector<float> host(elements);
-  ref.download(host.data());
+  downloadAs(ref, d.out, host.data());
   return host;
 }
 
@@ -180,8 +212,11 @@ sampleEntries(const MatmulDims &d, uint64_t seed, int count) {
 
 /// The precision cuBLAS's reference is computed in, for its error bound.
 static std::string cublasPrecision(const MatmulDims &d) {
-  return d.precision == "tf32" ? "cublas-tf32" : "cublas-ieee";
+  return d.precision == "tf32"     ? "cublas-tf32"
+         : d.precision == "native" ? "cublas-native"
+                                   : "cublas-ieee";
 }
+
 
 /// The matmul check of C = A B (d's shape) on host operands a, b (device
 /// copies da, db) against the kernel's result `got`.
@@ -207,7 +242,8 @@ checkMatmulOn(RunState &s, const Kernel &k, const MatmulDims &d,
     double g = got[(z * d.m + i) * d.n + j];
     double bound = matmulErrorBound(e, d.k, d.precision);
     double err = std::fabs(g - e.value);
-    double over = std::isnan(err) ? INFINITY : err / (kBoundSafety * bound);
+    double stored = withOutputRounding(bound, e.value, d.out);
+    double over = std::isnan(err) ? INFINITY : err / (kBoundSafety * stored);
     worstOverBound = std::max(worstOverBound, over);
     badSamples += !(over <= 1);
     worstRel = std::max(
@@ -235,6 +271,13 @@ checkMatmulOn(RunState &s, const Kernel &k, const MatmulDims &d,
         int64_t idx = (z * d.m + i) * d.n + j;
         double allowed =
             kBoundSafety * (rateGot + rateRef) * norms.scale(d, z, i, j);
+        // Both results rounded to a 16-bit type: each by its own rounding.
+        if (isHalf(d.out))
+          allowed += kBoundSafety *
+                     (unitRoundoff(d.out) *
+                          (std::fabs(got[idx]) + std::fabs(want[idx]) +
+                           2 * allowed / kBoundSafety) +
+                      2 * subnormalHalfStep(d.out));
         double err = std::fabs(double(got[idx]) - double(want[idx]));
         double over =
             std::isnan(err) ? INFINITY : (err == 0 ? 0 : err / allowed);
@@ -263,7 +306,10 @@ checkMatmulOn(RunState &s, const Kernel &k, const MatmulDims &d,
       "worst entry at %.2f of its bound (x%.0f); vs cuBLAS %s: relative "
       "Frobenius %.2e, worst entry at %.2f of its bound",
       at.size(), relNorm, worstRel, worstOverBound, kBoundSafety,
-      d.precision == "tf32" ? "tf32" : "fp32", frob, worstVsCublas);
+      d.precision == "tf32"     ? "tf32"
+      : d.precision == "native" ? dtypeName(d.in)
+                                : "fp32",
+      frob, worstVsCublas);
   c.detail = buf;
   if (badEntries) {
     snprintf(buf, sizeof buf, "; %lld entries outside it, first at %lld",
@@ -315,9 +361,12 @@ static KernelCheck checkMatmul(RunState &s, const Kernel &k) {
           std::memcpy(&bq[j * kLen], &b[j * d.ldbT + k0], kLen * 4);
       else
         std::memcpy(bq.data(), &b[k0 * d.n], kLen * d.n * 4);
-      DeviceBuffer da(aq.size() * 4), db(bq.size() * 4);
-      da.upload(aq.data());
-      db.upload(bq.data());
+      // Host copies are f32 values; the device copies are of the operands'
+      // type (exact), as cuBLAS's reference reads them.
+      int64_t eb = dtypeBytes(d.in);
+      DeviceBuffer da(aq.size() * eb), db(bq.size() * eb);
+      uploadAs(da, d.in, aq.data());
+      uploadAs(db, d.in, bq.data());
       std::vector<float> gq(got.begin() + q * d.m * d.n,
                             got.begin() + (q + 1) * d.m * d.n);
       KernelCheck c = checkMatmulOn(s, k, dq, aq, bq, da.ptr, db.ptr, gq);
@@ -591,8 +640,12 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
 
   // Every element: cuBLAS's product, whose distance to the kernel's is at
   // most both bounds, through the epilogue in float64.
-  std::vector<float> prod =
-      cublasReference(s, d, s.dev.at(d.a).ptr, s.dev.at(d.b).ptr, got.size());
+  // (In f32: the matmul's value is held in f32 registers until the
+  // epilogue's store rounds it.)
+  MatmulDims d32 = d;
+  d32.out = DType::F32;
+  std::vector<float> prod = cublasReference(s, d32, s.dev.at(d.a).ptr,
+                                            s.dev.at(d.b).ptr, got.size());
   std::map<std::string, HostTensor> vals;
   HostTensor p0 = fromFloats(out.shape, prod.data());
   p0.err.resize(p0.data.size());
@@ -647,85 +700,6 @@ static KernelCheck checkMatmulEpilogue(RunState &s, const Kernel &k) {
              (long long)all.unbounded);
     c.detail += buf;
   }
-  return c;
-}
-
-/// The verdict of a bit-exact check (transpose, pad): `bad` of `elements`
-/// differ, the first at output index `firstBad`; `what` names the elements.
-static void finishBitExact(KernelCheck &c, int64_t elements, int64_t bad,
-                           int64_t firstBad, const std::string &what) {
-  c.ok = bad == 0;
-  c.maxErr = bad ? INFINITY : 0.0;
-  c.extra["elements"] = elements;
-  c.extra["mismatches"] = bad;
-  c.detail = what + ", " + std::to_string(bad) + " differ";
-  if (bad)
-    c.detail += "; first at output index " + std::to_string(firstBad);
-}
-
-/// A transpose moves values without arithmetic: every element must equal
-/// its source exactly.
-static KernelCheck checkTranspose(RunState &s, const Kernel &k) {
-  KernelCheck c;
-  c.kernel = k.name;
-  c.method = "transpose: every element bit-identical to its source";
-  const ProgramOp &op = s.manifest.program[k.ops.front()];
-  const Buffer &in = s.manifest.buffer(op.inputs[0]);
-  const std::vector<float> &x = s.host.at(op.inputs[0]);
-  const std::vector<float> &got = s.host.at(k.args.back());
-  size_t r = in.shape.size();
-  int64_t batch = r == 3 ? in.shape[0] : 1, rows = in.shape[r - 2],
-          cols = in.shape[r - 1];
-  // The output's rows: `rows` long, or padded with zeros (kb.transpose pad).
-  int64_t ld = s.manifest.buffer(op.output).shape.back();
-  int64_t bad = 0, firstBad = -1;
-  const float zero = 0.0f;
-  for (int64_t z = 0; z < batch; ++z)
-    for (int64_t j = 0; j < cols; ++j)
-      for (int64_t i = 0; i < ld; ++i) {
-        int64_t to = (z * cols + j) * ld + i;
-        const float *want = i < rows ? &x[(z * rows + i) * cols + j] : &zero;
-        if (std::memcmp(want, &got[to], sizeof(float)) != 0) {
-          if (firstBad < 0)
-            firstBad = to;
-          ++bad;
-        }
-      }
-  char buf[200];
-  snprintf(buf, sizeof buf, "%lld elements%s", (long long)(batch * cols * ld),
-           ld != rows ? " (padding zeros included)" : "");
-  finishBitExact(c, batch * cols * ld, bad, firstBad, buf);
-  return c;
-}
-
-/// A pad moves values without arithmetic too: every element of a row equals
-/// its source exactly, and the padding is +0.0.
-static KernelCheck checkPad(RunState &s, const Kernel &k) {
-  KernelCheck c;
-  c.kernel = k.name;
-  c.method = "pad: every element bit-identical to its source, the padding "
-             "+0.0";
-  const ProgramOp &op = s.manifest.program[k.ops.front()];
-  const Buffer &in = s.manifest.buffer(op.inputs[0]);
-  const std::vector<float> &x = s.host.at(op.inputs[0]);
-  const std::vector<float> &got = s.host.at(k.args.back());
-  int64_t cols = in.shape.back(), rows = in.elements() / cols;
-  int64_t ld = s.manifest.buffer(op.output).shape.back();
-  int64_t bad = 0, firstBad = -1;
-  const float zero = 0.0f;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < ld; ++j) {
-      const float *want = j < cols ? &x[i * cols + j] : &zero;
-      if (std::memcmp(want, &got[i * ld + j], sizeof(float)) != 0) {
-        if (firstBad < 0)
-          firstBad = i * ld + j;
-        ++bad;
-      }
-    }
-  char buf[200];
-  snprintf(buf, sizeof buf, "%lld elements (rows of %lld padded to %lld)",
-           (long long)(rows * ld), (long long)cols, (long long)ld);
-  finishBitExact(c, rows * ld, bad, firstBad, buf);
   return c;
 }
 

@@ -365,13 +365,13 @@ CUtensorMapL2promotion tmaL2Promotion() {
 std::array<unsigned char, 128>
 encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
                 const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &box) {
+                const std::vector<int64_t> &box, DType dtype) {
   // The driver lists axes innermost first; strides (bytes) for all but the
   // innermost.
   cuuint32_t rank = static_cast<cuuint32_t>(dims.size());
   cuuint64_t globalDim[5], globalStrides[4];
   cuuint32_t boxDim[5], elementStrides[5];
-  cuuint64_t stride = 4;
+  cuuint64_t stride = static_cast<cuuint64_t>(dtypeBytes(dtype));
   for (cuuint32_t d = 0; d < rank; ++d) {
     size_t axis = rank - 1 - d;
     globalDim[d] = static_cast<cuuint64_t>(dims[axis]);
@@ -389,7 +389,11 @@ encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
         "or with copy = \"cp_async\")");
   CUtensorMap map;
   check(gDriver.cuTensorMapEncodeTiled(
-            &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank,
+            &map,
+            dtype == DType::BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+            : dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            rank,
             reinterpret_cast<void *>(base), globalDim, globalStrides, boxDim,
             elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
             CU_TENSOR_MAP_SWIZZLE_128B, tmaL2Promotion(),

@@ -37,6 +37,9 @@ struct MatmulDims {
   /// one (K % 4 != 0 on wgmma), the pad's input, the unpadded operand.
   std::string a, b;
   std::string precision = "ieee";
+  /// The operands' type (f32, f16, bf16: precision native) and the
+  /// result's (f32 or the operands').
+  DType in = DType::F32, out = DType::F32;
   double flops() const { return 2.0 * batch * m * n * k; }
 };
 
@@ -63,10 +66,17 @@ struct KernelCheck {
 };
 
 MatmulDims matmulDims(const Manifest &m, const Kernel &k);
+/// cuBLAS's data type of `t` (CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF).
+cudaDataType_t cudaTypeOf(DType t);
+/// C = A B by cuBLAS's strided-batched call in `precision` ("ieee",
+/// "tf32"; "native": d.in operands, fp32 compute, a d.out result).
 void runCublasGemm(cublasHandle_t h, const std::string &precision,
                    const MatmulDims &d, CUdeviceptr a, CUdeviceptr b,
                    CUdeviceptr c);
 KernelCheck checkKernel(RunState &s, const Kernel &k);
+/// A kb.transpose's or kb.pad's kernel, bit for bit (CopyChecks.cpp).
+KernelCheck checkTranspose(RunState &s, const Kernel &k);
+KernelCheck checkPad(RunState &s, const Kernel &k);
 
 } // namespace kb::runtime
 

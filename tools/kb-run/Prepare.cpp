@@ -48,6 +48,32 @@ void fillRandom(std::vector<float> &v, const Buffer &b, uint64_t seed) {
     });
   for (auto &t : ts)
     t.join();
+  // Drawn in f32, then rounded once to the buffer's type (docs/bundle.md).
+  if (isHalf(b.dtype))
+    for (float &x : v)
+      x = roundFloatTo(b.dtype, x);
+}
+
+void uploadAs(DeviceBuffer &d, DType t, const float *host) {
+  if (!isHalf(t)) {
+    d.upload(host);
+    return;
+  }
+  std::vector<uint16_t> bits(d.bytes / 2);
+  for (size_t i = 0; i < bits.size(); ++i)
+    bits[i] = t == DType::F16 ? floatToF16(host[i]) : floatToBf16(host[i]);
+  d.upload(bits.data());
+}
+
+void downloadAs(const DeviceBuffer &d, DType t, float *host) {
+  if (!isHalf(t)) {
+    d.download(host);
+    return;
+  }
+  std::vector<uint16_t> bits(d.bytes / 2);
+  d.download(bits.data());
+  for (size_t i = 0; i < bits.size(); ++i)
+    host[i] = t == DType::F16 ? f16ToFloat(bits[i]) : bf16ToFloat(bits[i]);
 }
 
 RunState prepare(const Manifest &m, const Options &o,
@@ -111,15 +137,16 @@ RunState prepare(const Manifest &m, const Options &o,
     } else {
       fillRandom(h, b, o.seed);
     }
-    s.dev.at(b.name).upload(h.data());
+    uploadAs(s.dev.at(b.name), b.dtype, h.data());
   }
   // Tensor maps, once every buffer has its address.
   for (const Buffer &b : s.manifest.buffers) {
     if (b.role != "tensor_map")
       continue;
     const TensorMapSpec &tm = b.tensorMap;
-    auto bytes = encodeTensorMap(
-        s.dev.at(tm.of).ptr, s.manifest.buffer(tm.of).shape, tm.dims, tm.box);
+    const Buffer &of = s.manifest.buffer(tm.of);
+    auto bytes = encodeTensorMap(s.dev.at(tm.of).ptr, of.shape, tm.dims,
+                                 tm.box, of.dtype);
     std::memcpy(s.host.at(b.name).data(), bytes.data(), bytes.size());
     s.dev.at(b.name).upload(bytes.data());
   }
@@ -129,7 +156,8 @@ RunState prepare(const Manifest &m, const Options &o,
 void poisonOutputs(RunState &s) {
   for (const Buffer &b : s.manifest.buffers)
     if (b.role != "input" && b.isData())
-      s.dev.at(b.name).fillBytes(0xFF); // NaN: an unwritten element fails
+      s.dev.at(b.name).fillBytes(0xFF); // NaN in every type: an unwritten
+                                        // element fails
 }
 
 void launchOne(RunState &s, size_t i) {
@@ -160,7 +188,7 @@ void unloadKernels(RunState &s) {
 
 void downloadAll(RunState &s) {
   for (const Buffer &b : s.manifest.buffers)
-    s.dev.at(b.name).download(s.host.at(b.name).data());
+    downloadAs(s.dev.at(b.name), b.dtype, s.host.at(b.name).data());
 }
 
 std::vector<KernelCheck> runAndCheck(RunState &s, json &report) {

@@ -119,7 +119,13 @@ std::string saveOutputPath(const std::string &dir, const std::string &name);
 void saveOutputs(const Options &o, const RunState &s);
 
 // Prepare.cpp
+/// Fills `v` with seeded f32 draws, each rounded to the buffer's type.
 void fillRandom(std::vector<float> &v, const Buffer &b, uint64_t seed);
+/// Copies f32 host values to a device buffer of type `t` (a 16-bit one gets
+/// them rounded to nearest even: exact for values of that type; f32 and i32
+/// are copied as they are), and back (exact).
+void uploadAs(DeviceBuffer &d, DType t, const float *host);
+void downloadAs(const DeviceBuffer &d, DType t, float *host);
 /// Loads a (validated) bundle's kernels, allocates its buffers and fills the
 /// inputs, from `given` or seeded random.
 RunState prepare(const Manifest &m, const Options &o,

@@ -131,6 +131,9 @@ std::string programUnit(const Manifest &m) {
         std::string unit = parseConfigText(k.config).mma;
         if (!unit.empty())
           return unit;
+        DType in = m.buffer(m.program[i].inputs[0]).dtype;
+        if (isHalf(in))
+          return std::string("wgmma_") + dtypeName(in);
         std::string prec = m.program[i].attrString("precision", "ieee");
         return prec == "tf32"     ? "mma_sync_tf32"
                : prec == "tf32x3" ? "mma_sync_tf32x3"

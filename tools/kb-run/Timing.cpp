@@ -48,12 +48,12 @@ static BoardFacts boardFacts(const Timing &t) {
   return {t.board.watts, t.board.smMhz, t.board.limitW, t.median};
 }
 
-/// A lone matmul's cuBLAS fp32 and TF32 at the same shape, on the same
-/// operands; returns the TFLOP/s of the one in the kernel's precision (0:
 /// Runs a sample of kb-run --warm-l2 times back to back (timeWithEvents).
 static int warmBatch(const Options &o) { return o.warmL2 ? 10 : 1; }
 
-/// not a lone matmul).
+/// A lone matmul's cuBLAS fp32 and TF32 (a 16-bit one's: cuBLAS in its
+/// types) at the same shape, on the same operands; returns the TFLOP/s of
+/// the one in the kernel's precision (0: not a lone matmul).
 static double timeCublas(RunState &s, const Options &o, Shared &shared,
                          DeviceBuffer *flush,
                          std::vector<std::pair<std::string, Timing>> &baselines,
@@ -92,12 +92,16 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
   if (!mk)
     return 0;
   MatmulDims d = matmulDims(s.manifest, *mk);
+  // Split-K: the program's result is the sum's (its type, not the f32
+  // partials').
+  if (splitK)
+    d.out = s.manifest.program.back().dtype;
   std::string aName = d.a, bName = d.b;
   if (transposeOfB) {
     d.transB = false;
     bName = transposeOfB->inputs[0];
   }
-  DeviceBuffer c(size_t(d.batch * d.m * d.n) * 4);
+  DeviceBuffer c(size_t(d.batch * d.m * d.n) * dtypeBytes(d.out));
   // Every library route (the legacy call, cublasGemmEx, cuBLASLt's top
   // candidates, Baselines.cpp); the fastest is the baseline, all are
   // reported under cublas_routes.
@@ -105,10 +109,15 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
     shared.routes = std::make_shared<GemmRoutes>();
   GemmRoutes &libs = *shared.routes;
   json routes = json::object();
-  for (std::string prec : {"ieee", "tf32"}) {
+  // A 16-bit matmul's peers are the 16-bit routes only (cuBLAS in fp32 or
+  // TF32 would read other operands).
+  std::vector<std::string> precs = {"ieee", "tf32"};
+  if (d.precision == "native")
+    precs = {"native"};
+  for (const std::string &prec : precs) {
     // The program's peers are the routes of its own precision (tf32x3's
     // are fp32's: its accuracy is fp32's).
-    bool own = (d.precision == "tf32") == (prec == "tf32");
+    bool own = prec == "native" || (d.precision == "tf32") == (prec == "tf32");
     if (o.programRoutesOnly && !own)
       continue;
     std::vector<GemmRoute> all =
@@ -119,12 +128,16 @@ static double timeCublas(RunState &s, const Options &o, Shared &shared,
       list.push_back({{"route", r.name},
                       {"time", timingJson(r.time)},
                       {"kb_speedup", r.time.median / kbMedian}});
-    routes[prec] = list;
+    // Keyed "ieee", "tf32", or the operands' type ("bf16", "f16").
+    routes[prec == "native" ? dtypeName(d.in) : prec] = list;
     const GemmRoute &best = all.front();
-    baselines.push_back(
-        {(prec == "ieee" ? "cuBLAS fp32 (best of " : "cuBLAS TF32 (best of ") +
-             std::to_string(all.size()) + " routes: " + best.name + ")",
-         best.time});
+    std::string what = prec == "ieee"   ? "fp32"
+                       : prec == "tf32" ? "TF32"
+                                        : dtypeName(d.in);
+    baselines.push_back({"cuBLAS " + what + " (best of " +
+                             std::to_string(all.size()) +
+                             " routes: " + best.name + ")",
+                         best.time});
     if (own)
       computeCeiling = d.flops() / (best.time.median * 1e-3) / 1e12;
   }
@@ -142,7 +155,7 @@ static Timing timeBaselineBundle(RunState &s, const Options &o,
   for (const Buffer &buf : b.manifest.buffers)
     if (buf.role == "input" && s.host.count(buf.name)) {
       b.host[buf.name] = s.host.at(buf.name);
-      b.dev.at(buf.name).upload(b.host[buf.name].data());
+      uploadAs(b.dev.at(buf.name), buf.dtype, b.host[buf.name].data());
     }
   poisonOutputs(b);
   launchAll(b);

@@ -51,7 +51,7 @@ void saveOutputs(const Options &o, const RunState &s) {
     if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
       throw InputError("--save-outputs: " + path +
                        " exists and is not a regular file");
-    writeNpy(path, b.shape, s.host.at(b.name).data());
+    writeNpy(path, b.shape, s.host.at(b.name).data(), b.dtype);
   }
 }
 
@@ -103,6 +103,11 @@ Offline validateOffline(const Options &o) {
       };
       throw InputError("--input " + name + ": the .npy shape " + str(a.shape) +
                        " does not match the buffer's " + str(b.shape));
+    }
+    try {
+      fitNpyToType(a, b.dtype);
+    } catch (const std::runtime_error &e) {
+      throw InputError("--input " + name + ": " + e.what());
     }
     off.given.emplace(name, std::move(a));
   }

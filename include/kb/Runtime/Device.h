@@ -11,6 +11,8 @@
 #ifndef KB_RUNTIME_DEVICE_H
 #define KB_RUNTIME_DEVICE_H
 
+#include "kb/Runtime/DType.h"
+
 #include <cuda.h>
 
 #include <array>
@@ -105,14 +107,15 @@ LoadedKernel loadKernel(const std::string &cubinPath,
                         const std::string &ptxPath, const std::string &name,
                         int dynamicShared, int clusterBlocks = 1);
 
-/// The 128-byte TMA tensor map of an f32 tensor at `base` whose row-major
+/// The 128-byte TMA tensor map of a tensor of `dtype` (f32, f16 or bf16:
+/// CU_TENSOR_MAP_DATA_TYPE_FLOAT32, FLOAT16, BFLOAT16) at `base` whose row-major
 /// `shape` holds it (the last axis is the row pitch), covering the first
 /// `dims` of each axis, copied in boxes of `box`, 128-byte swizzled, with
 /// zeros for whatever a box reads outside `dims`.
 std::array<unsigned char, 128>
 encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
                 const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &box);
+                const std::vector<int64_t> &box, DType dtype = DType::F32);
 
 /// Launches with pointer arguments; with a cluster other than {1, 1, 1}
 /// or `dependent`, through cuLaunchKernelEx with a cluster-dimension

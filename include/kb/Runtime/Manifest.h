@@ -11,6 +11,8 @@
 #ifndef KB_RUNTIME_MANIFEST_H
 #define KB_RUNTIME_MANIFEST_H
 
+#include "kb/Runtime/DType.h"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -37,11 +39,13 @@ struct Buffer {
   // role: input, output, scratch, workspace or tensor_map
   std::string name, role;
   std::vector<int64_t> shape;
+  /// f32, f16 or bf16 for data; i32 for a workspace or a tensor map.
+  DType dtype = DType::F32;
   TensorMapSpec tensorMap;     // role "tensor_map" only
   std::string dist = "normal"; // normal or uniform
   double mean = 0.0, std = 1.0;
   int64_t elements() const;
-  int64_t bytes() const { return elements() * 4; }
+  int64_t bytes() const { return elements() * dtypeBytes(dtype); }
   /// Data the kernels compute on (not a workspace's counters or a tensor
   /// map): what kb-run fills, checks and counts as bytes moved.
   bool isData() const { return role != "workspace" && role != "tensor_map"; }
@@ -79,6 +83,11 @@ struct ProgramOp {
   std::string output, kernel;
   std::vector<int64_t> shape;
   nlohmann::json attrs;
+  /// The result's element type (a matmul's accumulates in f32 whatever it
+  /// is), and whether the result is stored to a buffer: a 16-bit result is
+  /// rounded there (and at a kb.convert), held in f32 registers otherwise.
+  DType dtype = DType::F32;
+  bool toBuffer = false;
   double attrDouble(const char *name, double fallback) const;
   std::string attrString(const char *name, const std::string &fallback) const;
 };

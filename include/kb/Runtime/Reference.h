@@ -41,7 +41,9 @@ struct HostTensor {
 
 HostTensor fromFloats(const std::vector<int64_t> &shape, const float *data);
 
-/// Evaluates one elementwise or softmax op in float64 (matmul: evalMatmul),
+/// Evaluates one elementwise, softmax or convert op in float64 (matmul:
+/// evalMatmul), its result rounded as roundToType says when it is 16-bit
+/// and stored (op.toBuffer) or converted,
 /// and the error bound of its fp32 evaluation from inputs that carry their
 /// own bounds (HostTensor::err), following the derivations of
 /// docs/tolerances.md. `indexOffset` is the row-major index of the inputs'
@@ -50,6 +52,18 @@ HostTensor fromFloats(const std::vector<int64_t> &shape, const float *data);
 HostTensor evalOp(const ProgramOp &op,
                   const std::vector<const HostTensor *> &in,
                   int64_t indexOffset = 0);
+
+/// Rounds a result to a 16-bit `type` (f32 and i32: unchanged), as a kernel
+/// does once at its store or at a kb.convert: an exact element (bound 0) is
+/// rounded as the kernel rounds it (to nearest even) and stays exact; any
+/// other keeps its float64 value and its bound grows by the rounding,
+/// u (|x| + e) plus half a subnormal step (docs/tolerances.md), infinite
+/// where |x| + e reaches the type's largest finite value.
+void roundToType(HostTensor &t, DType type);
+
+/// `bound` on |c - value| grown by the rounding of the result to a 16-bit
+/// `out` (roundToType's rule); f32: `bound`.
+double withOutputRounding(double bound, double value, DType out);
 
 /// C = A x B in float64 (optionally batched, B transposed).
 /// With transB, b's rows (of B^T) may be longer than K (a padded leading
@@ -104,8 +118,10 @@ double maxRowSumError(const float *got, int64_t n, int64_t rowLen);
 /// rounding (a bias term plus a 6-sigma term on independent roundings) and fp32
 /// accumulation (the sum of |partial sums| in the kernel's step, with
 /// truncating tensor-core adds, and a tree term for split or tree orders).
-/// docs/tolerances.md derives it. Not multiplied by kBoundSafety. Throws for an
-/// unknown precision.
+/// docs/tolerances.md derives it. "native" (f16/bf16 operands, fp32
+/// accumulation) and "cublas-native" bound the 16-bit matmuls before their
+/// output is rounded (roundToType adds that). Not multiplied by
+/// kBoundSafety. Throws for an unknown precision.
 double matmulErrorBound(const MatmulEntry &e, int64_t k,
                         const std::string &precision);
 

@@ -54,9 +54,10 @@ FailureOr<TargetModel> getTargetModel(StringRef chip);
 
 /// Shared memory a matmul config stages per block, in bytes (the layout of
 /// the B tile depends on whether B is transposed; a staged wgmma epilogue,
-/// on N: -1, N unknown, counts no staging).
+/// on N: -1, N unknown, counts no staging; and on C's type: a 16-bit C,
+/// `cF32` false, is not staged).
 int64_t matmulSharedBytes(ConfigAttr config, bool transposeB = false,
-                          int64_t n = -1);
+                          int64_t n = -1, bool cF32 = true);
 
 /// Whether the mma.sync kernel can copy its tiles by cp.async: 16-byte
 /// chunks need rows 16-byte aligned in global memory (K, and N unless B is

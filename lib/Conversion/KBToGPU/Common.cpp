@@ -23,10 +23,19 @@ Value mlir::kb::cidx(OpBuilder &b, Location loc, int64_t v) {
 }
 
 void mlir::kb::pinValues(OpBuilder &b, Location loc, ValueRange floats) {
+  // f32 values in "f" registers; 16-bit ones (f16, bf16) as their bits in
+  // "h" registers.
   std::string constraints;
-  for (size_t i = 0; i < floats.size(); ++i)
-    constraints += i ? ",f" : "f";
-  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, floats, "", constraints,
+  SmallVector<Value> operands;
+  for (auto [i, v] : llvm::enumerate(floats)) {
+    bool half = v.getType().getIntOrFloatBitWidth() == 16;
+    constraints += std::string(i ? "," : "") + (half ? "h" : "f");
+    operands.push_back(half ? arith::BitcastOp::create(b, loc, b.getI16Type(),
+                                                       v)
+                                  .getResult()
+                            : v);
+  }
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, "", constraints,
                             /*has_side_effects=*/true,
                             /*is_align_stack=*/false,
                             LLVM::tailcallkind::TailCallKind::None,
@@ -194,6 +203,18 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
             })
             // The partials were added as they were loaded (Elementwise.cpp).
             .Case([&](SplitSumOp o) { return get(o.getInput()); })
+            // Values stay f32 in registers: a convert to a 16-bit type
+            // rounds there (to nearest even) and widens back; one to f32
+            // changes nothing (the 16-bit value widened exactly).
+            .Case([&](ConvertOp o) -> Value {
+              Value x = get(o.getInput());
+              Type to = o.getResult().getType().getElementType();
+              if (to.isF32())
+                return x;
+              Value r = arith::TruncFOp::create(b, loc, to, x);
+              return arith::ExtFOp::create(b, loc, b.getF32Type(), r)
+                  .getResult();
+            })
             .Case([&](BiasAddOp o) {
               return arith::AddFOp::create(b, loc, get(o.getInput()),
                                            get(o.getBias()));

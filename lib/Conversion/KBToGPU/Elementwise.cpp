@@ -42,7 +42,7 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
                       return isa<SplitSumOp>(u);
                     });
     splitsOf.push_back(partials ? t.getDimSize(0) : 0);
-    if (t == resultType || partials)
+    if (t.getShape() == resultType.getShape() || partials)
       isBias.push_back(false);
     else if (t.getRank() == 1 && t.getDimSize(0) == lastDim)
       isBias.push_back(true);
@@ -51,9 +51,12 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
              << "input of type " << t << " neither matches the result "
              << resultType << " nor broadcasts along its last axis";
   }
+  // Every op of the chain produces the result's shape (its element type may
+  // differ: a kb.convert changes it, and the chain runs in f32 registers).
   for (Operation *inner : chain.ops)
     if (!isa<ElementwiseOpInterface>(inner) ||
-        (inner->getResult(0).getType() != resultType))
+        (cast<ShapedType>(inner->getResult(0).getType()).getShape() !=
+         resultType.getShape()))
       return inner->emitOpError()
              << "cannot be part of an elementwise kernel producing "
              << resultType;
@@ -87,20 +90,32 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
   auto ifIn = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
   b.setInsertionPointToStart(ifIn.thenBlock());
 
-  int64_t align = vec * 4;
-  auto vecType = VectorType::get({vec}, b.getF32Type());
+  // Each buffer is loaded (stored) in its own element type, f32 or 16-bit,
+  // with one vector access of vec elements; the chain runs in f32.
+  auto f32 = b.getF32Type();
+  auto vecF32 = VectorType::get({vec}, f32);
+  auto elemOf = [](Value v) { return cast<ShapedType>(v.getType()).getElementType(); };
+  auto alignOf = [&](Type e) { return vec * (e.getIntOrFloatBitWidth() / 8); };
   Value col;
   if (llvm::is_contained(isBias, true))
     col = arith::RemUIOp::create(b, loc, base, cidx(b, loc, lastDim));
   SmallVector<Value> loaded;
   for (auto [i, input] : llvm::enumerate(inputs)) {
     Value at = isBias[i] ? col : base, in = input;
+    Type et = elemOf(in);
     auto load = [&](Value idx) -> Value {
+      Value v;
       if (vec == 1)
-        return memref::LoadOp::create(b, loc, in, ValueRange{idx});
-      return vector::LoadOp::create(b, loc, vecType, in, ValueRange{idx},
-                                    /*nontemporal=*/false,
-                                    llvm::MaybeAlign(align));
+        v = memref::LoadOp::create(b, loc, in, ValueRange{idx});
+      else
+        v = vector::LoadOp::create(b, loc, VectorType::get({vec}, et), in,
+                                   ValueRange{idx},
+                                   /*nontemporal=*/false,
+                                   llvm::MaybeAlign(alignOf(et)));
+      if (!et.isF32())
+        v = arith::ExtFOp::create(b, loc, vec == 1 ? Type(f32) : Type(vecF32),
+                                  v);
+      return v;
     };
     Value v = load(at);
     // kb.split_sum: partial 0 + partial 1 + ... in this order, every run.
@@ -149,12 +164,19 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     results.push_back(emitChainScalar(b, loc, chain, values, index,
                                       groupPhilox ? &words : nullptr, lane));
   }
+  Type outType = elemOf(out);
   if (vec == 1) {
-    memref::StoreOp::create(b, loc, results[0], out, ValueRange{base});
+    Value v = results[0];
+    if (!outType.isF32())
+      v = arith::TruncFOp::create(b, loc, outType, v);
+    memref::StoreOp::create(b, loc, v, out, ValueRange{base});
   } else {
-    Value v = vector::FromElementsOp::create(b, loc, vecType, results);
+    Value v = vector::FromElementsOp::create(b, loc, vecF32, results);
+    if (!outType.isF32())
+      v = arith::TruncFOp::create(b, loc, VectorType::get({vec}, outType), v);
     vector::StoreOp::create(b, loc, v, out, ValueRange{base},
-                            /*nontemporal=*/false, llvm::MaybeAlign(align));
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(alignOf(outType)));
   }
   return success();
 }

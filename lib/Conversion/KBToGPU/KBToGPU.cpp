@@ -62,6 +62,50 @@ DictionaryAttr opRecord(Operation *op, DenseMap<Value, std::string> &names) {
   });
 }
 
+/// Why the kernel of `op` cannot be built with the 16-bit (f16, bf16)
+/// tensors it reads or writes, or "" when it can (or has none): every
+/// emitter that has no 16-bit form says so here rather than emit f32 code
+/// for 16-bit buffers.
+std::string halfUnsupported(Operation *op, ConfigAttr config) {
+  auto is16 = [](Type t) {
+    auto s = dyn_cast<ShapedType>(t);
+    return s && (s.getElementType().isF16() || s.getElementType().isBF16());
+  };
+  bool half = llvm::any_of(op->getOperandTypes(), is16) ||
+              llvm::any_of(op->getResultTypes(), is16);
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    fusion.getBody().walk([&](Operation *inner) {
+      half |= llvm::any_of(inner->getResultTypes(), is16);
+    });
+  if (!half)
+    return "";
+  switch (*getKernelKind(op)) {
+  case KernelKind::Elementwise:
+    return "";
+  case KernelKind::Matmul: {
+    std::optional<MmaUnit> mma = config.getMma();
+    if (mma == MmaUnit::wgmma_bf16 || mma == MmaUnit::wgmma_f16)
+      return "";
+    return "has 16-bit tensors, which kb's matmul lowers only with mma = "
+           "\"wgmma_bf16\" or \"wgmma_f16\" (sm_90a), not mma = \"" +
+           (mma ? stringifyMmaUnit(*mma).str() : std::string("none")) + "\"";
+  }
+  case KernelKind::Softmax:
+    if (config.getStrategy() == SoftmaxStrategy::registers)
+      return "";
+    return "has 16-bit tensors, which kb's softmax lowers only with strategy "
+           "= \"registers\" so far, not \"" +
+           (config.getStrategy()
+                ? stringifySoftmaxStrategy(*config.getStrategy()).str()
+                : std::string("none")) +
+           "\"";
+  case KernelKind::Transpose:
+  case KernelKind::Pad:
+    return "";
+  }
+  return "";
+}
+
 std::string kernelSuffix(Operation *op) {
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     std::string s = "fused";
@@ -95,20 +139,20 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     return MemRefType::get(tt.getShape(), tt.getElementType());
   };
   SmallVector<Type> argTypes;
-  // Every buffer of a bundle is a static-shaped f32 tensor (an unused
+  // Every buffer of a bundle is a static-shaped f32, f16 or bf16 tensor (an unused
   // argument too: kb-run allocates and fills it).
   for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
     if (std::string why = unsupportedTensorReason(t); !why.empty())
       return func.emitOpError()
              << "argument #" << i << " of type " << t << " " << why
-             << "; kb buffers are static-shaped f32 tensors";
+             << "; kb buffers are static-shaped f32, f16 or bf16 tensors";
     argTypes.push_back(memrefOf(t));
   }
   for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
     if (std::string why = unsupportedTensorReason(t); !why.empty())
       return func.emitOpError()
              << "result #" << i << " of type " << t << " " << why
-             << "; kb buffers are static-shaped f32 tensors";
+             << "; kb buffers are static-shaped f32, f16 or bf16 tensors";
     argTypes.push_back(memrefOf(t));
   }
   unsigned numInputs = func.getNumArguments();
@@ -378,6 +422,8 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
                        LLVM::LLVMDialect::getNoAliasAttrName(),
                        gb.getUnitAttr());
 
+    if (std::string why = halfUnsupported(&op, config); !why.empty())
+      return op.emitOpError() << why;
     KernelRequest req{&op, config, kfunc};
     LaunchInfo info;
     LogicalResult built = failure();

@@ -78,9 +78,12 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   if (fusion) {
     e.chain = ElementwiseChain::after(fusion, mm);
     auto resultType = mm.getResult().getType();
+    // The epilogue's ops produce the matmul's shape (in f32 registers; a
+    // kb.convert may change the element type of what is stored).
     for (Operation *inner : e.chain->ops) {
       if (!isa<ElementwiseOpInterface>(inner) ||
-          inner->getResult(0).getType() != resultType)
+          cast<ShapedType>(inner->getResult(0).getType()).getShape() !=
+              resultType.getShape())
         return inner->emitOpError()
                << "cannot be part of a matmul epilogue producing "
                << resultType;
@@ -91,7 +94,7 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
         auto t = cast<RankedTensorType>(in.getType());
         bool bias =
             t.getRank() == 1 && t.getDimSize(0) == resultType.getShape().back();
-        if (t != resultType && !bias)
+        if (t.getShape() != resultType.getShape() && !bias)
           return inner->emitOpError()
                  << "epilogue input of type " << t
                  << " neither matches the result " << resultType
@@ -115,7 +118,7 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
       why = "a whole matmul (kb-split-k leaves it whole), not split_chunk";
     else if (e.shape.batched)
       why = "an unbatched matmul";
-    else if (cfg.getMma() != MmaUnit::wgmma_tf32 ||
+    else if (!isWgmma(cfg.getMma()) ||
              cfg.getCopy() != CopyKind::tma)
       why = "mma = \"wgmma_tf32\" with copy = \"tma\"";
     else if (splitCfg != 2 || !splitLeavesNoChunkEmpty(kTiles, 2))
@@ -162,7 +165,7 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     int64_t bnMultiple = wgmmaClusterBnMultiple(e.shape.transB, cl);
     bool persistent = cfg.getGrid() > 0;
     if (!isWgmmaClusterSize(cl) ||
-        cfg.getMma() != MmaUnit::wgmma_tf32 ||
+        !isWgmma(cfg.getMma()) ||
         cfg.getCopy() != CopyKind::tma || e.bn % bnMultiple ||
         (persistent && tilesM % 2))
       return op->emitOpError()
@@ -187,7 +190,7 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   if (!cfg.getMma())
     return op->emitOpError() << "has no mma unit in its #kb.config: run "
                                 "kb-select-mma first";
-  if (cfg.getGrid() && *cfg.getMma() != MmaUnit::wgmma_tf32)
+  if (cfg.getGrid() && !isWgmma(cfg.getMma()))
     return op->emitOpError()
            << "#kb.config grid = " << cfg.getGrid()
            << " (a persistent grid) needs mma = \"wgmma_tf32\"";
@@ -198,6 +201,8 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   case MmaUnit::mma_sync_tf32x3:
     return buildMmaSync(e, info, *cfg.getMma() == MmaUnit::mma_sync_tf32x3);
   case MmaUnit::wgmma_tf32:
+  case MmaUnit::wgmma_f16:
+  case MmaUnit::wgmma_bf16:
     return buildWgmma(e, info);
   case MmaUnit::gemv:
     return buildGemv(e, info);

@@ -154,6 +154,27 @@ Value MatmulEmitter::outputInRange(Value row, Value col) {
 // version), ptxas ran one pair after the other -- load, GELU, store -- and
 // the fused 1000x700x1500 kernels paid 5-7% for an epilogue of 32 elements
 // per thread. Without an epilogue a branch around each store is as good.
+Type MatmulEmitter::cElem() const {
+  return cast<MemRefType>(c.getType()).getElementType();
+}
+
+Value MatmulEmitter::toC(Value v) {
+  Type e = cElem();
+  if (e.isF32())
+    return v;
+  if (auto vt = dyn_cast<VectorType>(v.getType()))
+    return arith::TruncFOp::create(b, loc, VectorType::get(vt.getShape(), e),
+                                   v);
+  return arith::TruncFOp::create(b, loc, e, v);
+}
+
+Value MatmulEmitter::loadF32(Value mem, ValueRange idx) {
+  Value v = memref::LoadOp::create(b, loc, mem, idx);
+  if (!v.getType().isF32())
+    v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return v;
+}
+
 void MatmulEmitter::storeVector(Value batchIdx, Value row, Value col,
                                 ArrayRef<Value> xs) {
   auto vt = VectorType::get({(int64_t)xs.size()}, b.getF32Type());
@@ -166,9 +187,11 @@ void MatmulEmitter::storeVector(Value batchIdx, Value row, Value col,
     deferred.push_back({vec, in, idx});
     return;
   }
+  // f32 computed, rounded once to C's type at the store.
+  int64_t cBytes = cElem().getIntOrFloatBitWidth() / 8;
   inOutputRange(row, col, [&] {
-    vector::StoreOp::create(b, loc, vec, c, idx, false,
-                            llvm::MaybeAlign(4 * xs.size()));
+    vector::StoreOp::create(b, loc, toC(vec), c, idx, false,
+                            llvm::MaybeAlign(cBytes * xs.size()));
   });
 }
 
@@ -190,8 +213,9 @@ void MatmulEmitter::flushStores() {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     auto vt = cast<VectorType>(d.value.getType());
-    vector::StoreOp::create(b, loc, d.value, c, d.index, false,
-                            llvm::MaybeAlign(4 * vt.getNumElements()));
+    int64_t cBytes = cElem().getIntOrFloatBitWidth() / 8;
+    vector::StoreOp::create(b, loc, toC(d.value), c, d.index, false,
+                            llvm::MaybeAlign(cBytes * vt.getNumElements()));
   }
   deferred.clear();
 }
@@ -199,7 +223,7 @@ void MatmulEmitter::flushStores() {
 void MatmulEmitter::storeC(Value batchIdx, Value row, Value col, Value v) {
   if (!chain && partial != Partial::add) {
     inOutputRange(row, col, [&] {
-      memref::StoreOp::create(b, loc, v, c, cIndex(batchIdx, row, col));
+      memref::StoreOp::create(b, loc, toC(v), c, cIndex(batchIdx, row, col));
     });
     return;
   }
@@ -362,7 +386,8 @@ void MatmulEmitter::stageTiles(Value batchIdx, Value row0, Value col0, Value k0,
 }
 
 LogicalResult MatmulEmitter::setSharedBytes(LaunchInfo &info, int64_t bytes) {
-  int64_t planned = matmulSharedBytes(config, shape.transB, shape.n);
+  int64_t planned =
+      matmulSharedBytes(config, shape.transB, shape.n, cElem().isF32());
   if (bytes != planned)
     return op->emitOpError()
            << "internal error: the kernel lays out " << bytes
@@ -462,9 +487,8 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
   // The other chunk's partial, added in the order kb.split_sum adds them
   // (chunk 0's + chunk 1's).
   if (partial == Partial::add)
-    v = arith::AddFOp::create(
-        b, loc, v,
-        memref::LoadOp::create(b, loc, c, globalIndex(batchIdx, lr, lc)));
+    v = arith::AddFOp::create(b, loc, v,
+                              loadF32(c, globalIndex(batchIdx, lr, lc)));
   if (!chain)
     return v;
   DenseMap<Value, Value> values;
@@ -476,9 +500,10 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
       if (!mem || values.count(in))
         continue;
       auto t = cast<RankedTensorType>(in.getType());
-      SmallVector<Value> idx = t == resultType ? globalIndex(batchIdx, lr, lc)
-                                               : SmallVector<Value>{lc};
-      values[in] = memref::LoadOp::create(b, loc, mem, idx);
+      SmallVector<Value> idx = t.getShape() == resultType.getShape()
+                                   ? globalIndex(batchIdx, lr, lc)
+                                   : SmallVector<Value>{lc};
+      values[in] = loadF32(mem, idx);
     }
   // Row-major index of the element, for dropout's counter.
   Value flat = add(mul(add(mul(batchIdx, shape.m), row), shape.n), col);

@@ -45,6 +45,12 @@ struct MatmulEmitter {
   /// copy = "tma": the kernel arguments holding A's and B^T's tensor maps.
   Value tmapA{}, tmapB{}, tmapC{};
 
+  /// C's element type (f32, or f16 / bf16 for a 16-bit matmul's output),
+  /// an f32 value (or vector) rounded to it, and an f32 load of a buffer of
+  /// any of the three types.
+  Type cElem() const;
+  Value toC(Value v);
+  Value loadF32(Value mem, ValueRange idx);
   Value add(Value x, int64_t c);
   Value add(Value x, Value y);
   Value mul(Value x, int64_t c);

@@ -124,10 +124,21 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   bool persistent = e.config.getGrid() > 0;
   // store = "tma": the TMA-store epilogue (see the epilogue below).
   bool tmaStore = e.config.getStore() == StoreKind::tma;
-  int64_t staging = wgmmaStagingBytes(bm, bn, bk, stages, !rowB, tma,
-                                      persistent, e.shape.n, tmaStore);
-  if (failed(e.setSharedBytes(
-          info, wgmmaSharedBytes(bm, bn, bk, stages, tma, staging))))
+  // 16-bit operands (wgmma_f16, wgmma_bf16): BK = 64 a 128-byte row, four
+  // m64nNk16 a k tile where tf32 has four m64nNk8: every descriptor step
+  // is 32 bytes of K either way, so the tiles, swizzle and pipeline are the
+  // same bytes.
+  bool half = isWgmma16(e.config.getMma());
+  int64_t elemBytes = half ? 2 : 4, kStep = half ? 16 : 8;
+  NVVM::WGMMATypes opType =
+      !half ? NVVM::WGMMATypes::tf32
+            : (e.config.getMma() == MmaUnit::wgmma_bf16 ? NVVM::WGMMATypes::bf16
+                                                        : NVVM::WGMMATypes::f16);
+  int64_t staging =
+      wgmmaStagingBytes(bm, bn, bk, stages, !rowB, tma, persistent, e.shape.n,
+                        tmaStore, elemBytes, e.cElem().isF32());
+  if (failed(e.setSharedBytes(info, wgmmaSharedBytes(bm, bn, bk, stages, tma,
+                                                     staging, elemBytes))))
     return failure();
 
   // The dynamic shared memory, realigned to 1024 bytes, as one f32 array.
@@ -424,12 +435,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     Value aAddr = e.add(stageAddr, e.mul(warpgroup, 64 * kRowBytes));
     Value bAddr = e.add(stageAddr, bytesA);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    for (int64_t kk = 0; kk < bk / 8; ++kk) {
+    for (int64_t kk = 0; kk < bk / kStep; ++kk) {
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, accType, acc, descriptor(b, loc, aAddr, kk),
           descriptor(b, loc, bAddr, kk),
-          NVVM::MMAShapeAttr::get(ctx, 64, bn, 8), NVVM::WGMMATypes::tf32,
-          NVVM::WGMMATypes::tf32, NVVM::WGMMATypes::f32,
+          NVVM::MMAShapeAttr::get(ctx, 64, bn, kStep), opType, opType,
+          NVVM::WGMMATypes::f32,
           NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
           NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
           nullptr);

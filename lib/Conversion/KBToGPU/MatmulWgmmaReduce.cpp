@@ -30,7 +30,7 @@
 // one chunk read the same k tiles of A and B together (a first form, one
 // run of I / G k tiles a block over the tiles laid end to end, read them
 // at G offsets, the likely cause, not profiled, of its running 1.04-1.95x
-// slower than one block a tile: bench/results/2026-12-03-streamk/call1).
+// slower than one block a tile: bench/results/2026-12-03-streamk/raw.tar.xz:call1).
 // Chunks
 // 1 .. S - 1 store their raw accumulators into the workspace, pass the
 // warpgroup's named barrier, and thread 0 of the warpgroup releases the

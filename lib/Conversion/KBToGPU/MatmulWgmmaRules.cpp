@@ -19,6 +19,32 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   // A^T).
   bool rowB = !e.shape.transB;
   bool tma = e.config.getCopy() == CopyKind::tma;
+  // 16-bit operands: 64 to a 128-byte row; so far B^T by TMA, C stored
+  // directly, no split, stream-K or cluster reduce.
+  bool half = isWgmma16(e.config.getMma());
+  StringRef unit = half ? stringifyMmaUnit(*e.config.getMma()) : "wgmma_tf32";
+  if (half) {
+    std::string why;
+    if (rowB)
+      why = "B transposed (transpose_b)";
+    else if (!tma)
+      why = "copy = \"tma\"";
+    else if (e.config.getStore() == StoreKind::tma)
+      why = "store = \"direct\"";
+    else if (e.shape.splits > 1 || e.clusterReduce ||
+             e.config.getReduce() == ReduceKind::stream)
+      why = "no split (no reduce)";
+    if (!why.empty())
+      return e.op->emitOpError() << unit << " needs " << why << " so far";
+    if (bk != 64 || bm % 64 || bn % 8 || bn > 256 || bn < 8)
+      return e.op->emitOpError()
+             << unit << " needs block = [64k, N, 64] with N a multiple of 8 "
+             << "up to 256; got [" << bm << ", " << bn << ", " << bk << "]";
+    if (e.shape.k % 8)
+      return e.op->emitOpError()
+             << unit << " copies 16-byte chunks: K = " << e.shape.k
+             << " must be a multiple of 8";
+  }
   if (rowB && !tma)
     return e.op->emitOpError()
            << "wgmma_tf32 with a row-major B needs copy = \"tma\"";
@@ -26,7 +52,7 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
     return e.op->emitOpError()
            << "wgmma_tf32 with a row-major B copies its rows by TMA: N = "
            << e.shape.n << " must be a multiple of 4";
-  if (!rowB && (bk != 32 || bm % 64 || bn % 8 || bn > 256 || bn < 8))
+  if (!half && !rowB && (bk != 32 || bm % 64 || bn % 8 || bn > 256 || bn < 8))
     return e.op->emitOpError()
            << "wgmma_tf32 needs block = [64k, N, 32] with N a multiple of 8 "
               "up to 256; got ["
@@ -39,7 +65,7 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   if (stages < 3)
     return e.op->emitOpError()
            << "wgmma_tf32 needs at least 3 stages, got " << stages;
-  if (e.shape.k % 4)
+  if (!half && e.shape.k % 4)
     return e.op->emitOpError()
            << "wgmma_tf32 copies 16-byte chunks: K = " << e.shape.k
            << " must be a multiple of 4";

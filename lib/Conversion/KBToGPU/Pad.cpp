@@ -1,12 +1,15 @@
 //===- Pad.cpp - the kb.pad kernel ----------------------------------------===//
 //
-// A copy that lengthens every row (the last axis) from C to C' floats, C' a
-// multiple of 4 (of 32 as kb-select-mma makes it), with zeros after the
-// input's C. Each thread stores kPadChunksPerThread 16-byte chunks of the
-// output (4 floats of one row, since C' is a multiple of 4), the chunks of a
+// A copy that lengthens every row (the last axis) from C to C' elements, C'
+// a multiple of E = 16 bytes / element size (4 floats or 8 16-bit values;
+// of 32 floats or 64 16-bit values as kb-select-mma makes it), with zeros
+// after the input's C. Each thread stores kPadChunksPerThread 16-byte chunks
+// of the output (E elements of one row, since C' is a multiple of E), the
+// chunks of a
 // warp consecutive, so a warp's store is 512 contiguous, aligned bytes. Its
-// loads are four 4-byte loads per chunk: the input's rows start wherever
-// C * 4 puts them (C is not a multiple of 4 where kb pads), so a 16-byte
+// loads are E element loads per chunk: the input's rows start wherever
+// C x the element size puts them (C is not a multiple of E where kb pads),
+// so a 16-byte
 // load would be misaligned; a warp's four loads of a chunk touch the same
 // lines, which the L1 serves after the first. A column past C loads the
 // row's last element instead (a clamped index) and the select makes it
@@ -21,8 +24,8 @@
 using namespace mlir;
 using namespace mlir::kb;
 
-/// 16-byte chunks each thread stores: four keep 16 loads of 4 bytes in
-/// flight per thread, 64 KB per SM at 1024 resident threads.
+/// 16-byte chunks each thread stores: four keep 16 loads of 4 bytes (32 of
+/// 2) in flight per thread, 64 KB per SM at 1024 resident threads.
 static constexpr int64_t kPadChunksPerThread = 4;
 
 LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
@@ -33,14 +36,17 @@ LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
   int64_t outCols = op.getResult().getType().getShape().back();
   int64_t rows = inType.getNumElements() / cols;
   int64_t threads = req.config.getThreads();
-  if (outCols % 4 || outCols < cols)
+  Type et = inType.getElementType();
+  // Elements of a 16-byte chunk.
+  const int64_t e = 16 / (et.getIntOrFloatBitWidth() / 8);
+  if (outCols % e || outCols < cols)
     return op.emitOpError() << "pad kernel stores 16-byte chunks: the padded "
-                               "rows must be a multiple of 4 floats, got "
-                            << outCols;
+                               "rows must be a multiple of "
+                            << e << " elements, got " << outCols;
   if (threads < 32 || threads % 32)
     return op.emitOpError()
            << "pad kernel needs whole warps, got " << threads << " threads";
-  int64_t chunks = rows * (outCols / 4);
+  int64_t chunks = rows * (outCols / e);
   int64_t perBlock = threads * kPadChunksPerThread;
   int64_t blocks = llvm::divideCeil(chunks, perBlock);
   if (blocks > std::numeric_limits<int32_t>::max())
@@ -64,8 +70,8 @@ LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
     return arith::MulIOp::create(b, loc, x, c(k)).getResult();
   };
   Value first = add(mul(bid, perBlock), tid);
-  Value zero = cf32(b, loc, 0.0f);
-  auto vecType = VectorType::get({4}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 0.0));
+  auto vecType = VectorType::get({e}, et);
   bool ragged = chunks % perBlock != 0;
   // Every chunk's loads first, then the stores: the 16 loads of a thread in
   // flight at once. An empty asm statement that takes the values (it emits
@@ -79,14 +85,14 @@ LogicalResult mlir::kb::buildPadKernel(const KernelRequest &req,
                                           chunk, c(chunks)));
       chunk = arith::MinUIOp::create(b, loc, chunk, c(chunks - 1));
     }
-    Value o = mul(chunk, 4);
+    Value o = mul(chunk, e);
     Value row = arith::DivUIOp::create(b, loc, o, c(outCols));
     Value col = arith::RemUIOp::create(b, loc, o, c(outCols));
     Value rowBase = mul(row, cols);
     SmallVector<Value> vals;
-    for (int64_t l = 0; l < 4; ++l) {
+    for (int64_t l = 0; l < e; ++l) {
       Value j = add(col, c(l));
-      if (outCols - 4 + l < cols) {
+      if (outCols - e + l < cols) {
         // Every chunk's column l lies inside the input row.
         vals.push_back(
             memref::LoadOp::create(b, loc, in, ValueRange{add(rowBase, j)}));

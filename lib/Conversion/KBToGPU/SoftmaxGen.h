@@ -46,9 +46,36 @@ struct SoftmaxContext {
   Value partStart{}, partEnd{}, rank{};
   int64_t partLen = 0, minPartLen = 0;
 
+  /// A buffer's element type (f32, f16 or bf16: 16-bit data is loaded and
+  /// stored in 16 bits, the arithmetic is f32) and its size in bytes.
+  static Type elemOf(Value mem) {
+    return cast<MemRefType>(mem.getType()).getElementType();
+  }
+  static int64_t bytesOf(Value mem) {
+    return elemOf(mem).getIntOrFloatBitWidth() / 8;
+  }
+  /// A 16-bit value or vector widened to f32 (f32 as it is).
+  Value widen(Value v) {
+    Type e = getElementTypeOrSelf(v.getType());
+    if (e.isF32())
+      return v;
+    Type to = isa<VectorType>(v.getType()) ? Type(vecType) : b.getF32Type();
+    return arith::ExtFOp::create(b, loc, to, v);
+  }
+  /// An f32 value or vector rounded to `mem`'s element type.
+  Value narrow(Value v, Value mem) {
+    Type e = elemOf(mem);
+    if (e.isF32())
+      return v;
+    Type to = isa<VectorType>(v.getType())
+                  ? Type(VectorType::get({vec}, e))
+                  : e;
+    return arith::TruncFOp::create(b, loc, to, v);
+  }
   Value loadVec(Value mem, Value at) {
-    return vector::LoadOp::create(b, loc, vecType, mem, ValueRange{at}, false,
-                                  llvm::MaybeAlign(vec * 4));
+    return widen(vector::LoadOp::create(
+        b, loc, VectorType::get({vec}, elemOf(mem)), mem, ValueRange{at}, false,
+        llvm::MaybeAlign(vec * bytesOf(mem))));
   }
   /// Per-lane values of every chain input (other than `skip`) at `col`.
   DenseMap<Value, Value> inputLanes(const ElementwiseChain &chain, Value col,
@@ -120,8 +147,8 @@ struct SoftmaxContext {
       }
       v = vector::FromElementsOp::create(b, loc, vecType, ys);
     }
-    vector::StoreOp::create(b, loc, v, out, ValueRange{at}, false,
-                            llvm::MaybeAlign(vec * 4));
+    vector::StoreOp::create(b, loc, narrow(v, out), out, ValueRange{at},
+                            false, llvm::MaybeAlign(vec * bytesOf(out)));
   }
   SmallVector<Value> lanes(Value v) {
     SmallVector<Value> r;
@@ -183,7 +210,8 @@ struct SoftmaxContext {
       Value at = arith::MinUIOp::create(
           b, loc, arith::AddIOp::create(b, loc, flat, cidx(b, loc, l)),
           cidx(b, loc, total - 1));
-      lanes.push_back(memref::LoadOp::create(b, loc, in, ValueRange{at}));
+      lanes.push_back(
+          widen(memref::LoadOp::create(b, loc, in, ValueRange{at})));
     }
     return vector::FromElementsOp::create(b, loc, vecType, lanes);
   }
@@ -195,9 +223,10 @@ struct SoftmaxContext {
     auto ifWhole = scf::IfOp::create(b, loc, whole, /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(ifWhole.thenBlock()->getTerminator());
-    vector::StoreOp::create(b, loc,
-                            vector::FromElementsOp::create(b, loc, vecType, ys),
-                            out, ValueRange{flat}, false, llvm::MaybeAlign(16));
+    vector::StoreOp::create(
+        b, loc,
+        narrow(vector::FromElementsOp::create(b, loc, vecType, ys), out), out,
+        ValueRange{flat}, false, llvm::MaybeAlign(4 * bytesOf(out)));
     b.setInsertionPoint(ifWhole.elseBlock()->getTerminator());
     for (int64_t l = 0; l < 4; ++l) {
       Value at = arith::AddIOp::create(b, loc, flat, cidx(b, loc, l));
@@ -205,7 +234,8 @@ struct SoftmaxContext {
           scf::IfOp::create(b, loc, within(at, lo, hi), /*withElse=*/false);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPoint(ifIn.thenBlock()->getTerminator());
-      memref::StoreOp::create(b, loc, ys[l], out, ValueRange{at});
+      memref::StoreOp::create(b, loc, narrow(ys[l], out), out,
+                              ValueRange{at});
     }
   }
 };

@@ -52,8 +52,8 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
   auto wg = gpu::AddressSpaceAttr::get(func.getContext(),
                                        gpu::AddressSpace::Workgroup);
   Value tile = func.addWorkgroupAttribution(
-      MemRefType::get({kTile, kTile + 1}, Float32Type::get(func.getContext()),
-                      nullptr, wg),
+      MemRefType::get({kTile, kTile + 1},
+                      op.getInput().getType().getElementType(), nullptr, wg),
       loc);
   OpBuilder b = OpBuilder::atBlockEnd(&func.getBody().front());
   Value in = func.getArgument(0), out = func.getArgument(1);
@@ -123,8 +123,9 @@ LogicalResult mlir::kb::buildTransposeKernel(const KernelRequest &req,
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, oj,
                                   cidx(b, loc, rows)),
             v,
-            arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                           APFloat(0.0f)));
+            arith::ConstantOp::create(
+                b, loc,
+                b.getFloatAttr(op.getInput().getType().getElementType(), 0.0)));
       memref::StoreOp::create(b, loc, v, out, index(oi, oj));
     });
   }

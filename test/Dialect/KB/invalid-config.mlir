@@ -99,7 +99,7 @@ func.func @cluster_zero(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @vector_negative(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'vector' must be 1, 2 or 4, got -4}}
+  // expected-error @+1 {{#kb.config 'vector' must be 1, 2, 4 or 8, got -4}}
   %0 = kb.relu %x {config = #kb.config<vector = -4>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

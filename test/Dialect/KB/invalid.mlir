@@ -49,7 +49,7 @@ func.func @matmul_result(%a: tensor<64x32xf32>, %b: tensor<32x8xf32>) -> tensor<
 // -----
 
 func.func @matmul_f16(%a: tensor<64x32xf16>, %b: tensor<32x8xf32>) -> tensor<64x8xf32> {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<64x32xf16>'}}
+  // expected-error @+1 {{expects lhs and rhs of one element type, got 'f16' and 'f32' (kb.convert one of them)}}
   %0 = kb.matmul %a, %b precision(ieee) : tensor<64x32xf16>, tensor<32x8xf32> -> tensor<64x8xf32>
   return %0 : tensor<64x8xf32>
 }
@@ -57,7 +57,7 @@ func.func @matmul_f16(%a: tensor<64x32xf16>, %b: tensor<32x8xf32>) -> tensor<64x
 // -----
 
 func.func @matmul_precision(%a: tensor<64x32xf32>, %b: tensor<32x8xf32>) -> tensor<64x8xf32> {
-  // expected-error @+1 {{unknown precision 'fp16' (known: ieee, tf32, tf32x3)}}
+  // expected-error @+1 {{unknown precision 'fp16' (known: ieee, tf32, tf32x3, native)}}
   %0 = kb.matmul %a, %b precision(fp16) : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>
   return %0 : tensor<64x8xf32>
 }
@@ -177,7 +177,7 @@ func.func @silu_dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // -----
 
 func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{#kb.config 'vector' must be 1, 2 or 4, got 3}}
+  // expected-error @+1 {{#kb.config 'vector' must be 1, 2, 4 or 8, got 3}}
   %0 = kb.relu %x {config = #kb.config<vector = 3>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
@@ -236,7 +236,7 @@ func.func @config_threads(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_mma(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+2 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32", "mma_sync_tf32x3", "wgmma_tf32" or "gemv", got "wmma"}}
+  // expected-error @+2 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32", "mma_sync_tf32x3", "wgmma_tf32", "gemv", "wgmma_f16" or "wgmma_bf16", got "wmma"}}
   // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'mma'}}
   %0 = kb.relu %x {config = #kb.config<mma = "wmma">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>

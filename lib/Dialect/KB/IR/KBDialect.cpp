@@ -76,9 +76,9 @@ std::string mlir::kb::unsupportedTensorReason(Type type, bool f32) {
     os << "is not a ranked tensor";
     return why;
   }
-  if (f32 && !tt.getElementType().isF32()) {
-    os << "has element type " << tt.getElementType()
-       << "; kb computes on f32 only";
+  Type et = tt.getElementType();
+  if (f32 && !et.isF32() && !et.isF16() && !et.isBF16()) {
+    os << "has element type " << et << "; kb's tensors are f32, f16 or bf16";
     return why;
   }
   if (!tt.hasStaticShape()) {
@@ -267,8 +267,9 @@ LogicalResult ConfigAttr::verify(
   if (threads < 0 || threads > 1024)
     return emitError() << "#kb.config 'threads' must be in [1, 1024], got "
                        << threads;
-  if (vector != 0 && vector != 1 && vector != 2 && vector != 4)
-    return emitError() << "#kb.config 'vector' must be 1, 2 or 4, got "
+  // 8: 16-bit values, 16 bytes an access.
+  if (vector != 0 && vector != 1 && vector != 2 && vector != 4 && vector != 8)
+    return emitError() << "#kb.config 'vector' must be 1, 2, 4 or 8, got "
                        << vector;
   if (stages < 0 || stages > 8)
     return emitError() << "#kb.config 'stages' must be in [1, 8], got "
@@ -300,23 +301,23 @@ LogicalResult ConfigAttr::verify(
                           "split_global softmax or a wgmma_tf32 matmul, not "
                           "strategy \""
                        << nameOf(strategy) << "\"";
-  if (grid && mma && mma != MmaUnit::wgmma_tf32)
+  if (grid && mma && !isWgmma(mma))
     return emitError() << "#kb.config 'grid' (a persistent grid) is only for a "
                           "split_global softmax or a wgmma_tf32 matmul, not "
                           "mma = \""
                        << nameOf(mma) << "\"";
-  if (cluster > 1 && mma && mma != MmaUnit::wgmma_tf32)
+  if (cluster > 1 && mma && !isWgmma(mma))
     return emitError() << "#kb.config 'cluster' on a matmul is only for mma "
                           "= \"wgmma_tf32\" (two blocks sharing B^T's tile), "
                           "not \""
                        << nameOf(mma) << "\"";
-  if (copy == CopyKind::tma && mma && mma != MmaUnit::wgmma_tf32)
+  if (copy == CopyKind::tma && mma && !isWgmma(mma))
     return emitError() << "#kb.config copy = \"tma\" is only for mma = "
                           "\"wgmma_tf32\", not \""
                        << nameOf(mma) << "\"";
   // store = "tma": the wgmma kernel's TMA-store epilogue (MatmulWgmma.cpp);
   // kb-lower-to-gpu checks the shape (B transposed, not batched).
-  if (store == StoreKind::tma && mma && mma != MmaUnit::wgmma_tf32)
+  if (store == StoreKind::tma && mma && !isWgmma(mma))
     return emitError() << "#kb.config store = \"tma\" is only for mma = "
                           "\"wgmma_tf32\", not \""
                        << nameOf(mma) << "\"";
@@ -337,7 +338,7 @@ LogicalResult ConfigAttr::verify(
       why = "split = 2 (two chunks, one cluster of two blocks a tile), got " +
             (split ? "split = " + std::to_string(split)
                    : std::string("no split"));
-    else if (mma && mma != MmaUnit::wgmma_tf32)
+    else if (mma && !isWgmma(mma))
       why = "mma = \"wgmma_tf32\", not \"" + nameOf(mma).str() + "\"";
     else if (copy && copy != CopyKind::tma)
       why = "copy = \"tma\", not \"" + nameOf(copy).str() + "\"";
@@ -360,7 +361,7 @@ LogicalResult ConfigAttr::verify(
       why = "no split (its k tiles are shared among the blocks instead), "
             "got split = " +
             std::to_string(split);
-    else if (mma && mma != MmaUnit::wgmma_tf32)
+    else if (mma && !isWgmma(mma))
       why = "mma = \"wgmma_tf32\", not \"" + nameOf(mma).str() + "\"";
     else if (copy && copy != CopyKind::tma)
       why = "copy = \"tma\", not \"" + nameOf(copy).str() + "\"";

@@ -42,6 +42,21 @@ static void printEnumKeyword(OpAsmPrinter &p, Operation *, AttrT attr) {
 static ParseResult parseEnumKeyword(OpAsmParser &p, PrecisionAttr &attr) {
   return parseKeywordOf(p, attr, "precision", getMaxEnumValForPrecision());
 }
+/// A matmul's `precision(...)`, left out for 16-bit operands (precision
+/// native, the only one they have): `kb.matmul %a, %b transpose_b : ...`.
+static ParseResult parsePrecision(OpAsmParser &p, PrecisionAttr &attr) {
+  if (failed(p.parseOptionalKeyword("precision"))) {
+    attr = PrecisionAttr::get(p.getContext(), Precision::native);
+    return success();
+  }
+  if (p.parseLParen() || parseEnumKeyword(p, attr) || p.parseRParen())
+    return failure();
+  return success();
+}
+static void printPrecision(OpAsmPrinter &p, Operation *, PrecisionAttr attr) {
+  if (attr.getValue() != Precision::native)
+    p << " precision(" << stringifyEnum(attr.getValue()) << ")";
+}
 static ParseResult parseEnumKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
   return parseKeywordOf(p, attr, "GELU approximation",
                         getMaxEnumValForGeluApprox());
@@ -120,6 +135,18 @@ static LogicalResult verifyStaticShapes(Operation *op) {
   return verifyConfigApplies(op);
 }
 
+/// Operand `i`'s and the result's element types must be one (transpose,
+/// pad: they move elements, they do not convert them).
+static LogicalResult verifySameElementType(Operation *op, Type in, Type res) {
+  Type a = cast<ShapedType>(in).getElementType();
+  Type r = cast<ShapedType>(res).getElementType();
+  if (a != r)
+    return op->emitOpError()
+           << "expects a result of the input's element type " << a << ", got "
+           << r << " (kb.convert changes element types)";
+  return success();
+}
+
 static std::string shapeStr(ArrayRef<int64_t> shape) {
   std::string s;
   for (auto [i, d] : llvm::enumerate(shape))
@@ -144,7 +171,9 @@ LogicalResult TransposeOp::verify() {
     return failure();
   auto in = getInput().getType().getShape();
   auto res = getResult().getType().getShape();
-  if (failed(verifyMatrixOrBatch(*this, in)))
+  if (failed(verifyMatrixOrBatch(*this, in)) ||
+      failed(verifySameElementType(*this, getInput().getType(),
+                                   getResult().getType())))
     return failure();
   SmallVector<int64_t> expected(in.begin(), in.end());
   std::swap(expected[in.size() - 2], expected[in.size() - 1]);
@@ -169,7 +198,9 @@ LogicalResult PadOp::verify() {
     return failure();
   auto in = getInput().getType().getShape();
   auto res = getResult().getType().getShape();
-  if (failed(verifyMatrixOrBatch(*this, in)))
+  if (failed(verifyMatrixOrBatch(*this, in)) ||
+      failed(verifySameElementType(*this, getInput().getType(),
+                                   getResult().getType())))
     return failure();
   int64_t multiple = getMultiple();
   if (multiple < 2 || multiple > 1024)
@@ -193,6 +224,32 @@ LogicalResult MatmulOp::verify() {
   auto lhs = getLhs().getType().getShape();
   auto rhs = getRhs().getType().getShape();
   auto res = getResult().getType().getShape();
+  // Element types: f32 operands with precision ieee / tf32 / tf32x3 and an
+  // f32 result; 16-bit operands of one type with precision native and a
+  // result of f32 or their type.
+  Type ta = getLhs().getType().getElementType();
+  Type tb = getRhs().getType().getElementType();
+  Type tc = getResult().getType().getElementType();
+  if (ta != tb)
+    return emitOpError() << "expects lhs and rhs of one element type, got "
+                         << ta << " and " << tb
+                         << " (kb.convert one of them)";
+  bool half = !ta.isF32();
+  if (half && getPrecision() != Precision::native)
+    return emitOpError() << "a " << ta << " matmul has no precision choice "
+                         << "(tensor cores in " << ta
+                         << " with f32 accumulation): leave out precision("
+                         << stringifyEnum(getPrecision()) << ")";
+  if (!half && getPrecision() == Precision::native)
+    return emitOpError() << "an f32 matmul needs precision(ieee), "
+                            "precision(tf32) or precision(tf32x3)";
+  if (!tc.isF32() && tc != ta) {
+    InFlightDiagnostic d = emitOpError() << "expects a result of element "
+                                            "type f32";
+    if (half)
+      d << " or " << ta;
+    return d << ", got " << tc;
+  }
   if (lhs.size() != 2 && lhs.size() != 3)
     return emitOpError()
            << "expects lhs of rank 2 (MxK) or 3 (BxMxK), got rank "
@@ -262,6 +319,20 @@ KB_STATIC_VERIFIER(SiluOp)
 KB_STATIC_VERIFIER(GeluOp)
 #undef KB_STATIC_VERIFIER
 
+LogicalResult ConvertOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto in = getInput().getType(), res = getResult().getType();
+  if (in.getShape() != res.getShape())
+    return emitOpError() << "expects a result of the input's shape "
+                         << shapeStr(in.getShape()) << ", got "
+                         << shapeStr(res.getShape());
+  if (in.getElementType() == res.getElementType())
+    return emitOpError() << "converts nothing: input and result are both "
+                         << in.getElementType();
+  return success();
+}
+
 LogicalResult SplitSumOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
@@ -271,6 +342,10 @@ LogicalResult SplitSumOp::verify() {
     return emitOpError() << "expects an input of shape S x " << shapeStr(res)
                          << " (the partials of the result), got "
                          << shapeStr(in);
+  if (!getInput().getType().getElementType().isF32())
+    return emitOpError() << "expects f32 partials (a split matmul accumulates "
+                            "in f32), got "
+                         << getInput().getType().getElementType();
   return success();
 }
 
@@ -315,6 +390,10 @@ LogicalResult BiasAddOp::verify() {
   auto bias = getBias().getType();
   if (bias.getRank() != 1)
     return emitOpError() << "expects a 1-D bias, got rank " << bias.getRank();
+  if (bias.getElementType() != in.getElementType())
+    return emitOpError() << "expects a bias of the input's element type "
+                         << in.getElementType() << ", got "
+                         << bias.getElementType();
   if (bias.getDimSize(0) != in.getShape().back())
     return emitOpError() << "expects bias length " << in.getShape().back()
                          << " (the input's last dimension), got "

@@ -16,8 +16,13 @@ include "mlir/IR/EnumAttr.td"
 def KB_PrecisionIEEE : I32EnumAttrCase<"ieee", 0>;
 def KB_PrecisionTF32 : I32EnumAttrCase<"tf32", 1>;
 def KB_PrecisionTF32x3 : I32EnumAttrCase<"tf32x3", 2>;
+// The operands' own 16-bit type (f16, bf16) on the tensor cores with f32
+// accumulation: the only arithmetic a 16-bit matmul has. Written by leaving
+// the precision keyword out.
+def KB_PrecisionNative : I32EnumAttrCase<"native", 3>;
 def KB_Precision : I32EnumAttr<"Precision", "matmul arithmetic precision",
-    [KB_PrecisionIEEE, KB_PrecisionTF32, KB_PrecisionTF32x3]> {
+    [KB_PrecisionIEEE, KB_PrecisionTF32, KB_PrecisionTF32x3,
+     KB_PrecisionNative]> {
   let cppNamespace = "::mlir::kb";
   let genSpecializedAttr = 0;
 }
@@ -39,9 +44,12 @@ def KB_MmaSyncTF32 : I32EnumAttrCase<"mma_sync_tf32", 1>;
 def KB_MmaSyncTF32x3 : I32EnumAttrCase<"mma_sync_tf32x3", 2>;
 def KB_MmaWgmmaTF32 : I32EnumAttrCase<"wgmma_tf32", 3>;
 def KB_MmaGemv : I32EnumAttrCase<"gemv", 4>;
+// wgmma with 16-bit operands (m64nNk16, f32 accumulators), sm_90a.
+def KB_MmaWgmmaF16 : I32EnumAttrCase<"wgmma_f16", 5>;
+def KB_MmaWgmmaBF16 : I32EnumAttrCase<"wgmma_bf16", 6>;
 def KB_MmaUnit : I32EnumAttr<"MmaUnit", "matmul arithmetic unit",
     [KB_MmaFFMA, KB_MmaSyncTF32, KB_MmaSyncTF32x3, KB_MmaWgmmaTF32,
-     KB_MmaGemv]> {
+     KB_MmaGemv, KB_MmaWgmmaF16, KB_MmaWgmmaBF16]> {
   let cppNamespace = "::mlir::kb";
   let genSpecializedAttr = 0;
 }

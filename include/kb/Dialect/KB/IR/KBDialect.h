@@ -41,7 +41,8 @@ constexpr int64_t kMaxRegistersPerThread = 255;
 /// The element count of a static shape, or failure if it overflows int64.
 FailureOr<int64_t> checkedNumElements(ArrayRef<int64_t> shape);
 /// Why `type` is not a tensor kb supports (static shape, rank >= 1, at least
-/// one and at most kMaxTensorElements elements, f32 when `f32` is set), or
+/// one and at most kMaxTensorElements elements, f32, f16 or bf16 when `f32` is
+/// set), or
 /// an empty string when it is one.
 std::string unsupportedTensorReason(Type type, bool f32 = true);
 } // namespace mlir::kb
@@ -50,6 +51,15 @@ std::string unsupportedTensorReason(Type type, bool f32 = true);
 #include "kb/Dialect/KB/IR/KBOpsDialect.h.inc"
 
 namespace mlir::kb {
+/// The wgmma kernel's units (MatmulWgmma.cpp): tf32 operands, or 16-bit ones.
+inline bool isWgmma(std::optional<MmaUnit> m) {
+  return m == MmaUnit::wgmma_tf32 || m == MmaUnit::wgmma_f16 ||
+         m == MmaUnit::wgmma_bf16;
+}
+/// The 16-bit wgmma units (f16 or bf16 operands, f32 accumulation).
+inline bool isWgmma16(std::optional<MmaUnit> m) {
+  return m == MmaUnit::wgmma_f16 || m == MmaUnit::wgmma_bf16;
+}
 /// Parses an enumerated #kb.config field written as a quoted string
 /// (`mma = "ffma"`); an unknown value is an error, located at the string,
 /// that names the field and lists the valid values.
@@ -161,9 +171,12 @@ inline int64_t splitGlobalWorkspaceWords(int64_t rows, int64_t blocksPerRow) {
 constexpr int64_t kWgmmaAlignBytes = 1024;
 /// `staging`: bytes after the mbarriers for an epilogue staged through
 /// shared memory (wgmmaStagingBytes).
+/// `elemBytes`: the operands' element size, 4 (tf32: BK = 32) or 2 (f16,
+/// bf16: BK = 64); either way a row is 128 bytes.
 inline int64_t wgmmaSharedBytes(int64_t bm, int64_t bn, int64_t bk,
-                                int64_t stages, bool tma, int64_t staging = 0) {
-  return stages * (bm + bn) * bk * 4 + kWgmmaAlignBytes +
+                                int64_t stages, bool tma, int64_t staging = 0,
+                                int64_t elemBytes = 4) {
+  return stages * (bm + bn) * bk * elemBytes + kWgmmaAlignBytes +
          (tma ? 16 * stages : 0) + staging;
 }
 /// The persistent wgmma kernel with B K-major (transpose_b, TMA, a `grid`)
@@ -190,16 +203,19 @@ inline int64_t wgmmaTmaStoreBytes(int64_t bm, int64_t stages) {
          bm / 64 * kWgmmaStoreSlots * kWgmmaStoreBoxRows * kWgmmaStoreBoxCols *
              4;
 }
+/// The staged epilogue stores f32 (`cF32`); a 16-bit C is stored directly.
 inline int64_t wgmmaStagingBytes(int64_t bm, int64_t bn, int64_t bk,
                                  int64_t stages, bool transB, bool tma,
                                  bool persistent, int64_t n,
-                                 bool tmaStore = false) {
+                                 bool tmaStore = false, int64_t elemBytes = 4,
+                                 bool cF32 = true) {
   if (tmaStore)
     return wgmmaTmaStoreBytes(bm, stages);
   int64_t bytes = bm / 16 * 2048;
-  bool fits =
-      wgmmaSharedBytes(bm, bn, bk, stages, tma, bytes) <= kWgmmaMaxSharedBytes;
-  return transB && tma && persistent && n % 4 == 0 && bn % 32 == 0 && fits
+  bool fits = wgmmaSharedBytes(bm, bn, bk, stages, tma, bytes, elemBytes) <=
+              kWgmmaMaxSharedBytes;
+  return transB && tma && persistent && n % 4 == 0 && bn % 32 == 0 && fits &&
+                 cF32
              ? bytes
              : 0;
 }

@@ -18,6 +18,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 def KB_F32Tensor : RankedTensorOf<[F32]>;
+// f32, or a 16-bit type (loads and stores in 16 bits, arithmetic in f32).
+def KB_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 
 // The per-op decisions. Its fields are described once, in the attribute's own
 // documentation (docs/generated/KBAttrs.md), not in every op's table.
@@ -42,7 +44,12 @@ def KB_MatmulOp : KB_Op<"matmul"> {
     kb-select-mma makes one from a `kb.transpose ... pad(32)` so that every
     row of B^T starts on a 128-byte line. `precision` picks the arithmetic: `ieee` (fp32 FFMA),
     `tf32` (tensor cores, about 1e-3 relative error) or `tf32x3` (three
-    tf32 products for near-fp32 accuracy on tensor cores).
+    tf32 products for near-fp32 accuracy on tensor cores), for f32
+    operands. f16 and bf16 operands (both of one type) have one arithmetic,
+    the tensor cores in their type with f32 accumulation (precision
+    `native`), and are written without the precision keyword; their result
+    is f32 or the operands' type (the epilogue runs in f32 and is rounded
+    once at the store).
 
     With `split_chunk = C` (made by kb-split-k from `#kb.config<split = S>`;
     not batched) the result is SxMxN: slice s holds the partial product over
@@ -51,15 +58,16 @@ def KB_MatmulOp : KB_Op<"matmul"> {
     Example:
     ```mlir
     %c = kb.matmul %a, %b precision(tf32) : tensor<2048x1024xf32>, tensor<1024x512xf32> -> tensor<2048x512xf32>
+    %d = kb.matmul %x, %w transpose_b : tensor<2048x1024xbf16>, tensor<512x1024xbf16> -> tensor<2048x512xbf16>
     ```
   }];
-  let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
+  let arguments = (ins KB_FloatTensor:$lhs, KB_FloatTensor:$rhs,
                    KB_PrecisionAttr:$precision, UnitAttr:$transpose_b,
                    UnitAttr:$padded_b, OptionalAttr<I64Attr>:$split_chunk,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `precision` `(` custom<EnumKeyword>($precision) `)`
+    $lhs `,` $rhs``custom<Precision>($precision)
     (`transpose_b` $transpose_b^)?
     (`padded_b` $padded_b^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
@@ -78,8 +86,8 @@ def KB_SoftmaxOp : KB_Op<"softmax", [SameOperandsAndResultType]> {
 
     Example: `%y = kb.softmax %x : tensor<8192x32768xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let arguments = (ins KB_FloatTensor:$input, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -98,9 +106,9 @@ def KB_TransposeOp : KB_Op<"transpose"> {
     Example: `%bt = kb.transpose %b : tensor<1024x512xf32> -> tensor<512x1024xf32>`,
     `%bt = kb.transpose %b pad(32) : tensor<1500x700xf32> -> tensor<700x1504xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, OptionalAttr<I64Attr>:$pad,
+  let arguments = (ins KB_FloatTensor:$input, OptionalAttr<I64Attr>:$pad,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`pad` `(` $pad^ `)`)? attr-dict `:` type($input) `->` type($result)
   }];
@@ -120,9 +128,9 @@ def KB_PadOp : KB_Op<"pad"> {
 
     Example: `%ap = kb.pad %a multiple(32) : tensor<2048x2050xf32> -> tensor<2048x2080xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, I64Attr:$multiple,
+  let arguments = (ins KB_FloatTensor:$input, I64Attr:$multiple,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = [{
     $input `multiple` `(` $multiple `)` attr-dict `:` type($input) `->` type($result)
   }];
@@ -144,9 +152,9 @@ class KB_BinaryOp<string mnemonic, string expr>
   let summary = "elementwise " # expr;
   let description = "Elementwise `" # expr # "` of two tensors of one shape.\n\n"
       # "Example: `%z = kb." # mnemonic # " %x, %y : tensor<4096x1024xf32>`";
-  let arguments = (ins KB_F32Tensor:$lhs, KB_F32Tensor:$rhs,
+  let arguments = (ins KB_FloatTensor:$lhs, KB_FloatTensor:$rhs,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
@@ -160,8 +168,8 @@ class KB_UnaryOp<string mnemonic, string expr>
   let summary = "elementwise " # expr;
   let description = "Elementwise `" # expr # "`.\n\n"
       # "Example: `%y = kb." # mnemonic # " %x : tensor<4096x1024xf32>`";
-  let arguments = (ins KB_F32Tensor:$input, KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let arguments = (ins KB_FloatTensor:$input, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
@@ -179,9 +187,9 @@ def KB_AddScalarOp : KB_ElementwiseOp<"add_scalar", [SameOperandsAndResultType]>
 
     Example: `%y = kb.add_scalar %x value(1.0) : tensor<4096x1024xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, F32Attr:$value,
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$value,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input `value` `(` $value `)` attr-dict `:` type($result)";
 }
 
@@ -197,9 +205,9 @@ def KB_PowOp : KB_ElementwiseOp<"pow", [SameOperandsAndResultType]> {
 
     Example: `%y = kb.pow %x exponent(3.0) : tensor<4096x1024xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, F32Attr:$exponent,
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$exponent,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input `exponent` `(` $exponent `)` attr-dict `:` type($result)";
 }
 
@@ -212,10 +220,25 @@ def KB_LeakyReluOp : KB_ElementwiseOp<"leaky_relu", [SameOperandsAndResultType]>
 
     Example: `%y = kb.leaky_relu %x slope(0.01) : tensor<4096x1024xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, F32Attr:$slope,
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$slope,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input `slope` `(` $slope `)` attr-dict `:` type($result)";
+}
+
+def KB_ConvertOp : KB_ElementwiseOp<"convert"> {
+  let summary = "converts between f32, f16 and bf16";
+  let description = [{
+    `result = x` in the result's element type, rounded to nearest even
+    (`x.to(torch.bfloat16)`, `.half()`, `.float()` in PyTorch). Inside a
+    fused kernel the value stays in f32 registers, rounded where the convert
+    is, and is stored in the type of the kernel's output.
+
+    Example: `%y = kb.convert %x : tensor<4096x1024xf32> -> tensor<4096x1024xbf16>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
 def KB_SplitSumOp : KB_ElementwiseOp<"split_sum"> {
@@ -228,8 +251,8 @@ def KB_SplitSumOp : KB_ElementwiseOp<"split_sum"> {
 
     Example: `%c = kb.split_sum %p : tensor<4x256x256xf32> -> tensor<256x256xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let arguments = (ins KB_FloatTensor:$input, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
@@ -241,9 +264,9 @@ def KB_BiasAddOp : KB_ElementwiseOp<"bias_add"> {
 
     Example: `%y = kb.bias_add %x, %b : tensor<4096x1024xf32>, tensor<1024xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, KB_F32Tensor:$bias,
+  let arguments = (ins KB_FloatTensor:$input, KB_FloatTensor:$bias,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $bias attr-dict `:` type($input) `,` type($bias) `->` type($result)
   }];
@@ -256,9 +279,9 @@ def KB_ScaleOp : KB_ElementwiseOp<"scale", [SameOperandsAndResultType]> {
 
     Example: `%y = kb.scale %x by 0.125 : tensor<4096x1024xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, F32Attr:$factor,
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$factor,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
   let hasFolder = 1;
 }
@@ -272,9 +295,9 @@ def KB_GeluOp : KB_ElementwiseOp<"gelu", [SameOperandsAndResultType]> {
 
     Example: `%y = kb.gelu %x approx(tanh) : tensor<4096x1024xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, KB_GeluApproxAttr:$approx,
+  let arguments = (ins KB_FloatTensor:$input, KB_GeluApproxAttr:$approx,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = [{
     $input `approx` `(` custom<EnumKeyword>($approx) `)` attr-dict `:` type($result)
   }];
@@ -291,9 +314,9 @@ def KB_DropoutOp : KB_ElementwiseOp<"dropout", [SameOperandsAndResultType]> {
 
     Example: `%y = kb.dropout %x p(0.3) seed(42) : tensor<4096x1024xf32>`
   }];
-  let arguments = (ins KB_F32Tensor:$input, F32Attr:$p, I64Attr:$seed,
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$p, I64Attr:$seed,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs KB_F32Tensor:$result);
+  let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input `p` `(` $p `)` `seed` `(` $seed `)` attr-dict `:` type($result)";
   let hasFolder = 1;
 }
@@ -322,9 +345,9 @@ def KB_FusionOp : KB_Op<"fusion", [IsolatedFromAbove,
     } -> tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Variadic<KB_F32Tensor>:$inputs,
+  let arguments = (ins Variadic<KB_FloatTensor>:$inputs,
                    KB_OptionalConfigAttr:$config);
-  let results = (outs Variadic<KB_F32Tensor>:$results);
+  let results = (outs Variadic<KB_FloatTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`ins` `(` $inputs^ `:` type($inputs) `)`)? attr-dict-with-keyword $body

@@ -1,4 +1,0 @@
-func.func @matmul(%a: tensor<1536x1536xf32> {kb.name = "a"}, %b: tensor<1536x1536xf32> {kb.name = "b"}) -> (tensor<1536x1536xf32> {kb.name = "c"}) {
-  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<block = [128, 128, 32], copy = "tma">} : tensor<1536x1536xf32>, tensor<1536x1536xf32> -> tensor<1536x1536xf32>
-  return %0 : tensor<1536x1536xf32>
-}

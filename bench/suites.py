@@ -1,0 +1,65 @@
+#===- bench/suites.py - The benchmark suites of python3 -m kb.bench -------===#
+#
+# Data only: the named suites `python3 -m kb.bench --suite NAME` runs
+# (docs/bench.md). Each suite names its programs one of two ways:
+#   "programs": a list of program names from the catalogue, or
+#   "from" + optional "match": every program of one catalogue family whose
+#   name matches the regex.
+# The catalogue (python/kb/bench/catalog.py) is the programs bench/programs.py
+# writes (families matmul, softmax, fusion, linear, gemv), the 57 shapes of
+# bench/shapes.py (family "shapes"), the kb-tune programs of
+# bench/tune/programs.py (family "tune") and examples/*.mlir (family
+# "examples"). A program's chip is sm_90a when its name ends in -sm90a (as
+# scripts/build-bench.sh compiles it), else the suite's "chip" (default
+# sm_90). A program with bias_add, gelu, dropout or scale also gets an
+# unfused bundle (<name>-unfused) that kb-run times as a baseline.
+# "all" is every suite's programs once.
+#
+#===----------------------------------------------------------------------===#
+
+SUITES = {
+    "squares": {
+        "about": "large square matmuls: TF32 on wgmma (sm_90a) and mma.sync (sm_90), "
+                 "fp32 and tf32x3, against every cuBLAS route and torch.matmul",
+        "programs": ["matmul-tf32-4096-sm90a", "matmul-tf32-8192-sm90a", "matmul-tf32-4096",
+                     "matmul-ieee-2048", "matmul-ieee-4096", "matmul-ieee-8192",
+                     "matmul-tf32x3-2048"],
+    },
+    "shapes": {
+        "about": "the 57 matmul shapes of docs/shapes.md (long K, skinny, matvec, small K, "
+                 "batched, odd, medium, squares) against cuBLAS and torch.matmul / F.linear",
+        "from": "shapes",
+    },
+    "linear": {
+        "about": "nn.Linear (B^T) with and without epilogues at LLM sizes, against cuBLAS "
+                 "and F.linear",
+        "from": "linear", "match": "^linear-",
+    },
+    "memory-bound": {
+        "about": "elementwise, transpose and gemv-class matmuls, where the copy bandwidth is "
+                 "the roof, against PyTorch",
+        "programs": ["relu-4096x4096", "relu-16384x16384", "transpose-4096x4096",
+                     "shape-skinny-1x4096x4096-bt-sm90a", "shape-skinny-16x11008x4096-bt-sm90a",
+                     "shape-matvec-4096x1x4096-bt-sm90a", "shape-smallk-16384x16384x32-sm90a"],
+    },
+    "softmax": {
+        "about": "row softmax at kb's defaults, from 3 rows to 400000 columns, against "
+                 "torch.softmax and torch.compile",
+        "programs": ["softmax-8192x32768", "softmax-4096x4096", "softmax-32768x1024",
+                     "softmax-1024x400000", "softmax-2048x65536", "softmax-16384x40000",
+                     "softmax-1000x4099", "softmax-3x4099"],
+    },
+    "fusion": {
+        "about": "fused elementwise chains, softmax prologues and matmul epilogues, against "
+                 "PyTorch and kb's own unfused bundle",
+        "programs": ["bgd-16384x8192", "bgd-4096x1024", "bgd-1000x1001", "attn-probs-8192x4096",
+                     "attn-probs-1000x1001", "attn-probs-256x200000",
+                     "mm-bias-gelu-tf32-4096-sm90a", "mm-bias-gelu-tf32-1000x700x1500-sm90a",
+                     "bias_gelu_dropout"],
+    },
+    "tune": {
+        "about": "the programs kb-tune is measured on (docs/kb-tune.md), at kb's defaults; "
+                 "kb-tune's own runs: scripts/gpu-tune.sh",
+        "from": "tune", "chip": "sm_90a",
+    },
+}
