@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -19,6 +20,36 @@
 #include <stdexcept>
 
 namespace kbtune {
+
+void checkRegularFile(const std::string &path, const std::string &what) {
+  std::error_code ec;
+  std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st) ||
+      std::filesystem::is_regular_file(st))
+    return;
+  throw std::runtime_error(what + " '" + path + "' is not a regular file" +
+                           (std::filesystem::is_directory(st)
+                                ? " (a folder)"
+                                : " (a device or a FIFO, which kb-tune does "
+                                  "not read)"));
+}
+
+std::string oneLineError(const std::string &what) {
+  std::string s = what;
+  // nlohmann::json: "[json.exception.parse_error.101] parse error at ...".
+  for (size_t at; (at = s.find("[json.exception.")) != std::string::npos;) {
+    size_t close = s.find("] ", at);
+    if (close == std::string::npos)
+      break;
+    s.erase(at, close + 2 - at);
+  }
+  for (char &c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = ' ';
+  while (!s.empty() && s.back() == ' ')
+    s.pop_back();
+  return s;
+}
 
 const char *familyName(Family f) {
   switch (f) {
@@ -487,6 +518,7 @@ Static staticFromJson(const json &j) {
 }
 
 Calibration loadCalibration(const std::string &path) {
+  checkRegularFile(path, "calibration");
   std::ifstream in(path);
   if (!in)
     throw std::runtime_error("cannot read calibration '" + path + "'");
@@ -1184,6 +1216,7 @@ json emptyDb() {
 }
 
 json loadDb(const std::string &path) {
+  checkRegularFile(path, "tuning database");
   std::ifstream in(path);
   if (!in)
     return emptyDb();
@@ -1248,6 +1281,40 @@ json dbEntry(const Plan &p, int best, const std::vector<int> &ties,
             {"candidates_compiled", int(p.entries.size())},
             {"candidates_timed", timed},
             {"device", device},
+            {"program", p.program}};
+  if (parts.size() == 5) {
+    j["op"] = parts[0];
+    j["shapes"] = parts[1];
+    j["chip"] = parts[3];
+    j["kb_version"] = parts[4];
+  }
+  return j;
+}
+
+int modelPick(const Plan &p) {
+  int pick = -1;
+  for (int i : survivors(p)) {
+    const Entry &e = p.entries[i];
+    if (e.cand.precision != p.facts.precision && p.facts.precision != "-")
+      continue;
+    if (pick < 0 || e.st.rank < p.entries[pick].st.rank)
+      pick = i;
+  }
+  return pick;
+}
+
+json dbModelEntry(const Plan &p, int pick) {
+  const Entry &e = p.entries[pick];
+  auto parts = split(e.key, '|');
+  json j = {{"key", e.key},
+            {"config", e.cand.config()},
+            {"precision", e.cand.precision},
+            {"model_ms", e.st.modelMs},
+            {"mode", "model"},
+            {"space", p.space},
+            {"candidates_compiled", int(p.entries.size())},
+            {"candidates_timed", 0},
+            {"calibration", p.cal.source},
             {"program", p.program}};
   if (parts.size() == 5) {
     j["op"] = parts[0];

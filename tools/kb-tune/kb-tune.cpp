@@ -57,11 +57,21 @@ double now() {
 }
 
 [[noreturn]] void die(const std::string &msg, int code = 1) {
-  std::cerr << "kb-tune: " << msg << "\n";
+  std::cerr << "kb-tune: " << oneLineError(msg) << "\n";
   std::exit(code);
 }
 
+/// Dies, naming the file, unless `path` is a regular file (or absent).
+void requireRegularFile(const std::string &path, const std::string &what) {
+  try {
+    checkRegularFile(path, what);
+  } catch (const std::exception &e) {
+    die(e.what());
+  }
+}
+
 json readJson(const std::string &path) {
+  requireRegularFile(path, "input");
   std::ifstream in(path);
   if (!in)
     die("cannot read '" + path + "'");
@@ -74,6 +84,7 @@ json readJson(const std::string &path) {
 
 /// kb-run's results: one JSON value or JSON lines (--jsonl-out).
 json readResults(const std::string &path) {
+  requireRegularFile(path, "results");
   std::ifstream in(path);
   if (!in)
     die("cannot read '" + path + "'");
@@ -149,6 +160,7 @@ Program loadProgram(const std::string &path, const std::string &chip,
   p.ctx->loadAllAvailableDialects();
   llvm::SourceMgr sm;
   std::string error;
+  requireRegularFile(path, "program");
   auto file = openInputFile(path, &error);
   if (!file)
     die("cannot read '" + path + "': " + error);
@@ -374,7 +386,8 @@ struct Options {
   int budget = 0, kernel = -1, limit = 0, seeds = 1;
   uint64_t seed = 1;
   double maxRelError = -1;
-  bool keepSpills = false, json = false, quiet = false, profile = false;
+  bool keepSpills = false, json = false, quiet = false, profile = false,
+       pickModel = false;
 };
 
 /// The space, narrowed to the configs that `--only` matches.
@@ -661,6 +674,10 @@ json runKbRun(const Options &o, const std::vector<std::string> &dirs,
       (o.profile ? " --profile" : "");
   for (const std::string &d : dirs)
     cmd += " '" + d + "'";
+  // kb-run's stderr is kept aside: without a GPU a batch says so once per
+  // bundle there, and kb-tune says it once below instead.
+  std::string errPath = planDir + "/kb-run.stderr";
+  cmd += " 2>'" + errPath + "'";
   FILE *pipe = popen(cmd.c_str(), "r");
   if (!pipe)
     die("cannot run '" + o.kbRun + "'");
@@ -670,10 +687,20 @@ json runKbRun(const Options &o, const std::vector<std::string> &dirs,
   while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
     out.append(buf, n);
   pclose(pipe);
+  std::string err;
+  {
+    std::ifstream in(errPath);
+    std::stringstream text;
+    text << in.rdbuf();
+    err = text.str();
+  }
+  std::error_code ec;
+  fs::remove(errPath, ec);
   json j;
   try {
     j = json::parse(out);
   } catch (...) {
+    std::cerr << err;
     die("kb-run printed no JSON (" + o.kbRun + ")");
   }
   // A kb-run that knows no --no-baselines (nor several bundles): one
@@ -690,7 +717,10 @@ json runKbRun(const Options &o, const std::vector<std::string> &dirs,
     for (const json &r : j["reports"])
       if (r.is_object() && r.value("error", "") == "no_gpu")
         noGpu = r;
-  if (noGpu.is_object() && noGpu.value("error", "") == "no_gpu")
+  bool gpuMissing = noGpu.is_object() && noGpu.value("error", "") == "no_gpu";
+  if (!gpuMissing)
+    std::cerr << err;
+  if (gpuMissing)
     die("no GPU here (kb-run: " + noGpu.value("message", "") +
             "). The candidates are compiled in " + planDir +
             ": measure them where the GPU is with `kb-run --json "
@@ -708,6 +738,35 @@ json runKbRun(const Options &o, const std::vector<std::string> &dirs,
   return j;
 }
 
+/// compile --pick-model: the model's pick into the database `o.db`, for a
+/// user without a GPU; a measured entry for the same key is kept.
+void writeModelPick(const Options &o, const Plan &p) {
+  int pick = modelPick(p);
+  if (pick < 0)
+    die("--pick-model: no surviving candidate of the program's precision (" +
+        p.facts.precision + ") to pick");
+  try {
+    json db = loadDb(o.db);
+    json entry = dbModelEntry(p, pick);
+    std::string key = entry["key"];
+    const json *old = findDb(db, key);
+    if (old && old->value("mode", "model") != "model") {
+      std::cerr << "kb-tune: the database keeps its measured ("
+                << old->value("mode", "") << ") entry for " << key << "\n";
+      return;
+    }
+    mergeDb(db, entry);
+    writeJson(o.db, db);
+    if (!o.quiet)
+      std::cerr << "kb-tune: the model's pick " << p.entries[pick].id << " "
+                << p.entries[pick].cand.config() << " (model "
+                << p.entries[pick].st.modelMs << " ms, not measured) is in "
+                << o.db << " for " << key << "\n";
+  } catch (const std::exception &e) {
+    die(e.what());
+  }
+}
+
 std::string defaultKbRun(const char *argv0) {
   fs::path self = fs::absolute(argv0).parent_path() / "kb-run";
   return fs::exists(self) ? self.string() : "kb-run";
@@ -715,7 +774,7 @@ std::string defaultKbRun(const char *argv0) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int tuneMain(int argc, char **argv) {
   mlir::kb::registerKBCompilePipeline();
   CLI::App app{"kb-tune: search kb's #kb.config space of a kernel, measured "
                "by kb-run (docs/kb-tune.md)"};
@@ -770,6 +829,10 @@ int main(int argc, char **argv) {
                  "first batch for kb-run");
   compile->add_option("program", o.program)->required();
   compile->add_option("--out", o.out, "Plan folder")->required();
+  compile->add_flag("--pick-model", o.pickModel,
+                    "Write the model's pick (the survivor it ranks first, "
+                    "not measured) to the --db database, for a machine "
+                    "without a GPU");
   common(compile);
   searchOpts(compile);
 
@@ -853,6 +916,9 @@ int main(int argc, char **argv) {
 
   if (*compile || *tune) {
     checkMode(o.mode);
+    if (o.pickModel && o.db.empty())
+      die("--pick-model writes the model's pick to a tuning database: give "
+          "--db DB.json");
     if (o.out.empty())
       o.out = "kb-tune." + fs::path(o.program).stem().string();
     Program prog = loadProgram(o.program, o.chip, o.kernel, o.maxRelError);
@@ -868,6 +934,8 @@ int main(int argc, char **argv) {
     writeBatch(o.out, p, batch);
     writeJson(o.out + "/plan.json", toJson(p));
     if (*compile) {
+      if (o.pickModel)
+        writeModelPick(o, p);
       printOutcome(o, p);
       if (!o.quiet)
         std::cerr << "kb-tune: " << batch.size() << " candidates in " << o.out
@@ -1007,4 +1075,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  // An exception no step caught (a plan or report field of the wrong JSON
+  // type) is one line, not std::terminate's abort.
+  try {
+    return tuneMain(argc, argv);
+  } catch (const std::exception &e) {
+    die(e.what());
+  }
 }
