@@ -7,8 +7,50 @@ programs also get an unfused bundle (<name>-unfused) to time against."""
 import os
 import sys
 
-def t(shape):
-    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+def t(shape, dtype="f32"):
+    return "tensor<" + "x".join(map(str, shape)) + "x" + dtype + ">"
+
+def half_matmul(m, n, k, dtype, trans_b=True, out=None, config=None):
+    """A 16-bit matmul (no precision keyword: tensor cores in its type, f32
+    accumulation), its result in `out` (default the operands' type)."""
+    cfg = f" {{config = #kb.config<{config}>}}" if config else ""
+    at = t((m, k), dtype)
+    bt = t((n, k) if trans_b else (k, n), dtype)
+    ct = t((m, n), out or dtype)
+    tb = " transpose_b" if trans_b else ""
+    return f"""func.func @matmul(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}) -> ({ct} {{kb.name = "c"}}) {{
+  %0 = kb.matmul %a, %b{tb}{cfg} : {at}, {bt} -> {ct}
+  return %0 : {ct}
+}}
+"""
+
+def half_softmax(rows, cols, dtype):
+    ty = t((rows, cols), dtype)
+    return f"""func.func @softmax(%x: {ty} {{kb.name = "x"}}) -> ({ty} {{kb.name = "y"}}) {{
+  %0 = kb.softmax %x : {ty}
+  return %0 : {ty}
+}}
+"""
+
+def half_bias_gelu_dropout(rows, cols, dtype, p=0.3, seed=42):
+    ty, bt = t((rows, cols), dtype), t((cols,), dtype)
+    return f"""func.func @bias_gelu_dropout(%x: {ty} {{kb.name = "x"}}, %b: {bt} {{kb.name = "bias"}}) -> ({ty} {{kb.name = "y"}}) {{
+  %0 = kb.bias_add %x, %b : {ty}, {bt} -> {ty}
+  %1 = kb.gelu %0 approx(tanh) : {ty}
+  %2 = kb.dropout %1 p({p}) seed({seed}) : {ty}
+  return %2 : {ty}
+}}
+"""
+
+def half_linear_bias_gelu(m, n, k, dtype):
+    at, wt, ct, vt = t((m, k), dtype), t((n, k), dtype), t((m, n), dtype), t((n,), dtype)
+    return f"""func.func @linear_bias_gelu(%x: {at} {{kb.name = "x"}}, %w: {wt} {{kb.name = "w"}}, %bias: {vt} {{kb.name = "bias"}}) -> ({ct} {{kb.name = "y"}}) {{
+  %0 = kb.matmul %x, %w transpose_b : {at}, {wt} -> {ct}
+  %1 = kb.bias_add %0, %bias : {ct}, {vt} -> {ct}
+  %2 = kb.gelu %1 approx(tanh) : {ct}
+  return %2 : {ct}
+}}
+"""
 
 def softmax(rows, cols, strategy=None, config=None):
     cfg = f' {{config = #kb.config<strategy = "{strategy}">}}' if strategy else ""
@@ -179,6 +221,28 @@ PROGRAMS = {
         "softmax-1024x131072-global": softmax(1024, 131072, "split_global"),
         "softmax-16384x40000": softmax(16384, 40000),
         "softmax-16384x40000-global": softmax(16384, 40000, "split_global"),
+    },
+    # 16-bit tensors (issue #44): wgmma bf16/f16 matmuls (-sm90a), softmax
+    # and bias + GELU + dropout in bf16.
+    "half": {
+        "matmul-bf16-4096-bt-sm90a": half_matmul(4096, 4096, 4096, "bf16"),
+        "matmul-bf16-8192-bt-sm90a": half_matmul(8192, 8192, 8192, "bf16"),
+        "matmul-bf16-4096-sm90a": half_matmul(4096, 4096, 4096, "bf16", trans_b=False),
+        "matmul-bf16-8192-sm90a": half_matmul(8192, 8192, 8192, "bf16", trans_b=False),
+        "matmul-f16-4096-bt-sm90a": half_matmul(4096, 4096, 4096, "f16"),
+        "matmul-f16-8192-bt-sm90a": half_matmul(8192, 8192, 8192, "f16"),
+        "matmul-f16-4096-sm90a": half_matmul(4096, 4096, 4096, "f16", trans_b=False),
+        "matmul-bf16-f32out-4096-bt-sm90a": half_matmul(4096, 4096, 4096, "bf16", out="f32"),
+        "matmul-bf16-1000x700x1500-bt-sm90a": half_matmul(1000, 700, 1500, "bf16"),
+        "matmul-bf16-1000x700x1500-sm90a": half_matmul(1000, 700, 1500, "bf16", trans_b=False),
+        "linear-bf16-2048x4096x4096-bias-gelu-sm90a": half_linear_bias_gelu(2048, 4096, 4096, "bf16"),
+        "softmax-bf16-8192x32768": half_softmax(8192, 32768, "bf16"),
+        "softmax-bf16-4096x4096": half_softmax(4096, 4096, "bf16"),
+        "softmax-bf16-32768x1024": half_softmax(32768, 1024, "bf16"),
+        "softmax-f16-8192x32768": half_softmax(8192, 32768, "f16"),
+        "bgd-bf16-16384x8192": half_bias_gelu_dropout(16384, 8192, "bf16"),
+        "bgd-bf16-4096x1024": half_bias_gelu_dropout(4096, 1024, "bf16"),
+        "bgd-bf16-1000x1001": half_bias_gelu_dropout(1000, 1001, "bf16"),
     },
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),

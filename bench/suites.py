@@ -57,6 +57,12 @@ SUITES = {
                      "mm-bias-gelu-tf32-4096-sm90a", "mm-bias-gelu-tf32-1000x700x1500-sm90a",
                      "bias_gelu_dropout"],
     },
+    "half": {
+        "about": "16-bit tensors: bf16 and f16 matmuls on wgmma (both forms of B, edges, "
+                 "an epilogue), softmax and bias + GELU + dropout in bf16, against the "
+                 "16-bit cuBLAS routes and PyTorch in the same dtype",
+        "from": "half",
+    },
     "tune": {
         "about": "the programs kb-tune is measured on (docs/kb-tune.md), at kb's defaults; "
                  "kb-tune's own runs: scripts/gpu-tune.sh",

@@ -1,4 +1,5 @@
-// A 2048^3 matmul on the tensor cores (precision tf32: mma.sync.m16n8k8).
+// A 2048^3 matmul on the tensor cores (precision tf32): wgmma on sm_90a (the
+// default), mma.sync.m16n8k8 with chip=sm_90 or sm_80.
 //   kb-opt --kb-compile="output=/tmp/matmul" examples/matmul.mlir
 func.func @matmul(%a: tensor<2048x2048xf32> {kb.name = "a"},
                   %b: tensor<2048x2048xf32> {kb.name = "b"})

@@ -123,6 +123,78 @@ FailureOr<llvm::json::Object> runPtxas(StringRef ptxas, StringRef chip,
   return r;
 }
 
+/// Whether `name` is a file a bundle holds: kb-emit-bundle's (the manifest,
+/// each kernel's PTX and cubin) or the Python front end's (program.mlir,
+/// kb_python.json; python/kb/bundle.py).
+bool isBundleFile(StringRef name) {
+  return name == "manifest.json" || name == "program.mlir" ||
+         name == "kb_python.json" || name.ends_with(".ptx") ||
+         name.ends_with(".cubin");
+}
+
+/// Makes `output` ready for a new bundle: an absent or empty folder is
+/// used as it is; a folder holding an earlier kb bundle and nothing else
+/// loses that bundle's files (no stale kernel of it stays beside the new
+/// ones). A folder holding anything else is refused, naming the first such
+/// entry: kb deletes no file it did not write. Returns the refusal in
+/// `error`.
+LogicalResult clearOutputFolder(StringRef output, std::string &error) {
+  if (!llvm::sys::fs::is_directory(output))
+    return success();
+  std::vector<std::string> files;
+  std::string stranger;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(output, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    llvm::sys::fs::file_status st;
+    bool regular = !llvm::sys::fs::status(it->path(), st, /*follow=*/false) &&
+                   llvm::sys::fs::is_regular_file(st);
+    if (regular && isBundleFile(name))
+      files.push_back(it->path());
+    else if (stranger.empty())
+      stranger = name.str();
+  }
+  if (ec) {
+    error = "cannot list '" + output.str() + "': " + ec.message();
+    return failure();
+  }
+  if (files.empty() && stranger.empty())
+    return success();
+  SmallString<256> manifestPath(output);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  bool isBundle = false;
+  if (llvm::sys::fs::is_regular_file(manifestPath))
+    if (auto buf = llvm::MemoryBuffer::getFile(manifestPath)) {
+      llvm::Expected<llvm::json::Value> v =
+          llvm::json::parse((*buf)->getBuffer());
+      if (v && v->getAsObject())
+        isBundle = v->getAsObject()->getString("format") == "kb-bundle";
+      else if (!v)
+        llvm::consumeError(v.takeError());
+    }
+  if (!isBundle) {
+    error = "output folder '" + output.str() +
+            "' is not empty and holds no kb bundle (no manifest.json of "
+            "format \"kb-bundle\"); kb replaces only an earlier bundle and "
+            "deletes no other file: give an empty or a new folder";
+    return failure();
+  }
+  if (!stranger.empty()) {
+    error = "output folder '" + output.str() + "' holds an earlier kb bundle "
+            "and '" + stranger + "', which is not a bundle's file; kb "
+            "replaces the bundle whole and deletes no other file: move '" +
+            stranger + "' away or give another folder";
+    return failure();
+  }
+  for (const std::string &f : files)
+    if (auto rc = llvm::sys::fs::remove(f)) {
+      error = "cannot remove the earlier bundle's '" + f + "': " + rc.message();
+      return failure();
+    }
+  return success();
+}
+
 struct EmitBundlePass : public kb::impl::KBEmitBundleBase<EmitBundlePass> {
   using Base::Base;
   void runOnOperation() override;
@@ -192,6 +264,10 @@ void EmitBundlePass::runOnOperation() {
   if (llvm::sys::fs::exists(output) && !llvm::sys::fs::is_directory(output)) {
     entry.emitError() << "kb-emit-bundle: output '" << output
                       << "' exists and is not a folder";
+    return signalPassFailure();
+  }
+  if (std::string error; failed(clearOutputFolder(output, error))) {
+    entry.emitError() << "kb-emit-bundle: " << error;
     return signalPassFailure();
   }
   if (auto ec = llvm::sys::fs::create_directories(output)) {

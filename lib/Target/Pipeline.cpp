@@ -84,6 +84,61 @@ struct CompileTextOptions : public PassPipelineOptions<CompileTextOptions> {
                             llvm::cl::init(kb::CompileOptions().ptxas)};
 };
 
+/// The option names of kb-compile (CompileTextOptions).
+constexpr const char *kCompileOptionNames[] = {
+    "chip", "output", "fuse", "cuda-path", "tuning-db", "ptxas"};
+
+/// The first key of `text` (`key=value ...`, a value quoted or in braces,
+/// as MLIR's pass options parser splits them) that is not a kb-compile
+/// option, or "" when every key is one.
+std::string findUnknownOption(StringRef text) {
+  while (true) {
+    text = text.ltrim();
+    if (text.empty())
+      return "";
+    size_t end = text.find_first_of("= ");
+    StringRef key = text.take_front(end);
+    text = text.drop_front(key.size());
+    if (!llvm::is_contained(kCompileOptionNames, key))
+      return key.str();
+    if (!text.consume_front("="))
+      continue;
+    if (!text.empty() && (text[0] == '\'' || text[0] == '"')) {
+      size_t close = text.find(text[0], 1);
+      text = close == StringRef::npos ? "" : text.drop_front(close + 1);
+    } else if (!text.empty() && text[0] == '{') {
+      unsigned depth = 0;
+      size_t i = 0;
+      for (; i < text.size(); ++i)
+        if (text[i] == '{')
+          ++depth;
+        else if (text[i] == '}' && --depth == 0)
+          break;
+      text = text.drop_front(std::min(i + 1, text.size()));
+    } else {
+      text = text.drop_front(std::min(text.find(' '), text.size()));
+    }
+  }
+}
+
+/// The one-line refusal of a misspelt option: the valid ones, and the
+/// nearest.
+std::string unknownOptionMessage(StringRef key) {
+  std::string msg = "kb-compile has no option '" + key.str() + "'";
+  StringRef nearest;
+  unsigned best = 3;
+  for (StringRef name : kCompileOptionNames)
+    if (unsigned d = key.edit_distance(name); d < best)
+      best = d, nearest = name;
+  if (!nearest.empty())
+    msg += " (did you mean '" + nearest.str() + "'?)";
+  msg += "; its options are";
+  for (StringRef name : kCompileOptionNames)
+    msg += " " + name.str() + "=";
+  msg += " (docs/user-guide.md)";
+  return msg;
+}
+
 /// Whether `dir` is a CUDA toolkit with libdevice (what gpu-module-to-binary
 /// links for math functions).
 bool hasLibdevice(StringRef dir) {
@@ -255,6 +310,10 @@ void mlir::kb::registerKBCompilePipeline() {
       "(fusion, config, tiling, shared memory, mma, NVVM, PTX)",
       [](OpPassManager &pm, StringRef optionsStr,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
+        // MLIR's own refusal of an unknown key is "no such option" with
+        // no list of the options there are.
+        if (std::string key = findUnknownOption(optionsStr); !key.empty())
+          return errorHandler(unknownOptionMessage(key));
         CompileTextOptions text;
         if (failed(text.parseFromString(optionsStr)))
           return failure();

@@ -109,7 +109,7 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
   return nullptr;
 }
 
-void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
+LogicalResult fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
   // Keep program order inside the fusion.
   SmallVector<Operation *> ops(group.begin(), group.end());
   llvm::sort(ops,
@@ -134,13 +134,15 @@ void fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
   YieldOp::create(inner, root->getLoc(),
                   ValueRange{map.lookup(root->getResult(0))});
   // The kernel's config is the fusion's: a config the program gave the
-  // anchor (the matmul or softmax), or else the chain's last op, moves onto
-  // it, where kb-select-config and the lowering read it (it used to stay on
-  // the op inside, ignored).
-  adoptInnerConfig(fusion);
+  // anchor (the matmul or softmax), or in a chain without one any op's,
+  // moves onto it, where kb-select-config and the lowering read it (it used
+  // to stay on the op inside, ignored). A config the kernel would not use
+  // is refused (it was dropped with a warning until 2026-12-06).
+  LogicalResult adopted = adoptInnerConfig(fusion);
   root->getResult(0).replaceAllUsesWith(fusion.getResult(0));
   for (Operation *op : llvm::reverse(ops))
     op->erase();
+  return adopted;
 }
 
 struct FuseElementwisePass
@@ -176,8 +178,9 @@ struct FuseElementwisePass
       }
       for (Operation *op : group)
         done.insert(op);
-      if (group.size() > 1 || (anchor && group.size() > elementwise))
-        fuseGroup(root, group);
+      if ((group.size() > 1 || (anchor && group.size() > elementwise)) &&
+          failed(fuseGroup(root, group)))
+        return signalPassFailure();
     }
   }
 };

@@ -372,8 +372,9 @@ struct SelectConfigPass
         continue;
       // A kb.fusion written by hand may carry its config on the op inside
       // instead of its own `attributes {config = ...}`.
-      if (auto fusion = dyn_cast<FusionOp>(op))
-        adoptInnerConfig(fusion);
+      if (auto fusion = dyn_cast<FusionOp>(op);
+          fusion && failed(adoptInnerConfig(fusion)))
+        return signalPassFailure();
       if (db && failed(applyTuningEntry(&op, *db, model->chip)))
         return signalPassFailure();
       ConfigFields f = ConfigFields::from(getConfig(&op));

@@ -11,6 +11,7 @@
 #include "kb/Version.h"
 
 #include "mlir/AsmParser/AsmParser.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -71,6 +72,12 @@ std::string mlir::kb::tuningKey(Operation *op, StringRef chip) {
 }
 
 FailureOr<TuningDb> mlir::kb::loadTuningDb(StringRef path, std::string &error) {
+  // A device or a FIFO would be read forever or wait for a writer.
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(path, st) && !llvm::sys::fs::is_regular_file(st)) {
+    error = "tuning database '" + path.str() + "' is not a regular file";
+    return failure();
+  }
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf) {
     error = "cannot read tuning database '" + path.str() +

@@ -20,19 +20,23 @@ __all__ = ["Config", "KbError", "KbTypeError", "KbImportError", "Program", "Valu
 
 
 def compile(fn_or_program, example_inputs=None, chip="sm_90a", precision=None,
-            output=None, fuse=True, seed=0, name=None, ptxas="auto"):
+            output=None, fuse=True, seed=0, name=None, ptxas="auto", tuning_db=None):
     """Compiles a kb.Program, or a PyTorch module or function traced on
     `example_inputs`, to a bundle (kb-opt --kb-compile). Returns a Bundle;
     kb.load(bundle) makes it callable. `precision` is the f32 matmuls'
     ("ieee", "tf32", "tf32x3"; default: PyTorch's fp32 matmul setting);
     a bf16/f16 matmul is the tensor cores with f32 accumulation ("native").
-    `output` is the bundle folder (default: a new temporary one)."""
+    `output` is the bundle folder (default: a new temporary one; an earlier
+    bundle there is replaced, a folder holding other files refused).
+    `tuning_db` is a kb-tune database whose entries give kernels their
+    #kb.config (docs/kb-tune.md)."""
     if isinstance(fn_or_program, Program):
-        return compile_program(fn_or_program, output, chip, fuse, ptxas)
+        return compile_program(fn_or_program, output, chip, fuse, ptxas, tuning_db=tuning_db)
     if example_inputs is None:
         raise KbError("kb.compile of PyTorch code needs example_inputs (kb compiles shapes in)")
     imp = import_torch(fn_or_program, example_inputs, precision=precision, name=name, seed=seed)
-    bundle = compile_program(imp.program, output, chip, fuse, ptxas, signature=imp.signature)
+    bundle = compile_program(imp.program, output, chip, fuse, ptxas, signature=imp.signature,
+                             tuning_db=tuning_db)
     bundle.imported = imp
     import torch
     bundle.module = fn_or_program if isinstance(fn_or_program, torch.nn.Module) else None

@@ -113,8 +113,11 @@ def default_signature(manifest) -> dict:
 
 def compile_program(program: Program, output=None, chip: str = "sm_90a",
                     fuse: bool = True, ptxas: str = "auto", signature: Optional[dict] = None,
-                    extra: Optional[dict] = None) -> Bundle:
-    """Runs kb-opt --kb-compile on `program` and returns the bundle."""
+                    extra: Optional[dict] = None, tuning_db=None) -> Bundle:
+    """Runs kb-opt --kb-compile on `program` and returns the bundle. An
+    `output` folder that holds an earlier bundle is replaced whole by
+    kb-opt; one that holds anything else is refused (no file is deleted).
+    `tuning_db` is a kb-tune database (docs/kb-tune.md)."""
     if chip not in CHIPS:
         raise KbError(f"unknown chip {chip!r} (known: {', '.join(CHIPS)})")
     kb_opt = find_kb_opt()
@@ -122,10 +125,13 @@ def compile_program(program: Program, output=None, chip: str = "sm_90a",
     if output is None:
         output = tempfile.mkdtemp(prefix=f"kb-{getattr(program, 'name', 'prog')}-")
     out = Path(output).resolve()
-    if out.exists():
-        shutil.rmtree(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     opts = f"output={out} chip={chip} fuse={'true' if fuse else 'false'} ptxas={ptxas}"
+    if tuning_db is not None:
+        db = Path(tuning_db).resolve()
+        if not db.is_file():
+            raise KbError(f"tuning_db {tuning_db}: not a file (write one with kb-tune --db)")
+        opts += f" tuning-db={db}"
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(text)
         src = f.name

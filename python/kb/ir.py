@@ -81,15 +81,25 @@ def tensor_type(shape: Sequence[int], dtype: str = "f32") -> str:
     return "tensor<" + "x".join(str(d) for d in shape) + "x" + dtype + ">"
 
 
+INT64_MAX = 2**63 - 1
+
+
 def _check_shape(shape, what: str) -> Shape:
     try:
-        shape = tuple(int(d) for d in shape)
+        dims = tuple(shape)
     except TypeError:
         raise KbError(f"{what}: a shape is a sequence of ints, got {shape!r}")
+    # int(4.5) would be 4 and int(True) 1: only ints (numpy's too) are dims.
+    if any(isinstance(d, bool) or type(d).__name__ == "bool_"
+           or not hasattr(d, "__index__") for d in dims):
+        raise KbError(f"{what}: a shape is a sequence of ints, got {shape!r}")
+    shape = tuple(d.__index__() for d in dims)
     if len(shape) == 0:
         raise KbError(f"{what}: kb tensors have rank >= 1, got a scalar")
     if any(d <= 0 for d in shape):
         raise KbError(f"{what}: every dimension must be positive, got {shape}")
+    if any(d > INT64_MAX for d in shape):
+        raise KbError(f"{what}: a dimension is past int64 (2^63 - 1), got {shape}")
     return shape
 
 

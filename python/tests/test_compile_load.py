@@ -105,3 +105,57 @@ def test_compile_names_kb_does_not_generate(tmp_path, can_compile):
     bufs = {b["name"]: b["role"] for b in bundle.manifest["buffers"]}
     assert [n for n, r in bufs.items() if r == "output"] == ["out_0", "out_1"]
     assert {"in_t1", "in_out2", "in_arg0"} <= {n for n, r in bufs.items() if r == "input"}
+
+
+def _relu_program(name="r"):
+    p = kb.Program(name)
+    p.output(p.relu(p.input("x", (64, 128))), "y")
+    return p
+
+
+def test_compile_never_deletes_a_users_files(tmp_path, can_compile):
+    # kb.compile(output=DIR) removed DIR whole (shutil.rmtree) before
+    # compiling: a folder holding anything but an earlier bundle is refused
+    # now, and its files stay.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "thesis.tex").write_text("mine")
+    with pytest.raises(kb.KbError, match="holds no kb bundle"):
+        kb.compile(_relu_program(), output=home)
+    assert (home / "thesis.tex").read_text() == "mine"
+    # An earlier bundle is replaced whole: no kernel of it is left.
+    out = tmp_path / "b"
+    unfused = kb.Program("two")
+    v = unfused.input("x", (64, 128))
+    unfused.output(unfused.tanh(unfused.relu(v)), "y")
+    first = kb.compile(unfused, output=out, fuse=False)
+    assert len(first.kernels) == 2
+    again = kb.compile(_relu_program(), output=out)
+    assert sorted(p.name for p in out.iterdir() if p.suffix == ".ptx") == [again.kernels[0]["name"] + ".ptx"]
+    # ... unless the user put a file of their own in it.
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(kb.KbError, match="'notes.txt', which is not a bundle's file"):
+        kb.compile(_relu_program(), output=out)
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "manifest.json").is_file()
+
+
+def test_compile_takes_a_tuning_db(tmp_path, can_compile):
+    # The database's key is the kernel's (lib/Transforms/TuningDb.cpp: ops,
+    # shapes, precision, chip, kb's version); its entry gives the kernel 128
+    # threads, which kb picks for no 64 x 128 relu by itself.
+    p = _relu_program()
+    plain = kb.compile(p, output=tmp_path / "plain")
+    assert "threads = 128" not in plain.kernels[0]["config"]
+    version = plain.manifest["compiler"].split()[1]
+    db = tmp_path / "db.json"
+    db.write_text(json.dumps({"kind": "kb-tuning-db", "schema": 1, "entries": [
+        {"key": f"kb.relu|64x128,->64x128|-|sm_90a|kb {version}",
+         "config": "#kb.config<threads = 128>"}]}))
+    tuned = kb.compile(p, output=tmp_path / "tuned", tuning_db=db)
+    assert "threads = 128" in tuned.kernels[0]["config"]
+    with pytest.raises(kb.KbError, match="tuning_db"):
+        kb.compile(p, output=tmp_path / "t2", tuning_db=tmp_path / "missing.json")
+    db.write_text("{")
+    with pytest.raises(kb.KbError, match="is not JSON"):
+        kb.compile(p, output=tmp_path / "t3", tuning_db=db)

@@ -94,6 +94,12 @@ def test_fusion_result_can_be_returned(kb_opt):
     (lambda p, x, y: p.input("x", (4, 8)), "used twice"),
     (lambda p, x, y: p.input("t0", (4, 8)), "reserved"),
     (lambda p, x, y: p.input("q", (0, 8)), "positive"),
+    (lambda p, x, y: p.input("q", (-1, 8)), "positive"),
+    # int(4.5) is 4 and int(True) 1: neither is a dimension.
+    (lambda p, x, y: p.input("q", (4.5, 8)), "sequence of ints"),
+    (lambda p, x, y: p.input("q", (True, 8)), "sequence of ints"),
+    (lambda p, x, y: p.input("q", ("4", 8)), "sequence of ints"),
+    (lambda p, x, y: p.input("q", (2**63, 8)), "past int64"),
     (lambda p, x, y: p.output(x), "cannot return an input"),
     (lambda p, x, y: p.transpose(p.input("r1", (8,))), "rank 2 or 3"),
 ])
@@ -104,6 +110,15 @@ def test_builder_refuses(make, message):
     with pytest.raises(kb.KbError, match=None) as e:
         make(p, x, y)
     assert message in str(e.value)
+
+
+def test_builder_takes_int_like_dims():
+    import numpy as np
+    p = kb.Program("np")
+    assert p.input("x", (np.int64(4), 8)).shape == (4, 8)
+    assert p.input("y", (2**62, 1)).shape == (2**62, 1)
+    with pytest.raises(kb.KbError, match="sequence of ints"):
+        p.input("z", (np.True_, 8))
 
 
 def test_fusion_is_isolated():

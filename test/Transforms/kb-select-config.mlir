@@ -229,16 +229,29 @@ func.func @softmax_split_global_too_few(%a: tensor<8x400000xf32>) -> tensor<8x40
 
 // A kb.fusion written by hand with configs on the ops inside (rather than
 // `attributes {config = ...}` on the fusion): the anchor's moves onto the
-// fusion and is honoured; a config on another op inside is dropped with a
-// warning. (Until 2026-11-30 both stayed inside, unread: the kernel took
-// the default config.)
+// fusion and is honoured. (Until 2026-11-30 it stayed inside, unread: the
+// kernel took the default config.)
 // CHECK-LABEL: func.func @hand_written_fusion
 // CHECK: kb.fusion ins(%arg0 : tensor<4x4096xf32>) attributes {config = #kb.config<block = [1], threads = {{[0-9]+}}, vector = 4, strategy = "online">}
 // CHECK-NOT: config
 func.func @hand_written_fusion(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
   %0 = kb.fusion ins(%x : tensor<4x4096xf32>) {
   ^bb0(%a: tensor<4x4096xf32>):
-    // expected-warning @+1 {{config not used: it is fused into one kernel with 'kb.softmax', whose config the kernel takes}}
+    %1 = kb.scale %a by 0.125 : tensor<4x4096xf32>
+    %2 = kb.softmax %1 {config = #kb.config<strategy = "online">} : tensor<4x4096xf32>
+    kb.yield %2 : tensor<4x4096xf32>
+  } -> tensor<4x4096xf32>
+  return %0 : tensor<4x4096xf32>
+}
+
+// -----
+
+// A config on another op inside, which the kernel would not use, is refused
+// (it was dropped with a warning until 2026-12-06).
+func.func @hand_written_fusion_unused_config(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  %0 = kb.fusion ins(%x : tensor<4x4096xf32>) {
+  ^bb0(%a: tensor<4x4096xf32>):
+    // expected-error @+1 {{#kb.config on 'kb.scale' would not be used: it is fused into one kernel with 'kb.softmax'}}
     %1 = kb.scale %a by 0.125 {config = #kb.config<vector = 2>} : tensor<4x4096xf32>
     %2 = kb.softmax %1 {config = #kb.config<strategy = "online">} : tensor<4x4096xf32>
     kb.yield %2 : tensor<4x4096xf32>

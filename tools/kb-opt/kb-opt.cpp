@@ -101,6 +101,7 @@ constexpr const char *kOverview =
     "      options: chip=sm_90a|sm_90|sm_80 fuse=true|false "
     "ptxas=auto|none|PATH "
     "cuda-path=DIR\n"
+    "               tuning-db=DB.json\n"
     "  kb-opt PROG.mlir --fuse-elementwise           show the fusion "
     "decision\n"
     "  kb-opt PROG.mlir --kb-select-mma --kb-select-config --kb-tile "
@@ -169,6 +170,19 @@ int runKbOpt(int argc, char **argv) {
       static_cast<int>(args.size()), args.data(), helpHeader);
 
   std::string error;
+  // A device (/dev/zero) would be read until memory runs out, a FIFO waits
+  // for a writer: only a regular file, or - for stdin, is read.
+  if (inputFile != "-") {
+    llvm::sys::fs::file_status st;
+    if (!llvm::sys::fs::status(inputFile, st) &&
+        !llvm::sys::fs::is_regular_file(st)) {
+      llvm::errs() << "kb-opt: '" << inputFile << "' is not a regular file ("
+                   << (llvm::sys::fs::is_directory(st) ? "a folder"
+                                                       : "a device or a FIFO")
+                   << "); kb-opt reads a .mlir file, or - for stdin\n";
+      return 1;
+    }
+  }
   std::unique_ptr<llvm::MemoryBuffer> input =
       mlir::openInputFile(inputFile, &error);
   if (!input) {

@@ -29,6 +29,15 @@ namespace kbtune {
 
 using json = nlohmann::json;
 
+/// Throws (a one-line message naming `what` and `path`) when `path` exists
+/// and is not a regular file: a device (/dev/zero) or a FIFO, which would
+/// be read forever or wait for a writer, or a folder.
+void checkRegularFile(const std::string &path, const std::string &what);
+/// `what` (an exception's text) as one line for a user: without the JSON
+/// library's "[json.exception.parse_error.101] " prefix, newlines and other
+/// control characters as spaces.
+std::string oneLineError(const std::string &what);
+
 enum class Family { Matmul, Softmax, Elementwise };
 const char *familyName(Family f);
 
@@ -275,6 +284,13 @@ json loadDb(const std::string &path);
 /// The entry for the winner of `p`: key, config, timings and spread, ties.
 json dbEntry(const Plan &p, int best, const std::vector<int> &ties,
              const std::string &chipName);
+/// The model's pick, for a user without a GPU (`compile --pick-model`):
+/// the surviving candidate of the program's own precision that the model
+/// ranks first (an accuracy budget needs a measurement), or -1.
+int modelPick(const Plan &p);
+/// The database entry of the model's pick `pick`: mode "model", the
+/// model's time, nothing measured.
+json dbModelEntry(const Plan &p, int pick);
 /// Puts `entry` in `db`, replacing only the entry with the same key.
 void mergeDb(json &db, const json &entry);
 const json *findDb(const json &db, const std::string &key);

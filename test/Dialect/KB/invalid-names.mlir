@@ -72,3 +72,46 @@ func.func @longest(%x: tensor<4x8xf32> {kb.name = "\C3\A9t\C3\A9"}) -> (tensor<4
   %0 = kb.relu %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// kb-run names files after kb.name (--save-outputs NAME.npy), so a name is a
+// plain file name, as the Python builder already required: no '/' (a path
+// kb-run refused only when saving), no control character, not '.' or '..'.
+// expected-error @+1 {{argument #0: 'kb.name' "../escape" is not a plain file name (it has a '/', a '\' or a control character, or is '.' or '..'); kb-run names files after it}}
+func.func @slash(%x: tensor<4x8xf32> {kb.name = "../escape"}) -> tensor<4x8xf32> {
+  %0 = kb.relu %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result #0: 'kb.name' "y\0A" is not a plain file name}}
+func.func @control(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {kb.name = "y\0A"}) {
+  %0 = kb.relu %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: 'kb.name' ".." is not a plain file name}}
+func.func @dotdot(%x: tensor<4x8xf32> {kb.name = ".."}) -> tensor<4x8xf32> {
+  %0 = kb.relu %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: 'kb.name' "." is not a plain file name}}
+func.func @dot(%x: tensor<4x8xf32> {kb.name = "."}) -> tensor<4x8xf32> {
+  %0 = kb.relu %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Dots inside a name are fine.
+func.func @dots_inside(%x: tensor<4x8xf32> {kb.name = "x.1..b"}) -> tensor<4x8xf32> {
+  %0 = kb.relu %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

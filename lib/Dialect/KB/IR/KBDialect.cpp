@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/JSON.h"
@@ -108,7 +109,8 @@ std::string mlir::kb::unsupportedTensorReason(Type type, bool f32) {
 constexpr size_t kMaxBufferNameBytes = 256;
 
 /// `kb.name`: a non-empty string naming one buffer of the bundle, valid
-/// UTF-8 (the manifest is JSON) and at most kMaxBufferNameBytes long (what
+/// UTF-8 (the manifest is JSON), a plain file name (no '/', '\\' or control
+/// character; not '.' or '..') and at most kMaxBufferNameBytes long (what
 /// kb-run reads); two arguments or results of one function may not share
 /// it.
 static LogicalResult verifyBufferName(Operation *op, bool isResult,
@@ -129,6 +131,22 @@ static LogicalResult verifyBufferName(Operation *op, bool isResult,
     return op->emitError() << what()
                            << ": 'kb.name' is not valid UTF-8 (it names a "
                               "buffer in the bundle's JSON manifest)";
+  // kb-run names files after it (--save-outputs NAME.npy), as the Python
+  // builder checks: a portable file name, no path.
+  StringRef v = name.getValue();
+  if (v == "." || v == ".." ||
+      llvm::any_of(v, [](char c) {
+        return c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20 ||
+               c == 0x7f;
+      })) {
+    std::string shown;
+    llvm::raw_string_ostream os(shown);
+    llvm::printEscapedString(v, os);
+    return op->emitError() << what() << ": 'kb.name' \"" << shown
+                           << "\" is not a plain file name (it has a '/', a "
+                              "'\\' or a control character, or is '.' or "
+                              "'..'); kb-run names files after it";
+  }
   if (name.getValue().size() > kMaxBufferNameBytes)
     return op->emitError() << what() << ": 'kb.name' has "
                            << name.getValue().size()
@@ -428,24 +446,47 @@ Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
   return nullptr;
 }
 
-void mlir::kb::adoptInnerConfig(FusionOp fusion) {
+LogicalResult mlir::kb::adoptInnerConfig(FusionOp fusion) {
   Block &body = fusion.getBody().front();
-  Operation *configured = getFusionAnchor(fusion);
-  if (!configured)
-    configured = body.getTerminator()->getOperand(0).getDefiningOp();
+  Operation *anchor = getFusionAnchor(fusion);
+  // The op whose config is the kernel's so far, and that config: the
+  // fusion's own, else one given inside.
+  Operation *from = nullptr;
+  ConfigAttr chosen = getConfig(fusion);
   for (Operation &op : body.without_terminator()) {
     ConfigAttr config = getConfig(&op);
     if (!config)
       continue;
-    if (&op == configured && !getConfig(fusion))
-      setConfig(fusion, config);
-    else
-      op.emitWarning() << "config not used: it is fused into one kernel with '"
-                       << (configured ? configured->getName().getStringRef()
-                                      : "")
-                       << "', whose config the kernel takes";
-    op.removeAttr("config");
+    // Around a matmul or softmax the kernel is the anchor's, and a config
+    // written for an elementwise op inside would not describe it.
+    if (anchor && &op != anchor)
+      return op.emitError()
+             << "#kb.config on '" << op.getName()
+             << "' would not be used: it is fused into one kernel with '"
+             << anchor->getName()
+             << "', whose config the kernel takes; put the config on the '"
+             << anchor->getName()
+             << "' (or on the kb.fusion), or compile with fuse=false to keep '"
+             << op.getName() << "' its own kernel";
+    // A chain of elementwise ops of one shape is one elementwise kernel:
+    // a config on any of them is that kernel's, as long as they agree.
+    if (chosen && chosen != config)
+      return op.emitError()
+             << "#kb.config on '" << op.getName() << "' disagrees with the "
+             << (from ? "config on '" + from->getName().getStringRef().str() +
+                            "'"
+                      : std::string("kb.fusion's own config"))
+             << ", and both would be the config of the one kernel they are "
+                "fused into; give the kernel one config (on the kb.fusion), "
+                "or compile with fuse=false to keep them apart";
+    chosen = config;
+    from = &op;
   }
+  if (chosen && !getConfig(fusion))
+    setConfig(fusion, chosen);
+  for (Operation &op : body.without_terminator())
+    op.removeAttr("config");
+  return success();
 }
 
 MatmulOp mlir::kb::getKernelMatmul(Operation *op) {

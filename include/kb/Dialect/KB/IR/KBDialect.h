@@ -274,11 +274,13 @@ enum class KernelKind { Elementwise, Softmax, Matmul, Transpose, Pad };
 std::optional<KernelKind> getKernelKind(Operation *op);
 /// For a kb.fusion, the matmul or softmax it is built around, if any.
 Operation *getFusionAnchor(FusionOp fusion);
-/// Gives a kb.fusion without a config the config of the op inside it whose
-/// kernel it is (the anchor, or with none the op it yields), removes every
-/// config from the ops inside, and warns, naming that op, for each config it
-/// drops: kb-select-config and the lowering read only the fusion's.
-void adoptInnerConfig(FusionOp fusion);
+/// Gives a kb.fusion without a config the config written on an op inside
+/// it (the anchor's; with no anchor, any op's, all such configs being
+/// equal) and removes every config from the ops inside: kb-select-config
+/// and the lowering read only the fusion's. A config that would be dropped
+/// (on an op beside the anchor, or one that disagrees with another) is an
+/// error naming the op, and the configs stay where they are.
+LogicalResult adoptInnerConfig(FusionOp fusion);
 /// The matmul a kernel op computes: the op itself, or a fusion's anchor.
 MatmulOp getKernelMatmul(Operation *op);
 /// The K of the problem a matmul computes: its lhs's last dimension, or,
