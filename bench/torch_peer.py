@@ -18,7 +18,8 @@ op whose output buffer has another type than PyTorch's result is converted
 to it). --dtype f32|bf16|f16 runs the whole program in that type instead
 (inputs drawn in it, kb.convert a no-op): the peer a user would write for a
 half-precision model. 16-bit matmuls have no TF32 switch: they are the
-tensor cores with f32 accumulation (precision "native").
+tensor cores with f32 accumulation (precision "native"); one with an f32
+output runs as torch.mm(..., out_dtype=torch.float32) where torch has it.
 
 Usage: python3 bench/torch_peer.py [--dtype f32|bf16|f16] OUT.json BUNDLE_DIR...
 KB_PEER_WARM_L2=1: no flush, 10 runs back to back a sample (kb-run --warm-l2).
@@ -69,14 +70,26 @@ def build(manifest, peer_dtype=None, device="cuda"):
             if typed and dt[b["name"]] != torch.float32:
                 inputs[b["name"]] = inputs[b["name"]].to(dt[b["name"]])
     prog = manifest["program"]
+    half = next((d for d in dt.values() if d != torch.float32), torch.float32)
     precision = "ieee"
     for op in prog:
         if op["op"] == "kb.matmul":
             precision = op.get("attrs", {}).get("precision", "ieee")
-    if typed and any(t.dtype != torch.float32 for t in inputs.values()):
+    if typed and any(t.dtype != torch.float32 for t in inputs.values()) and \
+            any(op["op"] == "kb.matmul" for op in prog):
         precision = "native"  # 16-bit matmuls: tensor cores, f32 accumulation
+    # A 16-bit matmul with an f32 output buffer: torch.mm/bmm(out_dtype=)
+    # where this torch has it (one cuBLAS call), else the matmul and a .to().
+    out_dtype_mm = False
+    if typed and peer_dtype is None and any(
+            op["op"] == "kb.matmul" and dt.get(op["output"]) == torch.float32 and
+            dt.get(op["inputs"][0]) != torch.float32 for op in prog):
+        try:
+            z = torch.zeros(2, 2, dtype=half, device=device)
+            out_dtype_mm = torch.mm(z, z, out_dtype=torch.float32).dtype == torch.float32
+        except (TypeError, RuntimeError):
+            out_dtype_mm = False
     outputs = [b["name"] for b in manifest["buffers"] if b["role"] == "output"]
-    half = next((d for d in dt.values() if d != torch.float32), torch.float32)
 
     def fn(**env):
         env = dict(env)
@@ -93,7 +106,10 @@ def build(manifest, peer_dtype=None, device="cuda"):
                 bm = xs[1]
                 if a.get("transpose_b"):
                     bm = bm.transpose(-1, -2)
-                y = torch.matmul(xs[0], bm)
+                if out_dtype_mm and dt.get(op["output"]) == torch.float32 and xs[0].dtype != torch.float32:
+                    y = (torch.mm if xs[0].dim() == 2 else torch.bmm)(xs[0], bm, out_dtype=torch.float32)
+                else:
+                    y = torch.matmul(xs[0], bm)
             elif name == "kb.split_sum":
                 # kb's split-K: PyTorch gets the whole matmul (above).
                 y = xs[0]

@@ -82,3 +82,23 @@ def test_parse_args():
         torch_peer.parse_args(["--dtype", "f64", "o.json", "a"])
     with pytest.raises(ValueError, match="usage"):
         torch_peer.parse_args(["--dtype", "bf16", "o.json"])
+
+
+def test_matmul_into_an_f32_buffer():
+    # bf16 operands, the result stored as f32 (no kb.convert): the peer's
+    # result is f32 too (torch.mm(out_dtype=) where torch has it, else .to()).
+    m = {"buffers": [{"name": "a", "shape": [16, 64], "dtype": "bf16", "role": "input"},
+                     {"name": "b", "shape": [32, 64], "dtype": "bf16", "role": "input"},
+                     {"name": "c", "shape": [16, 32], "dtype": "f32", "role": "output"}],
+         "program": [{"op": "kb.matmul", "inputs": ["a", "b"], "output": "c",
+                      "attrs": {"precision": "native", "transpose_b": True}}]}
+    fn, inputs, precision, dtype = torch_peer.build(m, None, device="cpu")
+    (c,) = fn(**inputs)
+    assert c.dtype == torch.float32 and precision == "native" and dtype == "bf16"
+    want = inputs["a"].double() @ inputs["b"].double().t()
+    assert (c.double() - want).abs().max() / want.abs().max() < 2 ** -7
+    # A program without a matmul keeps precision "ieee" (nothing to say).
+    sm = {"buffers": [{"name": "x", "shape": [4, 8], "dtype": "bf16", "role": "input"},
+                      {"name": "y", "shape": [4, 8], "dtype": "bf16", "role": "output"}],
+          "program": [{"op": "kb.softmax", "inputs": ["x"], "output": "y"}]}
+    assert torch_peer.build(sm, None, device="cpu")[2:] == ("ieee", "bf16")
