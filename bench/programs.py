@@ -235,6 +235,9 @@ PROGRAMS = {
         "matmul-bf16-f32out-4096-bt-sm90a": half_matmul(4096, 4096, 4096, "bf16", out="f32"),
         "matmul-bf16-1000x700x1500-bt-sm90a": half_matmul(1000, 700, 1500, "bf16"),
         "matmul-bf16-1000x700x1500-sm90a": half_matmul(1000, 700, 1500, "bf16", trans_b=False),
+        # Row-major B read as it is (MN-major), edges in M, N and K.
+        "matmul-bf16-1000x704x1504-sm90a": half_matmul(1000, 704, 1504, "bf16", trans_b=False),
+        "matmul-f16-1000x704x1504-f32out-sm90a": half_matmul(1000, 704, 1504, "f16", trans_b=False, out="f32"),
         "linear-bf16-2048x4096x4096-bias-gelu-sm90a": half_linear_bias_gelu(2048, 4096, 4096, "bf16"),
         "softmax-bf16-8192x32768": half_softmax(8192, 32768, "bf16"),
         "softmax-bf16-4096x4096": half_softmax(4096, 4096, "bf16"),

@@ -28,8 +28,10 @@ namespace {
 /// a wgmma tile (64 columns with a row-major B).
 int64_t tileThreads(const ConfigFields &f, bool transposeB) {
   int64_t bm = f.block[0], bn = f.block[1];
+  // A 16-bit wgmma tile is B^T's with either form of B.
   if (isWgmma(f.mma))
-    return wgmmaThreads(bm, bn, transposeB, /*tma=*/false);
+    return wgmmaThreads(bm, bn, transposeB || isWgmma16(f.mma),
+                        /*tma=*/false);
   // gemv: a warp per warp tile (its lanes split K), or a thread per
   // thread tile (a row-major B).
   if (isMmaSync(f.mma) || (f.mma == MmaUnit::gemv && !f.warp.empty()))
@@ -138,19 +140,20 @@ struct PromoteSharedMemoryPass
                << "mma = \"wgmma_tf32\" with a row-major B needs copy = "
                   "\"tma\", got \""
                << nameOf(f.copy) << "\"";
-      if (!transposeB && n % 4)
+      if (!transposeB && !isWgmma16(f.mma) && n % 4)
         return op.emitOpError()
                << "mma = \"wgmma_tf32\" with a row-major B needs N % 4 == 0 "
                   "(TMA copies 16-byte aligned rows); N = "
                << n;
-      // The 16-bit kernel (wgmma_f16, wgmma_bf16) so far: B^T by TMA,
-      // C stored directly (kb-select-mma transposes a row-major B in front).
-      if (isWgmma16(f.mma)) {
+      // The 16-bit kernel (wgmma_f16, wgmma_bf16) so far: by TMA, a
+      // row-major B with 16-byte rows read as it is, C stored directly.
+      bool half = isWgmma16(f.mma);
+      if (half) {
         std::string why;
         if (f.copy != CopyKind::tma)
           why = "copy = \"tma\"";
-        else if (!transposeB)
-          why = "B transposed (transpose_b)";
+        else if (!transposeB && n % 8)
+          why = "N % 8 == 0 with a row-major B (16-byte rows)";
         else if (f.store == StoreKind::tma)
           why = "store = \"direct\"";
         if (!why.empty())
@@ -158,7 +161,7 @@ struct PromoteSharedMemoryPass
                                   << "\" needs " << why << " so far";
       }
       if (f.copy == CopyKind::tma)
-        threads = wgmmaThreads(bm, bn, transposeB, /*tma=*/true);
+        threads = wgmmaThreads(bm, bn, transposeB || half, /*tma=*/true);
       // store = "tma" (MatmulWgmma.cpp, the TMA-store epilogue): the
       // warpgroups' 64 x 32 boxes of C through C's tensor map.
       if (f.store == StoreKind::tma) {
@@ -196,7 +199,7 @@ struct PromoteSharedMemoryPass
                                           std::max<int64_t>(f.split, 1);
         // A 16-bit row of BK = 64 has the bytes of a tf32 row of 32.
         f.stages = wgmmaDefaultStages(bm, bn, isWgmma16(f.mma) ? bk / 2 : bk,
-                                      transposeB,
+                                      transposeB || half,
                                       f.copy == CopyKind::tma, f.grid > 0, n,
                                       blocks, model, f.store == StoreKind::tma);
       }

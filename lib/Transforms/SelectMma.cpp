@@ -278,8 +278,9 @@ MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
 
 /// A 16-bit matmul (precision native): wgmma in its type on sm_90a, the
 /// only unit kb has for it (16-bit mma.sync is not built). Its operands
-/// get what the wgmma kernel reads: B^T (a kb.transpose in front of a
-/// row-major B) and rows of 16-byte pitch (a kb.pad where K % 8 != 0).
+/// get what the wgmma kernel reads: rows of 16-byte pitch (a kb.pad where
+/// K % 8 != 0), and B as it is where N % 8 == 0, else B^T (a kb.transpose
+/// in front).
 LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
                        const TargetModel &model,
                        DenseMap<Value, Value> &transposed,
@@ -298,6 +299,11 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
            << "\"; 16-bit mma.sync is not built yet); the target is "
            << model.chip;
   f.mma = unit;
+  // A row-major B with 16-byte rows (N % 8 == 0) and K % 8 == 0 (A's rows
+  // too) is read as it is, MN-major (MatmulWgmma.cpp); else B^T in front.
+  if (!mm.getTransposeB() && kAligned(mm) &&
+      mm.getResult().getType().getShape().back() % 8 == 0)
+    return success();
   Blocker blocker = prepareWgmmaOperands(&op, mm, transposed, padded);
   if (blocker == Blocker::BReadTwice)
     return op.emitOpError()

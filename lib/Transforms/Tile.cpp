@@ -590,8 +590,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // yet).
   bool half = isWgmma16(f.mma);
   int64_t lineK = half ? 64 : 32;
+  // It also reads a row-major B as it is (MN-major) in the B^T kernel
+  // (one warpgroup per 64 rows): its tiles are B^T's, with BN a multiple
+  // of 64 (boxes of 64 columns).
+  bool mnB = half && !mm.getTransposeB();
   MatmulShape ms{m, n, half ? (k + 1) / 2 : k, batch, sms,
-                 mm.getTransposeB(), mm.getPaddedB(), op != mm.getOperation()};
+                 mm.getTransposeB() || half, mm.getPaddedB(),
+                 op != mm.getOperation()};
   bool defaultTile = f.block.empty();
   if (defaultTile) {
     if (wgmma)
@@ -602,6 +607,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       defaultFfmaTile(ms, f);
     if (half) {
       f.block[2] = lineK;
+      if (mnB && f.block[1] % 64)
+        f.block[1] = std::min<int64_t>(256, llvm::alignTo(f.block[1], 64));
       f.split = 0;
       f.reduce = std::nullopt;
       splitChosen = true;
@@ -617,8 +624,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                              << f.block.size() << " sizes";
   int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
   int64_t threads;
-  bool transB = mm.getTransposeB();
+  bool transB = mm.getTransposeB() || half;
   if (wgmma) {
+    if (mnB && f.block[1] % 64)
+      return op->emitOpError()
+             << "a 16-bit wgmma tile with a row-major B needs BN a multiple of "
+                "64 (boxes of 64 columns); got block = ["
+             << bm << ", " << bn << ", " << bk << "]";
     if (transB && (bm % 64 || bn % 8 || bn > 256 || bk != lineK))
       return op->emitOpError()
              << "wgmma tiles need BM a multiple of 64 (one warpgroup per 64 "

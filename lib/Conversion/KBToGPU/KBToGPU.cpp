@@ -341,10 +341,14 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         box[box.size() - 2] = boxRows;
         box.back() = config.getBlock()[2];
         if (isB && rowB) {
-          // A row-major B: boxes of BK rows (k) x 32 columns, one 128-byte
-          // swizzled row each (MatmulWgmma.cpp, "Row-major B").
+          // A row-major B: boxes of BK rows (k) x 32 columns (64 of 16
+          // bits), one 128-byte swizzled row each (MatmulWgmma.cpp,
+          // "Row-major B").
+          int64_t bits = cast<ShapedType>(v.getType())
+                             .getElementType()
+                             .getIntOrFloatBitWidth();
           box[box.size() - 2] = config.getBlock()[2];
-          box.back() = 32;
+          box.back() = 128 * 8 / bits;
         } else {
           dims.back() = k; // B^T's rows may be padded past K
           // cluster = C: each block of the cluster copies a C-th of B^T's

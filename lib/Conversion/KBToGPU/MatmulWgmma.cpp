@@ -77,7 +77,14 @@ static_assert(kGroupBytes == kWgmmaAlignBytes, "wgmmaSharedBytes' slack");
 /// masks and adds (the 4096^3 kernel's k loop did 8 such 64-bit ops a k
 /// tile, 2 SASS instructions each: bench/results/2026-12-02-square-
 /// instructions).
-Value descriptor(OpBuilder &b, Location loc, Value addr, int64_t kk = 0) {
+/// With `mnMajor` the descriptor of a 16-bit B tile stored as it is in a
+/// row-major B (N contiguous: wgmma's "transposed" B, MN-major): BN / 64
+/// boxes of BK = 64 k rows x 64 columns (128 bytes, 128-byte swizzled), one
+/// after the other. A k16 step is 16 rows (2048 bytes); the leading byte
+/// offset is the stride from one 64-column box to the next (BK x 128 bytes),
+/// the stride byte offset that from one 8-row group of k to the next (1024).
+Value descriptor(OpBuilder &b, Location loc, Value addr, int64_t kk = 0,
+                 bool mnMajor = false, int64_t boxBytes = 0) {
   auto i32 = b.getI32Type(), i64 = b.getI64Type();
   Value a32 = arith::IndexCastUIOp::create(b, loc, i32, addr);
   Value start = arith::ShRUIOp::create(
@@ -87,13 +94,15 @@ Value descriptor(OpBuilder &b, Location loc, Value addr, int64_t kk = 0) {
       arith::ConstantIntOp::create(b, loc, i32, 4));
   if (kk)
     start = arith::AddIOp::create(
-        b, loc, start, arith::ConstantIntOp::create(b, loc, i32, 2 * kk));
+        b, loc, start,
+        arith::ConstantIntOp::create(b, loc, i32, (mnMajor ? 128 : 2) * kk));
   // Low word: the start address and the leading byte offset (1 << 16);
   // high word: the stride byte offset and the swizzle mode. Joined by
   // inline PTX: as a zext and an or, LLVM folds the 32-bit arithmetic back
   // into 64-bit shifts and masks of the 64-bit shared address. Both words
   // are registers ("r"): PTX documents registers in a vector operand.
-  uint32_t lowFixed = uint32_t(1) << 16;
+  uint32_t lowFixed =
+      mnMajor ? uint32_t(boxBytes >> 4) << 16 : uint32_t(1) << 16;
   uint32_t high = uint32_t(kGroupBytes >> 4) | (uint32_t(1) << 30);
   Value low = arith::OrIOp::create(
       b, loc, start, arith::ConstantIntOp::create(b, loc, i32, lowFixed));
@@ -118,7 +127,11 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     return failure();
   // A row-major B: wgmma computes the tile transposed, C^T = B^T A^T, with
   // B^T as its A operand from registers (see "Row-major B" below).
-  bool rowB = !e.shape.transB;
+  // 16-bit operands (below) read a row-major B as it is instead (mnB):
+  // the same kernel as for B^T, B's tile MN-major (descriptor above).
+  bool half0 = isWgmma16(e.config.getMma());
+  bool mnB = half0 && !e.shape.transB;
+  bool rowB = !e.shape.transB && !half0;
   bool tma = e.config.getCopy() == CopyKind::tma;
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
   bool persistent = e.config.getGrid() > 0;
@@ -134,9 +147,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       !half ? NVVM::WGMMATypes::tf32
             : (e.config.getMma() == MmaUnit::wgmma_bf16 ? NVVM::WGMMATypes::bf16
                                                         : NVVM::WGMMATypes::f16);
-  int64_t staging =
-      wgmmaStagingBytes(bm, bn, bk, stages, !rowB, tma, persistent, e.shape.n,
-                        tmaStore, elemBytes, e.cElem().isF32());
+  int64_t staging = wgmmaStagingBytes(bm, bn, bk, stages, e.shape.transB, tma,
+                                      persistent, e.shape.n, tmaStore,
+                                      elemBytes, e.cElem().isF32());
   if (failed(e.setSharedBytes(info, wgmmaSharedBytes(bm, bn, bk, stages, tma,
                                                      staging, elemBytes))))
     return failure();
@@ -438,12 +451,12 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
     for (int64_t kk = 0; kk < bk / kStep; ++kk) {
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, accType, acc, descriptor(b, loc, aAddr, kk),
-          descriptor(b, loc, bAddr, kk),
+          descriptor(b, loc, bAddr, kk, mnB, bk * kRowBytes),
           NVVM::MMAShapeAttr::get(ctx, 64, bn, kStep), opType, opType,
           NVVM::WGMMATypes::f32,
           NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
-          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
-          nullptr);
+          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+          mnB ? NVVM::MMALayout::row : NVVM::MMALayout::col, nullptr);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
@@ -831,7 +844,7 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
              e.add(at.col0, part), multicastMask);
         return;
       }
-      if (!rowB) {
+      if (!rowB && !mnB) {
         copy(mapB, e.add(stageAddr, bytesA), at.col0);
         return;
       }
@@ -839,17 +852,21 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
       // innermost first: column, then k). In a cluster, this block's C-th
       // of them (rank r: boxes r BN / 32C .. (r + 1) BN / 32C - 1), into
       // every block of the cluster.
-      int64_t boxes = bn / 32, mine = boxes / cl;
+      // 16-bit (mnB): BN / 64 boxes of BK = 64 rows x 64 columns (128
+      // bytes), MN-major for wgmma.
+      int64_t boxCols = mnB ? 64 : 32;
+      int64_t boxes = bn / boxCols, mine = boxes / cl;
       Value first = cl > 1 ? e.mul(rank, mine) : cidx(b, loc, 0);
       Value mask = multicastMask;
       for (int64_t jj = 0; jj < mine; ++jj) {
         Value j = e.add(first, jj);
-        SmallVector<Value> coords{toI32(e.add(at.col0, e.mul(j, 32))), k0};
+        SmallVector<Value> coords{toI32(e.add(at.col0, e.mul(j, boxCols))),
+                                  k0};
         if (e.shape.batched)
           coords.push_back(toI32(at.batch));
         Value dst = LLVM::AddrSpaceCastOp::create(
             b, loc, LLVM::LLVMPointerType::get(ctx, 7),
-            ptrTo(e.add(stageAddr, e.add(e.mul(j, 32 * kRowBytes), bytesA)),
+            ptrTo(e.add(stageAddr, e.add(e.mul(j, bk * kRowBytes), bytesA)),
                   3));
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
             b, loc, dst, mapB, coords, bar, ValueRange{}, mask, hintB,

@@ -24,9 +24,12 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   bool half = isWgmma16(e.config.getMma());
   StringRef unit = half ? stringifyMmaUnit(*e.config.getMma()) : "wgmma_tf32";
   if (half) {
+    // A row-major B is read as it is (MN-major, boxes of 64 columns).
     std::string why;
-    if (rowB)
-      why = "B transposed (transpose_b)";
+    if (rowB && (bn % 64 || e.shape.n % 8))
+      why = "BN a multiple of 64 and N a multiple of 8 with a row-major B";
+    else if (rowB && e.config.getCluster() > 1)
+      why = "no cluster with a row-major B";
     else if (!tma)
       why = "copy = \"tma\"";
     else if (e.config.getStore() == StoreKind::tma)
@@ -44,6 +47,8 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
       return e.op->emitOpError()
              << unit << " copies 16-byte chunks: K = " << e.shape.k
              << " must be a multiple of 8";
+    // The rest is the B^T kernel's (one warpgroup per 64 rows).
+    rowB = false;
   }
   if (rowB && !tma)
     return e.op->emitOpError()
