@@ -129,24 +129,11 @@ struct PromoteSharedMemoryPass
       if (!f.copy)
         f.copy = CopyKind::tma;
       if (f.copy == CopyKind::registers)
-        return op.emitOpError() << "copy = \"registers\" is not for mma = "
-                                   "\"wgmma_tf32\", which reads its tiles from "
+        return op.emitOpError() << "copy = \"registers\" is not for mma = \""
+                                << nameOf(f.mma)
+                                << "\", which reads its tiles from "
                                    "swizzled shared memory written by "
                                    "\"cp_async\" or \"tma\"";
-      // A row-major B is read by TMA only (boxes of 32 columns; the
-      // kernel loads its fragments from them, MatmulWgmma.cpp).
-      if (!transposeB && f.copy != CopyKind::tma)
-        return op.emitOpError()
-               << "mma = \"wgmma_tf32\" with a row-major B needs copy = "
-                  "\"tma\", got \""
-               << nameOf(f.copy) << "\"";
-      if (!transposeB && !isWgmma16(f.mma) && n % 4)
-        return op.emitOpError()
-               << "mma = \"wgmma_tf32\" with a row-major B needs N % 4 == 0 "
-                  "(TMA copies 16-byte aligned rows); N = "
-               << n;
-      // The 16-bit kernel (wgmma_f16, wgmma_bf16) so far: by TMA, a
-      // row-major B with 16-byte rows read as it is, C stored directly.
       bool half = isWgmma16(f.mma);
       if (half) {
         std::string why;
@@ -160,6 +147,20 @@ struct PromoteSharedMemoryPass
           return op.emitOpError() << "mma = \"" << nameOf(f.mma)
                                   << "\" needs " << why << " so far";
       }
+      // A row-major B is read by TMA only (boxes of 32 columns; the
+      // kernel loads its fragments from them, MatmulWgmma.cpp).
+      if (!transposeB && !half && f.copy != CopyKind::tma)
+        return op.emitOpError()
+               << "mma = \"wgmma_tf32\" with a row-major B needs copy = "
+                  "\"tma\", got \""
+               << nameOf(f.copy) << "\"";
+      if (!transposeB && !isWgmma16(f.mma) && n % 4)
+        return op.emitOpError()
+               << "mma = \"wgmma_tf32\" with a row-major B needs N % 4 == 0 "
+                  "(TMA copies 16-byte aligned rows); N = "
+               << n;
+      // The 16-bit kernel (wgmma_f16, wgmma_bf16) so far: by TMA, a
+      // row-major B with 16-byte rows read as it is, C stored directly.
       if (f.copy == CopyKind::tma)
         threads = wgmmaThreads(bm, bn, transposeB || half, /*tma=*/true);
       // store = "tma" (MatmulWgmma.cpp, the TMA-store epilogue): the

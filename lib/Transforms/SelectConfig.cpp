@@ -164,6 +164,15 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                                             : widestVector(n);
   if (autoStrategy)
     f.strategy = chooseStrategy();
+  // 16-bit rows: the registers softmax is the only one built so far.
+  if (isAll16Bit(op) && f.strategy != SoftmaxStrategy::registers)
+    return op->emitOpError()
+           << "a 16-bit softmax runs the row in registers only so far; "
+           << (autoStrategy ? "rows of " + std::to_string(n) +
+                                  " are too wide for it (strategy \"" +
+                                  nameOf(f.strategy).str() + "\" would do)"
+                            : "strategy \"" + nameOf(f.strategy).str() +
+                                  "\" is not built for 16 bits");
   if (n % f.vector != 0 && !alignedChunksAllowed()) {
     if (!autoVector)
       return op->emitOpError() << "config asks for vector width " << f.vector

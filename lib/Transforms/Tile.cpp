@@ -598,7 +598,18 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                  mm.getTransposeB() || half, mm.getPaddedB(),
                  op != mm.getOperation()};
   bool defaultTile = f.block.empty();
+  // What a 16-bit matmul has no form of yet, refused where asked (before
+  // the rules below could take it for their own choice).
+  if (half && (f.split > 1 || f.reduce || f.cluster > 1))
+    return op->emitOpError()
+           << "a 16-bit matmul is not split and runs no cluster yet: split, "
+              "reduce and cluster do not apply to mma = \""
+           << nameOf(f.mma) << "\"";
   if (defaultTile) {
+    // 16-bit: the rules' tiles for a split that is not made (a preset
+    // split = 1 makes the split rules stand down), and no cluster.
+    if (half)
+      f.split = 1;
     if (wgmma)
       splitChosen = defaultWgmmaTile(ms, f, model);
     else if (tensorCores)
@@ -611,14 +622,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
         f.block[1] = std::min<int64_t>(256, llvm::alignTo(f.block[1], 64));
       f.split = 0;
       f.reduce = std::nullopt;
+      f.cluster = 0;
       splitChosen = true;
     }
   }
-  if (half && (f.split > 1 || f.reduce))
-    return op->emitOpError()
-           << "a 16-bit matmul is not split yet: split and reduce do not "
-              "apply to mma = \""
-           << nameOf(f.mma) << "\"";
   if (f.block.size() != 3)
     return op->emitOpError() << "matmul config needs block = [BM, BN, BK], got "
                              << f.block.size() << " sizes";
@@ -702,7 +709,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // partial products go to a workspace, not through C's tensor map.
   // Nor stream-K (reduce = "stream"), which shares the k tiles among its
   // grid's blocks instead.
-  if (f.split == 0 && !splitChosen && f.store != StoreKind::tma &&
+  if (f.split == 0 && !splitChosen && !half && f.store != StoreKind::tma &&
       f.reduce != ReduceKind::stream) {
     double rate = wgmma         ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops

@@ -26,6 +26,15 @@ std::string shapeText(Type t) {
     return "?";
   for (auto [i, d] : llvm::enumerate(type.getShape()))
     s += (i ? "x" : "") + std::to_string(d);
+  // 16-bit tensors name their type (f32 keys stay as they were): a bf16
+  // entry is not an f16 program's, nor an f32 one's.
+  Type e = type.getElementType();
+  if (e.isBF16() || e.isF16()) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    e.print(os);
+    s += "x" + name;
+  }
   return s;
 }
 } // namespace

@@ -86,6 +86,10 @@ std::string halfUnsupported(Operation *op, ConfigAttr config) {
     std::optional<MmaUnit> mma = config.getMma();
     if (mma == MmaUnit::wgmma_bf16 || mma == MmaUnit::wgmma_f16)
       return "";
+    if (auto mm = getKernelMatmul(op);
+        mm && mm.getLhs().getType().getElementType().isF32())
+      return "writes a 16-bit result from an f32 matmul in one kernel, "
+             "which kb does not fuse yet (convert after the matmul's kernel)";
     return "has 16-bit tensors, which kb's matmul lowers only with mma = "
            "\"wgmma_bf16\" or \"wgmma_f16\" (sm_90a), not mma = \"" +
            (mma ? stringifyMmaUnit(*mma).str() : std::string("none")) + "\"";

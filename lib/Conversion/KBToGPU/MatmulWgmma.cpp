@@ -129,9 +129,9 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // B^T as its A operand from registers (see "Row-major B" below).
   // 16-bit operands (below) read a row-major B as it is instead (mnB):
   // the same kernel as for B^T, B's tile MN-major (descriptor above).
-  bool half0 = isWgmma16(e.config.getMma());
-  bool mnB = half0 && !e.shape.transB;
-  bool rowB = !e.shape.transB && !half0;
+  bool half = isWgmma16(e.config.getMma());
+  bool mnB = half && !e.shape.transB;
+  bool rowB = !e.shape.transB && !half;
   bool tma = e.config.getCopy() == CopyKind::tma;
   int64_t bytesA = bm * kRowBytes, stageBytes = (bm + bn) * kRowBytes;
   bool persistent = e.config.getGrid() > 0;
@@ -141,7 +141,6 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // m64nNk16 a k tile where tf32 has four m64nNk8: every descriptor step
   // is 32 bytes of K either way, so the tiles, swizzle and pipeline are the
   // same bytes.
-  bool half = isWgmma16(e.config.getMma());
   int64_t elemBytes = half ? 2 : 4, kStep = half ? 16 : 8;
   NVVM::WGMMATypes opType =
       !half ? NVVM::WGMMATypes::tf32

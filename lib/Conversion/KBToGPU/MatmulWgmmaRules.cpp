@@ -80,7 +80,7 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   int64_t wantThreads = wgmmaThreads(bm, bn, !rowB, tma);
   if (!wgmmaThreadsAllowed(bm, bn, !rowB, tma, e.threads))
     return e.op->emitOpError()
-           << "wgmma_tf32 runs one warpgroup per 64 "
+           << unit << " runs one warpgroup per 64 "
            << (rowB ? "columns" : "rows")
            << (!tma                  ? ""
                : wantThreads % 128 ? " and a producer warp"
@@ -91,7 +91,7 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
     return e.op->emitOpError()
            << "internal error: copy = \"tma\" without tensor maps";
   if (!tma && e.config.getCopy() != CopyKind::cp_async)
-    return e.op->emitOpError() << "wgmma_tf32 copies its tiles with copy = "
+    return e.op->emitOpError() << unit << " copies its tiles with copy = "
                                   "\"tma\" or \"cp_async\": run "
                                   "kb-promote-shared-memory";
   bool persistent = e.config.getGrid() > 0;
