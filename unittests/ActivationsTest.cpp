@@ -1,4 +1,4 @@
-//===- ActivationsTest.cpp - kb-run's activations: references, bounds, manifest -===//
+//===- ActivationsTest.cpp - kb-run's activations ------------------------===//
 //
 // The ops of issue #45 in kb-run: their float64 references against values
 // PyTorch gives (NaN through clamp, minimum and maximum), their error
@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <random>
 
@@ -41,7 +42,9 @@ double ref2(const char *name, double a, double b) {
 }
 
 /// __expf: ex2.approx of the rounded product t * log2(e).
-float fastExp(float t) { return std::exp2(static_cast<float>(t * 1.44269504f)); }
+float fastExp(float t) {
+  return std::exp2(static_cast<float>(t * 1.44269504f));
+}
 
 float relu6p3(float x) { return std::fmin(std::fmax(x + 3.0f, 0.0f), 6.0f); }
 
@@ -56,7 +59,8 @@ TEST(Activations, ReferencesAsPyTorchDefinesThem) {
   EXPECT_DOUBLE_EQ(ref1(sp(1, 20), 30.0), 30.0); // beta x > threshold: x
   EXPECT_DOUBLE_EQ(ref1(sp(2, 20), 1.0), std::log1p(std::exp(2.0)) / 2);
   EXPECT_DOUBLE_EQ(ref1(sp(2, 1), 1.0), 1.0); // 2 > 1: x
-  EXPECT_DOUBLE_EQ(ref1(op("kb.elu", {{"alpha", 1.0}}), -1.0), std::expm1(-1.0));
+  EXPECT_DOUBLE_EQ(ref1(op("kb.elu", {{"alpha", 1.0}}), -1.0),
+                   std::expm1(-1.0));
   EXPECT_DOUBLE_EQ(ref1(op("kb.elu", {{"alpha", 0.5}}), 2.0), 2.0);
   EXPECT_DOUBLE_EQ(ref1(op("kb.selu"), 1.0), 1.0507009873554805);
   EXPECT_NEAR(ref1(op("kb.selu"), -1.0), -1.1113307378125625, 1e-15);
@@ -89,7 +93,8 @@ TEST(Activations, ReferencesAsPyTorchDefinesThem) {
   EXPECT_EQ(ref2("kb.minimum", 1.0, -2.0), -2.0);
   EXPECT_EQ(ref2("kb.maximum", 1.0, -2.0), 1.0);
   // NaN propagates (torch.clamp, torch.minimum, torch.maximum, hardtanh).
-  EXPECT_TRUE(std::isnan(ref1(op("kb.clamp", {{"min", 0.0}, {"max", 1.0}}), NAN)));
+  EXPECT_TRUE(
+      std::isnan(ref1(op("kb.clamp", {{"min", 0.0}, {"max", 1.0}}), NAN)));
   EXPECT_TRUE(std::isnan(ref1(op("kb.hardtanh", ht), NAN)));
   EXPECT_TRUE(std::isnan(ref1(op("kb.hardsigmoid"), NAN)));
   EXPECT_TRUE(std::isnan(ref2("kb.minimum", NAN, 1.0)));
@@ -98,8 +103,8 @@ TEST(Activations, ReferencesAsPyTorchDefinesThem) {
   EXPECT_TRUE(std::isnan(ref2("kb.maximum", 1.0, NAN)));
   // A NaN reference is unbounded (counted, not checked).
   HostTensor nan{{1}, {NAN}, {}};
-  EXPECT_TRUE(std::isinf(
-      evalOp(op("kb.clamp", {{"min", 0.0}}), {&nan}).err[0]));
+  EXPECT_TRUE(
+      std::isinf(evalOp(op("kb.clamp", {{"min", 0.0}}), {&nan}).err[0]));
 }
 
 TEST(Activations, BoundsPassFp32KernelsAndFailLowPrecision) {
@@ -123,12 +128,11 @@ TEST(Activations, BoundsPassFp32KernelsAndFailLowPrecision) {
   // The kernels as ActivationScalar.cpp emits them (fp32 libm for
   // libdevice's precise functions, fastExp for exp).
   const float seluScale = 1.0507009873554805f;
-  const float seluNeg = static_cast<float>(1.6732632423543772 * 1.0507009873554805);
+  const float seluNeg =
+      static_cast<float>(1.6732632423543772 * 1.0507009873554805);
   std::vector<Case> cases = {
       {"softplus", op("kb.softplus", {{"beta", 1.0}, {"threshold", 20.0}}),
-       [](float x, float) {
-         return x > 20.0f ? x : std::log1p(fastExp(x));
-       },
+       [](float x, float) { return x > 20.0f ? x : std::log1p(fastExp(x)); },
        0},
       {"softplus beta 3 threshold 2",
        op("kb.softplus", {{"beta", 3.0}, {"threshold", 2.0}}),
@@ -151,8 +155,7 @@ TEST(Activations, BoundsPassFp32KernelsAndFailLowPrecision) {
       {"hardswish", op("kb.hardswish"),
        [](float x, float) { return x * relu6p3(x) / 6.0f; }, 0},
       {"mish", op("kb.mish"),
-       [](float x, float) { return x * std::tanh(std::log1p(fastExp(x))); },
-       0},
+       [](float x, float) { return x * std::tanh(std::log1p(fastExp(x))); }, 0},
       {"softsign", op("kb.softsign"),
        [](float x, float) { return x / (std::fabs(x) + 1.0f); }, 0},
       {"abs", op("kb.abs"), [](float x, float) { return std::fabs(x); }, 0},
@@ -186,8 +189,7 @@ TEST(Activations, BoundsPassFp32KernelsAndFailLowPrecision) {
                          << ok.got << " want " << ok.want << " allowed "
                          << ok.allowed;
     EXPECT_EQ(ok.unbounded, 0) << c.name;
-    EXPECT_FALSE(
-        compareWithBound(low.data(), ref.data.data(), ref.err, n).ok())
+    EXPECT_FALSE(compareWithBound(low.data(), ref.data.data(), ref.err, n).ok())
         << c.name << " in 8-bit precision passed";
   }
 }
@@ -208,8 +210,9 @@ TEST(Activations, BoundsCarryInputErrors) {
     EXPECT_TRUE(std::isinf(evalOp(op(name), {&z}).err[0])) << name;
   // softplus across its threshold: the branches' gap is in the bound.
   HostTensor t{{1}, {2.0}, {1e-3}};
-  double e = evalOp(op("kb.softplus", {{"beta", 1.0}, {"threshold", 2.0}}), {&t})
-                 .err[0];
+  double e =
+      evalOp(op("kb.softplus", {{"beta", 1.0}, {"threshold", 2.0}}), {&t})
+          .err[0];
   EXPECT_GT(e, std::log1p(std::exp(-2.0)));
 }
 
@@ -251,8 +254,8 @@ std::string errorOf(const json &j) {
 }
 
 json one(const char *name, json attrs, json inputs = {"x"}) {
-  return bundle(json::array(
-      {{{"op", name}, {"inputs", inputs}, {"attrs", attrs}}}));
+  return bundle(
+      json::array({{{"op", name}, {"inputs", inputs}, {"attrs", attrs}}}));
 }
 
 } // namespace
@@ -324,4 +327,85 @@ TEST(Activations, ManifestRefusesBadAttributesAndOperands) {
   EXPECT_NE(errorOf(mixed).find("program[0] (kb.maximum) reads 'w' of bf16"),
             std::string::npos)
       << errorOf(mixed);
+}
+
+TEST(Activations, BenchChainPassesAnEmulatedKernel) {
+  // bench/programs.py's "activations" chain (17 ops, inputs x and w drawn
+  // N(0, 1) as kb-run draws them), evaluated op by op with its bounds, and
+  // the fused fp32 kernel emulated on the CPU: every element checked and
+  // within its bound, and the kernel with one op's constant off by 1%
+  // (hardtanh's max_val 2 -> 2.02) fails.
+  const int64_t n = 1 << 18;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(n), w(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = 3 * d(rng);
+    w[i] = d(rng);
+  }
+  HostTensor hx = fromFloats({n}, x.data()), hw = fromFloats({n}, w.data());
+  struct Step {
+    ProgramOp o;
+    int second; // 0: none, 1: w, 2: x
+  };
+  std::vector<Step> steps = {
+      {op("kb.softplus", {{"beta", 1.0}, {"threshold", 20.0}}), 0},
+      {op("kb.mish"), 0},
+      {op("kb.maximum"), 1},
+      {op("kb.hardswish"), 0},
+      {op("kb.selu"), 0},
+      {op("kb.elu", {{"alpha", 0.5}}), 0},
+      {op("kb.hardtanh", {{"min_val", -1.0}, {"max_val", 2.0}}), 0},
+      {op("kb.softsign"), 0},
+      {op("kb.abs"), 0},
+      {op("kb.clamp", {{"min", 0.0010000000474974513}}), 0},
+      {op("kb.sqrt"), 0},
+      {op("kb.log"), 0},
+      {op("kb.neg"), 0},
+      {op("kb.rsqrt"), 0},
+      {op("kb.hardsigmoid"), 0},
+      {op("kb.minimum"), 2},
+      {op("kb.clamp", {{"max", 0.8999999761581421}}), 0},
+  };
+  HostTensor cur = hx;
+  for (const Step &s : steps) {
+    std::vector<const HostTensor *> ins = {&cur};
+    if (s.second)
+      ins.push_back(s.second == 1 ? &hw : &hx);
+    cur = evalOp(s.o, ins);
+  }
+  const float seluScale = 1.0507009873554805f;
+  const float seluNeg =
+      static_cast<float>(1.6732632423543772 * 1.0507009873554805);
+  auto kernel = [&](float xv, float wv, float htMax) {
+    float v = xv > 20.0f ? xv : std::log1p(std::exp(xv));
+    v = v * std::tanh(std::log1p(std::exp(v)));
+    v = std::fmax(v, wv);
+    v = v * relu6p3(v) / 6.0f;
+    v = v > 0 ? v * seluScale : std::expm1(v) * seluNeg;
+    v = v > 0 ? v : std::expm1(v) * 0.5f;
+    v = std::fmin(std::fmax(v, -1.0f), htMax);
+    v = v / (std::fabs(v) + 1.0f);
+    v = std::fabs(v);
+    v = std::fmax(v, 0.001f);
+    v = std::sqrt(v);
+    v = std::log(v);
+    v = -v;
+    v = 1.0f / std::sqrt(v);
+    v = relu6p3(v) / 6.0f;
+    v = std::fmin(v, xv);
+    return std::fmin(v, 0.9f);
+  };
+  std::vector<float> got(n), off(n);
+  for (int64_t i = 0; i < n; ++i) {
+    got[i] = kernel(x[i], w[i], 2.0f);
+    off[i] = kernel(x[i], w[i], 2.02f);
+  }
+  Comparison ok = compareWithBound(got.data(), cur.data.data(), cur.err, n);
+  EXPECT_TRUE(ok.ok()) << "first bad " << ok.firstBad << " got " << ok.got
+                       << " want " << ok.want << " allowed " << ok.allowed;
+  EXPECT_EQ(ok.unbounded, 0);
+  EXPECT_EQ(ok.checked, n);
+  std::printf("chain: max error / allowed %.3g\n", ok.maxErrOverBound);
+  EXPECT_FALSE(compareWithBound(off.data(), cur.data.data(), cur.err, n).ok());
 }

@@ -91,7 +91,8 @@ double softplusBound(double v, double e, double y, double beta,
   if (zHi > 88.7)
     return INFINITY; // exp(z) may overflow in fp32
   double z = beta * v;
-  double delta = expRel(std::fabs(z) + beta * e) + u * (std::fabs(z) + beta * e);
+  double delta =
+      expRel(std::fabs(z) + beta * e) + u * (std::fabs(z) + beta * e);
   double w = 1 / (1 + std::exp(-zHi));
   double l = std::log1p(std::exp(z));
   double own = (w * delta + 2 * u * l) / beta;
@@ -120,8 +121,8 @@ double mishBound(double v, double e, double y) {
   double c = std::cosh(std::min(sp, 700.0));
   double sech2 = 1 / (c * c);
   double inner = w * expRel(std::fabs(v) + e) + 2 * u * sp;
-  double own = (std::fabs(v) + e) *
-               (sech2 * inner + 4 * u * std::fabs(std::tanh(sp)));
+  double own =
+      (std::fabs(v) + e) * (sech2 * inner + 4 * u * std::fabs(std::tanh(sp)));
   return finish(y, kMishLipschitz * e + own, u, kFlush * (1 + std::fabs(v)));
 }
 
@@ -129,10 +130,10 @@ double mishBound(double v, double e, double y) {
 
 bool isActivationOp(const std::string &name, bool binary) {
   static const std::set<std::string> unary = {
-      "kb.softplus", "kb.elu",      "kb.selu",  "kb.hardtanh",
+      "kb.softplus",    "kb.elu",       "kb.selu", "kb.hardtanh",
       "kb.hardsigmoid", "kb.hardswish", "kb.mish", "kb.softsign",
-      "kb.abs",      "kb.neg",      "kb.sqrt",  "kb.rsqrt",
-      "kb.log",      "kb.clamp"};
+      "kb.abs",         "kb.neg",       "kb.sqrt", "kb.rsqrt",
+      "kb.log",         "kb.clamp"};
   static const std::set<std::string> binaryOps = {"kb.minimum", "kb.maximum"};
   return binary ? binaryOps.count(name) != 0 : unary.count(name) != 0;
 }

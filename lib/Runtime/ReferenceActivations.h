@@ -1,4 +1,4 @@
-//===- ReferenceActivations.h - float64 references of the activations -*- C++ -*-===//
+//===- ReferenceActivations.h - references of the activations --*- C++ -*-===//
 //
 // Private to kb-run's library: the float64 reference and error bound of the
 // activations and simple math ops of issue #45 (ReferenceActivations.cpp),

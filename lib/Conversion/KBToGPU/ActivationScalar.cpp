@@ -90,9 +90,8 @@ Value mlir::kb::emitActivationScalar(OpBuilder &b, Location loc, Operation *op,
         Value y = softplus1(z);
         if (beta != 1.0f)
           y = div(y, c(beta));
-        Value big =
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, z,
-                                  c(o.getThreshold().convertToFloat()));
+        Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, z,
+                                          c(o.getThreshold().convertToFloat()));
         return select(big, x, y);
       })
       .Case([&](EluOp o) {
@@ -144,9 +143,7 @@ Value mlir::kb::emitActivationScalar(OpBuilder &b, Location loc, Operation *op,
       .Case([&](NegOp o) {
         return arith::NegFOp::create(b, loc, get(o.getInput())).getResult();
       })
-      .Case([&](SqrtOp o) {
-        return sqrt(get(o.getInput()));
-      })
+      .Case([&](SqrtOp o) { return sqrt(get(o.getInput())); })
       .Case([&](RsqrtOp o) {
         // 1 / sqrt.rn with div.rn: two correctly rounded steps (math.rsqrt
         // would be rsqrt.approx.f32).
