@@ -1,4 +1,5 @@
 // RUN: kb-opt %s | kb-opt | FileCheck %s
+// RUN: kb-opt %s --mlir-print-op-generic | kb-opt | FileCheck %s
 // The activations and simple math ops of issue #45 round-trip: each prints
 // in its declarative form (constants as f32), in f32 and in 16-bit types.
 
