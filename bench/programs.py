@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the benchmark programs (kb dialect) into a folder, one .mlir each.
 
-Usage: bench/programs.py OUT_DIR [--only matmul|softmax|fusion]
+Usage: bench/programs.py OUT_DIR [--only matmul|softmax|fusion|activations|...]
 Each program is compiled by scripts/build-bench.sh into a bundle; fusion
 programs also get an unfused bundle (<name>-unfused) to time against."""
 import os
@@ -51,6 +51,20 @@ def half_linear_bias_gelu(m, n, k, dtype):
   return %2 : {ct}
 }}
 """
+
+def activations(rows, cols, dtype="f32"):
+    """A long fused chain of every activation of issue #45 (17 ops, two
+    inputs), its values kept in the domains where each op's error bound is
+    finite (sqrt, log and rsqrt see positive values)."""
+    ty = t((rows, cols), dtype)
+    ops = ["kb.softplus %x beta(1.0) threshold(20.0)", "kb.mish %0", "kb.maximum %1, %w",
+           "kb.hardswish %2", "kb.selu %3", "kb.elu %4 alpha(0.5)",
+           "kb.hardtanh %5 min_val(-1.0) max_val(2.0)", "kb.softsign %6", "kb.abs %7",
+           "kb.clamp %8 min(0.001)", "kb.sqrt %9", "kb.log %10", "kb.neg %11",
+           "kb.rsqrt %12", "kb.hardsigmoid %13", "kb.minimum %14, %x", "kb.clamp %15 max(0.9)"]
+    body = "".join(f"  %{i} = {o} : {ty}\n" for i, o in enumerate(ops))
+    return (f'func.func @activations(%x: {ty} {{kb.name = "x"}}, %w: {ty} {{kb.name = "w"}}) -> ({ty} {{kb.name = "y"}}) {{\n'
+            + body + f"  return %{len(ops) - 1} : {ty}\n}}\n")
 
 def softmax(rows, cols, strategy=None, config=None):
     cfg = f' {{config = #kb.config<strategy = "{strategy}">}}' if strategy else ""
@@ -271,6 +285,14 @@ PROGRAMS = {
         "transpose-4096x4096": transpose(4096, 4096),
         "transpose-4096x4096-t32": transpose(4096, 4096, "block = [32, 32]"),
         "mm-bias-gelu-tf32-1000x700x1500-sm90a": matmul_bias_gelu(1000, 700, 1500, "tf32"),
+    },
+    # The activations of issue #45 in one fused kernel (and unfused, one
+    # kernel an op), f32 and bf16: memory-bound at 3 buffers of 128 Mi
+    # elements if the 17 ops' arithmetic keeps up.
+    "activations": {
+        "acts-16384x8192": activations(16384, 8192),
+        "acts-bf16-16384x8192": activations(16384, 8192, "bf16"),
+        "acts-1000x1001": activations(1000, 1001),
     },
     "linear": {
         # nn.Linear shapes of transformer layers (issue #18's targets), wgmma.

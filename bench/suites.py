@@ -6,12 +6,12 @@
 #   "from" + optional "match": every program of one catalogue family whose
 #   name matches the regex.
 # The catalogue (python/kb/bench/catalog.py) is the programs bench/programs.py
-# writes (families matmul, softmax, fusion, linear, gemv), the 57 shapes of
+# writes (families matmul, softmax, fusion, activations, linear, gemv), the 57 shapes of
 # bench/shapes.py (family "shapes"), the kb-tune programs of
 # bench/tune/programs.py (family "tune") and examples/*.mlir (family
 # "examples"). A program's chip is sm_90a when its name ends in -sm90a (as
 # scripts/build-bench.sh compiles it), else the suite's "chip" (default
-# sm_90). A program with bias_add, gelu, dropout or scale also gets an
+# sm_90). A program with bias_add, gelu, dropout, scale or mish also gets an
 # unfused bundle (<name>-unfused) that kb-run times as a baseline.
 # "all" is every suite's programs once.
 #
@@ -55,7 +55,7 @@ SUITES = {
         "programs": ["bgd-16384x8192", "bgd-4096x1024", "bgd-1000x1001", "attn-probs-8192x4096",
                      "attn-probs-1000x1001", "attn-probs-256x200000",
                      "mm-bias-gelu-tf32-4096-sm90a", "mm-bias-gelu-tf32-1000x700x1500-sm90a",
-                     "bias_gelu_dropout"],
+                     "bias_gelu_dropout", "acts-16384x8192", "acts-bf16-16384x8192"],
     },
     "half": {
         "about": "16-bit tensors: bf16 and f16 matmuls on wgmma (both forms of B, edges, "

@@ -51,6 +51,30 @@ def parse_args(argv):
     return peer_dtype, argv[0], argv[1:]
 
 
+def _activation_peers():
+    """The PyTorch call of each activation of issue #45 (kb op -> f(xs, attrs))."""
+    import torch
+    import torch.nn.functional as F
+    return {
+        "kb.softplus": lambda xs, a: F.softplus(xs[0], float(a["beta"]), float(a["threshold"])),
+        "kb.elu": lambda xs, a: F.elu(xs[0], float(a["alpha"])),
+        "kb.selu": lambda xs, a: F.selu(xs[0]),
+        "kb.hardtanh": lambda xs, a: F.hardtanh(xs[0], float(a["min_val"]), float(a["max_val"])),
+        "kb.hardsigmoid": lambda xs, a: F.hardsigmoid(xs[0]),
+        "kb.hardswish": lambda xs, a: F.hardswish(xs[0]),
+        "kb.mish": lambda xs, a: F.mish(xs[0]),
+        "kb.softsign": lambda xs, a: F.softsign(xs[0]),
+        "kb.abs": lambda xs, a: torch.abs(xs[0]),
+        "kb.neg": lambda xs, a: torch.neg(xs[0]),
+        "kb.sqrt": lambda xs, a: torch.sqrt(xs[0]),
+        "kb.rsqrt": lambda xs, a: torch.rsqrt(xs[0]),
+        "kb.log": lambda xs, a: torch.log(xs[0]),
+        "kb.clamp": lambda xs, a: torch.clamp(xs[0], a.get("min"), a.get("max")),
+        "kb.minimum": lambda xs, a: torch.minimum(xs[0], xs[1]),
+        "kb.maximum": lambda xs, a: torch.maximum(xs[0], xs[1]),
+    }
+
+
 def build(manifest, peer_dtype=None, device="cuda"):
     """The program as a function of its input tensors, the inputs, the
     matmuls' precision, and the peer's 16-bit dtype ("bf16", "f16") or None
@@ -58,6 +82,7 @@ def build(manifest, peer_dtype=None, device="cuda"):
     import torch
     import torch.nn.functional as F
     TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    activations = _activation_peers()
     bufs = {b["name"]: b for b in manifest["buffers"]}
     # The dtype of each buffer in the peer: its own, or --dtype's.
     dt = {n: TORCH[peer_dtype or b.get("dtype", "f32")] for n, b in bufs.items()
@@ -144,6 +169,8 @@ def build(manifest, peer_dtype=None, device="cuda"):
                     y = xs[0].to(dt[op["output"]])
                 else:  # a value in a fused kernel's registers: f32 <-> 16-bit
                     y = xs[0].to(half if xs[0].dtype == torch.float32 else torch.float32)
+            elif name in activations:
+                y = activations[name](xs, a)
             else:
                 raise ValueError(f"op {name} has no PyTorch equivalent here")
             if typed and peer_dtype is None and op["output"] in dt and y.dtype != dt[op["output"]]:

@@ -24,7 +24,7 @@ for f in build/gpu/programs/*.mlir; do
   if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name chip=$chip" -o /dev/null 2> build/gpu/$name.err; then
     echo "SKIP $name: $(head -n 1 build/gpu/$name.err)"; rm -rf "build/gpu/bundles/$name"; continue
   fi
-  if grep -q "kb.dropout\|kb.gelu\|kb.bias_add\|kb.scale" "$f"; then
+  if grep -q "kb.dropout\|kb.gelu\|kb.bias_add\|kb.scale\|kb.mish" "$f"; then
     build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name-unfused fuse=false chip=$chip" -o /dev/null
   fi
 done

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ManifestParsing.h"
+#include "ReferenceActivations.h"
 
 #include <algorithm>
 
@@ -86,8 +87,8 @@ void parseProgram(const json &j, ParseState &st) {
     op.op = str(pj, "op", where);
     if (op.op != "kb.matmul" && op.op != "kb.transpose" && op.op != "kb.pad" &&
         op.op != "kb.split_sum" && op.op != "kb.convert" &&
-        !unaryOps().count(op.op) &&
-        !binaryOps().count(op.op))
+        !unaryOps().count(op.op) && !isActivationOp(op.op, false) &&
+        !binaryOps().count(op.op) && !isActivationOp(op.op, true))
       fail(where + ".op '" + op.op.substr(0, 40) +
            "' is not an op kb-run can check");
     where += " (" + op.op + ")";
@@ -104,6 +105,7 @@ void parseProgram(const json &j, ParseState &st) {
     else
       op.attrs = json::object();
     checkAttrs(op, where);
+    checkActivationAttrs(op, where);
     std::vector<std::vector<int64_t>> inShapes;
     for (size_t a = 0; a < op.inputs.size(); ++a) {
       auto it = defined.find(op.inputs[a]);
@@ -220,7 +222,7 @@ void parseProgram(const json &j, ParseState &st) {
         fail(where + ".inputs[1] '" + op.inputs[1] + "' has shape " +
              shapeStr(inShapes[1]) + "; a bias of " + shapeStr(op.shape) +
              " has shape [" + std::to_string(op.shape.back()) + "]");
-    } else if (binaryOps().count(op.op)) {
+    } else if (binaryOps().count(op.op) || isActivationOp(op.op, true)) {
       needInputs(2);
       sameShape(0);
       sameShape(1);

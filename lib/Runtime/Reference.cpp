@@ -7,6 +7,7 @@
 
 #include "kb/Runtime/Reference.h"
 #include "kb/Runtime/Philox.h"
+#include "ReferenceActivations.h"
 
 #include <cmath>
 #include <limits>
@@ -447,6 +448,8 @@ static HostTensor evalOpF32(const ProgramOp &op,
     }
   } else if (name == "kb.softmax") {
     softmaxRows(x, out);
+  } else if (evalActivation(op, in, out)) {
+    // softplus ... maximum (ReferenceActivations.cpp)
   } else {
     throw std::runtime_error("no float64 reference for op '" + name + "'");
   }

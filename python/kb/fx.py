@@ -10,7 +10,10 @@ What is supported (docs/tutorial.md lists it with examples):
   a transposed right operand becomes transpose_b), softmax over the last dim,
   GELU (exact and tanh), dropout (identity in eval mode; kb.dropout in
   training mode, with kb's own counter-based mask), ReLU, LeakyReLU, SiLU,
-  sigmoid, tanh, exp, pow / ** / square / sqrt / rsqrt by a constant, neg,
+  sigmoid, tanh, exp, pow / ** / square by a constant; the activations of
+  fx_activations.py (softplus, elu, selu, hardtanh, relu6, hardsigmoid,
+  hardswish, mish, softsign, abs, neg, sqrt, rsqrt, log, clamp / clip with
+  constants, minimum / maximum of two tensors; functions, methods, modules);
   add / sub / mul / div by tensors of the same shape, by a vector along the
   last axis (add, sub) and by Python scalars; and the glue around them:
   shapes and sizes read from tensors, arithmetic on those numbers,
@@ -36,6 +39,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from .fx_activations import activation_function, activation_method, activation_module
 from .fx_trace import KbImportError, _torch, trace, where_in_user_code  # noqa: F401
 from .ir import KbError, Program, Value, dtype_name
 
@@ -545,6 +549,9 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             self_ = args[0]
             rest = args[1:]
             m = target
+            r = activation_method(imp, m, self_, rest, kwargs)
+            if r is not None:
+                return r
             if m in unary_methods:
                 return imp.unary(self_, getattr(p, unary_methods[m]))
             if m in identity_methods:
@@ -573,15 +580,12 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
                 return transpose_like(self_, m, rest, kwargs)
             if m in ("square",):
                 return imp.binary("pow", self_, 2.0)
-            if m == "sqrt":
-                return imp.binary("pow", self_, 0.5)
-            if m == "rsqrt":
-                return imp.binary("pow", self_, -0.5)
-            if m == "neg":
-                return imp.unary(self_, lambda v: p.scale(v, -1.0))
             imp.fail(f"the tensor method .{m}()")
         # call_function
         t = target
+        r = activation_function(imp, t, args, kwargs)
+        if r is not None:
+            return r
         if t in unary_fns:
             if kwargs.get("inplace"):
                 pass
@@ -593,14 +597,8 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             if t is torch.div and kwargs.get("rounding_mode"):
                 imp.fail("div with rounding_mode")
             return imp.binary(arith_fns[t], a, b)
-        if t in (operator.neg, torch.neg):
-            return imp.unary(args[0], lambda v: p.scale(v, -1.0))
         if t in (torch.square,):
             return imp.binary("pow", args[0], 2.0)
-        if t in (torch.sqrt,):
-            return imp.binary("pow", args[0], 0.5)
-        if t in (torch.rsqrt,):
-            return imp.binary("pow", args[0], -0.5)
         if t in (F.softmax, torch.softmax):
             dim = args[1] if len(args) > 1 else kwargs.get("dim")
             x = args[0]
@@ -658,6 +656,9 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         p = imp.prog
         nn = torch.nn
         x = args[0] if args else None
+        r = activation_module(imp, mod, x)
+        if r is not None:
+            return r
         if isinstance(mod, nn.Linear):
             w = param_kval(f"{node.target}.weight", mod.weight)
             b = param_kval(f"{node.target}.bias", mod.bias) if mod.bias is not None else None

@@ -452,6 +452,50 @@ class Program:
         self._emit(f"%{r.name} = kb.convert %{x.name}{self._attrs(config)} : {x.type} -> {r.type}")
         return r
 
+    # -- activations and simple math (issue #45) ---------------------------
+    def selu(self, x, config=None): return self._unary("selu", x, config)
+    def hardsigmoid(self, x, config=None): return self._unary("hardsigmoid", x, config)
+    def hardswish(self, x, config=None): return self._unary("hardswish", x, config)
+    def mish(self, x, config=None): return self._unary("mish", x, config)
+    def softsign(self, x, config=None): return self._unary("softsign", x, config)
+    def abs(self, x, config=None): return self._unary("abs", x, config)
+    def neg(self, x, config=None): return self._unary("neg", x, config)
+    def sqrt(self, x, config=None): return self._unary("sqrt", x, config)
+    def rsqrt(self, x, config=None): return self._unary("rsqrt", x, config)
+    def log(self, x, config=None): return self._unary("log", x, config)
+    def minimum(self, a, b, config=None): return self._binary("minimum", a, b, config)
+    def maximum(self, a, b, config=None): return self._binary("maximum", a, b, config)
+
+    def softplus(self, x, beta: float = 1.0, threshold: float = 20.0, config=None):
+        """PyTorch's F.softplus: log(1 + exp(beta x)) / beta, x where beta x > threshold."""
+        b = format_f32(beta, "softplus beta")
+        if not float(b) > 0:
+            raise KbError(f"softplus beta must be positive, got {beta}")
+        return self._unary("softplus", x, config,
+                           f" beta({b}) threshold({format_f32(threshold, 'softplus threshold')})")
+
+    def elu(self, x, alpha: float = 1.0, config=None):
+        return self._unary("elu", x, config, f" alpha({format_f32(alpha, 'elu alpha')})")
+
+    def _bounds(self, what, lo, hi, lo_name, hi_name):
+        los = None if lo is None else format_f32(lo, f"{what} {lo_name}")
+        his = None if hi is None else format_f32(hi, f"{what} {hi_name}")
+        if los is not None and his is not None and float(los) > float(his):
+            raise KbError(f"{what} needs {lo_name} <= {hi_name}, got {lo} and {hi}")
+        return los, his
+
+    def hardtanh(self, x, min_val: float = -1.0, max_val: float = 1.0, config=None):
+        lo, hi = self._bounds("hardtanh", min_val, max_val, "min_val", "max_val")
+        return self._unary("hardtanh", x, config, f" min_val({lo}) max_val({hi})")
+
+    def clamp(self, x, min: Optional[float] = None, max: Optional[float] = None, config=None):
+        """torch.clamp with number bounds, either optional (not both)."""
+        if min is None and max is None:
+            raise KbError("clamp needs a min or a max (or both)")
+        lo, hi = self._bounds("clamp", min, max, "min", "max")
+        attr = (f" min({lo})" if lo is not None else "") + (f" max({hi})" if hi is not None else "")
+        return self._unary("clamp", x, config, attr)
+
     # -- fusion ------------------------------------------------------------
     def fusion(self, inputs: Sequence[Value], config: Optional[Config] = None) -> Fusion:
         """kb.fusion: `with p.fusion([x, b]) as (xa, ba): ...; p.yield_(v)`,

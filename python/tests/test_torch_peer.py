@@ -102,3 +102,31 @@ def test_matmul_into_an_f32_buffer():
                       {"name": "y", "shape": [4, 8], "dtype": "bf16", "role": "output"}],
           "program": [{"op": "kb.softmax", "inputs": ["x"], "output": "y"}]}
     assert torch_peer.build(sm, None, device="cpu")[2:] == ("ieee", "bf16")
+
+
+def test_activation_chain_peer_is_torchs():
+    # The ops of issue #45 (the activations bench program's chain).
+    ops = [("kb.softplus", {"beta": 2.0, "threshold": 20.0}), ("kb.elu", {"alpha": 1.5}),
+           ("kb.selu", {}), ("kb.hardtanh", {"min_val": -2.0, "max_val": 2.0}),
+           ("kb.hardsigmoid", {}), ("kb.hardswish", {}), ("kb.mish", {}), ("kb.softsign", {}),
+           ("kb.abs", {}), ("kb.neg", {}), ("kb.minimum", {}), ("kb.maximum", {}),
+           ("kb.clamp", {"min": 0.0625}), ("kb.sqrt", {}), ("kb.rsqrt", {}), ("kb.log", {}),
+           ("kb.clamp", {"min": -4.0, "max": 4.0})]
+    prog, prev = [], "x"
+    for i, (name, attrs) in enumerate(ops):
+        out = "y" if i == len(ops) - 1 else f"k0.v{i}"
+        ins = [prev, "w" if name == "kb.minimum" else "x"] if name in ("kb.minimum", "kb.maximum") else [prev]
+        prog.append({"op": name, "inputs": ins, "output": out, "attrs": attrs})
+        prev = out
+    manifest = {"buffers": [{"name": "x", "shape": [8, 16], "dtype": "f32", "role": "input"},
+                            {"name": "w", "shape": [8, 16], "dtype": "f32", "role": "input"},
+                            {"name": "y", "shape": [8, 16], "dtype": "f32", "role": "output"}],
+                "program": prog}
+    torch.manual_seed(0)
+    fn, inputs, _, _ = torch_peer.build(manifest, None, device="cpu")
+    (y,) = fn(**inputs)
+    x, w = inputs["x"], inputs["w"]
+    v = F.softsign(F.mish(F.hardswish(F.hardsigmoid(F.hardtanh(F.selu(F.elu(F.softplus(x, 2.0, 20.0), 1.5)), -2.0, 2.0)))))
+    v = torch.maximum(torch.minimum(-v.abs(), w), x).clamp(min=0.0625)
+    want = torch.log(torch.rsqrt(torch.sqrt(v))).clamp(-4.0, 4.0)
+    assert torch.equal(y, want)

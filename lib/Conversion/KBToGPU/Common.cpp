@@ -321,7 +321,9 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
               return arith::SelectOp::create(b, loc, keep, scaled,
                                              cf32(b, loc, 0.0f));
             })
-            .Default([&](Operation *) { return Value(); });
+            .Default([&](Operation *other) {
+              return emitActivationScalar(b, loc, other, get, fast);
+            });
     assert(r && "unhandled elementwise op");
     values[op->getResult(0)] = r;
   }

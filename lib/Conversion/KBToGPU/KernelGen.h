@@ -96,6 +96,12 @@ Value emitChainScalar(OpBuilder &b, Location loc, const ElementwiseChain &chain,
                       const std::array<Value, 4> *philox, int lane,
                       bool fast = false);
 
+/// The scalar form of one activation or simple math op of issue #45
+/// (softplus ... maximum, ActivationScalar.cpp), or a null Value for any
+/// other op. `get` maps an operand to its scalar; `fast` as above.
+Value emitActivationScalar(OpBuilder &b, Location loc, Operation *op,
+                           llvm::function_ref<Value(Value)> get, bool fast);
+
 /// Whether `chain` contains a dropout.
 bool chainHasDropout(const ElementwiseChain &chain);
 

@@ -18,7 +18,8 @@ from typing import Dict, List
 
 from ..ir import KbError
 
-FUSED_OPS = ("kb.dropout", "kb.gelu", "kb.bias_add", "kb.scale")
+# kb.mish: the activations chain (bench/programs.py "activations").
+FUSED_OPS = ("kb.dropout", "kb.gelu", "kb.bias_add", "kb.scale", "kb.mish")
 
 
 def root() -> Path:

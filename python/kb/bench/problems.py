@@ -172,6 +172,11 @@ ELEMENTWISE_FLOPS = {"kb.add": 1, "kb.sub": 1, "kb.mul": 1, "kb.div": 1, "kb.bia
                      "kb.exp": 1, "kb.tanh": 1, "kb.sigmoid": 3, "kb.silu": 4, "kb.gelu": 8,
                      "kb.dropout": 2, "kb.pow": 2, "kb.softmax": 5, "kb.transpose": 0,
                      "kb.pad": 0}
+# The activations of issue #45 (the same rough count: one per arithmetic step).
+ELEMENTWISE_FLOPS.update({"kb.softplus": 4, "kb.elu": 3, "kb.selu": 4, "kb.hardtanh": 2,
+                          "kb.hardsigmoid": 4, "kb.hardswish": 5, "kb.mish": 6, "kb.softsign": 3,
+                          "kb.abs": 1, "kb.neg": 1, "kb.sqrt": 1, "kb.rsqrt": 2, "kb.log": 1,
+                          "kb.clamp": 2, "kb.minimum": 1, "kb.maximum": 1})
 
 
 def kernel_work(manifest) -> List[Dict[str, Any]]:

@@ -505,3 +505,68 @@ LogicalResult FusionOp::verify() {
                                  "returns";
   return verifyConfigApplies(*this);
 }
+
+//===----------------------------------------------------------------------===//
+// Activations and simple math (issue #45)
+//===----------------------------------------------------------------------===//
+
+#define KB_STATIC_VERIFIER(OP)                                                 \
+  LogicalResult OP::verify() { return verifyStaticShapes(*this); }
+KB_STATIC_VERIFIER(SeluOp)
+KB_STATIC_VERIFIER(HardsigmoidOp)
+KB_STATIC_VERIFIER(HardswishOp)
+KB_STATIC_VERIFIER(MishOp)
+KB_STATIC_VERIFIER(SoftsignOp)
+KB_STATIC_VERIFIER(AbsOp)
+KB_STATIC_VERIFIER(NegOp)
+KB_STATIC_VERIFIER(SqrtOp)
+KB_STATIC_VERIFIER(RsqrtOp)
+KB_STATIC_VERIFIER(LogOp)
+KB_STATIC_VERIFIER(MinimumOp)
+KB_STATIC_VERIFIER(MaximumOp)
+#undef KB_STATIC_VERIFIER
+
+LogicalResult SoftplusOp::verify() {
+  if (failed(verifyFiniteConstant(*this, getBetaAttr(), "beta")) ||
+      failed(verifyFiniteConstant(*this, getThresholdAttr(), "threshold")))
+    return failure();
+  if (!(getBeta().convertToFloat() > 0.0f))
+    return emitOpError() << "expects a positive beta, got "
+                         << getBeta().convertToFloat();
+  return success();
+}
+
+LogicalResult EluOp::verify() {
+  return verifyFiniteConstant(*this, getAlphaAttr(), "alpha");
+}
+
+/// Both bounds of a clamp finite and in order (either may be absent).
+template <typename OpT>
+static LogicalResult verifyBounds(OpT op, FloatAttr lo, FloatAttr hi,
+                                  StringRef loName, StringRef hiName) {
+  if (lo && failed(verifyFiniteConstant(op, lo, loName)))
+    return failure();
+  if (hi && failed(verifyFiniteConstant(op, hi, hiName)))
+    return failure();
+  if (lo && hi && lo.getValueAsDouble() > hi.getValueAsDouble())
+    return op.emitOpError() << "expects " << loName << " <= " << hiName
+                            << ", got " << loName << " = "
+                            << static_cast<float>(lo.getValueAsDouble())
+                            << " and " << hiName << " = "
+                            << static_cast<float>(hi.getValueAsDouble());
+  return success();
+}
+
+LogicalResult HardtanhOp::verify() {
+  return verifyBounds(*this, getMinValAttr(), getMaxValAttr(), "min_val",
+                      "max_val");
+}
+
+LogicalResult ClampOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  if (!getMinAttr() && !getMaxAttr())
+    return emitOpError() << "expects a min or a max bound (or both), got "
+                            "neither";
+  return verifyBounds(*this, getMinAttr(), getMaxAttr(), "min", "max");
+}

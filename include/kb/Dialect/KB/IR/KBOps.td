@@ -366,4 +366,92 @@ def KB_YieldOp : KB_Op<"yield", [Terminator, ReturnLike, HasParent<"FusionOp">]>
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
 }
 
+//===----------------------------------------------------------------------===//
+// Activations and simple math (issue #45): PyTorch's definitions, f32
+// arithmetic (16-bit tensors load and store in 16 bits)
+//===----------------------------------------------------------------------===//
+
+def KB_SeluOp : KB_UnaryOp<"selu",
+    "scale * (x > 0 ? x : alpha * (exp(x) - 1)), alpha = 1.6732632, scale = 1.0507010">;
+def KB_HardsigmoidOp : KB_UnaryOp<"hardsigmoid", "min(max(x + 3, 0), 6) / 6">;
+def KB_HardswishOp : KB_UnaryOp<"hardswish", "x * min(max(x + 3, 0), 6) / 6">;
+def KB_MishOp : KB_UnaryOp<"mish", "x * tanh(log(1 + exp(x)))">;
+def KB_SoftsignOp : KB_UnaryOp<"softsign", "x / (1 + |x|)">;
+def KB_AbsOp : KB_UnaryOp<"abs", "|x|">;
+def KB_NegOp : KB_UnaryOp<"neg", "-x">;
+def KB_SqrtOp : KB_UnaryOp<"sqrt", "sqrt(x)">;
+def KB_RsqrtOp : KB_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def KB_LogOp : KB_UnaryOp<"log", "log(x) (natural)">;
+
+// A NaN operand gives NaN (torch.minimum / torch.maximum).
+def KB_MinimumOp : KB_BinaryOp<"minimum", "min(lhs, rhs), NaN if either is NaN">;
+def KB_MaximumOp : KB_BinaryOp<"maximum", "max(lhs, rhs), NaN if either is NaN">;
+
+def KB_SoftplusOp : KB_ElementwiseOp<"softplus", [SameOperandsAndResultType]> {
+  let summary = "softplus with PyTorch's beta and threshold";
+  let description = [{
+    `result = log(1 + exp(beta * x)) / beta`, and `x` where
+    `beta * x > threshold` (PyTorch's `F.softplus(x, beta, threshold)`,
+    defaults 1 and 20). `beta` must be finite and positive, `threshold`
+    finite.
+
+    Example: `%y = kb.softplus %x beta(1.0) threshold(20.0) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$beta, F32Attr:$threshold,
+                   KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `beta` `(` $beta `)` `threshold` `(` $threshold `)` attr-dict `:` type($result)
+  }];
+}
+
+def KB_EluOp : KB_ElementwiseOp<"elu", [SameOperandsAndResultType]> {
+  let summary = "ELU with a constant alpha";
+  let description = [{
+    `result = x` where `x > 0`, `alpha * (exp(x) - 1)` elsewhere (PyTorch's
+    `F.elu(x, alpha)`; a NaN stays NaN). `alpha` must be finite.
+
+    Example: `%y = kb.elu %x alpha(1.0) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$alpha,
+                   KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = "$input `alpha` `(` $alpha `)` attr-dict `:` type($result)";
+}
+
+def KB_HardtanhOp : KB_ElementwiseOp<"hardtanh", [SameOperandsAndResultType]> {
+  let summary = "hardtanh: x clamped to [min_val, max_val]";
+  let description = [{
+    `result = min(max(x, min_val), max_val)` (PyTorch's
+    `F.hardtanh(x, min_val, max_val)`, defaults -1 and 1; a NaN stays NaN).
+    Both bounds must be finite, `min_val <= max_val`.
+
+    Example: `%y = kb.hardtanh %x min_val(-1.0) max_val(1.0) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, F32Attr:$min_val,
+                   F32Attr:$max_val, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `min_val` `(` $min_val `)` `max_val` `(` $max_val `)` attr-dict `:` type($result)
+  }];
+}
+
+def KB_ClampOp : KB_ElementwiseOp<"clamp", [SameOperandsAndResultType]> {
+  let summary = "clamps to constant bounds, either optional";
+  let description = [{
+    `result = min(max(x, min), max)`, a missing bound not applied
+    (PyTorch's `torch.clamp(x, min, max)` with numbers; a NaN stays NaN).
+    At least one bound is given; each is finite, and `min <= max`.
+
+    Example: `%y = kb.clamp %x min(0.0) max(6.0) : tensor<4096x1024xf32>`,
+    `%z = kb.clamp %x max(1.0) : tensor<4096x1024xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, OptionalAttr<F32Attr>:$min,
+                   OptionalAttr<F32Attr>:$max, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`min` `(` $min^ `)`)? (`max` `(` $max^ `)`)? attr-dict `:` type($result)
+  }];
+}
+
 #endif // KB_OPS_TD
