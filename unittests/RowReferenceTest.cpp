@@ -211,8 +211,13 @@ TEST(RowReference, EmulatedLayerNormPassesBrokenFails) {
       Comparison plain =
           checkLayerNorm(c, 4, n, threads, 4, Broken::None, false);
       EXPECT_TRUE(plain.ok()) << n << " without weight and bias";
-      EXPECT_FALSE(checkLayerNorm(c, 4, n, threads, 4, Broken::Unbiased).ok())
-          << n << " offset " << offset << ": the unbiased variance passed";
+      // The unbiased variance moves y by 1/(2n) relative: caught on rows of
+      // mean 0; on rows of mean 100 the mean's worst-case rounding bound
+      // (kRowSumDepth u |x|, about 5e-4) is as large, so not there.
+      if (offset == 0)
+        EXPECT_FALSE(
+            checkLayerNorm(c, 4, n, threads, 4, Broken::Unbiased).ok())
+            << n << ": the unbiased variance passed";
       EXPECT_FALSE(checkLayerNorm(c, 4, n, threads, 4, Broken::NoWeight).ok());
     }
   // A one-pass variance (E[x^2] - mean^2) cancels on rows far from 0.
