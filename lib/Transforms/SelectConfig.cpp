@@ -345,7 +345,8 @@ LogicalResult selectPad(Operation *op, ConfigFields &f) {
 /// registers softmax holds it. 16-bit rows a multiple of 8 long read 8
 /// values a 16-byte access, others the widest vector dividing the row (so
 /// every row starts aligned); about four vectors a thread, in a power of two
-/// of threads from 32 to the chip's limit. Rows that do not fit in one
+/// of threads from 64 (32 for rows of fewer than 64 vectors) to the chip's
+/// limit. Rows that do not fit in one
 /// block's registers at kAutoRowValuesPerThread a thread are refused: kb
 /// has no strategy for them yet.
 LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
@@ -377,8 +378,12 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
              << kAutoRowValuesPerThread
              << "); wide-row strategies for norms and reductions are not "
                 "built yet";
+    // At least two warps where the row has 64 vectors: a multiprocessor
+    // holds at most 32 blocks, so blocks of one warp would leave half its
+    // threads idle (a bf16 row of 1024 is 128 vectors).
+    int64_t fewest = n / f.vector >= 64 ? 64 : 32;
     f.threads = std::clamp<int64_t>(
-        nextPow2(llvm::divideCeil(n, 4 * f.vector)), 32, maxThreads);
+        nextPow2(llvm::divideCeil(n, 4 * f.vector)), fewest, maxThreads);
   }
   int64_t perThread = valuesPerThread(n, f.threads, f.vector);
   if (perThread > kMaxRowValuesPerThread)

@@ -3,7 +3,7 @@
 // Row reductions and norms: one block a row, the row in registers. The
 // vector is 8 for 16-bit rows a multiple of 8 long, else the widest that
 // divides the row; about four vectors a thread, a power of two of threads
-// from 32 to 1024. Rows wider than 1024 threads of 32 values are refused
+// from 64 (32 for rows of fewer than 64 vectors) to 1024. Rows wider than 1024 threads of 32 values are refused
 // (not built yet).
 // CHECK-LABEL: func.func @norm_configs
 // CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 64, vector = 4>} : tensor<16384x1024xf32>
@@ -11,14 +11,16 @@
 // CHECK: kb.rms_norm {{.*}} {config = #kb.config<threads = 256, vector = 8>} : tensor<4096x8192xbf16>
 // CHECK: kb.rms_norm {{.*}} {config = #kb.config<threads = 32, vector = 1>} : tensor<7x33xf32>
 // CHECK: kb.reduce {{.*}} {config = #kb.config<threads = 1024, vector = 4>} : tensor<64x32768xf32>
-func.func @norm_configs(%a: tensor<16384x1024xf32>, %wa: tensor<1024xf32>, %b: tensor<4096x8192xf32>, %c: tensor<4096x8192xbf16>, %wc: tensor<8192xbf16>, %d: tensor<7x33xf32>, %e: tensor<64x32768xf32>)
-    -> (tensor<16384x1024xf32>, tensor<4096x8192xf32>, tensor<4096x8192xbf16>, tensor<7x33xf32>, tensor<64x1xf32>) {
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 64, vector = 8>} : tensor<16384x1024xbf16>
+func.func @norm_configs(%a: tensor<16384x1024xf32>, %wa: tensor<1024xf32>, %b: tensor<4096x8192xf32>, %c: tensor<4096x8192xbf16>, %wc: tensor<8192xbf16>, %d: tensor<7x33xf32>, %e: tensor<64x32768xf32>, %h: tensor<16384x1024xbf16>)
+    -> (tensor<16384x1024xf32>, tensor<4096x8192xf32>, tensor<4096x8192xbf16>, tensor<7x33xf32>, tensor<64x1xf32>, tensor<16384x1024xbf16>) {
   %0 = kb.layer_norm %a, %wa, %wa eps(1.0e-05) : tensor<16384x1024xf32>, tensor<1024xf32>, tensor<1024xf32> -> tensor<16384x1024xf32>
   %1 = kb.layer_norm %b eps(1.0e-05) : tensor<4096x8192xf32> -> tensor<4096x8192xf32>
   %2 = kb.rms_norm %c, %wc eps(1.0e-06) : tensor<4096x8192xbf16>, tensor<8192xbf16> -> tensor<4096x8192xbf16>
   %3 = kb.rms_norm %d eps(1.0e-06) : tensor<7x33xf32> -> tensor<7x33xf32>
   %4 = kb.reduce %e max keepdim : tensor<64x32768xf32> -> tensor<64x1xf32>
-  return %0, %1, %2, %3, %4 : tensor<16384x1024xf32>, tensor<4096x8192xf32>, tensor<4096x8192xbf16>, tensor<7x33xf32>, tensor<64x1xf32>
+  %5 = kb.layer_norm %h eps(1.0e-05) : tensor<16384x1024xbf16> -> tensor<16384x1024xbf16>
+  return %0, %1, %2, %3, %4, %5 : tensor<16384x1024xf32>, tensor<4096x8192xf32>, tensor<4096x8192xbf16>, tensor<7x33xf32>, tensor<64x1xf32>, tensor<16384x1024xbf16>
 }
 
 // -----
