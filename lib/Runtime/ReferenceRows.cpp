@@ -89,7 +89,7 @@ void normRow(const double *v, const HostTensor &x, int64_t at, int64_t n,
   if (centre) {
     mu = s / n;
     emu = (esum + sumError(absSum)) / n;
-    emu += u * (std::fabs(mu) + emu);
+    emu += 4 * u * (std::fabs(mu) + emu); // fp32 div: <= 2 ulp
   }
   // d_j = v_j - mu (for rms_norm: v_j, exact), its bound, and the sum of
   // squares with its bound.
@@ -106,7 +106,7 @@ void normRow(const double *v, const HostTensor &x, int64_t at, int64_t n,
   // Each square rounds once (u), the sum as sumError.
   double eq = eqProp + u * qMag + sumError(qMag);
   double var = q / n, evar = eq / n;
-  evar += u * (var + evar);
+  evar += 4 * u * (var + evar);
   double a = var + eps, ea = evar + u * (a + evar);
   auto [r, er] = rsqrtWithBound(a, ea);
   for (int64_t j = 0; j < n; ++j) {
@@ -170,7 +170,7 @@ HostTensor evalRowOp(const ProgramOp &op,
         y /= n;
         e /= n;
         out.data[r] = y;
-        out.err[r] = finish(y, e, u);
+        out.err[r] = finish(y, e, 4 * u);
       } else {
         out.data[r] = y;
         out.err[r] = finish(y, e, 0);
