@@ -81,3 +81,23 @@ func.func @fused(%x: tensor<64x1024xf32>, %r: tensor<64x1024xf32>, %w: tensor<10
   } -> tensor<64x1024xf32>
   return %0 : tensor<64x1024xf32>
 }
+
+// -----
+
+// A norm with an epilogue: the scale is applied to each lane before the
+// bf16 store.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_fused_rms_norm_scale
+// CHECK: math.rsqrt
+// CHECK: arith.mulf
+// CHECK: arith.mulf %{{.*}}, %cst
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<32768xbf16>, vector<8xbf16>
+func.func @epilogue(%x: tensor<64x512xbf16>) -> tensor<64x512xbf16> {
+  %0 = kb.fusion ins(%x : tensor<64x512xbf16>) attributes {config = #kb.config<threads = 64, vector = 8>} {
+  ^bb0(%a: tensor<64x512xbf16>):
+    %1 = kb.rms_norm %a eps(1.0e-06) : tensor<64x512xbf16> -> tensor<64x512xbf16>
+    %2 = kb.scale %1 by 3.0 : tensor<64x512xbf16>
+    kb.yield %2 : tensor<64x512xbf16>
+  } -> tensor<64x512xbf16>
+  return %0 : tensor<64x512xbf16>
+}
