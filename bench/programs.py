@@ -72,9 +72,9 @@ def rmsnorm(rows, cols, dtype="f32"):
 }}
 """
 
-def row_reduce(rows, cols, kind, keepdim=True):
-    ty = t((rows, cols))
-    rt = t((rows, 1) if keepdim else (rows,))
+def row_reduce(rows, cols, kind, keepdim=True, dtype="f32"):
+    ty = t((rows, cols), dtype)
+    rt = t((rows, 1) if keepdim else (rows,), dtype)
     kd = " keepdim" if keepdim else ""
     return f"""func.func @reduce(%x: {ty} {{kb.name = "x"}}) -> ({rt} {{kb.name = "y"}}) {{
   %0 = kb.reduce %x {kind}{kd} : {ty} -> {rt}
@@ -288,6 +288,13 @@ PROGRAMS = {
         "rmsnorm-bf16-4096x8192": rmsnorm(4096, 8192, "bf16"),
         "sum-8192x8192": row_reduce(8192, 8192, "sum"),
         "max-8192x8192": row_reduce(8192, 8192, "max", keepdim=False),
+        # Edges, for the check and memcheck: odd rows (vector 1, a partial
+        # last chunk), bf16 rows of 1000 (vector 8, partial chunk), a 16-bit
+        # reduce, a mean of rows of 4097.
+        "layernorm-1000x1001": layernorm(1000, 1001),
+        "rmsnorm-bf16-1000x1000": rmsnorm(1000, 1000, "bf16"),
+        "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
+        "mean-1000x4097": row_reduce(1000, 4097, "mean"),
     },
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
