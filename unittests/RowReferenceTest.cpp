@@ -133,7 +133,8 @@ Case randomCase(int rows, int n, double offset, unsigned seed) {
 }
 
 Comparison checkLayerNorm(const Case &c, int rows, int n, int threads,
-                          int vec, Broken broken, bool affine = true) {
+                          int vec, Broken broken, bool affine = true,
+                          bool kernelDepth = false) {
   std::vector<float> got;
   for (int r = 0; r < rows; ++r) {
     std::vector<float> row(c.x.begin() + r * n, c.x.begin() + (r + 1) * n);
@@ -145,7 +146,10 @@ Comparison checkLayerNorm(const Case &c, int rows, int n, int threads,
   std::vector<const HostTensor *> in = {&c.hx};
   if (affine)
     in = {&c.hx, &c.hw, &c.hb};
-  HostTensor ref = evalOp(rowOp("kb.layer_norm", {{"eps", 1e-5}}), in);
+  ProgramOp op = rowOp("kb.layer_norm", {{"eps", 1e-5}});
+  if (kernelDepth) // as kb-run sets it from the kernel's launch
+    op.sumDepth = rowSumDepth(n, threads, vec);
+  HostTensor ref = evalOp(op, in);
   return compareWithBound(got.data(), ref.data.data(), ref.err,
                           rows * n);
 }
@@ -212,17 +216,37 @@ TEST(RowReference, EmulatedLayerNormPassesBrokenFails) {
           checkLayerNorm(c, 4, n, threads, 4, Broken::None, false);
       EXPECT_TRUE(plain.ok()) << n << " without weight and bias";
       // The unbiased variance moves y by 1/(2n) relative: caught on rows of
-      // mean 0; on rows of mean 100 the mean's worst-case rounding bound
-      // (kRowSumDepth u |x|, about 5e-4) is as large, so not there.
+      // mean 0 with any kernel's depth; on rows of mean 100 the mean's
+      // worst-case rounding bound at kRowSumDepth (about 5e-4) is as large,
+      // so only with this kernel's own depth (as kb-run checks).
+      Comparison deep =
+          checkLayerNorm(c, 4, n, threads, 4, Broken::None, true, true);
+      EXPECT_TRUE(deep.ok()) << n << " offset " << offset
+                             << " at the kernel's depth: worst "
+                             << deep.maxErrOverBound;
       if (offset == 0)
         EXPECT_FALSE(
             checkLayerNorm(c, 4, n, threads, 4, Broken::Unbiased).ok())
             << n << ": the unbiased variance passed";
+      if (n == 1024)
+        EXPECT_FALSE(checkLayerNorm(c, 4, n, threads, 4, Broken::Unbiased,
+                                    true, true)
+                         .ok())
+            << n << " offset " << offset
+            << ": the unbiased variance passed at the kernel's depth";
       EXPECT_FALSE(checkLayerNorm(c, 4, n, threads, 4, Broken::NoWeight).ok());
     }
   // A one-pass variance (E[x^2] - mean^2) cancels on rows far from 0.
   Case far = randomCase(4, 1024, 1000.0, 7);
   EXPECT_FALSE(checkLayerNorm(far, 4, 1024, 64, 4, Broken::OnePass).ok());
+}
+
+TEST(RowReference, SumDepthOfTheKernelsLayout) {
+  EXPECT_EQ(rowSumDepth(1024, 64, 4), 16 + 10);  // 16 values a thread, 2 warps
+  EXPECT_EQ(rowSumDepth(1000, 32, 8), 32 + 5);   // one warp: shuffles only
+  EXPECT_EQ(rowSumDepth(100, 64, 1), 2 + 10);    // a partial second chunk
+  EXPECT_EQ(rowSumDepth(1 << 20, 64, 4), kRowSumDepth); // capped
+  EXPECT_EQ(rowSumDepth(1024, 0, 4), kRowSumDepth);
 }
 
 TEST(RowReference, EmulatedRmsNormBf16Store) {

@@ -31,9 +31,12 @@ double finish(double y, double prop, double rel) {
   return e;
 }
 
+/// The summation depth of the op being evaluated (evalRowOp sets it).
+thread_local double depth = kRowSumDepth;
+
 /// |fl(sum) - sum| for terms whose magnitudes (value plus bound) add up to
-/// `absSum`: each term passes through at most kRowSumDepth rounded adds.
-double sumError(double absSum) { return kRowSumDepth * u * absSum; }
+/// `absSum`: each term passes through at most `depth` rounded adds.
+double sumError(double absSum) { return depth * u * absSum; }
 
 /// rsqrt(a) for a computed with error at most `ea`: its value and bound
 /// (infinite where a may be 0 or below).
@@ -121,6 +124,14 @@ void normRow(const double *v, const HostTensor &x, int64_t at, int64_t n,
 
 } // namespace
 
+double rowSumDepth(int64_t n, int64_t threads, int64_t vector) {
+  if (threads <= 0 || vector <= 0 || n <= 0)
+    return kRowSumDepth;
+  int64_t span = threads * vector;
+  double perThread = double((n + span - 1) / span * vector);
+  return std::min(kRowSumDepth, perThread + (threads > 32 ? 10 : 5));
+}
+
 bool isRowOp(const std::string &name) {
   return name == "kb.layer_norm" || name == "kb.rms_norm" ||
          name == "kb.reduce";
@@ -133,6 +144,7 @@ HostTensor evalRowOp(const ProgramOp &op,
   const HostTensor &x = *in[0];
   const int64_t n = x.lastDim();
   const int64_t rows = static_cast<int64_t>(x.data.size()) / n;
+  depth = op.sumDepth > 0 ? std::min(op.sumDepth, kRowSumDepth) : kRowSumDepth;
   HostTensor out;
   if (op.op == "kb.reduce") {
     std::string kind = op.attrString("kind", "");

@@ -469,10 +469,15 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
           return vals[name] = std::move(t);
         };
         for (size_t i : k.ops) {
-          const ProgramOp &op = m.program[i];
+          ProgramOp op = m.program[i];
           std::vector<const HostTensor *> ins;
           for (const std::string &in : op.inputs)
             ins.push_back(&slice(in));
+          // A row op's sums are as deep as its kernel's layout makes them.
+          if (isRowOp(op.op) && !ins.empty())
+            op.sumDepth =
+                rowSumDepth(ins[0]->lastDim(), k.threads(),
+                            std::max<int64_t>(1, parseConfigText(k.config).vector));
           vals[op.output] = evalOp(op, ins, r0 * last);
         }
         const HostTensor &ref = vals.at(out.name);

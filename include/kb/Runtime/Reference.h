@@ -58,6 +58,11 @@ HostTensor evalOp(const ProgramOp &op,
 /// a warp's 5 shuffle levels and 5 more over at most 32 warps (74), with a
 /// margin. The row ops' bounds (ReferenceRows.cpp) rest on it.
 constexpr double kRowSumDepth = 80;
+/// The same for one kernel: rows of `n` values over `threads` threads of
+/// `vector` values (RowNorm.cpp's layout): its values a thread, then 5
+/// shuffle levels, and 5 more where there is more than one warp. Capped at
+/// kRowSumDepth; kRowSumDepth where threads or vector is not positive.
+double rowSumDepth(int64_t n, int64_t threads, int64_t vector);
 /// Whether `name` is a row op (kb.layer_norm, kb.rms_norm, kb.reduce).
 bool isRowOp(const std::string &name);
 /// evalOp's part for the row ops, before any 16-bit rounding of the result
