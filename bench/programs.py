@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the benchmark programs (kb dialect) into a folder, one .mlir each.
 
-Usage: bench/programs.py OUT_DIR [--only matmul|softmax|fusion|activations|...]
+Usage: bench/programs.py OUT_DIR [--only matmul|softmax|fusion|activations|norms|...]
 Each program is compiled by scripts/build-bench.sh into a bundle; fusion
 programs also get an unfused bundle (<name>-unfused) to time against."""
 import os
@@ -65,6 +65,36 @@ def activations(rows, cols, dtype="f32"):
     body = "".join(f"  %{i} = {o} : {ty}\n" for i, o in enumerate(ops))
     return (f'func.func @activations(%x: {ty} {{kb.name = "x"}}, %w: {ty} {{kb.name = "w"}}) -> ({ty} {{kb.name = "y"}}) {{\n'
             + body + f"  return %{len(ops) - 1} : {ty}\n}}\n")
+
+def layernorm(rows, cols, dtype="f32", residual=True):
+    """x (+ residual) -> kb.layer_norm with weight and bias: one kernel."""
+    ty, vt = t((rows, cols), dtype), t((cols,), dtype)
+    res_arg = f', %r: {ty} {{kb.name = "residual"}}' if residual else ""
+    body = f"  %0 = kb.add %x, %r : {ty}\n" if residual else ""
+    x = "%0" if residual else "%x"
+    return f"""func.func @layernorm(%x: {ty} {{kb.name = "x"}}{res_arg}, %w: {vt} {{kb.name = "weight"}}, %b: {vt} {{kb.name = "bias"}}) -> ({ty} {{kb.name = "y"}}) {{
+{body}  %1 = kb.layer_norm {x}, %w, %b eps(1.0e-05) : {ty}, {vt}, {vt} -> {ty}
+  return %1 : {ty}
+}}
+"""
+
+def rmsnorm(rows, cols, dtype="f32"):
+    ty, vt = t((rows, cols), dtype), t((cols,), dtype)
+    return f"""func.func @rmsnorm(%x: {ty} {{kb.name = "x"}}, %w: {vt} {{kb.name = "weight"}}) -> ({ty} {{kb.name = "y"}}) {{
+  %0 = kb.rms_norm %x, %w eps(1.0e-06) : {ty}, {vt} -> {ty}
+  return %0 : {ty}
+}}
+"""
+
+def row_reduce(rows, cols, kind, keepdim=True, dtype="f32"):
+    ty = t((rows, cols), dtype)
+    rt = t((rows, 1) if keepdim else (rows,), dtype)
+    kd = " keepdim" if keepdim else ""
+    return f"""func.func @reduce(%x: {ty} {{kb.name = "x"}}) -> ({rt} {{kb.name = "y"}}) {{
+  %0 = kb.reduce %x {kind}{kd} : {ty} -> {rt}
+  return %0 : {rt}
+}}
+"""
 
 def softmax(rows, cols, strategy=None, config=None):
     cfg = f' {{config = #kb.config<strategy = "{strategy}">}}' if strategy else ""
@@ -260,6 +290,28 @@ PROGRAMS = {
         "bgd-bf16-16384x8192": half_bias_gelu_dropout(16384, 8192, "bf16"),
         "bgd-bf16-4096x1024": half_bias_gelu_dropout(4096, 1024, "bf16"),
         "bgd-bf16-1000x1001": half_bias_gelu_dropout(1000, 1001, "bf16"),
+    },
+    # Norms and row reductions (issue #45): one block a row, the row in
+    # registers; layernorm with the residual add fused in front.
+    "norms": {
+        "layernorm-16384x1024": layernorm(16384, 1024),
+        "layernorm-4096x8192": layernorm(4096, 8192),
+        "layernorm-bf16-16384x1024": layernorm(16384, 1024, "bf16"),
+        "layernorm-bf16-4096x8192": layernorm(4096, 8192, "bf16"),
+        "layernorm-plain-16384x1024": layernorm(16384, 1024, residual=False),
+        "rmsnorm-16384x1024": rmsnorm(16384, 1024),
+        "rmsnorm-4096x8192": rmsnorm(4096, 8192),
+        "rmsnorm-bf16-16384x1024": rmsnorm(16384, 1024, "bf16"),
+        "rmsnorm-bf16-4096x8192": rmsnorm(4096, 8192, "bf16"),
+        "sum-8192x8192": row_reduce(8192, 8192, "sum"),
+        "max-8192x8192": row_reduce(8192, 8192, "max", keepdim=False),
+        # Edges, for the check and memcheck: odd rows (vector 1, a partial
+        # last chunk), bf16 rows of 1000 (vector 8, partial chunk), a 16-bit
+        # reduce, a mean of rows of 4097.
+        "layernorm-1000x1001": layernorm(1000, 1001),
+        "rmsnorm-bf16-1000x1000": rmsnorm(1000, 1000, "bf16"),
+        "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
+        "mean-1000x4097": row_reduce(1000, 4097, "mean"),
     },
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),

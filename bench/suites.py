@@ -6,7 +6,7 @@
 #   "from" + optional "match": every program of one catalogue family whose
 #   name matches the regex.
 # The catalogue (python/kb/bench/catalog.py) is the programs bench/programs.py
-# writes (families matmul, softmax, fusion, activations, linear, gemv), the 57 shapes of
+# writes (families matmul, softmax, fusion, activations, linear, gemv, half, norms), the 57 shapes of
 # bench/shapes.py (family "shapes"), the kb-tune programs of
 # bench/tune/programs.py (family "tune") and examples/*.mlir (family
 # "examples"). A program's chip is sm_90a when its name ends in -sm90a (as
@@ -62,6 +62,12 @@ SUITES = {
                  "an epilogue), softmax and bias + GELU + dropout in bf16, against the "
                  "16-bit cuBLAS routes and PyTorch in the same dtype",
         "from": "half",
+    },
+    "norms": {
+        "about": "LayerNorm (with the residual add fused in front) and RMSNorm in f32 and "
+                 "bf16, and sum / max over the last axis, one block a row, against "
+                 "PyTorch and torch.compile",
+        "from": "norms",
     },
     "tune": {
         "about": "the programs kb-tune is measured on (docs/kb-tune.md), at kb's defaults; "

@@ -6,7 +6,9 @@ median of many runs).
 
 For every bundle folder given, the program in its manifest.json is rebuilt in
 PyTorch from the same op list (kb.matmul -> torch.matmul, or F.linear for a
-transposed B; kb.softmax -> torch.softmax; the elementwise ops one by one) and
+transposed B; kb.softmax -> torch.softmax; kb.layer_norm, kb.rms_norm,
+kb.reduce -> F.layer_norm, F.rms_norm, torch.sum/mean/amax/amin; the
+elementwise ops one by one) and
 timed eager and under torch.compile. Matmuls run with TF32 allowed when the
 program's precision is tf32 (torch.backends.cuda.matmul.allow_tf32), strict
 fp32 otherwise. kb's own kb.transpose and kb.pad in front of a wgmma matmul
@@ -162,6 +164,22 @@ def build(manifest, peer_dtype=None, device="cuda"):
                 y = torch.exp(xs[0])
             elif name == "kb.dropout":
                 y = F.dropout(xs[0], p=float(a.get("p", 0.0)), training=True)
+            elif name == "kb.layer_norm":
+                n = xs[0].shape[-1]
+                y = F.layer_norm(xs[0], (n,), *(xs[1:] + [None] * (3 - len(xs))),
+                                 eps=float(a.get("eps", 1e-5)))
+            elif name == "kb.rms_norm":
+                w = xs[1] if len(xs) > 1 else None
+                eps = float(a.get("eps", 1e-6))
+                if hasattr(F, "rms_norm"):
+                    y = F.rms_norm(xs[0], (xs[0].shape[-1],), w, eps)
+                else:  # torch < 2.4
+                    y = xs[0] * torch.rsqrt(xs[0].pow(2).mean(-1, keepdim=True) + eps)
+                    y = y * w if w is not None else y
+            elif name == "kb.reduce":
+                fn_ = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax,
+                       "min": torch.amin}[a["kind"]]
+                y = fn_(xs[0], dim=-1, keepdim=bool(a.get("keepdim", False)))
             elif name == "kb.convert":
                 if peer_dtype is not None:  # the whole program in one type
                     y = xs[0]

@@ -203,6 +203,12 @@ void parseKernels(const json &j, ParseState &st) {
       if (last.output != k.args.back())
         fail(named + "'s last op writes '" + last.output +
              "', but its output (last arg) is '" + k.args.back() + "'");
+      // (A norm's weight and bias are per column, and a reduce's input has
+      // a row for each output value: parseProgram checked their shapes.)
+      auto perColumnOrRows = [&](const ProgramOp &p, const std::string &in) {
+        bool norm = p.op == "kb.layer_norm" || p.op == "kb.rms_norm";
+        return p.op == "kb.reduce" || (norm && in != p.inputs[0]);
+      };
       if (!hasMatmul && !hasTranspose)
         for (size_t q : k.ops)
           for (const std::string &in : m.program[q].inputs)
@@ -210,6 +216,7 @@ void parseKernels(const json &j, ParseState &st) {
               if (b->elements() != out.elements() &&
                   !(m.program[q].op == "kb.bias_add" &&
                     in == m.program[q].inputs[1]) &&
+                  !perColumnOrRows(m.program[q], in) &&
                   m.program[q].op != "kb.split_sum")
                 fail("program[" + std::to_string(q) + "] (" + m.program[q].op +
                      ") reads '" + in + "' of " + shapeStr(b->shape) +

@@ -12,6 +12,7 @@
 #include "ReferenceActivations.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kb::runtime::manifest {
 
@@ -23,6 +24,13 @@ const std::set<std::string> &unaryOps() {
       "kb.sigmoid", "kb.gelu", "kb.dropout",    "kb.softmax",
       "kb.silu",    "kb.pow",  "kb.add_scalar", "kb.leaky_relu"};
   return ops;
+}
+/// The row ops: a layer_norm or rms_norm keeps its input's shape (and takes
+/// an optional weight, then for a layer_norm an optional bias, of the last
+/// axis' length); a reduce drops the last axis or, with keepdim, keeps it 1
+/// long.
+bool isRowOp(const std::string &op) {
+  return op == "kb.layer_norm" || op == "kb.rms_norm" || op == "kb.reduce";
 }
 const std::set<std::string> &binaryOps() {
   static const std::set<std::string> ops = {"kb.add", "kb.sub", "kb.mul",
@@ -65,6 +73,16 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
     } else if (key == "factor" || key == "value" || key == "exponent" ||
                key == "slope") {
       asNumber(v, path);
+    } else if (key == "eps") {
+      double e = asNumber(v, path);
+      if (!(e >= 0) || !std::isfinite(e))
+        fail(path + ": " + shown(v) + " is not a finite number >= 0");
+    } else if (key == "kind") {
+      std::string k = asString(v, path);
+      if (k != "sum" && k != "max" && k != "min" && k != "mean")
+        fail(path + " must be sum, max, min or mean, got '" + k + "'");
+    } else if (key == "keepdim") {
+      asBool(v, path);
     }
     // Other attributes are recorded for the reader and not used by kb-run.
   }
@@ -87,8 +105,9 @@ void parseProgram(const json &j, ParseState &st) {
     op.op = str(pj, "op", where);
     if (op.op != "kb.matmul" && op.op != "kb.transpose" && op.op != "kb.pad" &&
         op.op != "kb.split_sum" && op.op != "kb.convert" &&
-        !unaryOps().count(op.op) && !isActivationOp(op.op, false) &&
-        !binaryOps().count(op.op) && !isActivationOp(op.op, true))
+        !isRowOp(op.op) && !unaryOps().count(op.op) &&
+        !isActivationOp(op.op, false) && !binaryOps().count(op.op) &&
+        !isActivationOp(op.op, true))
       fail(where + ".op '" + op.op.substr(0, 40) +
            "' is not an op kb-run can check");
     where += " (" + op.op + ")";
@@ -222,6 +241,35 @@ void parseProgram(const json &j, ParseState &st) {
         fail(where + ".inputs[1] '" + op.inputs[1] + "' has shape " +
              shapeStr(inShapes[1]) + "; a bias of " + shapeStr(op.shape) +
              " has shape [" + std::to_string(op.shape.back()) + "]");
+    } else if (op.op == "kb.reduce") {
+      needInputs(1);
+      if (!op.attrs.contains("kind"))
+        fail(where + " needs attrs.kind (sum, max, min or mean)");
+      const auto &x = inShapes[0];
+      bool keep = op.attrs.value("keepdim", false);
+      std::vector<int64_t> r(x.begin(), x.end() - 1);
+      if (keep || r.empty())
+        r.push_back(1);
+      if (x.size() == 1 && !keep)
+        fail(where + " reduces rank-1 '" + op.inputs[0] +
+             "' to a scalar: it needs keepdim");
+      if (op.shape != r)
+        fail(where + " of " + shapeStr(x) + " must give " + shapeStr(r) +
+             (keep ? " (keepdim)" : "") + ", not " + shapeStr(op.shape));
+    } else if (isRowOp(op.op)) {
+      size_t most = op.op == "kb.layer_norm" ? 3 : 2;
+      if (op.inputs.empty() || op.inputs.size() > most)
+        fail(where + " needs 1 to " + std::to_string(most) +
+             " inputs (the input, then " +
+             (most == 3 ? "weight, bias" : "weight") + "), has " +
+             std::to_string(op.inputs.size()));
+      sameShape(0);
+      for (size_t a = 1; a < op.inputs.size(); ++a)
+        if (inShapes[a] != std::vector<int64_t>{op.shape.back()})
+          fail(where + ".inputs[" + std::to_string(a) + "] '" + op.inputs[a] +
+               "' has shape " + shapeStr(inShapes[a]) + "; a " +
+               (a == 1 ? "weight" : "bias") + " of " + shapeStr(op.shape) +
+               " has shape [" + std::to_string(op.shape.back()) + "]");
     } else if (binaryOps().count(op.op) || isActivationOp(op.op, true)) {
       needInputs(2);
       sameShape(0);

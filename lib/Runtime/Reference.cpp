@@ -255,6 +255,8 @@ static HostTensor evalOpF32(const ProgramOp &op,
                             int64_t indexOffset) {
   if (in.empty())
     throw std::runtime_error(op.op + ": no inputs");
+  if (isRowOp(op.op))
+    return evalRowOp(op, in);
   const HostTensor &x = *in[0];
   HostTensor out;
   if (op.op == "kb.split_sum") {

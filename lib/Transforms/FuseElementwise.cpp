@@ -2,9 +2,10 @@
 //
 // kb-fuse-elementwise: starting from the last op of each chain, pulls in every
 // elementwise producer that has the same shape and whose result is used only
-// inside the group, and a matmul or softmax that feeds only the group (the
-// chain becomes its epilogue; a softmax also takes its own elementwise
-// prologue), and wraps the group in one kb.fusion. Intermediates then live
+// inside the group, and a matmul, softmax or norm (kb.layer_norm,
+// kb.rms_norm) that feeds only the group (the chain becomes its epilogue; a
+// softmax or norm also takes its own elementwise prologue, such as a
+// residual add), and wraps the group in one kb.fusion. Intermediates then live
 // in registers: one read of each input, one write of the result.
 //
 //===----------------------------------------------------------------------===//
@@ -57,6 +58,13 @@ void growGroup(llvm::SetVector<Operation *> &group, Operation *root) {
   }
 }
 
+/// The anchors whose row kernel takes an elementwise prologue: softmax and
+/// the norms (their input is the row; a norm's weight and bias stay kernel
+/// inputs).
+bool takesPrologue(Operation *op) {
+  return isa<SoftmaxOp, LayerNormOp, RmsNormOp>(op);
+}
+
 llvm::SetVector<Operation *> collectGroup(Operation *root) {
   llvm::SetVector<Operation *> group;
   group.insert(root);
@@ -74,7 +82,7 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
   for (size_t i = 0; i < group.size(); ++i)
     for (Value operand : group[i]->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || !isa<MatmulOp, SoftmaxOp>(def) ||
+      if (!def || !isa<MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(def) ||
           def->getParentOfType<FusionOp>() ||
           def->getBlock() != root->getBlock() ||
           def->getResult(0).getType() != shape)
@@ -84,7 +92,7 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
         continue;
       size_t epilogue = group.size();
       group.insert(def);
-      if (isa<SoftmaxOp>(def)) {
+      if (takesPrologue(def)) {
         growGroup(group, root);
         // The prologue is what joined after the softmax. An epilogue op that
         // reads a prologue value (relu feeding both the softmax and a tanh
@@ -100,6 +108,12 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
           for (Value v : group[j]->getOperands())
             if (Operation *d = v.getDefiningOp(); d && prologue.contains(d))
               epilogueReadsPrologue = true;
+        // A norm's weight or bias computed by the prologue (a rank-1 row,
+        // whose weight has the row's shape) would be a value of the kernel,
+        // not a buffer: keep the prologue out then too.
+        for (Value p : def->getOperands().drop_front())
+          if (Operation *d = p.getDefiningOp(); d && prologue.contains(d))
+            epilogueReadsPrologue = true;
         if (epilogueReadsPrologue)
           while (group.size() > epilogue + 1)
             group.pop_back();
@@ -162,15 +176,18 @@ struct FuseElementwisePass
       auto group = collectGroup(root);
       size_t elementwise = group.size();
       Operation *anchor = pullInAnchor(group, root);
-      // A chain whose only user is a softmax becomes that softmax's prologue
-      // (the softmax then ends the group).
+      // A chain whose only user is a softmax or a norm, as its row input,
+      // becomes that op's prologue (which then ends the group).
       // (Not a kb.split_sum's chain: a softmax reads no partials.)
       if (!anchor && root->hasOneUse() &&
           llvm::none_of(group,
                         [](Operation *o) { return isa<SplitSumOp>(o); })) {
-        auto sm = dyn_cast<SoftmaxOp>(*root->getUsers().begin());
-        if (sm && !done.contains(sm) && sm->getBlock() == root->getBlock() &&
-            sm.getType() == root->getResult(0).getType()) {
+        Operation *sm = *root->getUsers().begin();
+        if (takesPrologue(sm) && !done.contains(sm) &&
+            sm->getBlock() == root->getBlock() &&
+            sm->getOperand(0) == root->getResult(0) &&
+            llvm::count(sm->getOperands(), root->getResult(0)) == 1 &&
+            sm->getResult(0).getType() == root->getResult(0).getType()) {
           group.insert(sm);
           anchor = sm;
           root = sm;

@@ -349,6 +349,60 @@ LogicalResult selectPad(Operation *op, ConfigFields &f) {
   return success();
 }
 
+/// A row reduction or norm (kb.layer_norm, kb.rms_norm, kb.reduce, or a
+/// fusion around a norm): one block a row, the row in registers as the
+/// registers softmax holds it. 16-bit rows a multiple of 8 long read 8
+/// values a 16-byte access, others the widest vector dividing the row (so
+/// every row starts aligned); about four vectors a thread, in a power of two
+/// of threads from 64 (32 for rows of fewer than 64 vectors) to the chip's
+/// limit. Rows that do not fit in one
+/// block's registers at kAutoRowValuesPerThread a thread are refused: kb
+/// has no strategy for them yet.
+LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
+                              const TargetModel &model) {
+  auto fusion = dyn_cast<FusionOp>(op);
+  Operation *anchor = fusion ? getFusionAnchor(fusion) : op;
+  auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
+  int64_t n = type.getShape().back();
+  int64_t maxThreads = model.maxThreadsPerBlock;
+  if (!f.block.empty() || f.strategy || f.cluster || f.grid || f.stages)
+    return op->emitOpError()
+           << "row reduction config takes threads and vector only";
+  if (f.vector == 8 && !isAll16Bit(op))
+    return op->emitOpError() << "config asks for vector width 8, which is for "
+                                "kernels whose tensors are all 16-bit (16 "
+                                "bytes an access)";
+  if (f.vector && n % f.vector != 0)
+    return op->emitOpError() << "config asks for vector width " << f.vector
+                             << ", which needs the row length (" << n
+                             << ") to be a multiple of it";
+  if (!f.vector)
+    f.vector = n % 8 == 0 && isAll16Bit(op) ? 8 : widestVector(n);
+  if (!f.threads) {
+    if (valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread)
+      return op->emitOpError()
+             << "has rows of " << n << " values, more than one block's "
+             << "registers hold (" << maxThreads * kAutoRowValuesPerThread
+             << " at " << maxThreads << " threads of "
+             << kAutoRowValuesPerThread
+             << "); wide-row strategies for norms and reductions are not "
+                "built yet";
+    // At least two warps where the row has 64 vectors: a multiprocessor
+    // holds at most 32 blocks, so blocks of one warp would leave half its
+    // threads idle (a bf16 row of 1024 is 128 vectors).
+    int64_t fewest = n / f.vector >= 64 ? 64 : 32;
+    f.threads = std::clamp<int64_t>(
+        nextPow2(llvm::divideCeil(n, 4 * f.vector)), fewest, maxThreads);
+  }
+  int64_t perThread = valuesPerThread(n, f.threads, f.vector);
+  if (perThread > kMaxRowValuesPerThread)
+    return op->emitOpError()
+           << "would hold " << perThread << " values of each row per thread "
+           << "(row length " << n << ", " << f.threads << " threads); at most "
+           << kMaxRowValuesPerThread << " fit: use more threads";
+  return success();
+}
+
 LogicalResult selectMatmul(Operation *op, ConfigFields &f,
                            const TargetModel &model) {
   // Threads follow from the tiles, which kb-tile chooses.
@@ -403,6 +457,9 @@ struct SelectConfigPass
         break;
       case KernelKind::Pad:
         ok = selectPad(&op, f);
+        break;
+      case KernelKind::RowReduce:
+        ok = selectRowReduce(&op, f, *model);
         break;
       }
       // A wgmma matmul's cluster of blocks sharing B's tile (cluster = 2, 4

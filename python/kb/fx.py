@@ -19,7 +19,8 @@ What is supported (docs/tutorial.md lists it with examples):
   shapes and sizes read from tensors, arithmetic on those numbers,
   contiguous / clone / detach, view / reshape / flatten of inputs and
   of results that are returned, transpose / t / mT / permute of the last two
-  axes.
+  axes; nn.LayerNorm / F.layer_norm, nn.RMSNorm / F.rms_norm and
+  sum / mean / amax / amin over dim=-1 (fx_rows.py).
 Tensors and parameters may be float32, float16 or bfloat16: a 16-bit
 matmul becomes kb.matmul on the tensor cores (precision "native", f32
 accumulation), elementwise ops and softmax keep their operand's type, and
@@ -42,6 +43,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .fx_activations import activation_function, activation_method, activation_module
 from .fx_trace import KbImportError, _torch, trace, where_in_user_code  # noqa: F401
 from .ir import KbError, Program, Value, dtype_name
+from . import fx_rows  # norms and reductions over the last dim
 
 
 @dataclass(eq=False)
@@ -580,6 +582,9 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
                 return transpose_like(self_, m, rest, kwargs)
             if m in ("square",):
                 return imp.binary("pow", self_, 2.0)
+            r = fx_rows.call_method(imp, m, self_, rest, kwargs)
+            if r is not None:
+                return r
             imp.fail(f"the tensor method .{m}()")
         # call_function
         t = target
@@ -626,6 +631,9 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             return imp.transpose_last2(args[0])
         if t is getattr and args[1] == "T" and len(args[0].shape) == 2:
             return imp.transpose_last2(args[0])
+        r = fx_rows.call_function(imp, t, args, kwargs)
+        if r is not None:
+            return r
         imp.fail(imp._target_name(node))
 
     def transpose_like(x, name, rest, kwargs):
@@ -683,6 +691,9 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             return x
         if isinstance(mod, nn.Flatten):
             return imp.reshape(x, real[node].shape)
+        r = fx_rows.call_module(imp, node, mod, x, param_kval)
+        if r is not None:
+            return r
         imp.fail(f"the module {type(mod).__module__}.{type(mod).__name__} ({node.target})")
 
     outputs = None

@@ -496,6 +496,48 @@ class Program:
         attr = (f" min({lo})" if lo is not None else "") + (f" max({hi})" if hi is not None else "")
         return self._unary("clamp", x, config, attr)
 
+    # -- row reductions and norms (over the last axis) ---------------------
+    def _row_norm(self, op, x, params, eps, config):
+        self._check_value(x, f"kb.{op} input")
+        for what, v in zip(("weight", "bias"), params):
+            self._check_value(v, f"kb.{op} {what}")
+            if v.shape != (x.shape[-1],):
+                raise KbError(f"kb.{op} needs a 1-D {what} as long as the input's last axis "
+                              f"({x.shape[-1]}), got {v.shape}")
+            self._same_type(f"kb.{op}", "input", x, what, v)
+        r = self._new(x.shape, x.dtype)
+        names = "".join(f", %{v.name}" for v in params)
+        types = "".join(f", {v.type}" for v in params)
+        self._emit(f"%{r.name} = kb.{op} %{x.name}{names} eps({format_f32(eps, f'kb.{op} eps')})"
+                   f"{self._attrs(config)} : {x.type}{types} -> {r.type}")
+        return r
+
+    def layer_norm(self, x, weight=None, bias=None, eps: float = 1e-5, config=None):
+        """kb.layer_norm over the last axis; `bias` needs `weight`."""
+        if bias is not None and weight is None:
+            raise KbError("kb.layer_norm takes a bias only after a weight")
+        params = [v for v in (weight, bias) if v is not None]
+        return self._row_norm("layer_norm", x, params, eps, config)
+
+    def rms_norm(self, x, weight=None, eps: float = 1e-6, config=None):
+        """kb.rms_norm over the last axis."""
+        return self._row_norm("rms_norm", x, [weight] if weight is not None else [], eps, config)
+
+    def reduce(self, x, kind: str, keepdim: bool = False, config=None):
+        """kb.reduce (sum, max, min, mean) over the last axis."""
+        self._check_value(x, "kb.reduce")
+        if kind not in ("sum", "max", "min", "mean"):
+            raise KbError(f"kb.reduce kind must be sum, max, min or mean, got {kind!r}")
+        shape = tuple(x.shape[:-1])
+        if keepdim or not shape:
+            if not keepdim:
+                raise KbError("kb.reduce of a 1-D value needs keepdim (kb has no 0-d tensors)")
+            shape = shape + (1,)
+        r = self._new(shape, x.dtype)
+        self._emit(f"%{r.name} = kb.reduce %{x.name} {kind}{' keepdim' if keepdim else ''}"
+                   f"{self._attrs(config)} : {x.type} -> {r.type}")
+        return r
+
     # -- fusion ------------------------------------------------------------
     def fusion(self, inputs: Sequence[Value], config: Optional[Config] = None) -> Fusion:
         """kb.fusion: `with p.fusion([x, b]) as (xa, ba): ...; p.yield_(v)`,

@@ -147,7 +147,7 @@ ERRORS = [
     (lambda x: torch.relu(x.permute(1, 0, 2)), [(2, 3, 4)], ["permute"]),
     (lambda a, b: a @ b, [(2, 3, 4), (1, 4, 5)], ["batch sizes differ"]),
     (lambda x: F.celu(x), [X], ["celu"]),
-    (nn.LayerNorm(16), [X], ["layer_norm"]),
+    (nn.LayerNorm((8, 16)), [X], ["layer_norm over the last 2 dims"]),  # kb normalizes over the last dim
     (lambda x: torch.relu(x) + torch.ones(8, 16), [X], ["a tensor made inside the program"]),
 ]
 

@@ -130,3 +130,34 @@ def test_activation_chain_peer_is_torchs():
     v = torch.maximum(torch.minimum(-v.abs(), w), x).clamp(min=0.0625)
     want = torch.log(torch.rsqrt(torch.sqrt(v))).clamp(-4.0, 4.0)
     assert torch.equal(y, want)
+
+
+def test_norms_and_reduce():
+    # The bundle of examples/layernorm.mlir, smaller: the residual add, then
+    # layer_norm with weight and bias; an rms_norm and a reduce beside it.
+    m = {
+        "buffers": [
+            {"name": "x", "shape": [8, 32], "dtype": "f32", "role": "input"},
+            {"name": "r", "shape": [8, 32], "dtype": "f32", "role": "input"},
+            {"name": "w", "shape": [32], "dtype": "f32", "role": "input"},
+            {"name": "b", "shape": [32], "dtype": "f32", "role": "input"},
+            {"name": "y", "shape": [8, 32], "dtype": "f32", "role": "output"},
+            {"name": "z", "shape": [8, 32], "dtype": "f32", "role": "output"},
+            {"name": "s", "shape": [8, 1], "dtype": "f32", "role": "output"},
+        ],
+        "program": [
+            {"op": "kb.add", "inputs": ["x", "r"], "output": "k0.v0"},
+            {"op": "kb.layer_norm", "inputs": ["k0.v0", "w", "b"], "output": "y", "attrs": {"eps": 1e-5}},
+            {"op": "kb.rms_norm", "inputs": ["x", "w"], "output": "z", "attrs": {"eps": 1e-6}},
+            {"op": "kb.reduce", "inputs": ["x"], "output": "s", "attrs": {"kind": "max", "keepdim": True}},
+        ],
+    }
+    torch.manual_seed(0)
+    fn, inputs, _, _ = torch_peer.build(m, None, device="cpu")
+    with torch.no_grad():
+        y, z, s = fn(**inputs)
+    x, r, w, b = (inputs[k] for k in "xrwb")
+    assert torch.allclose(y, F.layer_norm(x + r, (32,), w, b, 1e-5))
+    ms = x.pow(2).mean(-1, keepdim=True)
+    assert torch.allclose(z, x * torch.rsqrt(ms + 1e-6) * w, atol=1e-6)
+    assert torch.equal(s, x.amax(-1, keepdim=True))

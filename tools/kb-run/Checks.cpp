@@ -396,13 +396,23 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
   KernelCheck c;
   c.kernel = k.name;
   const Buffer &out = m.buffer(k.args.back());
-  int64_t last = out.shape.back();
+  // A kb.reduce writes one value a row: its rows are its input's, each
+  // `last` = 1 value of the output long.
+  const bool reduce = kernelHasOp(m, k, "kb.reduce");
+  int64_t last = reduce ? 1 : out.shape.back();
   int64_t rows = out.elements() / last;
   bool softmax = kernelHasOp(m, k, "kb.softmax");
   bool dropout = kernelHasOp(m, k, "kb.dropout");
+  const bool rowNorm =
+      kernelHasOp(m, k, "kb.layer_norm") || kernelHasOp(m, k, "kb.rms_norm");
   c.method = softmax
                  ? "softmax vs float64, every element within its propagated "
                    "fp32 error bound; row sums"
+             : reduce ? "row reduction vs float64, every row within its "
+                        "fp32 error bound"
+             : rowNorm
+                 ? "norm vs float64, every element within its propagated "
+                   "fp32 error bound (two-pass variance, docs/tolerances.md)"
                  : "elementwise chain vs float64, every element within its "
                    "propagated fp32 error bound";
   if (dropout)
@@ -438,9 +448,14 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
           bool partials = b.shape.size() == out.shape.size() + 1 &&
                           std::equal(out.shape.begin(), out.shape.end(),
                                      b.shape.begin() + 1);
-          if (b.elements() == out.elements()) {
+          int64_t bLast = b.shape.back();
+          if (b.elements() == out.elements() && !reduce) {
             t.shape = {r1 - r0, last};
             t.data.assign(src + r0 * last, src + r1 * last);
+          } else if (reduce && b.elements() == rows * bLast) {
+            // The reduced input: these rows, each bLast long.
+            t.shape = {r1 - r0, bLast};
+            t.data.assign(src + r0 * bLast, src + r1 * bLast);
           } else if (partials) {
             // A split-K matmul's S partials: these rows of each.
             t.shape = {b.shape[0], r1 - r0, last};
@@ -454,10 +469,15 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
           return vals[name] = std::move(t);
         };
         for (size_t i : k.ops) {
-          const ProgramOp &op = m.program[i];
+          ProgramOp op = m.program[i];
           std::vector<const HostTensor *> ins;
           for (const std::string &in : op.inputs)
             ins.push_back(&slice(in));
+          // A row op's sums are as deep as its kernel's layout makes them.
+          if (isRowOp(op.op) && !ins.empty())
+            op.sumDepth =
+                rowSumDepth(ins[0]->lastDim(), k.threads(),
+                            std::max<int64_t>(1, parseConfigText(k.config).vector));
           vals[op.output] = evalOp(op, ins, r0 * last);
         }
         const HostTensor &ref = vals.at(out.name);

@@ -88,6 +88,11 @@ struct ProgramOp {
   /// rounded there (and at a kb.convert), held in f32 registers otherwise.
   DType dtype = DType::F32;
   bool toBuffer = false;
+  /// A row op's (layer_norm, rms_norm, reduce): the most rounded adds a
+  /// term of its row sums passes through in the kernel that computes it
+  /// (rowSumDepth in Reference.h); 0: not known, the bound for any kernel
+  /// kb builds (kRowSumDepth). Set by kb-run from the kernel's launch.
+  double sumDepth = 0;
   double attrDouble(const char *name, double fallback) const;
   std::string attrString(const char *name, const std::string &fallback) const;
 };

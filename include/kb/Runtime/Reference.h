@@ -53,6 +53,23 @@ HostTensor evalOp(const ProgramOp &op,
                   const std::vector<const HostTensor *> &in,
                   int64_t indexOffset = 0);
 
+/// The most rounded adds a term of a row sum passes through in kb's row
+/// kernels (RowNorm.cpp): at most 64 values a thread added in order, then
+/// a warp's 5 shuffle levels and 5 more over at most 32 warps (74), with a
+/// margin. The row ops' bounds (ReferenceRows.cpp) rest on it.
+constexpr double kRowSumDepth = 80;
+/// The same for one kernel: rows of `n` values over `threads` threads of
+/// `vector` values (RowNorm.cpp's layout): its values a thread, then 5
+/// shuffle levels, and 5 more where there is more than one warp. Capped at
+/// kRowSumDepth; kRowSumDepth where threads or vector is not positive.
+double rowSumDepth(int64_t n, int64_t threads, int64_t vector);
+/// Whether `name` is a row op (kb.layer_norm, kb.rms_norm, kb.reduce).
+bool isRowOp(const std::string &name);
+/// evalOp's part for the row ops, before any 16-bit rounding of the result
+/// (ReferenceRows.cpp; docs/tolerances.md derives the bounds).
+HostTensor evalRowOp(const ProgramOp &op,
+                     const std::vector<const HostTensor *> &in);
+
 /// Rounds a result to a 16-bit `type` (f32 and i32: unchanged), as a kernel
 /// does once at its store or at a kb.convert: an exact element (bound 0) is
 /// rounded as the kernel rounds it (to nearest even) and stays exact; any

@@ -24,7 +24,9 @@ def KBFuseElementwise : Pass<"kb-fuse-elementwise", "func::FuncOp"> {
     whose result only the chain reads joins the group as its anchor: the
     chain becomes its epilogue (for a matmul, applied to the accumulators
     before the single store). A softmax also takes the elementwise chain that
-    feeds only it, as a prologue computed while the row is loaded. Rules:
+    feeds only it, as a prologue computed while the row is loaded; so does
+    a kb.layer_norm or kb.rms_norm (a residual add in front of the norm,
+    an epilogue after it; its weight and bias stay kernel inputs). Rules:
     docs/fusion.md. Also spelled `--fuse-elementwise`.
   }];
   let dependentDialects = ["::mlir::kb::KBDialect"];
@@ -45,7 +47,13 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
     Rows whose length is not a multiple of 4 keep 16-byte accesses (aligned
     chunks) in the registers, split_shared and split_global strategies of
     an unfused softmax. A `kb.transpose` gets
-    64 x 64 tiles (or 32 x 32) of 256 threads, a `kb.pad` 256 threads. Fields that a program sets by hand are kept and
+    64 x 64 tiles (or 32 x 32) of 256 threads, a `kb.pad` 256 threads.
+    A norm or row reduction (kb.layer_norm, kb.rms_norm, kb.reduce) gets
+    one block a row with the row in registers, as the registers softmax:
+    vector 8 for 16-bit rows a multiple of 8 long, else the widest that
+    divides the row, and a power of two of threads for about four vectors
+    each; a row wider than 1024 threads of 32 values is refused (its
+    strategies are not built yet). Fields that a program sets by hand are kept and
     checked: a config that cannot launch (over 1024 threads, more shared
     memory than the target has) is an error here, never a failed launch.
     With `tuning-db=PATH` (a kb-tune database, docs/kb-tune.md) a kernel

@@ -40,6 +40,8 @@ DictionaryAttr manifestAttrs(Operation *op) {
       v = b.getStringAttr(stringifyPrecision(p.getValue()));
     else if (auto g = dyn_cast<GeluApproxAttr>(v))
       v = b.getStringAttr(stringifyGeluApprox(g.getValue()));
+    else if (auto r = dyn_cast<ReductionKindAttr>(v))
+      v = b.getStringAttr(stringifyReductionKind(r.getValue()));
     else if (isa<UnitAttr>(v))
       v = b.getBoolAttr(true);
     out.push_back(b.getNamedAttr(a.getName(), v));
@@ -105,6 +107,7 @@ std::string halfUnsupported(Operation *op, ConfigAttr config) {
            "\"";
   case KernelKind::Transpose:
   case KernelKind::Pad:
+  case KernelKind::RowReduce:
     return "";
   }
   return "";
@@ -450,6 +453,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       break;
     case KernelKind::Pad:
       built = buildPadKernel(req, info);
+      break;
+    case KernelKind::RowReduce:
+      built = buildRowReduceKernel(req, info);
       break;
     }
     if (failed(built))

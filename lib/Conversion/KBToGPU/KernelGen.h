@@ -40,6 +40,9 @@ LogicalResult buildSoftmaxKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildMatmulKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildTransposeKernel(const KernelRequest &req, LaunchInfo &info);
 LogicalResult buildPadKernel(const KernelRequest &req, LaunchInfo &info);
+/// kb.layer_norm, kb.rms_norm, kb.reduce (RowNorm.cpp).
+LogicalResult buildRowReduceKernel(const KernelRequest &req,
+                                   LaunchInfo &info);
 
 //===----------------------------------------------------------------------===//
 // Helpers

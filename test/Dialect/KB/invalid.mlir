@@ -265,7 +265,7 @@ func.func @fusion_foreign_op(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @fusion_two_anchors(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{holds 1 matmul(s) and 1 softmax(es); at most one of them is allowed}}
+  // expected-error @+1 {{holds 1 matmul(s), 1 softmax(es) and 0 norm(s); at most one of them is allowed}}
   %0 = kb.fusion ins(%x : tensor<8x8xf32>) {
   ^bb0(%a: tensor<8x8xf32>):
     %1 = kb.matmul %a, %a precision(ieee) : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>

@@ -441,7 +441,7 @@ ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
   for (Operation &op : fusion.getBody().front())
-    if (isa<MatmulOp, SoftmaxOp>(op))
+    if (isa<MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op))
       return &op;
   return nullptr;
 }
@@ -516,6 +516,8 @@ std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
     return KernelKind::Transpose;
   if (isa<PadOp>(op))
     return KernelKind::Pad;
+  if (isa<LayerNormOp, RmsNormOp, ReduceOp>(op))
+    return KernelKind::RowReduce;
   if (isa<ElementwiseOpInterface>(op))
     return KernelKind::Elementwise;
   if (auto fusion = dyn_cast<FusionOp>(op)) {

@@ -62,6 +62,10 @@ static ParseResult parseEnumKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
                         getMaxEnumValForGeluApprox());
 }
 
+static ParseResult parseEnumKeyword(OpAsmParser &p, ReductionKindAttr &attr) {
+  return parseKeywordOf(p, attr, "reduction", getMaxEnumValForReductionKind());
+}
+
 #define GET_OP_CLASSES
 #include "kb/Dialect/KB/IR/KBOps.cpp.inc"
 
@@ -79,6 +83,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
   bool softmax = *kind == KernelKind::Softmax;
   bool transpose = *kind == KernelKind::Transpose;
   bool pad = *kind == KernelKind::Pad;
+  bool row = *kind == KernelKind::RowReduce;
   struct Field {
     StringRef name;
     bool set, applies;
@@ -104,6 +109,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
                        : softmax   ? "a softmax"
                        : transpose ? "a transpose"
                        : pad       ? "a pad"
+                       : row       ? "a row reduction"
                                    : "an elementwise";
   for (const Field &f : fields)
     if (f.set && !f.applies)
@@ -485,19 +491,22 @@ LogicalResult FusionOp::verify() {
            << cast<BlockArgument>(yield.getValues()[0]).getArgNumber()
            << " (an input): kb.yield must return a value "
               "computed in the body";
-  int64_t matmuls = 0, softmaxes = 0;
+  int64_t matmuls = 0, softmaxes = 0, norms = 0;
   for (Operation &op : block.without_terminator()) {
-    if (op.getDialect() != (*this)->getDialect() || isa<FusionOp>(op))
+    if (op.getDialect() != (*this)->getDialect() ||
+        isa<FusionOp, ReduceOp>(op))
       return op.emitOpError()
              << "is not allowed in kb.fusion: its body holds kb elementwise "
-                "ops and at most one kb.matmul or kb.softmax";
+                "ops and at most one kb.matmul, kb.softmax, kb.layer_norm or "
+                "kb.rms_norm";
     matmuls += isa<MatmulOp>(op);
     softmaxes += isa<SoftmaxOp>(op);
+    norms += isa<LayerNormOp, RmsNormOp>(op);
   }
-  if (matmuls + softmaxes > 1)
-    return emitOpError() << "holds " << matmuls << " matmul(s) and "
-                         << softmaxes
-                         << " softmax(es); at most one of them is allowed";
+  if (matmuls + softmaxes + norms > 1)
+    return emitOpError() << "holds " << matmuls << " matmul(s), " << softmaxes
+                         << " softmax(es) and " << norms
+                         << " norm(s); at most one of them is allowed";
   for (Operation &op : block.without_terminator())
     if (op.use_empty())
       return op.emitOpError() << "result is unused in its kb.fusion: every op "
@@ -569,4 +578,74 @@ LogicalResult ClampOp::verify() {
     return emitOpError() << "expects a min or a max bound (or both), got "
                             "neither";
   return verifyBounds(*this, getMinAttr(), getMaxAttr(), "min", "max");
+// Row reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+/// A norm's input, result and parameters (weight, bias): the result has the
+/// input's type, each parameter is 1-D of the last axis' length and of the
+/// input's element type, at most `maxParams` of them; eps is finite and not
+/// negative.
+static LogicalResult verifyRowNorm(Operation *op, Value input,
+                                   ValueRange params, Value result,
+                                   FloatAttr eps, size_t maxParams,
+                                   StringRef paramNames) {
+  if (failed(verifyStaticShapes(op)))
+    return failure();
+  auto in = cast<RankedTensorType>(input.getType());
+  if (result.getType() != in)
+    return op->emitOpError() << "expects a result of the input's type " << in
+                             << ", got " << result.getType();
+  if (params.size() > maxParams)
+    return op->emitOpError() << "takes at most " << maxParams
+                             << " parameter tensors (" << paramNames
+                             << "), got " << params.size();
+  int64_t n = in.getShape().back();
+  for (auto [i, v] : llvm::enumerate(params)) {
+    auto t = cast<RankedTensorType>(v.getType());
+    StringRef what = i == 0 ? "weight" : "bias";
+    if (t.getRank() != 1 || t.getDimSize(0) != n)
+      return op->emitOpError()
+             << "expects a 1-D " << what << " of length " << n
+             << " (the input's last dimension), got " << t;
+    if (t.getElementType() != in.getElementType())
+      return op->emitOpError()
+             << "expects a " << what << " of the input's element type "
+             << in.getElementType() << ", got " << t.getElementType();
+  }
+  double e = eps.getValueAsDouble();
+  if (!std::isfinite(e) || e < 0)
+    return op->emitOpError() << "expects a finite eps >= 0, got " << e;
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyRowNorm(*this, getInput(), getParams(), getResult(),
+                       getEpsAttr(), 2, "weight, then bias");
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyRowNorm(*this, getInput(), getParams(), getResult(),
+                       getEpsAttr(), 1, "weight");
+}
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto in = getInput().getType(), res = getResult().getType();
+  if (failed(verifySameElementType(*this, in, res)))
+    return failure();
+  auto shape = in.getShape();
+  if (shape.size() == 1 && !getKeepdim())
+    return emitOpError() << "reduces a rank-1 input to a scalar, which kb "
+                            "has no tensor for: add keepdim (result "
+                         << shapeStr({1}) << ")";
+  SmallVector<int64_t> expected(shape.drop_back());
+  if (getKeepdim())
+    expected.push_back(1);
+  if (ArrayRef<int64_t>(expected) != res.getShape())
+    return emitOpError() << "expects result shape " << shapeStr(expected)
+                         << " (the last axis "
+                         << (getKeepdim() ? "kept, 1 long" : "dropped")
+                         << "), got " << shapeStr(res.getShape());
+  return success();
 }

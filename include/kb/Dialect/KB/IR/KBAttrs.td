@@ -37,6 +37,18 @@ def KB_GeluApprox : I32EnumAttr<"GeluApprox", "GELU approximation",
 }
 def KB_GeluApproxAttr : EnumAttr<KB_Dialect, KB_GeluApprox, "gelu_approx">;
 
+// What kb.reduce computes over a row.
+def KB_ReductionSum : I32EnumAttrCase<"sum", 0>;
+def KB_ReductionMax : I32EnumAttrCase<"max", 1>;
+def KB_ReductionMin : I32EnumAttrCase<"min", 2>;
+def KB_ReductionMean : I32EnumAttrCase<"mean", 3>;
+def KB_ReductionKind : I32EnumAttr<"ReductionKind", "row reduction",
+    [KB_ReductionSum, KB_ReductionMax, KB_ReductionMin, KB_ReductionMean]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+def KB_ReductionKindAttr : EnumAttr<KB_Dialect, KB_ReductionKind, "reduction">;
+
 // #kb.config's enumerated fields: the arithmetic unit of a matmul's inner
 // tile, the softmax strategy and how a matmul stages its operand tiles.
 def KB_MmaFFMA : I32EnumAttrCase<"ffma", 0>;

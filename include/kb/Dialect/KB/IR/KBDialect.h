@@ -268,11 +268,12 @@ inline int64_t wgmmaClusterBnMultiple(bool transposeB, int64_t cluster) {
 }
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
-enum class KernelKind { Elementwise, Softmax, Matmul, Transpose, Pad };
+/// RowReduce: kb.layer_norm, kb.rms_norm and kb.reduce (one block a row).
+enum class KernelKind { Elementwise, Softmax, Matmul, Transpose, Pad, RowReduce };
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
 /// not kernels (kb.yield).
 std::optional<KernelKind> getKernelKind(Operation *op);
-/// For a kb.fusion, the matmul or softmax it is built around, if any.
+/// For a kb.fusion, the matmul, softmax or norm it is built around, if any.
 Operation *getFusionAnchor(FusionOp fusion);
 /// Gives a kb.fusion without a config the config written on an op inside
 /// it (the anchor's; with no anchor, any op's, all such configs being

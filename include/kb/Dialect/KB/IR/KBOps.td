@@ -452,6 +452,76 @@ def KB_ClampOp : KB_ElementwiseOp<"clamp", [SameOperandsAndResultType]> {
   let assemblyFormat = [{
     $input (`min` `(` $min^ `)`)? (`max` `(` $max^ `)`)? attr-dict `:` type($result)
   }];
+// Row reductions and normalizations (one block per row, RowNorm.cpp)
+//===----------------------------------------------------------------------===//
+
+class KB_RowNormOp<string mnemonic> : KB_Op<mnemonic> {
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $params^)? `eps` `(` $eps `)` attr-dict `:` type($input)
+    (`,` type($params)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KB_LayerNormOp : KB_RowNormOp<"layer_norm"> {
+  let summary = "layer normalization over the last axis";
+  let description = [{
+    `result[..., j] = (x[..., j] - mean) * rsqrt(var + eps) * weight[j] + bias[j]`,
+    mean and (biased) variance over the last axis, as PyTorch's
+    `F.layer_norm(x, (n,), weight, bias, eps)`. `params` is empty (no
+    affine part), the weight alone, or the weight then the bias: 1-D of
+    the last axis' length, of the input's element type. The result has the
+    input's type. 16-bit tensors are loaded and stored in 16 bits; the
+    arithmetic is f32.
+
+    Example:
+    `%y = kb.layer_norm %x, %w, %b eps(1.0e-05) : tensor<16384x1024xf32>, tensor<1024xf32>, tensor<1024xf32> -> tensor<16384x1024xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, Variadic<KB_FloatTensor>:$params,
+                   F32Attr:$eps, KB_OptionalConfigAttr:$config);
+  let extraClassDeclaration = [{
+    ::mlir::Value getWeight() { return getParams().empty() ? ::mlir::Value() : getParams()[0]; }
+    ::mlir::Value getBias() { return getParams().size() < 2 ? ::mlir::Value() : getParams()[1]; }
+  }];
+}
+
+def KB_RmsNormOp : KB_RowNormOp<"rms_norm"> {
+  let summary = "RMS normalization over the last axis";
+  let description = [{
+    `result[..., j] = x[..., j] * rsqrt(mean_k x[..., k]^2 + eps) * weight[j]`
+    (PyTorch's `F.rms_norm(x, (n,), weight, eps)`). `params` is empty or the
+    weight, 1-D of the last axis' length, of the input's element type.
+
+    Example:
+    `%y = kb.rms_norm %x, %w eps(1.0e-06) : tensor<4096x8192xbf16>, tensor<8192xbf16> -> tensor<4096x8192xbf16>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, Variadic<KB_FloatTensor>:$params,
+                   F32Attr:$eps, KB_OptionalConfigAttr:$config);
+  let extraClassDeclaration = [{
+    ::mlir::Value getWeight() { return getParams().empty() ? ::mlir::Value() : getParams()[0]; }
+  }];
+}
+
+def KB_ReduceOp : KB_Op<"reduce"> {
+  let summary = "sum, max, min or mean over the last axis";
+  let description = [{
+    `result[...] = reduce_j x[..., j]` (PyTorch's `x.sum(-1)`, `x.amax(-1)`,
+    `x.amin(-1)`, `x.mean(-1)`). With `keepdim` the result's last axis is 1
+    long (shape [..., 1]), else it is dropped (a rank-1 input needs
+    `keepdim`: kb has no rank-0 tensors). Accumulates in f32; a 16-bit
+    result is rounded once at the store.
+
+    Example: `%s = kb.reduce %x sum keepdim : tensor<8192x8192xf32> -> tensor<8192x1xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, KB_ReductionKindAttr:$kind,
+                   UnitAttr:$keepdim, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input custom<EnumKeyword>($kind) (`keepdim` $keepdim^)? attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // KB_OPS_TD

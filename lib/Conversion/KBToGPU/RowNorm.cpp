@@ -1,0 +1,331 @@
+//===- RowNorm.cpp - layer_norm, rms_norm and reduce: one block a row -----===//
+//
+// The row kernels: one block per row, the row in registers (each thread
+// loads its vectors of the row once, all loads issued before the first
+// use), block-wide reductions with emitBlockReduce, f32 arithmetic, and
+// 16-bit loads and stores where the tensors are f16 or bf16.
+// - kb.layer_norm: the sum gives the mean; the deviations d = x - mean are
+//   formed in registers and their squares summed (two passes over the
+//   registers, one read of memory), then y = d * rsqrt(var + eps) * w + b.
+// - kb.rms_norm: the sum of squares, then y = x * rsqrt(ms + eps) * w.
+// - kb.reduce: sum, mean, max or min; thread 0 stores the row's value.
+// A kb.fusion around a norm applies its elementwise prologue as the row is
+// loaded and its epilogue at each store (SoftmaxContext, SoftmaxGen.h, does
+// both, as for a fused softmax). Rows too wide for one block's registers
+// are refused (kb-select-config says so first): their strategies are not
+// built yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SoftmaxGen.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+using namespace mlir::kb::softmax;
+
+namespace {
+
+/// The most values of a row a thread holds (SelectConfig.cpp's forced-config
+/// limit for the registers softmax).
+constexpr int64_t kMaxRowValuesPerThread = 64;
+
+/// The row's values in registers: chunk k holds columns [k span, (k+1) span)
+/// of which this thread's vector starts at cols[k]; valid[k] is set for the
+/// chunks that may lie past the row's end (null where they cannot).
+struct RowValues {
+  SmallVector<SmallVector<Value>> xs;
+  SmallVector<Value> cols, valid;
+};
+
+RowValues loadRow(SoftmaxContext &c, float fill) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  int64_t span = c.threads * c.vec;
+  int64_t chunks = llvm::divideCeil(c.n, span);
+  RowValues r;
+  SmallVector<Value> vals;
+  for (int64_t k = 0; k < chunks; ++k) {
+    Value col = c.colOf(cidx(b, loc, k * span));
+    Value v, ok;
+    if ((k + 1) * span <= c.n) {
+      v = c.load(col);
+    } else {
+      ok = c.lt(col, c.n);
+      auto ifIn = scf::IfOp::create(b, loc, TypeRange{c.vecType}, ok, true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifIn.thenBlock());
+      scf::YieldOp::create(b, loc, c.load(col));
+      b.setInsertionPointToStart(ifIn.elseBlock());
+      Value padv = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(c.vecType, b.getF32FloatAttr(fill)));
+      scf::YieldOp::create(b, loc, padv);
+      v = ifIn.getResult(0);
+    }
+    vals.push_back(v);
+    r.cols.push_back(col);
+    r.valid.push_back(ok);
+  }
+  for (Value v : vals)
+    r.xs.push_back(c.lanes(v));
+  return r;
+}
+
+/// Stores chunk k's lanes, computed by `lanesOf(k)` inside the guard of a
+/// chunk that may lie past the row's end (so the weight and bias loads it
+/// makes are guarded too).
+void storeRow(SoftmaxContext &c, const RowValues &r,
+              function_ref<SmallVector<Value>(int64_t k)> lanesOf) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  for (int64_t k = 0; k < static_cast<int64_t>(r.cols.size()); ++k) {
+    OpBuilder::InsertionGuard g(b);
+    if (r.valid[k]) {
+      auto ifIn = scf::IfOp::create(b, loc, r.valid[k], false);
+      b.setInsertionPointToStart(ifIn.thenBlock());
+    }
+    SmallVector<Value> ys = lanesOf(k);
+    c.store(vector::FromElementsOp::create(b, loc, c.vecType, ys), r.cols[k]);
+  }
+}
+
+/// `xs` with every lane of a chunk past the row's end replaced by `fill`.
+Value masked(SoftmaxContext &c, const RowValues &r, int64_t k, Value x,
+             float fill) {
+  if (!r.valid[k])
+    return x;
+  return arith::SelectOp::create(c.b, c.loc, r.valid[k], x,
+                                 cf32(c.b, c.loc, fill));
+}
+
+Value sumOf(SoftmaxContext &c, const RowValues &r,
+            function_ref<Value(int64_t k, Value x)> term) {
+  Value s = cf32(c.b, c.loc, 0.0f);
+  for (auto [k, lanes] : llvm::enumerate(r.xs))
+    for (Value x : lanes)
+      s = c.addf(s, term(k, x));
+  return s;
+}
+
+} // namespace
+
+LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
+                                             LaunchInfo &info) {
+  Operation *op = req.op;
+  auto fusion = dyn_cast<FusionOp>(op);
+  Operation *anchor = fusion ? getFusionAnchor(fusion) : op;
+  if (!anchor)
+    return op->emitOpError() << "has no row reduction to build";
+  Value x = anchor->getOperand(0);
+  auto inType = cast<RankedTensorType>(x.getType());
+  int64_t n = inType.getShape().back();
+  int64_t rows = inType.getNumElements() / n;
+  int64_t threads = req.config.getThreads();
+  int64_t vec = std::max<int64_t>(req.config.getVector(), 1);
+  if (n % vec != 0)
+    return op->emitOpError() << "vector width " << vec
+                             << " does not divide the row length " << n;
+  if (rows > std::numeric_limits<int32_t>::max())
+    return op->emitOpError()
+           << "has " << rows << " rows, more than a grid holds";
+  int64_t perThread = llvm::divideCeil(n, threads * vec) * vec;
+  if (perThread > kMaxRowValuesPerThread)
+    return op->emitOpError()
+           << "would hold " << perThread << " values of each row per thread "
+           << "(row length " << n << ", " << threads << " threads); at most "
+           << kMaxRowValuesPerThread
+           << " fit in registers, and kb's strategies for wider rows "
+              "(split over blocks, or a loop) are not built yet";
+  info.grid = {rows, 1, 1};
+  info.block = {threads, 1, 1};
+
+  gpu::GPUFuncOp func = req.func;
+  Location loc = op->getLoc();
+  MLIRContext *ctx = op->getContext();
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto scratchType = MemRefType::get({32}, Float32Type::get(ctx), nullptr, wg);
+  // One scratch buffer per block reduction: a thread may still read the
+  // first one's partials while another warp writes the second's.
+  Value scratch0 = func.addWorkgroupAttribution(scratchType, loc);
+  Value scratch1 = func.addWorkgroupAttribution(scratchType, loc);
+
+  OpBuilder b = OpBuilder::atBlockEnd(&func.getBody().front());
+  // The kernel's arguments (the entry block also holds the workgroup
+  // buffers after them).
+  auto kargs = func.getArguments().take_front(func.getNumArguments());
+  SoftmaxContext c{b,
+                   loc,
+                   n,
+                   threads,
+                   vec,
+                   Value(),
+                   flatten(b, loc, kargs.back()),
+                   Value(),
+                   Value(),
+                   VectorType::get({vec}, b.getF32Type())};
+  // The norm's weight and bias buffers (flattened 1-D), when it has them.
+  auto paramMem = [&](Value v) -> Value {
+    if (!v)
+      return Value();
+    if (auto ba = dyn_cast<BlockArgument>(v))
+      return flatten(b, loc, kargs[ba.getArgNumber()]);
+    return Value();
+  };
+  Value weight, bias;
+  if (fusion) {
+    Block &body = fusion.getBody().front();
+    ElementwiseChain pro;
+    for (Operation &inner : body.without_terminator()) {
+      if (&inner == anchor)
+        break;
+      pro.ops.push_back(&inner);
+    }
+    if (!pro.ops.empty()) {
+      pro.inputs.assign(body.getArguments().begin(), body.getArguments().end());
+      pro.result = x;
+      c.pro = pro;
+    } else if (auto ba = dyn_cast<BlockArgument>(x)) {
+      c.in = flatten(b, loc, kargs[ba.getArgNumber()]);
+    } else {
+      return op->emitOpError() << "has a norm whose input is neither a "
+                                  "kernel input nor its prologue's result";
+    }
+    ElementwiseChain epi = ElementwiseChain::after(fusion, anchor);
+    if (!epi.ops.empty())
+      c.epi = epi;
+    llvm::SmallPtrSet<Operation *, 8> proOps(pro.ops.begin(), pro.ops.end());
+    for (Operation *inner : epi.ops)
+      for (Value v : inner->getOperands())
+        if (Operation *d = v.getDefiningOp(); d && proOps.contains(d))
+          return inner->emitOpError()
+                 << "reads a value of the norm's prologue ('"
+                 << d->getName().getStringRef()
+                 << "'), which a fused norm does not keep for its epilogue: "
+                    "compute it outside the fusion";
+    for (BlockArgument ba : body.getArguments()) {
+      auto t = cast<RankedTensorType>(ba.getType());
+      bool vecShaped =
+          t.getRank() == 1 && t.getDimSize(0) == n && inType.getRank() > 1;
+      if (t != inType && !vecShaped)
+        return op->emitOpError()
+               << "fused norm input of type " << t << " neither matches "
+               << inType << " nor broadcasts along its last axis";
+      c.memOf[ba] = flatten(b, loc, kargs[ba.getArgNumber()]);
+      if (vecShaped)
+        c.isBias.insert(ba);
+    }
+    for (auto *chain : {&c.pro, &c.epi})
+      if (*chain)
+        for (Operation *inner : (*chain)->ops)
+          if (!isa<ElementwiseOpInterface>(inner) ||
+              inner->getResult(0).getType() != inType)
+            return inner->emitOpError()
+                   << "cannot be fused around a norm of " << inType;
+    for (Value p : anchor->getOperands().drop_front())
+      if (!isa<BlockArgument>(p))
+        return op->emitOpError() << "has a norm whose weight or bias is "
+                                    "computed inside the fusion";
+  } else {
+    c.in = flatten(b, loc, kargs[0]);
+  }
+  if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
+    weight = fusion ? paramMem(ln.getWeight())
+                    : (ln.getWeight() ? flatten(b, loc, kargs[1]) : Value());
+    bias = fusion ? paramMem(ln.getBias())
+                  : (ln.getBias() ? flatten(b, loc, kargs[2]) : Value());
+  } else if (auto rn = dyn_cast<RmsNormOp>(anchor)) {
+    weight = fusion ? paramMem(rn.getWeight())
+                    : (rn.getWeight() ? flatten(b, loc, kargs[1]) : Value());
+  }
+
+  Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
+  Value nF = cf32(b, loc, static_cast<float>(n));
+  auto add = gpu::AllReduceOperation::ADD;
+  auto max = gpu::AllReduceOperation::MAXIMUMF;
+
+  // y = d * r (* w[col]) (+ b[col]) for chunk k's lanes.
+  auto scaled = [&](const RowValues &r, ArrayRef<SmallVector<Value>> ds,
+                    Value rstd) {
+    storeRow(c, r, [&](int64_t k) {
+      SmallVector<Value> ys;
+      SmallVector<Value> ws, bs;
+      if (weight)
+        ws = c.lanes(c.loadVec(weight, r.cols[k]));
+      if (bias)
+        bs = c.lanes(c.loadVec(bias, r.cols[k]));
+      for (auto [l, d] : llvm::enumerate(ds[k])) {
+        Value y = c.mulf(d, rstd);
+        if (weight)
+          y = c.mulf(y, ws[l]);
+        if (bias)
+          y = c.addf(y, bs[l]);
+        ys.push_back(y);
+      }
+      return ys;
+    });
+  };
+  auto rsqrtOf = [&](Value meanSquare, FloatAttr eps) {
+    Value a = c.addf(meanSquare, arith::ConstantOp::create(b, loc, eps));
+    return math::RsqrtOp::create(b, loc, a).getResult();
+  };
+
+  if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
+    RowValues r = loadRow(c, 0.0f);
+    Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
+    Value mean = arith::DivFOp::create(
+        b, loc, emitBlockReduce(b, loc, s, add, threads, scratch0), nF);
+    SmallVector<SmallVector<Value>> ds;
+    for (auto [k, lanes] : llvm::enumerate(r.xs)) {
+      ds.emplace_back();
+      for (Value x : lanes)
+        ds.back().push_back(masked(c, r, k, c.subf(x, mean), 0.0f));
+    }
+    Value q = cf32(b, loc, 0.0f);
+    for (auto &lanes : ds)
+      for (Value d : lanes)
+        q = c.addf(q, c.mulf(d, d));
+    Value var = arith::DivFOp::create(
+        b, loc, emitBlockReduce(b, loc, q, add, threads, scratch1), nF);
+    scaled(r, ds, rsqrtOf(var, ln.getEpsAttr()));
+    return success();
+  }
+  if (auto rn = dyn_cast<RmsNormOp>(anchor)) {
+    RowValues r = loadRow(c, 0.0f);
+    Value q = sumOf(c, r, [&](int64_t, Value x) { return c.mulf(x, x); });
+    Value ms = arith::DivFOp::create(
+        b, loc, emitBlockReduce(b, loc, q, add, threads, scratch0), nF);
+    scaled(r, r.xs, rsqrtOf(ms, rn.getEpsAttr()));
+    return success();
+  }
+  auto red = cast<ReduceOp>(anchor);
+  ReductionKind kind = red.getKind();
+  Value result;
+  if (kind == ReductionKind::sum || kind == ReductionKind::mean) {
+    RowValues r = loadRow(c, 0.0f);
+    Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
+    result = emitBlockReduce(b, loc, s, add, threads, scratch0);
+    if (kind == ReductionKind::mean)
+      result = arith::DivFOp::create(b, loc, result, nF);
+  } else {
+    // min(x) = -max(-x): emitBlockReduce's identities are for ADD and
+    // MAXIMUMF. Lanes past the row's end hold -inf after the negation.
+    float negInf = -std::numeric_limits<float>::infinity();
+    bool isMin = kind == ReductionKind::min;
+    RowValues r = loadRow(c, isMin ? -negInf : negInf);
+    Value m = cf32(b, loc, negInf);
+    for (auto &lanes : r.xs)
+      for (Value v : lanes)
+        m = c.maxf(m, isMin ? arith::NegFOp::create(b, loc, v).getResult() : v);
+    result = emitBlockReduce(b, loc, m, max, threads, scratch0);
+    if (isMin)
+      result = arith::NegFOp::create(b, loc, result);
+  }
+  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
+                                       cidx(b, loc, 0));
+  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+  b.setInsertionPointToStart(ifZero.thenBlock());
+  memref::StoreOp::create(b, loc, c.narrow(result, c.out), c.out,
+                          ValueRange{row});
+  return success();
+}

@@ -1,0 +1,119 @@
+"""kb.fx's translation of PyTorch's norms and reductions over the last dim.
+
+    nn.LayerNorm / F.layer_norm        -> kb.layer_norm (weight, bias optional)
+    nn.RMSNorm / F.rms_norm (torch >= 2.4)  -> kb.rms_norm
+    torch.sum / mean / amax / amin, and the tensor methods, over dim=-1
+    (keepdim or not)                   -> kb.reduce
+
+Each function returns the translated KVal, or None when the node is none of
+these (fx.py then reports it as unsupported). A norm over more than the
+last dim, or a reduction over another dim, several dims or the whole
+tensor, raises KbImportError through the importer's fail().
+"""
+
+from __future__ import annotations
+
+from .fx_trace import _torch
+
+_REDUCE_FNS = ("sum", "mean", "amax", "amin")
+_KIND = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min"}
+
+
+def _last_dim(imp, x, dim, what):
+    """Whether `dim` (an int, or a list / tuple of one) names x's last dim."""
+    if isinstance(dim, (list, tuple)) and len(dim) == 1:
+        dim = dim[0]
+    r = len(x.shape)
+    if not isinstance(dim, int) or dim not in (-1, r - 1):
+        imp.fail(f"{what} over dim={dim} of a rank-{r} tensor (kb reduces over the last dim only)")
+
+
+def _reduce(imp, x, name, dim, keepdim, dtype=None):
+    from .fx import KVal
+    if not isinstance(x, KVal):
+        imp.fail(f"{name} of a non-tensor")
+    if dim is None:
+        imp.fail(f"{name} over the whole tensor (kb reduces over the last dim only)")
+    if dtype is not None:
+        imp.fail(f"{name} with dtype= (convert the input first)")
+    _last_dim(imp, x, dim, name)
+    keepdim = bool(keepdim)
+    if len(x.shape) == 1 and not keepdim:
+        imp.fail(f"{name} of a 1-D tensor to a 0-d one (kb has no 0-d tensors; use keepdim=True)")
+    v = imp.read(x, imp.kb_shape(x) if x.source is None else None)
+    r = imp.prog.reduce(v, _KIND[name], keepdim)
+    logical = tuple(x.shape[:-1]) + ((1,) if keepdim else ())
+    out = KVal(logical, value=r)
+    if r.shape[-1:] != logical[-1:]:
+        out.reshaped = True  # the rows were flattened: only returned as is
+    return out
+
+
+def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
+    from .fx import KVal
+    what = "rms_norm" if rms else "layer_norm"
+    if not isinstance(x, KVal):
+        imp.fail(f"{what} of a non-tensor")
+    ns = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) else (normalized_shape,)
+    n = x.shape[-1]
+    if ns != (n,):
+        imp.fail(f"{what} over the last {len(ns)} dims {ns} (kb normalizes over the last dim only)")
+    params = []
+    for p, pname in ((weight, "weight"), (bias, "bias")):
+        if p is None:
+            continue
+        if not isinstance(p, KVal) or p.shape != (n,):
+            imp.fail(f"{what} with a {pname} of shape {getattr(p, 'shape', p)} (kb takes 1-D of {n})")
+        params.append(p)
+    if bias is not None and weight is None:
+        imp.fail(f"{what} with a bias but no weight")
+    if eps is None:  # rms_norm's default: the input type's machine epsilon
+        eps = float(_torch().finfo(imp.real_result(imp.node).dtype).eps)
+
+    def build(v):
+        ps = [imp.read(p, (n,)) for p in params]
+        if rms:
+            return imp.prog.rms_norm(v, ps[0] if ps else None, float(eps))
+        return imp.prog.layer_norm(v, *ps, eps=float(eps))
+    return imp.unary(x, build)
+
+
+def call_function(imp, t, args, kwargs):
+    torch = _torch()
+    F = torch.nn.functional
+
+    def a(i, name, default=None):
+        return args[i] if len(args) > i else kwargs.get(name, default)
+    if t in (F.layer_norm, getattr(torch, "layer_norm", None)):
+        return _norm(imp, a(0, "input"), a(1, "normalized_shape"), a(2, "weight"),
+                     a(3, "bias"), a(4, "eps", 1e-5), rms=False)
+    rms = getattr(F, "rms_norm", None)
+    if rms is not None and t is rms:
+        return _norm(imp, a(0, "input"), a(1, "normalized_shape"), a(2, "weight"),
+                     None, a(3, "eps", None), rms=True)
+    for name in _REDUCE_FNS:
+        if t is getattr(torch, name):
+            return _reduce(imp, a(0, "input"), name, a(1, "dim"), a(2, "keepdim", False),
+                           kwargs.get("dtype"))
+    return None
+
+
+def call_method(imp, m, self_, rest, kwargs):
+    if m not in _REDUCE_FNS:
+        return None
+    dim = rest[0] if rest else kwargs.get("dim")
+    keepdim = rest[1] if len(rest) > 1 else kwargs.get("keepdim", False)
+    return _reduce(imp, self_, m, dim, keepdim, kwargs.get("dtype"))
+
+
+def call_module(imp, node, mod, x, param_kval):
+    nn = _torch().nn
+    if isinstance(mod, nn.LayerNorm):
+        w = param_kval(f"{node.target}.weight", mod.weight) if mod.weight is not None else None
+        b = param_kval(f"{node.target}.bias", mod.bias) if getattr(mod, "bias", None) is not None else None
+        return _norm(imp, x, mod.normalized_shape, w, b, mod.eps, rms=False)
+    rms = getattr(nn, "RMSNorm", None)
+    if rms is not None and isinstance(mod, rms):
+        w = param_kval(f"{node.target}.weight", mod.weight) if mod.weight is not None else None
+        return _norm(imp, x, mod.normalized_shape, w, None, mod.eps, rms=True)
+    return None

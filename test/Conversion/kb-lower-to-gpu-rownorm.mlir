@@ -1,0 +1,103 @@
+// RUN: kb-opt %s --kb-lower-to-gpu -split-input-file | FileCheck %s
+
+// kb-lower-to-gpu alone on the row kernels (RowNorm.cpp), configs written
+// out: one block a row, every load of the row before the first reduction,
+// two block reductions for layer_norm (mean, then the squared deviations
+// held in registers: no second read of the row), rsqrt, one store each.
+
+// CHECK: gpu.launch_func @k{{[0-9]+}}_layer_norm_module::@k{{[0-9]+}}_layer_norm blocks in (%c64, %c1, %c1{{.*}}) threads in (%c64{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_layer_norm
+// CHECK-SAME: workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: vector.load {{.*}} : memref<65536xf32>, vector<4xf32>
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK: arith.subf
+// CHECK: gpu.barrier
+// CHECK: math.rsqrt
+// CHECK: vector.load {{.*}} : memref<1024xf32>, vector<4xf32>
+// CHECK: vector.load {{.*}} : memref<1024xf32>, vector<4xf32>
+// CHECK-NOT: vector.load {{.*}} : memref<65536xf32>
+// CHECK: vector.store {{.*}} : memref<65536xf32>, vector<4xf32>
+// CHECK: gpu.return
+func.func @layer_norm(%x: tensor<64x1024xf32>, %w: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<64x1024xf32> {
+  %0 = kb.layer_norm %x, %w, %b eps(1.0e-05) {config = #kb.config<threads = 64, vector = 4>} : tensor<64x1024xf32>, tensor<1024xf32>, tensor<1024xf32> -> tensor<64x1024xf32>
+  return %0 : tensor<64x1024xf32>
+}
+
+// -----
+
+// bf16: 16-byte loads of 8 values widened to f32, the product narrowed to
+// bf16 at the store. One warp: the reduction is shuffles alone.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_rms_norm
+// CHECK: vector.load {{.*}} : memref<65536xbf16>, vector<8xbf16>
+// CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.shuffle xor
+// CHECK-NOT: gpu.barrier
+// CHECK: math.rsqrt
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<65536xbf16>, vector<8xbf16>
+func.func @rms_norm(%x: tensor<64x1024xbf16>, %w: tensor<1024xbf16>) -> tensor<64x1024xbf16> {
+  %0 = kb.rms_norm %x, %w eps(1.0e-06) {config = #kb.config<threads = 32, vector = 8>} : tensor<64x1024xbf16>, tensor<1024xbf16> -> tensor<64x1024xbf16>
+  return %0 : tensor<64x1024xbf16>
+}
+
+// -----
+
+// A row that does not fill the last chunk (100 = 2 x 32 + 36): the chunk
+// past the end is loaded under a guard with the reduction's identity (here
+// -inf for min, after the negation), and thread 0 stores the row's value.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_reduce
+// CHECK: arith.constant dense<0x7F800000> : vector<1xf32>
+// CHECK: scf.if
+// CHECK: arith.negf
+// CHECK: gpu.barrier
+// CHECK: arith.negf
+// CHECK: arith.cmpi eq
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @reduce_min(%x: tensor<8x100xf32>) -> tensor<8xf32> {
+  %0 = kb.reduce %x min {config = #kb.config<threads = 64, vector = 1>} : tensor<8x100xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// A residual add fused in front: the row is the add of two loads.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_fused_add_layer_norm
+// CHECK: vector.load {{.*}} : memref<65536xf32>, vector<4xf32>
+// CHECK: vector.load {{.*}} : memref<65536xf32>, vector<4xf32>
+// CHECK: arith.addf
+// CHECK: gpu.barrier
+// CHECK: math.rsqrt
+// CHECK: vector.store
+func.func @fused(%x: tensor<64x1024xf32>, %r: tensor<64x1024xf32>, %w: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<64x1024xf32> {
+  %0 = kb.fusion ins(%x, %r, %w, %b : tensor<64x1024xf32>, tensor<64x1024xf32>, tensor<1024xf32>, tensor<1024xf32>) attributes {config = #kb.config<threads = 64, vector = 4>} {
+  ^bb0(%a: tensor<64x1024xf32>, %c: tensor<64x1024xf32>, %ww: tensor<1024xf32>, %bb: tensor<1024xf32>):
+    %1 = kb.add %a, %c : tensor<64x1024xf32>
+    %2 = kb.layer_norm %1, %ww, %bb eps(1.0e-05) : tensor<64x1024xf32>, tensor<1024xf32>, tensor<1024xf32> -> tensor<64x1024xf32>
+    kb.yield %2 : tensor<64x1024xf32>
+  } -> tensor<64x1024xf32>
+  return %0 : tensor<64x1024xf32>
+}
+
+// -----
+
+// A norm with an epilogue: the scale is applied to each lane before the
+// bf16 store.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_fused_rms_norm_scale
+// CHECK: math.rsqrt
+// CHECK: arith.mulf
+// CHECK: arith.mulf %{{.*}}, %cst
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<32768xbf16>, vector<8xbf16>
+func.func @epilogue(%x: tensor<64x512xbf16>) -> tensor<64x512xbf16> {
+  %0 = kb.fusion ins(%x : tensor<64x512xbf16>) attributes {config = #kb.config<threads = 64, vector = 8>} {
+  ^bb0(%a: tensor<64x512xbf16>):
+    %1 = kb.rms_norm %a eps(1.0e-06) : tensor<64x512xbf16> -> tensor<64x512xbf16>
+    %2 = kb.scale %1 by 3.0 : tensor<64x512xbf16>
+    kb.yield %2 : tensor<64x512xbf16>
+  } -> tensor<64x512xbf16>
+  return %0 : tensor<64x512xbf16>
+}
