@@ -578,6 +578,9 @@ LogicalResult ClampOp::verify() {
     return emitOpError() << "expects a min or a max bound (or both), got "
                             "neither";
   return verifyBounds(*this, getMinAttr(), getMaxAttr(), "min", "max");
+}
+
+//===----------------------------------------------------------------------===//
 // Row reductions and normalizations
 //===----------------------------------------------------------------------===//
 

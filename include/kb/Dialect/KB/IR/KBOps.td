@@ -452,6 +452,9 @@ def KB_ClampOp : KB_ElementwiseOp<"clamp", [SameOperandsAndResultType]> {
   let assemblyFormat = [{
     $input (`min` `(` $min^ `)`)? (`max` `(` $max^ `)`)? attr-dict `:` type($result)
   }];
+}
+
+//===----------------------------------------------------------------------===//
 // Row reductions and normalizations (one block per row, RowNorm.cpp)
 //===----------------------------------------------------------------------===//
 
