@@ -19,8 +19,15 @@ or a product where the result cannot overflow, so kb-run can check every
 element. Every argument is used; one program in ten returns an intermediate
 value as a second result.
 
+--half F writes a share F of the programs in bf16 or f16 (half each): every
+argument in that type, 16-bit matmuls (no precision keyword; an f32 or 16-bit
+result) on sm_90a only, softmax rows up to 32768, f16 magnitudes under 1e4,
+and a kb.convert now and then. Without it no draw changes: each seed writes
+the programs it always wrote.
+
 Writes DIR/pNNNN.mlir and DIR/index.json: per program its chip, fuse option,
-classes (the op classes it holds), bytes and flops. Python 3 standard library
+classes (the op classes it holds), bytes and flops (and "dtype" for a 16-bit
+program). Python 3 standard library
 only (numpy is not needed).
 
 Usage: gen_programs.py --count 200 --seed 1 --out build/diff/programs
