@@ -18,7 +18,9 @@
 # Env: KB_DIFF_TIMEOUT (seconds per compile, default 60), KB_DIFF_PTXAS
 # (auto|none, default auto), KB_DIFF_MAX_MIB (tarball limit, default 56),
 # KB_DIFF_RULES (the share of rule-shaped matmuls, gen_programs.py --rules;
-# default 0).
+# default 0), KB_DIFF_HALF (the share of bf16/f16 programs, --half; default
+# 0). Where build/bin/kb-run is built, every bundle also passes
+# `kb-run --check` (no GPU) or counts as a failure.
 set -u
 cd "$(dirname "$0")/.."
 COUNT=${1:-200}
@@ -34,7 +36,7 @@ python3 -c "import json" 2>/dev/null || PY=/usr/bin/python3
 D=build/diff
 rm -rf "$D"
 mkdir -p "$D/programs" "$D/bundles" "$D/logs"
-$PY bench/fuzz/gen_programs.py --count "$COUNT" --seed "$SEED" --rules "${KB_DIFF_RULES:-0}" --out "$D/programs" || exit 2
+$PY bench/fuzz/gen_programs.py --count "$COUNT" --seed "$SEED" --rules "${KB_DIFF_RULES:-0}" --half "${KB_DIFF_HALF:-0}" --out "$D/programs" || exit 2
 # The GPU regression tests (test/Target/gpu-*.mlir: programs kb-run once got
 # wrong) join the batch as r-NAME-CHIP, for the chips of their GPU-CHIPS line.
 $PY - "$D/programs" test/Target/gpu-*.mlir <<'REG'
@@ -68,6 +70,11 @@ compile_one() {
   rc=$?
   if [ $rc -eq 0 ] && [ -f "$out/manifest.json" ]; then
     status=compiled
+    if [ -x "$KB_RUN" ] && ! "$KB_RUN" --check "$out" >> "$log" 2>&1; then
+      echo "kb-run --check: the bundle is invalid" >> "$log"
+      status=failure
+      rc=$((rc + 100))
+    fi
   elif [ $rc -eq 1 ] && grep -Eq "^[^ ]+:[0-9]+:[0-9]+: error: " "$log"; then
     status=refused
     rm -rf "$out"
@@ -77,7 +84,8 @@ compile_one() {
   echo "$name $status $rc" >> "$D/status.txt"
 }
 export -f compile_one
-export D TIMEOUT KB_OPT PTXAS
+KB_RUN=build/bin/kb-run
+export D TIMEOUT KB_OPT PTXAS KB_RUN
 $PY -c "
 import json
 for p in json.load(open('$D/programs/index.json'))['programs']:

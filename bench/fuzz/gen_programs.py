@@ -19,8 +19,15 @@ or a product where the result cannot overflow, so kb-run can check every
 element. Every argument is used; one program in ten returns an intermediate
 value as a second result.
 
+--half F writes a share F of the programs in bf16 or f16 (half each): every
+argument in that type, 16-bit matmuls (no precision keyword; an f32 or 16-bit
+result) on sm_90a only, softmax rows up to 32768, f16 magnitudes under 1e4,
+and a kb.convert now and then. Without it no draw changes: each seed writes
+the programs it always wrote.
+
 Writes DIR/pNNNN.mlir and DIR/index.json: per program its chip, fuse option,
-classes (the op classes it holds), bytes and flops. Python 3 standard library
+classes (the op classes it holds), bytes and flops (and "dtype" for a 16-bit
+program). Python 3 standard library
 only (numpy is not needed).
 
 Usage: gen_programs.py --count 200 --seed 1 --out build/diff/programs
@@ -36,10 +43,19 @@ UNARY = ["relu", "tanh", "sigmoid", "exp", "gelu_tanh", "gelu_erf", "scale", "dr
 BINARY = ["add", "sub", "mul", "div"]
 PRECISIONS = ["ieee", "tf32", "tf32x3"]
 CHIPS = ["sm_90", "sm_90a"]
+# The widest 16-bit softmax row: the registers strategy, the only 16-bit
+# softmax built so far, holds up to 32768.
+HALF_SOFTMAX_WIDTH = 32768
 
 
-def ttype(shape):
-    return "tensor<" + "x".join(str(d) for d in shape) + "xf32>"
+# Bytes per element, and the bound an f16 value is kept under (f16's largest
+# finite value is 65504; the magnitudes tracked are rough).
+BYTES = {"f32": 4, "bf16": 2, "f16": 2}
+F16_LIM = 1e4
+
+
+def ttype(shape, et="f32"):
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + et + ">"
 
 
 def numel(shape):
@@ -63,9 +79,10 @@ def log_uniform(rng, lo, hi):
 
 
 class Program:
-    def __init__(self, rng, name):
+    def __init__(self, rng, name, dtype="f32"):
         self.rng = rng
         self.name = name
+        self.dtype = dtype  # the program's element type (f32, bf16, f16)
         self.args = []      # (name, shape)
         self.lines = []
         self.count = 0
@@ -74,92 +91,144 @@ class Program:
         self.flops = 0
         self.mag = {}       # value -> bound on |value| (rough, 6 sigma)
         self.shape = {}
+        self.et = {}        # value -> element type
+        self.converted = False  # a kb.convert since the last matmul, softmax, transpose
 
-    def arg(self, shape, mag=6.0):
+    def t(self, v):
+        return ttype(self.shape[v], self.et[v])
+
+    def arg(self, shape, mag=6.0, et=None):
         n = "%a" + str(len(self.args))
         self.args.append((n, shape))
         self.shape[n] = shape
         self.mag[n] = mag
-        self.bytes += 4 * numel(shape)
+        self.et[n] = et or self.dtype
+        self.bytes += BYTES[self.et[n]] * numel(shape)
         return n
 
-    def emit(self, text, shape, mag, cls):
+    def emit(self, text, shape, mag, cls, et):
         v = "%v" + str(self.count)
         self.count += 1
         self.lines.append(f"  {v} = {text}")
         self.shape[v] = shape
         self.mag[v] = mag
-        self.bytes += 4 * numel(shape)
+        self.et[v] = et
+        self.bytes += BYTES[et] * numel(shape)
         self.classes.add(cls)
         return v
 
+    def lim(self, x, f32_lim):
+        """The bound the next result of x's type must stay under: f32's
+        rule (f32_lim) for f32 and bf16 (bf16 has f32's range), F16_LIM for
+        f16."""
+        return F16_LIM if self.et[x] == "f16" else f32_lim
+
+    # -- 16 bits --------------------------------------------------------------
+    def convert(self, x, et):
+        """kb.convert x to et (an f16 target only for values well under
+        f16's bound: a larger x is squashed by tanh first)."""
+        if self.et[x] == et:
+            return x
+        if et == "f16" and self.mag[x] > F16_LIM:
+            x = self.unary(x, "tanh")
+        self.converted = True
+        return self.emit(f"kb.convert {x} : {self.t(x)} -> {ttype(self.shape[x], et)}",
+                         self.shape[x], self.mag[x], "convert", et)
+
+    def maybe_convert(self, x):
+        """In a 16-bit program, now and then a kb.convert: to f32 (what
+        follows is f32 until a convert back), back to the program's type, or
+        to the other 16-bit type and back."""
+        r = self.rng.random()
+        if self.et[x] != self.dtype:
+            return self.convert(x, self.dtype)
+        if r < 0.6:
+            return self.convert(x, "f32")
+        other = "f16" if self.dtype == "bf16" else "bf16"
+        return self.convert(self.convert(x, other), self.dtype)
+
     # -- elementwise --------------------------------------------------------
     def unary(self, x, op):
-        rng, s, m = self.rng, self.shape[x], self.mag[x]
-        t = ttype(s)
+        rng, s, m, et = self.rng, self.shape[x], self.mag[x], self.et[x]
+        t = self.t(x)
         if op == "exp":
-            if m > 20:  # exp would overflow: squash first
+            if m > (9 if et == "f16" else 20):  # exp would overflow: squash first
                 x = self.unary(x, "tanh")
                 m = 1.0
-            return self.emit(f"kb.exp {x} : {t}", s, math.exp(m), "exp")
+            return self.emit(f"kb.exp {x} : {t}", s, math.exp(m), "exp", et)
         if op == "relu":
-            return self.emit(f"kb.relu {x} : {t}", s, m, "relu")
+            return self.emit(f"kb.relu {x} : {t}", s, m, "relu", et)
         if op == "tanh":
-            return self.emit(f"kb.tanh {x} : {t}", s, min(m, 1.0), "tanh")
+            return self.emit(f"kb.tanh {x} : {t}", s, min(m, 1.0), "tanh", et)
         if op == "sigmoid":
-            return self.emit(f"kb.sigmoid {x} : {t}", s, 1.0, "sigmoid")
+            return self.emit(f"kb.sigmoid {x} : {t}", s, 1.0, "sigmoid", et)
         if op == "gelu_tanh":
-            return self.emit(f"kb.gelu {x} approx(tanh) : {t}", s, m, "gelu")
+            return self.emit(f"kb.gelu {x} approx(tanh) : {t}", s, m, "gelu", et)
         if op == "gelu_erf":
-            return self.emit(f"kb.gelu {x} approx(erf) : {t}", s, m, "gelu")
+            return self.emit(f"kb.gelu {x} approx(erf) : {t}", s, m, "gelu", et)
         if op == "scale":
             f = rng.choice([0.125, 0.5, 2.0, -1.0, 0.1, 1.5, -0.03125, 3.0])
-            if m * abs(f) > 1e6:
+            if m * abs(f) > self.lim(x, 1e6):
                 f = 0.125
-            return self.emit(f"kb.scale {x} by {f!r} : {t}", s, m * abs(f), "scale")
+            return self.emit(f"kb.scale {x} by {f!r} : {t}", s, m * abs(f), "scale", et)
         if op == "dropout":
             p = rng.choice([0.0, 0.1, 0.25, 0.3, 0.5, 0.9])
             seed = rng.randrange(1, 1 << 40)
+            if et == "f16" and m / (1 - p) > F16_LIM:
+                p = 0.0
             return self.emit(f"kb.dropout {x} p({p}) seed({seed}) : {t}", s,
-                             m / (1 - p), "dropout")
+                             m / (1 - p), "dropout", et)
         raise ValueError(op)
 
     def other(self, x):
-        """A second operand of x's shape: a new argument or an earlier value."""
-        same = [v for v in self.shape if self.shape[v] == self.shape[x] and v != x]
+        """A second operand of x's shape and type: a new argument or an
+        earlier value."""
+        same = [v for v in self.shape if self.shape[v] == self.shape[x] and v != x
+                and self.et[v] == self.et[x]]
         if same and self.rng.random() < 0.3:
             return self.rng.choice(same)
         if self.rng.random() < 0.1:
             return x  # x op x (x * x, x - x)
-        return self.arg(self.shape[x])
+        return self.arg(self.shape[x], et=self.et[x])
 
     def binary(self, x, op):
-        rng, s = self.rng, self.shape[x]
-        t = ttype(s)
+        rng, s, et = self.rng, self.shape[x], self.et[x]
+        t = self.t(x)
         if op == "div":
-            if rng.random() < 0.1:
-                d = self.arg(s)  # raw N(0,1): a heavy-tailed quotient
-                return self.emit(f"kb.div {x}, {d} : {t}", s, self.mag[x] * 1e7, "div")
+            if rng.random() < 0.1 and et != "f16":
+                d = self.arg(s, et=et)  # raw N(0,1): a heavy-tailed quotient
+                return self.emit(f"kb.div {x}, {d} : {t}", s, self.mag[x] * 1e7, "div", et)
+            if self.mag[x] * math.e > self.lim(x, math.inf):
+                x = self.unary(x, "tanh")
             # A denominator in [1/e, e]: exp(tanh(y)).
             d = self.unary(self.unary(self.other(x), "tanh"), "exp")
-            return self.emit(f"kb.div {x}, {d} : {t}", s, self.mag[x] * math.e, "div")
+            return self.emit(f"kb.div {x}, {d} : {t}", s, self.mag[x] * math.e, "div", et)
         y = self.other(x)
-        if op == "mul" and self.mag[x] * self.mag[y] > 1e8:
+        if op == "mul" and self.mag[x] * self.mag[y] > self.lim(x, 1e8):
             y = self.unary(y, "tanh")
+        if op != "mul" and self.mag[x] + self.mag[y] > self.lim(x, math.inf):
+            y = self.unary(y, "tanh")
+            if self.mag[x] + 1 > F16_LIM:
+                x = self.unary(x, "tanh")
         if op == "mul":
             m = self.mag[x] * self.mag[y]
         else:
             m = self.mag[x] + self.mag[y]
-        return self.emit(f"kb.{op} {x}, {y} : {t}", s, m, op)
+        return self.emit(f"kb.{op} {x}, {y} : {t}", s, m, op, et)
 
     def bias(self, x):
-        s = self.shape[x]
-        b = self.arg([s[-1]])
-        return self.emit(f"kb.bias_add {x}, {b} : {ttype(s)}, {ttype([s[-1]])} -> {ttype(s)}",
-                         s, self.mag[x] + 6, "bias_add")
+        s, et = self.shape[x], self.et[x]
+        if self.mag[x] + 6 > self.lim(x, math.inf):
+            x = self.unary(x, "tanh")
+        b = self.arg([s[-1]], et=et)
+        return self.emit(f"kb.bias_add {x}, {b} : {self.t(x)}, {ttype([s[-1]], et)} -> {self.t(x)}",
+                         s, self.mag[x] + 6, "bias_add", et)
 
     def chain(self, x, length):
         for _ in range(length):
+            if self.dtype != "f32" and self.rng.random() < 0.12:
+                x = self.maybe_convert(x)
+                continue
             r = self.rng.random()
             if r < 0.15:
                 x = self.bias(x)
@@ -171,28 +240,48 @@ class Program:
 
     # -- the big ops --------------------------------------------------------
     def softmax(self, x):
-        s = self.shape[x]
-        return self.emit(f"kb.softmax {x} : {ttype(s)}", s, 1.0, "softmax")
+        if self.converted:
+            # kb-fuse-elementwise puts the convert into the softmax's
+            # prologue, which the softmax lowering refuses (a compiler bug,
+            # issue #44): generate() compiles these unfused.
+            self.classes.add("convert_softmax_prologue")
+        self.converted = False
+        return self.emit(f"kb.softmax {x} : {self.t(x)}", self.shape[x], 1.0, "softmax",
+                         self.et[x])
 
     def matmul(self, a, b, precision, trans_b, padded=False):
+        """A matmul; 16-bit operands (precision None) have no precision
+        keyword, and write f32 or their own type (f32 where an f16 result
+        could near f16's bound)."""
         sa, sb = self.shape[a], self.shape[b]
         n = sb[-2] if trans_b else sb[-1]
         sc = sa[:-2] + [sa[-2], n]
-        attrs = f"precision({precision})"
+        k = sa[-1]
+        m = self.mag[a] * self.mag[b] * math.sqrt(k) * 1.0 / 6.0
+        et = "f32"
+        if precision:
+            attrs = f"precision({precision})"
+        else:
+            attrs = ""
+            et = self.et[a] if self.rng.random() < 0.5 else "f32"
+            if et == "f16" and m > F16_LIM:
+                et = "f32"
+            precision = "native"
         if trans_b:
             attrs += " transpose_b"
         if padded:
             attrs += " padded_b"
-        k = sa[-1]
+        attrs = attrs.lstrip()
+        self.converted = False
         self.flops += 2 * numel(sc) * k
-        m = self.mag[a] * self.mag[b] * math.sqrt(k) * 1.0 / 6.0
         self.classes.add("matmul_" + precision)
         if trans_b:
             self.classes.add("matmul_transpose_b")
         if len(sa) == 3:
             self.classes.add("matmul_batched")
-        return self.emit(f"kb.matmul {a}, {b} {attrs} : {ttype(sa)}, {ttype(sb)} -> {ttype(sc)}",
-                         sc, m, "matmul")
+        sep = " " + attrs if attrs else ""
+        return self.emit(f"kb.matmul {a}, {b}{sep} : {self.t(a)}, {self.t(b)} -> {ttype(sc, et)}",
+                         sc, m, "matmul", et)
 
     def transpose(self, x, pad=None):
         s = self.shape[x]
@@ -201,17 +290,18 @@ class Program:
             rows = (rows + pad - 1) // pad * pad
         r = s[:-2] + [s[-1], rows]
         p = f" pad({pad})" if pad else ""
-        return self.emit(f"kb.transpose {x}{p} : {ttype(s)} -> {ttype(r)}", r, self.mag[x],
-                         "transpose")
+        self.converted = False
+        return self.emit(f"kb.transpose {x}{p} : {self.t(x)} -> {ttype(r, self.et[x])}", r,
+                         self.mag[x], "transpose", self.et[x])
 
     def text(self, results):
-        args = ", ".join(f"{n}: {ttype(s)}" for n, s in self.args)
-        rtypes = ", ".join(ttype(self.shape[r]) for r in results)
+        args = ", ".join(f"{n}: {self.t(n)}" for n, _ in self.args)
+        rtypes = ", ".join(self.t(r) for r in results)
         if len(results) > 1:
             rtypes = "(" + rtypes + ")"
         body = "\n".join(self.lines)
         rets = ", ".join(results)
-        rt = ", ".join(ttype(self.shape[r]) for r in results)
+        rt = ", ".join(self.t(r) for r in results)
         return (f"func.func @{self.name}({args}) -> {rtypes} {{\n{body}\n"
                 f"  return {rets} : {rt}\n}}\n")
 
@@ -237,7 +327,9 @@ def random_shape(rng, budget, max_last):
 
 
 def gen_softmax(p, rng, budget):
-    width = log_uniform(rng, 1, 300000)
+    # 16-bit softmax rows run on the registers strategy only: up to 32768.
+    widest = 300000 if p.dtype == "f32" else HALF_SOFTMAX_WIDTH
+    width = log_uniform(rng, 1, widest)
     rows = log_uniform(rng, 1, max(1, min(8192, budget // width)))
     r = rng.random()
     if r < 0.8:
@@ -245,7 +337,7 @@ def gen_softmax(p, rng, budget):
     elif r < 0.9:
         shape = [rng.randint(1, 4), rows, width]
     else:
-        shape = random_shape(rng, budget, 300000)
+        shape = random_shape(rng, budget, widest)
     x = p.arg(shape)
     if rng.random() < 0.7:
         x = p.chain(x, rng.randint(1, 4))
@@ -274,6 +366,8 @@ def gen_matmul(p, rng, budget, flop_budget, then_softmax=False):
     batch, m, n, k = matmul_shape(rng, budget // 2, flop_budget)
     lead = [batch] if batch else []
     precision = rng.choice(PRECISIONS)
+    if p.dtype != "f32":
+        precision = None  # a 16-bit matmul: no precision keyword
     trans_b = rng.random() < 0.4
     a = p.arg(lead + [m, k])
     explicit_t = not trans_b and rng.random() < 0.15
@@ -293,6 +387,7 @@ def gen_matmul(p, rng, budget, flop_budget, then_softmax=False):
         b = p.arg(lead + [k, n])
     if rng.random() < 0.25:
         a = p.chain(a, rng.randint(1, 2))
+        a = p.convert(a, p.et[b])  # a chain that ended in a convert: back
     padded = trans_b and p.shape[b][-1] != k
     c = p.matmul(a, b, precision, trans_b, padded)
     if rng.random() < 0.6:
@@ -304,8 +399,10 @@ def gen_matmul(p, rng, budget, flop_budget, then_softmax=False):
         if 2 * batch_m_n * n2 + p.flops <= flop_budget and 4 * batch_m_n * n2 < budget:
             if p.mag[c] > 1e3:
                 c = p.unary(c, "tanh")
+            c = p.convert(c, p.dtype)
             d2 = p.arg(lead + [p.shape[c][-1], n2])
-            c = p.matmul(c, d2, rng.choice(PRECISIONS), False)
+            prec2 = rng.choice(PRECISIONS)
+            c = p.matmul(c, d2, prec2 if p.dtype == "f32" else None, False)
             p.classes.add("matmul_chain")
     if then_softmax:
         if p.mag[c] > 1e3:
@@ -383,6 +480,8 @@ def gen_rule_matmul(p, rng, budget, flop_budget):
     lead = [batch] if batch else []
     narrow = family in NARROW
     precision = "tf32" if narrow else rng.choices(PRECISIONS, weights=[15, 70, 15])[0]
+    if p.dtype != "f32":
+        precision = None
     trans_b = narrow or rng.random() < 0.6
     a = p.arg(lead + [m, k])
     b = p.arg(lead + ([n, k] if trans_b else [k, n]))
@@ -406,15 +505,21 @@ def gen_transpose(p, rng, budget):
     return [y]
 
 
-def generate(index, seed, mem_budget, flop_budget, rules=0.0):
+def generate(index, seed, mem_budget, flop_budget, rules=0.0, half=0.0):
     rng = random.Random(seed * 1000003 + index)
     name = f"p{index:04d}"
     elem_budget = mem_budget // 4
     # A share of rule-shaped matmuls (--rules); without it the draws, and so
     # each seed's programs, are those of the generator before it.
     rule = rules > 0 and rng.random() < rules
+    # A share of 16-bit programs (--half), bf16 or f16: every tensor in that
+    # type but a matmul's f32 result and what a kb.convert makes. Again no
+    # draw without it.
+    dtype = "f32"
+    if half > 0 and rng.random() < half:
+        dtype = rng.choice(["bf16", "f16"])
     for _ in range(50):
-        p = Program(rng, name)
+        p = Program(rng, name, dtype)
         kind = "rule_matmul" if rule else rng.choices(
             ["chain", "softmax", "matmul", "matmul_softmax", "transpose"],
             weights=[20, 30, 30, 12, 8])[0]
@@ -441,10 +546,19 @@ def generate(index, seed, mem_budget, flop_budget, rules=0.0):
         results.append(rng.choice(inner))
         p.classes.add("two_results")
     chip = "sm_90a" if rule and rng.random() < 0.85 else rng.choice(CHIPS)
+    if dtype != "f32":
+        # A 16-bit matmul needs wgmma (16-bit mma.sync is not built yet).
+        p.classes.add("half_" + dtype)
+        if any(c.startswith("matmul_") for c in p.classes):
+            chip = "sm_90a"
     fuse = rng.random() < 0.75
+    if "convert_softmax_prologue" in p.classes:
+        fuse = False  # see Program.softmax
     info = {"name": name, "file": name + ".mlir", "kind": kind, "chip": chip, "fuse": fuse,
             "classes": sorted(p.classes), "bytes": p.bytes, "flops": p.flops,
             "args": [s for _, s in p.args]}
+    if dtype != "f32":
+        info["dtype"] = dtype
     return p.text(results), info
 
 
@@ -459,16 +573,24 @@ def main():
                     help="the share of programs that are a matmul of a shape kb-tile's rules decide "
                          "(RULE_FAMILIES: skinny, nn.Linear, batched, medium, long K, tall, and the "
                          "skinny-reduce, wide-reduce and pair rules' narrow ranges), mostly tf32 on sm_90a")
+    ap.add_argument("--half", type=float, default=0.0,
+                    help="the share of programs in bf16 or f16 (half each): every tensor in that "
+                         "type, 16-bit matmuls (no precision keyword, an f32 or 16-bit result) on "
+                         "sm_90a, softmax rows up to 32768, kb.convert now and then; 0 (the default) "
+                         "writes each seed's programs as before")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     index = []
     for i in range(a.count):
-        text, info = generate(i, a.seed, a.max_bytes, a.max_flops, a.rules)
+        text, info = generate(i, a.seed, a.max_bytes, a.max_flops, a.rules, a.half)
         with open(os.path.join(a.out, info["file"]), "w") as f:
             f.write(text)
         index.append(info)
     with open(os.path.join(a.out, "index.json"), "w") as f:
-        json.dump({"seed": a.seed, "count": a.count, "rules": a.rules, "programs": index}, f, indent=1)
+        head = {"seed": a.seed, "count": a.count, "rules": a.rules}
+        if a.half > 0:
+            head["half"] = a.half
+        json.dump(dict(head, programs=index), f, indent=1)
     print(f"wrote {a.count} programs to {a.out} (seed {a.seed})")
 
 

@@ -141,10 +141,13 @@ void padRows(Operation *kernel, MatmulOp mm, DenseMap<Value, Value> &padded) {
     arg.setType(outer.get().getType());
   };
   // B^T first: a given one is K long (padded here); a transposed one is
-  // already padded to 32 by kb.transpose.
+  // already padded to 32 by kb.transpose, which for 16 bits (64 to a line)
+  // can be shorter than A's padded K (K = 1500: 1504 < 1536): padded again.
   int64_t bRow =
       cast<RankedTensorType>(mm.getRhs().getType()).getShape().back();
-  if (bRow % (16 / elemBytes(mm)))
+  int64_t kPadded = llvm::alignTo(
+      mm.getLhs().getType().getShape().back(), rowPad);
+  if (bRow % (16 / elemBytes(mm)) || bRow < kPadded)
     padOperand(mm.getRhsMutable());
   padOperand(mm.getLhsMutable());
   int64_t k = mm.getLhs().getType().getShape().back();

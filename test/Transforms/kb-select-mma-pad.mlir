@@ -114,3 +114,19 @@ func.func @a_read_twice_wgmma(%x: tensor<1024x1023xf32>, %y: tensor<1023x1023xf3
   } -> tensor<1024x1023xf32>
   return %0 : tensor<1024x1023xf32>
 }
+
+// -----
+
+// A 16-bit B^T padded to 32 by its kb.transpose (K = 1500: 1504 rows) is
+// shorter than A padded to a 128-byte line (64 bf16: 1536): B^T is padded
+// again, to A's K, and the matmul multiplies over 1536 (no padded_b).
+// CHECK-LABEL: func.func @bf16_transposed_b_short
+// CHECK: %[[BT:.+]] = kb.transpose %{{.*}} pad(32) : tensor<1500x64xbf16> -> tensor<64x1504xbf16>
+// CHECK-DAG: %[[B:.+]] = kb.pad %[[BT]] multiple(64) : tensor<64x1504xbf16> -> tensor<64x1536xbf16>
+// CHECK-DAG: %[[A:.+]] = kb.pad %{{.*}} multiple(64) : tensor<64x1500xbf16> -> tensor<64x1536xbf16>
+// CHECK: kb.matmul %[[A]], %[[B]] transpose_b {config = #kb.config<mma = "wgmma_bf16">} : tensor<64x1536xbf16>, tensor<64x1536xbf16> -> tensor<64x64xf32>
+func.func @bf16_transposed_b_short(%a: tensor<64x1500xbf16>, %b: tensor<1500x64xbf16>) -> tensor<64x64xf32> {
+  %bt = kb.transpose %b pad(32) : tensor<1500x64xbf16> -> tensor<64x1504xbf16>
+  %c = kb.matmul %a, %bt transpose_b padded_b : tensor<64x1500xbf16>, tensor<64x1504xbf16> -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
