@@ -4,16 +4,16 @@
 // kb-fuse-elementwise, and the softmax lowering then refuses the fusion's
 // f16 input ("'kb.fusion' op fused softmax input of type
 // 'tensor<4x8xf16>' neither matches 'tensor<4x8xf32>' nor broadcasts along
-// its last axis"). Unfused (fuse=false) it compiles. Either the lowering
-// takes a prologue input of another element type (the elementwise kernel
-// does) or the fusion keeps the convert out. XFAIL until then; the
-// generator compiles such programs unfused (Program.softmax), which can go
-// once this passes.
-// XFAIL: *
+// its last axis"). The lowering now takes a prologue input of another
+// element type (loaded as its type, widened to f32): one kernel whose
+// input is f16.
+
 // RUN: rm -rf %t && kb-opt %s -o /dev/null --kb-compile="output=%t chip=sm_90a ptxas=none"
 // RUN: FileCheck %s < %t/manifest.json
 
-// CHECK: "name": "k{{[0-9]+}}_{{.*}}softmax
+// CHECK: "dtype": "f16"
+// CHECK: "name": "k0_fused_convert_softmax"
+// CHECK-NOT: "name": "k1
 
 func.func @f(%x: tensor<4x8xf16>) -> tensor<4x8xf32> {
   %0 = kb.convert %x : tensor<4x8xf16> -> tensor<4x8xf32>

@@ -172,7 +172,9 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       auto t = cast<RankedTensorType>(ba.getType());
       bool bias =
           t.getRank() == 1 && t.getDimSize(0) == n && type.getRank() > 1;
-      if (t != type && !bias)
+      // Of the softmax's shape (its element type may differ: a kb.convert
+      // in the prologue reads a 16-bit or f32 buffer, loaded as its type).
+      if (t.getShape() != type.getShape() && !bias)
         return op->emitOpError()
                << "fused softmax input of type " << t << " neither matches "
                << type << " nor broadcasts along its last axis";
@@ -195,7 +197,8 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
       if (*chain)
         for (Operation *inner : (*chain)->ops)
           if (!isa<ElementwiseOpInterface>(inner) ||
-              inner->getResult(0).getType() != type)
+              cast<ShapedType>(inner->getResult(0).getType()).getShape() !=
+                  type.getShape())
             return inner->emitOpError()
                    << "cannot be fused around a softmax of " << type;
   } else {
