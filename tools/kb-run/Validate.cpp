@@ -63,6 +63,42 @@ Offline validateOffline(const Options &o) {
   // kb-dependent-launch puts griddepcontrol.wait at its start. A manifest
   // that marks a kernel whose PTX has no wait would let it read its inputs
   // before they are written.
+  // Every file kb-run would load: the PTX is not empty and defines the
+  // kernel's entry point (the driver would otherwise fail at load, or a
+  // renamed kernel run under another name), a cubin is an ELF file.
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const Kernel &k = m.kernels[i];
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    std::string ptx =
+        readRegularFile(m.filePath(k.ptx, where + ".ptx"),
+                        BundleLimits::kernelFileBytes, where + ".ptx");
+    if (ptx.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw ManifestError("manifest: " + where + ".ptx ('" + k.ptx +
+                          "') is empty");
+    bool entry = false;
+    for (size_t at = ptx.find(".entry " + k.name); at != std::string::npos;
+         at = ptx.find(".entry " + k.name, at + 1)) {
+      char next = at + 7 + k.name.size() < ptx.size()
+                      ? ptx[at + 7 + k.name.size()]
+                      : '\0';
+      if (next == '(' || next == ' ' || next == '\n' || next == '\t' ||
+          next == '\r')
+        entry = true;
+    }
+    if (!entry)
+      throw ManifestError("manifest: " + where + ".ptx ('" + k.ptx +
+                          "') does not define the kernel's entry point '" +
+                          k.name + "' (no .entry " + k.name + ")");
+    if (!k.cubin.empty()) {
+      std::string cubin =
+          readRegularFile(m.filePath(k.cubin, where + ".cubin"),
+                          BundleLimits::kernelFileBytes, where + ".cubin");
+      if (cubin.compare(0, 4, "\x7f" "ELF") != 0)
+        throw ManifestError("manifest: " + where + ".cubin ('" + k.cubin +
+                            "') is not an ELF file (a cubin starts with "
+                            "0x7f 'ELF')");
+    }
+  }
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const Kernel &k = m.kernels[i];
     if (!k.dependentLaunch)
