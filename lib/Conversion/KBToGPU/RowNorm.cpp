@@ -172,54 +172,15 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   };
   Value weight, bias;
   if (fusion) {
-    Block &body = fusion.getBody().front();
-    ElementwiseChain pro;
-    for (Operation &inner : body.without_terminator()) {
-      if (&inner == anchor)
-        break;
-      pro.ops.push_back(&inner);
-    }
-    if (!pro.ops.empty()) {
-      pro.inputs.assign(body.getArguments().begin(), body.getArguments().end());
-      pro.result = x;
-      c.pro = pro;
-    } else if (auto ba = dyn_cast<BlockArgument>(x)) {
-      c.in = flatten(b, loc, kargs[ba.getArgNumber()]);
-    } else {
+    // A norm's input must be a kernel input or its prologue's result.
+    if (!isa<BlockArgument>(x) &&
+        !(x.getDefiningOp() && x.getDefiningOp()->getBlock() ==
+                                   &fusion.getBody().front()))
       return op->emitOpError() << "has a norm whose input is neither a "
                                   "kernel input nor its prologue's result";
-    }
-    ElementwiseChain epi = ElementwiseChain::after(fusion, anchor);
-    if (!epi.ops.empty())
-      c.epi = epi;
-    llvm::SmallPtrSet<Operation *, 8> proOps(pro.ops.begin(), pro.ops.end());
-    for (Operation *inner : epi.ops)
-      for (Value v : inner->getOperands())
-        if (Operation *d = v.getDefiningOp(); d && proOps.contains(d))
-          return inner->emitOpError()
-                 << "reads a value of the norm's prologue ('"
-                 << d->getName().getStringRef()
-                 << "'), which a fused norm does not keep for its epilogue: "
-                    "compute it outside the fusion";
-    for (BlockArgument ba : body.getArguments()) {
-      auto t = cast<RankedTensorType>(ba.getType());
-      bool vecShaped =
-          t.getRank() == 1 && t.getDimSize(0) == n && inType.getRank() > 1;
-      if (t != inType && !vecShaped)
-        return op->emitOpError()
-               << "fused norm input of type " << t << " neither matches "
-               << inType << " nor broadcasts along its last axis";
-      c.memOf[ba] = flatten(b, loc, kargs[ba.getArgNumber()]);
-      if (vecShaped)
-        c.isBias.insert(ba);
-    }
-    for (auto *chain : {&c.pro, &c.epi})
-      if (*chain)
-        for (Operation *inner : (*chain)->ops)
-          if (!isa<ElementwiseOpInterface>(inner) ||
-              inner->getResult(0).getType() != inType)
-            return inner->emitOpError()
-                   << "cannot be fused around a norm of " << inType;
+    if (failed(softmax::bindFusedChains(c, op, fusion, anchor, x, inType,
+                                        kargs, "norm")))
+      return failure();
     for (Value p : anchor->getOperands().drop_front())
       if (!isa<BlockArgument>(p))
         return op->emitOpError() << "has a norm whose weight or bias is "

@@ -138,50 +138,10 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                    Value(),
                    VectorType::get({vec}, b.getF32Type())};
   if (auto fusion = dyn_cast<FusionOp>(op)) {
-    Block &body = fusion.getBody().front();
     auto sm = cast<SoftmaxOp>(getFusionAnchor(fusion));
-    ElementwiseChain pro;
-    for (Operation &inner : body.without_terminator()) {
-      if (&inner == sm.getOperation())
-        break;
-      pro.ops.push_back(&inner);
-    }
-    if (!pro.ops.empty()) {
-      pro.inputs.assign(body.getArguments().begin(), body.getArguments().end());
-      pro.result = sm.getInput();
-      c.pro = pro;
-    } else if (auto ba = dyn_cast<BlockArgument>(sm.getInput())) {
-      c.in = flatten(b, loc, kargs[ba.getArgNumber()]);
-    }
-    ElementwiseChain epi = ElementwiseChain::after(fusion, sm);
-    if (!epi.ops.empty())
-      c.epi = epi;
-    // The epilogue sees the softmax's result and the fusion's inputs; a
-    // prologue value is gone by then (kb-fuse-elementwise keeps such a
-    // value out of the prologue; a hand-written fusion is refused).
-    llvm::SmallPtrSet<Operation *, 8> proOps(pro.ops.begin(), pro.ops.end());
-    for (Operation *inner : epi.ops)
-      for (Value v : inner->getOperands())
-        if (Operation *d = v.getDefiningOp(); d && proOps.contains(d))
-          return inner->emitOpError()
-                 << "reads a value of the softmax's prologue ('"
-                 << d->getName().getStringRef()
-                 << "'), which a fused softmax does not keep for its epilogue: "
-                    "compute it outside the fusion";
-    for (BlockArgument ba : body.getArguments()) {
-      auto t = cast<RankedTensorType>(ba.getType());
-      bool bias =
-          t.getRank() == 1 && t.getDimSize(0) == n && type.getRank() > 1;
-      // Of the softmax's shape (its element type may differ: a kb.convert
-      // in the prologue reads a 16-bit or f32 buffer, loaded as its type).
-      if (t.getShape() != type.getShape() && !bias)
-        return op->emitOpError()
-               << "fused softmax input of type " << t << " neither matches "
-               << type << " nor broadcasts along its last axis";
-      c.memOf[ba] = flatten(b, loc, kargs[ba.getArgNumber()]);
-      if (bias)
-        c.isBias.insert(ba);
-    }
+    if (failed(bindFusedChains(c, op, fusion, sm, sm.getInput(), type, kargs,
+                               "softmax")))
+      return failure();
     // split_shared / split_global stage the prologue's first full-shaped
     // input through shared memory by cp.async (one read, in flight all at
     // once); before 2026-11-30 the prologue's loads went through registers
@@ -193,14 +153,6 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
           c.in = c.memOf.lookup(inV);
           break;
         }
-    for (auto *chain : {&c.pro, &c.epi})
-      if (*chain)
-        for (Operation *inner : (*chain)->ops)
-          if (!isa<ElementwiseOpInterface>(inner) ||
-              cast<ShapedType>(inner->getResult(0).getType()).getShape() !=
-                  type.getShape())
-            return inner->emitOpError()
-                   << "cannot be fused around a softmax of " << type;
   } else {
     c.in = flatten(b, loc, kargs[0]);
   }

@@ -392,6 +392,74 @@ void buildSplitShared(
     function_ref<Value(Value m, Value s, int64_t row)> combine,
     PersistentHooks *persistent = nullptr);
 
+/// The fused chains around a row kernel's anchor (a softmax or a norm,
+/// `what` in the messages) in `fusion`: the ops before it become `c.pro`
+/// (or, with none, `c.in` is the anchor's input buffer), those after it
+/// `c.epi`; every fusion input is bound to its kernel argument, full-shaped
+/// (of `type`'s shape: its element type may differ, a kb.convert in the
+/// chain reads it as its type) or a bias vector along the last axis. An
+/// epilogue that reads a prologue value (which the kernel does not keep) or
+/// an op of another shape is refused. `anchorInput` is the anchor's row
+/// input.
+inline LogicalResult bindFusedChains(SoftmaxContext &c, Operation *op,
+                                     FusionOp fusion, Operation *anchor,
+                                     Value anchorInput, RankedTensorType type,
+                                     ValueRange kargs, StringRef what) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  Block &body = fusion.getBody().front();
+  ElementwiseChain pro;
+  for (Operation &inner : body.without_terminator()) {
+    if (&inner == anchor)
+      break;
+    pro.ops.push_back(&inner);
+  }
+  if (!pro.ops.empty()) {
+    pro.inputs.assign(body.getArguments().begin(), body.getArguments().end());
+    pro.result = anchorInput;
+    c.pro = pro;
+  } else if (auto ba = dyn_cast<BlockArgument>(anchorInput)) {
+    c.in = flatten(b, loc, kargs[ba.getArgNumber()]);
+  }
+  ElementwiseChain epi = ElementwiseChain::after(fusion, anchor);
+  if (!epi.ops.empty())
+    c.epi = epi;
+  // The epilogue sees the anchor's result and the fusion's inputs; a
+  // prologue value is gone by then (kb-fuse-elementwise keeps such a value
+  // out of the prologue; a hand-written fusion is refused).
+  llvm::SmallPtrSet<Operation *, 8> proOps(pro.ops.begin(), pro.ops.end());
+  for (Operation *inner : epi.ops)
+    for (Value v : inner->getOperands())
+      if (Operation *d = v.getDefiningOp(); d && proOps.contains(d))
+        return inner->emitOpError()
+               << "reads a value of the " << what << "'s prologue ('"
+               << d->getName().getStringRef() << "'), which a fused " << what
+               << " does not keep for its epilogue: compute it outside the "
+                  "fusion";
+  int64_t n = type.getShape().back();
+  for (BlockArgument ba : body.getArguments()) {
+    auto t = cast<RankedTensorType>(ba.getType());
+    bool bias = t.getRank() == 1 && t.getDimSize(0) == n && type.getRank() > 1;
+    if (t.getShape() != type.getShape() && !bias)
+      return op->emitOpError()
+             << "fused " << what << " input of type " << t
+             << " neither matches " << type
+             << " nor broadcasts along its last axis";
+    c.memOf[ba] = flatten(b, loc, kargs[ba.getArgNumber()]);
+    if (bias)
+      c.isBias.insert(ba);
+  }
+  for (auto *chain : {&c.pro, &c.epi})
+    if (*chain)
+      for (Operation *inner : (*chain)->ops)
+        if (!isa<ElementwiseOpInterface>(inner) ||
+            cast<ShapedType>(inner->getResult(0).getType()).getShape() !=
+                type.getShape())
+          return inner->emitOpError()
+                 << "cannot be fused around a " << what << " of " << type;
+  return success();
+}
+
 } // namespace mlir::kb::softmax
 
 #endif // KB_CONVERSION_KBTOGPU_SOFTMAXGEN_H
