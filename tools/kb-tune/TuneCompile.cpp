@@ -13,20 +13,17 @@
 #include "kb/Conversion/Passes.h"
 #include "kb/Dialect/KB/IR/KBDialect.h"
 #include "kb/Runtime/Occupancy.h"
+#include "kb/Target/Pipeline.h"
 #include "kb/Transforms/Passes.h"
 #include "kb/Version.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <CLI/CLI.hpp>
@@ -68,10 +65,8 @@ Program loadProgram(const std::string &path, const std::string &chip,
                     int kernel, double maxRelError) {
   Program p;
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  registry.insert<mlir::kb::KBDialect>();
+  // The dialects kb-opt reads (lib/Target/Pipeline.cpp), not all of MLIR's.
+  mlir::kb::registerCompileDialects(registry);
   p.ctx = std::make_unique<MLIRContext>(registry);
   p.ctx->disableMultithreading();
   p.ctx->loadAllAvailableDialects();

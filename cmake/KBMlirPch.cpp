@@ -1,0 +1,1 @@
+// Anchor of the kb-mlir-pch target (cmake/KBMlirPch.h): its one source.
