@@ -134,8 +134,13 @@ void parseKernels(const json &j, ParseState &st) {
         k.ops.push_back(idx);
       }
     }
-    if (const json *c = opt(kj, "config"))
-      k.config = c->is_string() ? c->get<std::string>() : c->dump();
+    if (const json *c = opt(kj, "config")) {
+      if (!c->is_string())
+        fail(where + ".config must be a string (#kb.config<...>), not " +
+             typeName(*c));
+      k.config = c->get<std::string>();
+      checkKernelConfig(k, where);
+    }
     if (const json *r = opt(kj, "resources")) {
       std::string w = where + ".resources";
       if (!r->is_object())

@@ -78,6 +78,9 @@ void parseProgram(const json &j, ParseState &st);
 /// kernels[]: launch sizes, args, ops, workspaces; then what must be
 /// written is.
 void parseKernels(const json &j, ParseState &st);
+/// A kernel's config parses as #kb.config and agrees with its launch
+/// (ManifestConfig.cpp).
+void checkKernelConfig(const Kernel &k, const std::string &where);
 /// Each op's element types (sets ProgramOp::dtype), once the program and
 /// the kernels are known to be well formed.
 void checkProgramTypes(Manifest &m);
