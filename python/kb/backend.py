@@ -153,6 +153,11 @@ class KbPiece(torch.nn.Module):
         if (path / "manifest.json").is_file():
             bundle = Bundle.open(path)
             STATS["cache_hits"] += 1
+        elif (path.parent / (key + ".refused.mlir")).is_file():
+            self._warn(f"kb: kb-opt refused {self.piece.name} when the cache was filled "
+                       f"({key}.refused.mlir): PyTorch runs it")
+            self.loaded[key] = None
+            return key, None
         else:
             try:
                 find_kb_opt()
@@ -164,8 +169,16 @@ class KbPiece(torch.nn.Module):
                 return key, None
             imp = import_torch(sg, metas, precision=precision, name=self.piece.name)
             tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-            bundle = compile_program(imp.program, tmp, self.opts.chip, signature=imp.signature,
-                                     tuning_db=self.opts.tuning_db)
+            try:
+                bundle = compile_program(imp.program, tmp, self.opts.chip, signature=imp.signature,
+                                         tuning_db=self.opts.tuning_db)
+            except KbError as e:  # kb-opt refused (or crashed on) the piece
+                (path.parent / (key + ".refused.mlir")).write_text(imp.program.mlir())
+                first = next((l for l in str(e).splitlines()[1:] if l.strip()), "")
+                self._warn(f"kb: kb-opt refused {self.piece.name} ({first.strip()[:120]}): "
+                           f"PyTorch runs it; the program is {key}.refused.mlir in the cache")
+                self.loaded[key] = None
+                return key, None
             if path.exists():  # another process compiled it meanwhile
                 import shutil
                 shutil.rmtree(tmp, ignore_errors=True)
