@@ -224,7 +224,8 @@ class KbPiece(torch.nn.Module):
                 b = binds[plan.symbol]
                 if b > a.shape[0]:
                     a = torch.cat([a, a.new_zeros((b - a.shape[0],) + tuple(a.shape[1:]))])
-            ins.append(a.contiguous())
+            a = a.contiguous()
+            ins.append(a if a.data_ptr() % 16 == 0 else a.clone())  # kb loads 16-byte vectors
         outs = fn(*ins)
         outs = outs if isinstance(outs, tuple) else (outs,)
         if plan is not None:

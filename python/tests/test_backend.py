@@ -161,10 +161,19 @@ def test_precompile_fills_the_cache_and_is_read_without_kb_opt(tmp_path, monkeyp
     again = B.STATS["compiles"]
     assert B.precompile(mod, (torch.zeros(1, 64),), buckets=(16, 32), cache_dir=str(tmp_path)) == keys
     assert B.STATS["compiles"] == again  # all from the cache
-    gm, ex = capture(mod, (8, 64), dynamic=True)
-    p = partition(gm, ex).pieces[0]
+    # The GPU machine's run: torch.compile's own graphs (static at M=1, then
+    # Dynamo's automatic dynamic one) find every bundle without kb-opt.
     monkeypatch.setenv("KB_OPT", str(tmp_path / "no-kb-opt"))
-    piece = B.KbPiece(p, B.Options.make({"cache_dir": str(tmp_path)}))
-    binds = {**kb.partition.bindings(gm, ex), p.bucket.symbol: 32}
-    key, bundle = piece.prepare(binds)
-    assert key in keys and isinstance(bundle, kb.Bundle) and p.kernels
+    torch._dynamo.reset()
+    fast = torch.compile(mod, backend="kb", options={"cache_dir": str(tmp_path), "compile_only": True,
+                                                     "buckets": (16, 32)})
+    hits = B.STATS["cache_hits"]
+    with torch.no_grad(), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for m in (1, 2, 5, 16, 17, 32):
+            x = torch.randn(m, 64)
+            assert torch.allclose(fast(x), mod(x), atol=1e-5)
+    assert not [str(x.message) for x in w if "kb:" in str(x.message)]
+    assert B.STATS["cache_hits"] - hits == 3
+    piece = next(iter(B.PARTITIONS[-1].pieces))
+    assert piece.kernels  # read from the bundles' manifests
