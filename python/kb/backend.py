@@ -46,7 +46,10 @@ class Options:
     """torch.compile(..., options={...}) of the kb backend."""
     chip: str = "sm_90a"
     buckets: Sequence[int] = DEFAULT_BUCKETS  # () or None: exact shapes only
-    fallback: str = "eager"  # or "inductor": a graph with no kb piece goes to Inductor
+    # What runs the ops kb leaves out: "eager", or "inductor" (or
+    # "aot_eager", its tracing without code generation), which then sees
+    # each piece as one torch.ops.kb.piece call.
+    fallback: str = "eager"
     compile_only: bool = False  # fill the cache, run everything in PyTorch
     tuning_db: Optional[str] = None
     cache_dir: Optional[str] = None
@@ -61,8 +64,9 @@ class Options:
         if bad:
             raise KbError(f"unknown kb backend option(s) {', '.join(bad)} (known: {', '.join(sorted(names))})")
         o = cls(**(options or {}))
-        if o.fallback not in ("eager", "inductor"):
-            raise KbError(f"kb backend fallback must be 'eager' or 'inductor', got {o.fallback!r}")
+        if o.fallback not in ("eager", "inductor", "aot_eager"):
+            raise KbError(f"kb backend fallback must be 'eager', 'inductor' or 'aot_eager', "
+                          f"got {o.fallback!r}")
         return o
 
 
@@ -128,6 +132,13 @@ class KbPiece(torch.nn.Module):
         self.loaded: Dict[str, Any] = {}  # key -> kb.load callable, or None (PyTorch)
         self.fallback = piece.gm
         self.warned = False
+        self.is_tensor = [isinstance(n.meta.get("example_value"), torch.Tensor)
+                          for n in piece.gm.graph.nodes if n.op == "placeholder"]
+
+    def merge(self, tensors, ints):
+        """The piece's arguments in order from its tensors and its ints."""
+        t, i = iter(tensors), iter(ints)
+        return [next(t) if is_t else next(i) for is_t in self.is_tensor]
 
     def _binds(self, args, bucket=True):
         b = part_mod.bindings(self.piece.gm, args)
@@ -234,9 +245,33 @@ class KbPiece(torch.nn.Module):
         return outs
 
 
-def stitch(gm, part, opts: Options):
+_OP_PIECES: Dict[str, "KbPiece"] = {}
+_OP = []
+
+
+def _piece_op():
+    """torch.ops.kb.piece(key, tensors, ints) -> tensors: a KbPiece as a
+    custom op, so that Inductor compiles the ops around it and calls it
+    as it is (its fake implementation runs the piece's graph)."""
+    if not _OP:
+        @torch.library.custom_op("kb::piece", mutates_args=(),
+                                 schema="(str key, Tensor[] tensors, SymInt[] ints) -> Tensor[]")
+        def piece(key, tensors, ints):
+            p = _OP_PIECES[key]
+            return [o.clone() if any(o is t for t in tensors) else o for o in p(*p.merge(tensors, ints))]
+
+        @piece.register_fake
+        def _(key, tensors, ints):
+            p = _OP_PIECES[key]
+            return [o.clone() for o in p.fallback(*p.merge(tensors, ints))]
+        _OP.append(torch.ops.kb.piece.default)
+    return _OP[0]
+
+
+def stitch(gm, part, opts: Options, as_op: bool = False):
     """`gm` with each piece of `part` replaced by one call of its KbPiece
-    (a GraphModule: the pieces in graph order, PyTorch's ops around them)."""
+    (a GraphModule: the pieces in graph order, PyTorch's ops around them);
+    `as_op`: a call of torch.ops.kb.piece instead of a submodule."""
     import operator
     import torch.fx as fx
     by_name = {n.name: n for n in gm.graph.nodes}
@@ -271,8 +306,16 @@ def stitch(gm, part, opts: Options):
         done.add(id(u))
         if u in part.pieces:
             root[u.name] = KbPiece(u, opts)
-            gm.add_submodule(u.name, root[u.name])
-            call = g.call_module(u.name, tuple(env[by_name[i]] for i in u.inputs))
+            args = [env[by_name[i]] for i in u.inputs]
+            if as_op:  # opaque to Inductor: torch.ops.kb.piece (see _piece_op)
+                key = f"{u.name}@{id(root[u.name]):x}"
+                _OP_PIECES[key] = root[u.name]
+                tens = [a for a, t in zip(args, root[u.name].is_tensor) if t]
+                ints = [a for a, t in zip(args, root[u.name].is_tensor) if not t]
+                call = g.call_function(_piece_op(), (key, tens, ints))
+            else:
+                gm.add_submodule(u.name, root[u.name])
+                call = g.call_module(u.name, tuple(args))
             for j, o in enumerate(u.outputs):
                 env[by_name[o]] = g.call_function(operator.getitem, (call, j))
         else:
@@ -287,9 +330,9 @@ def kb_backend(gm, example_inputs, options=None, mode=None):
     opts = Options.make(options)
     part = part_mod.partition(gm, example_inputs)
     PARTITIONS.append(part)
-    if not part.pieces and opts.fallback == "inductor":
-        from torch._inductor.compile_fx import compile_fx
-        return compile_fx(gm, example_inputs)
+    if opts.fallback != "eager":  # the pieces opaque ops, the rest compiled by that backend
+        from torch._dynamo import lookup_backend
+        return lookup_backend(opts.fallback)(stitch(gm, part, opts, as_op=True), example_inputs)
     return stitch(gm, part, opts).forward
 
 

@@ -177,3 +177,19 @@ def test_precompile_fills_the_cache_and_is_read_without_kb_opt(tmp_path, monkeyp
     assert B.STATS["cache_hits"] - hits == 3
     piece = next(iter(B.PARTITIONS[-1].pieces))
     assert piece.kernels  # read from the bundles' manifests
+
+
+def test_pieces_are_opaque_ops_under_aot_tracing():
+    """fallback="aot_eager" (Inductor's tracing, no code generation): each
+    piece is one torch.ops.kb.piece call, static and dynamic graphs."""
+    mod = M.GPT2Block(64, 2).eval()
+    torch._dynamo.reset()
+    fast = torch.compile(mod, backend="kb", options={"fallback": "aot_eager"})
+    before = B.STATS["fallback_calls"]
+    with torch.no_grad():
+        for b in (2, 3, 5):
+            x = torch.randn(b, 8, 64)
+            assert torch.allclose(fast(x), mod(x), atol=1e-5)
+    assert len(B.PARTITIONS[-1].pieces) == 5
+    assert B.STATS["fallback_calls"] - before == 3 * 5  # each piece through its op, on the CPU
+    assert any(k.startswith("kb_piece_4@") for k in B._OP_PIECES)
