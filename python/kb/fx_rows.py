@@ -75,6 +75,10 @@ def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
         if rms:
             return imp.prog.rms_norm(v, ps[0] if ps else None, float(eps))
         return imp.prog.layer_norm(v, *ps, eps=float(eps))
+    # Rows of an N-D input (a buffer, or a value already as rows) are
+    # normalized as 2-D rows, so that a Linear after the norm reads them.
+    if len(x.shape) > 2 and (x.source is not None or len(imp.kb_shape(x)) == 2):
+        return KVal(x.shape, value=build(imp.rows_view(x)))
     return imp.unary(x, build)
 
 

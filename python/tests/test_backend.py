@@ -60,6 +60,7 @@ def test_gpt2_partition_and_reasons(gpt2):
     ops = [set(p.ops) for p in part.pieces]
     assert any("layer_norm" in o for o in ops) and any("softmax" in o for o in ops)
     assert any({"matmul", "gelu", "layer_norm"} <= o for o in ops)  # MLP with ln_2 and residual
+    assert part.pieces[0].nodes == ["layer_norm", "linear"]  # ln_1 as rows, then c_attn
     why = left(part)
     assert "rank 4 by rank 4" in why["matmul"]  # q @ k^T of (B, h, T, d)
     assert "transpose(1, 2) of a rank-4 tensor" in why["k_1"]
@@ -190,6 +191,6 @@ def test_pieces_are_opaque_ops_under_aot_tracing():
         for b in (2, 3, 5):
             x = torch.randn(b, 8, 64)
             assert torch.allclose(fast(x), mod(x), atol=1e-5)
-    assert len(B.PARTITIONS[-1].pieces) == 5
-    assert B.STATS["fallback_calls"] - before == 3 * 5  # each piece through its op, on the CPU
-    assert any(k.startswith("kb_piece_4@") for k in B._OP_PIECES)
+    assert len(B.PARTITIONS[-1].pieces) == 4
+    assert B.STATS["fallback_calls"] - before == 3 * 4  # each piece through its op, on the CPU
+    assert any(k.startswith("kb_piece_3@") for k in B._OP_PIECES)
