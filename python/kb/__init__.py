@@ -34,8 +34,12 @@ def _register_backend():
     import sys
     t = sys.modules.get("torch")
     if t is not None and int(getattr(t, "__version__", "1").split(".")[0]) >= 2:
-        from .backend import register
-        register()
+        try:
+            from .backend import register
+            register()
+        except Exception as e:  # a torch whose Dynamo does not import: kb works without it
+            import warnings
+            warnings.warn(f"kb: the torch.compile backend is not registered ({type(e).__name__}: {e})")
 
 
 _register_backend()

@@ -209,20 +209,27 @@ class KbPiece(torch.nn.Module):
     def forward(self, *args):
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         on_gpu = tensors and all(t.is_cuda for t in tensors)
-        if self.opts.compile_only or not on_gpu:
-            if self.opts.compile_only:
-                self.prepare(self._binds(args)[0])
-            STATS["fallback_calls"] += 1
-            return self.fallback(*args)
-        binds, m = self._binds(args)
-        key, entry = self.prepare(binds)
-        if entry is None:
-            STATS["fallback_calls"] += 1
-            return self.fallback(*args)
-        if isinstance(entry, Bundle):
-            from .loader import load
-            entry = self.loaded[key] = load(entry, device=tensors[0].device)
-        return self._run(entry, args, binds, m)
+        key = None
+        try:
+            if self.opts.compile_only or not on_gpu:
+                if self.opts.compile_only:
+                    self.prepare(self._binds(args)[0])
+                entry = None
+            else:
+                binds, m = self._binds(args)
+                key, entry = self.prepare(binds)
+                if isinstance(entry, Bundle):
+                    from .loader import load
+                    entry = self.loaded[key] = load(entry, device=tensors[0].device)
+                if entry is not None:
+                    return self._run(entry, args, binds, m)
+        except (KbError, OSError) as e:  # a bad cache entry, a full disk, ...: PyTorch is right too
+            self._warn(f"kb: {self.piece.name} failed ({type(e).__name__}: "
+                       f"{str(e).splitlines()[0][:160]}): PyTorch runs it")
+            if key is not None:
+                self.loaded[key] = None  # not tried again
+        STATS["fallback_calls"] += 1
+        return self.fallback(*args)
 
     def _run(self, fn, args, binds, m):
         torch = _torch()

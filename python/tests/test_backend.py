@@ -194,3 +194,25 @@ def test_pieces_are_opaque_ops_under_aot_tracing():
     assert len(B.PARTITIONS[-1].pieces) == 4
     assert B.STATS["fallback_calls"] - before == 3 * 4  # each piece through its op, on the CPU
     assert any(k.startswith("kb_piece_3@") for k in B._OP_PIECES)
+
+
+def test_a_broken_cache_entry_falls_back(mlp, tmp_path):
+    """A bundle folder whose manifest is not JSON: one warning, PyTorch's
+    result, no crash (compile_only reads the cache as a GPU run would)."""
+    p = partition(*mlp).pieces[0]
+    opts = B.Options.make({"cache_dir": str(tmp_path), "compile_only": True})
+    piece = B.KbPiece(p, opts)
+    gm, ex = mlp
+    by_name = {n.name: a for n, a in zip([n for n in gm.graph.nodes if n.op == "placeholder"], ex)}
+    x = torch.randn(5, 64)
+    args = [x if n == "l_x_" else by_name[n] for n in p.inputs]
+    sg, metas, _ = kb.partition.specialize(p.gm, {**kb.partition.bindings(p.gm, args), p.bucket.symbol: 16})
+    key = B.cache_key(sg, metas, opts, kb.fx.default_precision())
+    (tmp_path / key).mkdir()
+    (tmp_path / key / "manifest.json").write_text("{not json")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = piece(*args)
+    msgs = [str(m.message) for m in w if "kb:" in str(m.message)]
+    assert len(msgs) == 1 and "kb_piece_0 failed (KbError" in msgs[0] and "invalid JSON" in msgs[0]
+    assert torch.allclose(out[0], p.gm(*args)[0])

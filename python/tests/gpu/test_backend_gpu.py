@@ -81,8 +81,9 @@ def test_model_matches_eager(dtype, which):
             err = ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
             assert err < tol, f"{name} {s}: max error {err:.2e} (relative to max |y|)"
     ran = B.STATS["kb_calls"] - before["kb_calls"]
-    missing = [str(x.message) for x in w if "no bundle" in str(x.message)]
-    assert ran > 0 and not missing, f"kb ran {ran} pieces; missing bundles: {missing[:3]}"
+    # Only a piece kb-opt refused when the cache was filled may run in PyTorch.
+    missing = [str(x.message) for x in w if "kb:" in str(x.message) and "refused" not in str(x.message)]
+    assert ran > 0 and not missing, f"kb ran {ran} pieces; fell back: {missing[:3]}"
 
 
 @needs_gpu
