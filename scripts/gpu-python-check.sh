@@ -72,6 +72,12 @@ else
   note "skipped: backend tests need pytest and torch >= 2 in $KB_PYTHON"
 fi
 
+echo "== 1c. the backend's Python launch cost over a CUDA-graph replay (bench/backend_overhead.py)"
+KB_BACKEND_CACHE=build/pybundles/backend-cache timeout 120 "$KB_PYTHON" bench/backend_overhead.py \
+  > "$OUT/backend-overhead.json" 2> "$OUT/backend-overhead-log.txt" \
+  && note "backend overhead: $(tr '\n' ' ' < "$OUT/backend-overhead.json")" \
+  || fail "bench/backend_overhead.py exit $? (see backend-overhead-log.txt)"
+
 precs="tf32"
 [ -n "${KB_PY_SKIP_IEEE:-}" ] || precs="tf32 ieee"
 for prec in $precs; do

@@ -231,8 +231,9 @@ class KbPiece(torch.nn.Module):
         STATS["fallback_calls"] += 1
         return self.fallback(*args)
 
-    def _run(self, fn, args, binds, m):
-        torch = _torch()
+    def inputs(self, args, binds):
+        """The bundle's arguments for the piece's `args`: the tensors, the
+        varying ones padded with zero rows to the bucket."""
         plan = self.piece.bucket
         ins = []
         for i, a in enumerate(args):
@@ -244,7 +245,11 @@ class KbPiece(torch.nn.Module):
                     a = torch.cat([a, a.new_zeros((b - a.shape[0],) + tuple(a.shape[1:]))])
             a = a.contiguous()
             ins.append(a if a.data_ptr() % 16 == 0 else a.clone())  # kb loads 16-byte vectors
-        outs = fn(*ins)
+        return ins
+
+    def _run(self, fn, args, binds, m):
+        plan = self.piece.bucket
+        outs = fn(*self.inputs(args, binds))
         outs = outs if isinstance(outs, tuple) else (outs,)
         if plan is not None:
             outs = tuple(o[: plan.sliced[j] * m] if j in plan.sliced else o for j, o in enumerate(outs))
