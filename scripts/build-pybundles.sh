@@ -18,7 +18,8 @@ for prec in tf32 ieee; do
 done
 "$KB_PYTHON" python/tests/gpu/test_gpu_load.py --prepare "$out/tests"
 # The torch.compile backend's bundle cache for python/tests/gpu/test_backend_gpu.py.
-"$KB_PYTHON" python/tests/gpu/test_backend_gpu.py --prepare "$out/backend-cache" 2>&1 \
-  | grep -v '^ *%\|^ *$' | grep -E 'bundles|refused' || true
+"$KB_PYTHON" python/tests/gpu/test_backend_gpu.py --prepare "$out/backend-cache" > "$out/backend-cache.log" 2>&1 \
+  || { tail -n 20 "$out/backend-cache.log"; exit 1; }
+grep -E ' bundles$|refused' "$out/backend-cache.log" | cut -c1-160 || true
 git rev-parse HEAD > "$out/COMMIT" 2>/dev/null || true
 du -sh "$out"

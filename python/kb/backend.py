@@ -186,6 +186,8 @@ class KbPiece(torch.nn.Module):
             except KbError as e:  # kb-opt refused (or crashed on) the piece
                 (path.parent / (key + ".refused.mlir")).write_text(imp.program.mlir())
                 first = next((l for l in str(e).splitlines()[1:] if l.strip()), "")
+                if "PLEASE submit a bug report" in str(e) or "Stack dump" in str(e):
+                    first = "kb-opt crashed: a kb-opt bug"
                 self._warn(f"kb: kb-opt refused {self.piece.name} ({first.strip()[:120]}): "
                            f"PyTorch runs it; the program is {key}.refused.mlir in the cache")
                 self.loaded[key] = None
