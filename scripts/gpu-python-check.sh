@@ -60,6 +60,24 @@ tail -n 25 "$OUT/pytest-gpu.txt"
 if [ $rc -eq 0 ]; then note "ok: kb.load tests ($(grep -Eo '[0-9]+ passed' "$OUT/pytest-gpu.txt" | tail -1))"
 else fail "kb.load tests exit $rc (see pytest-gpu.txt)"; fi
 
+echo "== 1b. torch.compile(model, backend=\"kb\") against eager, and the M = 1..512 serving loop"
+if "$KB_PYTHON" -c "import pytest, torch._dynamo" 2>/dev/null; then
+  KB_BACKEND_CACHE=build/pybundles/backend-cache timeout 300 "$KB_PYTHON" -m pytest -v -p no:cacheprovider \
+    python/tests/gpu/test_backend_gpu.py > "$OUT/pytest-backend.txt" 2>&1
+  rc=$?
+  tail -n 25 "$OUT/pytest-backend.txt"
+  if [ $rc -eq 0 ]; then note "ok: backend tests ($(grep -Eo '[0-9]+ passed' "$OUT/pytest-backend.txt" | tail -1))"
+  else fail "backend tests exit $rc (see pytest-backend.txt)"; fi
+else
+  note "skipped: backend tests need pytest and torch >= 2 in $KB_PYTHON"
+fi
+
+echo "== 1c. the backend's Python launch cost over a CUDA-graph replay (bench/backend_overhead.py)"
+KB_BACKEND_CACHE=build/pybundles/backend-cache timeout 120 "$KB_PYTHON" bench/backend_overhead.py \
+  > "$OUT/backend-overhead.json" 2> "$OUT/backend-overhead-log.txt" \
+  && note "backend overhead: $(tr '\n' ' ' < "$OUT/backend-overhead.json")" \
+  || fail "bench/backend_overhead.py exit $? (see backend-overhead-log.txt)"
+
 precs="tf32"
 [ -n "${KB_PY_SKIP_IEEE:-}" ] || precs="tf32 ieee"
 for prec in $precs; do

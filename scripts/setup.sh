@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kb needs from Debian (only what is missing), then configures
 # and builds into build/. Idempotent: a second run installs nothing and
-# rebuilds only what changed. Used by scripts/test.sh and scripts/run-examples.sh.
+# rebuilds only what changed. Then makes (or finds) the host's torch 2.11
+# venv (scripts/setup-python.sh). Used by scripts/test.sh and scripts/run-examples.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,3 +27,9 @@ if [ ! -f build/build.ninja ]; then
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "${cuda_args[@]}" >/dev/null
 fi
 ninja -C build ${KB_NINJA_TARGETS:-all}
+
+# The host's torch 2.x interpreter for the Python suite (scripts/python-env.sh
+# picks it up); quick when the venv is present. KB_SKIP_VENV=1 skips it.
+if [ -z "${KB_SKIP_VENV:-}" ]; then
+  bash scripts/setup-python.sh >/dev/null
+fi

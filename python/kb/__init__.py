@@ -5,6 +5,8 @@ kb-opt, call the kernels on torch CUDA tensors, benchmark and plot.
     bundle = kb.compile(model, (x,), chip="sm_90a")   # needs kb-opt
     fast = kb.load(bundle)                            # needs the GPU only
     y = fast(x)                                       # x: a CUDA tensor
+    fast = torch.compile(model, backend="kb")         # whole models (kb.backend)
+    kb.explain(model, x)                              # what kb compiles, what not
 
 See docs/tutorial.md.
 """
@@ -16,7 +18,31 @@ from .loader import load
 from .runner import run
 
 __all__ = ["Config", "KbError", "KbTypeError", "KbImportError", "Program", "Value", "Bundle",
-           "compile", "compile_program", "import_torch", "load", "run", "find_kb_opt"]
+           "compile", "compile_program", "import_torch", "load", "run", "find_kb_opt", "explain"]
+
+
+def explain(model, *inputs, print_=True):
+    """The partition torch.compile(model, backend="kb") makes of
+    model(*inputs), printed and returned (kb.backend.explain)."""
+    from .backend import explain as _explain
+    return _explain(model, *inputs, print_=print_)
+
+
+def _register_backend():
+    """Registers the Dynamo backend "kb" where torch >= 2 is already
+    imported (kb itself does not import torch; kb.backend registers too)."""
+    import sys
+    t = sys.modules.get("torch")
+    if t is not None and int(getattr(t, "__version__", "1").split(".")[0]) >= 2:
+        try:
+            from .backend import register
+            register()
+        except Exception as e:  # a torch whose Dynamo does not import: kb works without it
+            import warnings
+            warnings.warn(f"kb: the torch.compile backend is not registered ({type(e).__name__}: {e})")
+
+
+_register_backend()
 
 
 def compile(fn_or_program, example_inputs=None, chip="sm_90a", precision=None,

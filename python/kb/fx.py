@@ -145,7 +145,7 @@ class _Importer:
             msg += f"\n  at {loc}"
         elif self.fallback_loc:
             msg += f"\n  in {self.fallback_loc} (torch.fx recorded no line for it)"
-        raise KbImportError(msg)
+        raise KbImportError(msg, node)
 
     @staticmethod
     def _target_name(node):

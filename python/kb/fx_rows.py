@@ -1,7 +1,7 @@
 """kb.fx's translation of PyTorch's norms and reductions over the last dim.
 
     nn.LayerNorm / F.layer_norm        -> kb.layer_norm (weight, bias optional)
-    nn.RMSNorm / F.rms_norm (torch >= 2.4)  -> kb.rms_norm
+    nn.RMSNorm / F.rms_norm / torch.rms_norm (torch >= 2.4)  -> kb.rms_norm
     torch.sum / mean / amax / amin, and the tensor methods, over dim=-1
     (keepdim or not)                   -> kb.reduce
 
@@ -75,6 +75,10 @@ def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
         if rms:
             return imp.prog.rms_norm(v, ps[0] if ps else None, float(eps))
         return imp.prog.layer_norm(v, *ps, eps=float(eps))
+    # Rows of an N-D input (a buffer, or a value already as rows) are
+    # normalized as 2-D rows, so that a Linear after the norm reads them.
+    if len(x.shape) > 2 and (x.source is not None or len(imp.kb_shape(x)) == 2):
+        return KVal(x.shape, value=build(imp.rows_view(x)))
     return imp.unary(x, build)
 
 
@@ -87,8 +91,8 @@ def call_function(imp, t, args, kwargs):
     if t in (F.layer_norm, getattr(torch, "layer_norm", None)):
         return _norm(imp, a(0, "input"), a(1, "normalized_shape"), a(2, "weight"),
                      a(3, "bias"), a(4, "eps", 1e-5), rms=False)
-    rms = getattr(F, "rms_norm", None)
-    if rms is not None and t is rms:
+    # torch.rms_norm: what Dynamo records for nn.RMSNorm (torch >= 2.4).
+    if t is not None and t in (getattr(F, "rms_norm", None), getattr(torch, "rms_norm", None)):
         return _norm(imp, a(0, "input"), a(1, "normalized_shape"), a(2, "weight"),
                      None, a(3, "eps", None), rms=True)
     for name in _REDUCE_FNS:

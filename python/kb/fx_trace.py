@@ -9,7 +9,12 @@ from .ir import KbError
 
 
 class KbImportError(KbError):
-    """An op (or a use of one) the importer does not translate."""
+    """An op (or a use of one) the importer does not translate; `node` is
+    the fx node it was (None when the error is not one node's)."""
+
+    def __init__(self, msg, node=None):
+        super().__init__(msg)
+        self.node = node
 
 
 def _torch():
@@ -81,6 +86,10 @@ def trace(fn_or_module):
     class _Tracer(fx.Tracer):
         pass
 
+    # A graph already traced (kb.partition's pieces of a Dynamo graph) is
+    # imported as it is: its nodes are the caller's.
+    if isinstance(fn_or_module, fx.GraphModule) and getattr(fn_or_module, "_kb_pretraced", False):
+        return fn_or_module
     tracer = _Tracer()
     tracer.record_stack_traces = True
     if isinstance(fn_or_module, torch.nn.Module):

@@ -21,7 +21,7 @@ CASES = [
      ["kb.layer_norm %input, %weight, %bias eps(9.999999747378752e-06) : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<8x16xf32>"]),
     ("nn.LayerNorm no affine", nn.LayerNorm(16, elementwise_affine=False), [X],
      ["kb.layer_norm %input eps(9.999999747378752e-06) : tensor<8x16xf32> -> tensor<8x16xf32>"]),
-    ("nn.LayerNorm 3-D", nn.LayerNorm(16, eps=1e-6), [(2, 8, 16)], ["eps(9.99999997", "tensor<2x8x16xf32>"]),
+    ("nn.LayerNorm 3-D", nn.LayerNorm(16, eps=1e-6), [(2, 8, 16)], ["eps(9.99999997", "tensor<16x16xf32>"]),
     ("F.layer_norm", lambda x, w, b: F.layer_norm(x, (16,), w, b, 1e-3), [X, (16,), (16,)],
      ["kb.layer_norm %x, %w, %b eps(0.00100000"]),
     ("F.layer_norm weight only", lambda x, w: F.layer_norm(x, x.shape[-1:], weight=w), [X, (16,)],

@@ -1,0 +1,109 @@
+"""torch.compile(model, backend="kb") on the GPU: kb.models' MLP, GPT-2 block
+and Llama block against eager in f32 and bf16, and a serving loop over
+M = 1..512 that counts the bundles it uses. The GPU machine has no kb-opt:
+the bundles come from the cache that
+
+    python3 python/tests/gpu/test_backend_gpu.py --prepare DIR
+
+fills on a machine with kb-opt (scripts/build-pybundles.sh: DIR is
+build/pybundles/backend-cache); KB_BACKEND_CACHE names it here. Skipped
+without a GPU. scripts/gpu-python-check.sh runs it."""
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+torch = pytest.importorskip("torch")
+
+CACHE = os.environ.get("KB_BACKEND_CACHE", "build/pybundles/backend-cache")
+BUCKETS = (16, 32, 64, 128, 256, 512)
+DIM, T = 256, 16
+
+
+def models(dtype):
+    """(name, model, first input, later inputs) for each model: the first
+    call is Dynamo's static graph, the later ones its dynamic one."""
+    import kb.models as m
+    torch.manual_seed(0)
+    out = []
+    for name, mod, shape in (("mlp", m.MLP(DIM, 512, 128), (1, DIM)),
+                             ("gpt2", m.GPT2Block(DIM, 4), (1, T, DIM)),
+                             ("gpt2-sdpa", m.GPT2Block(DIM, 4, sdpa=True), (1, T, DIM)),
+                             ("llama", m.LlamaBlock(DIM, 4), (1, T, DIM))):
+        mod = mod.eval().to(dtype)
+        later = [(3,) + shape[1:], (12,) + shape[1:]]
+        out.append((name, mod, shape, later))
+    return out
+
+
+def prepare(cache):
+    """Fills `cache` for the tests below (needs kb-opt, no GPU)."""
+    import kb.backend as B
+    for dtype in (torch.float32, torch.bfloat16):
+        for name, mod, shape, _ in models(dtype):
+            buckets = BUCKETS if name == "mlp" else (16,)
+            keys = B.precompile(mod, (torch.zeros(shape, dtype=dtype),), buckets=buckets,
+                                cache_dir=cache)
+            print(f"{name} {dtype}: {len(set(keys))} bundles")
+
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")
+
+
+def compiled(mod, **options):
+    import torch._dynamo as dynamo
+    dynamo.reset()
+    return torch.compile(mod, backend="kb", options={"cache_dir": CACHE, **options})
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("which", ["mlp", "gpt2", "gpt2-sdpa", "llama", "gpt2+inductor"])
+def test_model_matches_eager(dtype, which):
+    """Each model against eager; "+inductor": Inductor runs what kb leaves out."""
+    import kb.backend as B
+    if which.endswith("+inductor") and dtype != torch.float32:
+        pytest.skip("one Inductor case (f32) keeps the run short")
+    base, _, rest = which.partition("+")
+    name, mod, shape, later = next(x for x in models(dtype) if x[0] == base)
+    mod = mod.cuda()
+    fast = compiled(mod, **({"fallback": rest} if rest else {}))
+    before = dict(B.STATS)
+    tol = 2e-3 if dtype == torch.float32 else 6e-2
+    with torch.no_grad(), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for s in [shape] + later:
+            x = torch.randn(s, dtype=dtype, device="cuda")
+            want, got = mod(x), fast(x)
+            err = ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
+            assert err < tol, f"{name} {s}: max error {err:.2e} (relative to max |y|)"
+    ran = B.STATS["kb_calls"] - before["kb_calls"]
+    # Only a piece kb-opt refused when the cache was filled may run in PyTorch.
+    missing = [str(x.message) for x in w if "kb:" in str(x.message) and "refused" not in str(x.message)]
+    assert ran > 0 and not missing, f"kb ran {ran} pieces; fell back: {missing[:3]}"
+
+
+@needs_gpu
+def test_serving_loop_compiles_per_bucket():
+    import kb.backend as B
+    name, mod, shape, _ = models(torch.float32)[0]
+    mod = mod.cuda()
+    fast = compiled(mod)
+    used_before = B.STATS["cache_hits"] + B.STATS["compiles"]
+    with torch.no_grad():
+        for m in range(1, 513):
+            x = torch.randn(m, DIM, device="cuda")
+            got = fast(x)
+            assert torch.allclose(got, mod(x), atol=2e-3, rtol=2e-3), f"M={m}"
+    used = B.STATS["cache_hits"] + B.STATS["compiles"] - used_before
+    assert used <= 8, f"M = 1..512 used {used} bundles (at most 8: one a bucket)"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
+        prepare(sys.argv[2])
+    else:
+        sys.exit(pytest.main([__file__, "-v"]))
