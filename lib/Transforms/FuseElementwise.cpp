@@ -124,10 +124,43 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
 }
 
 LogicalResult fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
-  // Keep program order inside the fusion.
+  // Program order inside the fusion, except that the anchor (the group's
+  // matmul, softmax or norm) comes right after the ops that compute its
+  // operands (its prologue): the lowering takes every op after the anchor
+  // as its epilogue, so an op that does not feed the anchor must follow it
+  // even where the program wrote it first. (In SwiGLU, silu(x W1) * (x W3),
+  // the silu of the first matmul's result came before the second matmul,
+  // the anchor: the epilogue had no value for it and kb-opt crashed in
+  // emitChainScalar; exp(y) written before softmax(x) in exp(y) *
+  // softmax(x) was refused as a prologue value. Found by the torch.compile
+  // backend on a Llama block; test/Transforms/fuse-epilogue-order.mlir.)
   SmallVector<Operation *> ops(group.begin(), group.end());
   llvm::sort(ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  auto anchorIt = llvm::find_if(ops, [](Operation *op) {
+    return isa<MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op);
+  });
+  if (anchorIt != ops.end()) {
+    Operation *anchor = *anchorIt;
+    llvm::SmallPtrSet<Operation *, 8> feeds;
+    SmallVector<Operation *> work{anchor};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      for (Value v : op->getOperands())
+        if (Operation *d = v.getDefiningOp();
+            d && group.contains(d) && feeds.insert(d).second)
+          work.push_back(d);
+    }
+    SmallVector<Operation *> ordered;
+    for (Operation *op : ops)
+      if (feeds.contains(op))
+        ordered.push_back(op);
+    ordered.push_back(anchor);
+    for (Operation *op : ops)
+      if (op != anchor && !feeds.contains(op))
+        ordered.push_back(op);
+    ops = std::move(ordered);
+  }
   llvm::SetVector<Value> inputs;
   for (Operation *op : ops)
     for (Value v : op->getOperands())
