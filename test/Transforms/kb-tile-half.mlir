@@ -81,3 +81,23 @@ func.func @wide_softmax(%x: tensor<8x1000003xf16>) -> tensor<8x1000003xf16> {
   %0 = kb.softmax %x : tensor<8x1000003xf16>
   return %0 : tensor<8x1000003xf16>
 }
+
+// -----
+
+// At most 4 rows against a weight: the gemv kernel, as for f32 (16-bit
+// loads, f32 FMAs), with a remark where wgmma would have been the unit.
+// CHECK-LABEL: func.func @gemv_default
+// CHECK: kb.config<block = [1, 4, 1024], warp = [1, 1], mma = "gemv">
+func.func @gemv_default(%a: tensor<1x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<1x4096xbf16> {
+  // expected-remark @+1 {{gemv, not wgmma_bf16: 1 x 4096 outputs are bound by the weight's bytes; f32 FMAs stream it in 16 bits (wgmma tiles of 64 rows would compute rows that do not exist)}}
+  %0 = kb.matmul %a, %b transpose_b : tensor<1x4096xbf16>, tensor<4096x4096xbf16> -> tensor<1x4096xbf16>
+  return %0 : tensor<1x4096xbf16>
+}
+
+// -----
+
+func.func @gemv_too_many_rows(%a: tensor<64x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<64x4096xf16> {
+  // expected-error @+1 {{config asks for mma "gemv", which computes matmuls of batch 1 with at most 16 rows or columns; this one is 64 x 4096}}
+  %0 = kb.matmul %a, %b transpose_b {config = #kb.config<mma = "gemv">} : tensor<64x4096xf16>, tensor<4096x4096xf16> -> tensor<64x4096xf16>
+  return %0 : tensor<64x4096xf16>
+}
