@@ -301,14 +301,14 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
              << "config asks for mma \"gemv\", which computes matmuls of "
                 "batch 1 with at most "
              << kGemvMaxFew << " rows or columns; this one is "
-             << (c.size() == 3 ? "batched"
-                               : std::to_string(c[0]) + " x " +
-                                     std::to_string(c[1]));
+             << (c.size() == 3
+                     ? "batched"
+                     : std::to_string(c[0]) + " x " + std::to_string(c[1]));
     }
     if (!f.mma && model.hasWgmma) {
       auto c = mm.getResult().getType().getShape();
-      op.emitRemark() << "gemv, not " << stringifyMmaUnit(unit) << ": "
-                      << c[0] << " x " << c[1]
+      op.emitRemark() << "gemv, not " << stringifyMmaUnit(unit) << ": " << c[0]
+                      << " x " << c[1]
                       << " outputs are bound by the weight's bytes; f32 FMAs "
                          "stream it in 16 bits (wgmma tiles of 64 rows would "
                          "compute rows that do not exist)";
