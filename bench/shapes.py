@@ -5,6 +5,10 @@ squares, one tf32 program each, compiled for sm_90a (the names end in
 
 Usage: bench/shapes.py OUT_DIR        writes shape-<class>-<dims>-sm90a.mlir
        bench/shapes.py --list         prints name, class, M, N, K, batch, B layout
+       bench/shapes.py --dtype bf16 OUT_DIR (or f16, also with --list)
+                                      the 57 shapes only, 16-bit operands and
+                                      result (no precision keyword), named
+                                      shape-bf16-<class>-<dims>-sm90a.mlir
 
 Classes (the issue's): longk (few output tiles, very long K), skinny (M =
 1..128 against nn.Linear weights, B transposed), matvec (N = 1, and M = 1
@@ -286,18 +290,30 @@ def variant_config(v):
     cfg = f"block = [{bm}, {bn}, 32], copy = \"tma\", split = {s}"
     return cfg + (f", stages = {st}" if st else "") + (f", grid = {g}" if g else "")
 
-def name(cls, m, n, k, batch, tb):
+def name(cls, m, n, k, batch, tb, dtype="f32"):
     dims = f"{batch}x{m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"
-    return f"shape-{cls}-{dims}{'-bt' if tb else ''}-sm90a"
+    dt = "" if dtype == "f32" else dtype + "-"
+    return f"shape-{dt}{cls}-{dims}{'-bt' if tb else ''}-sm90a"
 
 
-def t(shape):
-    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+def t(shape, dtype="f32"):
+    return "tensor<" + "x".join(map(str, shape)) + "x" + dtype + ">"
 
 
-def program(m, n, k, batch, tb, config=None, tfront=False):
+def program(m, n, k, batch, tb, config=None, tfront=False, dtype="f32"):
     pre = (batch,) if batch > 1 else ()
     cfg = f" {{config = #kb.config<{config}>}}" if config else ""
+    if dtype != "f32":
+        # A 16-bit matmul has no precision keyword (tensor cores in its
+        # type, f32 accumulation); its result in the operands' type.
+        at, ct = t(pre + (m, k), dtype), t(pre + (m, n), dtype)
+        bt = t(pre + ((n, k) if tb else (k, n)), dtype)
+        tbs = " transpose_b" if tb else ""
+        return f"""func.func @matmul(%a: {at} {{kb.name = "a"}}, %b: {bt} {{kb.name = "b"}}) -> ({ct} {{kb.name = "c"}}) {{
+  %0 = kb.matmul %a, %b{tbs}{cfg} : {at}, {bt} -> {ct}
+  return %0 : {ct}
+}}
+"""
     at, bt, ct = t(pre + (m, k)), t(pre + ((n, k) if tb else (k, n))), t(pre + (m, n))
     tbs = " transpose_b" if tb else ""
     if tfront:
@@ -318,16 +334,31 @@ def program(m, n, k, batch, tb, config=None, tfront=False):
 
 
 def main():
-    if len(sys.argv) == 2 and sys.argv[1] == "--list":
+    args = sys.argv[1:]
+    dtype = "f32"
+    if len(args) >= 2 and args[0] == "--dtype":
+        dtype = args[1]
+        args = args[2:]
+        if dtype not in ("bf16", "f16"):
+            print(f"bench/shapes.py: --dtype takes bf16 or f16, not {dtype}",
+                  file=sys.stderr)
+            return 1
+    if len(args) == 1 and args[0] == "--list":
         for s in SHAPES:
             cls, m, n, k, batch, tb = s
-            print(name(*s), cls, m, n, k, batch, "bt" if tb else "b")
+            print(name(*s, dtype=dtype), cls, m, n, k, batch, "bt" if tb else "b")
         return 0
-    if len(sys.argv) != 2:
+    if len(args) != 1:
         print(__doc__)
         return 1
-    out = sys.argv[1]
+    out = args[0]
     os.makedirs(out, exist_ok=True)
+    if dtype != "f32":
+        for s in SHAPES:
+            cls, m, n, k, batch, tb = s
+            with open(os.path.join(out, name(*s, dtype=dtype) + ".mlir"), "w") as f:
+                f.write(program(m, n, k, batch, tb, dtype=dtype))
+        return 0
     for s in SHAPES:
         cls, m, n, k, batch, tb = s
         with open(os.path.join(out, name(*s) + ".mlir"), "w") as f:

@@ -279,8 +279,9 @@ MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
   llvm_unreachable("unknown precision");
 }
 
-/// A 16-bit matmul (precision native): wgmma in its type on sm_90a, the
-/// only unit kb has for it (16-bit mma.sync is not built). Its operands
+/// A 16-bit matmul (precision native): the gemv kernel for at most 16 rows
+/// or columns (by default as for f32), else wgmma in its type on sm_90a
+/// (16-bit mma.sync is not built). Its operands
 /// get what the wgmma kernel reads: rows of 16-byte pitch (a kb.pad where
 /// K % 8 != 0), and B as it is where N % 8 == 0, else B^T (a kb.transpose
 /// in front).
@@ -290,6 +291,31 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
                        DenseMap<Value, Value> &padded) {
   Type t = mm.getLhs().getType().getElementType();
   MmaUnit unit = t.isBF16() ? MmaUnit::wgmma_bf16 : MmaUnit::wgmma_f16;
+  // At most 16 rows or columns: the gemv kernel, as for f32 (by default
+  // where gemvByDefault says; by hand up to 16), with 16-bit loads and f32
+  // FMAs, on any chip; it reads both forms of B as they are.
+  if (f.mma == MmaUnit::gemv || (!f.mma && gemvByDefault(mm))) {
+    if (!gemvFormOf(mm)) {
+      auto c = mm.getResult().getType().getShape();
+      return op.emitOpError()
+             << "config asks for mma \"gemv\", which computes matmuls of "
+                "batch 1 with at most "
+             << kGemvMaxFew << " rows or columns; this one is "
+             << (c.size() == 3
+                     ? "batched"
+                     : std::to_string(c[0]) + " x " + std::to_string(c[1]));
+    }
+    if (!f.mma && model.hasWgmma) {
+      auto c = mm.getResult().getType().getShape();
+      op.emitRemark() << "gemv, not " << stringifyMmaUnit(unit) << ": " << c[0]
+                      << " x " << c[1]
+                      << " outputs are bound by the weight's bytes; f32 FMAs "
+                         "stream it in 16 bits (wgmma tiles of 64 rows would "
+                         "compute rows that do not exist)";
+    }
+    f.mma = MmaUnit::gemv;
+    return success();
+  }
   if (f.mma && *f.mma != unit)
     return op.emitOpError()
            << "config asks for mma \"" << nameOf(f.mma) << "\", but a " << t

@@ -6,7 +6,8 @@
 //   %c = kb.split_sum %p -> tensor<M x N>
 // with the matmul's fused epilogue (a kb.fusion anchored on it) moved after
 // the kb.split_sum, into one elementwise kernel. The sum adds the partials
-// in order s = 0..S-1: the same bits run to run (no atomics).
+// in order s = 0..S-1: the same bits run to run (no atomics). The partials
+// are f32 for a 16-bit matmul too; the sum rounds once, at its store.
 // A config with reduce = "cluster" is left as it is: its wgmma kernel sums
 // the two chunks in a cluster of two blocks, in one kernel.
 //
@@ -56,9 +57,6 @@ ConfigAttr sumConfig(MLIRContext *ctx, RankedTensorType type) {
 
 LogicalResult splitOne(Operation *op, MatmulOp mm, ConfigAttr cfg) {
   int64_t splits = cfg.getSplit();
-  if (!mm.getLhs().getType().getElementType().isF32())
-    return op->emitOpError() << "#kb.config split = " << splits
-                             << ": a 16-bit matmul is not split yet";
   auto aType = mm.getLhs().getType();
   if (aType.getRank() != 2)
     return op->emitOpError() << "#kb.config split = " << splits
@@ -78,10 +76,12 @@ LogicalResult splitOne(Operation *op, MatmulOp mm, ConfigAttr cfg) {
   // Chunks of ceil(k tiles / S) tiles, the last one shorter when S does not
   // divide the k tiles (the kernels guard the tiles past K).
   int64_t chunk = splitChunkTiles(kTiles, splits) * bk;
+  // The partials in f32 whatever C's type (a 16-bit matmul accumulates in
+  // f32): kb.split_sum rounds once, at its store.
   auto cType = cast<RankedTensorType>(mm.getResult().getType());
   auto pType =
       RankedTensorType::get({splits, cType.getDimSize(0), cType.getDimSize(1)},
-                            cType.getElementType());
+                            Float32Type::get(op->getContext()));
 
   auto fusion = dyn_cast<FusionOp>(op);
   auto outer = [&](Value v) -> Value {

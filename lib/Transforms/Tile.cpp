@@ -585,9 +585,11 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // Set where kb-tile chose the tile and split together (few output tiles).
   bool splitChosen = false;
   // A 16-bit wgmma tile's row is BK = 64 elements, the 128 bytes of a tf32
-  // row of 32: its rules run on K in those units (K / 2), and it is not
-  // split (split-K, stream-K and the cluster reduce have no 16-bit form
-  // yet).
+  // row of 32: its rules run on K in those units (K / 2), which also makes
+  // their model right for it (half the bytes of K, and twice tf32's rate
+  // over K / 2 is tf32's over K). It may be split (kb.split_sum adds f32
+  // partials) or run stream-K (f32 partials in its workspace); the cluster
+  // reduce and clusters have no 16-bit form yet.
   bool half = isWgmma16(f.mma);
   int64_t lineK = half ? 64 : 32;
   // It also reads a row-major B as it is (MN-major) in the B^T kernel
@@ -600,17 +602,15 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   bool defaultTile = f.block.empty();
   // What a 16-bit matmul has no form of yet, refused where asked (before
   // the rules below could take it for their own choice).
-  if (half && (f.split > 1 || f.reduce || f.cluster > 1))
+  if (half && (f.reduce == ReduceKind::cluster || f.cluster > 1))
     return op->emitOpError()
-           << "a 16-bit matmul is not split and runs no cluster yet: split, "
-              "reduce and cluster do not apply to mma = \""
-           << nameOf(f.mma) << "\"";
+           << "a 16-bit matmul runs no cluster and no cluster reduce yet: "
+              "reduce = \"cluster\" and cluster do not apply to mma = \""
+           << nameOf(f.mma) << "\" (split = S and reduce = \"stream\" do)";
   if (defaultTile) {
-    // 16-bit: the rules' tiles for a split that is not made (a preset
-    // split = 1 makes the split rules stand down), and no cluster.
-    if (half)
-      f.split = 1;
-    if (wgmma)
+    if (wgmma && half)
+      splitChosen = defaultHalfWgmmaTile(ms, f, model);
+    else if (wgmma)
       splitChosen = defaultWgmmaTile(ms, f, model);
     else if (tensorCores)
       defaultMmaSyncTile(ms, f);
@@ -620,10 +620,6 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       f.block[2] = lineK;
       if (mnB && f.block[1] % 64)
         f.block[1] = std::min<int64_t>(256, llvm::alignTo(f.block[1], 64));
-      f.split = 0;
-      f.reduce = std::nullopt;
-      f.cluster = 0;
-      splitChosen = true;
     }
   }
   if (f.block.size() != 3)
@@ -709,7 +705,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // partial products go to a workspace, not through C's tensor map.
   // Nor stream-K (reduce = "stream"), which shares the k tiles among its
   // grid's blocks instead.
-  if (f.split == 0 && !splitChosen && !half && f.store != StoreKind::tma &&
+  if (f.split == 0 && !splitChosen && f.store != StoreKind::tma &&
       f.reduce != ReduceKind::stream) {
     double rate = wgmma         ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
@@ -720,8 +716,9 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
         wgmma
             ? ((transB ? bm >= 128 : bm * bn >= 128 * 128) ? 1 : 2)
             : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
-    int64_t s = chooseSplitK(m, n, k, bm, bn, bk, batch, sms, resident, rate,
-                             model.copyGBs);
+    // 16-bit: in 128-byte lines of K, as the rules (above).
+    int64_t s = chooseSplitK(m, n, ms.k, bm, bn, half ? bk / 2 : bk, batch, sms,
+                             resident, rate, model.copyGBs);
     if (s > 1)
       f.split = s;
   } else if (f.split > 1) {

@@ -33,6 +33,11 @@ double tileEfficiency(int64_t bm, int64_t bn);
 /// split-K together (few output tiles), the split too: returns true then.
 bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
                       const TargetModel &model);
+/// A 16-bit wgmma matmul's default tile (its shape's K in 128-byte lines):
+/// defaultWgmmaTile's tile and split where it splits without a cluster,
+/// else its tile for no split; no cluster or cluster reduce (TileWgmma.cpp).
+bool defaultHalfWgmmaTile(const MatmulShape &s, ConfigFields &f,
+                          const TargetModel &model);
 /// The pair rule (cluster = 2 on one wave of 128 x 128 B^T tiles), after
 /// the split decision, for kb-tile's own tile.
 void pairRule(const MatmulShape &s, ConfigFields &f);

@@ -108,3 +108,23 @@ func.func @reduce_in_cluster(%a: tensor<1024x1504xf32>, %b: tensor<1504x704xf32>
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<block = [128, 128, 32], threads = 384, stages = 5, mma = "wgmma_tf32", copy = "tma", split = 2, reduce = "cluster">} : tensor<1024x1504xf32>, tensor<1504x704xf32> -> tensor<1024x704xf32>
   return %0 : tensor<1024x704xf32>
 }
+
+// -----
+
+// A 16-bit matmul's partials are f32 (it accumulates in f32); kb.split_sum
+// rounds once, at its bf16 store, after the epilogue moved behind it.
+// CHECK-LABEL: func.func @bf16
+// CHECK: %[[P:.*]] = kb.matmul %arg0, %arg1 {config = #kb.config<block = [128, 128, 64]{{.*}}split = 2>, split_chunk = 4096 : i64} : tensor<1024x8192xbf16>, tensor<8192x1024xbf16> -> tensor<2x1024x1024xf32>
+// CHECK: kb.fusion ins(%[[P]], %arg2 : tensor<2x1024x1024xf32>, tensor<1024xbf16>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<2x1024x1024xf32>, %[[B:.*]]: tensor<1024xbf16>):
+// CHECK-NEXT: %[[S:.*]] = kb.split_sum %[[X]] : tensor<2x1024x1024xf32> -> tensor<1024x1024xbf16>
+// CHECK-NEXT: kb.bias_add %[[S]], %[[B]]
+func.func @bf16(%a: tensor<1024x8192xbf16>, %b: tensor<8192x1024xbf16>, %bias: tensor<1024xbf16>) -> tensor<1024x1024xbf16> {
+  %0 = kb.fusion ins(%a, %b, %bias : tensor<1024x8192xbf16>, tensor<8192x1024xbf16>, tensor<1024xbf16>) attributes {config = #kb.config<block = [128, 128, 64], threads = 288, stages = 4, mma = "wgmma_bf16", copy = "tma", split = 2>} {
+  ^bb0(%x: tensor<1024x8192xbf16>, %w: tensor<8192x1024xbf16>, %c: tensor<1024xbf16>):
+    %1 = kb.matmul %x, %w : tensor<1024x8192xbf16>, tensor<8192x1024xbf16> -> tensor<1024x1024xbf16>
+    %2 = kb.bias_add %1, %c : tensor<1024x1024xbf16>, tensor<1024xbf16> -> tensor<1024x1024xbf16>
+    kb.yield %2 : tensor<1024x1024xbf16>
+  } -> tensor<1024x1024xbf16>
+  return %0 : tensor<1024x1024xbf16>
+}

@@ -1,12 +1,14 @@
 // RUN: kb-opt %s --kb-select-mma --kb-select-config --kb-tile -split-input-file -verify-diagnostics | FileCheck %s
 
-// 16-bit matmuls on sm_90a: BK = 64 (a 128-byte row), no split, no cluster
-// (none has a 16-bit form yet), the tile chosen without the split the
-// rules would pair it with, and B in either form on the B^T kernel's tiles.
+// 16-bit matmuls on sm_90a: BK = 64 (a 128-byte row), split-K as for tf32
+// (the rules on K / 2; kb.split_sum adds the f32 partials), a hand-set
+// stream-K kept, no cluster and no cluster reduce (neither has a 16-bit
+// form yet), and B in either form on the B^T kernel's tiles.
 
-// A hand-set tile over a long K gets no split-K of kb-tile's own.
+// A hand-set tile over a long K gets kb-tile's split-K, as tf32 does (4
+// output tiles, 256 k tiles: 32 chunks of 8).
 // CHECK-LABEL: func.func @handset_long_k
-// CHECK: kb.config<block = [64, 64, 64], mma = "wgmma_bf16">
+// CHECK: kb.config<block = [64, 64, 64], mma = "wgmma_bf16", split = 32>
 func.func @handset_long_k(%a: tensor<128x16384xbf16>, %b: tensor<128x16384xbf16>) -> tensor<128x128xf32> {
   %0 = kb.matmul %a, %b transpose_b {config = #kb.config<block = [64, 64, 64]>} : tensor<128x16384xbf16>, tensor<128x16384xbf16> -> tensor<128x128xf32>
   return %0 : tensor<128x128xf32>
@@ -15,7 +17,8 @@ func.func @handset_long_k(%a: tensor<128x16384xbf16>, %b: tensor<128x16384xbf16>
 // -----
 
 // A row-major B, K % 64 != 0 (where tf32 would take a cluster of 4): no
-// cluster; BN a multiple of 64 (B's boxes of 64 columns).
+// cluster, the tile chosen for no split; BN a multiple of 64 (B's boxes of
+// 64 columns).
 // CHECK-LABEL: func.func @rowb_default
 // CHECK: kb.config<block = [128, 64, 64], mma = "wgmma_bf16">
 func.func @rowb_default(%a: tensor<1024x1512xbf16>, %b: tensor<1512x1280xbf16>) -> tensor<1024x1280xbf16> {
@@ -25,11 +28,11 @@ func.func @rowb_default(%a: tensor<1024x1512xbf16>, %b: tensor<1512x1280xbf16>) 
 
 // -----
 
-// Few output tiles over a long K: tf32 takes 128 x 128 in two chunks; with
-// no split the 16-bit tile is 128 x 64 (128 blocks, not 64).
+// Few output tiles over a long K: 128 x 128 in two chunks, as tf32 (whose
+// chunks the cluster reduce sums; a 16-bit one's, kb.split_sum).
 // CHECK-LABEL: func.func @medium
-// CHECK: kb.config<block = [128, 64, 64], mma = "wgmma_bf16"
-// CHECK-NOT: split
+// CHECK: kb.config<block = [128, 128, 64], mma = "wgmma_bf16", split = 2>
+// CHECK-NOT: reduce
 func.func @medium(%a: tensor<1024x8192xbf16>, %b: tensor<1024x8192xbf16>) -> tensor<1024x1024xbf16> {
   %0 = kb.matmul %a, %b transpose_b : tensor<1024x8192xbf16>, tensor<1024x8192xbf16> -> tensor<1024x1024xbf16>
   return %0 : tensor<1024x1024xbf16>
@@ -37,10 +40,38 @@ func.func @medium(%a: tensor<1024x8192xbf16>, %b: tensor<1024x8192xbf16>) -> ten
 
 // -----
 
-func.func @split_refused(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) -> tensor<512x512xbf16> {
-  // expected-error @+1 {{a 16-bit matmul is not split and runs no cluster yet: split, reduce and cluster do not apply to mma = "wgmma_bf16"}}
+// A hand-set split is kept.
+// CHECK-LABEL: func.func @split_handset
+// CHECK: kb.config<block = [64, 64, 64], mma = "wgmma_bf16", split = 2>
+func.func @split_handset(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) -> tensor<512x512xbf16> {
   %0 = kb.matmul %a, %b transpose_b {config = #kb.config<split = 2>} : tensor<512x512xbf16>, tensor<512x512xbf16> -> tensor<512x512xbf16>
   return %0 : tensor<512x512xbf16>
+}
+
+// -----
+
+// A hand-set reduce = "stream" stays on the default tile.
+// CHECK-LABEL: func.func @stream_handset
+// CHECK: kb.config<block = [64, 64, 64], mma = "wgmma_bf16", grid = 8, reduce = "stream">
+func.func @stream_handset(%a: tensor<512x512xbf16>, %b: tensor<384x512xbf16>) -> tensor<512x384xbf16> {
+  %0 = kb.matmul %a, %b transpose_b {config = #kb.config<grid = 8, reduce = "stream">} : tensor<512x512xbf16>, tensor<384x512xbf16> -> tensor<512x384xbf16>
+  return %0 : tensor<512x384xbf16>
+}
+
+// -----
+
+func.func @reduce_refused(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) -> tensor<512x512xbf16> {
+  // expected-error @+1 {{a 16-bit matmul runs no cluster and no cluster reduce yet: reduce = "cluster" and cluster do not apply to mma = "wgmma_bf16" (split = S and reduce = "stream" do)}}
+  %0 = kb.matmul %a, %b transpose_b {config = #kb.config<split = 2, reduce = "cluster">} : tensor<512x512xbf16>, tensor<512x512xbf16> -> tensor<512x512xbf16>
+  return %0 : tensor<512x512xbf16>
+}
+
+// -----
+
+func.func @cluster_refused(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> tensor<512x512xf16> {
+  // expected-error @+1 {{a 16-bit matmul runs no cluster and no cluster reduce yet: reduce = "cluster" and cluster do not apply to mma = "wgmma_f16" (split = S and reduce = "stream" do)}}
+  %0 = kb.matmul %a, %b transpose_b {config = #kb.config<cluster = 2>} : tensor<512x512xf16>, tensor<512x512xf16> -> tensor<512x512xf16>
+  return %0 : tensor<512x512xf16>
 }
 
 // -----
@@ -49,4 +80,24 @@ func.func @wide_softmax(%x: tensor<8x1000003xf16>) -> tensor<8x1000003xf16> {
   // expected-error @+1 {{a 16-bit softmax runs the row in registers only so far; rows of 1000003 are too wide for it (strategy "split_global" would do)}}
   %0 = kb.softmax %x : tensor<8x1000003xf16>
   return %0 : tensor<8x1000003xf16>
+}
+
+// -----
+
+// At most 4 rows against a weight: the gemv kernel, as for f32 (16-bit
+// loads, f32 FMAs), with a remark where wgmma would have been the unit.
+// CHECK-LABEL: func.func @gemv_default
+// CHECK: kb.config<block = [1, 4, 1024], warp = [1, 1], mma = "gemv">
+func.func @gemv_default(%a: tensor<1x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<1x4096xbf16> {
+  // expected-remark @+1 {{gemv, not wgmma_bf16: 1 x 4096 outputs are bound by the weight's bytes; f32 FMAs stream it in 16 bits (wgmma tiles of 64 rows would compute rows that do not exist)}}
+  %0 = kb.matmul %a, %b transpose_b : tensor<1x4096xbf16>, tensor<4096x4096xbf16> -> tensor<1x4096xbf16>
+  return %0 : tensor<1x4096xbf16>
+}
+
+// -----
+
+func.func @gemv_too_many_rows(%a: tensor<64x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<64x4096xf16> {
+  // expected-error @+1 {{config asks for mma "gemv", which computes matmuls of batch 1 with at most 16 rows or columns; this one is 64 x 4096}}
+  %0 = kb.matmul %a, %b transpose_b {config = #kb.config<mma = "gemv">} : tensor<64x4096xf16>, tensor<4096x4096xf16> -> tensor<64x4096xf16>
+  return %0 : tensor<64x4096xf16>
 }

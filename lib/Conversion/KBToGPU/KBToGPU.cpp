@@ -88,12 +88,18 @@ std::string halfUnsupported(Operation *op, ConfigAttr config) {
     std::optional<MmaUnit> mma = config.getMma();
     if (mma == MmaUnit::wgmma_bf16 || mma == MmaUnit::wgmma_f16)
       return "";
+    // The gemv kernel reads 16-bit operands (MatmulGemv.cpp), not an f32
+    // matmul's 16-bit result.
+    if (auto mm = getKernelMatmul(op);
+        mma == MmaUnit::gemv && mm &&
+        !mm.getLhs().getType().getElementType().isF32())
+      return "";
     if (auto mm = getKernelMatmul(op);
         mm && mm.getLhs().getType().getElementType().isF32())
       return "writes a 16-bit result from an f32 matmul in one kernel, "
              "which kb does not fuse yet (convert after the matmul's kernel)";
     return "has 16-bit tensors, which kb's matmul lowers only with mma = "
-           "\"wgmma_bf16\" or \"wgmma_f16\" (sm_90a), not mma = \"" +
+           "\"wgmma_bf16\", \"wgmma_f16\" (sm_90a) or \"gemv\", not mma = \"" +
            (mma ? stringifyMmaUnit(*mma).str() : std::string("none")) + "\"";
   }
   case KernelKind::Softmax:

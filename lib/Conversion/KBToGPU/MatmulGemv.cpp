@@ -28,6 +28,10 @@
 // after the loop, its loads outside K clamped to index 0 and zeroed by a
 // select; rows whose length is not a multiple of 4 are read one float at a
 // time.
+// 16-bit operands (f16, bf16): the same tiles and loads counted in elements,
+// 2 bytes each (a lane's 4 elements one 8-byte load), widened to f32 where
+// they arrive: the FMAs, reductions and shared-memory sums are the f32
+// kernel's, and C is rounded once, at its store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,14 +65,24 @@ struct GemvEmitter {
     if (in)
       idx = arith::SelectOp::create(b, loc, in, idx, cidx(b, loc, 0));
     SmallVector<Value> xs;
+    // A 16-bit operand: the same loads of v elements (2v bytes), widened
+    // to f32 as they arrive.
+    Type elem = cast<MemRefType>(mem.getType()).getElementType();
+    bool half = !elem.isF32();
     if (isStreamed) {
       xs = streamed(idx, v, offset);
     } else if (v == 1) {
-      xs.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{idx}));
+      Value x = memref::LoadOp::create(b, loc, mem, ValueRange{idx});
+      if (half)
+        x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+      xs.push_back(x);
     } else {
-      auto vt = VectorType::get({v}, b.getF32Type());
+      auto vt = VectorType::get({v}, elem);
       Value x = vector::LoadOp::create(b, loc, vt, mem, ValueRange{idx}, false,
-                                       llvm::MaybeAlign(4 * v));
+                                       llvm::MaybeAlign(elemBytes(mem) * v));
+      if (half)
+        x = arith::ExtFOp::create(b, loc, VectorType::get({v}, b.getF32Type()),
+                                  x);
       for (int64_t l = 0; l < v; ++l)
         xs.push_back(
             vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{l}));
@@ -99,6 +113,11 @@ struct GemvEmitter {
   /// 9: 1.07-1.38 more on one-float B^T). Measured before that change, the
   /// window may now be too narrow: the weights over 128 MiB were not
   /// measured with it.
+  /// Bytes of one element of `mem`: 4 (f32) or 2 (f16, bf16).
+  static int64_t elemBytes(Value mem) {
+    return cast<MemRefType>(mem.getType()).getElementTypeBitWidth() / 8;
+  }
+
   static bool streams(double bytes, int64_t v) {
     if (v == 4)
       return bytes <= kStreamMaxBytes;
@@ -126,7 +145,7 @@ struct GemvEmitter {
     Value offset =
         memref::ExtractStridedMetadataOp::create(b, loc, mem).getOffset();
     Value first = arith::IndexCastUIOp::create(
-        b, loc, b.getI64Type(), e.add(raw, e.mul(offset, 4)));
+        b, loc, b.getI64Type(), e.add(raw, e.mul(offset, elemBytes(mem))));
     streamBase = LLVM::InlineAsmOp::create(
                      b, loc, TypeRange{b.getI64Type()}, ValueRange{first},
                      "cvta.to.global.u64 $0, $1;", "=l,l",
@@ -146,6 +165,9 @@ struct GemvEmitter {
   /// (each its own 64-bit address spilled 8 bytes in a one-float kernel:
   /// bench/results/2026-12-04-gemv-columns).
   SmallVector<Value> streamed(Value idx, int64_t v, int64_t offset = 0) {
+    int64_t eb = elemBytes(streamMem);
+    if (eb == 2)
+      return streamed16(idx, v, offset);
     std::string at = offset ? "[$" + std::to_string(v) + "+" +
                                   std::to_string(4 * offset) + "]"
                             : "[$" + std::to_string(v) + "]";
@@ -181,6 +203,59 @@ struct GemvEmitter {
     SmallVector<Value> xs;
     for (int64_t l = 0; l < 4; ++l)
       xs.push_back(LLVM::ExtractValueOp::create(b, loc, x, l));
+    return xs;
+  }
+
+  /// `streamed` for a 16-bit weight: v (4 or 1) elements, 8 bytes as two
+  /// 32-bit words (`.v2.b32`, each two elements, the lower address in the
+  /// low half) or 2 bytes (`.b16`), widened to f32.
+  SmallVector<Value> streamed16(Value idx, int64_t v, int64_t offset) {
+    Type elem = cast<MemRefType>(streamMem.getType()).getElementType();
+    int64_t words = v == 4 ? 2 : 1;
+    std::string at = offset ? "[$" + std::to_string(words) + "+" +
+                                  std::to_string(2 * offset) + "]"
+                            : "[$" + std::to_string(words) + "]";
+    Value off = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), idx);
+    Value addr = arith::AddIOp::create(
+        b, loc, streamBase,
+        arith::MulIOp::create(
+            b, loc, off,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 2)));
+    Type f32 = b.getF32Type();
+    auto asmOp = [&](Type result, StringRef text, StringRef constraints) {
+      return LLVM::InlineAsmOp::create(b, loc, TypeRange{result},
+                                       ValueRange{addr, policy}, text,
+                                       constraints, /*has_side_effects=*/false,
+                                       /*is_align_stack=*/false,
+                                       LLVM::tailcallkind::TailCallKind::None,
+                                       LLVM::AsmDialectAttr(), ArrayAttr())
+          .getResult(0);
+    };
+    if (v == 1) {
+      Value h = asmOp(b.getI16Type(),
+                      "ld.global.nc.L2::cache_hint.b16 $0, " + at + ", $2;",
+                      "=h,l,l");
+      Value x = arith::BitcastOp::create(b, loc, elem, h);
+      return {arith::ExtFOp::create(b, loc, f32, x).getResult()};
+    }
+    auto st = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), {b.getI32Type(), b.getI32Type()});
+    Value x = asmOp(
+        st, "ld.global.nc.L2::cache_hint.v2.b32 {$0, $1}, " + at + ", $3;",
+        "=r,=r,l,l");
+    SmallVector<Value> xs;
+    Value sixteen = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 16);
+    for (int64_t w = 0; w < 2; ++w) {
+      Value word = LLVM::ExtractValueOp::create(b, loc, x, w);
+      for (int64_t l = 0; l < 2; ++l) {
+        Value bits =
+            l ? arith::ShRUIOp::create(b, loc, word, sixteen).getResult()
+              : word;
+        Value h = arith::TruncIOp::create(b, loc, b.getI16Type(), bits);
+        Value x = arith::BitcastOp::create(b, loc, elem, h);
+        xs.push_back(arith::ExtFOp::create(b, loc, f32, x).getResult());
+      }
+    }
     return xs;
   }
 
@@ -334,7 +409,7 @@ LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
   int64_t wPitch = weightB ? ldb : s.k;
   bool fewRows = weightB || s.transB || s.n == 1;
   int64_t fPitch = weightB ? s.k : s.transB ? ldb : 0;
-  if (streams(4.0 * wide * wPitch, v))
+  if (streams(double(elemBytes(wMem)) * wide * wPitch, v))
     streamFrom(wMem);
   SmallVector<Value> wBase;
   for (int64_t j = 0; j < r; ++j) {
@@ -433,7 +508,7 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
            << "); at most " << kGemvMaxTileFloats;
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
   // The weight read once, evict-first, as `rows` reads it.
-  if (streams(4.0 * s.k * s.n, tn))
+  if (streams(double(elemBytes(bf)) * s.k * s.n, tn))
     streamFrom(bf);
   MatmulEmitter::BlockTile t = e.blockTile();
   Value c = groups > 1 ? e.rem(e.tid, cols) : e.tid;

@@ -19,8 +19,9 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   // A^T).
   bool rowB = !e.shape.transB;
   bool tma = e.config.getCopy() == CopyKind::tma;
-  // 16-bit operands: 64 to a 128-byte row; so far B^T by TMA, C stored
-  // directly, no split, stream-K or cluster reduce.
+  // 16-bit operands: 64 to a 128-byte row; so far by TMA, C stored
+  // directly, split-K through kb.split_sum or stream-K (f32 partials
+  // either way), no cluster reduce (its partial would pass through C).
   bool half = isWgmma16(e.config.getMma());
   StringRef unit = half ? stringifyMmaUnit(*e.config.getMma()) : "wgmma_tf32";
   if (half) {
@@ -34,9 +35,9 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
       why = "copy = \"tma\"";
     else if (e.config.getStore() == StoreKind::tma)
       why = "store = \"direct\"";
-    else if (e.shape.splits > 1 || e.clusterReduce ||
-             e.config.getReduce() == ReduceKind::stream)
-      why = "no split (no reduce)";
+    else if (e.clusterReduce)
+      why = "no cluster reduce (split = S summed by kb.split_sum, or reduce "
+            "= \"stream\", does)";
     if (!why.empty())
       return e.op->emitOpError() << unit << " needs " << why << " so far";
     if (bk != 64 || bm % 64 || bn % 8 || bn > 256 || bn < 8)
