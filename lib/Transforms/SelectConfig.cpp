@@ -461,6 +461,10 @@ struct SelectConfigPass
       case KernelKind::RowReduce:
         ok = selectRowReduce(&op, f, *model);
         break;
+      case KernelKind::Attention:
+        // attn-kernel: select the attention config here; until then the
+        // config written on the op (if any) is kept as it is.
+        break;
       }
       // A wgmma matmul's cluster of blocks sharing B's tile (cluster = 2, 4
       // or 8; kb-lower-to-gpu checks the rest).

@@ -55,12 +55,25 @@ DictionaryAttr opRecord(Operation *op, DenseMap<Value, std::string> &names) {
   for (Value v : op->getOperands())
     ins.push_back(b.getStringAttr(names.lookup(v)));
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  DictionaryAttr attrs = manifestAttrs(op);
+  // kb.attention: inputs q, k, v[, mask]; `causal`, `has_mask` and `lse`
+  // always written (kb-run's reference reads them), and `lse_output`, the
+  // log-sum-exp's buffer, when there is one.
+  if (auto attn = dyn_cast<AttentionOp>(op)) {
+    NamedAttrList a(attrs);
+    a.set("causal", b.getBoolAttr(attn.getCausal()));
+    a.set("has_mask", b.getBoolAttr(bool(attn.getMask())));
+    a.set("lse", b.getBoolAttr(bool(attn.getLse())));
+    if (Value lse = attn.getLse())
+      a.set("lse_output", b.getStringAttr(names.lookup(lse)));
+    attrs = a.getDictionary(op->getContext());
+  }
   return b.getDictionaryAttr({
       b.getNamedAttr("op", b.getStringAttr(op->getName().getStringRef())),
       b.getNamedAttr("inputs", b.getArrayAttr(ins)),
       b.getNamedAttr("output", b.getStringAttr(names.lookup(op->getResult(0)))),
       b.getNamedAttr("shape", b.getI64ArrayAttr(type.getShape())),
-      b.getNamedAttr("attrs", manifestAttrs(op)),
+      b.getNamedAttr("attrs", attrs),
   });
 }
 
@@ -114,6 +127,7 @@ std::string halfUnsupported(Operation *op, ConfigAttr config) {
   case KernelKind::Transpose:
   case KernelKind::Pad:
   case KernelKind::RowReduce:
+  case KernelKind::Attention:
     return "";
   }
   return "";
@@ -141,10 +155,22 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (Operation &op : body.without_terminator())
+  for (Operation &op : body.without_terminator()) {
+    if (isa<CausalMaskOp>(op))
+      return op.emitOpError()
+             << "has no kernel of its own: kb lowers it only inside a "
+                "kb.attention (kb-fuse-attention folds a q k^T -> "
+                "causal_mask -> softmax -> matmul chain into one)";
     if (!getKernelKind(&op))
       return op.emitOpError() << "cannot be lowered by kb-lower-to-gpu: a kb "
                                  "function holds only kb ops";
+    // attn-kernel: remove this refusal when the attention lowering lands.
+    if (isa<AttentionOp>(op))
+      return op.emitOpError()
+             << "has no GPU lowering yet (issue #46): kb-lower-to-gpu cannot "
+                "build an attention kernel; compile with fuse=false to keep "
+                "the unfused matmul / softmax kernels";
+  }
 
   // The new signature: inputs, then one output buffer per result.
   auto memrefOf = [](Type t) {
@@ -462,6 +488,10 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       break;
     case KernelKind::RowReduce:
       built = buildRowReduceKernel(req, info);
+      break;
+    case KernelKind::Attention:
+      // attn-kernel: dispatch here.
+      built = op.emitOpError() << "has no GPU lowering yet (issue #46)";
       break;
     }
     if (failed(built))
