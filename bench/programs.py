@@ -96,6 +96,18 @@ def row_reduce(rows, cols, kind, keepdim=True, dtype="f32"):
 }}
 """
 
+def log_softmax(rows, cols, dtype="f32", residual=False):
+    """x (+ residual) -> kb.log_softmax: one kernel."""
+    ty = t((rows, cols), dtype)
+    res_arg = f', %r: {ty} {{kb.name = "residual"}}' if residual else ""
+    body = f"  %0 = kb.add %x, %r : {ty}\n" if residual else ""
+    x = "%0" if residual else "%x"
+    return f"""func.func @log_softmax(%x: {ty} {{kb.name = "x"}}{res_arg}) -> ({ty} {{kb.name = "y"}}) {{
+{body}  %1 = kb.log_softmax {x} : {ty}
+  return %1 : {ty}
+}}
+"""
+
 def softmax(rows, cols, strategy=None, config=None):
     cfg = f' {{config = #kb.config<strategy = "{strategy}">}}' if strategy else ""
     if config:
@@ -312,6 +324,14 @@ PROGRAMS = {
         "rmsnorm-bf16-1000x1000": rmsnorm(1000, 1000, "bf16"),
         "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
         "mean-1000x4097": row_reduce(1000, 4097, "mean"),
+        # kb.log_softmax: registers (8192, bf16 1024), online (65536), the
+        # residual add fused, odd rows (aligned chunks; fused: vector 1).
+        "logsoftmax-4096x8192": log_softmax(4096, 8192),
+        "logsoftmax-1024x65536": log_softmax(1024, 65536),
+        "logsoftmax-bf16-16384x1024": log_softmax(16384, 1024, "bf16"),
+        "logsoftmax-res-4096x8192": log_softmax(4096, 8192, residual=True),
+        "logsoftmax-1000x1001": log_softmax(1000, 1001),
+        "logsoftmax-res-1000x1001": log_softmax(1000, 1001, residual=True),
     },
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),

@@ -6,7 +6,8 @@ median of many runs).
 
 For every bundle folder given, the program in its manifest.json is rebuilt in
 PyTorch from the same op list (kb.matmul -> torch.matmul, or F.linear for a
-transposed B; kb.softmax -> torch.softmax; kb.layer_norm, kb.rms_norm,
+transposed B; kb.softmax, kb.log_softmax -> torch.softmax,
+torch.log_softmax; kb.layer_norm, kb.rms_norm,
 kb.reduce -> F.layer_norm, F.rms_norm, torch.sum/mean/amax/amin; the
 elementwise ops one by one) and
 timed eager and under torch.compile. Matmuls run with TF32 allowed when the
@@ -142,6 +143,8 @@ def build(manifest, peer_dtype=None, device="cuda"):
                 y = xs[0]
             elif name == "kb.softmax":
                 y = torch.softmax(xs[0], dim=-1)
+            elif name == "kb.log_softmax":
+                y = torch.log_softmax(xs[0], dim=-1)
             elif name == "kb.bias_add" or name == "kb.add":
                 y = xs[0] + xs[1]
             elif name == "kb.sub":

@@ -3,7 +3,7 @@
 run (scripts/differential.sh compiles them, scripts/differential-gpu.sh runs
 and checks them on the GPU).
 
-Every op of the dialect (matmul, softmax, transpose, add, sub, mul, div,
+Every op of the dialect (matmul, softmax, log_softmax, transpose, add, sub, mul, div,
 bias_add, scale, gelu tanh/erf, relu, tanh, sigmoid, exp, dropout), every
 precision (ieee, tf32, tf32x3), batched and transpose_b matmuls, explicit
 transposes (with and without pad), elementwise chains before and after
@@ -249,6 +249,15 @@ class Program:
         return self.emit(f"kb.softmax {x} : {self.t(x)}", self.shape[x], 1.0, "softmax",
                          self.et[x])
 
+    def log_softmax(self, x):
+        """kb.log_softmax: values in [-(2 mag + log(width)), 0]."""
+        if self.converted:
+            self.classes.add("convert_softmax_prologue")
+        self.converted = False
+        mag = 2 * self.mag[x] + math.log(self.shape[x][-1]) + 1
+        return self.emit(f"kb.log_softmax {x} : {self.t(x)}", self.shape[x], mag,
+                         "log_softmax", self.et[x])
+
     def matmul(self, a, b, precision, trans_b, padded=False):
         """A matmul; 16-bit operands (precision None) have no precision
         keyword, and write f32 or their own type (f32 where an f16 result
@@ -341,7 +350,7 @@ def gen_softmax(p, rng, budget):
     x = p.arg(shape)
     if rng.random() < 0.7:
         x = p.chain(x, rng.randint(1, 4))
-    y = p.softmax(x)
+    y = p.log_softmax(x) if rng.random() < 0.25 else p.softmax(x)
     if rng.random() < 0.1:
         y = p.softmax(y)  # a softmax of a softmax
     if rng.random() < 0.6:

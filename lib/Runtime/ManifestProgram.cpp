@@ -22,7 +22,8 @@ const std::set<std::string> &unaryOps() {
   static const std::set<std::string> ops = {
       "kb.scale",   "kb.relu", "kb.tanh",       "kb.exp",
       "kb.sigmoid", "kb.gelu", "kb.dropout",    "kb.softmax",
-      "kb.silu",    "kb.pow",  "kb.add_scalar", "kb.leaky_relu"};
+      "kb.silu",    "kb.pow",  "kb.add_scalar", "kb.leaky_relu",
+      "kb.log_softmax"};
   return ops;
 }
 /// The row ops: a layer_norm or rms_norm keeps its input's shape (and takes

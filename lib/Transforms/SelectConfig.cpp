@@ -106,7 +106,13 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // Rows that are not a multiple of 4 long: an unfused softmax reads them as
   // aligned 16-byte chunks with masked edges (vector = 4) in the registers
   // and split_shared strategies; other strategies take narrower accesses.
-  bool unfused = isa<SoftmaxOp>(op);
+  bool unfused = isa<SoftmaxOp, LogSoftmaxOp>(op);
+  // A log-softmax is built with the registers and online strategies only
+  // (the split ones' partial exchanges return softmax's factor, not its
+  // logarithm).
+  bool isLog = isa<LogSoftmaxOp>(op);
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    isLog = isa_and_nonnull<LogSoftmaxOp>(getFusionAnchor(fusion));
   auto alignedChunksAllowed = [&] {
     return unfused && f.vector == 4 &&
            (f.strategy == SoftmaxStrategy::registers ||
@@ -152,7 +158,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (valuesPerThread(covered(n), maxThreads, f.vector) <=
         kAutoRowValuesPerThread)
       return SoftmaxStrategy::registers;
-    if (globalBlocks())
+    if (globalBlocks() && !isLog)
       return SoftmaxStrategy::split_global;
     return SoftmaxStrategy::online;
   };
@@ -164,6 +170,12 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                                             : widestVector(n);
   if (autoStrategy)
     f.strategy = chooseStrategy();
+  if (isLog && f.strategy != SoftmaxStrategy::registers &&
+      f.strategy != SoftmaxStrategy::online)
+    return op->emitOpError()
+           << "log_softmax is built with strategy \"registers\" or "
+              "\"online\", not \""
+           << nameOf(f.strategy) << "\"";
   // 16-bit rows: the registers softmax is the only one built so far.
   if (isAll16Bit(op) && f.strategy != SoftmaxStrategy::registers)
     return op->emitOpError()

@@ -4,6 +4,8 @@
     nn.RMSNorm / F.rms_norm (torch >= 2.4)  -> kb.rms_norm
     torch.sum / mean / amax / amin, and the tensor methods, over dim=-1
     (keepdim or not)                   -> kb.reduce
+    F.log_softmax / torch.log_softmax / .log_softmax() / nn.LogSoftmax
+    over the last dim                  -> kb.log_softmax
 
 Each function returns the translated KVal, or None when the node is none of
 these (fx.py then reports it as unsupported). A norm over more than the
@@ -49,6 +51,20 @@ def _reduce(imp, x, name, dim, keepdim, dtype=None):
     return out
 
 
+def _log_softmax(imp, x, dim, dtype=None):
+    from .fx import KVal
+    if not isinstance(x, KVal):
+        imp.fail("log_softmax of a non-tensor")
+    if dim is None:
+        imp.fail("log_softmax without dim= (PyTorch's implicit choice is deprecated; pass dim=-1)")
+    if not isinstance(dim, int) or dim not in (-1, len(x.shape) - 1):
+        imp.fail(f"log_softmax over dim={dim} of a rank-{len(x.shape)} tensor "
+                 "(kb.log_softmax is over the last dim)")
+    if dtype is not None:  # log_softmax(x.to(dtype))
+        x = imp.convert(x, dtype)
+    return imp.unary(x, imp.prog.log_softmax)
+
+
 def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
     from .fx import KVal
     what = "rms_norm" if rms else "layer_norm"
@@ -91,6 +107,8 @@ def call_function(imp, t, args, kwargs):
     if rms is not None and t is rms:
         return _norm(imp, a(0, "input"), a(1, "normalized_shape"), a(2, "weight"),
                      None, a(3, "eps", None), rms=True)
+    if t in (F.log_softmax, torch.log_softmax):
+        return _log_softmax(imp, a(0, "input"), a(1, "dim"), a(3, "dtype"))
     for name in _REDUCE_FNS:
         if t is getattr(torch, name):
             return _reduce(imp, a(0, "input"), name, a(1, "dim"), a(2, "keepdim", False),
@@ -99,6 +117,9 @@ def call_function(imp, t, args, kwargs):
 
 
 def call_method(imp, m, self_, rest, kwargs):
+    if m == "log_softmax":
+        return _log_softmax(imp, self_, rest[0] if rest else kwargs.get("dim"),
+                            kwargs.get("dtype"))
     if m not in _REDUCE_FNS:
         return None
     dim = rest[0] if rest else kwargs.get("dim")
@@ -112,6 +133,8 @@ def call_module(imp, node, mod, x, param_kval):
         w = param_kval(f"{node.target}.weight", mod.weight) if mod.weight is not None else None
         b = param_kval(f"{node.target}.bias", mod.bias) if getattr(mod, "bias", None) is not None else None
         return _norm(imp, x, mod.normalized_shape, w, b, mod.eps, rms=False)
+    if isinstance(mod, nn.LogSoftmax):
+        return _log_softmax(imp, x, mod.dim)
     rms = getattr(nn, "RMSNorm", None)
     if rms is not None and isinstance(mod, rms):
         w = param_kval(f"{node.target}.weight", mod.weight) if mod.weight is not None else None

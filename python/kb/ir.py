@@ -365,6 +365,10 @@ class Program:
     def softmax(self, x: Value, config: Optional[Config] = None) -> Value:
         return self._unary("softmax", x, config)
 
+    def log_softmax(self, x: Value, config: Optional[Config] = None) -> Value:
+        """kb.log_softmax over the last axis."""
+        return self._unary("log_softmax", x, config)
+
     def transpose(self, x: Value, pad: Optional[int] = None,
                   config: Optional[Config] = None) -> Value:
         self._check_value(x, "transpose")

@@ -35,6 +35,11 @@ CASES = [
     ("amin method list dim", lambda x: x.amin(dim=[-1], keepdim=True), [X], ["kb.reduce %x min keepdim"]),
     ("mean then relu", lambda x: torch.relu(x.mean(-1, keepdim=True)), [X], ["kb.reduce", "kb.relu"]),
     ("sum 1-D keepdim", lambda x: x.sum(0, keepdim=True), [(16,)], ["tensor<16xf32> -> tensor<1xf32>"]),
+    ("F.log_softmax", lambda x: F.log_softmax(x, dim=-1), [X], ["kb.log_softmax %x : tensor<8x16xf32>"]),
+    ("torch.log_softmax dim 1", lambda x: torch.log_softmax(x, 1), [X], ["kb.log_softmax %x"]),
+    ("log_softmax method 3-D", lambda x: x.log_softmax(-1), [(2, 8, 16)], ["kb.log_softmax %x : tensor<2x8x16xf32>"]),
+    ("nn.LogSoftmax", nn.LogSoftmax(dim=-1), [X], ["kb.log_softmax %input"]),
+    ("residual + log_softmax", lambda x, r: F.log_softmax(x + r, -1), [X, X], ["kb.add %x, %r", "kb.log_softmax"]),
 ]
 
 
@@ -51,6 +56,12 @@ def test_import(name, fn, shapes, expect):
 def test_imports_parse_with_kb_opt(kb_opt):
     for name, fn, shapes, expect in CASES:
         parse_with_kb_opt(kb_opt, imp(fn, *shapes).program.mlir())
+
+
+def test_bf16_log_softmax_keeps_its_type(kb_opt):
+    text = imp(lambda x: F.log_softmax(x, -1), X, dtype=torch.bfloat16).program.mlir()
+    assert "kb.log_softmax %x : tensor<8x16xbf16>" in text
+    parse_with_kb_opt(kb_opt, text)
 
 
 def test_bf16_layer_norm_keeps_its_type(kb_opt):
@@ -86,6 +97,8 @@ ERRORS = [
     (lambda x: x.mean(-1, dtype=torch.float64), [X], ["dtype="]),
     (nn.LayerNorm((8, 16)), [X], ["layer_norm over the last 2 dims"]),
     (lambda x: x.sum(0), [(16,)], ["0-d"]),
+    (lambda x: F.log_softmax(x, 0), [X], ["log_softmax over dim=0"]),
+    (nn.LogSoftmax(), [X], ["log_softmax without dim="]),
 ]
 
 

@@ -161,3 +161,18 @@ def test_norms_and_reduce():
     ms = x.pow(2).mean(-1, keepdim=True)
     assert torch.allclose(z, x * torch.rsqrt(ms + 1e-6) * w, atol=1e-6)
     assert torch.equal(s, x.amax(-1, keepdim=True))
+
+
+def test_log_softmax():
+    m = {
+        "buffers": [
+            {"name": "x", "shape": [8, 32], "dtype": "f32", "role": "input"},
+            {"name": "y", "shape": [8, 32], "dtype": "f32", "role": "output"},
+        ],
+        "program": [{"op": "kb.log_softmax", "inputs": ["x"], "output": "y"}],
+    }
+    torch.manual_seed(0)
+    fn, inputs, _, _ = torch_peer.build(m, None, device="cpu")
+    with torch.no_grad():
+        (y,) = fn(**inputs)
+    assert torch.equal(y, torch.log_softmax(inputs["x"], dim=-1))

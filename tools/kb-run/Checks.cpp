@@ -405,9 +405,13 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
   bool dropout = kernelHasOp(m, k, "kb.dropout");
   const bool rowNorm =
       kernelHasOp(m, k, "kb.layer_norm") || kernelHasOp(m, k, "kb.rms_norm");
+  const bool logSoftmax = kernelHasOp(m, k, "kb.log_softmax");
   c.method = softmax
                  ? "softmax vs float64, every element within its propagated "
                    "fp32 error bound; row sums"
+             : logSoftmax
+                 ? "log_softmax vs float64, every element within its "
+                   "propagated fp32 error bound"
              : reduce ? "row reduction vs float64, every row within its "
                         "fp32 error bound"
              : rowNorm

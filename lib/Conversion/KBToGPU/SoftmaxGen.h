@@ -45,6 +45,9 @@ struct SoftmaxContext {
   /// [partStart, partEnd) of length partLen (minPartLen for the shortest).
   Value partStart{}, partEnd{}, rank{};
   int64_t partLen = 0, minPartLen = 0;
+  /// A kb.log_softmax: each element is written as (x - max) - log(sum)
+  /// instead of exp(x - max) / sum (registers and online strategies).
+  bool log = false;
 
   /// A buffer's element type (f32, f16 or bf16: 16-bit data is loaded and
   /// stored in 16 bits, the arithmetic is f32) and its size in bytes.
@@ -157,6 +160,14 @@ struct SoftmaxContext {
     return r;
   }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  /// The natural logarithm (libdevice's __nv_logf, 1 ulp, as kb.log).
+  Value logf(Value x) { return math::LogOp::create(b, loc, x); }
+  /// The value written for an element: exp(x - max) / sum given `e` =
+  /// exp(x - max) and `inv` = 1 / sum, or for a log-softmax `d` = x - max
+  /// minus `logSum` = log(sum).
+  Value finalValue(Value e, Value d, Value inv, Value logSum) {
+    return log ? subf(d, logSum) : mulf(e, inv);
+  }
   Value maxf(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }

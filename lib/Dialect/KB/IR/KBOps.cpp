@@ -310,6 +310,7 @@ LogicalResult MatmulOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult SoftmaxOp::verify() { return verifyStaticShapes(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifyStaticShapes(*this); }
 
 #define KB_STATIC_VERIFIER(OP)                                                 \
   LogicalResult OP::verify() { return verifyStaticShapes(*this); }
@@ -500,7 +501,7 @@ LogicalResult FusionOp::verify() {
                 "ops and at most one kb.matmul, kb.softmax, kb.layer_norm or "
                 "kb.rms_norm";
     matmuls += isa<MatmulOp>(op);
-    softmaxes += isa<SoftmaxOp>(op);
+    softmaxes += isa<SoftmaxOp, LogSoftmaxOp>(op);
     norms += isa<LayerNormOp, RmsNormOp>(op);
   }
   if (matmuls + softmaxes + norms > 1)

@@ -527,4 +527,25 @@ def KB_ReduceOp : KB_Op<"reduce"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Log-softmax (issue #45, second slice; the softmax kernel, Softmax.cpp)
+//===----------------------------------------------------------------------===//
+
+def KB_LogSoftmaxOp : KB_Op<"log_softmax", [SameOperandsAndResultType]> {
+  let summary = "log-softmax over the last axis";
+  let description = [{
+    `result[..., j] = x[..., j] - max - log(sum_k exp(x[..., k] - max))`
+    (PyTorch's `F.log_softmax(x, -1)`). Lowered by the softmax kernel with
+    strategy `registers` (the row in one block's registers: one read, one
+    write) or `online` (two reads, any width), chosen by kb-select-config
+    and recorded in `config`; 16-bit tensors take `registers` only.
+
+    Example: `%y = kb.log_softmax %x : tensor<4096x8192xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // KB_OPS_TD
