@@ -182,7 +182,11 @@ def build(manifest, peer_dtype=None, device="cuda"):
             elif name == "kb.reduce":
                 fn_ = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax,
                        "min": torch.amin}[a["kind"]]
-                y = fn_(xs[0], dim=-1, keepdim=bool(a.get("keepdim", False)))
+                keep = bool(a.get("keepdim", False))
+                if a.get("all"):  # every element: kb's (1,) or all-ones shape
+                    y = fn_(xs[0]).reshape((1,) * (xs[0].dim() if keep else 1))
+                else:
+                    y = fn_(xs[0], dim=int(a.get("axis", -1)), keepdim=keep)
             elif name == "kb.convert":
                 if peer_dtype is not None:  # the whole program in one type
                     y = xs[0]

@@ -108,8 +108,7 @@ TEST(LogSoftmaxReference, EmulatedKernelPassesBrokenFails) {
     EXPECT_LT(ok.maxErrOverBound, 1.0);
     // Logits of spread 40: exp(d) underflows for the smallest elements.
     Comparison wide = check(4, n, 40.0, threads, Broken::None, 11 + n);
-    EXPECT_TRUE(wide.ok()) << n << " sigma 40: worst "
-                           << wide.maxErrOverBound;
+    EXPECT_TRUE(wide.ok()) << n << " sigma 40: worst " << wide.maxErrOverBound;
     EXPECT_FALSE(check(4, n, 40.0, threads, Broken::LogOfSoftmax, 11 + n).ok())
         << n << ": log(softmax) passed on logits of spread 40";
     EXPECT_FALSE(check(4, n, 1.0, threads, Broken::MissingTerm, 7 + n).ok())

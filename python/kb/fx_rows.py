@@ -2,15 +2,15 @@
 
     nn.LayerNorm / F.layer_norm        -> kb.layer_norm (weight, bias optional)
     nn.RMSNorm / F.rms_norm (torch >= 2.4)  -> kb.rms_norm
-    torch.sum / mean / amax / amin, and the tensor methods, over dim=-1
-    (keepdim or not)                   -> kb.reduce
+    torch.sum / mean / amax / amin, and the tensor methods, over one dim
+    (any; keepdim or not) or the whole tensor (no dim)  -> kb.reduce
     F.log_softmax / torch.log_softmax / .log_softmax() / nn.LogSoftmax
     over the last dim                  -> kb.log_softmax
 
 Each function returns the translated KVal, or None when the node is none of
 these (fx.py then reports it as unsupported). A norm over more than the
-last dim, or a reduction over another dim, several dims or the whole
-tensor, raises KbImportError through the importer's fail().
+last dim, or a reduction over several (but not all) dims, raises
+KbImportError through the importer's fail().
 """
 
 from __future__ import annotations
@@ -21,27 +21,46 @@ _REDUCE_FNS = ("sum", "mean", "amax", "amin")
 _KIND = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min"}
 
 
-def _last_dim(imp, x, dim, what):
-    """Whether `dim` (an int, or a list / tuple of one) names x's last dim."""
+def _one_dim(imp, x, dim, what):
+    """`dim` (an int, or a list / tuple of one) as an axis in [0, rank)."""
     if isinstance(dim, (list, tuple)) and len(dim) == 1:
         dim = dim[0]
     r = len(x.shape)
-    if not isinstance(dim, int) or dim not in (-1, r - 1):
-        imp.fail(f"{what} over dim={dim} of a rank-{r} tensor (kb reduces over the last dim only)")
+    if not isinstance(dim, int) or not -r <= dim < r:
+        imp.fail(f"{what} over dim={dim} of a rank-{r} tensor (kb reduces over one dim or all of them)")
+    return dim % r
 
 
 def _reduce(imp, x, name, dim, keepdim, dtype=None):
     from .fx import KVal
     if not isinstance(x, KVal):
         imp.fail(f"{name} of a non-tensor")
-    if dim is None:
-        imp.fail(f"{name} over the whole tensor (kb reduces over the last dim only)")
     if dtype is not None:
         imp.fail(f"{name} with dtype= (convert the input first)")
-    _last_dim(imp, x, dim, name)
     keepdim = bool(keepdim)
-    if len(x.shape) == 1 and not keepdim:
+    rank = len(x.shape)
+    if dim is None or (isinstance(dim, (list, tuple)) and (len(dim) == 0 or len(dim) == rank and rank > 1
+                                                           and sorted(d % rank for d in dim) == list(range(rank)))):
+        # The whole tensor: kb.reduce all, a (1,) result (PyTorch's 0-d).
+        v = imp.read(x, imp.kb_shape(x) if x.source is None else None)
+        r = imp.prog.reduce(v, _KIND[name], keepdim, all=True)
+        logical = (1,) * rank if keepdim else ()
+        out = KVal(logical, value=r)
+        if tuple(r.shape) != logical:
+            out.reshaped = True  # 0-d: only returned as is
+        return out
+    axis = _one_dim(imp, x, dim, name)
+    if rank == 1 and not keepdim:
         imp.fail(f"{name} of a 1-D tensor to a 0-d one (kb has no 0-d tensors; use keepdim=True)")
+    if axis != rank - 1:
+        # A column reduction reads the tensor in its own shape.
+        v = imp.read(x, tuple(x.shape) if x.source is not None else None)
+        if tuple(v.shape) != tuple(x.shape):
+            imp.fail(f"{name} over dim={dim} of a value kb holds as {tuple(v.shape)}, "
+                     f"not {tuple(x.shape)} (kb has no reshape between kernels)")
+        r = imp.prog.reduce(v, _KIND[name], keepdim, axis=axis)
+        logical = tuple(x.shape[:axis]) + ((1,) if keepdim else ()) + tuple(x.shape[axis + 1:])
+        return KVal(logical, value=r)
     v = imp.read(x, imp.kb_shape(x) if x.source is None else None)
     r = imp.prog.reduce(v, _KIND[name], keepdim)
     logical = tuple(x.shape[:-1]) + ((1,) if keepdim else ())

@@ -111,6 +111,12 @@ Value sumOf(SoftmaxContext &c, const RowValues &r,
 LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
                                              LaunchInfo &info) {
   Operation *op = req.op;
+  if (auto red = dyn_cast<ReduceOp>(op)) {
+    if (red.getAll())
+      return buildWholeReduceKernel(req, info);
+    if (red.isColumnReduction())
+      return buildColumnReduceKernel(req, info);
+  }
   auto fusion = dyn_cast<FusionOp>(op);
   Operation *anchor = fusion ? getFusionAnchor(fusion) : op;
   if (!anchor)
