@@ -342,6 +342,16 @@ PROGRAMS = {
         "rmsnorm-bf16-1000x1000": rmsnorm(1000, 1000, "bf16"),
         "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
         "mean-1000x4097": row_reduce(1000, 4097, "mean"),
+        # Rows wider than one block's registers: the online strategy (the
+        # row read in loops), issue #45's 1024 x 65536 targets; odd widths.
+        "layernorm-1024x65536": layernorm(1024, 65536),
+        "layernorm-plain-1024x65536": layernorm(1024, 65536, residual=False),
+        "rmsnorm-1024x65536": rmsnorm(1024, 65536),
+        "rmsnorm-bf16-1024x65536": rmsnorm(1024, 65536, "bf16"),
+        "sum-1024x65536": row_reduce(1024, 65536, "sum"),
+        "layernorm-7x100003": layernorm(7, 100003),
+        "rmsnorm-bf16-5x40000": rmsnorm(5, 40000, "bf16"),
+        "max-9x70001": row_reduce(9, 70001, "max", keepdim=False),
         # kb.log_softmax: registers (8192, bf16 1024), online (65536), the
         # residual add fused, odd rows (aligned chunks; fused: vector 1).
         "logsoftmax-4096x8192": log_softmax(4096, 8192),

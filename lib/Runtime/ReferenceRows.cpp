@@ -130,7 +130,9 @@ double rowSumDepth(int64_t n, int64_t threads, int64_t vector) {
     return kRowSumDepth;
   int64_t span = threads * vector;
   double perThread = double((n + span - 1) / span * vector);
-  return std::min(kRowSumDepth, perThread + (threads > 32 ? 10 : 5));
+  // Not capped: the online strategy (RowNormOnline.cpp) holds no limit on
+  // the values a thread adds.
+  return perThread + (threads > 32 ? 10 : 5);
 }
 
 bool isRowOp(const std::string &name) {
@@ -243,7 +245,7 @@ HostTensor evalRowOp(const ProgramOp &op,
   const HostTensor &x = *in[0];
   const int64_t n = x.lastDim();
   const int64_t rows = static_cast<int64_t>(x.data.size()) / n;
-  depth = op.sumDepth > 0 ? std::min(op.sumDepth, kRowSumDepth) : kRowSumDepth;
+  depth = op.sumDepth > 0 ? op.sumDepth : kRowSumDepth;
   HostTensor out;
   if (op.op == "kb.reduce" &&
       (op.attrs.contains("axis") || op.attrs.value("all", false)))

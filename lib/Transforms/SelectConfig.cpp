@@ -468,9 +468,10 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
   auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
   int64_t n = type.getShape().back();
   int64_t maxThreads = model.maxThreadsPerBlock;
-  if (!f.block.empty() || f.strategy || f.cluster || f.grid || f.stages)
-    return op->emitOpError()
-           << "row reduction config takes threads and vector only";
+  if (!f.block.empty() || f.cluster || f.grid || f.stages ||
+      (f.strategy && f.strategy != SoftmaxStrategy::online))
+    return op->emitOpError() << "row reduction config takes threads, vector "
+                                "and strategy = \"online\" only";
   if (f.vector == 8 && !isAll16Bit(op))
     return op->emitOpError() << "config asks for vector width 8, which is for "
                                 "kernels whose tensors are all 16-bit (16 "
@@ -481,15 +482,17 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
                              << ") to be a multiple of it";
   if (!f.vector)
     f.vector = n % 8 == 0 && isAll16Bit(op) ? 8 : widestVector(n);
+  // Rows wider than one block's registers hold: the row read in loops by
+  // the chip's most threads.
+  if (!f.strategy && !f.threads &&
+      valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread)
+    f.strategy = SoftmaxStrategy::online;
+  if (f.strategy == SoftmaxStrategy::online) {
+    if (!f.threads)
+      f.threads = maxThreads;
+    return success();
+  }
   if (!f.threads) {
-    if (valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread)
-      return op->emitOpError()
-             << "has rows of " << n << " values, more than one block's "
-             << "registers hold (" << maxThreads * kAutoRowValuesPerThread
-             << " at " << maxThreads << " threads of "
-             << kAutoRowValuesPerThread
-             << "); wide-row strategies for norms and reductions are not "
-                "built yet";
     // At least two warps where the row has 64 vectors: a multiprocessor
     // holds at most 32 blocks, so blocks of one warp would leave half its
     // threads idle (a bf16 row of 1024 is 128 vectors).

@@ -60,8 +60,9 @@ HostTensor evalOp(const ProgramOp &op,
 constexpr double kRowSumDepth = 80;
 /// The same for one kernel: rows of `n` values over `threads` threads of
 /// `vector` values (RowNorm.cpp's layout): its values a thread, then 5
-/// shuffle levels, and 5 more where there is more than one warp. Capped at
-/// kRowSumDepth; kRowSumDepth where threads or vector is not positive.
+/// shuffle levels, and 5 more where there is more than one warp (the online
+/// strategy's loops add a thread's values in order too: not capped);
+/// kRowSumDepth where threads or vector is not positive.
 double rowSumDepth(int64_t n, int64_t threads, int64_t vector);
 /// The same for a kb.reduce over a non-last axis of length `len` split over
 /// `slices` (ColumnReduce.cpp, #kb.config block[0]), and for a whole-tensor

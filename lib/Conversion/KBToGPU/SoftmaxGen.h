@@ -403,6 +403,15 @@ void buildSplitShared(
     function_ref<Value(Value m, Value s, int64_t row)> combine,
     PersistentHooks *persistent = nullptr);
 
+/// The row kernels' `online` strategy (RowNormOnline.cpp) for kb.reduce,
+/// kb.layer_norm and kb.rms_norm rows too wide for one block's registers:
+/// the row read in loops (reduce: once; rms_norm: twice; layer_norm: three
+/// times). `c` is set up as for the registers strategy (RowNorm.cpp);
+/// `weight` and `bias` are the norm's flattened parameters or null; `row`
+/// is the block's row (a reduce's output index).
+void buildRowNormOnline(SoftmaxContext &c, Operation *anchor, Value weight,
+                        Value bias, Value scratch0, Value scratch1, Value row);
+
 /// The fused chains around a row kernel's anchor (a softmax or a norm,
 /// `what` in the messages) in `fusion`: the ops before it become `c.pro`
 /// (or, with none, `c.in` is the anchor's input buffer), those after it

@@ -95,7 +95,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"pad", !config.getPad().empty(), matmul},
       {"mma", config.getMma().has_value(), matmul},
       {"copy", config.getCopy().has_value(), matmul},
-      {"strategy", config.getStrategy().has_value(), softmax},
+      {"strategy", config.getStrategy().has_value(), softmax || row},
       // A matmul's: wgmma_tf32 with TMA, two blocks sharing B^T's tile
       // (kb-lower-to-gpu checks the rest).
       {"cluster", config.getCluster() != 0, softmax || matmul},
