@@ -408,8 +408,9 @@ LogicalResult selectColumnReduce(ReduceOp op, ConfigFields &f,
     cols = std::min<int64_t>(cols, f.threads);
   if (f.block.empty()) {
     int64_t threads = f.threads ? f.threads : 512;
+    // At least one warp: slices past R (a short axis) reduce nothing.
     f.block = {std::max<int64_t>(
-        1, std::min<int64_t>(threads / cols, nextPow2(len)))};
+        32 / cols, std::min<int64_t>(threads / cols, nextPow2(len)))};
   }
   if (!f.threads)
     f.threads = cols * f.block[0];

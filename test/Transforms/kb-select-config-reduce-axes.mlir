@@ -12,14 +12,16 @@
 // CHECK: kb.reduce %{{.*}} mean axis(0) keepdim {config = #kb.config<block = [64], threads = 512, vector = 1>} : tensor<1000x1001xf32>
 // CHECK: kb.reduce %{{.*}} min axis(0) {config = #kb.config<block = [64], threads = 512, vector = 8>} : tensor<4096x1000xbf16>
 // CHECK: kb.reduce %{{.*}} sum axis(0) {config = #kb.config<block = [4], threads = 32, vector = 4>} : tensor<3x4096xf32>
-func.func @column_configs(%a: tensor<8192x8192xf32>, %b: tensor<64x4096x4096xf32>, %c: tensor<1000x1001xf32>, %d: tensor<4096x1000xbf16>, %e: tensor<3x4096xf32>)
-    -> (tensor<8192xf32>, tensor<64x4096xf32>, tensor<1x1001xf32>, tensor<1000xbf16>, tensor<4096xf32>) {
+// CHECK: kb.reduce %{{.*}} sum axis(0) {config = #kb.config<block = [16], threads = 32, vector = 4>} : tensor<1x8xf32>
+func.func @column_configs(%a: tensor<8192x8192xf32>, %b: tensor<64x4096x4096xf32>, %c: tensor<1000x1001xf32>, %d: tensor<4096x1000xbf16>, %e: tensor<3x4096xf32>, %f: tensor<1x8xf32>)
+    -> (tensor<8192xf32>, tensor<64x4096xf32>, tensor<1x1001xf32>, tensor<1000xbf16>, tensor<4096xf32>, tensor<8xf32>) {
   %0 = kb.reduce %a sum axis(0) : tensor<8192x8192xf32> -> tensor<8192xf32>
   %1 = kb.reduce %b max axis(1) : tensor<64x4096x4096xf32> -> tensor<64x4096xf32>
   %2 = kb.reduce %c mean axis(0) keepdim : tensor<1000x1001xf32> -> tensor<1x1001xf32>
   %3 = kb.reduce %d min axis(0) : tensor<4096x1000xbf16> -> tensor<1000xbf16>
   %4 = kb.reduce %e sum axis(0) : tensor<3x4096xf32> -> tensor<4096xf32>
-  return %0, %1, %2, %3, %4 : tensor<8192xf32>, tensor<64x4096xf32>, tensor<1x1001xf32>, tensor<1000xbf16>, tensor<4096xf32>
+  %5 = kb.reduce %f sum axis(0) : tensor<1x8xf32> -> tensor<8xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<8192xf32>, tensor<64x4096xf32>, tensor<1x1001xf32>, tensor<1000xbf16>, tensor<4096xf32>, tensor<8xf32>
 }
 
 // -----

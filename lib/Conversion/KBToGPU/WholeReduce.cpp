@@ -1,4 +1,4 @@
-//===- WholeReduce.cpp - kb.reduce of a whole tensor, two stages --------===//
+//===- WholeReduce.cpp - kb.reduce of a whole tensor, two stages ----------===//
 //
 // kb.reduce `all` (sum, mean, max or min of every element) in two stages in
 // one launch of `grid` blocks (#kb.config grid):
