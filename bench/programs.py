@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the benchmark programs (kb dialect) into a folder, one .mlir each.
 
-Usage: bench/programs.py OUT_DIR [--only matmul|softmax|fusion|activations|norms|...]
+Usage: bench/programs.py OUT_DIR [--only matmul|softmax|fusion|activations|norms|reductions|...]
 Each program is compiled by scripts/build-bench.sh into a bundle; fusion
 programs also get an unfused bundle (<name>-unfused) to time against."""
 import os
@@ -93,6 +93,36 @@ def row_reduce(rows, cols, kind, keepdim=True, dtype="f32"):
     return f"""func.func @reduce(%x: {ty} {{kb.name = "x"}}) -> ({rt} {{kb.name = "y"}}) {{
   %0 = kb.reduce %x {kind}{kd} : {ty} -> {rt}
   return %0 : {rt}
+}}
+"""
+
+def reduce_nd(shape, kind, axis=None, whole=False, keepdim=False, dtype="f32"):
+    """kb.reduce over `axis` (None: the last), or over every element."""
+    rank = len(shape)
+    if whole:
+        rshape = (1,) * rank if keepdim else (1,)
+        form = " all"
+    else:
+        a = rank - 1 if axis is None else axis
+        rshape = tuple(shape[:a]) + ((1,) if keepdim else ()) + tuple(shape[a + 1:])
+        form = f" axis({a})" if a != rank - 1 else ""
+    ty, rt = t(tuple(shape), dtype), t(rshape, dtype)
+    kd = " keepdim" if keepdim else ""
+    return f"""func.func @reduce(%x: {ty} {{kb.name = "x"}}) -> ({rt} {{kb.name = "y"}}) {{
+  %0 = kb.reduce %x {kind}{form}{kd} : {ty} -> {rt}
+  return %0 : {rt}
+}}
+"""
+
+def log_softmax(rows, cols, dtype="f32", residual=False):
+    """x (+ residual) -> kb.log_softmax: one kernel."""
+    ty = t((rows, cols), dtype)
+    res_arg = f', %r: {ty} {{kb.name = "residual"}}' if residual else ""
+    body = f"  %0 = kb.add %x, %r : {ty}\n" if residual else ""
+    x = "%0" if residual else "%x"
+    return f"""func.func @log_softmax(%x: {ty} {{kb.name = "x"}}{res_arg}) -> ({ty} {{kb.name = "y"}}) {{
+{body}  %1 = kb.log_softmax {x} : {ty}
+  return %1 : {ty}
 }}
 """
 
@@ -343,6 +373,45 @@ PROGRAMS = {
         "rmsnorm-bf16-1000x1000": rmsnorm(1000, 1000, "bf16"),
         "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
         "mean-1000x4097": row_reduce(1000, 4097, "mean"),
+        # Rows wider than one block's registers: the online strategy (the
+        # row read in loops), issue #45's 1024 x 65536 targets; odd widths.
+        "layernorm-1024x65536": layernorm(1024, 65536),
+        "layernorm-plain-1024x65536": layernorm(1024, 65536, residual=False),
+        "rmsnorm-1024x65536": rmsnorm(1024, 65536),
+        "rmsnorm-bf16-1024x65536": rmsnorm(1024, 65536, "bf16"),
+        "sum-1024x65536": row_reduce(1024, 65536, "sum"),
+        "layernorm-7x100003": layernorm(7, 100003),
+        "rmsnorm-bf16-5x40000": rmsnorm(5, 40000, "bf16"),
+        "max-9x70001": row_reduce(9, 70001, "max", keepdim=False),
+        # kb.log_softmax: registers (8192, bf16 1024), online (65536), the
+        # residual add fused, odd rows (aligned chunks; fused: vector 1).
+        "logsoftmax-4096x8192": log_softmax(4096, 8192),
+        "logsoftmax-1024x65536": log_softmax(1024, 65536),
+        "logsoftmax-bf16-16384x1024": log_softmax(16384, 1024, "bf16"),
+        "logsoftmax-res-4096x8192": log_softmax(4096, 8192, residual=True),
+        "logsoftmax-1000x1001": log_softmax(1000, 1001),
+        "logsoftmax-res-1000x1001": log_softmax(1000, 1001, residual=True),
+    },
+    # Reductions over the last axis (RowNorm.cpp), a first or middle axis
+    # (ColumnReduce.cpp) and the whole tensor (WholeReduce.cpp), issue #45's
+    # targets; odd shapes for the check.
+    "reductions": {
+        **{f"{k}-last-8192x8192": reduce_nd((8192, 8192), k) for k in ("sum", "mean", "max")},
+        **{f"{k}-first-8192x8192": reduce_nd((8192, 8192), k, axis=0) for k in ("sum", "mean", "max")},
+        **{f"{k}-last-64x4096x4096": reduce_nd((64, 4096, 4096), k) for k in ("sum", "mean", "max")},
+        **{f"{k}-first-64x4096x4096": reduce_nd((64, 4096, 4096), k, axis=0) for k in ("sum", "mean", "max")},
+        "sum-mid-64x4096x4096": reduce_nd((64, 4096, 4096), "sum", axis=1),
+        "sum-all-2p28": reduce_nd((1 << 28,), "sum", whole=True),
+        "max-all-2p28": reduce_nd((1 << 28,), "max", whole=True),
+        "sum-first-bf16-8192x8192": reduce_nd((8192, 8192), "sum", axis=0, dtype="bf16"),
+        "sum-first-1000x1001": reduce_nd((1000, 1001), "sum", axis=0),
+        "mean-first-keep-1000x1001": reduce_nd((1000, 1001), "mean", axis=0, keepdim=True),
+        "max-mid-7x1000x33": reduce_nd((7, 1000, 33), "max", axis=1),
+        "min-first-bf16-4096x1000": reduce_nd((4096, 1000), "min", axis=0, dtype="bf16"),
+        "sum-all-1000x1001": reduce_nd((1000, 1001), "sum", whole=True),
+        "mean-all-keep-1000x1001": reduce_nd((1000, 1001), "mean", whole=True, keepdim=True),
+        "min-all-bf16-1000x1000": reduce_nd((1000, 1000), "min", whole=True, dtype="bf16"),
+        "sum-all-7x3": reduce_nd((7, 3), "sum", whole=True),
     },
     # Attention (issue #46): kb.attention, FlashAttention-style, against
     # F.scaled_dot_product_attention (flash and efficient backends) and

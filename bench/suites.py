@@ -66,9 +66,15 @@ SUITES = {
     },
     "norms": {
         "about": "LayerNorm (with the residual add fused in front) and RMSNorm in f32 and "
-                 "bf16, and sum / max over the last axis, one block a row, against "
-                 "PyTorch and torch.compile",
+                 "bf16, sum / max over the last axis, log_softmax, one block a row, "
+                 "against PyTorch and torch.compile",
         "from": "norms",
+    },
+    "reductions": {
+        "about": "sum / mean / max over the last, first and a middle axis of 8192 x 8192 "
+                 "and 64 x 4096 x 4096, whole-tensor sum and max of 2^28 floats, odd "
+                 "shapes, against PyTorch and torch.compile",
+        "from": "reductions",
     },
     "attention": {
         "about": "kb.attention (FlashAttention-style) in f32 and bf16, 16 x 32 heads of "

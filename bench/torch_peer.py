@@ -6,7 +6,8 @@ median of many runs).
 
 For every bundle folder given, the program in its manifest.json is rebuilt in
 PyTorch from the same op list (kb.matmul -> torch.matmul, or F.linear for a
-transposed B; kb.softmax -> torch.softmax; kb.layer_norm, kb.rms_norm,
+transposed B; kb.softmax, kb.log_softmax -> torch.softmax,
+torch.log_softmax; kb.layer_norm, kb.rms_norm,
 kb.reduce -> F.layer_norm, F.rms_norm, torch.sum/mean/amax/amin;
 kb.attention -> F.scaled_dot_product_attention, timed also with the flash and
 the efficient backend alone, and torch.compile of the written-out q k^T,
@@ -163,6 +164,8 @@ def build(manifest, peer_dtype=None, device="cuda", explicit_attention=False):
                 y = xs[0]
             elif name == "kb.softmax":
                 y = torch.softmax(xs[0], dim=-1)
+            elif name == "kb.log_softmax":
+                y = torch.log_softmax(xs[0], dim=-1)
             elif name == "kb.attention":
                 y = attention_peer(xs[0], xs[1], xs[2], xs[3] if len(xs) > 3 else None, a,
                                    explicit=explicit_attention)
@@ -203,7 +206,11 @@ def build(manifest, peer_dtype=None, device="cuda", explicit_attention=False):
             elif name == "kb.reduce":
                 fn_ = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax,
                        "min": torch.amin}[a["kind"]]
-                y = fn_(xs[0], dim=-1, keepdim=bool(a.get("keepdim", False)))
+                keep = bool(a.get("keepdim", False))
+                if a.get("all"):  # every element: kb's (1,) or all-ones shape
+                    y = fn_(xs[0]).reshape((1,) * (xs[0].dim() if keep else 1))
+                else:
+                    y = fn_(xs[0], dim=int(a.get("axis", -1)), keepdim=keep)
             elif name == "kb.convert":
                 if peer_dtype is not None:  # the whole program in one type
                     y = xs[0]

@@ -245,7 +245,8 @@ TEST(RowReference, SumDepthOfTheKernelsLayout) {
   EXPECT_EQ(rowSumDepth(1024, 64, 4), 16 + 10);  // 16 values a thread, 2 warps
   EXPECT_EQ(rowSumDepth(1000, 32, 8), 32 + 5);   // one warp: shuffles only
   EXPECT_EQ(rowSumDepth(100, 64, 1), 2 + 10);    // a partial second chunk
-  EXPECT_EQ(rowSumDepth(1 << 20, 64, 4), kRowSumDepth); // capped
+  // The online strategy's loops: 4096 vectors a thread.
+  EXPECT_EQ(rowSumDepth(1 << 20, 64, 4), 16384 + 10);
   EXPECT_EQ(rowSumDepth(1024, 0, 4), kRowSumDepth);
 }
 
@@ -297,4 +298,19 @@ TEST(RowReference, EmulatedSumPassesOffByOneTermFails) {
   // A sum that missed its largest term.
   float missed = s - *std::max_element(x.begin(), x.end());
   EXPECT_FALSE(compareWithBound(&missed, ref.data.data(), ref.err, 1).ok());
+}
+
+TEST(RowReference, EmulatedOnlineLayerNormAtItsDepth) {
+  // 1024 x 65536's online kernel: 1024 threads of 4, 16 vectors a thread
+  // (64 values); 4096 x 262144 would add 256 values a thread, past
+  // kRowSumDepth: the bound at the kernel's own depth still holds it.
+  for (auto [n, threads] : {std::pair{65536, 1024}, std::pair{262144, 1024}}) {
+    Case c = randomCase(2, n, 100.0, 99 + n);
+    Comparison ok =
+        checkLayerNorm(c, 2, n, threads, 4, Broken::None, true, true);
+    EXPECT_TRUE(ok.ok()) << n << ": worst " << ok.maxErrOverBound;
+    EXPECT_FALSE(
+        checkLayerNorm(c, 2, n, threads, 4, Broken::NoWeight, true, true).ok())
+        << n;
+  }
 }

@@ -3,7 +3,8 @@
 run (scripts/differential.sh compiles them, scripts/differential-gpu.sh runs
 and checks them on the GPU).
 
-Every op of the dialect (matmul, softmax, transpose, add, sub, mul, div,
+Every op of the dialect (matmul, softmax, log_softmax, reduce over an axis
+or all of them, transpose, add, sub, mul, div,
 bias_add, scale, gelu tanh/erf, relu, tanh, sigmoid, exp, dropout), every
 precision (ieee, tf32, tf32x3), batched and transpose_b matmuls, explicit
 transposes (with and without pad), elementwise chains before and after
@@ -249,6 +250,31 @@ class Program:
         return self.emit(f"kb.softmax {x} : {self.t(x)}", self.shape[x], 1.0, "softmax",
                          self.et[x])
 
+    def log_softmax(self, x):
+        """kb.log_softmax: values in [-(2 mag + log(width)), 0]."""
+        if self.converted:
+            self.classes.add("convert_softmax_prologue")
+        self.converted = False
+        mag = 2 * self.mag[x] + math.log(self.shape[x][-1]) + 1
+        return self.emit(f"kb.log_softmax {x} : {self.t(x)}", self.shape[x], mag,
+                         "log_softmax", self.et[x])
+
+    def reduce(self, x, kind, axis=None, whole=False, keepdim=False):
+        """kb.reduce over `axis` (None: the last) or every element."""
+        sh = self.shape[x]
+        rank = len(sh)
+        if whole:
+            rs, form, n = ([1] * rank if keepdim else [1]), " all", numel(sh)
+        else:
+            a = rank - 1 if axis is None else axis
+            rs = sh[:a] + ([1] if keepdim else []) + sh[a + 1:]
+            form, n = (f" axis({a})" if a != rank - 1 else ""), sh[a]
+        mag = self.mag[x] * (n if kind == "sum" else 1)
+        kd = " keepdim" if keepdim else ""
+        return self.emit(f"kb.reduce {x} {kind}{form}{kd} : {self.t(x)} -> {ttype(rs, self.et[x])}",
+                         rs, mag, "reduce_all" if whole else "reduce_axis" if form else "reduce",
+                         self.et[x])
+
     def matmul(self, a, b, precision, trans_b, padded=False):
         """A matmul; 16-bit operands (precision None) have no precision
         keyword, and write f32 or their own type (f32 where an f16 result
@@ -341,11 +367,32 @@ def gen_softmax(p, rng, budget):
     x = p.arg(shape)
     if rng.random() < 0.7:
         x = p.chain(x, rng.randint(1, 4))
-    y = p.softmax(x)
+    aux = random.Random(repr(rng.getstate()))  # leaves rng's draws as before
+    y = p.log_softmax(x) if aux.random() < 0.25 else p.softmax(x)
     if rng.random() < 0.1:
         y = p.softmax(y)  # a softmax of a softmax
     if rng.random() < 0.6:
         y = p.chain(y, rng.randint(1, 3))
+    return [y]
+
+
+def gen_reduce(p, rng, budget):
+    """kb.reduce over the last axis, another axis, or every element, after
+    an elementwise chain or not (its own kernel: a reduce fuses with
+    nothing)."""
+    shape = random_shape(rng, budget, 32768)
+    x = p.arg(shape, mag=rng.choice([1.0, 6.0]))
+    if rng.random() < 0.4:
+        x = p.chain(x, rng.randint(1, 3))
+    kind = rng.choice(["sum", "mean", "max", "min"])
+    keepdim = rng.random() < 0.3 or len(shape) == 1
+    r = rng.random()
+    if r < 0.35:
+        y = p.reduce(x, kind, whole=True, keepdim=rng.random() < 0.3)
+    elif r < 0.8 and len(shape) > 1:
+        y = p.reduce(x, kind, axis=rng.randrange(len(shape) - 1), keepdim=keepdim)
+    else:
+        y = p.reduce(x, kind, keepdim=keepdim)
     return [y]
 
 
@@ -525,7 +572,18 @@ def generate(index, seed, mem_budget, flop_budget, rules=0.0, half=0.0):
             weights=[20, 30, 30, 12, 8])[0]
         # Each op keeps its result: leave room for a chain of ~10 buffers.
         per = max(1, elem_budget // 12)
-        if kind == "rule_matmul":
+        # Half the chains become a reduction (about one program in ten),
+        # drawn from a stream of its own (seeded from the main one's state,
+        # which it leaves as it was): the other programs stay those of the
+        # generator before it.
+        aux = random.Random(repr(rng.getstate()))
+        if kind == "chain" and aux.random() < 0.5:
+            kind = "reduce"
+        if kind == "reduce":
+            main_rng, p.rng = p.rng, aux
+            results = gen_reduce(p, aux, min(per, 1 << 26))
+            p.rng = main_rng
+        elif kind == "rule_matmul":
             results = gen_rule_matmul(p, rng, elem_budget // 2, flop_budget)
         elif kind == "chain":
             results = gen_chain(p, rng, min(per, 1 << 26))

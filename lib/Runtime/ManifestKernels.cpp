@@ -287,6 +287,18 @@ void parseKernels(const json &j, ParseState &st) {
                           : " and a config with its block"));
         continue;
       }
+      // A whole-tensor reduce's: the count, a spare word, a partial a block
+      // (wholeReduceWorkspaceWords); no block waits for another.
+      if (k.ops.size() == 1 && k.ops[0] < m.program.size() &&
+          m.program[k.ops[0]].op == "kb.reduce" &&
+          m.program[k.ops[0]].attrs.value("all", false)) {
+        if (k.args.back() == a || ws.elements() != 2 + k.grid[0])
+          fail(named + " (whole-tensor reduce) takes workspace '" + a +
+               "' of " + std::to_string(ws.elements()) + " words; its grid of " +
+               std::to_string(k.grid[0]) + " blocks needs " +
+               std::to_string(2 + k.grid[0]));
+        continue;
+      }
       if (k.coResidentBlocks < 1 || k.args.back() == a)
         fail(named + " takes workspace '" + a +
              "' but declares no co_resident_blocks (or writes it as its "

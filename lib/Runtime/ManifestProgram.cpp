@@ -22,13 +22,14 @@ const std::set<std::string> &unaryOps() {
   static const std::set<std::string> ops = {
       "kb.scale",   "kb.relu", "kb.tanh",       "kb.exp",
       "kb.sigmoid", "kb.gelu", "kb.dropout",    "kb.softmax",
-      "kb.silu",    "kb.pow",  "kb.add_scalar", "kb.leaky_relu"};
+      "kb.silu",    "kb.pow",  "kb.add_scalar", "kb.leaky_relu",
+      "kb.log_softmax"};
   return ops;
 }
 /// The row ops: a layer_norm or rms_norm keeps its input's shape (and takes
 /// an optional weight, then for a layer_norm an optional bias, of the last
-/// axis' length); a reduce drops the last axis or, with keepdim, keeps it 1
-/// long.
+/// axis' length); a reduce drops its axis (the last, or attrs.axis; every
+/// one with attrs.all) or, with keepdim, keeps it 1 long.
 bool isRowOp(const std::string &op) {
   return op == "kb.layer_norm" || op == "kb.rms_norm" || op == "kb.reduce";
 }
@@ -81,7 +82,7 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
       std::string k = asString(v, path);
       if (k != "sum" && k != "max" && k != "min" && k != "mean")
         fail(path + " must be sum, max, min or mean, got '" + k + "'");
-    } else if (key == "keepdim" || key == "causal" || key == "has_mask" ||
+    } else if (key == "keepdim" || key == "all" || key == "causal" || key == "has_mask" ||
                key == "lse") {
       asBool(v, path);
     } else if (key == "scale") {
@@ -89,6 +90,8 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
         fail(path + ": " + shown(v) + " is not finite");
     } else if (key == "lse_output") {
       asString(v, path);
+    } else if (key == "axis") {
+      asInt(v, path, 0, 7);
     }
     // Other attributes are recorded for the reader and not used by kb-run.
   }
@@ -293,10 +296,24 @@ void parseProgram(const json &j, ParseState &st) {
         fail(where + " needs attrs.kind (sum, max, min or mean)");
       const auto &x = inShapes[0];
       bool keep = op.attrs.value("keepdim", false);
-      std::vector<int64_t> r(x.begin(), x.end() - 1);
-      if (keep || r.empty())
+      bool all = op.attrs.value("all", false);
+      const int64_t rank = static_cast<int64_t>(x.size());
+      int64_t axis = op.attrs.value("axis", rank - 1);
+      if (all && op.attrs.contains("axis"))
+        fail(where + " takes attrs.all or attrs.axis, not both");
+      if (axis < 0 || axis >= rank)
+        fail(where + " reduces axis " + std::to_string(axis) + " of rank-" +
+             std::to_string(rank) + " '" + op.inputs[0] + "'");
+      std::vector<int64_t> r(x.begin(), x.end());
+      if (all)
+        r.assign(keep ? rank : 1, 1);
+      else if (keep)
+        r[axis] = 1;
+      else
+        r.erase(r.begin() + axis);
+      if (r.empty())
         r.push_back(1);
-      if (x.size() == 1 && !keep)
+      if (x.size() == 1 && !keep && !all)
         fail(where + " reduces rank-1 '" + op.inputs[0] +
              "' to a scalar: it needs keepdim");
       if (op.shape != r)

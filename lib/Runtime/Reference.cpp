@@ -192,6 +192,59 @@ void softmaxRows(const HostTensor &x, HostTensor &out) {
   }
 }
 
+/// kb.log_softmax: y_j = x_j - m - log(S), S = sum_k exp(x_k - m). Its
+/// bound (docs/tolerances.md, "Log-softmax"): the inputs' errors move y_j by
+/// at most e_j + log(W) (W = sum_k p_k exp(e_k), p the softmax), the
+/// kernel's own rounding by u |x_j - m| (the subtraction), the relative
+/// error of the computed S (softmax's eps_S: the exps and the adds) as an
+/// absolute error of log(S), logf's 1 ulp on log(S) and the final
+/// subtraction's rounding.
+void logSoftmaxRows(const HostTensor &x, HostTensor &out) {
+  const int64_t len = x.lastDim(), n = static_cast<int64_t>(x.data.size());
+  const double factors =
+      2 * std::ceil(std::log2(double(std::max<int64_t>(len, 2)))) + 4;
+  const double sumRel = u * (2 * std::sqrt(double(len)) + 8);
+  for (int64_t r = 0; r < n / len; ++r) {
+    const double *row = &x.data[r * len];
+    double *y = &out.data[r * len];
+    double *ey = &out.err[r * len];
+    double m = -std::numeric_limits<double>::infinity();
+    double emax = 0;
+    bool finite = true;
+    for (int64_t j = 0; j < len; ++j) {
+      m = std::max(m, row[j]);
+      emax = std::max(emax, x.errAt(r * len + j));
+      finite = finite && std::isfinite(row[j]);
+    }
+    double s = 0;
+    for (int64_t j = 0; j < len; ++j)
+      s += std::exp(row[j] - m);
+    const double logS = std::log(s);
+    for (int64_t j = 0; j < len; ++j)
+      y[j] = (row[j] - m) - logS;
+    if (!finite || !std::isfinite(emax) || emax > 600) {
+      for (int64_t j = 0; j < len; ++j)
+        ey[j] = INFINITY;
+      continue;
+    }
+    double w = 0, sumTerms = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      double e = x.errAt(r * len + j);
+      double p = std::exp(row[j] - m) / s;
+      w += p * std::exp(e);
+      double tau = (m - row[j]) + e + emax;
+      sumTerms += p * u * (3.35 * tau + 5 * factors);
+    }
+    const double epsS = sumTerms + sumRel;
+    const double logErr = -std::log1p(-std::min(epsS, 0.5)) + 2 * u * logS;
+    for (int64_t j = 0; j < len; ++j) {
+      double e = x.errAt(r * len + j);
+      ey[j] = e + std::log(w) + u * (m - row[j] + e + emax) + logErr +
+              2 * u * std::fabs(y[j]) + kFlush;
+    }
+  }
+}
+
 } // namespace
 
 void roundToType(HostTensor &t, DType type) {
@@ -450,6 +503,8 @@ static HostTensor evalOpF32(const ProgramOp &op,
     }
   } else if (name == "kb.softmax") {
     softmaxRows(x, out);
+  } else if (name == "kb.log_softmax") {
+    logSoftmaxRows(x, out);
   } else if (evalActivation(op, in, out)) {
     // softplus ... maximum (ReferenceActivations.cpp)
   } else {

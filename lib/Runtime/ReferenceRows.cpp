@@ -1,6 +1,7 @@
 //===- ReferenceRows.cpp - float64 references for the row ops -------------===//
 //
-// kb.layer_norm, kb.rms_norm and kb.reduce over the last axis, in float64,
+// kb.layer_norm, kb.rms_norm and kb.reduce (over the last axis, any one
+// axis, or the whole tensor), in float64,
 // with the bound on what a correct fp32 kernel of kb's (RowNorm.cpp) may
 // err by: sums whose terms pass through at most kRowSumDepth rounded adds,
 // a two-pass variance, rsqrt within 2 ulp. docs/tolerances.md, section
@@ -129,12 +130,112 @@ double rowSumDepth(int64_t n, int64_t threads, int64_t vector) {
     return kRowSumDepth;
   int64_t span = threads * vector;
   double perThread = double((n + span - 1) / span * vector);
-  return std::min(kRowSumDepth, perThread + (threads > 32 ? 10 : 5));
+  // Not capped: the online strategy (RowNormOnline.cpp) holds no limit on
+  // the values a thread adds.
+  return perThread + (threads > 32 ? 10 : 5);
 }
 
 bool isRowOp(const std::string &name) {
   return name == "kb.layer_norm" || name == "kb.rms_norm" ||
          name == "kb.reduce";
+}
+
+namespace {
+
+/// kb.reduce over axis `axis` (ColumnReduce.cpp) or, with `all`, over
+/// every element (WholeReduce.cpp): x viewed as [outer, R, inner]. The
+/// summation depth is the op's (columnSumDepth / wholeSumDepth, set by
+/// kb-run from the kernel's launch), else R: a sum in order, the deepest
+/// any order reaches.
+HostTensor evalAxisReduce(const ProgramOp &op, const HostTensor &x) {
+  std::string kind = op.attrString("kind", "");
+  if (kind != "sum" && kind != "mean" && kind != "max" && kind != "min")
+    throw std::runtime_error("kb.reduce: unknown kind '" + kind + "'");
+  bool all = op.attrs.value("all", false);
+  bool keep = op.attrs.value("keepdim", false);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = all ? 0 : op.attrs.value("axis", rank - 1);
+  if (axis < 0 || axis >= rank)
+    throw std::runtime_error("kb.reduce: axis " + std::to_string(axis) +
+                             " of a rank-" + std::to_string(rank) + " input");
+  int64_t outer = 1, len = 1, inner = 1;
+  HostTensor out;
+  if (all) {
+    len = static_cast<int64_t>(x.data.size());
+    out.shape.assign(keep ? rank : 1, 1);
+  } else {
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= x.shape[d];
+    len = x.shape[axis];
+    for (int64_t d = axis + 1; d < rank; ++d)
+      inner *= x.shape[d];
+    out.shape = x.shape;
+    if (keep)
+      out.shape[axis] = 1;
+    else
+      out.shape.erase(out.shape.begin() + axis);
+    if (out.shape.empty())
+      out.shape.push_back(1);
+  }
+  depth = op.sumDepth > 0 ? op.sumDepth : static_cast<double>(len);
+  out.data.assign(outer * inner, 0.0);
+  out.err.assign(outer * inner, 0.0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double y = kind == "sum" || kind == "mean"
+                     ? 0.0
+                     : x.data[o * len * inner + i];
+      double absSum = 0, esum = 0, emax = 0;
+      for (int64_t r = 0; r < len; ++r) {
+        int64_t at = (o * len + r) * inner + i;
+        double v = x.data[at], e = x.errAt(at);
+        if (kind == "max")
+          y = std::max(y, v);
+        else if (kind == "min")
+          y = std::min(y, v);
+        else
+          y += v;
+        absSum += std::fabs(v) + e;
+        esum += e;
+        emax = std::max(emax, e);
+      }
+      double &ey = out.err[o * inner + i];
+      if (kind == "max" || kind == "min") {
+        ey = std::isfinite(y) ? emax : INFINITY;
+      } else {
+        double e = esum + sumError(absSum);
+        if (kind == "mean") {
+          y /= len;
+          ey = finish(y, e / len, 4 * u);
+        } else {
+          ey = finish(y, e, 0);
+        }
+      }
+      out.data[o * inner + i] = y;
+    }
+  return out;
+}
+
+} // namespace
+
+double columnSumDepth(int64_t len, int64_t slices) {
+  if (len <= 0 || slices <= 0)
+    return static_cast<double>(std::max<int64_t>(len, 1));
+  // A slice's rows in order, then the slices in order; + 2 of margin.
+  return static_cast<double>((len + slices - 1) / slices + slices + 2);
+}
+
+double wholeSumDepth(int64_t total, int64_t grid, int64_t threads,
+                     int64_t vector) {
+  if (total <= 0 || grid <= 0 || threads <= 0 || vector <= 0)
+    return static_cast<double>(std::max<int64_t>(total, 1));
+  int64_t vectors = (total + vector - 1) / vector;
+  int64_t perThread = (vectors + grid * threads - 1) / (grid * threads);
+  // A thread's values in order, a block's tree (5 shuffle levels, 5 over
+  // the warps), the last block's partials a thread in order, its tree
+  // again; + 2 of margin.
+  return static_cast<double>(perThread * vector + 10 +
+                             (grid + threads - 1) / threads + 10 + 2);
 }
 
 HostTensor evalRowOp(const ProgramOp &op,
@@ -144,8 +245,11 @@ HostTensor evalRowOp(const ProgramOp &op,
   const HostTensor &x = *in[0];
   const int64_t n = x.lastDim();
   const int64_t rows = static_cast<int64_t>(x.data.size()) / n;
-  depth = op.sumDepth > 0 ? std::min(op.sumDepth, kRowSumDepth) : kRowSumDepth;
+  depth = op.sumDepth > 0 ? op.sumDepth : kRowSumDepth;
   HostTensor out;
+  if (op.op == "kb.reduce" &&
+      (op.attrs.contains("axis") || op.attrs.value("all", false)))
+    return evalAxisReduce(op, x);
   if (op.op == "kb.reduce") {
     std::string kind = op.attrString("kind", "");
     bool keep = op.attrs.value("keepdim", false);

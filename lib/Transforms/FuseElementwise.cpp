@@ -62,7 +62,7 @@ void growGroup(llvm::SetVector<Operation *> &group, Operation *root) {
 /// the norms (their input is the row; a norm's weight and bias stay kernel
 /// inputs).
 bool takesPrologue(Operation *op) {
-  return isa<SoftmaxOp, LayerNormOp, RmsNormOp>(op);
+  return isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op);
 }
 
 llvm::SetVector<Operation *> collectGroup(Operation *root) {
@@ -82,7 +82,7 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
   for (size_t i = 0; i < group.size(); ++i)
     for (Value operand : group[i]->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (!def || !isa<MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(def) ||
+      if (!def || !isa<MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(def) ||
           def->getParentOfType<FusionOp>() ||
           def->getBlock() != root->getBlock() ||
           def->getResult(0).getType() != shape)
@@ -138,7 +138,7 @@ LogicalResult fuseGroup(Operation *root, llvm::SetVector<Operation *> &group) {
   llvm::sort(ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   auto anchorIt = llvm::find_if(ops, [](Operation *op) {
-    return isa<MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op);
+    return isa<MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op);
   });
   if (anchorIt != ops.end()) {
     Operation *anchor = *anchorIt;

@@ -106,7 +106,13 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   // Rows that are not a multiple of 4 long: an unfused softmax reads them as
   // aligned 16-byte chunks with masked edges (vector = 4) in the registers
   // and split_shared strategies; other strategies take narrower accesses.
-  bool unfused = isa<SoftmaxOp>(op);
+  bool unfused = isa<SoftmaxOp, LogSoftmaxOp>(op);
+  // A log-softmax is built with the registers and online strategies only
+  // (the split ones' partial exchanges return softmax's factor, not its
+  // logarithm).
+  bool isLog = isa<LogSoftmaxOp>(op);
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    isLog = isa_and_nonnull<LogSoftmaxOp>(getFusionAnchor(fusion));
   auto alignedChunksAllowed = [&] {
     return unfused && f.vector == 4 &&
            (f.strategy == SoftmaxStrategy::registers ||
@@ -152,7 +158,7 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
     if (valuesPerThread(covered(n), maxThreads, f.vector) <=
         kAutoRowValuesPerThread)
       return SoftmaxStrategy::registers;
-    if (globalBlocks())
+    if (globalBlocks() && !isLog)
       return SoftmaxStrategy::split_global;
     return SoftmaxStrategy::online;
   };
@@ -164,6 +170,12 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
                                             : widestVector(n);
   if (autoStrategy)
     f.strategy = chooseStrategy();
+  if (isLog && f.strategy != SoftmaxStrategy::registers &&
+      f.strategy != SoftmaxStrategy::online)
+    return op->emitOpError()
+           << "log_softmax is built with strategy \"registers\" or "
+              "\"online\", not \""
+           << nameOf(f.strategy) << "\"";
   // 16-bit rows: the registers softmax is the only one built so far.
   if (isAll16Bit(op) && f.strategy != SoftmaxStrategy::registers)
     return op->emitOpError()
@@ -358,16 +370,109 @@ LogicalResult selectPad(Operation *op, ConfigFields &f) {
 /// limit. Rows that do not fit in one
 /// block's registers at kAutoRowValuesPerThread a thread are refused: kb
 /// has no strategy for them yet.
+/// A kb.reduce over a non-last axis (ColumnReduce.cpp), its input viewed
+/// as [outer, R, inner]: the vector as for rows, but of inner; C column
+/// threads, 32 where inner is that wide, halved (down to 8, a 128-byte
+/// line of f32 a row for 8 threads of 4) while the grid has fewer than two
+/// blocks a multiprocessor; the reduced axis split over S = block[0]
+/// slices of a block of 512 threads (fewer where R is short).
+LogicalResult selectColumnReduce(ReduceOp op, ConfigFields &f,
+                                 const TargetModel &model) {
+  if (f.strategy || f.cluster || f.grid || f.stages || f.block.size() > 1)
+    return op->emitOpError() << "column reduction config takes threads, "
+                                "vector and block = [slices] only";
+  ArrayRef<int64_t> shape = op.getInput().getType().getShape();
+  int64_t axis = op.getReducedAxis();
+  int64_t outer = 1, inner = 1, len = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    inner *= shape[d];
+  if (f.vector == 8 && !isAll16Bit(op))
+    return op->emitOpError() << "config asks for vector width 8, which is for "
+                                "kernels whose tensors are all 16-bit (16 "
+                                "bytes an access)";
+  if (f.vector && inner % f.vector != 0)
+    return op->emitOpError() << "config asks for vector width " << f.vector
+                             << ", which needs the " << inner
+                             << " columns after the reduced axis to be a "
+                                "multiple of it";
+  if (!f.vector)
+    f.vector = inner % 8 == 0 && isAll16Bit(op) ? 8 : widestVector(inner);
+  int64_t cols = std::min<int64_t>(
+      32, nextPow2(llvm::divideCeil(inner, f.vector)));
+  while (cols > 8 && outer * llvm::divideCeil(inner, cols * f.vector) <
+                         2 * model.smCount)
+    cols /= 2;
+  if (f.threads)
+    cols = std::min<int64_t>(cols, f.threads);
+  if (f.block.empty()) {
+    int64_t threads = f.threads ? f.threads : 512;
+    // At least one warp: slices past R (a short axis) reduce nothing.
+    f.block = {std::max<int64_t>(
+        32 / cols, std::min<int64_t>(threads / cols, nextPow2(len)))};
+  }
+  if (!f.threads)
+    f.threads = cols * f.block[0];
+  if (f.threads % f.block[0] != 0 || f.threads > model.maxThreadsPerBlock)
+    return op->emitOpError()
+           << "column reduction config needs threads (" << f.threads
+           << ", at most " << model.maxThreadsPerBlock
+           << ") a multiple of block[0] (" << f.block[0]
+           << ", the slices of the reduced axis)";
+  return success();
+}
+
+/// A kb.reduce of the whole tensor (WholeReduce.cpp): the vector as for
+/// rows, 512 threads, and a grid of stage-1 blocks: one a 512 vectors, at
+/// most four a multiprocessor (2048 threads each).
+LogicalResult selectWholeReduce(ReduceOp op, ConfigFields &f,
+                                const TargetModel &model) {
+  if (f.strategy || f.cluster || f.stages || !f.block.empty())
+    return op->emitOpError() << "whole-tensor reduction config takes "
+                                "threads, vector and grid only";
+  int64_t total = op.getInput().getType().getNumElements();
+  if (f.vector == 8 && !isAll16Bit(op))
+    return op->emitOpError() << "config asks for vector width 8, which is for "
+                                "kernels whose tensors are all 16-bit (16 "
+                                "bytes an access)";
+  if (f.vector && total % f.vector != 0)
+    return op->emitOpError() << "config asks for vector width " << f.vector
+                             << ", which needs the " << total
+                             << " elements to be a multiple of it";
+  if (!f.vector)
+    f.vector = total % 8 == 0 && isAll16Bit(op) ? 8 : widestVector(total);
+  if (!f.threads)
+    f.threads = 512;
+  if (f.threads % 32 != 0 || f.threads > model.maxThreadsPerBlock)
+    return op->emitOpError()
+           << "whole-tensor reduction config needs threads a multiple of 32, "
+              "at most "
+           << model.maxThreadsPerBlock << ", got " << f.threads;
+  if (!f.grid)
+    f.grid = std::clamp<int64_t>(
+        llvm::divideCeil(total / f.vector, f.threads), 1,
+        4 * model.smCount);
+  return success();
+}
+
 LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
                               const TargetModel &model) {
+  if (auto red = dyn_cast<ReduceOp>(op)) {
+    if (red.getAll())
+      return selectWholeReduce(red, f, model);
+    if (red.isColumnReduction())
+      return selectColumnReduce(red, f, model);
+  }
   auto fusion = dyn_cast<FusionOp>(op);
   Operation *anchor = fusion ? getFusionAnchor(fusion) : op;
   auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
   int64_t n = type.getShape().back();
   int64_t maxThreads = model.maxThreadsPerBlock;
-  if (!f.block.empty() || f.strategy || f.cluster || f.grid || f.stages)
-    return op->emitOpError()
-           << "row reduction config takes threads and vector only";
+  if (!f.block.empty() || f.cluster || f.grid || f.stages ||
+      (f.strategy && f.strategy != SoftmaxStrategy::online))
+    return op->emitOpError() << "row reduction config takes threads, vector "
+                                "and strategy = \"online\" only";
   if (f.vector == 8 && !isAll16Bit(op))
     return op->emitOpError() << "config asks for vector width 8, which is for "
                                 "kernels whose tensors are all 16-bit (16 "
@@ -378,15 +483,17 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
                              << ") to be a multiple of it";
   if (!f.vector)
     f.vector = n % 8 == 0 && isAll16Bit(op) ? 8 : widestVector(n);
+  // Rows wider than one block's registers hold: the row read in loops by
+  // the chip's most threads.
+  if (!f.strategy && !f.threads &&
+      valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread)
+    f.strategy = SoftmaxStrategy::online;
+  if (f.strategy == SoftmaxStrategy::online) {
+    if (!f.threads)
+      f.threads = maxThreads;
+    return success();
+  }
   if (!f.threads) {
-    if (valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread)
-      return op->emitOpError()
-             << "has rows of " << n << " values, more than one block's "
-             << "registers hold (" << maxThreads * kAutoRowValuesPerThread
-             << " at " << maxThreads << " threads of "
-             << kAutoRowValuesPerThread
-             << "); wide-row strategies for norms and reductions are not "
-                "built yet";
     // At least two warps where the row has 64 vectors: a multiprocessor
     // holds at most 32 blocks, so blocks of one warp would leave half its
     // threads idle (a bf16 row of 1024 is 128 vectors).

@@ -2,13 +2,15 @@
 
     nn.LayerNorm / F.layer_norm        -> kb.layer_norm (weight, bias optional)
     nn.RMSNorm / F.rms_norm / torch.rms_norm (torch >= 2.4)  -> kb.rms_norm
-    torch.sum / mean / amax / amin, and the tensor methods, over dim=-1
-    (keepdim or not)                   -> kb.reduce
+    torch.sum / mean / amax / amin, and the tensor methods, over one dim
+    (any; keepdim or not) or the whole tensor (no dim)  -> kb.reduce
+    F.log_softmax / torch.log_softmax / .log_softmax() / nn.LogSoftmax
+    over the last dim                  -> kb.log_softmax
 
 Each function returns the translated KVal, or None when the node is none of
 these (fx.py then reports it as unsupported). A norm over more than the
-last dim, or a reduction over another dim, several dims or the whole
-tensor, raises KbImportError through the importer's fail().
+last dim, or a reduction over several (but not all) dims, raises
+KbImportError through the importer's fail().
 """
 
 from __future__ import annotations
@@ -19,27 +21,46 @@ _REDUCE_FNS = ("sum", "mean", "amax", "amin")
 _KIND = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min"}
 
 
-def _last_dim(imp, x, dim, what):
-    """Whether `dim` (an int, or a list / tuple of one) names x's last dim."""
+def _one_dim(imp, x, dim, what):
+    """`dim` (an int, or a list / tuple of one) as an axis in [0, rank)."""
     if isinstance(dim, (list, tuple)) and len(dim) == 1:
         dim = dim[0]
     r = len(x.shape)
-    if not isinstance(dim, int) or dim not in (-1, r - 1):
-        imp.fail(f"{what} over dim={dim} of a rank-{r} tensor (kb reduces over the last dim only)")
+    if not isinstance(dim, int) or not -r <= dim < r:
+        imp.fail(f"{what} over dim={dim} of a rank-{r} tensor (kb reduces over one dim or all of them)")
+    return dim % r
 
 
 def _reduce(imp, x, name, dim, keepdim, dtype=None):
     from .fx import KVal
     if not isinstance(x, KVal):
         imp.fail(f"{name} of a non-tensor")
-    if dim is None:
-        imp.fail(f"{name} over the whole tensor (kb reduces over the last dim only)")
     if dtype is not None:
         imp.fail(f"{name} with dtype= (convert the input first)")
-    _last_dim(imp, x, dim, name)
     keepdim = bool(keepdim)
-    if len(x.shape) == 1 and not keepdim:
+    rank = len(x.shape)
+    if dim is None or (isinstance(dim, (list, tuple)) and (len(dim) == 0 or len(dim) == rank and rank > 1
+                                                           and sorted(d % rank for d in dim) == list(range(rank)))):
+        # The whole tensor: kb.reduce all, a (1,) result (PyTorch's 0-d).
+        v = imp.read(x, imp.kb_shape(x) if x.source is None else None)
+        r = imp.prog.reduce(v, _KIND[name], keepdim, all=True)
+        logical = (1,) * rank if keepdim else ()
+        out = KVal(logical, value=r)
+        if tuple(r.shape) != logical:
+            out.reshaped = True  # 0-d: only returned as is
+        return out
+    axis = _one_dim(imp, x, dim, name)
+    if rank == 1 and not keepdim:
         imp.fail(f"{name} of a 1-D tensor to a 0-d one (kb has no 0-d tensors; use keepdim=True)")
+    if axis != rank - 1:
+        # A column reduction reads the tensor in its own shape.
+        v = imp.read(x, tuple(x.shape) if x.source is not None else None)
+        if tuple(v.shape) != tuple(x.shape):
+            imp.fail(f"{name} over dim={dim} of a value kb holds as {tuple(v.shape)}, "
+                     f"not {tuple(x.shape)} (kb has no reshape between kernels)")
+        r = imp.prog.reduce(v, _KIND[name], keepdim, axis=axis)
+        logical = tuple(x.shape[:axis]) + ((1,) if keepdim else ()) + tuple(x.shape[axis + 1:])
+        return KVal(logical, value=r)
     v = imp.read(x, imp.kb_shape(x) if x.source is None else None)
     r = imp.prog.reduce(v, _KIND[name], keepdim)
     logical = tuple(x.shape[:-1]) + ((1,) if keepdim else ())
@@ -47,6 +68,20 @@ def _reduce(imp, x, name, dim, keepdim, dtype=None):
     if r.shape[-1:] != logical[-1:]:
         out.reshaped = True  # the rows were flattened: only returned as is
     return out
+
+
+def _log_softmax(imp, x, dim, dtype=None):
+    from .fx import KVal
+    if not isinstance(x, KVal):
+        imp.fail("log_softmax of a non-tensor")
+    if dim is None:
+        imp.fail("log_softmax without dim= (PyTorch's implicit choice is deprecated; pass dim=-1)")
+    if not isinstance(dim, int) or dim not in (-1, len(x.shape) - 1):
+        imp.fail(f"log_softmax over dim={dim} of a rank-{len(x.shape)} tensor "
+                 "(kb.log_softmax is over the last dim)")
+    if dtype is not None:  # log_softmax(x.to(dtype))
+        x = imp.convert(x, dtype)
+    return imp.unary(x, imp.prog.log_softmax)
 
 
 def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
@@ -95,6 +130,8 @@ def call_function(imp, t, args, kwargs):
     if t is not None and t in (getattr(F, "rms_norm", None), getattr(torch, "rms_norm", None)):
         return _norm(imp, a(0, "input"), a(1, "normalized_shape"), a(2, "weight"),
                      None, a(3, "eps", None), rms=True)
+    if t in (F.log_softmax, torch.log_softmax):
+        return _log_softmax(imp, a(0, "input"), a(1, "dim"), a(3, "dtype"))
     for name in _REDUCE_FNS:
         if t is getattr(torch, name):
             return _reduce(imp, a(0, "input"), name, a(1, "dim"), a(2, "keepdim", False),
@@ -103,6 +140,9 @@ def call_function(imp, t, args, kwargs):
 
 
 def call_method(imp, m, self_, rest, kwargs):
+    if m == "log_softmax":
+        return _log_softmax(imp, self_, rest[0] if rest else kwargs.get("dim"),
+                            kwargs.get("dtype"))
     if m not in _REDUCE_FNS:
         return None
     dim = rest[0] if rest else kwargs.get("dim")
@@ -116,6 +156,8 @@ def call_module(imp, node, mod, x, param_kval):
         w = param_kval(f"{node.target}.weight", mod.weight) if mod.weight is not None else None
         b = param_kval(f"{node.target}.bias", mod.bias) if getattr(mod, "bias", None) is not None else None
         return _norm(imp, x, mod.normalized_shape, w, b, mod.eps, rms=False)
+    if isinstance(mod, nn.LogSoftmax):
+        return _log_softmax(imp, x, mod.dim)
     rms = getattr(nn, "RMSNorm", None)
     if rms is not None and isinstance(mod, rms):
         w = param_kval(f"{node.target}.weight", mod.weight) if mod.weight is not None else None

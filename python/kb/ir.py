@@ -365,6 +365,10 @@ class Program:
     def softmax(self, x: Value, config: Optional[Config] = None) -> Value:
         return self._unary("softmax", x, config)
 
+    def log_softmax(self, x: Value, config: Optional[Config] = None) -> Value:
+        """kb.log_softmax over the last axis."""
+        return self._unary("log_softmax", x, config)
+
     def attention(self, q: Value, k: Value, v: Value, scale: float, mask: Optional[Value] = None,
                   causal: bool = False, precision: Optional[str] = None,
                   config: Optional[Config] = None) -> Value:
@@ -574,18 +578,30 @@ class Program:
         """kb.rms_norm over the last axis."""
         return self._row_norm("rms_norm", x, [weight] if weight is not None else [], eps, config)
 
-    def reduce(self, x, kind: str, keepdim: bool = False, config=None):
-        """kb.reduce (sum, max, min, mean) over the last axis."""
+    def reduce(self, x, kind: str, keepdim: bool = False, config=None,
+               axis: Optional[int] = None, all: bool = False):
+        """kb.reduce (sum, max, min, mean) over the last axis, over `axis`,
+        or (`all`) over every element (result (1,), or all ones with
+        keepdim)."""
         self._check_value(x, "kb.reduce")
         if kind not in ("sum", "max", "min", "mean"):
             raise KbError(f"kb.reduce kind must be sum, max, min or mean, got {kind!r}")
-        shape = tuple(x.shape[:-1])
-        if keepdim or not shape:
-            if not keepdim:
+        rank = len(x.shape)
+        if all:
+            if axis is not None:
+                raise KbError("kb.reduce takes all or axis, not both")
+            shape = (1,) * rank if keepdim else (1,)
+        else:
+            a = rank - 1 if axis is None else int(axis)
+            if not 0 <= a < rank:
+                raise KbError(f"kb.reduce axis must be in [0, {rank}), got {axis}")
+            shape = tuple(x.shape[:a]) + ((1,) if keepdim else ()) + tuple(x.shape[a + 1:])
+            if not shape:
                 raise KbError("kb.reduce of a 1-D value needs keepdim (kb has no 0-d tensors)")
-            shape = shape + (1,)
         r = self._new(shape, x.dtype)
-        self._emit(f"%{r.name} = kb.reduce %{x.name} {kind}{' keepdim' if keepdim else ''}"
+        axis_txt = f" axis({int(axis)})" if axis is not None and not all and int(axis) != rank - 1 else ""
+        self._emit(f"%{r.name} = kb.reduce %{x.name} {kind}{axis_txt}{' all' if all else ''}"
+                   f"{' keepdim' if keepdim else ''}"
                    f"{self._attrs(config)} : {x.type} -> {r.type}")
         return r
 

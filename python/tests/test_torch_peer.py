@@ -161,3 +161,43 @@ def test_norms_and_reduce():
     ms = x.pow(2).mean(-1, keepdim=True)
     assert torch.allclose(z, x * torch.rsqrt(ms + 1e-6) * w, atol=1e-6)
     assert torch.equal(s, x.amax(-1, keepdim=True))
+
+
+def test_log_softmax():
+    m = {
+        "buffers": [
+            {"name": "x", "shape": [8, 32], "dtype": "f32", "role": "input"},
+            {"name": "y", "shape": [8, 32], "dtype": "f32", "role": "output"},
+        ],
+        "program": [{"op": "kb.log_softmax", "inputs": ["x"], "output": "y"}],
+    }
+    torch.manual_seed(0)
+    fn, inputs, _, _ = torch_peer.build(m, None, device="cpu")
+    with torch.no_grad():
+        (y,) = fn(**inputs)
+    assert torch.equal(y, torch.log_softmax(inputs["x"], dim=-1))
+
+
+def test_reduce_axis_and_all():
+    m = {
+        "buffers": [
+            {"name": "x", "shape": [4, 8, 16], "dtype": "f32", "role": "input"},
+            {"name": "c", "shape": [4, 16], "dtype": "f32", "role": "output"},
+            {"name": "t", "shape": [1], "dtype": "f32", "role": "output"},
+            {"name": "k", "shape": [1, 1, 1], "dtype": "f32", "role": "output"},
+        ],
+        "program": [
+            {"op": "kb.reduce", "inputs": ["x"], "output": "c", "attrs": {"kind": "sum", "axis": 1}},
+            {"op": "kb.reduce", "inputs": ["x"], "output": "t", "attrs": {"kind": "max", "all": True}},
+            {"op": "kb.reduce", "inputs": ["x"], "output": "k",
+             "attrs": {"kind": "mean", "all": True, "keepdim": True}},
+        ],
+    }
+    torch.manual_seed(0)
+    fn, inputs, _, _ = torch_peer.build(m, None, device="cpu")
+    with torch.no_grad():
+        c, t, k = fn(**inputs)
+    x = inputs["x"]
+    assert torch.equal(c, x.sum(1))
+    assert t.shape == (1,) and torch.equal(t[0], x.amax())
+    assert k.shape == (1, 1, 1) and torch.allclose(k.flatten()[0], x.mean())

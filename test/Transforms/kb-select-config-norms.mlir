@@ -3,8 +3,8 @@
 // Row reductions and norms: one block a row, the row in registers. The
 // vector is 8 for 16-bit rows a multiple of 8 long, else the widest that
 // divides the row; about four vectors a thread, a power of two of threads
-// from 64 (32 for rows of fewer than 64 vectors) to 1024. Rows wider than 1024 threads of 32 values are refused
-// (not built yet).
+// from 64 (32 for rows of fewer than 64 vectors) to 1024. Rows wider than 1024 threads of 32 values take
+// strategy "online" (the row read in loops).
 // CHECK-LABEL: func.func @norm_configs
 // CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 64, vector = 4>} : tensor<16384x1024xf32>
 // CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 512, vector = 4>} : tensor<4096x8192xf32>
@@ -25,10 +25,15 @@ func.func @norm_configs(%a: tensor<16384x1024xf32>, %wa: tensor<1024xf32>, %b: t
 
 // -----
 
-func.func @too_wide(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
-  // expected-error @+1 {{has rows of 65536 values, more than one block's registers hold (32768 at 1024 threads of 32); wide-row strategies for norms and reductions are not built yet}}
+// Rows wider than one block's registers (1024 threads of 32 values): the
+// row read in loops (strategy "online", RowNormOnline.cpp) by 1024 threads.
+// CHECK-LABEL: func.func @too_wide
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 1024, vector = 4, strategy = "online">} : tensor<4x65536xf32>
+// CHECK: kb.reduce {{.*}} {config = #kb.config<threads = 1024, vector = 1, strategy = "online">} : tensor<1024x65537xf32>
+func.func @too_wide(%x: tensor<4x65536xf32>, %y: tensor<1024x65537xf32>) -> (tensor<4x65536xf32>, tensor<1024xf32>) {
   %0 = kb.layer_norm %x eps(1.0e-05) : tensor<4x65536xf32> -> tensor<4x65536xf32>
-  return %0 : tensor<4x65536xf32>
+  %1 = kb.reduce %y sum : tensor<1024x65537xf32> -> tensor<1024xf32>
+  return %0, %1 : tensor<4x65536xf32>, tensor<1024xf32>
 }
 
 // -----
@@ -45,4 +50,12 @@ func.func @vector8_f32(%x: tensor<4x1024xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{config asks for vector width 8, which is for kernels whose tensors are all 16-bit (16 bytes an access)}}
   %0 = kb.reduce %x sum {config = #kb.config<vector = 8>} : tensor<4x1024xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @split_refused(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
+  // expected-error @+1 {{row reduction config takes threads, vector and strategy = "online" only}}
+  %0 = kb.rms_norm %x eps(1.0e-05) {config = #kb.config<strategy = "registers">} : tensor<4x8192xf32> -> tensor<4x8192xf32>
+  return %0 : tensor<4x8192xf32>
 }

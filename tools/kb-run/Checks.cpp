@@ -399,15 +399,31 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
   // A kb.reduce writes one value a row: its rows are its input's, each
   // `last` = 1 value of the output long.
   const bool reduce = kernelHasOp(m, k, "kb.reduce");
-  int64_t last = reduce ? 1 : out.shape.back();
+  // A reduce over another axis than the last, or over all of them: its
+  // output's elements are not one a row of its input; checked whole, by one
+  // worker (`rows` = 1, `last` = the output's elements).
+  const ProgramOp *axisReduce = nullptr;
+  for (size_t i : k.ops)
+    if (m.program[i].op == "kb.reduce" &&
+        (m.program[i].attrs.contains("axis") ||
+         m.program[i].attrs.value("all", false)))
+      axisReduce = &m.program[i];
+  int64_t last = axisReduce ? out.elements() : reduce ? 1 : out.shape.back();
   int64_t rows = out.elements() / last;
   bool softmax = kernelHasOp(m, k, "kb.softmax");
   bool dropout = kernelHasOp(m, k, "kb.dropout");
   const bool rowNorm =
       kernelHasOp(m, k, "kb.layer_norm") || kernelHasOp(m, k, "kb.rms_norm");
+  const bool logSoftmax = kernelHasOp(m, k, "kb.log_softmax");
   c.method = softmax
                  ? "softmax vs float64, every element within its propagated "
                    "fp32 error bound; row sums"
+             : logSoftmax
+                 ? "log_softmax vs float64, every element within its "
+                   "propagated fp32 error bound"
+             : axisReduce ? "reduction vs float64, every output value within "
+                            "its fp32 error bound (the kernel's summation "
+                            "depth)"
              : reduce ? "row reduction vs float64, every row within its "
                         "fp32 error bound"
              : rowNorm
@@ -449,7 +465,10 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
                           std::equal(out.shape.begin(), out.shape.end(),
                                      b.shape.begin() + 1);
           int64_t bLast = b.shape.back();
-          if (b.elements() == out.elements() && !reduce) {
+          if (axisReduce) {
+            t.shape = b.shape;
+            t.data.assign(src, src + b.elements());
+          } else if (b.elements() == out.elements() && !reduce) {
             t.shape = {r1 - r0, last};
             t.data.assign(src + r0 * last, src + r1 * last);
           } else if (reduce && b.elements() == rows * bLast) {
@@ -474,10 +493,23 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
           for (const std::string &in : op.inputs)
             ins.push_back(&slice(in));
           // A row op's sums are as deep as its kernel's layout makes them.
-          if (isRowOp(op.op) && !ins.empty())
+          ConfigFields cf = parseConfigText(k.config);
+          if (&m.program[i] == axisReduce && !ins.empty()) {
+            const HostTensor &x = *ins[0];
+            int64_t total = static_cast<int64_t>(x.data.size());
+            int64_t rank = static_cast<int64_t>(x.shape.size());
+            int64_t axis = op.attrs.value("axis", rank - 1);
             op.sumDepth =
-                rowSumDepth(ins[0]->lastDim(), k.threads(),
-                            std::max<int64_t>(1, parseConfigText(k.config).vector));
+                op.attrs.value("all", false)
+                    ? wholeSumDepth(total, k.grid[0], k.threads(),
+                                    std::max<int64_t>(1, cf.vector))
+                : axis >= 0 && axis < rank
+                    ? columnSumDepth(x.shape[axis],
+                                     cf.block.empty() ? 1 : cf.block[0])
+                    : 0;
+          } else if (isRowOp(op.op) && !ins.empty())
+            op.sumDepth = rowSumDepth(ins[0]->lastDim(), k.threads(),
+                                      std::max<int64_t>(1, cf.vector));
           vals[op.output] = evalOp(op, ins, r0 * last);
         }
         const HostTensor &ref = vals.at(out.name);

@@ -60,9 +60,19 @@ HostTensor evalOp(const ProgramOp &op,
 constexpr double kRowSumDepth = 80;
 /// The same for one kernel: rows of `n` values over `threads` threads of
 /// `vector` values (RowNorm.cpp's layout): its values a thread, then 5
-/// shuffle levels, and 5 more where there is more than one warp. Capped at
-/// kRowSumDepth; kRowSumDepth where threads or vector is not positive.
+/// shuffle levels, and 5 more where there is more than one warp (the online
+/// strategy's loops add a thread's values in order too: not capped);
+/// kRowSumDepth where threads or vector is not positive.
 double rowSumDepth(int64_t n, int64_t threads, int64_t vector);
+/// The same for a kb.reduce over a non-last axis of length `len` split over
+/// `slices` (ColumnReduce.cpp, #kb.config block[0]), and for a whole-tensor
+/// kb.reduce of `total` elements on `grid` blocks of `threads` threads of
+/// `vector` values (WholeReduce.cpp). Not capped at kRowSumDepth: these
+/// kernels' sums are as deep as their layout makes them. The full length
+/// where the layout is not known.
+double columnSumDepth(int64_t len, int64_t slices);
+double wholeSumDepth(int64_t total, int64_t grid, int64_t threads,
+                     int64_t vector);
 /// Whether `name` is a row op (kb.layer_norm, kb.rms_norm, kb.reduce).
 bool isRowOp(const std::string &name);
 /// evalOp's part for the row ops, before any 16-bit rounding of the result

@@ -332,6 +332,10 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       addWorkspace(splitGlobalWorkspaceWords(
           rows, std::max<int64_t>(config.getCluster(), 1)));
     }
+    // A whole-tensor kb.reduce's blocks publish their partials and count
+    // themselves in through a workspace (WholeReduce.cpp).
+    if (auto red = dyn_cast<ReduceOp>(&op); red && red.getAll())
+      addWorkspace(wholeReduceWorkspaceWords(config.getGrid()));
     // A wgmma matmul whose tiles TMA copies reads A and B (B^T, or B as it
     // is) through two tensor maps (128 bytes each, encoded by kb-run from the manifest's
     // description: docs/bundle.md), passed after its operands, A's first;

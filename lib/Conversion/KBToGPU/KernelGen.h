@@ -43,6 +43,14 @@ LogicalResult buildPadKernel(const KernelRequest &req, LaunchInfo &info);
 /// kb.layer_norm, kb.rms_norm, kb.reduce (RowNorm.cpp).
 LogicalResult buildRowReduceKernel(const KernelRequest &req,
                                    LaunchInfo &info);
+/// kb.reduce over a non-last axis (ColumnReduce.cpp).
+LogicalResult buildColumnReduceKernel(const KernelRequest &req,
+                                      LaunchInfo &info);
+/// kb.reduce of the whole tensor, two stages in one launch
+/// (WholeReduce.cpp); its i32 workspace holds wholeReduceWorkspaceWords.
+LogicalResult buildWholeReduceKernel(const KernelRequest &req,
+                                     LaunchInfo &info);
+int64_t wholeReduceWorkspaceWords(int64_t grid);
 
 //===----------------------------------------------------------------------===//
 // Helpers

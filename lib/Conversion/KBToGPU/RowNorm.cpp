@@ -12,8 +12,7 @@
 // A kb.fusion around a norm applies its elementwise prologue as the row is
 // loaded and its epilogue at each store (SoftmaxContext, SoftmaxGen.h, does
 // both, as for a fused softmax). Rows too wide for one block's registers
-// are refused (kb-select-config says so first): their strategies are not
-// built yet.
+// take strategy "online" (RowNormOnline.cpp: the row read in loops).
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +110,12 @@ Value sumOf(SoftmaxContext &c, const RowValues &r,
 LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
                                              LaunchInfo &info) {
   Operation *op = req.op;
+  if (auto red = dyn_cast<ReduceOp>(op)) {
+    if (red.getAll())
+      return buildWholeReduceKernel(req, info);
+    if (red.isColumnReduction())
+      return buildColumnReduceKernel(req, info);
+  }
   auto fusion = dyn_cast<FusionOp>(op);
   Operation *anchor = fusion ? getFusionAnchor(fusion) : op;
   if (!anchor)
@@ -127,14 +132,20 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   if (rows > std::numeric_limits<int32_t>::max())
     return op->emitOpError()
            << "has " << rows << " rows, more than a grid holds";
+  bool online = req.config.getStrategy() == SoftmaxStrategy::online;
+  if (req.config.getStrategy() && !online)
+    return op->emitOpError()
+           << "row kernels take strategy \"online\" (rows read in loops) "
+              "or none (the row in registers), not \""
+           << nameOf(req.config.getStrategy()) << "\"";
   int64_t perThread = llvm::divideCeil(n, threads * vec) * vec;
-  if (perThread > kMaxRowValuesPerThread)
+  if (perThread > kMaxRowValuesPerThread && !online)
     return op->emitOpError()
            << "would hold " << perThread << " values of each row per thread "
            << "(row length " << n << ", " << threads << " threads); at most "
            << kMaxRowValuesPerThread
-           << " fit in registers, and kb's strategies for wider rows "
-              "(split over blocks, or a loop) are not built yet";
+           << " fit in registers: use strategy \"online\" (the row read "
+              "in loops)";
   info.grid = {rows, 1, 1};
   info.block = {threads, 1, 1};
 
@@ -204,6 +215,10 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   Value nF = cf32(b, loc, static_cast<float>(n));
   auto add = gpu::AllReduceOperation::ADD;
   auto max = gpu::AllReduceOperation::MAXIMUMF;
+  if (online) {
+    buildRowNormOnline(c, anchor, weight, bias, scratch0, scratch1, row);
+    return success();
+  }
 
   // y = d * r (* w[col]) (+ b[col]) for chunk k's lanes.
   auto scaled = [&](const RowValues &r, ArrayRef<SmallVector<Value>> ds,

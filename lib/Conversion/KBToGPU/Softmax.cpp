@@ -138,9 +138,10 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
                    Value(),
                    VectorType::get({vec}, b.getF32Type())};
   if (auto fusion = dyn_cast<FusionOp>(op)) {
-    auto sm = cast<SoftmaxOp>(getFusionAnchor(fusion));
-    if (failed(bindFusedChains(c, op, fusion, sm, sm.getInput(), type, kargs,
-                               "softmax")))
+    Operation *sm = getFusionAnchor(fusion);
+    c.log = isa<LogSoftmaxOp>(sm);
+    if (failed(bindFusedChains(c, op, fusion, sm, sm->getOperand(0), type,
+                               kargs, c.log ? "log_softmax" : "softmax")))
       return failure();
     // split_shared / split_global stage the prologue's first full-shaped
     // input through shared memory by cp.async (one read, in flight all at
@@ -155,7 +156,14 @@ LogicalResult mlir::kb::buildSoftmaxKernel(const KernelRequest &req,
         }
   } else {
     c.in = flatten(b, loc, kargs[0]);
+    c.log = isa<LogSoftmaxOp>(op);
   }
+  if (c.log && strategy != SoftmaxStrategy::registers &&
+      strategy != SoftmaxStrategy::online)
+    return op->emitOpError()
+           << "has a log_softmax, which kb builds with strategy "
+              "\"registers\" or \"online\", not \""
+           << nameOf(strategy) << "\"";
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   GlobalWorkspace ws{Value(), rows, cluster};

@@ -45,6 +45,9 @@ struct SoftmaxContext {
   /// [partStart, partEnd) of length partLen (minPartLen for the shortest).
   Value partStart{}, partEnd{}, rank{};
   int64_t partLen = 0, minPartLen = 0;
+  /// A kb.log_softmax: each element is written as (x - max) - log(sum)
+  /// instead of exp(x - max) / sum (registers and online strategies).
+  bool log = false;
 
   /// A buffer's element type (f32, f16 or bf16: 16-bit data is loaded and
   /// stored in 16 bits, the arithmetic is f32) and its size in bytes.
@@ -157,6 +160,14 @@ struct SoftmaxContext {
     return r;
   }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  /// The natural logarithm (libdevice's __nv_logf, 1 ulp, as kb.log).
+  Value logf(Value x) { return math::LogOp::create(b, loc, x); }
+  /// The value written for an element: exp(x - max) / sum given `e` =
+  /// exp(x - max) and `inv` = 1 / sum, or for a log-softmax `d` = x - max
+  /// minus `logSum` = log(sum).
+  Value finalValue(Value e, Value d, Value inv, Value logSum) {
+    return log ? subf(d, logSum) : mulf(e, inv);
+  }
   Value maxf(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }
@@ -391,6 +402,15 @@ void buildSplitShared(
     bool unaligned, int64_t total, int64_t rows, bool clusterSync,
     function_ref<Value(Value m, Value s, int64_t row)> combine,
     PersistentHooks *persistent = nullptr);
+
+/// The row kernels' `online` strategy (RowNormOnline.cpp) for kb.reduce,
+/// kb.layer_norm and kb.rms_norm rows too wide for one block's registers:
+/// the row read in loops (reduce: once; rms_norm: twice; layer_norm: three
+/// times). `c` is set up as for the registers strategy (RowNorm.cpp);
+/// `weight` and `bias` are the norm's flattened parameters or null; `row`
+/// is the block's row (a reduce's output index).
+void buildRowNormOnline(SoftmaxContext &c, Operation *anchor, Value weight,
+                        Value bias, Value scratch0, Value scratch1, Value row);
 
 /// The fused chains around a row kernel's anchor (a softmax or a norm,
 /// `what` in the messages) in `fusion`: the ops before it become `c.pro`

@@ -58,21 +58,27 @@ void mlir::kb::softmax::buildRegisters(SoftmaxContext &c, Value scratchMax,
   Value rowMax = emitBlockReduce(b, loc, m, gpu::AllReduceOperation::MAXIMUMF,
                                  c.threads, scratchMax);
   Value s = cf32(b, loc, 0.0f);
-  for (auto &lane : xs)
-    for (Value &x : lane) {
-      x = c.exp(c.subf(x, rowMax)); // padding: exp(-inf) = 0
+  // ds: x - max, kept for a log-softmax.
+  SmallVector<SmallVector<Value>> ds(xs);
+  for (auto [lane, dl] : llvm::zip(xs, ds))
+    for (auto [x, d] : llvm::zip(lane, dl)) {
+      d = c.subf(x, rowMax);
+      x = c.exp(d); // padding: exp(-inf) = 0
       s = c.addf(s, x);
     }
   Value rowSum = emitBlockReduce(b, loc, s, gpu::AllReduceOperation::ADD,
                                  c.threads, scratchSum);
-  Value inv =
-      clusterPartial
-          ? combineOverCluster(c, rowMax, rowSum, clusterPartial, cluster)
-          : arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
+  Value inv, logSum;
+  if (c.log)
+    logSum = c.logf(rowSum);
+  else
+    inv = clusterPartial
+              ? combineOverCluster(c, rowMax, rowSum, clusterPartial, cluster)
+              : arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
   for (auto [k, lane] : llvm::enumerate(xs)) {
     SmallVector<Value> ys;
-    for (Value e : lane)
-      ys.push_back(c.mulf(e, inv));
+    for (auto [e, d] : llvm::zip(lane, ds[k]))
+      ys.push_back(c.finalValue(e, d, inv, logSum));
     Value y = vector::FromElementsOp::create(b, loc, c.vecType, ys);
     if (!partial[k]) {
       c.store(y, cols[k]);
@@ -136,18 +142,23 @@ void mlir::kb::softmax::buildRegistersUnaligned(SoftmaxContext &c,
   Value rowMax = emitBlockReduce(b, loc, m, gpu::AllReduceOperation::MAXIMUMF,
                                  c.threads, scratchMax);
   Value s = cf32(b, loc, 0.0f);
-  for (auto &lanes : xs)
-    for (Value &x : lanes) {
-      x = c.exp(c.subf(x, rowMax)); // outside the row: exp(-inf) = 0
+  SmallVector<SmallVector<Value>> ds(xs);
+  for (auto [lanes, dl] : llvm::zip(xs, ds))
+    for (auto [x, d] : llvm::zip(lanes, dl)) {
+      d = c.subf(x, rowMax);
+      x = c.exp(d); // outside the row: exp(-inf) = 0
       s = c.addf(s, x);
     }
   Value rowSum = emitBlockReduce(b, loc, s, gpu::AllReduceOperation::ADD,
                                  c.threads, scratchSum);
-  Value inv = arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
-  for (auto [flat, lanes] : llvm::zip(flats, xs)) {
+  Value inv = c.log ? Value()
+                    : arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum)
+                          .getResult();
+  Value logSum = c.log ? c.logf(rowSum) : Value();
+  for (auto [flat, lanes, dl] : llvm::zip(flats, xs, ds)) {
     SmallVector<Value> ys;
-    for (Value e : lanes)
-      ys.push_back(c.mulf(e, inv));
+    for (auto [e, d] : llvm::zip(lanes, dl))
+      ys.push_back(c.finalValue(e, d, inv, logSum));
     c.storeChunk(ys, flat, rowStart, rowEnd);
   }
 }
@@ -188,9 +199,13 @@ void mlir::kb::softmax::buildOnline(SoftmaxContext &c, Value scratchMax,
   Value scaled = c.mulf(s, c.exp(c.subf(m, rowMax)));
   Value rowSum = emitBlockReduce(b, loc, scaled, gpu::AllReduceOperation::ADD,
                                  c.threads, scratchSum);
-  Value inv = arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum);
+  Value inv = c.log ? Value()
+                    : arith::DivFOp::create(b, loc, cf32(b, loc, 1.0f), rowSum)
+                          .getResult();
+  Value logSum = c.log ? c.logf(rowSum) : Value();
 
-  // Pass 2: read again, write exp(x - max) / sum.
+  // Pass 2: read again, write exp(x - max) / sum (log-softmax:
+  // x - max - log(sum)).
   auto loop2 = scf::ForOp::create(b, loc, lb, ub, step);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(loop2.getBody());
@@ -198,7 +213,9 @@ void mlir::kb::softmax::buildOnline(SoftmaxContext &c, Value scratchMax,
   auto ifIn = scf::IfOp::create(b, loc, c.lt(col, c.n), false);
   b.setInsertionPointToStart(ifIn.thenBlock());
   SmallVector<Value> ys;
-  for (Value x : c.lanes(c.load(col)))
-    ys.push_back(c.mulf(c.exp(c.subf(x, rowMax)), inv));
+  for (Value x : c.lanes(c.load(col))) {
+    Value d = c.subf(x, rowMax);
+    ys.push_back(c.finalValue(c.log ? Value() : c.exp(d), d, inv, logSum));
+  }
   c.store(vector::FromElementsOp::create(b, loc, c.vecType, ys), col);
 }

@@ -92,8 +92,8 @@ func.func @reduce_type(%x: tensor<16x64xf32>) -> tensor<16xbf16> {
 // -----
 
 func.func @norm_config(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
-  // expected-error @+1 {{#kb.config field 'strategy' does not apply to a row reduction kernel (kb would ignore it)}}
-  %0 = kb.layer_norm %x eps(1.0e-05) {config = #kb.config<threads = 32, strategy = "registers">} : tensor<16x64xf32> -> tensor<16x64xf32>
+  // expected-error @+1 {{#kb.config field 'mma' does not apply to a row reduction kernel (kb would ignore it)}}
+  %0 = kb.layer_norm %x eps(1.0e-05) {config = #kb.config<threads = 32, mma = "ffma">} : tensor<16x64xf32> -> tensor<16x64xf32>
   return %0 : tensor<16x64xf32>
 }
 

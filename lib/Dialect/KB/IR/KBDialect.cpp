@@ -441,7 +441,7 @@ ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
   for (Operation &op : fusion.getBody().front())
-    if (isa<MatmulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op))
+    if (isa<MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op))
       return &op;
   return nullptr;
 }
@@ -510,7 +510,7 @@ int64_t mlir::kb::getMatmulLogicalK(MatmulOp mm) {
 std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
   if (isa<MatmulOp>(op))
     return KernelKind::Matmul;
-  if (isa<SoftmaxOp>(op))
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op))
     return KernelKind::Softmax;
   if (isa<TransposeOp>(op))
     return KernelKind::Transpose;

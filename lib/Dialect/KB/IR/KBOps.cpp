@@ -100,11 +100,11 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"pad", !config.getPad().empty(), matmul},
       {"mma", config.getMma().has_value(), matmul || attn},
       {"copy", config.getCopy().has_value(), matmul},
-      {"strategy", config.getStrategy().has_value(), softmax},
+      {"strategy", config.getStrategy().has_value(), softmax || row},
       // A matmul's: wgmma_tf32 with TMA, two blocks sharing B^T's tile
       // (kb-lower-to-gpu checks the rest).
       {"cluster", config.getCluster() != 0, softmax || matmul},
-      {"grid", config.getGrid() != 0, softmax || matmul},
+      {"grid", config.getGrid() != 0, softmax || matmul || row},
       {"raster", config.getRaster() != 0, matmul},
       {"split", config.getSplit() != 0, matmul},
       {"store", config.getStore().has_value(), matmul},
@@ -316,6 +316,7 @@ LogicalResult MatmulOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult SoftmaxOp::verify() { return verifyStaticShapes(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifyStaticShapes(*this); }
 
 #define KB_STATIC_VERIFIER(OP)                                                 \
   LogicalResult OP::verify() { return verifyStaticShapes(*this); }
@@ -506,7 +507,7 @@ LogicalResult FusionOp::verify() {
                 "ops and at most one kb.matmul, kb.softmax, kb.layer_norm or "
                 "kb.rms_norm";
     matmuls += isa<MatmulOp>(op);
-    softmaxes += isa<SoftmaxOp>(op);
+    softmaxes += isa<SoftmaxOp, LogSoftmaxOp>(op);
     norms += isa<LayerNormOp, RmsNormOp>(op);
   }
   if (matmuls + softmaxes + norms > 1)
@@ -644,17 +645,37 @@ LogicalResult ReduceOp::verify() {
   if (failed(verifySameElementType(*this, in, res)))
     return failure();
   auto shape = in.getShape();
+  int64_t rank = in.getRank();
+  if (getAll()) {
+    if (getAxisAttr())
+      return emitOpError() << "takes 'all' or 'axis', not both";
+    SmallVector<int64_t> expected(getKeepdim() ? rank : 1, 1);
+    if (ArrayRef<int64_t>(expected) != res.getShape())
+      return emitOpError() << "expects result shape " << shapeStr(expected)
+                           << " (every axis reduced"
+                           << (getKeepdim() ? ", kept 1 long" : "")
+                           << "), got " << shapeStr(res.getShape());
+    return success();
+  }
+  if (getAxisAttr() &&
+      (getAxisAttr().getInt() < 0 || getAxisAttr().getInt() >= rank))
+    return emitOpError() << "expects axis in [0, " << rank << "), got "
+                         << getAxisAttr().getInt();
+  int64_t axis = getReducedAxis();
   if (shape.size() == 1 && !getKeepdim())
     return emitOpError() << "reduces a rank-1 input to a scalar, which kb "
                             "has no tensor for: add keepdim (result "
                          << shapeStr({1}) << ")";
-  SmallVector<int64_t> expected(shape.drop_back());
+  SmallVector<int64_t> expected(shape.begin(), shape.end());
   if (getKeepdim())
-    expected.push_back(1);
+    expected[axis] = 1;
+  else
+    expected.erase(expected.begin() + axis);
   if (ArrayRef<int64_t>(expected) != res.getShape())
     return emitOpError() << "expects result shape " << shapeStr(expected)
-                         << " (the last axis "
-                         << (getKeepdim() ? "kept, 1 long" : "dropped")
+                         << (getAxisAttr() ? " (axis " + std::to_string(axis)
+                                           : std::string(" (the last axis"))
+                         << " " << (getKeepdim() ? "kept, 1 long" : "dropped")
                          << "), got " << shapeStr(res.getShape());
   return success();
 }

@@ -507,22 +507,40 @@ def KB_RmsNormOp : KB_RowNormOp<"rms_norm"> {
 }
 
 def KB_ReduceOp : KB_Op<"reduce"> {
-  let summary = "sum, max, min or mean over the last axis";
+  let summary = "sum, max, min or mean over one axis, or over all of them";
   let description = [{
-    `result[...] = reduce_j x[..., j]` (PyTorch's `x.sum(-1)`, `x.amax(-1)`,
-    `x.amin(-1)`, `x.mean(-1)`). With `keepdim` the result's last axis is 1
-    long (shape [..., 1]), else it is dropped (a rank-1 input needs
-    `keepdim`: kb has no rank-0 tensors). Accumulates in f32; a 16-bit
+    `result[...] = reduce_j x[..., j]` over the last axis (PyTorch's
+    `x.sum(-1)`, `x.amax(-1)`, `x.amin(-1)`, `x.mean(-1)`); with
+    `axis(a)` over axis a (`x.sum(a)`: a column reduction where a is not
+    the last); with `all` over every element (`x.sum()`). With `keepdim`
+    the reduced axis stays 1 long (`all`: every axis), else it is dropped
+    (a rank-1 input needs `keepdim`: kb has no rank-0 tensors; `all`
+    without `keepdim` gives `tensor<1x...>`). Accumulates in f32; a 16-bit
     result is rounded once at the store.
 
-    Example: `%s = kb.reduce %x sum keepdim : tensor<8192x8192xf32> -> tensor<8192x1xf32>`
+    Examples: `%s = kb.reduce %x sum keepdim : tensor<8192x8192xf32> -> tensor<8192x1xf32>`,
+    `%c = kb.reduce %x max axis(0) : tensor<8192x8192xf32> -> tensor<8192xf32>`,
+    `%t = kb.reduce %x sum all : tensor<16384x16384xf32> -> tensor<1xf32>`
   }];
   let arguments = (ins KB_FloatTensor:$input, KB_ReductionKindAttr:$kind,
+                   OptionalAttr<I64Attr>:$axis, UnitAttr:$all,
                    UnitAttr:$keepdim, KB_OptionalConfigAttr:$config);
   let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = [{
-    $input custom<EnumKeyword>($kind) (`keepdim` $keepdim^)? attr-dict `:`
-    type($input) `->` type($result)
+    $input custom<EnumKeyword>($kind) (`axis` `(` $axis^ `)`)? (`all` $all^)?
+    (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The reduced axis: `axis`, else the last (meaningless with `all`).
+    int64_t getReducedAxis() {
+      return getAxisAttr() ? getAxisAttr().getInt()
+                           : getInput().getType().getRank() - 1;
+    }
+    /// Over one axis that is not the last (ColumnReduce.cpp).
+    bool isColumnReduction() {
+      return !getAll() &&
+             getReducedAxis() != getInput().getType().getRank() - 1;
+    }
   }];
   let hasVerifier = 1;
 }
@@ -583,6 +601,27 @@ def KB_CausalMaskOp : KB_Op<"causal_mask", [SameOperandsAndResultType]> {
     Example: `%y = kb.causal_mask %s : tensor<32x1024x1024xf32>`
   }];
   let arguments = (ins KB_FloatTensor:$input);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Log-softmax (issue #45, second slice; the softmax kernel, Softmax.cpp)
+//===----------------------------------------------------------------------===//
+
+def KB_LogSoftmaxOp : KB_Op<"log_softmax", [SameOperandsAndResultType]> {
+  let summary = "log-softmax over the last axis";
+  let description = [{
+    `result[..., j] = x[..., j] - max - log(sum_k exp(x[..., k] - max))`
+    (PyTorch's `F.log_softmax(x, -1)`). Lowered by the softmax kernel with
+    strategy `registers` (the row in one block's registers: one read, one
+    write) or `online` (two reads, any width), chosen by kb-select-config
+    and recorded in `config`; 16-bit tensors take `registers` only.
+
+    Example: `%y = kb.log_softmax %x : tensor<4096x8192xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, KB_OptionalConfigAttr:$config);
   let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
