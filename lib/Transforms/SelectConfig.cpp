@@ -461,6 +461,9 @@ struct SelectConfigPass
       case KernelKind::RowReduce:
         ok = selectRowReduce(&op, f, *model);
         break;
+      case KernelKind::Attention:
+        ok = selectAttentionConfig(&op, f, *model);
+        break;
       }
       // A wgmma matmul's cluster of blocks sharing B's tile (cluster = 2, 4
       // or 8; kb-lower-to-gpu checks the rest).

@@ -55,13 +55,25 @@ DictionaryAttr opRecord(Operation *op, DenseMap<Value, std::string> &names) {
   for (Value v : op->getOperands())
     ins.push_back(b.getStringAttr(names.lookup(v)));
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  return b.getDictionaryAttr({
+  DictionaryAttr attrs = manifestAttrs(op);
+  SmallVector<NamedAttribute> record = {
       b.getNamedAttr("op", b.getStringAttr(op->getName().getStringRef())),
       b.getNamedAttr("inputs", b.getArrayAttr(ins)),
       b.getNamedAttr("output", b.getStringAttr(names.lookup(op->getResult(0)))),
-      b.getNamedAttr("shape", b.getI64ArrayAttr(type.getShape())),
-      b.getNamedAttr("attrs", manifestAttrs(op)),
-  });
+      b.getNamedAttr("shape", b.getI64ArrayAttr(type.getShape()))};
+  // kb.attention: whether it reads a mask (its fourth input) and writes
+  // the log-sum-exp (a second output, "lse_output").
+  if (auto attn = dyn_cast<AttentionOp>(op)) {
+    NamedAttrList list(attrs);
+    list.set("has_mask", b.getBoolAttr(static_cast<bool>(attn.getMask())));
+    list.set("lse", b.getBoolAttr(static_cast<bool>(attn.getLse())));
+    attrs = list.getDictionary(op->getContext());
+    if (Value lse = attn.getLse())
+      record.push_back(
+          b.getNamedAttr("lse_output", b.getStringAttr(names.lookup(lse))));
+  }
+  record.push_back(b.getNamedAttr("attrs", attrs));
+  return b.getDictionaryAttr(record);
 }
 
 /// Why the kernel of `op` cannot be built with the 16-bit (f16, bf16)
@@ -108,6 +120,7 @@ std::string halfUnsupported(Operation *op, ConfigAttr config) {
   case KernelKind::Transpose:
   case KernelKind::Pad:
   case KernelKind::RowReduce:
+  case KernelKind::Attention:
     return "";
   }
   return "";
@@ -243,15 +256,22 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   for (Operation &op : body.without_terminator()) {
     Value result = op.getResult(0);
     Location loc = op.getLoc();
-    Value out = outputFor.lookup(result);
-    if (!out) {
-      auto alloc = memref::AllocOp::create(b, loc, memrefOf(result.getType()));
-      std::string name = uniqueName("t" + std::to_string(scratchCount++));
-      alloc->setAttr("kb.name", b.getStringAttr(name));
-      names[result] = name;
-      out = alloc;
+    // One buffer per result: the first is the kernel's output; a second
+    // (kb.attention's log-sum-exp) is passed after it.
+    SmallVector<Value> outs;
+    for (Value r : op.getResults()) {
+      Value buf = outputFor.lookup(r);
+      if (!buf) {
+        auto alloc = memref::AllocOp::create(b, loc, memrefOf(r.getType()));
+        std::string name = uniqueName("t" + std::to_string(scratchCount++));
+        alloc->setAttr("kb.name", b.getStringAttr(name));
+        names[r] = name;
+        buf = alloc;
+      }
+      buffers[r] = buf;
+      outs.push_back(buf);
     }
-    buffers[result] = out;
+    Value out = outs.front();
 
     ConfigAttr config = getConfig(&op);
     if (!config)
@@ -399,13 +419,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           bm, bn));
     }
     unsigned numReadOnly = op.getNumOperands();
-    kargTypes.push_back(out.getType());
-    kargs.push_back(out);
+    for (Value buf : outs) {
+      kargTypes.push_back(buf.getType());
+      kargs.push_back(buf);
+    }
     OpBuilder gb = OpBuilder::atBlockBegin(gmod.getBody());
     auto kfunc = gpu::GPUFuncOp::create(gb, loc, kname,
                                         gb.getFunctionType(kargTypes, {}));
     kfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), gb.getUnitAttr());
-    // Every kernel writes only its last argument, a buffer of its own (a
+    // Every kernel writes only its last argument (kb.attention with lse its
+    // last two), a buffer of its own (a
     // fresh allocation or a function result, never an input), and its
     // workspace if it has one, and only reads the others (which may be one
     // buffer passed twice: reads only).
@@ -456,6 +479,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       break;
     case KernelKind::RowReduce:
       built = buildRowReduceKernel(req, info);
+      break;
+    case KernelKind::Attention:
+      built = buildAttentionKernel(req, info);
       break;
     }
     if (failed(built))

@@ -43,6 +43,8 @@ LogicalResult buildPadKernel(const KernelRequest &req, LaunchInfo &info);
 /// kb.layer_norm, kb.rms_norm, kb.reduce (RowNorm.cpp).
 LogicalResult buildRowReduceKernel(const KernelRequest &req,
                                    LaunchInfo &info);
+/// kb.attention: the fused attention kernel (Attention.cpp).
+LogicalResult buildAttentionKernel(const KernelRequest &req, LaunchInfo &info);
 
 //===----------------------------------------------------------------------===//
 // Helpers
