@@ -80,7 +80,8 @@ def check(path: Path, gen: torch.Generator) -> bool:
     ok = math.isfinite(err) and err <= BOUND[dtype]
     line = f"{path.name}: O max abs err {err:.3e} (bound {BOUND[dtype]:.0e})"
     if attrs.get("lse"):
-        gl = got[op["lse_output"]].double()
+        lse_name = attrs.get("lse_output", op.get("lse_output"))
+        gl = got[lse_name].double()
         finite = torch.isfinite(rlse)
         lerr = (gl[finite] - rlse[finite]).abs().max().item()
         same_inf = bool(torch.equal(torch.isfinite(gl), finite))
