@@ -69,7 +69,7 @@ struct CompileTextOptions : public PassPipelineOptions<CompileTextOptions> {
       *this, "output",
       llvm::cl::desc("Bundle folder to write; empty: stop after PTX")};
   Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Run kb-fuse-elementwise first"),
+                    llvm::cl::desc("Run kb-fuse-attention and kb-fuse-elementwise first"),
                     llvm::cl::init(kb::CompileOptions().fuse)};
   Option<std::string> cudaPath{
       *this, "cuda-path",
@@ -192,8 +192,12 @@ LogicalResult mlir::kb::buildCompilePipeline(
   std::string toolkit = findCudaToolkit(o.cudaPath);
 
   OpPassManager &fpm = pm.nest<func::FuncOp>();
-  if (o.fuse)
+  // kb-fuse-attention first: it takes whole matmul -> softmax -> matmul
+  // chains, which kb-fuse-elementwise would otherwise split into epilogues.
+  if (o.fuse) {
+    fpm.addPass(kb::createKBFuseAttention());
     fpm.addPass(kb::createKBFuseElementwise());
+  }
   // kb-select-mma first: it may put a kb.transpose or kb.pad in front of a
   // matmul, which kb-select-config then configures.
   fpm.addPass(kb::createKBSelectMma(kb::KBSelectMmaOptions{chip, o.tuningDb}));
@@ -285,6 +289,14 @@ void mlir::kb::registerCompilePasses() {
           pm.addPass(createKBFuseElementwise());
         else
           pm.addNestedPass<func::FuncOp>(createKBFuseElementwise());
+      });
+  PassPipelineRegistration<>(
+      "fuse-attention", "The same as kb-fuse-attention",
+      [](OpPassManager &pm) {
+        if (pm.getOpName() == func::FuncOp::getOperationName())
+          pm.addPass(createKBFuseAttention());
+        else
+          pm.addNestedPass<func::FuncOp>(createKBFuseAttention());
       });
   // The upstream passes kb-compile runs, so that its steps can be run one at
   // a time (test/Tools/kb-opt-options.test does).

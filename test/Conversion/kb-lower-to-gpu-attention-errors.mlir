@@ -41,3 +41,12 @@ func.func @no_config(%q: tensor<8x128x64xf32>, %k: tensor<8x128x64xf32>, %v: ten
   %o = kb.attention %q, %k, %v scale(1.250000e-01) precision(tf32) : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32> -> tensor<8x128x64xf32>
   return %o : tensor<8x128x64xf32>
 }
+
+// -----
+
+// A kb.causal_mask outside a kb.attention has no kernel of its own.
+func.func @causal_mask(%s: tensor<4x128x128xf32>) -> tensor<4x128x128xf32> {
+  // expected-error @+1 {{has no kernel of its own: kb lowers it only inside a kb.attention}}
+  %0 = kb.causal_mask %s : tensor<4x128x128xf32>
+  return %0 : tensor<4x128x128xf32>
+}

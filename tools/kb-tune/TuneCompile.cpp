@@ -118,6 +118,9 @@ Program loadProgram(const std::string &path, const std::string &chip,
   if (kind == mlir::kb::KernelKind::Pad)
     die("kernel " + std::to_string(kernel) +
         " is a kb.pad, which kb-tune does not tune");
+  if (kind == mlir::kb::KernelKind::Attention)
+    die("kernel " + std::to_string(kernel) +
+        " is a kb.attention, which kb-tune does not tune yet");
   if (kind == mlir::kb::KernelKind::RowReduce)
     die("kernel " + std::to_string(kernel) +
         " is a row reduction or norm, which kb-tune does not tune yet");

@@ -45,7 +45,8 @@ struct CompileOptions {
   /// The bundle folder to write; empty: stop after PTX (the gpu.binary ops
   /// hold the kernels).
   std::string output;
-  /// Run kb-fuse-elementwise first; false gives one kernel per op.
+  /// Run kb-fuse-attention and kb-fuse-elementwise first; false gives one
+  /// kernel per op.
   bool fuse = true;
   /// A CUDA toolkit holding nvvm/libdevice; empty: CUDA_ROOT, CUDA_HOME,
   /// CUDA_PATH, then /usr/local/cuda (the first that holds libdevice).
@@ -74,8 +75,8 @@ LogicalResult buildCompilePipeline(
 /// kb-opt's --help lists only these.
 void registerCompileDialects(DialectRegistry &registry);
 
-/// Registers kb's passes (kb-*, with `fuse-elementwise` as another name for
-/// kb-fuse-elementwise), the `kb-compile` pipeline, and the upstream passes
+/// Registers kb's passes (kb-*, with `fuse-elementwise` and `fuse-attention`
+/// as other names for kb-fuse-elementwise and kb-fuse-attention), the `kb-compile` pipeline, and the upstream passes
 /// kb-compile runs (so that its steps can be run one by one with
 /// --pass-pipeline). Nothing else.
 void registerCompilePasses();

@@ -1,7 +1,7 @@
 //===- Passes.h - kb's decision passes --------------------------*- C++ -*-===//
 //
-// Declarations and registration of kb-fuse-elementwise, kb-select-config,
-// kb-tile, kb-promote-shared-memory and kb-select-mma.
+// Declarations and registration of kb-fuse-elementwise, kb-fuse-attention,
+// kb-select-config, kb-tile, kb-promote-shared-memory and kb-select-mma.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,14 @@ namespace mlir::kb {
 
 #define GEN_PASS_REGISTRATION
 #include "kb/Transforms/Passes.h.inc"
+
+/// kb-fuse-attention's rewrite (FuseAttention.cpp): at a kb.matmul that
+/// reads a kb.softmax, the chain q k^T -> [scale] -> [mask, causal_mask] ->
+/// softmax -> [convert] -> matmul by v becomes one kb.attention; where the
+/// chain does not fit, a remark at the matmul says why. Meant for a driver
+/// that visits each op once (walkAndApplyPatterns), so each remark is
+/// emitted once.
+void populateFuseAttentionPatterns(RewritePatternSet &patterns);
 
 /// What kb's passes know about a target chip: the one source of chip facts
 /// for every decision pass (filled in by getTargetModel, TargetModel.cpp).

@@ -32,6 +32,26 @@ def KBFuseElementwise : Pass<"kb-fuse-elementwise", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
 
+def KBFuseAttention : Pass<"kb-fuse-attention", "func::FuncOp"> {
+  let summary = "Folds q k^T -> scale -> mask -> softmax -> v into one kb.attention";
+  let description = [{
+    Recognizes attention written out op by op and replaces it with one
+    `kb.attention` (one kernel that never writes the Sq x Sk scores to
+    memory): a batched (rank-3) `kb.matmul` of q by k with `transpose_b`
+    (or of q by a `kb.transpose` of k), optionally `kb.scale` (the factors
+    multiply into the attention's `scale`), then optionally a `kb.add` of a
+    mask of the scores' shape and a `kb.causal_mask` (either order; they
+    become `mask` and `causal`), then `kb.softmax`, optionally a
+    `kb.convert` to the operands' 16-bit type, then a `kb.matmul` of the
+    probabilities by v. Every intermediate must have one use, both matmuls
+    one precision (tf32 or ieee for f32) and no config. At each matmul that
+    reads a softmax a remark says what was fused or why not. Runs before
+    kb-fuse-elementwise in kb-compile (off with fuse=false). Also spelled
+    `--fuse-attention`.
+  }];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
 def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
   let summary = "Attaches a launchable #kb.config to every kb op";
   let description = [{

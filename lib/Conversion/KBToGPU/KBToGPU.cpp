@@ -56,24 +56,25 @@ DictionaryAttr opRecord(Operation *op, DenseMap<Value, std::string> &names) {
     ins.push_back(b.getStringAttr(names.lookup(v)));
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   DictionaryAttr attrs = manifestAttrs(op);
-  SmallVector<NamedAttribute> record = {
+  // kb.attention: inputs q, k, v[, mask]; `causal`, `has_mask` and `lse`
+  // always written (kb-run's reference reads them), and `lse_output`, the
+  // log-sum-exp's buffer, when there is one.
+  if (auto attn = dyn_cast<AttentionOp>(op)) {
+    NamedAttrList a(attrs);
+    a.set("causal", b.getBoolAttr(attn.getCausal()));
+    a.set("has_mask", b.getBoolAttr(bool(attn.getMask())));
+    a.set("lse", b.getBoolAttr(bool(attn.getLse())));
+    if (Value lse = attn.getLse())
+      a.set("lse_output", b.getStringAttr(names.lookup(lse)));
+    attrs = a.getDictionary(op->getContext());
+  }
+  return b.getDictionaryAttr({
       b.getNamedAttr("op", b.getStringAttr(op->getName().getStringRef())),
       b.getNamedAttr("inputs", b.getArrayAttr(ins)),
       b.getNamedAttr("output", b.getStringAttr(names.lookup(op->getResult(0)))),
-      b.getNamedAttr("shape", b.getI64ArrayAttr(type.getShape()))};
-  // kb.attention: whether it reads a mask (its fourth input) and writes
-  // the log-sum-exp (a second output, "lse_output").
-  if (auto attn = dyn_cast<AttentionOp>(op)) {
-    NamedAttrList list(attrs);
-    list.set("has_mask", b.getBoolAttr(static_cast<bool>(attn.getMask())));
-    list.set("lse", b.getBoolAttr(static_cast<bool>(attn.getLse())));
-    attrs = list.getDictionary(op->getContext());
-    if (Value lse = attn.getLse())
-      record.push_back(
-          b.getNamedAttr("lse_output", b.getStringAttr(names.lookup(lse))));
-  }
-  record.push_back(b.getNamedAttr("attrs", attrs));
-  return b.getDictionaryAttr(record);
+      b.getNamedAttr("shape", b.getI64ArrayAttr(type.getShape())),
+      b.getNamedAttr("attrs", attrs),
+  });
 }
 
 /// Why the kernel of `op` cannot be built with the 16-bit (f16, bf16)
@@ -148,10 +149,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (Operation &op : body.without_terminator())
+  for (Operation &op : body.without_terminator()) {
+    if (isa<CausalMaskOp>(op))
+      return op.emitOpError()
+             << "has no kernel of its own: kb lowers it only inside a "
+                "kb.attention (kb-fuse-attention folds a q k^T -> "
+                "causal_mask -> softmax -> matmul chain into one)";
     if (!getKernelKind(&op))
       return op.emitOpError() << "cannot be lowered by kb-lower-to-gpu: a kb "
                                  "function holds only kb ops";
+  }
 
   // The new signature: inputs, then one output buffer per result.
   auto memrefOf = [](Type t) {

@@ -518,6 +518,8 @@ std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
     return KernelKind::Pad;
   if (isa<LayerNormOp, RmsNormOp, ReduceOp>(op))
     return KernelKind::RowReduce;
+  if (isa<AttentionOp>(op))
+    return KernelKind::Attention;
   if (isa<ElementwiseOpInterface>(op))
     return KernelKind::Elementwise;
   if (auto fusion = dyn_cast<FusionOp>(op)) {

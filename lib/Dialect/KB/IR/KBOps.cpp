@@ -7,12 +7,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "kb/Dialect/KB/IR/KBDialect.h"
+#include "KBOpsInternal.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
 using namespace mlir::kb;
+using mlir::kb::detail::shapeStr;
+using mlir::kb::detail::verifyStaticShapes;
 
 // `precision(tf32)`, `approx(tanh)`: the enum's keyword alone inside the
 // op's parentheses (the enum attribute's own printer would put a space in
@@ -84,16 +87,18 @@ static LogicalResult verifyConfigApplies(Operation *op) {
   bool transpose = *kind == KernelKind::Transpose;
   bool pad = *kind == KernelKind::Pad;
   bool row = *kind == KernelKind::RowReduce;
+  bool attn = *kind == KernelKind::Attention;
   struct Field {
     StringRef name;
     bool set, applies;
   } fields[] = {
       {"warp", !config.getWarp().empty(), matmul},
       {"thread", !config.getThread().empty(), matmul},
-      {"vector", config.getVector() != 0, !matmul && !transpose && !pad},
-      {"stages", config.getStages() != 0, matmul || softmax},
+      {"vector", config.getVector() != 0,
+       !matmul && !transpose && !pad && !attn},
+      {"stages", config.getStages() != 0, matmul || softmax || attn},
       {"pad", !config.getPad().empty(), matmul},
-      {"mma", config.getMma().has_value(), matmul},
+      {"mma", config.getMma().has_value(), matmul || attn},
       {"copy", config.getCopy().has_value(), matmul},
       {"strategy", config.getStrategy().has_value(), softmax},
       // A matmul's: wgmma_tf32 with TMA, two blocks sharing B^T's tile
@@ -110,6 +115,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
                        : transpose ? "a transpose"
                        : pad       ? "a pad"
                        : row       ? "a row reduction"
+                       : attn      ? "an attention"
                                    : "an elementwise";
   for (const Field &f : fields)
     if (f.set && !f.applies)
@@ -122,7 +128,7 @@ static LogicalResult verifyConfigApplies(Operation *op) {
 /// Every kb tensor must have a static shape, rank of at least one, and at
 /// least one and at most kMaxTensorElements elements; a set config must
 /// apply to the op.
-static LogicalResult verifyStaticShapes(Operation *op) {
+LogicalResult mlir::kb::detail::verifyStaticShapes(Operation *op) {
   auto check = [&](Type t, StringRef what, unsigned i) -> LogicalResult {
     if (!isa<RankedTensorType>(t))
       return success(); // element/rank constraints are ODS's job
@@ -153,7 +159,7 @@ static LogicalResult verifySameElementType(Operation *op, Type in, Type res) {
   return success();
 }
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
+std::string mlir::kb::detail::shapeStr(ArrayRef<int64_t> shape) {
   std::string s;
   for (auto [i, d] : llvm::enumerate(shape))
     s += (i ? "x" : "") + std::to_string(d);
@@ -494,7 +500,7 @@ LogicalResult FusionOp::verify() {
   int64_t matmuls = 0, softmaxes = 0, norms = 0;
   for (Operation &op : block.without_terminator()) {
     if (op.getDialect() != (*this)->getDialect() ||
-        isa<FusionOp, ReduceOp>(op))
+        isa<FusionOp, ReduceOp, AttentionOp>(op))
       return op.emitOpError()
              << "is not allowed in kb.fusion: its body holds kb elementwise "
                 "ops and at most one kb.matmul, kb.softmax, kb.layer_norm or "

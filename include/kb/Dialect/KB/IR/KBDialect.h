@@ -269,7 +269,16 @@ inline int64_t wgmmaClusterBnMultiple(bool transposeB, int64_t cluster) {
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
 /// RowReduce: kb.layer_norm, kb.rms_norm and kb.reduce (one block a row).
-enum class KernelKind { Elementwise, Softmax, Matmul, Transpose, Pad, RowReduce };
+/// Attention: kb.attention (never inside a kb.fusion).
+enum class KernelKind {
+  Elementwise,
+  Softmax,
+  Matmul,
+  Transpose,
+  Pad,
+  RowReduce,
+  Attention
+};
 /// The kernel kind of a top-level kb op, or std::nullopt for ops that are
 /// not kernels (kb.yield).
 std::optional<KernelKind> getKernelKind(Operation *op);

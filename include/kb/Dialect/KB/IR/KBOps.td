@@ -86,7 +86,7 @@ def KB_SoftmaxOp : KB_Op<"softmax", [SameOperandsAndResultType]> {
 
     Example: `%y = kb.softmax %x : tensor<8192x32768xf32>`
   }];
-  let arguments = (ins KB_FloatTensor:$input, KB_OptionalConfigAttr:$config);
+  let arguments = (ins KB_FloatTensor:$input);
   let results = (outs KB_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -524,6 +524,67 @@ def KB_ReduceOp : KB_Op<"reduce"> {
     $input custom<EnumKeyword>($kind) (`keepdim` $keepdim^)? attr-dict `:`
     type($input) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention (issue #46; verifier, parser and printer in KBAttention.cpp)
+//===----------------------------------------------------------------------===//
+
+def KB_AttentionOp : KB_Op<"attention"> {
+  let summary = "scaled dot-product attention, softmax(scale q k^T + mask) v";
+  let description = [{
+    `q` is [..., Sq, D], `k` [..., Sk, D], `v` [..., Sk, Dv], rank 3
+    ([BH, S, D]) or 4 ([B, H, S, D]) with equal leading dimensions; the
+    result is [..., Sq, Dv]. q, k, v and the result have one element type
+    (f32, f16 or bf16):
+
+        out = softmax(scale * q @ k^T + mask (+ -inf above the diagonal
+              when `causal`), dim=-1) @ v
+
+    computed in f32 (f32 accumulators), a 16-bit result rounded once at the
+    store. `causal` is PyTorch's `is_causal`: key j is visible to query i
+    iff j <= i (top-left aligned). `mask(%m)` is an additive mask of the
+    operands' element type, [Sq, Sk] (broadcast over the leading
+    dimensions) or the full [..., Sq, Sk]. A row whose keys are all masked
+    (only possible with a -inf in the mask) gives 0 (PyTorch gives NaN).
+    `precision` is the arithmetic of both products: `tf32` (the default
+    for f32, always printed) or `ieee` for f32; 16-bit operands have only
+    `native` (tensor cores in their type, f32 accumulation), written by
+    leaving the keyword out. With `lse` the op has a second result, the
+    natural log-sum-exp of each query row of the scaled and masked scores,
+    [..., Sq] in f32. `config` may carry `block = [BQ, BKV]` (query rows a
+    block, keys a step), `stages` (K/V ring depth), `threads` and `mma`.
+
+    Example:
+    ```mlir
+    %o = kb.attention %q, %k, %v scale(1.250000e-01) causal precision(tf32) : tensor<32x1024x64xf32>, tensor<32x1024x64xf32>, tensor<32x1024x64xf32> -> tensor<32x1024x64xf32>
+    %o2, %lse = kb.attention %q, %k, %v mask(%m) scale(1.250000e-01) lse : tensor<2x16x1000x64xbf16>, tensor<2x16x1000x64xbf16>, tensor<2x16x1000x64xbf16>, tensor<1000x1000xbf16> -> tensor<2x16x1000x64xbf16>, tensor<2x16x1000xf32>
+    ```
+  }];
+  let arguments = (ins KB_FloatTensor:$q, KB_FloatTensor:$k, KB_FloatTensor:$v,
+                   Optional<KB_FloatTensor>:$mask, F32Attr:$scale,
+                   UnitAttr:$causal, KB_PrecisionAttr:$precision,
+                   KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result, Optional<KB_FloatTensor>:$lse);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def KB_CausalMaskOp : KB_Op<"causal_mask", [SameOperandsAndResultType]> {
+  let summary = "-inf above the diagonal of the last two axes";
+  let description = [{
+    `result[..., i, j] = j <= i ? input[..., i, j] : -inf` (rank 2 or
+    more; top-left aligned, as PyTorch's `is_causal`): the unfused
+    spelling of causal attention's mask. kb-fuse-attention folds one into
+    a kb.attention as its `causal` attribute; kb has no kernel of its own
+    for it (kb-lower-to-gpu refuses one left outside an attention).
+
+    Example: `%y = kb.causal_mask %s : tensor<32x1024x1024xf32>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
