@@ -47,6 +47,19 @@ def case(lead, sq, sk, d, dv, dtype, causal=False, mask=None, lse=False):
             f"  return {ret_vals} : {res}\n}}\n")
 
 
+def written_out(bh, s, d):
+    """matmul q k^T -> scale -> causal_mask -> softmax -> matmul by v, which
+    kb-fuse-attention turns into one kb.attention."""
+    x, sc = t([bh, s, d], "f32"), t([bh, s, s], "f32")
+    return (f"func.func @attention(%q: {x}, %k: {x}, %v: {x}) -> {x} {{\n"
+            f"  %0 = kb.matmul %q, %k precision(tf32) transpose_b : {x}, {x} -> {sc}\n"
+            f"  %1 = kb.scale %0 by {1.0 / math.sqrt(d)} : {sc}\n"
+            f"  %2 = kb.causal_mask %1 : {sc}\n"
+            f"  %3 = kb.softmax %2 : {sc}\n"
+            f"  %4 = kb.matmul %3, %v precision(tf32) : {sc}, {x} -> {x}\n"
+            f"  return %4 : {x}\n}}\n")
+
+
 CASES = {
     # tile multiples, rank 3
     "attn-f32-bh8-s128-d64": case([8], 128, 128, 64, 64, "f32"),
@@ -64,6 +77,8 @@ CASES = {
     "attn-f16-bh4-s384-d128-dv64-lse": case([4], 384, 384, 128, 64, "f16", lse=True),
     # f32 causal Sq < Sk, head dim 64, odd sizes
     "attn-f32-b1h3-sq77-sk1000-d64-causal": case([1, 3], 77, 1000, 64, 64, "f32", causal=True),
+    # the written-out chain, fused by kb-fuse-attention
+    "attn-f32-bh4-s500-d64-written-causal": written_out(4, 500, 64),
 }
 
 
