@@ -167,6 +167,37 @@ def scaled_masked_softmax_dropout(rows, cols, config=None):
 }}
 """
 
+def attention(b, h, s, d, dtype="f32", causal=False, mask=False):
+    """kb.attention over [B, H, S, D] (scale 1/sqrt(D)); `mask`: an additive
+    [S, S] mask shared by every head."""
+    ty, mt = t((b, h, s, d), dtype), t((s, s), dtype)
+    args = [f'%q: {ty} {{kb.name = "q"}}', f'%k: {ty} {{kb.name = "k"}}', f'%v: {ty} {{kb.name = "v"}}']
+    if mask:
+        args.append(f'%m: {mt} {{kb.name = "mask"}}')
+    flags = (" causal" if causal else "") + (" precision(tf32)" if dtype == "f32" else "")
+    m = " mask(%m)" if mask else ""
+    types = f"{ty}, {ty}, {ty}" + (f", {mt}" if mask else "")
+    return f"""func.func @attention({", ".join(args)}) -> ({ty} {{kb.name = "o"}}) {{
+  %0 = kb.attention %q, %k, %v{m} scale({1 / d ** 0.5!r}){flags} : {types} -> {ty}
+  return %0 : {ty}
+}}
+"""
+
+def attention_explicit(bh, s, d, causal=False):
+    """The same written out (rank 3, f32): q k^T, scale, [causal_mask],
+    softmax, @ v, which kb-fuse-attention folds into one kb.attention."""
+    qt, st = t((bh, s, d)), t((bh, s, s))
+    cm = f"\n  %c = kb.causal_mask %1 : {st}" if causal else ""
+    src = "%c" if causal else "%1"
+    return f"""func.func @attention_explicit(%q: {qt} {{kb.name = "q"}}, %k: {qt} {{kb.name = "k"}}, %v: {qt} {{kb.name = "v"}}) -> ({qt} {{kb.name = "o"}}) {{
+  %0 = kb.matmul %q, %k precision(tf32) transpose_b : {qt}, {qt} -> {st}
+  %1 = kb.scale %0 by {1 / d ** 0.5!r} : {st}{cm}
+  %2 = kb.softmax {src} : {st}
+  %3 = kb.matmul %2, %v precision(tf32) : {st}, {qt} -> {qt}
+  return %3 : {qt}
+}}
+"""
+
 def linear(m, n, k, precision, epilogue=()):
     """nn.Linear: y = x W^T with W [n, k] (transpose_b), then an epilogue of
     elementwise ops: "bias", "relu", "gelu_erf", "scale", "swish" (x * sigmoid(x))."""
@@ -313,6 +344,20 @@ PROGRAMS = {
         "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
         "mean-1000x4097": row_reduce(1000, 4097, "mean"),
     },
+    # Attention (issue #46): kb.attention, FlashAttention-style, against
+    # F.scaled_dot_product_attention (flash and efficient backends) and
+    # torch.compile of the written-out form. 16 x 32 heads; S 1000 and the
+    # mask for the checks (a sequence length that is no multiple of a tile).
+    "attention": dict(
+        [(f"attn-{dt}-16x32x{s}x{d}" + ("-causal" if c else ""), attention(16, 32, s, d, dt, c))
+         for dt in ("f32", "bf16") for s in (1024, 4096) for d in (64, 128) for c in (False, True)] +
+        [("attn-f32-2x4x1000x64", attention(2, 4, 1000, 64)),
+         ("attn-f32-2x4x1000x64-causal", attention(2, 4, 1000, 64, causal=True)),
+         ("attn-f32-mask-2x4x1000x64", attention(2, 4, 1000, 64, mask=True)),
+         ("attn-bf16-2x4x1000x128-causal", attention(2, 4, 1000, 128, "bf16", causal=True)),
+         ("attn-bf16-mask-2x4x1000x64", attention(2, 4, 1000, 64, "bf16", mask=True)),
+         ("attn-explicit-f32-8x1000x64", attention_explicit(8, 1000, 64)),
+         ("attn-explicit-f32-8x1000x64-causal", attention_explicit(8, 1000, 64, causal=True))]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),

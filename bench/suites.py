@@ -6,7 +6,8 @@
 #   "from" + optional "match": every program of one catalogue family whose
 #   name matches the regex.
 # The catalogue (python/kb/bench/catalog.py) is the programs bench/programs.py
-# writes (families matmul, softmax, fusion, activations, linear, gemv, half, norms), the 57 shapes of
+# writes (families matmul, softmax, fusion, activations, linear, gemv, half, norms,
+# attention), the 57 shapes of
 # bench/shapes.py (family "shapes"), the kb-tune programs of
 # bench/tune/programs.py (family "tune") and examples/*.mlir (family
 # "examples"). A program's chip is sm_90a when its name ends in -sm90a (as
@@ -68,6 +69,12 @@ SUITES = {
                  "bf16, and sum / max over the last axis, one block a row, against "
                  "PyTorch and torch.compile",
         "from": "norms",
+    },
+    "attention": {
+        "about": "kb.attention (FlashAttention-style) in f32 and bf16, 16 x 32 heads of "
+                 "S 1024 and 4096, D 64 and 128, causal and not, against "
+                 "F.scaled_dot_product_attention (flash, efficient) and torch.compile",
+        "from": "attention", "chip": "sm_90a",
     },
     "tune": {
         "about": "the programs kb-tune is measured on (docs/kb-tune.md), at kb's defaults; "

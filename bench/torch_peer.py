@@ -7,8 +7,10 @@ median of many runs).
 For every bundle folder given, the program in its manifest.json is rebuilt in
 PyTorch from the same op list (kb.matmul -> torch.matmul, or F.linear for a
 transposed B; kb.softmax -> torch.softmax; kb.layer_norm, kb.rms_norm,
-kb.reduce -> F.layer_norm, F.rms_norm, torch.sum/mean/amax/amin; the
-elementwise ops one by one) and
+kb.reduce -> F.layer_norm, F.rms_norm, torch.sum/mean/amax/amin;
+kb.attention -> F.scaled_dot_product_attention, timed also with the flash and
+the efficient backend alone, and torch.compile of the written-out q k^T,
+softmax, @ v; the elementwise ops one by one) and
 timed eager and under torch.compile. Matmuls run with TF32 allowed when the
 program's precision is tf32 (torch.backends.cuda.matmul.allow_tf32), strict
 fp32 otherwise. kb's own kb.transpose and kb.pad in front of a wgmma matmul
@@ -26,6 +28,7 @@ output runs as torch.mm(..., out_dtype=torch.float32) where torch has it.
 Usage: python3 bench/torch_peer.py [--dtype f32|bf16|f16] OUT.json BUNDLE_DIR...
 KB_PEER_WARM_L2=1: no flush, 10 runs back to back a sample (kb-run --warm-l2).
 Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
+"sdpa_flash_ms", "sdpa_efficient_ms" (attention),
 "best_ms", "best"}}, and "dtype" in a row whose peer ran with a 16-bit
 tensor (an f32 run's rows are as they were). Needs torch with CUDA; exits
 with one line otherwise."""
@@ -77,10 +80,28 @@ def _activation_peers():
     }
 
 
-def build(manifest, peer_dtype=None, device="cuda"):
+def attention_peer(q, k, v, mask, a, explicit=False):
+    """kb.attention's peer: F.scaled_dot_product_attention (whichever
+    backend the caller's sdpa_kernel context allows), or with `explicit` the
+    written-out form (q k^T, scale, mask, softmax, @ v) for torch.compile."""
+    import torch
+    import torch.nn.functional as F
+    scale, causal = float(a.get("scale", 1.0)), bool(a.get("causal", False))
+    if not explicit:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
+    s = (q @ k.transpose(-2, -1)) * scale
+    if mask is not None:
+        s = s + mask
+    if causal:
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def build(manifest, peer_dtype=None, device="cuda", explicit_attention=False):
     """The program as a function of its input tensors, the inputs, the
     matmuls' precision, and the peer's 16-bit dtype ("bf16", "f16") or None
-    when every tensor is f32. `peer_dtype`: --dtype (None: each buffer's)."""
+    when every tensor is f32. `peer_dtype`: --dtype (None: each buffer's).
+    `explicit_attention`: kb.attention written out (attention_peer)."""
     import torch
     import torch.nn.functional as F
     TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -100,10 +121,10 @@ def build(manifest, peer_dtype=None, device="cuda"):
     half = next((d for d in dt.values() if d != torch.float32), torch.float32)
     precision = "ieee"
     for op in prog:
-        if op["op"] == "kb.matmul":
+        if op["op"] in ("kb.matmul", "kb.attention"):
             precision = op.get("attrs", {}).get("precision", "ieee")
     if typed and any(t.dtype != torch.float32 for t in inputs.values()) and \
-            any(op["op"] == "kb.matmul" for op in prog):
+            any(op["op"] in ("kb.matmul", "kb.attention") for op in prog):
         precision = "native"  # 16-bit matmuls: tensor cores, f32 accumulation
     # A 16-bit matmul with an f32 output buffer: torch.mm/bmm(out_dtype=)
     # where this torch has it (one cuBLAS call), else the matmul and a .to().
@@ -142,6 +163,9 @@ def build(manifest, peer_dtype=None, device="cuda"):
                 y = xs[0]
             elif name == "kb.softmax":
                 y = torch.softmax(xs[0], dim=-1)
+            elif name == "kb.attention":
+                y = attention_peer(xs[0], xs[1], xs[2], xs[3] if len(xs) > 3 else None, a,
+                                   explicit=explicit_attention)
             elif name == "kb.bias_add" or name == "kb.add":
                 y = xs[0] + xs[1]
             elif name == "kb.sub":
@@ -255,6 +279,18 @@ def main():
                 row["dtype"] = dtype
             row["eager_ms"] = timed(lambda: fn(**inputs))
             prog = manifest["program"]
+            attention = any(op["op"] == "kb.attention" for op in prog)
+            if attention:
+                # Each SDPA backend alone (the fastest counts); one that
+                # cannot run the program (flash has no f32) says why.
+                from torch.nn.attention import SDPBackend, sdpa_kernel
+                for key, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                                     ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+                    try:
+                        with sdpa_kernel(backend):
+                            row[f"sdpa_{key}_ms"] = timed(lambda: fn(**inputs))
+                    except RuntimeError as e:
+                        row[f"sdpa_{key}_error"] = str(e).splitlines()[0][:200]
             mm = [op for op in prog if op["op"] == "kb.matmul"]
             # A lone matmul with a transposed B is nn.Linear's shape: F.linear
             # (on the unpadded operands where kb padded them).
@@ -273,7 +309,10 @@ def main():
                 row["compile_skipped"] = True
             else:
                 try:
-                    cfn = torch.compile(fn)
+                    # Attention: torch.compile of the written-out form (what
+                    # Inductor fuses by itself), besides SDPA eager above.
+                    cfn = torch.compile(build(manifest, peer_dtype, explicit_attention=True)[0]
+                                        if attention else fn)
                     row["compile_ms"] = timed(lambda: cfn(**inputs))
                 except Exception as e:  # torch.compile can fail where eager runs
                     row["compile_error"] = str(e).splitlines()[0][:200]

@@ -200,16 +200,27 @@ void parseKernels(const json &j, ParseState &st) {
       if (hasTranspose && k.ops.size() != 1)
         fail(named + ": a transpose or pad is a kernel of its own");
       const ProgramOp &last = m.program[k.ops.back()];
-      if (last.output != k.args.back())
+      // An attention is a kernel of its own; with a log-sum-exp its args end
+      // in the output, then the lse (docs/bundle.md).
+      bool attention = last.op == "kb.attention";
+      if (attention && k.ops.size() != 1)
+        fail(named + ": an attention is a kernel of its own");
+      std::string lse = attention ? last.attrString("lse_output", "") : "";
+      if (!lse.empty() && (k.args.size() < 2 || k.args.back() != lse))
+        fail(named + "'s attention writes its log-sum-exp to '" + lse +
+             "', which must be its last arg");
+      const std::string &written =
+          lse.empty() ? k.args.back() : k.args[k.args.size() - 2];
+      if (last.output != written)
         fail(named + "'s last op writes '" + last.output +
-             "', but its output (last arg) is '" + k.args.back() + "'");
+             "', but its output (last arg) is '" + written + "'");
       // (A norm's weight and bias are per column, and a reduce's input has
       // a row for each output value: parseProgram checked their shapes.)
       auto perColumnOrRows = [&](const ProgramOp &p, const std::string &in) {
         bool norm = p.op == "kb.layer_norm" || p.op == "kb.rms_norm";
         return p.op == "kb.reduce" || (norm && in != p.inputs[0]);
       };
-      if (!hasMatmul && !hasTranspose)
+      if (!hasMatmul && !hasTranspose && !attention)
         for (size_t q : k.ops)
           for (const std::string &in : m.program[q].inputs)
             if (const Buffer *b = bufferOf(in))

@@ -81,8 +81,14 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
       std::string k = asString(v, path);
       if (k != "sum" && k != "max" && k != "min" && k != "mean")
         fail(path + " must be sum, max, min or mean, got '" + k + "'");
-    } else if (key == "keepdim") {
+    } else if (key == "keepdim" || key == "causal" || key == "has_mask" ||
+               key == "lse") {
       asBool(v, path);
+    } else if (key == "scale") {
+      if (!std::isfinite(asNumber(v, path)))
+        fail(path + ": " + shown(v) + " is not finite");
+    } else if (key == "lse_output") {
+      asString(v, path);
     }
     // Other attributes are recorded for the reader and not used by kb-run.
   }
@@ -105,7 +111,7 @@ void parseProgram(const json &j, ParseState &st) {
     op.op = str(pj, "op", where);
     if (op.op != "kb.matmul" && op.op != "kb.transpose" && op.op != "kb.pad" &&
         op.op != "kb.split_sum" && op.op != "kb.convert" &&
-        !isRowOp(op.op) && !unaryOps().count(op.op) &&
+        op.op != "kb.attention" && !isRowOp(op.op) && !unaryOps().count(op.op) &&
         !isActivationOp(op.op, false) && !binaryOps().count(op.op) &&
         !isActivationOp(op.op, true))
       fail(where + ".op '" + op.op.substr(0, 40) +
@@ -234,6 +240,46 @@ void parseProgram(const json &j, ParseState &st) {
         fail(where + ".inputs[0] '" + op.inputs[0] + "' has shape " +
              shapeStr(p) + "; the partials of " + shapeStr(op.shape) +
              " have shape S x " + shapeStr(op.shape));
+    } else if (op.op == "kb.attention") {
+      // q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv], [mask [Sq, Sk] or
+      // [..., Sq, Sk]], all buffers; out [..., Sq, Dv]; lse_output [..., Sq].
+      bool hasMask = op.attrs.value("has_mask", false);
+      needInputs(hasMask ? 4 : 3);
+      for (size_t a = 0; a < op.inputs.size(); ++a)
+        if (!st.bufferOf(op.inputs[a]))
+          fail(where + " operand '" + op.inputs[a] + "' must be a buffer");
+      if (!op.attrs.contains("scale"))
+        fail(where + " needs attrs.scale");
+      const auto &q = inShapes[0], &k = inShapes[1], &v = inShapes[2];
+      size_t r = q.size();
+      std::vector<int64_t> lead(q.begin(), q.end() - (r >= 2 ? 2 : 0));
+      if ((r != 3 && r != 4) || k.size() != r || v.size() != r ||
+          std::vector<int64_t>(k.begin(), k.end() - 2) != lead ||
+          std::vector<int64_t>(v.begin(), v.end() - 2) != lead ||
+          k[r - 1] != q[r - 1] || v[r - 2] != k[r - 2])
+        fail(where + " operands " + shapeStr(q) + ", " + shapeStr(k) + ", " +
+             shapeStr(v) + " are not q [..., Sq, D], k [..., Sk, D], "
+             "v [..., Sk, Dv] of rank 3 or 4");
+      std::vector<int64_t> o = lead, rows = lead, sqsk = {q[r - 2], k[r - 2]};
+      o.insert(o.end(), {q[r - 2], v[r - 1]});
+      rows.push_back(q[r - 2]);
+      std::vector<int64_t> full = lead;
+      full.insert(full.end(), sqsk.begin(), sqsk.end());
+      if (hasMask && inShapes[3] != sqsk && inShapes[3] != full)
+        fail(where + " mask '" + op.inputs[3] + "' has shape " +
+             shapeStr(inShapes[3]) + ", not " + shapeStr(sqsk) + " or " +
+             shapeStr(full));
+      if (!outBuf || op.shape != o)
+        fail(where + " must write a buffer of shape " + shapeStr(o));
+      if (op.attrs.value("lse", false)) {
+        std::string l = op.attrString("lse_output", "");
+        const Buffer *lb = st.bufferOf(l);
+        if (!lb || lb->shape != rows || lb->dtype != DType::F32 ||
+            !written.insert(l).second)
+          fail(where + " lse_output '" + l + "' must be an f32 buffer of "
+               "shape " + shapeStr(rows) + " that no other op writes");
+        defined[l] = rows;
+      }
     } else if (op.op == "kb.bias_add") {
       needInputs(2);
       sameShape(0);

@@ -20,7 +20,8 @@ What is supported (docs/tutorial.md lists it with examples):
   contiguous / clone / detach, view / reshape / flatten of inputs and
   of results that are returned, transpose / t / mT / permute of the last two
   axes; nn.LayerNorm / F.layer_norm, nn.RMSNorm / F.rms_norm and
-  sum / mean / amax / amin over dim=-1 (fx_rows.py).
+  sum / mean / amax / amin over dim=-1 (fx_rows.py);
+  F.scaled_dot_product_attention and N-D @ N-D matmuls (fx_attention.py).
 Tensors and parameters may be float32, float16 or bfloat16: a 16-bit
 matmul becomes kb.matmul on the tensor cores (precision "native", f32
 accumulation), elementwise ops and softmax keep their operand's type, and
@@ -44,6 +45,7 @@ from .fx_activations import activation_function, activation_method, activation_m
 from .fx_trace import KbImportError, _torch, trace, where_in_user_code  # noqa: F401
 from .ir import KbError, Program, Value, dtype_name
 from . import fx_rows  # norms and reductions over the last dim
+from . import fx_attention  # scaled_dot_product_attention, N-D @ N-D
 
 
 @dataclass(eq=False)
@@ -397,10 +399,10 @@ class _Importer:
             else:
                 y = self.mm(av, self.read(b, b.shape))
             return self.result(y, (a.shape[0], a.shape[1], b.shape[2]))
-        self.fail(f"matmul of rank {ra} by rank {rb} ({a.shape} @ {b.shape}); kb multiplies 2-D by 2-D, 3-D by 3-D and N-D by 2-D")
+        return fx_attention.batched_matmul(self, a, b)
 
     def transpose_last2(self, x):
-        if len(x.shape) not in (2, 3):
+        if len(x.shape) < 2 or (len(x.shape) > 3 and x.source is None):  # rank 4+: a matmul's lazy B^T
             self.fail(f"transpose of a rank-{len(x.shape)} tensor (kb.transpose swaps the last two axes of rank 2 or 3)")
         if x.transposed is not None:
             return x.transposed
@@ -459,6 +461,7 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
         raise KbError(f"{name} takes {len(placeholders)} inputs, {len(example_inputs)} example inputs given")
+    fx_attention.check_masks(gm, placeholders, example_inputs)
     for i, (n, t) in enumerate(zip(placeholders, example_inputs)):
         if not isinstance(t, torch.Tensor):
             raise KbError(f"example input {i} ({n.name}) is a {type(t).__name__}; kb takes tensors")
@@ -631,7 +634,7 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             return imp.transpose_last2(args[0])
         if t is getattr and args[1] == "T" and len(args[0].shape) == 2:
             return imp.transpose_last2(args[0])
-        r = fx_rows.call_function(imp, t, args, kwargs)
+        r = fx_rows.call_function(imp, t, args, kwargs) or fx_attention.call_function(imp, t, args, kwargs)
         if r is not None:
             return r
         imp.fail(imp._target_name(node))

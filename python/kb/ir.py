@@ -365,6 +365,57 @@ class Program:
     def softmax(self, x: Value, config: Optional[Config] = None) -> Value:
         return self._unary("softmax", x, config)
 
+    def attention(self, q: Value, k: Value, v: Value, scale: float, mask: Optional[Value] = None,
+                  causal: bool = False, precision: Optional[str] = None,
+                  config: Optional[Config] = None) -> Value:
+        """kb.attention: softmax(scale q k^T + mask (-inf above the diagonal
+        when `causal`)) v over the last two axes. q [..., Sq, D], k [..., Sk,
+        D], v [..., Sk, Dv] of rank 3 or 4 and one type; the mask [Sq, Sk] or
+        [..., Sq, Sk] of that type. f32: precision tf32 (default) or ieee."""
+        for what, x in (("q", q), ("k", k), ("v", v)):
+            self._check_value(x, f"kb.attention {what}")
+        self._same_type("kb.attention", "q", q, "k", k)
+        self._same_type("kb.attention", "q", q, "v", v)
+        r = len(q.shape)
+        if r not in (3, 4) or len(k.shape) != r or len(v.shape) != r:
+            raise KbError(f"kb.attention needs q, k, v of one rank, 3 or 4, got {q.shape}, {k.shape}, {v.shape}")
+        lead, (sq, d), (sk, dk), (sk2, dv) = q.shape[:-2], q.shape[-2:], k.shape[-2:], v.shape[-2:]
+        if k.shape[:-2] != lead or v.shape[:-2] != lead:
+            raise KbError(f"kb.attention needs q, k, v of one leading shape, got {q.shape}, {k.shape}, {v.shape}")
+        if dk != d or sk2 != sk:
+            raise KbError(f"kb.attention: q {q.shape}, k {k.shape} and v {v.shape} do not chain "
+                          "(q and k share D, k and v share Sk)")
+        half = q.dtype in HALF_DTYPES
+        if half:
+            if precision not in (None, "native"):
+                raise KbError(f"kb.attention of {q.dtype} operands has no precision choice, got {precision!r}")
+        elif precision is None:
+            precision = "tf32"
+        elif precision not in ("ieee", "tf32"):
+            raise KbError(f"kb.attention precision must be tf32 or ieee for f32 operands, got {precision!r}")
+        names, types = f"%{q.name}, %{k.name}, %{v.name}", f"{q.type}, {k.type}, {v.type}"
+        masked = ""
+        if mask is not None:
+            self._check_value(mask, "kb.attention mask")
+            self._same_type("kb.attention", "q", q, "mask", mask)
+            if mask.shape not in ((sq, sk), lead + (sq, sk)):
+                raise KbError(f"kb.attention mask must be {(sq, sk)} or {lead + (sq, sk)}, got {mask.shape}")
+            masked, types = f" mask(%{mask.name})", types + f", {mask.type}"
+        out = self._new(lead + (sq, dv), q.dtype)
+        flags = (" causal" if causal else "") + ("" if half else f" precision({precision})")
+        self._emit(f"%{out.name} = kb.attention {names}{masked} scale({format_f32(scale, 'attention scale')})"
+                   f"{flags}{self._attrs(config)} : {types} -> {out.type}")
+        return out
+
+    def causal_mask(self, x: Value) -> Value:
+        """kb.causal_mask: -inf above the diagonal of the last two axes."""
+        self._check_value(x, "kb.causal_mask")
+        if len(x.shape) < 2:
+            raise KbError(f"kb.causal_mask needs rank 2 or more, got {x.shape}")
+        r = self._new(x.shape, x.dtype)
+        self._emit(f"%{r.name} = kb.causal_mask %{x.name} : {r.type}")
+        return r
+
     def transpose(self, x: Value, pad: Optional[int] = None,
                   config: Optional[Config] = None) -> Value:
         self._check_value(x, "transpose")

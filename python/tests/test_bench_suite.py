@@ -24,7 +24,7 @@ def test_list_names_every_suite_once(capsys):
     assert suite.main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     names = [l.split()[0] for l in lines]
-    assert names == ["squares", "shapes", "linear", "memory-bound", "softmax", "fusion", "half", "norms", "tune", "all"]
+    assert names == ["squares", "shapes", "linear", "memory-bound", "softmax", "fusion", "half", "norms", "attention", "tune", "all"]
     shapes = next(l for l in lines if l.startswith("shapes"))
     assert " 57 programs " in shapes
 

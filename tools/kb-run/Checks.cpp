@@ -735,6 +735,8 @@ KernelCheck checkKernel(RunState &s, const Kernel &k) {
     return checkTranspose(s, k);
   if (kernelHasOp(s.manifest, k, "kb.pad"))
     return checkPad(s, k);
+  if (kernelHasOp(s.manifest, k, "kb.attention"))
+    return checkAttention(s, k);
   if (kernelHasOp(s.manifest, k, "kb.matmul")) {
     if (k.ops.size() != 1)
       return checkMatmulEpilogue(s, k);

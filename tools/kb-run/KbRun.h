@@ -77,6 +77,9 @@ KernelCheck checkKernel(RunState &s, const Kernel &k);
 /// A kb.transpose's or kb.pad's kernel, bit for bit (CopyChecks.cpp).
 KernelCheck checkTranspose(RunState &s, const Kernel &k);
 KernelCheck checkPad(RunState &s, const Kernel &k);
+/// A kb.attention's kernel against the float64 reference on sampled query
+/// rows (AttentionCheck.cpp).
+KernelCheck checkAttention(RunState &s, const Kernel &k);
 
 } // namespace kb::runtime
 

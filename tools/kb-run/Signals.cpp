@@ -65,12 +65,29 @@ double modelledBytes(const Manifest &m, const Kernel &k) {
   return bytes;
 }
 
+/// An attention's two products, 2 Sq Sk (D + Dv) a head, half of them
+/// with `causal` (FlashAttention's convention: the masked half is skipped).
+static double attentionFlops(const Manifest &m, const ProgramOp &op) {
+  const auto &q = m.buffer(op.inputs[0]).shape;
+  const auto &k = m.buffer(op.inputs[1]).shape;
+  const auto &v = m.buffer(op.inputs[2]).shape;
+  size_t r = q.size();
+  double heads = 1;
+  for (size_t i = 0; i + 2 < r; ++i)
+    heads *= double(q[i]);
+  double f = 2.0 * heads * double(q[r - 2]) * double(k[r - 2]) *
+             double(q[r - 1] + v[r - 1]);
+  return op.attrs.value("causal", false) ? f / 2 : f;
+}
+
 double flopsOf(const Manifest &m) {
   double f = 0;
   for (const Kernel &k : m.kernels)
     for (size_t i : k.ops)
       if (m.program[i].op == "kb.matmul")
         f += matmulDims(m, k).flops();
+      else if (m.program[i].op == "kb.attention")
+        f += attentionFlops(m, m.program[i]);
   return f;
 }
 
@@ -127,7 +144,7 @@ json staticSignals(const RunState &s) {
 std::string programUnit(const Manifest &m) {
   for (const Kernel &k : m.kernels)
     for (size_t i : k.ops)
-      if (m.program[i].op == "kb.matmul") {
+      if (m.program[i].op == "kb.matmul" || m.program[i].op == "kb.attention") {
         std::string unit = parseConfigText(k.config).mma;
         if (!unit.empty())
           return unit;

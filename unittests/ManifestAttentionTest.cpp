@@ -1,0 +1,113 @@
+//===- ManifestAttentionTest.cpp - kb.attention in a manifest's program ---===//
+//
+// kb.attention as kb-lower-to-gpu records it (inputs q, k, v, then the mask;
+// attrs scale, causal, has_mask, lse, precision, lse_output): a valid
+// program parses, and each wrong shape, count, type or attribute is refused
+// by name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+using namespace kb::runtime;
+using nlohmann::json;
+
+namespace {
+
+/// A masked bf16 attention of 2 x 3 heads, 10 queries, 12 keys, D 8, Dv 4,
+/// writing the log-sum-exp.
+json valid() {
+  return json::parse(R"J({
+    "format": "kb-bundle", "version": 1, "target": "sm_90a", "function": "f",
+    "compiler": "kb 0.1.0 (test)",
+    "buffers": [
+      {"name": "q", "shape": [2, 3, 10, 8], "dtype": "bf16", "role": "input"},
+      {"name": "k", "shape": [2, 3, 12, 8], "dtype": "bf16", "role": "input"},
+      {"name": "v", "shape": [2, 3, 12, 4], "dtype": "bf16", "role": "input"},
+      {"name": "m", "shape": [10, 12], "dtype": "bf16", "role": "input"},
+      {"name": "o", "shape": [2, 3, 10, 4], "dtype": "bf16", "role": "output"},
+      {"name": "l", "shape": [2, 3, 10], "dtype": "f32", "role": "output"}],
+    "program": [
+      {"op": "kb.attention", "inputs": ["q", "k", "v", "m"], "output": "o",
+       "shape": [2, 3, 10, 4], "kernel": "k0",
+       "attrs": {"scale": 0.35, "causal": true, "has_mask": true, "lse": true,
+                 "precision": "native", "lse_output": "l"}}],
+    "kernels": [
+      {"name": "k0", "ptx": "k0.ptx", "grid": [1, 6, 1], "block": [128, 1, 1],
+       "args": ["q", "k", "v", "m", "o", "l"], "ops": [0]}]})J");
+}
+
+std::string errorOf(const json &j) {
+  try {
+    Manifest::parse(j.dump(), "/tmp");
+  } catch (const ManifestError &e) {
+    return e.what();
+  } catch (const std::exception &e) {
+    return std::string("NOT A ManifestError: ") + e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(ManifestAttention, TheValidProgramParses) {
+  EXPECT_EQ(errorOf(valid()), "");
+  Manifest m = Manifest::parse(valid().dump(), "/tmp");
+  ASSERT_EQ(m.program.size(), 1u);
+  EXPECT_EQ(m.program[0].dtype, DType::BF16);
+  EXPECT_EQ(m.program[0].attrString("lse_output", ""), "l");
+  // A full [B, H, Sq, Sk] mask, and none.
+  json full = valid();
+  full["buffers"][3]["shape"] = {2, 3, 10, 12};
+  EXPECT_EQ(errorOf(full), "");
+  json none = valid();
+  none["program"][0]["inputs"].erase(3);
+  none["program"][0]["attrs"]["has_mask"] = false;
+  EXPECT_EQ(errorOf(none), "");
+}
+
+TEST(ManifestAttention, EveryMutationIsRefusedByName) {
+  struct Mutation {
+    const char *what;
+    std::function<void(json &)> apply;
+    const char *message;
+  } mutations[] = {
+      {"mask without has_mask",
+       [](json &j) { j["program"][0]["attrs"]["has_mask"] = false; },
+       "program[0] (kb.attention) needs 3 inputs, has 4"},
+      {"no scale", [](json &j) { j["program"][0]["attrs"].erase("scale"); },
+       "program[0] (kb.attention) needs attrs.scale"},
+      {"k of another D",
+       [](json &j) { j["buffers"][1]["shape"] = {2, 3, 12, 16}; },
+       "program[0] (kb.attention) operands [2, 3, 10, 8], [2, 3, 12, 16], "
+       "[2, 3, 12, 4] are not q [..., Sq, D]"},
+      {"v of another Sk",
+       [](json &j) { j["buffers"][2]["shape"] = {2, 3, 11, 4}; },
+       "are not q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv]"},
+      {"mask of half the heads",
+       [](json &j) { j["buffers"][3]["shape"] = {3, 10, 12}; },
+       "program[0] (kb.attention) mask 'm' has shape [3, 10, 12], not [10, "
+       "12] or [2, 3, 10, 12]"},
+      {"lse of bf16", [](json &j) { j["buffers"][5]["dtype"] = "bf16"; },
+       "lse_output 'l' must be an f32 buffer of shape [2, 3, 10]"},
+      {"lse not a buffer",
+       [](json &j) { j["program"][0]["attrs"]["lse_output"] = "zz"; },
+       "lse_output 'zz' must be an f32 buffer"},
+      {"causal a string",
+       [](json &j) { j["program"][0]["attrs"]["causal"] = "yes"; },
+       "program[0] (kb.attention).attrs.causal must be"},
+      {"mixed types", [](json &j) { j["buffers"][1]["dtype"] = "f16"; },
+       "program[0] (kb.attention) reads 'k' of f16"},
+  };
+  for (const auto &m : mutations) {
+    json j = valid();
+    m.apply(j);
+    std::string e = errorOf(j);
+    EXPECT_NE(e.find(m.message), std::string::npos)
+        << m.what << ": got '" << e << "'";
+  }
+}
