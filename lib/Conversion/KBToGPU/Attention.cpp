@@ -202,7 +202,6 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
   // Loaded once, kept in registers for the whole loop.
   SmallVector<Frag> qf = e.loadQueryFragments();
 
-  Type f32 = b.getF32Type();
   int64_t nAcc = shape.dv / 2; // Dv / 8 fragments of 4
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
@@ -250,7 +249,6 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
   state.max[1] = loop.getResult(nAcc + 1);
   state.sum[0] = loop.getResult(nAcc + 2);
   state.sum[1] = loop.getResult(nAcc + 3);
-  (void)f32;
   e.storeOutputs(acc, state);
   return success();
 }
