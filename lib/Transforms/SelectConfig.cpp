@@ -569,8 +569,7 @@ struct SelectConfigPass
         ok = selectRowReduce(&op, f, *model);
         break;
       case KernelKind::Attention:
-        // attn-kernel: select the attention config here; until then the
-        // config written on the op (if any) is kept as it is.
+        ok = selectAttentionConfig(&op, f, *model);
         break;
       }
       // A wgmma matmul's cluster of blocks sharing B's tile (cluster = 2, 4

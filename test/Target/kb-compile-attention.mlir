@@ -1,10 +1,15 @@
 // kb-compile runs kb-fuse-attention first: written-out attention becomes one
-// kb.attention (a remark says so), which kb-lower-to-gpu refuses in one
-// located line until the attention kernel lands (issue #46; attn-kernel:
-// replace this file's expectations then); with fuse=false the unfused chain
-// compiles to one kernel an op, and nothing is fused.
+// kb.attention (a remark says so), which kb-lower-to-gpu builds as one
+// kernel (the fused attention kernel, lib/Conversion/KBToGPU/Attention.cpp);
+// with fuse=false the unfused chain compiles to one kernel an op, and
+// nothing is fused.
 // RUN: rm -rf %t && kb-opt %s -verify-diagnostics --kb-compile="output=%t/b ptxas=none" -o /dev/null
-// RUN: test ! -e %t/b/manifest.json
+// RUN: FileCheck %s --check-prefix=FUSED < %t/b/manifest.json
+// FUSED: "kernels": [
+// FUSED: "name": "k0_attention"
+// FUSED-NOT: "name": "k1
+// FUSED: "program": [
+// FUSED: "op": "kb.attention"
 // RUN: kb-opt %s --kb-compile="output=%t/u fuse=false ptxas=none" -o /dev/null
 // RUN: FileCheck %s < %t/u/manifest.json
 // CHECK: "name": "k0_matmul"
@@ -15,8 +20,7 @@ func.func @attention(%q: tensor<4x100x64xf32> {kb.name = "q"}, %k: tensor<4x100x
   %0 = kb.matmul %q, %k precision(tf32) transpose_b : tensor<4x100x64xf32>, tensor<4x100x64xf32> -> tensor<4x100x100xf32>
   %1 = kb.scale %0 by 0.125 : tensor<4x100x100xf32>
   %2 = kb.softmax %1 : tensor<4x100x100xf32>
-  // expected-remark @+2 {{fused into kb.attention: q k^T -> scale 1.250000e-01 -> softmax -> @ v}}
-  // expected-error @+1 {{has no GPU lowering yet (issue #46)}}
+  // expected-remark @+1 {{fused into kb.attention: q k^T -> scale 1.250000e-01 -> softmax -> @ v}}
   %3 = kb.matmul %2, %v precision(tf32) : tensor<4x100x100xf32>, tensor<4x100x64xf32> -> tensor<4x100x64xf32>
   return %3 : tensor<4x100x64xf32>
 }

@@ -67,6 +67,29 @@ FailureOr<TargetModel> getTargetModel(StringRef chip);
 int64_t matmulSharedBytes(ConfigAttr config, bool transposeB = false,
                           int64_t n = -1, bool cF32 = true);
 
+/// The fused attention kernel (kb.attention, lib/Transforms/
+/// SelectAttentionConfig.cpp): each row of a K [BKV][D] or V [BKV][Dv] tile
+/// in shared memory is padded by 16 bytes (4 f32, 8 16-bit elements), so
+/// that the fragment loads of a warp hit 32 different banks.
+inline int64_t attentionRowPad(int64_t elemBytes) { return 16 / elemBytes; }
+/// Shared memory a kb.attention config stages per block, in bytes: `stages`
+/// ring buffers of a K tile and a V tile of BKV padded rows each.
+int64_t attentionSharedBytes(ConfigAttr config, int64_t d, int64_t dv,
+                             int64_t elemBytes);
+/// Why the attention kernel cannot run `config` (block = [BQ, BKV], stages,
+/// threads) for head dims d, dv and `elemBytes`-byte elements, or "" when
+/// it can; with `model`, also whether its shared memory fits the chip.
+/// kb-select-config refuses a hand-written config with it and the lowering
+/// checks it again (without a chip).
+std::string attentionConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
+                                   int64_t elemBytes,
+                                   const TargetModel *model);
+/// kb-select-config's rule for a kb.attention: fills the fields `f` leaves
+/// unset (block, stages, threads, and mma for f32) and refuses what the
+/// kernel cannot run, with a located one-line error.
+LogicalResult selectAttentionConfig(Operation *op, ConfigFields &f,
+                                    const TargetModel &model);
+
 /// Whether the mma.sync kernel can copy its tiles by cp.async: 16-byte
 /// chunks need rows 16-byte aligned in global memory (K, and N unless B is
 /// transposed, multiples of 4; BK too) and the tiles' chunks to split evenly

@@ -164,12 +164,6 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     if (!getKernelKind(&op))
       return op.emitOpError() << "cannot be lowered by kb-lower-to-gpu: a kb "
                                  "function holds only kb ops";
-    // attn-kernel: remove this refusal when the attention lowering lands.
-    if (isa<AttentionOp>(op))
-      return op.emitOpError()
-             << "has no GPU lowering yet (issue #46): kb-lower-to-gpu cannot "
-                "build an attention kernel; compile with fuse=false to keep "
-                "the unfused matmul / softmax kernels";
   }
 
   // The new signature: inputs, then one output buffer per result.
@@ -275,15 +269,22 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
   for (Operation &op : body.without_terminator()) {
     Value result = op.getResult(0);
     Location loc = op.getLoc();
-    Value out = outputFor.lookup(result);
-    if (!out) {
-      auto alloc = memref::AllocOp::create(b, loc, memrefOf(result.getType()));
-      std::string name = uniqueName("t" + std::to_string(scratchCount++));
-      alloc->setAttr("kb.name", b.getStringAttr(name));
-      names[result] = name;
-      out = alloc;
+    // One buffer per result: the first is the kernel's output; a second
+    // (kb.attention's log-sum-exp) is passed after it.
+    SmallVector<Value> outs;
+    for (Value r : op.getResults()) {
+      Value buf = outputFor.lookup(r);
+      if (!buf) {
+        auto alloc = memref::AllocOp::create(b, loc, memrefOf(r.getType()));
+        std::string name = uniqueName("t" + std::to_string(scratchCount++));
+        alloc->setAttr("kb.name", b.getStringAttr(name));
+        names[r] = name;
+        buf = alloc;
+      }
+      buffers[r] = buf;
+      outs.push_back(buf);
     }
-    buffers[result] = out;
+    Value out = outs.front();
 
     ConfigAttr config = getConfig(&op);
     if (!config)
@@ -435,13 +436,16 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           bm, bn));
     }
     unsigned numReadOnly = op.getNumOperands();
-    kargTypes.push_back(out.getType());
-    kargs.push_back(out);
+    for (Value buf : outs) {
+      kargTypes.push_back(buf.getType());
+      kargs.push_back(buf);
+    }
     OpBuilder gb = OpBuilder::atBlockBegin(gmod.getBody());
     auto kfunc = gpu::GPUFuncOp::create(gb, loc, kname,
                                         gb.getFunctionType(kargTypes, {}));
     kfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), gb.getUnitAttr());
-    // Every kernel writes only its last argument, a buffer of its own (a
+    // Every kernel writes only its last argument (kb.attention with lse its
+    // last two), a buffer of its own (a
     // fresh allocation or a function result, never an input), and its
     // workspace if it has one, and only reads the others (which may be one
     // buffer passed twice: reads only).
@@ -494,8 +498,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       built = buildRowReduceKernel(req, info);
       break;
     case KernelKind::Attention:
-      // attn-kernel: dispatch here.
-      built = op.emitOpError() << "has no GPU lowering yet (issue #46)";
+      built = buildAttentionKernel(req, info);
       break;
     }
     if (failed(built))

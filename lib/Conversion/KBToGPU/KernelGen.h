@@ -51,6 +51,8 @@ LogicalResult buildColumnReduceKernel(const KernelRequest &req,
 LogicalResult buildWholeReduceKernel(const KernelRequest &req,
                                      LaunchInfo &info);
 int64_t wholeReduceWorkspaceWords(int64_t grid);
+/// kb.attention: the fused attention kernel (Attention.cpp).
+LogicalResult buildAttentionKernel(const KernelRequest &req, LaunchInfo &info);
 
 //===----------------------------------------------------------------------===//
 // Helpers

@@ -1,0 +1,142 @@
+//===- SelectAttentionConfig.cpp - the fused attention kernel's config ----===//
+//
+// kb-select-config's rule for kb.attention, and the shared-memory formula
+// and checks that the lowering (lib/Conversion/KBToGPU/Attention.cpp) reads
+// too. The kernel (docs/design.md, "Fused attention") runs BQ / 16 warps of
+// 16 query rows each on mma.sync and streams K/V tiles of BKV keys through a
+// ring of `stages` cp.async buffers. kb-select-config writes all four fields
+// (`block`, `stages`, `threads`, `mma`): no other pass decides anything for
+// this kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+int64_t mlir::kb::attentionSharedBytes(ConfigAttr config, int64_t d,
+                                       int64_t dv, int64_t elemBytes) {
+  if (!config || config.getBlock().size() != 2)
+    return 0;
+  int64_t bkv = config.getBlock()[1];
+  int64_t pad = attentionRowPad(elemBytes);
+  int64_t stages = std::max<int64_t>(config.getStages(), 1);
+  return stages * bkv * ((d + pad) + (dv + pad)) * elemBytes;
+}
+
+std::string mlir::kb::attentionConfigProblem(ConfigAttr config, int64_t d,
+                                             int64_t dv, int64_t elemBytes,
+                                             const TargetModel *model) {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  if (!config || config.getBlock().size() != 2)
+    return "needs block = [BQ, BKV] in its #kb.config: run kb-select-config";
+  int64_t bq = config.getBlock()[0], bkv = config.getBlock()[1];
+  int64_t threads = config.getThreads(), stages = config.getStages();
+  if (bq < 16 || bq % 16 || bq > 128)
+    return "block = [" + str(bq) + ", " + str(bkv) +
+           "]: BQ must be 16 to 128 query rows, a multiple of 16 (16 a warp)";
+  if (bkv < 16 || bkv % 16 || bkv > 128)
+    return "block = [" + str(bq) + ", " + str(bkv) +
+           "]: BKV must be 16 to 128 keys, a multiple of 16";
+  if (threads != bq * 2)
+    return "threads = " + str(threads) + " with BQ = " + str(bq) +
+           ": the kernel runs one warp per 16 query rows, " + str(bq * 2) +
+           " threads";
+  if (stages < 2 || stages > 4)
+    return "stages = " + str(stages) +
+           ": the K/V ring holds 2 to 4 tiles (one in use, the next in "
+           "flight)";
+  if (d % 16 || dv % 16 || d > 128 || dv > 128)
+    return "head dims D = " + str(d) + ", Dv = " + str(dv) +
+           ": the kernel takes multiples of 16 up to 128 (registers hold "
+           "the Q fragments and the 16 x Dv accumulators of a warp)";
+  // Every thread issues the same number of 16-byte chunks of each tile.
+  int64_t perChunk = 16 / elemBytes;
+  if ((bkv * d / perChunk) % threads || (bkv * dv / perChunk) % threads)
+    return "block = [" + str(bq) + ", " + str(bkv) + "]: the " +
+           str(bkv * d / perChunk) + " and " + str(bkv * dv / perChunk) +
+           " 16-byte chunks of a K and a V tile do not split evenly among " +
+           str(threads) + " threads";
+  if (model) {
+    int64_t bytes = attentionSharedBytes(config, d, dv, elemBytes);
+    if (bytes > model->maxSharedPerBlock)
+      return "config needs " + str(bytes) +
+             " bytes of shared memory per block (block = [" + str(bq) + ", " +
+             str(bkv) + "], stages = " + str(stages) + ", D = " + str(d) +
+             ", Dv = " + str(dv) + "); " + model->chip + " allows at most " +
+             str(model->maxSharedPerBlock);
+  }
+  return "";
+}
+
+LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
+                                              const TargetModel &model) {
+  auto attn = cast<AttentionOp>(op);
+  auto qType = cast<RankedTensorType>(attn.getQ().getType());
+  auto vType = cast<RankedTensorType>(attn.getV().getType());
+  Type elem = qType.getElementType();
+  int64_t d = qType.getShape().back(), dv = vType.getShape().back();
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  bool f32 = elem.isF32();
+  Precision precision = attn.getPrecision();
+  if (f32 && precision != Precision::tf32)
+    return op->emitOpError()
+           << "precision(" << stringifyPrecision(precision)
+           << ") is not built for attention yet: the fused kernel multiplies "
+              "on tf32 tensor cores (precision(tf32)); compute it unfused "
+              "(kb-compile fuse=false) for ieee";
+  // The unit: mma.sync in the operands' type (tf32 for f32; f16 and bf16
+  // have no MmaUnit case of their own, so 16-bit leaves `mma` unset).
+  if (f.mma && !(f32 && *f.mma == MmaUnit::mma_sync_tf32))
+    return op->emitOpError()
+           << "config asks for mma = \"" << stringifyMmaUnit(*f.mma)
+           << "\"; the attention kernel runs on mma.sync: "
+           << (f32 ? "mma = \"mma_sync_tf32\" (or leave it out)"
+                   : "leave mma out for 16-bit operands");
+  if (f32)
+    f.mma = MmaUnit::mma_sync_tf32;
+  // BQ = 64 (four warps of 16 query rows), unless threads or block says.
+  if (f.block.empty()) {
+    int64_t bq = f.threads ? f.threads / 2 : 64;
+    f.block = {bq, 0};
+  }
+  if (!f.threads)
+    f.threads = f.block[0] * 2;
+  // BKV and stages: the first of (64, 3), (64, 2), (32, 3), (32, 2) with
+  // which two blocks fit in an SM's shared memory (the loads of one block
+  // overlap the other's softmax), else the first that fits one block.
+  // Measured nowhere yet (no GPU in the session that wrote it).
+  if (f.block[1] == 0 || !f.stages) {
+    SmallVector<std::pair<int64_t, int64_t>> tries;
+    for (int64_t bkv : {int64_t(64), int64_t(32)})
+      for (int64_t st : {int64_t(3), int64_t(2)})
+        if ((f.block[1] == 0 || f.block[1] == bkv) && (!f.stages || f.stages == st))
+          tries.push_back({bkv, st});
+    if (tries.empty())
+      tries.push_back({f.block[1] ? f.block[1] : 64, f.stages ? f.stages : 2});
+    std::optional<std::pair<int64_t, int64_t>> one, two;
+    for (auto [bkv, st] : tries) {
+      ConfigFields c = f;
+      c.block = {f.block[0], bkv};
+      c.stages = st;
+      int64_t bytes = attentionSharedBytes(c.get(op->getContext()), d, dv,
+                                           elemBytes);
+      int64_t perBlock = bytes + model.reservedSharedPerBlock;
+      if (bytes > model.maxSharedPerBlock)
+        continue;
+      if (!one)
+        one = {bkv, st};
+      if (!two && 2 * perBlock <= model.sharedPerSM)
+        two = {bkv, st};
+    }
+    auto pick = two ? *two : one ? *one : tries.front();
+    f.block[1] = pick.first;
+    f.stages = pick.second;
+  }
+  std::string why = attentionConfigProblem(f.get(op->getContext()), d, dv,
+                                           elemBytes, &model);
+  if (!why.empty())
+    return op->emitOpError() << why;
+  return success();
+}
