@@ -193,11 +193,14 @@ std::optional<Refusal> matchChain(MatmulOp pv, SoftmaxOp softmax,
                         stringifyEnum(c.precision) + " and " +
                         stringifyEnum(pv.getPrecision()))
                            .str()};
-  if (elem.isF32() && c.precision != Precision::tf32 &&
-      c.precision != Precision::ieee)
+  // The fused kernel multiplies on tf32 tensor cores (Attention.cpp): an
+  // ieee (or tf32x3) chain stays unfused, where its three kernels run, rather
+  // than become a kb.attention that kb-lower-to-gpu must refuse.
+  if (elem.isF32() && c.precision != Precision::tf32)
     return Refusal{pv, ("not fused into kb.attention: precision " +
                         stringifyEnum(c.precision) +
-                        " (an f32 attention is tf32 or ieee)")
+                        " (the fused kernel is built for tf32 only; the "
+                        "chain runs unfused)")
                            .str()};
   if (!std::isfinite(static_cast<float>(c.scale)))
     return Refusal{pv, "not fused into kb.attention: the scales multiply to "

@@ -185,7 +185,8 @@ class KbPiece(torch.nn.Module):
                                          tuning_db=self.opts.tuning_db)
             except KbError as e:  # kb-opt refused (or crashed on) the piece
                 (path.parent / (key + ".refused.mlir")).write_text(imp.program.mlir())
-                first = next((l for l in str(e).splitlines()[1:] if l.strip()), "")
+                lines = [l for l in str(e).splitlines()[1:] if l.strip()]
+                first = next((l for l in lines if "error:" in l), lines[0] if lines else "")
                 if "PLEASE submit a bug report" in str(e) or "Stack dump" in str(e):
                     first = "kb-opt crashed: a kb-opt bug"
                 self._warn(f"kb: kb-opt refused {self.piece.name} ({first.strip()[:120]}): "

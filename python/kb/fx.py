@@ -762,7 +762,8 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
         kv = env.get(o) if isinstance(o, fx.Node) else None
         if not isinstance(kv, KVal):
             raise KbImportError(f"output {i} of {name} is not a tensor computed by the program")
-        if kv.source is not None:
+        if kv.source is not None or (kv.transposed is not None and kv.transposed.source is not None
+                                     and len(kv.shape) > 3):  # a rank-4 k^T: a view for a matmul
             raise KbImportError(f"output {i} of {name} is an input or a parameter (or a view of one); "
                                 f"kb returns only results its kernels compute")
         if kv.transposed is not None:

@@ -11,6 +11,13 @@
                                           kb-fuse-attention makes it one
                                           kb.attention
 
+    x.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), -inf) and
+    its spellings (== 0, .triu(1))    -> kb.causal_mask (fold_causal_masks,
+                                          run by kb.partition, puts
+                                          causal_fill in its place), so a
+                                          GPT-2 block's hand-written causal
+                                          attention becomes one kb.attention
+
 dropout_p != 0, enable_gqa and a boolean mask are refused with the reason.
 """
 
@@ -24,6 +31,90 @@ from .fx_trace import _torch
 def _sdpa():
     """F.scaled_dot_product_attention, or None (PyTorch before 2.0)."""
     return getattr(_torch().nn.functional, "scaled_dot_product_attention", None)
+
+
+def causal_fill(x):
+    """x with -inf above the diagonal of its last two axes (query i sees keys
+    j <= i, top-left aligned as PyTorch's is_causal): what fold_causal_masks
+    puts in place of a masked_fill by a causal mask the program builds; kb
+    imports it as kb.causal_mask, PyTorch runs it as this masked_fill."""
+    torch = _torch()
+    r, c = x.shape[-2], x.shape[-1]
+    return x.masked_fill(torch.ones(r, c, dtype=torch.bool, device=x.device).triu(1),
+                         float("-inf"))
+
+
+def _arg(n, i, name, default=None):
+    return n.args[i] if len(n.args) > i else n.kwargs.get(name, default)
+
+
+def _is(n, fn=None, method=None):
+    return (fn is not None and n.op == "call_function" and n.target is fn) or (
+        method is not None and n.op == "call_method" and n.target == method)
+
+
+def _tri(n, which):
+    """The ones matrix of torch.ones(a, b).tril() / .triu(d) (which: "tril"
+    or "triu"), with its diagonal, or (None, None)."""
+    torch = _torch()
+    if not (_is(n, getattr(torch, which), which)):
+        return None, None
+    ones, diag = n.args[0], _arg(n, 1, "diagonal", 0)
+    if not hasattr(ones, "op") or not _is(ones, torch.ones):
+        return None, None
+    return ones, diag
+
+
+def _causal_mask_of(m):
+    """Whether node `m` computes the strict upper triangle of a ones matrix
+    (what a causal masked_fill hides), from constants and sizes only:
+    ~ones(T, T).tril(), ones(T, T).tril() == 0, ones(T, T).triu(1); the ones
+    node, else None."""
+    import operator
+    torch = _torch()
+    if (_is(m, operator.invert, "__invert__") or _is(m, torch.logical_not, "logical_not")
+            or _is(m, torch.bitwise_not, "bitwise_not")):
+        ones, diag = _tri(m.args[0], "tril") if hasattr(m.args[0], "op") else (None, None)
+        return ones if diag == 0 else None
+    if _is(m, operator.eq, "eq") or _is(m, torch.eq, "__eq__"):
+        a, b = m.args[0], m.args[1]
+        if hasattr(a, "op") and b == 0:
+            ones, diag = _tri(a, "tril")
+            return ones if diag == 0 else None
+        return None
+    ones, diag = _tri(m, "triu")
+    return ones if diag == 1 else None
+
+
+def fold_causal_masks(gm) -> int:
+    """Puts causal_fill(x) in place of each x.masked_fill(mask, -inf) whose
+    mask is a causal one built inside the program (_causal_mask_of) at x's
+    last two axes (by the nodes' example values, meta["example_value"]);
+    returns how many. The mask's nodes go as dead code."""
+    torch = _torch()
+    done = 0
+    for n in list(gm.graph.nodes):
+        if not (_is(n, torch.masked_fill, "masked_fill") or _is(n, torch.Tensor.masked_fill)):
+            continue
+        x, m, fill = n.args[0], _arg(n, 1, "mask"), _arg(n, 2, "value")
+        if not (hasattr(m, "op") and isinstance(fill, float) and fill == float("-inf")):
+            continue
+        ones = _causal_mask_of(m)
+        xv, mv = x.meta.get("example_value"), m.meta.get("example_value")
+        if ones is None or not isinstance(xv, torch.Tensor) or not isinstance(mv, torch.Tensor):
+            continue
+        if xv.dim() < 2 or mv.dim() != 2 or [str(d) for d in mv.shape] != [str(d) for d in xv.shape[-2:]]:
+            continue
+        with gm.graph.inserting_before(n):
+            c = gm.graph.call_function(causal_fill, (x,))
+        c.meta = dict(n.meta)
+        n.replace_all_uses_with(c)
+        gm.graph.erase_node(n)
+        done += 1
+    if done:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return done
 
 
 def check_masks(gm, placeholders, example_inputs):
@@ -64,8 +155,10 @@ def batched_matmul(imp, a, b):
 
 
 def call_function(imp, t, args, kwargs):
-    """kb.attention for F.scaled_dot_product_attention, or None for another
-    function."""
+    """kb.attention for F.scaled_dot_product_attention, kb.causal_mask for
+    causal_fill, or None for another function."""
+    if t is causal_fill:
+        return imp.unary(args[0], imp.prog.causal_mask)
     if _sdpa() is None or t is not _sdpa():
         return None
     from .fx import KVal

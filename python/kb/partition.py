@@ -315,6 +315,11 @@ def partition(gm, example_inputs) -> Partition:
     vals = node_values(gm, example_inputs)
     for n, v in vals.items():
         n.meta.setdefault("example_value", v)
+    # A causal masked_fill by a mask the graph builds (GPT-2's hand-written
+    # attention) becomes causal_fill, which kb imports as kb.causal_mask.
+    from .fx_attention import fold_causal_masks
+    if fold_causal_masks(gm):
+        vals = {n: n.meta["example_value"] for n in gm.graph.nodes if "example_value" in n.meta}
     binds = bindings(gm, example_inputs)
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     calls = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")

@@ -62,13 +62,15 @@ def test_gpt2_partition_and_reasons(gpt2):
     assert any({"matmul", "gelu", "layer_norm"} <= o for o in ops)  # MLP with ln_2 and residual
     assert part.pieces[0].nodes == ["layer_norm", "linear"]  # ln_1 as rows, then c_attn
     why = left(part)
-    # q @ k^T * s of (B, h, T, d) imports as a rank-4 matmul and its scale;
-    # the causal masked_fill (a bool mask) stays in PyTorch, so the softmax
-    # and att @ v are pieces of their own.
-    assert any(p.nodes == ["matmul", "att"] and set(p.ops) == {"matmul", "scale"}
-               for p in part.pieces)
+    # The hand-written causal attention is one piece: k^T (a view), q @ k^T,
+    # the scale, the masked_fill by ~tril(ones(T, T)) (folded to
+    # causal_fill, kb.causal_mask), softmax and @ v, which kb-fuse-attention
+    # makes one kb.attention; the mask's own nodes are gone.
+    att = [p for p in part.pieces if "causal_mask" in p.ops]
+    assert len(att) == 1 and set(att[0].ops) == {"matmul", "scale", "causal_mask", "softmax"}
+    assert att[0].nodes == ["transpose_3", "matmul", "att", "causal_fill", "softmax", "y"]
+    assert not any(n in why for n in ("ones", "mask", "invert", "att_1"))
     assert "transpose(1, 2) of a rank-4 tensor" in why["k_1"]
-    assert "torch.bool" in why["att_1"]  # the causal mask
     assert all(p.bucket is not None for p in part.pieces)
 
 
@@ -197,10 +199,10 @@ def test_pieces_are_opaque_ops_under_aot_tracing():
         for b in (2, 3, 5):
             x = torch.randn(b, 8, 64)
             assert torch.allclose(fast(x), mod(x), atol=1e-5)
-    # ln_1 + c_attn, q k^T * s, softmax, att @ v, the rest (test above)
-    assert len(B.PARTITIONS[-1].pieces) == 5
-    assert B.STATS["fallback_calls"] - before == 3 * 5  # each piece through its op, on the CPU
-    assert any(k.startswith("kb_piece_4@") for k in B._OP_PIECES)
+    # ln_1 + c_attn, the attention, the rest (test above)
+    assert len(B.PARTITIONS[-1].pieces) == 3
+    assert B.STATS["fallback_calls"] - before == 3 * 3  # each piece through its op, on the CPU
+    assert any(k.startswith("kb_piece_2@") for k in B._OP_PIECES)
 
 
 def test_a_broken_cache_entry_falls_back(mlp, tmp_path):
@@ -223,3 +225,32 @@ def test_a_broken_cache_entry_falls_back(mlp, tmp_path):
     msgs = [str(m.message) for m in w if "kb:" in str(m.message)]
     assert len(msgs) == 1 and "kb_piece_0 failed (KbError" in msgs[0] and "invalid JSON" in msgs[0]
     assert torch.allclose(out[0], p.gm(*args)[0])
+
+
+def test_causal_masked_fill_folds_only_for_a_causal_mask():
+    """fold_causal_masks: ~tril(ones(T, T)), tril(...) == 0 and triu(1) at
+    the scores' last two axes become causal_fill (the same values in
+    PyTorch); a mask of another diagonal, or one given as an input, stays."""
+    from kb.fx_attention import causal_fill, fold_causal_masks
+
+    class Scores(torch.nn.Module):
+        def __init__(self, kind):
+            super().__init__()
+            self.kind = kind
+
+        def forward(self, s, m):
+            T = s.shape[-1]
+            ones = torch.ones(T, T, dtype=torch.bool)
+            mask = {"invert": lambda: ~ones.tril(), "eq": lambda: ones.tril() == 0,
+                    "triu": lambda: ones.triu(1), "diag": lambda: ~ones.tril(-1),
+                    "input": lambda: m > 0}[self.kind]()
+            return s.masked_fill(mask, float("-inf")).softmax(-1)
+
+    for kind, folds in [("invert", True), ("eq", True), ("triu", True), ("diag", False), ("input", False)]:
+        gm, ex = capture(Scores(kind), (2, 3, 5, 5), (5, 5))
+        ex = [torch.randn_like(e) if isinstance(e, torch.Tensor) else e for e in ex]
+        want = gm(*ex)[0]
+        assert fold_causal_masks(gm) == int(folds), kind
+        assert any(n.target is causal_fill for n in gm.graph.nodes) == folds
+        got = gm(*ex)[0]
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True, msg=kind)

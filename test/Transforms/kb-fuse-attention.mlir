@@ -21,19 +21,35 @@ func.func @scale_mask(%q: tensor<8x128x64xf32>, %k: tensor<8x256x64xf32>, %v: te
 
 // -----
 
-// The mask on the left of the add, two scales multiplied, ieee.
+// The mask on the left of the add, two scales multiplied.
 // CHECK-LABEL: func.func @mask_lhs_two_scales
-// CHECK: kb.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) scale(2.500000e-01) precision(ieee)
+// CHECK: kb.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) scale(2.500000e-01) precision(tf32)
 // CHECK-NOT: kb.softmax
 func.func @mask_lhs_two_scales(%q: tensor<2x100x64xf32>, %k: tensor<2x100x64xf32>, %v: tensor<2x100x64xf32>, %m: tensor<2x100x100xf32>) -> tensor<2x100x64xf32> {
-  %0 = kb.matmul %q, %k precision(ieee) transpose_b : tensor<2x100x64xf32>, tensor<2x100x64xf32> -> tensor<2x100x100xf32>
+  %0 = kb.matmul %q, %k precision(tf32) transpose_b : tensor<2x100x64xf32>, tensor<2x100x64xf32> -> tensor<2x100x100xf32>
   %1 = kb.scale %0 by 0.5 : tensor<2x100x100xf32>
   %2 = kb.scale %1 by 0.5 : tensor<2x100x100xf32>
   %3 = kb.add %m, %2 : tensor<2x100x100xf32>
   %4 = kb.softmax %3 : tensor<2x100x100xf32>
   // expected-remark @+1 {{fused into kb.attention: q k^T -> scale 5.000000e-01 -> scale 5.000000e-01 -> add mask -> softmax -> @ v}}
-  %5 = kb.matmul %4, %v precision(ieee) : tensor<2x100x100xf32>, tensor<2x100x64xf32> -> tensor<2x100x64xf32>
+  %5 = kb.matmul %4, %v precision(tf32) : tensor<2x100x100xf32>, tensor<2x100x64xf32> -> tensor<2x100x64xf32>
   return %5 : tensor<2x100x64xf32>
+}
+
+// -----
+
+// ieee: the fused kernel is tf32 only, so the chain stays as it is (and
+// compiles to its three kernels).
+// CHECK-LABEL: func.func @ieee_stays
+// CHECK: kb.softmax
+// CHECK-NOT: kb.attention
+func.func @ieee_stays(%q: tensor<2x100x64xf32>, %k: tensor<2x100x64xf32>, %v: tensor<2x100x64xf32>) -> tensor<2x100x64xf32> {
+  %0 = kb.matmul %q, %k precision(ieee) transpose_b : tensor<2x100x64xf32>, tensor<2x100x64xf32> -> tensor<2x100x100xf32>
+  %1 = kb.scale %0 by 0.125 : tensor<2x100x100xf32>
+  %2 = kb.softmax %1 : tensor<2x100x100xf32>
+  // expected-remark @+1 {{not fused into kb.attention: precision ieee (the fused kernel is built for tf32 only; the chain runs unfused)}}
+  %3 = kb.matmul %2, %v precision(ieee) : tensor<2x100x100xf32>, tensor<2x100x64xf32> -> tensor<2x100x64xf32>
+  return %3 : tensor<2x100x64xf32>
 }
 
 // -----
