@@ -31,6 +31,11 @@ SUITES = {
                  "batched, odd, medium, squares) against cuBLAS and torch.matmul / F.linear",
         "from": "shapes",
     },
+    "shapes-bf16": {
+        "about": "the same 57 matmul shapes in bf16 (wgmma m64nNk16, 16-bit split-K and gemv) "
+                 "against cuBLAS's bf16 routes and torch.matmul / F.linear on bf16 tensors",
+        "from": "shapes-bf16",
+    },
     "linear": {
         "about": "nn.Linear (B^T) with and without epilogues at LLM sizes, against cuBLAS "
                  "and F.linear",

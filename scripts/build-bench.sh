@@ -9,6 +9,8 @@ rm -rf build/gpu && mkdir -p build/gpu/programs build/gpu/bundles
 python3 bench/programs.py build/gpu/programs
 # The matmul shape suite (issue #19): shape-<class>-<dims>-sm90a.
 python3 bench/shapes.py build/gpu/programs
+# The same 57 shapes in bf16 (shape-bf16-<class>-<dims>-sm90a; issue #44).
+python3 bench/shapes.py --dtype bf16 build/gpu/programs
 cp examples/*.mlir build/gpu/programs/
 # The GPU reproducers of issue #17 (bench/repros): run and memchecked by gpu-check.sh.
 cp bench/repros/*.mlir build/gpu/programs/

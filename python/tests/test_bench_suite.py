@@ -24,9 +24,10 @@ def test_list_names_every_suite_once(capsys):
     assert suite.main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     names = [l.split()[0] for l in lines]
-    assert names == ["squares", "shapes", "linear", "memory-bound", "softmax", "fusion", "half", "norms", "reductions", "attention", "tune", "all"]
-    shapes = next(l for l in lines if l.startswith("shapes"))
+    assert names == ["squares", "shapes", "shapes-bf16", "linear", "memory-bound", "softmax", "fusion", "half", "norms", "reductions", "attention", "tune", "all"]
+    shapes = next(l for l in lines if l.startswith("shapes "))
     assert " 57 programs " in shapes
+    assert " 57 programs " in next(l for l in lines if l.startswith("shapes-bf16"))
 
 
 def test_every_suite_resolves_to_generated_programs():

@@ -69,6 +69,8 @@ def catalog() -> Dict[str, Program]:
         _, m, n, k, batch, tb = s
         nm = shapes.name(*s)
         progs[nm] = Program(nm, "shapes", shapes.program(m, n, k, batch, tb))
+        nm16 = shapes.name(*s, dtype="bf16")  # the same shapes in bf16 (issue #44)
+        progs[nm16] = Program(nm16, "shapes-bf16", shapes.program(m, n, k, batch, tb, dtype="bf16"))
     tune = _module(r / "bench" / "tune" / "programs.py", "kb_bench_tune_programs")
     for nm, _cls, text, _args in tune.PROGRAMS:
         progs[nm] = Program(nm, "tune", text)
