@@ -204,3 +204,40 @@ TEST(Npy16, InputFilesForSixteenBitBuffers) {
                            "give '<f4'");
   }
 }
+
+// kb-run --baseline's comparison of a fused bundle's output with its
+// unfused baseline's (the bf16 bias + GELU + dropout of 2026-12-07 was
+// refused at a max relative difference of 0.088 under the f32 rule).
+TEST(BaselineOutputs, SixteenBitBaselinesRoundEachIntermediate) {
+  using namespace kb::runtime;
+  std::vector<float> fused, unfused, other;
+  for (int i = 0; i < 4096; ++i) {
+    double x = std::sin(0.37 * i) * 3; // a chain's pre-activation values
+    auto gelu = [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
+    // Fused: f32 inside, one rounding. Unfused: rounded after each op.
+    fused.push_back(roundFloatTo(DType::BF16, float(gelu(x + 0.1) * 1.25)));
+    float b = roundFloatTo(DType::BF16, float(x + 0.1));
+    float g = roundFloatTo(DType::BF16, float(gelu(b)));
+    unfused.push_back(roundFloatTo(DType::BF16, g * 1.25f));
+    other.push_back(roundFloatTo(DType::BF16, float(std::tanh(x) * 1.25)));
+  }
+  double worst = 0, limit = 0;
+  // The f32 rule refuses the honest 16-bit baseline...
+  EXPECT_FALSE(baselineOutputsAgree(fused, unfused, DType::F32, &worst));
+  EXPECT_GT(worst, 1e-3);
+  // ...the 16-bit rule accepts it, and still refuses another program.
+  EXPECT_TRUE(baselineOutputsAgree(fused, unfused, DType::BF16, &worst, &limit));
+  EXPECT_LT(worst, limit);
+  EXPECT_FALSE(baselineOutputsAgree(fused, other, DType::BF16));
+  // A shift of 10% of the output's size is another program too.
+  std::vector<float> shifted = unfused;
+  for (float &v : shifted)
+    v += 0.3f;
+  EXPECT_FALSE(baselineOutputsAgree(fused, shifted, DType::BF16));
+  // f32: the same arithmetic within 1e-3; NaN and a size mismatch never agree.
+  std::vector<float> a = {1.0f, 2.0f, -3.0f}, b = {1.0005f, 2.0f, -3.0f};
+  EXPECT_TRUE(baselineOutputsAgree(a, b, DType::F32));
+  b[1] = NAN;
+  EXPECT_FALSE(baselineOutputsAgree(a, b, DType::F32));
+  EXPECT_FALSE(baselineOutputsAgree(a, {1.0f, 2.0f}, DType::F32));
+}

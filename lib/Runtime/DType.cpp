@@ -10,6 +10,7 @@
 
 #include "kb/Runtime/DType.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -159,6 +160,29 @@ double roundTo(DType t, double x) {
   if (std::fabs(r) > maxFinite(t))
     return std::copysign(std::numeric_limits<double>::infinity(), x);
   return r;
+}
+
+bool baselineOutputsAgree(const std::vector<float> &x, const std::vector<float> &y,
+                          DType t, double *worst, double *limit) {
+  double eps = t == DType::BF16 ? 0x1p-8 : t == DType::F16 ? 0x1p-11 : 0.0;
+  double floor = 1e-6, lim = 1e-3;
+  if (eps > 0) {
+    double sq = 0;
+    for (float v : y)
+      sq += double(v) * v;
+    floor = std::sqrt(sq / double(y.empty() ? 1 : y.size())) + 1e-6;
+    lim = 8 * eps;
+  }
+  double w = x.size() == y.size() ? 0.0 : INFINITY;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    double d = std::fabs(double(x[i]) - y[i]) / (floor + std::fabs(double(y[i])));
+    w = std::isnan(d) || std::isnan(w) ? NAN : std::max(w, d);
+  }
+  if (worst)
+    *worst = w;
+  if (limit)
+    *limit = lim;
+  return w < lim; // NaN is no agreement
 }
 
 } // namespace kb::runtime

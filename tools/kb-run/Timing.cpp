@@ -163,12 +163,10 @@ static Timing timeBaselineBundle(RunState &s, const Options &o,
   downloadAll(b);
   for (const Buffer &buf : b.manifest.buffers)
     if (buf.role == "output" && s.host.count(buf.name)) {
-      const auto &x = s.host.at(buf.name), &y = b.host.at(buf.name);
-      double worst = 0;
-      for (size_t i = 0; i < x.size(); ++i)
-        worst = std::max(worst, (double)std::fabs(x[i] - y[i]) /
-                                    (1e-6 + std::fabs(y[i])));
-      if (!(worst < 1e-3))
+      double worst = 0, limit = 0;
+      bool same = baselineOutputsAgree(s.host.at(buf.name), b.host.at(buf.name),
+                                       buf.dtype, &worst, &limit);
+      if (!same)
         throw std::runtime_error("the baseline bundle's output " + buf.name +
                                  " differs from this bundle's (max rel diff " +
                                  std::to_string(worst) +

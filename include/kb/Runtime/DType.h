@@ -12,6 +12,7 @@
 #define KB_RUNTIME_DTYPE_H
 
 #include <cstdint>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -51,6 +52,17 @@ double unitRoundoff(DType t);
 double subnormalHalfStep(DType t);
 /// The largest finite value of `t`.
 double maxFinite(DType t);
+
+/// kb-run --baseline: whether a baseline bundle's output `y` is the same
+/// program's as this bundle's `x` (outputs of type `t`). f32: every element
+/// within 1e-3 relative (the same arithmetic). 16-bit: the unfused baseline
+/// rounds each intermediate to 16 bits where a fused kernel rounds once, so
+/// each element within 8 units of 2^-8 (bf16) or 2^-11 (f16) of its size
+/// plus the output's rms (small elements of a GELU differ a lot relative to
+/// themselves). `worst` gets the largest scaled difference, `limit` its
+/// bound.
+bool baselineOutputsAgree(const std::vector<float> &x, const std::vector<float> &y,
+                          DType t, double *worst = nullptr, double *limit = nullptr);
 
 } // namespace kb::runtime
 
