@@ -117,6 +117,28 @@ double powRef(double v, double c) {
   return std::pow(v, c);
 }
 
+/// What softmax's and log_softmax's bounds read of a row: its max, its
+/// largest input error, whether every value is finite, and sum_j exp(x_j -
+/// max).
+struct RowScan {
+  double max = -std::numeric_limits<double>::infinity(), errMax = 0,
+         expSum = 0;
+  bool finite = true;
+};
+
+RowScan scanRow(const HostTensor &x, int64_t r, int64_t len) {
+  RowScan rs;
+  const double *row = &x.data[r * len];
+  for (int64_t j = 0; j < len; ++j) {
+    rs.max = std::max(rs.max, row[j]);
+    rs.errMax = std::max(rs.errMax, x.errAt(r * len + j));
+    rs.finite = rs.finite && std::isfinite(row[j]);
+  }
+  for (int64_t j = 0; j < len; ++j)
+    rs.expSum += std::exp(row[j] - rs.max);
+  return rs;
+}
+
 /// |x̂^c - v^c| for |x̂ - v| <= e. Integer c (square and multiply, n = |c|):
 /// |x^n - v^n| <= n max(|x|, |v|)^(n-1) |x - v|, at most n - 1 rounded
 /// products (+1 for a negative c's division), n u. Other c: powf (4 ulp, 8u),
@@ -153,17 +175,9 @@ void softmaxRows(const HostTensor &x, HostTensor &out) {
     const double *row = &x.data[r * len];
     double *y = &out.data[r * len];
     double *ey = &out.err[r * len];
-    double m = -std::numeric_limits<double>::infinity();
-    double emax = 0;
-    bool finite = true;
-    for (int64_t j = 0; j < len; ++j) {
-      m = std::max(m, row[j]);
-      emax = std::max(emax, x.errAt(r * len + j));
-      finite = finite && std::isfinite(row[j]);
-    }
-    double s = 0;
-    for (int64_t j = 0; j < len; ++j)
-      s += std::exp(row[j] - m);
+    const RowScan rs = scanRow(x, r, len);
+    const double m = rs.max, emax = rs.errMax, s = rs.expSum;
+    const bool finite = rs.finite;
     for (int64_t j = 0; j < len; ++j)
       y[j] = std::exp(row[j] - m) / s;
     if (!finite || !std::isfinite(emax) || emax > 600) {
@@ -208,17 +222,9 @@ void logSoftmaxRows(const HostTensor &x, HostTensor &out) {
     const double *row = &x.data[r * len];
     double *y = &out.data[r * len];
     double *ey = &out.err[r * len];
-    double m = -std::numeric_limits<double>::infinity();
-    double emax = 0;
-    bool finite = true;
-    for (int64_t j = 0; j < len; ++j) {
-      m = std::max(m, row[j]);
-      emax = std::max(emax, x.errAt(r * len + j));
-      finite = finite && std::isfinite(row[j]);
-    }
-    double s = 0;
-    for (int64_t j = 0; j < len; ++j)
-      s += std::exp(row[j] - m);
+    const RowScan rs = scanRow(x, r, len);
+    const double m = rs.max, emax = rs.errMax, s = rs.expSum;
+    const bool finite = rs.finite;
     const double logS = std::log(s);
     for (int64_t j = 0; j < len; ++j)
       y[j] = (row[j] - m) - logS;
