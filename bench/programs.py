@@ -66,11 +66,16 @@ def activations(rows, cols, dtype="f32"):
     return (f'func.func @activations(%x: {ty} {{kb.name = "x"}}, %w: {ty} {{kb.name = "w"}}) -> ({ty} {{kb.name = "y"}}) {{\n'
             + body + f"  return %{len(ops) - 1} : {ty}\n}}\n")
 
-def layernorm(rows, cols, dtype="f32", residual=True):
-    """x (+ residual) -> kb.layer_norm with weight and bias: one kernel."""
+def layernorm(rows, cols, dtype="f32", residual=True, dropout=False):
+    """x (+ residual) -> kb.layer_norm with weight and bias: one kernel.
+    dropout: the transformer's residual + dropout(x) in front (issue #45's
+    fused prologue)."""
     ty, vt = t((rows, cols), dtype), t((cols,), dtype)
     res_arg = f', %r: {ty} {{kb.name = "residual"}}' if residual else ""
     body = f"  %0 = kb.add %x, %r : {ty}\n" if residual else ""
+    if dropout:
+        body = (f"  %d = kb.dropout %x p(0.1) seed(7) : {ty}\n"
+                f"  %0 = kb.add %d, %r : {ty}\n")
     x = "%0" if residual else "%x"
     return f"""func.func @layernorm(%x: {ty} {{kb.name = "x"}}{res_arg}, %w: {vt} {{kb.name = "weight"}}, %b: {vt} {{kb.name = "bias"}}) -> ({ty} {{kb.name = "y"}}) {{
 {body}  %1 = kb.layer_norm {x}, %w, %b eps(1.0e-05) : {ty}, {vt}, {vt} -> {ty}
@@ -360,6 +365,10 @@ PROGRAMS = {
         "layernorm-bf16-16384x1024": layernorm(16384, 1024, "bf16"),
         "layernorm-bf16-4096x8192": layernorm(4096, 8192, "bf16"),
         "layernorm-plain-16384x1024": layernorm(16384, 1024, residual=False),
+        "layernorm-drop-16384x1024": layernorm(16384, 1024, dropout=True),
+        "layernorm-drop-4096x8192": layernorm(4096, 8192, dropout=True),
+        "layernorm-drop-bf16-16384x1024": layernorm(16384, 1024, "bf16", dropout=True),
+        "layernorm-drop-1000x1001": layernorm(1000, 1001, dropout=True),
         "rmsnorm-16384x1024": rmsnorm(16384, 1024),
         "rmsnorm-4096x8192": rmsnorm(4096, 8192),
         "rmsnorm-bf16-16384x1024": rmsnorm(16384, 1024, "bf16"),
