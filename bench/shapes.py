@@ -177,6 +177,30 @@ VARIANTS = [
     # grid of one wave: 384 x 384 x 200000's old default.
     (("longk", 384, 384, 200000, 1, False), [(256, 128, 22, 4)]),
 ]
+# Session 25 (issue #44): bf16 4096^3 at 0.91x cuBLAS on an H100 with kb's
+# default 128 x 256 x 64, 4 stages, persistent grid 132, raster 16
+# (-v128x256s1p4g132r16 is that default, timed in the same batch): the
+# grid, stages, raster, a 256 x 128 tile of four consumer warpgroups,
+# 128 x 128 and stream-K. (shape, tag, config).
+HALF_VARIANTS = [
+    (("square", 4096, 4096, 4096, 1, tb), tag, cfg + ', mma = "wgmma_bf16", copy = "tma"')
+    for tb, tag, cfg in (
+        (False, "-v128x256s1p4g132r16", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16"),
+        (False, "-v128x256s1p4", "block = [128, 256, 64], threads = 288, stages = 4, raster = 16"),
+        (False, "-v128x256s1p3g132r16", "block = [128, 256, 64], threads = 288, stages = 3, grid = 132, raster = 16"),
+        (False, "-v128x256s1p4g132r8", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8"),
+        (False, "-v128x256s1p4g132r32", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 32"),
+        (False, "-v256x128s1p4g132r16", "block = [256, 128, 64], threads = 544, stages = 4, grid = 132, raster = 16"),
+        (False, "-v128x256s1p4g132stream", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16, reduce = "stream"'),
+        (False, "-v128x128s1p4g132r16", "block = [128, 128, 64], threads = 288, stages = 4, grid = 132, raster = 16"),
+        (False, "-v128x128s1p3r16", "block = [128, 128, 64], threads = 288, stages = 3, raster = 16"),
+        (True, "-v128x256s1p4g132r16", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16"),
+        (True, "-v128x256s1p4g132stream", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16, reduce = "stream"'),
+        (True, "-v256x128s1p4g132r16", "block = [256, 128, 64], threads = 544, stages = 4, grid = 132, raster = 16"),
+    )
+]
+
+
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's
 # split), as ablations of the shapes whose default it changed.
 OLD_DEFAULTS = [
@@ -358,6 +382,11 @@ def main():
             cls, m, n, k, batch, tb = s
             with open(os.path.join(out, name(*s, dtype=dtype) + ".mlir"), "w") as f:
                 f.write(program(m, n, k, batch, tb, dtype=dtype))
+        for shape, tag, cfg in HALF_VARIANTS:
+            nm = name(*shape, dtype=dtype).replace("-sm90a", tag + "-sm90a")
+            cfg = cfg.replace("wgmma_bf16", "wgmma_" + dtype)
+            with open(os.path.join(out, nm + ".mlir"), "w") as f:
+                f.write(program(*shape[1:], config=cfg, dtype=dtype))
         return 0
     for s in SHAPES:
         cls, m, n, k, batch, tb = s
