@@ -4,8 +4,8 @@
 // and checks that the lowering (lib/Conversion/KBToGPU/Attention.cpp) reads
 // too. The kernel (docs/design.md, "Fused attention") runs BQ / 16 warps of
 // 16 query rows each on mma.sync and streams K/V tiles of BKV keys through a
-// ring of `stages` cp.async buffers; on sm_90a the 16-bit kernel runs on
-// wgmma (AttentionWgmma.cpp: `mma = "wgmma_bf16"` or "wgmma_f16", two
+// ring of `stages` cp.async buffers; on sm_90a a 16-bit config may ask for
+// the wgmma kernel (AttentionWgmma.cpp: `mma = "wgmma_bf16"` or "wgmma_f16", two
 // consumer warpgroups and a TMA producer warp). kb-select-config writes all
 // four fields
 // (`block`, `stages`, `threads`, `mma`): no other pass decides anything for
@@ -37,6 +37,10 @@ int64_t mlir::kb::attentionSharedBytes(ConfigAttr config, int64_t d,
 }
 
 namespace {
+
+/// Whether kb-select-config picks the wgmma kernel by itself (16-bit, sm_90a,
+/// D, Dv in {64, 128}); while false only an explicit `mma = "wgmma_*"` does.
+constexpr bool kAttentionWgmmaByDefault = false;
 
 /// attentionConfigProblem for the wgmma kernel (AttentionWgmma.cpp).
 std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
@@ -165,7 +169,9 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
            << (f32 ? "mma = \"mma_sync_tf32\" (or leave it out)"
                    : "leave mma out (or \"" +
                          stringifyMmaUnit(wgmmaUnit).str() + "\" on sm_90a)");
-  bool wgmmaFits = !f32 && model.hasWgmma && (d == 64 || d == 128) &&
+  // Not the default until the kernel is checked on a GPU (it has run on
+  // none): kAttentionWgmmaByDefault turns the choice on.
+  bool wgmmaFits = kAttentionWgmmaByDefault && !f32 && model.hasWgmma && (d == 64 || d == 128) &&
                    (dv == 64 || dv == 128) &&
                    (f.block.empty() || f.block[0] == kAttentionWgmmaRows) &&
                    (!f.threads || f.threads == kAttentionWgmmaThreads);
