@@ -4,7 +4,10 @@
 // and checks that the lowering (lib/Conversion/KBToGPU/Attention.cpp) reads
 // too. The kernel (docs/design.md, "Fused attention") runs BQ / 16 warps of
 // 16 query rows each on mma.sync and streams K/V tiles of BKV keys through a
-// ring of `stages` cp.async buffers. kb-select-config writes all four fields
+// ring of `stages` cp.async buffers; on sm_90a a 16-bit config may ask for
+// the wgmma kernel (AttentionWgmma.cpp: `mma = "wgmma_bf16"` or "wgmma_f16", two
+// consumer warpgroups and a TMA producer warp). kb-select-config writes all
+// four fields
 // (`block`, `stages`, `threads`, `mma`): no other pass decides anything for
 // this kernel.
 //
@@ -15,15 +18,70 @@
 using namespace mlir;
 using namespace mlir::kb;
 
+bool mlir::kb::isAttentionWgmma(ConfigAttr config) {
+  return config && (config.getMma() == MmaUnit::wgmma_bf16 ||
+                    config.getMma() == MmaUnit::wgmma_f16);
+}
+
 int64_t mlir::kb::attentionSharedBytes(ConfigAttr config, int64_t d,
                                        int64_t dv, int64_t elemBytes) {
   if (!config || config.getBlock().size() != 2)
     return 0;
-  int64_t bkv = config.getBlock()[1];
-  int64_t pad = attentionRowPad(elemBytes);
+  int64_t bq = config.getBlock()[0], bkv = config.getBlock()[1];
   int64_t stages = std::max<int64_t>(config.getStages(), 1);
+  if (isAttentionWgmma(config))
+    return bq * d * elemBytes + stages * bkv * (d + dv) * elemBytes +
+           kWgmmaAlignBytes + 8 * (2 * stages + 1);
+  int64_t pad = attentionRowPad(elemBytes);
   return stages * bkv * ((d + pad) + (dv + pad)) * elemBytes;
 }
+
+namespace {
+
+/// Whether kb-select-config picks the wgmma kernel by itself (16-bit, sm_90a,
+/// D, Dv in {64, 128}); while false only an explicit `mma = "wgmma_*"` does.
+constexpr bool kAttentionWgmmaByDefault = false;
+
+/// attentionConfigProblem for the wgmma kernel (AttentionWgmma.cpp).
+std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
+                               int64_t elemBytes, const TargetModel *model) {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  int64_t bq = config.getBlock()[0], bkv = config.getBlock()[1];
+  int64_t threads = config.getThreads(), stages = config.getStages();
+  std::string unit = "mma = \"" + stringifyMmaUnit(*config.getMma()).str() +
+                     "\"";
+  if (elemBytes != 2)
+    return unit + " needs 16-bit (f16 or bf16) operands";
+  if (model && !model->hasWgmma)
+    return unit + " needs wgmma, which " + model->chip +
+           " lacks (sm_90a only; leave mma out for mma.sync)";
+  if ((d != 64 && d != 128) || (dv != 64 && dv != 128))
+    return unit + " takes head dims D, Dv of 64 or 128, got D = " + str(d) +
+           ", Dv = " + str(dv);
+  if (bq != kAttentionWgmmaRows || bkv < 16 || bkv % 16 || bkv > 176)
+    return unit + " with block = [" + str(bq) + ", " + str(bkv) +
+           "]: BQ must be " + str(kAttentionWgmmaRows) +
+           " (two warpgroups of 64 query rows) and BKV 16 to 176 keys, a "
+           "multiple of 16";
+  if (threads != kAttentionWgmmaThreads)
+    return unit + " with threads = " + str(threads) + ": the kernel runs " +
+           str(kAttentionWgmmaThreads) +
+           " threads (two consumer warpgroups and a producer warp)";
+  if (stages < 2 || stages > 4)
+    return "stages = " + str(stages) + ": the K/V ring holds 2 to 4 tiles";
+  if (model) {
+    int64_t bytes = attentionSharedBytes(config, d, dv, elemBytes);
+    if (bytes > model->maxSharedPerBlock)
+      return "config needs " + str(bytes) +
+             " bytes of shared memory per block (block = [" + str(bq) + ", " +
+             str(bkv) + "], stages = " + str(stages) + ", D = " + str(d) +
+             ", Dv = " + str(dv) + ", " + unit + "); " + model->chip +
+             " allows at most " + str(model->maxSharedPerBlock);
+  }
+  return "";
+}
+
+} // namespace
 
 std::string mlir::kb::attentionConfigProblem(ConfigAttr config, int64_t d,
                                              int64_t dv, int64_t elemBytes,
@@ -31,6 +89,8 @@ std::string mlir::kb::attentionConfigProblem(ConfigAttr config, int64_t d,
   auto str = [](int64_t v) { return std::to_string(v); };
   if (!config || config.getBlock().size() != 2)
     return "needs block = [BQ, BKV] in its #kb.config: run kb-select-config";
+  if (isAttentionWgmma(config))
+    return wgmmaConfigProblem(config, d, dv, elemBytes, model);
   int64_t bq = config.getBlock()[0], bkv = config.getBlock()[1];
   int64_t threads = config.getThreads(), stages = config.getStages();
   if (bq < 16 || bq % 16 || bq > 128)
@@ -86,14 +146,53 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
            << ") is not built for attention yet: the fused kernel multiplies "
               "on tf32 tensor cores (precision(tf32)); compute it unfused "
               "(kb-compile fuse=false) for ieee";
-  // The unit: mma.sync in the operands' type (tf32 for f32; f16 and bf16
-  // have no MmaUnit case of their own, so 16-bit leaves `mma` unset).
-  if (f.mma && !(f32 && *f.mma == MmaUnit::mma_sync_tf32))
+  // The unit: on sm_90a, 16-bit with head dims of 64 or 128 runs the wgmma
+  // kernel unless the config's block or threads are mma.sync's; otherwise
+  // mma.sync in the operands' type (tf32 for f32; f16 and bf16 have no
+  // MmaUnit case of their own, so 16-bit leaves `mma` unset).
+  MmaUnit wgmmaUnit =
+      elem.isBF16() ? MmaUnit::wgmma_bf16 : MmaUnit::wgmma_f16;
+  bool wgmmaAsked = f.mma && (*f.mma == MmaUnit::wgmma_bf16 ||
+                              *f.mma == MmaUnit::wgmma_f16);
+  if (wgmmaAsked && (f32 || *f.mma != wgmmaUnit))
     return op->emitOpError()
            << "config asks for mma = \"" << stringifyMmaUnit(*f.mma)
-           << "\"; the attention kernel runs on mma.sync: "
+           << "\" for " << elem << " operands; the wgmma attention kernel "
+           << (f32 ? "takes only 16-bit operands (f32 runs on mma.sync: "
+                     "mma = \"mma_sync_tf32\" or leave it out)"
+                   : "multiplies in the operands' type: mma = \"" +
+                         stringifyMmaUnit(wgmmaUnit).str() + "\"");
+  if (f.mma && !wgmmaAsked && !(f32 && *f.mma == MmaUnit::mma_sync_tf32))
+    return op->emitOpError()
+           << "config asks for mma = \"" << stringifyMmaUnit(*f.mma)
+           << "\"; the attention kernel runs on mma.sync or wgmma: "
            << (f32 ? "mma = \"mma_sync_tf32\" (or leave it out)"
-                   : "leave mma out for 16-bit operands");
+                   : "leave mma out (or \"" +
+                         stringifyMmaUnit(wgmmaUnit).str() + "\" on sm_90a)");
+  // Not the default until the kernel is checked on a GPU (it has run on
+  // none): kAttentionWgmmaByDefault turns the choice on.
+  bool wgmmaFits = kAttentionWgmmaByDefault && !f32 && model.hasWgmma && (d == 64 || d == 128) &&
+                   (dv == 64 || dv == 128) &&
+                   (f.block.empty() || f.block[0] == kAttentionWgmmaRows) &&
+                   (!f.threads || f.threads == kAttentionWgmmaThreads);
+  if (wgmmaAsked || (!f.mma && wgmmaFits)) {
+    f.mma = wgmmaUnit;
+    // BQ = 128; BKV = 128 keys; stages: 3 for D = 64 (112 KB), 2 for
+    // D = 128 (160 KB): one block an SM either way (its registers).
+    if (f.block.empty())
+      f.block = {kAttentionWgmmaRows, 0};
+    if (f.block[1] == 0)
+      f.block[1] = 128;
+    if (!f.threads)
+      f.threads = kAttentionWgmmaThreads;
+    if (!f.stages)
+      f.stages = std::max(d, dv) > 64 ? 2 : 3;
+    std::string why = attentionConfigProblem(f.get(op->getContext()), d, dv,
+                                             elemBytes, &model);
+    if (!why.empty())
+      return op->emitOpError() << why;
+    return success();
+  }
   if (f32)
     f.mma = MmaUnit::mma_sync_tf32;
   // BQ = 64 (four warps of 16 query rows), unless threads or block says.

@@ -57,7 +57,7 @@ func.func @ieee(%q: tensor<8x128x64xf32>) -> tensor<8x128x64xf32> {
 // -----
 
 func.func @wgmma_not_built(%q: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
-  // expected-error @+1 {{'kb.attention' op config asks for mma = "wgmma_bf16"; the attention kernel runs on mma.sync: leave mma out for 16-bit operands}}
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" needs wgmma, which sm_}}
   %0 = kb.attention %q, %q, %q scale(1.250000e-01) {config = #kb.config<mma = "wgmma_bf16">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
   return %0 : tensor<8x128x64xbf16>
 }

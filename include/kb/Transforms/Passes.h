@@ -72,8 +72,17 @@ int64_t matmulSharedBytes(ConfigAttr config, bool transposeB = false,
 /// in shared memory is padded by 16 bytes (4 f32, 8 16-bit elements), so
 /// that the fragment loads of a warp hit 32 different banks.
 inline int64_t attentionRowPad(int64_t elemBytes) { return 16 / elemBytes; }
-/// Shared memory a kb.attention config stages per block, in bytes: `stages`
-/// ring buffers of a K tile and a V tile of BKV padded rows each.
+/// Whether an attention config runs the wgmma kernel (`mma` wgmma_bf16 or
+/// wgmma_f16; lib/Conversion/KBToGPU/AttentionWgmma.cpp), not mma.sync.
+bool isAttentionWgmma(ConfigAttr config);
+/// The wgmma kernel's block: two consumer warpgroups of 64 query rows each
+/// and one producer warp.
+constexpr int64_t kAttentionWgmmaRows = 128, kAttentionWgmmaThreads = 288;
+/// Shared memory a kb.attention config stages per block, in bytes. mma.sync:
+/// `stages` ring buffers of a K tile and a V tile of BKV padded rows each.
+/// wgmma: the Q tile (BQ x D) and `stages` K and V tiles (BKV x D, BKV x
+/// Dv), unpadded (128-byte swizzled), plus 1024 bytes to align them and
+/// 2 x stages + 1 mbarriers of 8 bytes.
 int64_t attentionSharedBytes(ConfigAttr config, int64_t d, int64_t dv,
                              int64_t elemBytes);
 /// Why the attention kernel cannot run `config` (block = [BQ, BKV], stages,

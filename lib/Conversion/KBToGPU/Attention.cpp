@@ -84,6 +84,34 @@ Value AttentionEmitter::queryRow(int64_t half) {
   return add(add(q0, mul(warp, 16)), add(g, half * 8));
 }
 
+void AttentionEmitter::setUpThreads() {
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  // The warp index, broadcast from lane 0 so that ptxas keeps what is
+  // built from it in uniform registers (as the wgmma matmul does).
+  warp = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(b, loc,
+                             arith::IndexCastUIOp::create(
+                                 b, loc, b.getI32Type(), div(tid, 32)),
+                             0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult());
+  Value lane = rem(tid, 32);
+  g = div(lane, 4);
+  t = rem(lane, 4);
+  q0 = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), bq);
+  by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+}
+
+Value AttentionEmitter::numKeyBlocks() {
+  // All ceil(Sk / BKV), or with causal those up to the block's last query
+  // row's last visible key, min(Sk, q0 + BQ) - 1.
+  if (!shape.causal)
+    return cidx(b, loc, llvm::divideCeil(shape.sk, bkv));
+  Value lastKey = minIdx(add(q0, bq), shape.sk);
+  return div(add(lastKey, bkv - 1), bkv);
+}
+
 LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
                                              LaunchInfo &info) {
   auto attn = dyn_cast<AttentionOp>(req.op);
@@ -96,8 +124,16 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
            << "precision(" << stringifyPrecision(attn.getPrecision())
            << ") is not built for attention yet: the kernel multiplies on "
               "tf32 tensor cores (precision(tf32))";
-  if (shape.isF32() ? cfg.getMma() != MmaUnit::mma_sync_tf32
-                    : cfg.getMma().has_value())
+  bool wgmma = isAttentionWgmma(cfg);
+  MmaUnit wgmmaUnit =
+      shape.elem.isBF16() ? MmaUnit::wgmma_bf16 : MmaUnit::wgmma_f16;
+  if (wgmma && cfg.getMma() != wgmmaUnit)
+    return attn.emitOpError()
+           << "#kb.config mma = \"" << stringifyMmaUnit(*cfg.getMma())
+           << "\" does not match the operands' type " << shape.elem
+           << ": run kb-select-config";
+  if (!wgmma && (shape.isF32() ? cfg.getMma() != MmaUnit::mma_sync_tf32
+                               : cfg.getMma().has_value()))
     return attn.emitOpError()
            << "#kb.config mma must be "
            << (shape.isF32() ? "\"mma_sync_tf32\"" : "left out (mma.sync in "
@@ -113,7 +149,9 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
   Location loc = attn.getLoc();
   auto args = func.getArguments();
   // Kernel arguments: q, k, v, [mask], out, [lse] (kb-lower-to-gpu).
-  size_t expected = 4 + (shape.hasMask ? 1 : 0) + (shape.lse ? 1 : 0);
+  // The wgmma kernel's three tensor maps (q, k, v) follow the inputs.
+  size_t expected = 4 + (shape.hasMask ? 1 : 0) + (shape.lse ? 1 : 0) +
+                    (wgmma ? 3 : 0);
   if (args.size() != expected)
     return attn.emitOpError() << "internal error: the kernel has "
                               << args.size() << " arguments, expected "
@@ -125,6 +163,10 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
   e.v = args[i++];
   if (shape.hasMask)
     e.mask = args[i++];
+  SmallVector<Value, 3> maps;
+  if (wgmma)
+    for (int j = 0; j < 3; ++j)
+      maps.push_back(args[i++]);
   e.out = args[i++];
   if (shape.lse)
     e.lse = args[i++];
@@ -132,6 +174,8 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
   e.bkv = cfg.getBlock()[1];
   e.stages = cfg.getStages();
   e.threads = cfg.getThreads();
+  if (wgmma)
+    return buildAttentionWgmma(e, cfg, maps, info);
   int64_t pad = attentionRowPad(shape.elemBytes());
   e.ldk = shape.d + pad;
   e.ldv = shape.dv + pad;
@@ -148,31 +192,8 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
            << " bytes of shared memory, its config plans "
            << info.dynamicSharedBytes;
 
-  e.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  // The warp index, broadcast from lane 0 so that ptxas keeps what is
-  // built from it in uniform registers (as the wgmma matmul does).
-  e.warp = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(),
-      gpu::ShuffleOp::create(b, loc,
-                             arith::IndexCastUIOp::create(
-                                 b, loc, b.getI32Type(), e.div(e.tid, 32)),
-                             0, 32, gpu::ShuffleMode::IDX)
-          .getShuffleResult());
-  Value lane = e.rem(e.tid, 32);
-  e.g = e.div(lane, 4);
-  e.t = e.rem(lane, 4);
-  e.q0 = e.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), e.bq);
-  e.by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  e.bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-
-  // Key blocks this block visits: all ceil(Sk / BKV), or with causal those
-  // up to its last query row's last visible key, min(Sk, q0 + BQ) - 1.
-  int64_t allBlocks = llvm::divideCeil(shape.sk, e.bkv);
-  Value numBlocks = cidx(b, loc, allBlocks);
-  if (shape.causal) {
-    Value lastKey = e.minIdx(e.add(e.q0, e.bq), shape.sk);
-    numBlocks = e.div(e.add(lastKey, e.bkv - 1), e.bkv);
-  }
+  e.setUpThreads();
+  Value numBlocks = e.numKeyBlocks();
 
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,

@@ -68,6 +68,11 @@ struct AttentionEmitter {
   /// The four global query rows of the thread's fragments: row g, g + 8 of
   /// the warp (index 0 and 1).
   Value queryRow(int64_t half);
+  /// Sets tid, warp (uniform), g, t, q0, by and bz (Attention.cpp).
+  void setUpThreads();
+  /// The count of key blocks this block visits: all ceil(Sk / BKV), or with
+  /// causal those up to its last query row's last visible key.
+  Value numKeyBlocks();
 
   //===--------------------------------------------------------------------===//
   // AttentionPipeline.cpp
@@ -115,6 +120,12 @@ struct AttentionEmitter {
   /// and stores O, and (with lse) the rows' log-sum-exp, inside Sq.
   void storeOutputs(ArrayRef<Value> acc, const RowState &state);
 };
+
+/// The wgmma kernel (AttentionWgmma.cpp, sm_90a, 16-bit): `e` holds the
+/// kernel's arguments and `cfg`'s block and stages; `maps` the tensor
+/// maps of q, k and v.
+LogicalResult buildAttentionWgmma(AttentionEmitter &e, ConfigAttr cfg,
+                                  ArrayRef<Value> maps, LaunchInfo &info);
 
 } // namespace mlir::kb
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelGen.h"
+#include "kb/Transforms/Passes.h"
 
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -412,6 +413,23 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         box[box.size() - 2] = kWgmmaStoreBoxRows;
         box.back() = kWgmmaStoreBoxCols;
         if (failed(addTensorMap(names.lookup(result), dims, box)))
+          return failure();
+      }
+    }
+    // The wgmma attention kernel (AttentionWgmma.cpp) copies q's tile of
+    // BQ rows and k's and v's of BKV rows by TMA, in boxes of 64 columns
+    // (128 bytes, 128-byte swizzled): three maps, q's, k's, v's.
+    if (auto attn = dyn_cast<AttentionOp>(op); attn && isAttentionWgmma(config)) {
+      if (config.getBlock().size() != 2)
+        return op.emitOpError() << "needs block = [BQ, BKV] in its #kb.config";
+      for (auto [v, rows] : {std::pair(attn.getQ(), config.getBlock()[0]),
+                             std::pair(attn.getK(), config.getBlock()[1]),
+                             std::pair(attn.getV(), config.getBlock()[1])}) {
+        auto shape = cast<RankedTensorType>(v.getType()).getShape();
+        SmallVector<int64_t> dims(shape), box(shape.size(), 1);
+        box[box.size() - 2] = rows;
+        box.back() = 64;
+        if (failed(addTensorMap(names.lookup(v), dims, box)))
           return failure();
       }
     }

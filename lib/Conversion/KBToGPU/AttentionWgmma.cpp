@@ -1,0 +1,394 @@
+//===- AttentionWgmma.cpp - the 16-bit fused attention kernel on wgmma ----===//
+//
+// buildAttentionWgmma (sm_90a, f16/bf16, head dims 64 or 128; config
+// `mma = "wgmma_bf16"` or "wgmma_f16", block = [128, BKV], 288 threads):
+// one block per 128 query rows of one (batch, head): two consumer
+// warpgroups of 64 rows (warp w of the block owns rows 16w .. 16w + 15, as
+// in the mma.sync kernel) and one producer warp, whose lane 0 issues every
+// TMA copy:
+//   the Q tile once (D / 64 boxes of 128 rows x 64 columns) onto `qbar`;
+//   key block j into ring stage j % S (D / 64 K boxes and Dv / 64 V boxes
+//   of BKV rows x 64 columns) onto full[j % S], after waiting (j >= S) on
+//   empty[j % S] for the release of block j - S.
+// The tensor maps swizzle each 128-byte row (the wgmma descriptors' 128-byte
+// swizzle, wgmma::descriptor) and zero-fill rows past Sq and Sk.
+// A consumer warpgroup, per key block j:
+//   wait full[j % S];
+//   S = Q K^T: wgmma m64nBKVk16, A = its 64 Q rows, B = the K tile (K-major,
+//     the natural [keys, D] layout), f32 accumulators from zero;
+//   the mask, the online softmax step and the rescale of O in registers
+//     (AttentionSoftmax.cpp: wgmma's m64nN accumulator gives each warp 16
+//     rows with mma.sync's m16n8 layout per 8 columns, so its row logic
+//     applies as it is);
+//   O += P V: wgmma m64nDvk16 with A = P from registers (the S accumulators
+//     rounded to the operand type: the same pairs as mma.sync's A
+//     fragment; inline PTX, as MatmulWgmmaMma.cpp's wgmmaRegA) and B = the
+//     V tile read MN-major (transposed B; 16-bit wgmma allows it);
+//   wait_group 0, then lane 0 of each warp arrives on empty[j % S].
+// The epilogue is the mma.sync kernel's (storeOutputs). No overlap of the
+// softmax with the next block's wgmma yet (docs/design.md, "Fused
+// attention").
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionGen.h"
+#include "MatmulWgmmaKernel.h"
+
+using namespace mlir;
+using namespace mlir::kb;
+
+namespace {
+
+struct WgmmaAttention {
+  AttentionEmitter &e;
+  OpBuilder &b;
+  Location loc;
+  MLIRContext *ctx;
+  Value mapQ, mapK, mapV;
+  int64_t qBytes = 0, kBytes = 0, stageBytes = 0;
+  NVVM::WGMMATypes opType = NVVM::WGMMATypes::bf16;
+  /// The 1024-byte aligned shared address of the Q tile, of the ring and of
+  /// the mbarriers.
+  Value aligned, ring, barBase;
+  /// The consumer warpgroup (0 or 1).
+  Value warpgroup;
+
+  WgmmaAttention(AttentionEmitter &e)
+      : e(e), b(e.b), loc(e.loc), ctx(e.b.getContext()) {}
+
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value toI32(Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value ptrTo(Value byteAddr, unsigned space) {
+    Value a64 =
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), byteAddr);
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, space), a64);
+  }
+  Value bar(int64_t slot, Value stage = Value()) {
+    Value off = cidx(b, loc, 8 * slot);
+    if (stage)
+      off = e.add(off, e.mul(stage, 8));
+    return ptrTo(e.add(barBase, off), 3);
+  }
+  Value full(Value stage) { return bar(0, stage); }
+  Value empty(Value stage) { return bar(e.stages, stage); }
+  Value qBar() { return bar(2 * e.stages); }
+  Value cmp(arith::CmpIPredicate pred, Value v, int64_t c) {
+    return arith::CmpIOp::create(b, loc, pred, v, cidx(b, loc, c));
+  }
+  void when(Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+  void wait(Value barrier, Value parity) {
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity,
+                                          i32(0x989680));
+  }
+  /// Coordinates of a tensor map (innermost first): column, row, then the
+  /// head (and batch).
+  SmallVector<Value> coords(int64_t col, Value row) {
+    SmallVector<Value> c{i32(col), toI32(row), toI32(e.by)};
+    if (e.shape.rank == 4)
+      c.push_back(toI32(e.bz));
+    return c;
+  }
+  void tma(Value map, Value dstAddr, ArrayRef<Value> at, Value barrier) {
+    Value dst = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 7), ptrTo(dstAddr, 3));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, dst, map, at, barrier, ValueRange{}, Value(), Value(),
+        NVVM::TMALoadMode::TILE, false, nullptr, Value());
+  }
+
+  void setUp();
+  void buildProducer(Value numBlocks);
+  SmallVector<Value> scores(Value stageAddr);
+  SmallVector<Value> accumulate(ArrayRef<Value> p, Value vAddr,
+                                ArrayRef<Value> acc);
+  Value wgmmaRegA(ArrayRef<Value> acc, ArrayRef<Value> aRegs, Value descB);
+  void buildConsumers(Value numBlocks);
+};
+
+} // namespace
+
+// The aligned shared memory, the mbarriers' initialisation (thread 0) and
+// the barrier after it.
+void WgmmaAttention::setUp() {
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      gpu::AddressSpaceAttr::get(
+                          ctx, gpu::AddressSpace::Workgroup)));
+  Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  aligned = arith::AndIOp::create(b, loc, e.add(raw, kWgmmaAlignBytes - 1),
+                                  cidx(b, loc, ~(kWgmmaAlignBytes - 1)));
+  ring = e.add(aligned, qBytes);
+  barBase = e.add(ring, e.stages * stageBytes);
+  auto globalPtr = [&](Value mem) {
+    return ptrTo(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem),
+                 0);
+  };
+  mapQ = globalPtr(mapQ);
+  mapK = globalPtr(mapK);
+  mapV = globalPtr(mapV);
+  when(cmp(arith::CmpIPredicate::eq, e.tid, 0), [&] {
+    for (int64_t s = 0; s < e.stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1),
+                                   Value());
+      // Lane 0 of each of the 8 consumer warps releases a stage.
+      NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)), i32(8),
+                                   Value());
+    }
+    NVVM::MBarrierInitOp::create(b, loc, qBar(), i32(1), Value());
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  });
+  gpu::BarrierOp::create(b, loc);
+}
+
+// Lane 0 of the producer warp (warp 8): Q once, then the key blocks.
+void WgmmaAttention::buildProducer(Value numBlocks) {
+  const AttentionShape &s = e.shape;
+  when(cmp(arith::CmpIPredicate::eq, e.tid, 256), [&] {
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), qBar(),
+                                           i32(qBytes), NVVM::MemScopeKind::CTA,
+                                           false, Value());
+    for (int64_t c = 0; c < s.d / 64; ++c)
+      tma(mapQ, e.add(aligned, c * e.bq * wgmma::kRowBytes),
+          coords(64 * c, e.q0), qBar());
+    auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), numBlocks,
+                                   cidx(b, loc, 1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value stage = e.rem(j, e.stages);
+    // Block j - S's release completes empty's phase j / S - 1.
+    when(cmp(arith::CmpIPredicate::uge, j, e.stages), [&] {
+      wait(empty(stage), toI32(e.rem(e.add(e.div(j, e.stages), 1), 2)));
+    });
+    Value f = full(stage);
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), f, i32(stageBytes),
+                                           NVVM::MemScopeKind::CTA, false,
+                                           Value());
+    Value stageAddr = e.add(ring, e.mul(stage, stageBytes));
+    Value kv0 = e.mul(j, e.bkv);
+    int64_t box = e.bkv * wgmma::kRowBytes;
+    for (int64_t c = 0; c < s.d / 64; ++c)
+      tma(mapK, e.add(stageAddr, c * box), coords(64 * c, kv0), f);
+    for (int64_t c = 0; c < s.dv / 64; ++c)
+      tma(mapV, e.add(stageAddr, kBytes + c * box), coords(64 * c, kv0), f);
+  });
+}
+
+// S = Q K^T of the warpgroup's 64 rows and the stage's BKV keys: BKV / 2
+// f32 a thread, in mma.sync's fragment order (8 keys a fragment of 4).
+SmallVector<Value> WgmmaAttention::scores(Value stageAddr) {
+  int64_t nAcc = e.bkv / 2;
+  Type f32 = b.getF32Type();
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(nAcc, f32));
+  Value acc = LLVM::PoisonOp::create(b, loc, accType);
+  Value zero = cf32(b, loc, 0.0f);
+  for (int64_t i = 0; i < nAcc; ++i)
+    acc = LLVM::InsertValueOp::create(b, loc, acc, zero, i);
+  Value qAddr = e.add(aligned, e.mul(warpgroup, 64 * wgmma::kRowBytes));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t kk = 0; kk < e.shape.d / 16; ++kk) {
+    // k step kk: 64-column box kk / 4, 32 bytes kk % 4 along its rows.
+    Value a = wgmma::descriptor(
+        b, loc, e.add(qAddr, (kk / 4) * e.bq * wgmma::kRowBytes), kk % 4);
+    Value bd = wgmma::descriptor(
+        b, loc, e.add(stageAddr, (kk / 4) * e.bkv * wgmma::kRowBytes),
+        kk % 4);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, a, bd,
+        NVVM::MMAShapeAttr::get(ctx, 64, e.bkv, 16), opType, opType,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < nAcc; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  return out;
+}
+
+// One wgmma m64nDvk16 with A from registers (upstream's NVVM op has none):
+// inline PTX, the outputs tied to the accumulators' inputs, B transposed
+// (MN-major V).
+Value WgmmaAttention::wgmmaRegA(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
+                                Value descB) {
+  int64_t nAcc = acc.size();
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(nAcc, b.getF32Type()));
+  SmallVector<Value> operands(acc);
+  std::string constraints, asmText;
+  llvm::raw_string_ostream cs(constraints), os(asmText);
+  for (int64_t i = 0; i < nAcc; ++i)
+    cs << (i ? "," : "") << "=f";
+  for (int64_t i = 0; i < nAcc; ++i)
+    cs << "," << i;
+  cs << ",r,r,r,r,l";
+  llvm::append_range(operands, aRegs);
+  operands.push_back(descB);
+  StringRef type = opType == NVVM::WGMMATypes::bf16 ? "bf16" : "f16";
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+     << "wgmma.mma_async.sync.aligned.m64n" << nAcc * 2 << "k16.f32." << type
+     << "." << type << " {";
+  for (int64_t i = 0; i < nAcc; ++i)
+    os << (i ? ", " : "") << "$" << i;
+  os << "}, {$" << 2 * nAcc << ", $" << 2 * nAcc + 1 << ", $" << 2 * nAcc + 2
+     << ", $" << 2 * nAcc + 3 << "}, $" << 2 * nAcc + 4
+     << ", p, 1, 1, 1;\n}\n";
+  return LLVM::InlineAsmOp::create(
+             b, loc, accType, operands, asmText, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+             ArrayAttr())
+      .getResult(0);
+}
+
+// O += P V: k16 step s takes the probabilities of keys 16s .. 16s + 15 (S
+// fragments 2s and 2s + 1, rounded in pairs) as A and rows 16s .. of the V
+// tile (MN-major: Dv / 64 boxes of BKV rows x 128 bytes, 2048 bytes a step).
+SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
+                                              ArrayRef<Value> accIn) {
+  Type elem = e.shape.elem;
+  auto pack = [&](Value x0, Value x1) {
+    Value h0 = arith::TruncFOp::create(b, loc, elem, x0);
+    Value h1 = arith::TruncFOp::create(b, loc, elem, x1);
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, elem), ValueRange{h0, h1});
+    Value word = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0})
+        .getResult();
+  };
+  SmallVector<SmallVector<Value, 4>> aRegs;
+  for (int64_t s = 0; s < e.bkv / 16; ++s) {
+    const Value *f0 = p.data() + (2 * s) * 4, *f1 = p.data() + (2 * s + 1) * 4;
+    aRegs.push_back({pack(f0[0], f0[1]), pack(f0[2], f0[3]),
+                     pack(f1[0], f1[1]), pack(f1[2], f1[3])});
+  }
+  SmallVector<Value> acc(accIn);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t s = 0; s < e.bkv / 16; ++s) {
+    Value desc = wgmma::descriptor(b, loc, vAddr, s, /*mnMajor=*/true,
+                                   e.bkv * wgmma::kRowBytes);
+    Value r = wgmmaRegA(acc, aRegs[s], desc);
+    for (auto [i, a] : llvm::enumerate(acc))
+      a = LLVM::ExtractValueOp::create(b, loc, r, i);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  // Retired before the stage is released and before ptxas may reuse the A
+  // registers (MatmulWgmmaMma.cpp: a wgmma reads them asynchronously).
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  return acc;
+}
+
+// The consumer warpgroups (threads 0 .. 255): the key loop and the
+// epilogue.
+void WgmmaAttention::buildConsumers(Value numBlocks) {
+  const AttentionShape &s = e.shape;
+  warpgroup = e.div(e.warp, 4);
+  wait(qBar(), i32(0));
+  int64_t nAcc = s.dv / 2;
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  SmallVector<Value> init(nAcc, cf32(b, loc, 0.0f));
+  init.append({negInf, negInf, cf32(b, loc, 0.0f), cf32(b, loc, 0.0f)});
+  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), numBlocks,
+                                 cidx(b, loc, 1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value stage = e.rem(j, e.stages);
+    wait(full(stage), toI32(e.rem(e.div(j, e.stages), 2)));
+    Value stageAddr = e.add(ring, e.mul(stage, stageBytes));
+
+    auto iter = loop.getRegionIterArgs();
+    SmallVector<Value> acc(iter.begin(), iter.begin() + nAcc);
+    AttentionEmitter::RowState state;
+    state.max[0] = iter[nAcc];
+    state.max[1] = iter[nAcc + 1];
+    state.sum[0] = iter[nAcc + 2];
+    state.sum[1] = iter[nAcc + 3];
+
+    SmallVector<Value> sc = scores(stageAddr);
+    SmallVector<Value> x = e.maskScores(sc, e.mul(j, e.bkv));
+    AttentionEmitter::RowState next = e.softmaxStep(x, acc, state);
+    acc = accumulate(x, e.add(stageAddr, kBytes), acc);
+    // Both tiles of the stage are read: lane 0 of each warp releases it.
+    when(cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0), [&] {
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(stage), Value(),
+                                     NVVM::MemScopeKindAttr());
+    });
+
+    SmallVector<Value> yield(acc);
+    yield.append({next.max[0], next.max[1], next.sum[0], next.sum[1]});
+    scf::YieldOp::create(b, loc, yield);
+  }
+  SmallVector<Value> acc(loop.getResults().begin(),
+                         loop.getResults().begin() + nAcc);
+  AttentionEmitter::RowState state;
+  state.max[0] = loop.getResult(nAcc);
+  state.max[1] = loop.getResult(nAcc + 1);
+  state.sum[0] = loop.getResult(nAcc + 2);
+  state.sum[1] = loop.getResult(nAcc + 3);
+  e.storeOutputs(acc, state);
+}
+
+LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
+                                            ConfigAttr cfg,
+                                            ArrayRef<Value> maps,
+                                            LaunchInfo &info) {
+  const AttentionShape &s = e.shape;
+  if (e.bq != kAttentionWgmmaRows || e.threads != kAttentionWgmmaThreads ||
+      s.d % 64 || s.dv % 64 || s.elemBytes() != 2 || maps.size() != 3)
+    return e.op->emitOpError()
+           << "internal error: the wgmma attention kernel got block = ["
+           << e.bq << ", " << e.bkv << "], threads = " << e.threads
+           << ", D = " << s.d << ", Dv = " << s.dv;
+  WgmmaAttention w(e);
+  w.mapQ = maps[0];
+  w.mapK = maps[1];
+  w.mapV = maps[2];
+  w.opType = s.elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  w.qBytes = e.bq * s.d * 2;
+  w.kBytes = e.bkv * s.d * 2;
+  w.stageBytes = w.kBytes + e.bkv * s.dv * 2;
+
+  info.grid = {(int64_t)llvm::divideCeil(s.sq, e.bq), s.heads, s.batch};
+  info.block = {e.threads, 1, 1};
+  info.dynamicSharedBytes = attentionSharedBytes(cfg, s.d, s.dv, 2);
+  int64_t laidOut = w.qBytes + e.stages * w.stageBytes + kWgmmaAlignBytes +
+                    8 * (2 * e.stages + 1);
+  if (info.dynamicSharedBytes != laidOut)
+    return e.op->emitOpError()
+           << "internal error: the kernel lays out " << laidOut
+           << " bytes of shared memory, its config plans "
+           << info.dynamicSharedBytes;
+
+  e.setUpThreads();
+  Value numBlocks = e.numKeyBlocks();
+  w.setUp();
+  auto producer = scf::IfOp::create(
+      e.b, e.loc, w.cmp(arith::CmpIPredicate::uge, e.tid, 256),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(e.b);
+    e.b.setInsertionPointToStart(producer.thenBlock());
+    w.buildProducer(numBlocks);
+    e.b.setInsertionPointToStart(producer.elseBlock());
+    w.buildConsumers(numBlocks);
+  }
+  return success();
+}

@@ -1,0 +1,76 @@
+// RUN: kb-opt %s --kb-select-config=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
+
+// kb.attention's config on sm_90a (lib/Transforms/SelectAttentionConfig.cpp).
+// The wgmma kernel (AttentionWgmma.cpp) runs only where the config asks for
+// mma = "wgmma_bf16" / "wgmma_f16" (not yet checked on a GPU, so not the
+// default): BQ = 128 (two consumer warpgroups of 64 rows), 288 threads (and
+// a producer warp), BKV = 128 keys, 3 stages for D = 64 (16 KB of Q + 3 x
+// 32 KB), 2 for D = 128 (32 KB + 2 x 64 KB). Without it 16-bit stays on
+// mma.sync.
+// CHECK-LABEL: func.func @defaults
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_bf16">} : tensor<2x4x1000x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_bf16">} : tensor<2x4x1000x128xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_f16">} : tensor<8x256x64xf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3, mma = "mma_sync_tf32">} : tensor<8x128x64xf32>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3>} : tensor<8x256x32xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3>} : tensor<2x4x1000x64xbf16>
+func.func @defaults(%h: tensor<2x4x1000x64xbf16>, %h2: tensor<2x4x1000x128xbf16>, %f: tensor<8x256x64xf16>, %q: tensor<8x128x64xf32>, %s: tensor<8x256x32xbf16>)
+    -> (tensor<2x4x1000x64xbf16>, tensor<2x4x1000x128xbf16>, tensor<8x256x64xf16>, tensor<8x128x64xf32>, tensor<8x256x32xbf16>, tensor<2x4x1000x64xbf16>) {
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<mma = "wgmma_bf16">} : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16> -> tensor<2x4x1000x64xbf16>
+  %1 = kb.attention %h2, %h2, %h2 scale(1.250000e-01) causal {config = #kb.config<mma = "wgmma_bf16">} : tensor<2x4x1000x128xbf16>, tensor<2x4x1000x128xbf16>, tensor<2x4x1000x128xbf16> -> tensor<2x4x1000x128xbf16>
+  %2 = kb.attention %f, %f, %f scale(1.250000e-01) {config = #kb.config<mma = "wgmma_f16">} : tensor<8x256x64xf16>, tensor<8x256x64xf16>, tensor<8x256x64xf16> -> tensor<8x256x64xf16>
+  %3 = kb.attention %q, %q, %q scale(1.250000e-01) : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32> -> tensor<8x128x64xf32>
+  %4 = kb.attention %s, %s, %s scale(1.250000e-01) : tensor<8x256x32xbf16>, tensor<8x256x32xbf16>, tensor<8x256x32xbf16> -> tensor<8x256x32xbf16>
+  %5 = kb.attention %h, %h, %h scale(1.250000e-01) : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16> -> tensor<2x4x1000x64xbf16>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x128xbf16>, tensor<8x256x64xf16>, tensor<8x128x64xf32>, tensor<8x256x32xbf16>, tensor<2x4x1000x64xbf16>
+}
+
+// -----
+
+// An explicit wgmma config keeps its key block and stages.
+// CHECK-LABEL: func.func @kept
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 64], threads = 288, stages = 4, mma = "wgmma_bf16">}
+func.func @kept(%h: tensor<8x256x128xbf16>) -> tensor<8x256x128xbf16> {
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [128, 64], stages = 4, mma = "wgmma_bf16">} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
+  return %0 : tensor<8x256x128xbf16>
+}
+
+// -----
+
+func.func @wgmma_f32(%q: tensor<8x128x64xf32>) -> tensor<8x128x64xf32> {
+  // expected-error @+1 {{'kb.attention' op config asks for mma = "wgmma_bf16" for 'f32' operands; the wgmma attention kernel takes only 16-bit operands}}
+  %0 = kb.attention %q, %q, %q scale(1.250000e-01) {config = #kb.config<mma = "wgmma_bf16">} : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32> -> tensor<8x128x64xf32>
+  return %0 : tensor<8x128x64xf32>
+}
+
+// -----
+
+func.func @wgmma_wrong_type(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op config asks for mma = "wgmma_f16" for 'bf16' operands; the wgmma attention kernel multiplies in the operands' type: mma = "wgmma_bf16"}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<mma = "wgmma_f16">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
+  return %0 : tensor<8x128x64xbf16>
+}
+
+// -----
+
+func.func @wgmma_head_dim(%h: tensor<8x128x32xbf16>) -> tensor<8x128x32xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" takes head dims D, Dv of 64 or 128, got D = 32, Dv = 32}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<mma = "wgmma_bf16">} : tensor<8x128x32xbf16>, tensor<8x128x32xbf16>, tensor<8x128x32xbf16> -> tensor<8x128x32xbf16>
+  return %0 : tensor<8x128x32xbf16>
+}
+
+// -----
+
+func.func @wgmma_block(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with block = [64, 64]: BQ must be 128 (two warpgroups of 64 query rows)}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [64, 64], mma = "wgmma_bf16">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
+  return %0 : tensor<8x128x64xbf16>
+}
+
+// -----
+
+func.func @wgmma_too_big(%h: tensor<8x256x128xbf16>) -> tensor<8x256x128xbf16> {
+  // expected-error @+1 {{'kb.attention' op config needs 296008 bytes of shared memory per block (block = [128, 128], stages = 4, D = 128, Dv = 128, mma = "wgmma_bf16"); sm_90a allows at most}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [128, 128], stages = 4, mma = "wgmma_bf16">} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
+  return %0 : tensor<8x256x128xbf16>
+}
