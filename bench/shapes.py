@@ -197,6 +197,22 @@ HALF_VARIANTS = [
         (True, "-v128x256s1p4g132r16", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16"),
         (True, "-v128x256s1p4g132stream", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16, reduce = "stream"'),
         (True, "-v256x128s1p4g132r16", "block = [256, 128, 64], threads = 544, stages = 4, grid = 132, raster = 16"),
+        # Clusters (B's tile multicast to the blocks of one column of
+        # tiles): pairs in the persistent grid, or plain clusters of 2 / 4.
+        (False, "-v128x256s1p4g132r8c2", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, cluster = 2"),
+        (False, "-v128x256s1p4r8c2", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 2"),
+        (False, "-v128x256s1p4r8c4", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 4"),
+        (True, "-v128x256s1p4g132r8c2", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, cluster = 2"),
+        (True, "-v128x256s1p4r8c2", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 2"),
+    )
+] + [
+    # 8192^3: kb's default tile in the persistent grid, alone and in pairs.
+    (("square", 8192, 8192, 8192, 1, tb), tag, cfg + ', mma = "wgmma_bf16", copy = "tma"')
+    for tb in (False, True)
+    for tag, cfg in (
+        ("-v128x256s1p4g132r8", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8"),
+        ("-v128x256s1p4g132r8c2", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, cluster = 2"),
+        ("-v128x256s1p4r8c2", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 2"),
     )
 ]
 

@@ -588,8 +588,9 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // row of 32: its rules run on K in those units (K / 2), which also makes
   // their model right for it (half the bytes of K, and twice tf32's rate
   // over K / 2 is tf32's over K). It may be split (kb.split_sum adds f32
-  // partials) or run stream-K (f32 partials in its workspace); the cluster
-  // reduce and clusters have no 16-bit form yet.
+  // partials), run stream-K (f32 partials in its workspace) or in clusters
+  // of a hand-set cluster = C (B's tile multicast); the cluster reduce has
+  // no 16-bit form yet.
   bool half = isWgmma16(f.mma);
   int64_t lineK = half ? 64 : 32;
   // It also reads a row-major B as it is (MN-major) in the B^T kernel
@@ -602,11 +603,12 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   bool defaultTile = f.block.empty();
   // What a 16-bit matmul has no form of yet, refused where asked (before
   // the rules below could take it for their own choice).
-  if (half && (f.reduce == ReduceKind::cluster || f.cluster > 1))
+  if (half && f.reduce == ReduceKind::cluster)
     return op->emitOpError()
-           << "a 16-bit matmul runs no cluster and no cluster reduce yet: "
-              "reduce = \"cluster\" and cluster do not apply to mma = \""
-           << nameOf(f.mma) << "\" (split = S and reduce = \"stream\" do)";
+           << "a 16-bit matmul runs no cluster reduce yet: reduce = "
+              "\"cluster\" does not apply to mma = \""
+           << nameOf(f.mma)
+           << "\" (split = S, reduce = \"stream\" and cluster = C do)";
   if (defaultTile) {
     if (wgmma && half)
       splitChosen = defaultHalfWgmmaTile(ms, f, model);

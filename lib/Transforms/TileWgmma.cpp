@@ -482,26 +482,28 @@ bool mlir::kb::tile::defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
 /// cluster (the f32 partials summed by kb.split_sum, also where the cluster
 /// reduce was to sum them), else the tile they choose with the split rules
 /// stood down (a preset split = 1): a tile the cluster rule chose is one for
-/// clusters, which have no 16-bit form yet. Returns whether the split was
-/// chosen (kb-tile's own split-K then stays out).
+/// clusters, whose rule was measured in tf32 only (a 16-bit kernel runs in
+/// clusters where the config sets cluster = C by hand, kept here). Returns
+/// whether the split was chosen (kb-tile's own split-K then stays out).
 bool mlir::kb::tile::defaultHalfWgmmaTile(const MatmulShape &ms,
                                           ConfigFields &f,
                                           const TargetModel &model) {
   // A hand-set reduce = "stream" stays (it has a 16-bit form).
   std::optional<ReduceKind> handReduce = f.reduce;
+  int64_t handCluster = f.cluster;
   ConfigFields free = f;
   bool chosen = defaultWgmmaTile(ms, free, model);
   if (free.split > 1 && free.cluster <= 1) {
     f = free;
     f.reduce = handReduce;
-    f.cluster = 0;
+    f.cluster = handCluster;
     return chosen;
   }
   f.split = 1;
   defaultWgmmaTile(ms, f, model);
   f.split = 0;
   f.reduce = handReduce;
-  f.cluster = 0;
+  f.cluster = handCluster;
   // Where the cluster rule fired, no split of kb-tile's own either (the
   // tile above was chosen for a whole K).
   return free.cluster > 1 || chosen;

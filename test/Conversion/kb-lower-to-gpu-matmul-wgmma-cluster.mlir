@@ -173,7 +173,7 @@ func.func @four_row_major(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>
 // A cluster of eight with a row-major B needs BN = 256 (one box of 32
 // columns a block): BN = 128 refused.
 func.func @eight_row_major_narrow(%arg0: tensor<512x128xf32>, %arg1: tensor<128x128xf32>) -> tensor<512x128xf32> {
-  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster with a row-major B (each block copies its part of B's tile; BN = 128)}}
+  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster (64 x cluster in 16-bit) with a row-major B (each block copies its part of B's tile; BN = 128)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 128, 32], threads = 384, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 8, copy = "tma">} : tensor<512x128xf32>, tensor<128x128xf32> -> tensor<512x128xf32>
   return %0 : tensor<512x128xf32>
 }
@@ -223,7 +223,7 @@ func.func @row_major_b(%arg0: tensor<256x256xf32>, %arg1: tensor<256x128xf32>) -
 
 // A row-major B with BN = 32 (one box, which does not halve): refused.
 func.func @row_major_b_narrow(%arg0: tensor<256x128xf32>, %arg1: tensor<128x32xf32>) -> tensor<256x32xf32> {
-  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster with a row-major B (each block copies its part of B's tile; BN = 32)}}
+  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster (64 x cluster in 16-bit) with a row-major B (each block copies its part of B's tile; BN = 32)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) {config = #kb.config<block = [64, 32, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<128x32xf32> -> tensor<256x32xf32>
   return %0 : tensor<256x32xf32>
 }
@@ -233,7 +233,7 @@ func.func @row_major_b_narrow(%arg0: tensor<256x128xf32>, %arg1: tensor<128x32xf
 // BN = 24: each half of B^T's tile (12 rows, 1536 bytes) would start off
 // the 1024-byte grid of the 128-byte swizzle: refused.
 func.func @odd_half(%arg0: tensor<256x128xf32>, %arg1: tensor<48x128xf32>) -> tensor<256x48xf32> {
-  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster with a row-major B (each block copies its part of B's tile; BN = 24)}}
+  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster (64 x cluster in 16-bit) with a row-major B (each block copies its part of B's tile; BN = 24)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 24, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, copy = "tma">} : tensor<256x128xf32>, tensor<48x128xf32> -> tensor<256x48xf32>
   return %0 : tensor<256x48xf32>
 }
@@ -245,4 +245,47 @@ func.func @odd_grid(%arg0: tensor<256x128xf32>, %arg1: tensor<128x128xf32>) -> t
   // expected-error @+1 {{wgmma_tf32 with grid = 5 and cluster = 2 needs an even grid (whole clusters of two)}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 64, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", cluster = 2, grid = 5, copy = "tma">} : tensor<256x128xf32>, tensor<128x128xf32> -> tensor<256x128xf32>
   return %0 : tensor<256x128xf32>
+}
+
+// -----
+
+// 16-bit with a row-major B (read MN-major, boxes of 64 columns: 128 bytes):
+// each block of the pair copies half of B's BN / 64 boxes (BN = 256: two,
+// the rank's) and multicasts them; its A tile alone. Stage bytes: A 128 x 64
+// and B 64 x 256 bf16, 49152.
+// CHECK-LABEL: func.func @half_row_major_b
+// CHECK: kb.tensor_map = {box = [64, 64], dims = [256, 512], of = "arg1"}
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%{{.*}}, %c2{{.*}}, %{{.*}}) blocks in (%c2{{.*}}, %c4{{.*}}, %{{.*}})
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c49152_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] :
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}mapa.shared::cluster.u32
+func.func @half_row_major_b(%arg0: tensor<512x256xbf16>, %arg1: tensor<256x512xbf16>) -> tensor<512x512xbf16> {
+  %0 = kb.matmul %arg0, %arg1 {config = #kb.config<block = [128, 256, 64], threads = 288, stages = 4, mma = "wgmma_bf16", cluster = 2, copy = "tma">} : tensor<512x256xbf16>, tensor<256x512xbf16> -> tensor<512x512xbf16>
+  return %0 : tensor<512x512xbf16>
+}
+
+// -----
+
+// 16-bit B^T in a persistent grid of pairs: B^T's tile split by rows (BN /
+// 2 = 128 rows a block), multicast to both.
+// CHECK-LABEL: func.func @half_pairs_bt
+// CHECK: gpu.launch_func @k0_matmul_module::@k0_matmul clusters in (%c2{{.*}}, %c1{{.*}}, %{{.*}})
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+func.func @half_pairs_bt(%arg0: tensor<512x256xf16>, %arg1: tensor<512x256xf16>) -> tensor<512x512xf16> {
+  %0 = kb.matmul %arg0, %arg1 transpose_b {config = #kb.config<block = [128, 256, 64], threads = 288, stages = 4, mma = "wgmma_f16", cluster = 2, grid = 4, copy = "tma">} : tensor<512x256xf16>, tensor<512x256xf16> -> tensor<512x512xf16>
+  return %0 : tensor<512x512xf16>
+}
+
+// -----
+
+// 16-bit, a row-major B, a cluster of four with BN = 128 (two boxes of 64
+// columns, which do not split in four): refused.
+func.func @half_row_major_four_narrow(%arg0: tensor<512x256xbf16>, %arg1: tensor<256x128xbf16>) -> tensor<512x128xbf16> {
+  // expected-error @+1 {{BN a multiple of 8 x cluster with B transposed or of 32 x cluster (64 x cluster in 16-bit) with a row-major B (each block copies its part of B's tile; BN = 128)}}
+  %0 = kb.matmul %arg0, %arg1 {config = #kb.config<block = [128, 128, 64], threads = 288, stages = 4, mma = "wgmma_bf16", cluster = 4, copy = "tma">} : tensor<512x256xbf16>, tensor<256x128xbf16> -> tensor<512x128xbf16>
+  return %0 : tensor<512x128xbf16>
 }

@@ -61,15 +61,17 @@ func.func @stream_handset(%a: tensor<512x512xbf16>, %b: tensor<384x512xbf16>) ->
 // -----
 
 func.func @reduce_refused(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) -> tensor<512x512xbf16> {
-  // expected-error @+1 {{a 16-bit matmul runs no cluster and no cluster reduce yet: reduce = "cluster" and cluster do not apply to mma = "wgmma_bf16" (split = S and reduce = "stream" do)}}
+  // expected-error @+1 {{a 16-bit matmul runs no cluster reduce yet: reduce = "cluster" does not apply to mma = "wgmma_bf16" (split = S, reduce = "stream" and cluster = C do)}}
   %0 = kb.matmul %a, %b transpose_b {config = #kb.config<split = 2, reduce = "cluster">} : tensor<512x512xbf16>, tensor<512x512xbf16> -> tensor<512x512xbf16>
   return %0 : tensor<512x512xbf16>
 }
 
 // -----
 
-func.func @cluster_refused(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> tensor<512x512xf16> {
-  // expected-error @+1 {{a 16-bit matmul runs no cluster and no cluster reduce yet: reduce = "cluster" and cluster do not apply to mma = "wgmma_f16" (split = S and reduce = "stream" do)}}
+// A cluster of blocks sharing B's tile by multicast is kept.
+// CHECK-LABEL: func.func @cluster_kept
+// CHECK: cluster = 2
+func.func @cluster_kept(%a: tensor<512x512xf16>, %b: tensor<512x512xf16>) -> tensor<512x512xf16> {
   %0 = kb.matmul %a, %b transpose_b {config = #kb.config<cluster = 2>} : tensor<512x512xf16>, tensor<512x512xf16> -> tensor<512x512xf16>
   return %0 : tensor<512x512xf16>
 }

@@ -162,7 +162,8 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   // peers, reads a zero-filled A box and stores nothing.
   if (int64_t cl = cfg.getCluster(); cl && cl != 1) {
     int64_t tilesM = llvm::divideCeil(e.shape.m, e.bm);
-    int64_t bnMultiple = wgmmaClusterBnMultiple(e.shape.transB, cl);
+    int64_t bnMultiple = wgmmaClusterBnMultiple(
+        e.shape.transB, cl, isWgmma16(cfg.getMma()));
     bool persistent = cfg.getGrid() > 0;
     if (!isWgmmaClusterSize(cl) ||
         !isWgmma(cfg.getMma()) ||
@@ -171,9 +172,10 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
       return op->emitOpError()
              << "#kb.config cluster = " << cl
              << ": a matmul shares B's tile over 2, 4 or 8 blocks of one "
-                "column of tiles, with mma = \"wgmma_tf32\", copy = \"tma\", "
+                "column of tiles, with a wgmma mma, copy = \"tma\", "
                 "BN a multiple of 8 x cluster with B transposed or of 32 x "
-                "cluster with a row-major B (each block copies its part of "
+                "cluster (64 x cluster in 16-bit) with a row-major B (each "
+                "block copies its part of "
                 "B's tile; BN = "
              << e.bn << "), and with a persistent grid an even number of "
                 "row tiles (M = "

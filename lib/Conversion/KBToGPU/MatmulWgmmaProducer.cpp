@@ -116,7 +116,8 @@ LogicalResult WgmmaTma::setUp() {
   laneZero = cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0);
   cl = std::max<int64_t>(e.config.getCluster(), 1);
   if (cl > 1 &&
-      (!isWgmmaClusterSize(cl) || bn % wgmmaClusterBnMultiple(!rowB, cl)))
+      (!isWgmmaClusterSize(cl) ||
+       bn % wgmmaClusterBnMultiple(!rowB && !mnB, cl, mnB)))
     return e.op->emitOpError()
            << "internal error: cluster = " << cl << " with BN = " << bn;
   if (cl > 1) {
@@ -182,7 +183,7 @@ void WgmmaTma::issueTma(Value c, Value kt, const MatmulEmitter::BlockTile &at) {
         NVVM::TMALoadMode::TILE, false, nullptr, Value());
   };
   copy(mapA, stageAddr, at.row0);
-  if (!rowB && cl > 1) {
+  if (!rowB && !mnB && cl > 1) {
     // This block's C-th of B^T's tile, into every block of the cluster.
     Value part = e.mul(rank, bn / cl);
     copy(mapB, e.add(stageAddr, e.add(e.mul(part, kRowBytes), bytesA)),

@@ -29,8 +29,6 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
     std::string why;
     if (rowB && (bn % 64 || e.shape.n % 8))
       why = "BN a multiple of 64 and N a multiple of 8 with a row-major B";
-    else if (rowB && e.config.getCluster() > 1)
-      why = "no cluster with a row-major B";
     else if (!tma)
       why = "copy = \"tma\"";
     else if (e.config.getStore() == StoreKind::tma)

@@ -262,9 +262,11 @@ inline bool isWgmmaClusterSize(int64_t cluster) {
 /// What BN must be a multiple of for such a cluster: each block copies a
 /// C-th of B's tile, BN / C rows of B^T starting on the 1024 bytes of the
 /// 128-byte swizzle (8 rows), or BN / 32C of a row-major B's boxes of 32
-/// columns.
-inline int64_t wgmmaClusterBnMultiple(bool transposeB, int64_t cluster) {
-  return (transposeB ? 8 : 32) * cluster;
+/// columns (tf32; 64 columns for 16-bit operands, `half`: both are 128
+/// bytes).
+inline int64_t wgmmaClusterBnMultiple(bool transposeB, int64_t cluster,
+                                      bool half = false) {
+  return (transposeB ? 8 : half ? 64 : 32) * cluster;
 }
 
 /// The kind of kernel an op (or a kb.fusion) lowers to.
