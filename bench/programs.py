@@ -202,9 +202,10 @@ def scaled_masked_softmax_dropout(rows, cols, config=None):
 }}
 """
 
-def attention(b, h, s, d, dtype="f32", causal=False, mask=False):
+def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None):
     """kb.attention over [B, H, S, D] (scale 1/sqrt(D)); `mask`: an additive
-    [S, S] mask shared by every head."""
+    [S, S] mask shared by every head; `mma`: an explicit #kb.config mma
+    (e.g. "wgmma_bf16", the opt-in sm_90a kernel)."""
     ty, mt = t((b, h, s, d), dtype), t((s, s), dtype)
     args = [f'%q: {ty} {{kb.name = "q"}}', f'%k: {ty} {{kb.name = "k"}}', f'%v: {ty} {{kb.name = "v"}}']
     if mask:
@@ -212,8 +213,9 @@ def attention(b, h, s, d, dtype="f32", causal=False, mask=False):
     flags = (" causal" if causal else "") + (" precision(tf32)" if dtype == "f32" else "")
     m = " mask(%m)" if mask else ""
     types = f"{ty}, {ty}, {ty}" + (f", {mt}" if mask else "")
+    cfg = f' {{config = #kb.config<mma = "{mma}">}}' if mma else ""
     return f"""func.func @attention({", ".join(args)}) -> ({ty} {{kb.name = "o"}}) {{
-  %0 = kb.attention %q, %k, %v{m} scale({1 / d ** 0.5!r}){flags} : {types} -> {ty}
+  %0 = kb.attention %q, %k, %v{m} scale({1 / d ** 0.5!r}){flags}{cfg} : {types} -> {ty}
   return %0 : {ty}
 }}
 """
@@ -435,6 +437,13 @@ PROGRAMS = {
          ("attn-bf16-2x4x1000x128-causal", attention(2, 4, 1000, 128, "bf16", causal=True)),
          ("attn-bf16-mask-2x4x1000x64", attention(2, 4, 1000, 64, "bf16", mask=True)),
          ("attn-explicit-f32-8x1000x64", attention_explicit(8, 1000, 64)),
+         # The opt-in wgmma kernel (sm_90a), checked and timed beside the default.
+         ("attn-bf16-2x4x1000x128-causal-wgmma-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16")),
+         ("attn-bf16-mask-2x4x1000x64-wgmma-sm90a", attention(2, 4, 1000, 64, "bf16", mask=True, mma="wgmma_bf16")),
+         ("attn-f16-2x4x1000x64-wgmma-sm90a", attention(2, 4, 1000, 64, "f16", mma="wgmma_f16"))] +
+        [(f"attn-bf16-16x32x4096x{d}" + ("-causal" if c else "") + "-wgmma-sm90a",
+          attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16"))
+         for d in (64, 128) for c in (False, True)] + [
          ("attn-explicit-f32-8x1000x64-causal", attention_explicit(8, 1000, 64, causal=True))]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
