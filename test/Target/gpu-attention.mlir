@@ -7,7 +7,7 @@
 // cases are scripts/build-attention.sh's).
 // GPU-CHIPS: sm_90 sm_90a
 // REQUIRES: ptxas
-// RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/b ptxas=%ptxas" -o /dev/null
+// RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/b chip=sm_90 ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s < %t/b/manifest.json
 // RUN: FileCheck %s --check-prefix=PTX < %t/b/k0_attention.ptx
 // RUN: FileCheck %s --check-prefix=PTX16 < %t/b/k3_attention.ptx

@@ -1,28 +1,30 @@
 // RUN: kb-opt %s --kb-select-config=chip=sm_90a -split-input-file -verify-diagnostics | FileCheck %s
 
 // kb.attention's config on sm_90a (lib/Transforms/SelectAttentionConfig.cpp).
-// The wgmma kernel (AttentionWgmma.cpp) runs only where the config asks for
-// mma = "wgmma_bf16" / "wgmma_f16" (not yet checked on a GPU, so not the
-// default): BQ = 128 (two consumer warpgroups of 64 rows), 288 threads (and
+// The wgmma kernel (AttentionWgmma.cpp) is the default for 16-bit operands
+// with D, Dv in {64, 128}, and where the config asks for mma = "wgmma_bf16" /
+// "wgmma_f16": BQ = 128 (two consumer warpgroups of 64 rows), 288 threads (and
 // a producer warp), BKV = 128 keys, 3 stages for D = 64 (16 KB of Q + 3 x
-// 32 KB), 2 for D = 128 (32 KB + 2 x 64 KB). Without it 16-bit stays on
-// mma.sync.
+// 32 KB), 2 for D = 128 (32 KB + 2 x 64 KB). Other head dims, and a
+// hand-set block = [64, N], stay on mma.sync.
 // CHECK-LABEL: func.func @defaults
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_bf16">} : tensor<2x4x1000x64xbf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_bf16">} : tensor<2x4x1000x128xbf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_f16">} : tensor<8x256x64xf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3, mma = "mma_sync_tf32">} : tensor<8x128x64xf32>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3>} : tensor<8x256x32xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_bf16">} : tensor<2x4x1000x64xbf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3>} : tensor<2x4x1000x64xbf16>
 func.func @defaults(%h: tensor<2x4x1000x64xbf16>, %h2: tensor<2x4x1000x128xbf16>, %f: tensor<8x256x64xf16>, %q: tensor<8x128x64xf32>, %s: tensor<8x256x32xbf16>)
-    -> (tensor<2x4x1000x64xbf16>, tensor<2x4x1000x128xbf16>, tensor<8x256x64xf16>, tensor<8x128x64xf32>, tensor<8x256x32xbf16>, tensor<2x4x1000x64xbf16>) {
+    -> (tensor<2x4x1000x64xbf16>, tensor<2x4x1000x128xbf16>, tensor<8x256x64xf16>, tensor<8x128x64xf32>, tensor<8x256x32xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>) {
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<mma = "wgmma_bf16">} : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16> -> tensor<2x4x1000x64xbf16>
   %1 = kb.attention %h2, %h2, %h2 scale(1.250000e-01) causal {config = #kb.config<mma = "wgmma_bf16">} : tensor<2x4x1000x128xbf16>, tensor<2x4x1000x128xbf16>, tensor<2x4x1000x128xbf16> -> tensor<2x4x1000x128xbf16>
   %2 = kb.attention %f, %f, %f scale(1.250000e-01) {config = #kb.config<mma = "wgmma_f16">} : tensor<8x256x64xf16>, tensor<8x256x64xf16>, tensor<8x256x64xf16> -> tensor<8x256x64xf16>
   %3 = kb.attention %q, %q, %q scale(1.250000e-01) : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32> -> tensor<8x128x64xf32>
   %4 = kb.attention %s, %s, %s scale(1.250000e-01) : tensor<8x256x32xbf16>, tensor<8x256x32xbf16>, tensor<8x256x32xbf16> -> tensor<8x256x32xbf16>
   %5 = kb.attention %h, %h, %h scale(1.250000e-01) : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16> -> tensor<2x4x1000x64xbf16>
-  return %0, %1, %2, %3, %4, %5 : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x128xbf16>, tensor<8x256x64xf16>, tensor<8x128x64xf32>, tensor<8x256x32xbf16>, tensor<2x4x1000x64xbf16>
+  %6 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [64, 64]>} : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16> -> tensor<2x4x1000x64xbf16>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2x4x1000x64xbf16>, tensor<2x4x1000x128xbf16>, tensor<8x256x64xf16>, tensor<8x128x64xf32>, tensor<8x256x32xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>
 }
 
 // -----
