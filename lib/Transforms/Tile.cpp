@@ -2,9 +2,9 @@
 //
 // kb-tile: for a matmul, the output tile of a block [BM, BN, BK] and how it is
 // split: among threads ([TM, TN] register tiles, FFMA) or among warps
-// ([WM, WN] tiles of m16n8k8 fragments, mma.sync) or among warpgroups (64
-// rows each, wgmma). The tile shrinks when the
-// default would leave multiprocessors idle. Elementwise kernels get their
+// ([WM, WN] tiles of m16n8k8 or, 16-bit, m16n8k16 fragments, mma.sync) or
+// among warpgroups (64 rows each, wgmma). The tile shrinks when the default
+// would leave multiprocessors idle. Elementwise kernels get their
 // elements per block. Hand-set tiles are checked for an even split. The
 // default wgmma tile and its measured rules are in TileWgmma.cpp, the gemv
 // kernel's tiles in TileGemv.cpp.
@@ -355,11 +355,16 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // reduce and clusters have no 16-bit form yet.
   bool half = isWgmma16(f.mma);
   int64_t lineK = half ? 64 : 32;
+  // A 16-bit mma.sync tile (mma_sync_f16, mma_sync_bf16) keeps the tf32
+  // tile's shape, BK = 32 elements (64 bytes, two k16 steps); its split-K
+  // model runs on K / 2 as the 16-bit wgmma tile's does (half the bytes,
+  // twice tf32's rate).
+  bool sync16 = isMmaSync16(f.mma);
   // It also reads a row-major B as it is (MN-major) in the B^T kernel
   // (one warpgroup per 64 rows): its tiles are B^T's, with BN a multiple
   // of 64 (boxes of 64 columns).
   bool mnB = half && !mm.getTransposeB();
-  MatmulShape ms{m, n, half ? (k + 1) / 2 : k, batch, sms,
+  MatmulShape ms{m, n, half || sync16 ? (k + 1) / 2 : k, batch, sms,
                  mm.getTransposeB() || half, mm.getPaddedB(),
                  op != mm.getOperation()};
   bool defaultTile = f.block.empty();
@@ -424,6 +429,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                 "and BK % 8 must be 0; got block = ["
              << bm << ", " << bn << ", " << bk << "], warp = [" << wm << ", "
              << wn << "]";
+    // 16 bits: B's fragments come 16 columns an ldmatrix.x4, a k step is 16.
+    if (sync16 && (wn % 16 || bk % 16))
+      return op->emitOpError()
+             << "16-bit mma.sync tiles need WN and BK multiples of 16 (two n8 "
+                "fragments an ldmatrix.x4, k16 steps); got block = ["
+             << bm << ", " << bn << ", " << bk << "], warp = [" << wm << ", "
+             << wn << "]";
     threads = (bm / wm) * (bn / wn) * 32;
   } else {
     if (f.thread.size() != 2)
@@ -480,7 +492,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
             ? ((transB ? bm >= 128 : bm * bn >= 128 * 128) ? 1 : 2)
             : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
     // 16-bit: in 128-byte lines of K, as the rules (above).
-    int64_t s = chooseSplitK(m, n, ms.k, bm, bn, half ? bk / 2 : bk, batch, sms,
+    int64_t s = chooseSplitK(m, n, ms.k, bm, bn, half || sync16 ? bk / 2 : bk,
+                             batch, sms,
                              resident, rate, model.copyGBs);
     if (s > 1)
       f.split = s;

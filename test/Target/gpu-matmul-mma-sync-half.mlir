@@ -1,0 +1,58 @@
+// 16-bit matmuls on sm_90 (no wgmma): mma.sync m16n8k16 (issue #44) through
+// the whole pipeline and ptxas: bf16 with a row-major B (ldmatrix.trans),
+// f16 batched with B^T and edges in M, N and K and an f32 result, a bf16
+// linear + bias + GELU with edges, K % 8 != 0 (A padded in front), N % 8
+// != 0 (B^T by a kb.transpose in front) and a long K that kb-tile splits
+// (f32 partials, kb.split_sum rounding once). ptxas keeps every kernel
+// under the limits with no spills. kb-run checks the bundle against its
+// float64 reference on the GPU (scripts/differential.sh carries every
+// test/Target/gpu-*.mlir, for the chips below; on sm_90a the same programs
+// take wgmma).
+// GPU-CHIPS: sm_90 sm_90a
+// REQUIRES: ptxas
+// RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/b chip=sm_90 ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s < %t/b/manifest.json
+// RUN: FileCheck %s --check-prefix=PTX < %t/b/k0_matmul.ptx
+// RUN: FileCheck %s --check-prefix=PTXT < %t/b/k1_matmul.ptx
+// sm_80 too: ptxas accepts the same kernels for Ampere.
+// RUN: kb-opt %s --kb-compile="output=%t/a chip=sm_80 ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SM80 < %t/a/manifest.json
+
+// PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16
+// PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: cvt.rn.bf16x2.f32
+// PTXT-NOT: .trans
+// PTXT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+// CHECK: "kernels": [
+// CHECK: "mma = \"mma_sync_bf16\"
+// CHECK: "name": "k0_matmul"
+// CHECK: "spill_store_bytes": 0
+// CHECK: "mma = \"mma_sync_f16\"
+// CHECK: "name": "k1_matmul"
+// CHECK: "spill_store_bytes": 0
+// CHECK: "mma = \"mma_sync_bf16\"
+// CHECK: "spill_store_bytes": 0
+// CHECK: "program": [
+// SM80: "mma = \"mma_sync_bf16\"
+// SM80: "spill_store_bytes": 0
+
+func.func @half(%a: tensor<512x256xbf16>, %b: tensor<256x384xbf16>,
+                %c: tensor<3x100x40xf16>, %d: tensor<3x72x40xf16>,
+                %x: tensor<300x136xbf16>, %w: tensor<200x136xbf16>, %bias: tensor<200xbf16>,
+                %e: tensor<96x100xbf16>, %f: tensor<100x64xbf16>,
+                %g: tensor<64x520xf16>, %h: tensor<520x100xf16>,
+                %p: tensor<128x16384xbf16>, %q: tensor<128x16384xbf16>)
+    -> (tensor<512x384xbf16>, tensor<3x100x72xf32>, tensor<300x200xbf16>, tensor<96x64xbf16>, tensor<64x100xf16>, tensor<128x128xbf16>) {
+  %0 = kb.matmul %a, %b : tensor<512x256xbf16>, tensor<256x384xbf16> -> tensor<512x384xbf16>
+  %1 = kb.matmul %c, %d transpose_b : tensor<3x100x40xf16>, tensor<3x72x40xf16> -> tensor<3x100x72xf32>
+  %2 = kb.matmul %x, %w transpose_b : tensor<300x136xbf16>, tensor<200x136xbf16> -> tensor<300x200xbf16>
+  %3 = kb.bias_add %2, %bias : tensor<300x200xbf16>, tensor<200xbf16> -> tensor<300x200xbf16>
+  %4 = kb.gelu %3 approx(tanh) : tensor<300x200xbf16>
+  %5 = kb.matmul %e, %f : tensor<96x100xbf16>, tensor<100x64xbf16> -> tensor<96x64xbf16>
+  %6 = kb.matmul %g, %h : tensor<64x520xf16>, tensor<520x100xf16> -> tensor<64x100xf16>
+  %7 = kb.matmul %p, %q transpose_b : tensor<128x16384xbf16>, tensor<128x16384xbf16> -> tensor<128x128xbf16>
+  return %0, %1, %4, %5, %6, %7 : tensor<512x384xbf16>, tensor<3x100x72xf32>, tensor<300x200xbf16>, tensor<96x64xbf16>, tensor<64x100xf16>, tensor<128x128xbf16>
+}
