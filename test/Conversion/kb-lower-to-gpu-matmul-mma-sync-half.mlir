@@ -14,7 +14,7 @@
 // CHECK: gpu.func @{{.*}}(%{{.*}}: memref<128x64xbf16> {{.*}}, %{{.*}}: memref<64x128xbf16> {{.*}}, %[[C:[a-z0-9_]+]]: memref<128x128xbf16> {{.*}})
 // CHECK: memref.view {{.*}} to memref<64x40xbf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<32x72xbf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<128x64xbf16> to memref<64x40xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1} : memref<128x64xbf16> to memref<64x40xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for {{.*}} iter_args
@@ -50,11 +50,11 @@ func.func @bf16_row_major_b(%arg0: tensor<128x64xbf16>, %arg1: tensor<64x128xbf1
 // CHECK-NOT: nvgpu.ldmatrix {{.*}} transpose = true
 // CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK-NOT: nvgpu.ldmatrix {{.*}} transpose = true
-// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<f16>, multiplicandBPtxType = #nvvm.mma_type<f16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32)
+// CHECK: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32)
 // CHECK-NOT: nvgpu.ldmatrix {{.*}} transpose = true
 // CHECK: scf.yield
 // CHECK: scf.if
-// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: vector.store %{{.*}}, %[[C]]{{.*}} : memref<2x100x72xf32>, vector<2xf32>
 func.func @f16_transposed_b_edges(%arg0: tensor<2x100x40xf16>, %arg1: tensor<2x72x40xf16>) -> tensor<2x100x72xf32> {
   %0 = kb.matmul %arg0, %arg1 transpose_b {config = #kb.config<block = [64, 64, 32], warp = [32, 32], threads = 128, stages = 2, pad = [8, 8], mma = "mma_sync_f16", copy = "cp_async">} : tensor<2x100x40xf16>, tensor<2x72x40xf16> -> tensor<2x100x72xf32>
   return %0 : tensor<2x100x72xf32>

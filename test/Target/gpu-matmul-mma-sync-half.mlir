@@ -26,17 +26,31 @@
 // PTXT-NOT: .trans
 // PTXT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 
+// Keys are printed sorted: args, block, config, ..., name, ..., resources.
 // CHECK: "kernels": [
-// CHECK: "mma = \"mma_sync_bf16\"
+// CHECK: "config": "#kb.config<block = [64, 64, 32], warp = [32, 32], threads = 128, stages = 3, pad = [8, 8], mma = \"mma_sync_bf16\", copy = \"cp_async\">"
+// CHECK: "dynamic_shared_bytes": 29184
 // CHECK: "name": "k0_matmul"
 // CHECK: "spill_store_bytes": 0
-// CHECK: "mma = \"mma_sync_f16\"
+// CHECK: mma = \"mma_sync_f16\"
 // CHECK: "name": "k1_matmul"
 // CHECK: "spill_store_bytes": 0
-// CHECK: "mma = \"mma_sync_bf16\"
+// CHECK: "name": "k2_fused_matmul_bias_add_gelu"
 // CHECK: "spill_store_bytes": 0
+// CHECK: "name": "k3_transpose"
+// CHECK: "name": "k4_pad"
+// CHECK: "name": "k5_matmul"
+// CHECK: "spill_store_bytes": 0
+// CHECK: "name": "k7_matmul"
+// CHECK: "spill_store_bytes": 0
+// CHECK: split = 64>"
+// CHECK: "name": "k8_matmul"
+// CHECK: "spill_store_bytes": 0
+// CHECK: "name": "k9_split_sum"
 // CHECK: "program": [
-// SM80: "mma = \"mma_sync_bf16\"
+// SM80: mma = \"mma_sync_bf16\"
+// SM80: "spill_store_bytes": 0
+// SM80: mma = \"mma_sync_f16\"
 // SM80: "spill_store_bytes": 0
 
 func.func @half(%a: tensor<512x256xbf16>, %b: tensor<256x384xbf16>,

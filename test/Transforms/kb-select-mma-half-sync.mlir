@@ -74,8 +74,8 @@ func.func @wrong_type(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>) -> tenso
 // -----
 
 func.func @stream_k(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) -> tensor<512x512xbf16> {
-  // expected-error @+1 {{config asks for reduce = "stream", which only the wgmma kernel has (chip sm_90a); this matmul gets mma = "mma_sync_bf16"}}
-  %0 = kb.matmul %a, %b {config = #kb.config<grid = 0, reduce = "stream">} : tensor<512x512xbf16>, tensor<512x512xbf16> -> tensor<512x512xbf16>
+  // expected-error @+1 {{config asks for grid = 8 (a persistent grid), which only the wgmma kernel has (chip sm_90a); this matmul gets mma = "mma_sync_bf16"}}
+  %0 = kb.matmul %a, %b {config = #kb.config<grid = 8, reduce = "stream">} : tensor<512x512xbf16>, tensor<512x512xbf16> -> tensor<512x512xbf16>
   return %0 : tensor<512x512xbf16>
 }
 
