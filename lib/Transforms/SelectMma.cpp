@@ -291,7 +291,8 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
                        DenseMap<Value, Value> &padded) {
   Type t = mm.getLhs().getType().getElementType();
   MmaUnit wgmmaUnit = t.isBF16() ? MmaUnit::wgmma_bf16 : MmaUnit::wgmma_f16;
-  MmaUnit syncUnit = t.isBF16() ? MmaUnit::mma_sync_bf16 : MmaUnit::mma_sync_f16;
+  MmaUnit syncUnit =
+      t.isBF16() ? MmaUnit::mma_sync_bf16 : MmaUnit::mma_sync_f16;
   MmaUnit unit = model.hasWgmma ? wgmmaUnit : syncUnit;
   // At most 16 rows or columns: the gemv kernel, as for f32 (by default
   // where gemvByDefault says; by hand up to 16), with 16-bit loads and f32
@@ -343,8 +344,7 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
       asks = "grid = " + std::to_string(f.grid) + " (a persistent grid)";
     else if (f.cluster > 1)
       asks = "cluster = " + std::to_string(f.cluster);
-    else if (f.reduce == ReduceKind::cluster ||
-             f.reduce == ReduceKind::stream)
+    else if (f.reduce == ReduceKind::cluster || f.reduce == ReduceKind::stream)
       asks = "reduce = \"" + nameOf(f.reduce).str() + "\"";
     if (!asks.empty())
       return op.emitOpError()

@@ -364,8 +364,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // (one warpgroup per 64 rows): its tiles are B^T's, with BN a multiple
   // of 64 (boxes of 64 columns).
   bool mnB = half && !mm.getTransposeB();
-  MatmulShape ms{m, n, half || sync16 ? (k + 1) / 2 : k, batch, sms,
-                 mm.getTransposeB() || half, mm.getPaddedB(),
+  MatmulShape ms{m,
+                 n,
+                 half || sync16 ? (k + 1) / 2 : k,
+                 batch,
+                 sms,
+                 mm.getTransposeB() || half,
+                 mm.getPaddedB(),
                  op != mm.getOperation()};
   bool defaultTile = f.block.empty();
   // What a 16-bit matmul has no form of yet, refused where asked (before
@@ -493,8 +498,7 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
             : std::clamp<int64_t>(model.maxThreadsPerSM / (2 * threads), 1, 4);
     // 16-bit: in 128-byte lines of K, as the rules (above).
     int64_t s = chooseSplitK(m, n, ms.k, bm, bn, half || sync16 ? bk / 2 : bk,
-                             batch, sms,
-                             resident, rate, model.copyGBs);
+                             batch, sms, resident, rate, model.copyGBs);
     if (s > 1)
       f.split = s;
   } else if (f.split > 1) {

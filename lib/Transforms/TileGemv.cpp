@@ -207,11 +207,10 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
     threads = wideBlock / r * 32;
     units = llvm::divideCeil(wide, wideBlock) * (threads / 32);
     if (bk * r / 32 > kGemvMaxTileFloats)
-      return op->emitOpError()
-             << "gemv: a lane would load " << bk * r / 32
-             << " weight floats a k tile (BK = " << bk << ", " << r
-             << " rows a warp); at most " << kGemvMaxTileFloats
-             << ": a smaller BK";
+      return op->emitOpError() << "gemv: a lane would load " << bk * r / 32
+                               << " weight floats a k tile (BK = " << bk << ", "
+                               << r << " rows a warp); at most "
+                               << kGemvMaxTileFloats << ": a smaller BK";
     inFlight = r * bk * 4;
   }
   if (threads > model.maxThreadsPerBlock)

@@ -464,8 +464,8 @@ MatmulEmitter::BlockTile MatmulEmitter::tileAt(Value t, Value z,
 std::pair<Value, Value> MatmulEmitter::stageViews(Value smem, Value stage,
                                                   int64_t stageBytes,
                                                   int64_t aRows, int64_t aCols,
-                                                  int64_t bRows,
-                                                  int64_t bCols, Type elem) {
+                                                  int64_t bRows, int64_t bCols,
+                                                  Type elem) {
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   if (!elem)

@@ -217,8 +217,8 @@ void issueMmaSyncTileCopies(MatmulEmitter &e, Value batchIdx, Value row0,
 /// fragments of 4 f32, fragment (i, j) at rows warpRow + 16 i, columns
 /// warpCol + 8 j of the block's tile at (row0, col0)) through the
 /// epilogue: (g, 2t), (g, 2t + 1) and (g + 8, ...) two columns a store.
-void storeMmaSyncTile(MatmulEmitter &e, Value batchIdx, Value row0,
-                      Value col0, Value warpRow, Value warpCol, int64_t fragM,
+void storeMmaSyncTile(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
+                      Value warpRow, Value warpCol, int64_t fragM,
                       int64_t fragN, ValueRange acc);
 
 /// reduce = "cluster" (split = 2, blocks z = 0 and 1 of a 1 x 1 x 2

@@ -56,7 +56,6 @@ Tf32Parts toTf32(OpBuilder &b, Location loc, Value x, bool split) {
   return p;
 }
 
-
 } // namespace
 
 /// Issues the cp.async copies of one k tile into one pipeline stage: 16-byte
@@ -186,7 +185,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     for (int64_t s = 0; s < stages - 1; ++s) {
       if (s < kTiles) {
         auto [va, vb] = stageViews(cidx(b, loc, s));
-        issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(cidx(b, loc, s)), va, vb);
+        issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(cidx(b, loc, s)), va,
+                               vb);
       }
       lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                           ValueRange{});
@@ -206,7 +206,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       e.pipelineStep(kt, lastGroup, stages - 2, stages - 1, kTiles,
                      /*fenceAsyncProxy=*/false, [&](Value next) {
                        auto [va, vb] = stageViews(e.rem(next, stages));
-                       issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(next), va, vb);
+                       issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(next),
+                                              va, vb);
                      });
       std::tie(as, bs) = stageViews(e.rem(kt, stages));
     } else {
@@ -240,7 +241,7 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       SmallVector<std::array<Tf32Parts, 4>> af;
       for (int64_t i = 0; i < fragM; ++i) {
         auto a4 = ldmatrixX4(b, loc, as, e.add(e.add(warpRow, aRowOff), i * 16),
-                            e.add(aColOff, kk));
+                             e.add(aColOff, kk));
         af.push_back(
             {toTf32(b, loc, a4[0], split3), toTf32(b, loc, a4[1], split3),
              toTf32(b, loc, a4[2], split3), toTf32(b, loc, a4[3], split3)});
@@ -283,10 +284,13 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
           ArrayRef<Value> cur(acc.data() + (i * fragN + j) * 4, 4);
           SmallVector<Value> r(cur.begin(), cur.end());
           if (split3) {
-            r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, small(af[i]), big(bf[j]), r);
-            r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, big(af[i]), small(bf[j]), r);
+            r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, small(af[i]),
+                           big(bf[j]), r);
+            r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, big(af[i]),
+                           small(bf[j]), r);
           }
-          r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, big(af[i]), big(bf[j]), r);
+          r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, big(af[i]), big(bf[j]),
+                         r);
           for (int q = 0; q < 4; ++q)
             acc[(i * fragN + j) * 4 + q] = r[q];
         }

@@ -92,8 +92,7 @@ LogicalResult mlir::kb::buildMmaSync16(MatmulEmitter &e, LaunchInfo &info) {
   for (int64_t s = 0; s < stages - 1; ++s) {
     if (s < kTiles) {
       auto [va, vb] = stageViews(cidx(b, loc, s));
-      issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(cidx(b, loc, s)), va,
-                             vb);
+      issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(cidx(b, loc, s)), va, vb);
     }
     lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                         ValueRange{});
@@ -132,8 +131,8 @@ LogicalResult mlir::kb::buildMmaSync16(MatmulEmitter &e, LaunchInfo &info) {
     for (int64_t kk = 0; kk < bk; kk += 16) {
       SmallVector<SmallVector<Value>> af, bf;
       for (int64_t i = 0; i < fragM; ++i)
-        af.push_back(operands(ldmatrixX4(b, loc, as, e.add(aRow, i * 16),
-                                         e.add(bit1, kk))));
+        af.push_back(operands(
+            ldmatrixX4(b, loc, as, e.add(aRow, i * 16), e.add(bit1, kk))));
       for (int64_t j = 0; j < fragN; j += 2) {
         Value n = e.add(warpCol, j * 8);
         SmallVector<Value> b4 =

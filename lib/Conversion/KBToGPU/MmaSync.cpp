@@ -30,12 +30,12 @@ SmallVector<Value> mlir::kb::ldmatrixX4(OpBuilder &b, Location loc, Value mem,
                                       transpose, /*numTiles=*/4);
   SmallVector<Value> out;
   for (int64_t i = 0; i < 4; ++i)
-    out.push_back(perReg == 1 ? vector::ExtractOp::create(
-                                    b, loc, v, ArrayRef<int64_t>{i, 0})
-                                    .getResult()
-                              : vector::ExtractOp::create(
-                                    b, loc, v, ArrayRef<int64_t>{i})
-                                    .getResult());
+    out.push_back(
+        perReg == 1
+            ? vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, 0})
+                  .getResult()
+            : vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i})
+                  .getResult());
   return out;
 }
 
@@ -57,8 +57,8 @@ SmallVector<Value> mlir::kb::mmaSyncF32(OpBuilder &b, Location loc,
       LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   int64_t kDim = type == NVVM::MMATypes::tf32 ? 8 : 16;
   auto op = NVVM::MmaOp::create(
-      b, loc, resType, a, bv, acc, ArrayRef<int64_t>{16, 8, kDim},
-      std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+      b, loc, resType, a, bv, acc, ArrayRef<int64_t>{16, 8, kDim}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> out;

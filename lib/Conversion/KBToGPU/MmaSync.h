@@ -1,4 +1,4 @@
-//===- MmaSync.h - mma.sync fragments: ldmatrix, operands, the mma -*- C++ -*-===//
+//===- MmaSync.h - mma.sync fragments, ldmatrix and the mma -----*- C++ -*-===//
 //
 // The register-level pieces of an mma.sync kernel that do not depend on
 // what the kernel computes: ldmatrix.x4 of four 8 x 8 matrices (16-bit) or
@@ -34,8 +34,8 @@ NVVM::MMATypes mmaSyncType(Type elem);
 /// each matrix: for f32 (8 x 4 matrices) the f32 at (L / 4, L % 4), for 16
 /// bits (8 x 8) the pair at (L / 4, 2 (L % 4)..+1), as vector<2 x elem>;
 /// transposed, the pair at rows 2 (L % 4)..+1 of column L / 4.
-SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value mem,
-                              Value row, Value col, bool transpose = false);
+SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value mem, Value row,
+                              Value col, bool transpose = false);
 
 /// A pair of 16-bit elements (vector<2xf16> or vector<2xbf16>) as the
 /// register mma.sync reads: itself for f16, its bits as an i32 for bf16.
