@@ -389,6 +389,11 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       defaultMmaSyncTile(ms, f);
     else
       defaultFfmaTile(ms, f);
+    // 16-bit mma.sync: the 16-row tile's A tile of 16 x 32 elements is 64
+    // 16-byte chunks for 128 threads; BK = 64 gives each thread one (and
+    // four k16 steps a tile).
+    if (sync16 && f.block[0] == 16)
+      f.block[2] = 64;
     if (half) {
       f.block[2] = lineK;
       if (mnB && f.block[1] % 64)
@@ -442,6 +447,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
              << bm << ", " << bn << ", " << bk << "], warp = [" << wm << ", "
              << wn << "]";
     threads = (bm / wm) * (bn / wn) * 32;
+    // And its copies are 16-byte chunks of 8 elements, as many a thread.
+    if (sync16 && ((bm * bk / 8) % threads || (bk * bn / 8) % threads))
+      return op->emitOpError()
+             << "16-bit mma.sync tiles copy 16-byte chunks of 8 elements: the "
+                "A tile ("
+             << bm << "x" << bk << ") and B tile (" << bk << "x" << bn
+             << ") must have a multiple of " << threads << " chunks";
   } else {
     if (f.thread.size() != 2)
       return op->emitOpError() << "FFMA config needs thread = [TM, TN]";
@@ -485,7 +497,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // partial products go to a workspace, not through C's tensor map.
   // Nor stream-K (reduce = "stream"), which shares the k tiles among its
   // grid's blocks instead.
-  if (f.split == 0 && !splitChosen && f.store != StoreKind::tma &&
+  // A rank-3 matmul, even of batch 1, is not split (kb-split-k's partials
+  // are S x M x N): the split a rule chose with its tile is dropped, the
+  // tile kept (the cluster reduce splits inside the kernel: kept).
+  bool rank3 = shape.size() == 3;
+  if (rank3 && splitChosen && f.split > 1 && f.reduce != ReduceKind::cluster)
+    f.split = 0;
+  if (f.split == 0 && !splitChosen && !rank3 && f.store != StoreKind::tma &&
       f.reduce != ReduceKind::stream) {
     double rate = wgmma         ? model.wgmmaTf32Tflops
                   : tensorCores ? model.mmaSyncTf32Tflops
@@ -503,10 +521,11 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       f.split = s;
   } else if (f.split > 1) {
     int64_t kTiles = llvm::divideCeil(k, bk);
-    if (batch > 1)
+    if (batch > 1 || (rank3 && f.reduce != ReduceKind::cluster))
       return op->emitOpError()
              << "#kb.config split = " << f.split
-             << ": a batched matmul is not split (its batch fills the grid)";
+             << ": a batched matmul is not split (its batch fills the grid; "
+                "a batch of 1 as a rank-2 matmul can be)";
     if (!splitLeavesNoChunkEmpty(kTiles, f.split))
       return op->emitOpError()
              << "#kb.config split = " << f.split << " leaves a chunk of the "
