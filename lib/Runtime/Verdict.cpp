@@ -139,6 +139,12 @@ Ceiling kb::runtime::unitCeiling(const std::string &unitName,
   } else if (measuredUnit(unit, 1.0, "")) {
     return c;
   }
+  // 16-bit mma.sync (m16n8k16) issues twice the flops of TF32's m16n8k8 in
+  // the same slots: twice a measured TF32 mma.sync loop where only that one
+  // was calibrated.
+  if ((unit == "mma_sync_bf16" || unit == "mma_sync_f16") &&
+      measuredUnit("mma_sync_tf32", 2.0, "twice "))
+    return c;
   // A calibration of an older kb-run: cuBLAS fp32 and TF32 at 8192^3 only.
   double legacy = 0;
   std::string legacyName;
