@@ -334,8 +334,8 @@ PROGRAMS = {
         "softmax-16384x40000": softmax(16384, 40000),
         "softmax-16384x40000-global": softmax(16384, 40000, "split_global"),
     },
-    # 16-bit tensors (issue #44): wgmma bf16/f16 matmuls (-sm90a), softmax
-    # and bias + GELU + dropout in bf16.
+    # 16-bit tensors (issue #44): wgmma bf16/f16 matmuls (-sm90a) and
+    # mma.sync ones (sm_90), softmax and bias + GELU + dropout in bf16.
     "half": {
         "matmul-bf16-4096-bt-sm90a": half_matmul(4096, 4096, 4096, "bf16"),
         "matmul-bf16-8192-bt-sm90a": half_matmul(8192, 8192, 8192, "bf16"),
@@ -351,6 +351,18 @@ PROGRAMS = {
         "matmul-bf16-1000x704x1504-sm90a": half_matmul(1000, 704, 1504, "bf16", trans_b=False),
         "matmul-f16-1000x704x1504-f32out-sm90a": half_matmul(1000, 704, 1504, "f16", trans_b=False, out="f32"),
         "linear-bf16-2048x4096x4096-bias-gelu-sm90a": half_linear_bias_gelu(2048, 4096, 4096, "bf16"),
+        # The same matmuls on sm_90 (no -sm90a): mma.sync m16n8k16 (mma =
+        # "mma_sync_bf16", "mma_sync_f16"), both forms of B, edges, a fused
+        # epilogue; to time against the wgmma bundles above.
+        "matmul-bf16-4096-bt": half_matmul(4096, 4096, 4096, "bf16"),
+        "matmul-bf16-4096": half_matmul(4096, 4096, 4096, "bf16", trans_b=False),
+        "matmul-f16-4096-bt": half_matmul(4096, 4096, 4096, "f16"),
+        "matmul-f16-4096": half_matmul(4096, 4096, 4096, "f16", trans_b=False),
+        "matmul-bf16-8192": half_matmul(8192, 8192, 8192, "bf16", trans_b=False),
+        "matmul-bf16-f32out-4096-bt": half_matmul(4096, 4096, 4096, "bf16", out="f32"),
+        "matmul-bf16-1000x700x1500-bt": half_matmul(1000, 700, 1500, "bf16"),
+        "matmul-bf16-1000x704x1504": half_matmul(1000, 704, 1504, "bf16", trans_b=False),
+        "linear-bf16-2048x4096x4096-bias-gelu": half_linear_bias_gelu(2048, 4096, 4096, "bf16"),
         "softmax-bf16-8192x32768": half_softmax(8192, 32768, "bf16"),
         "softmax-bf16-4096x4096": half_softmax(4096, 4096, "bf16"),
         "softmax-bf16-32768x1024": half_softmax(32768, 1024, "bf16"),

@@ -500,6 +500,22 @@ TEST(Ceilings, NominalAndCalibrated) {
   c = unitCeiling("mma_sync_tf32", cal, true);
   EXPECT_EQ(c.tflops, 324.0);
   EXPECT_FALSE(c.measured);
+  // 16-bit mma.sync: nominal (twice the TF32 loop's figure), and twice a
+  // calibrated TF32 mma.sync loop where one was measured; its own
+  // measurement first.
+  EXPECT_EQ(unitCeiling("mma_sync_bf16", nullptr, true).tflops, 648.0);
+  EXPECT_FALSE(unitCeiling("mma_sync_f16", cal, true).measured);
+  json tf32Loop = {{"measured", "2026-12-07T06:00:00Z"},
+                   {"units",
+                    {{"mma_sync_tf32",
+                      {{"tflops", 300.0}, {"source", "kb mma_sync_tf32"}}}}}};
+  c = unitCeiling("mma_sync_bf16", tf32Loop, true);
+  EXPECT_EQ(c.tflops, 600.0);
+  EXPECT_TRUE(c.measured);
+  EXPECT_EQ(c.source,
+            "twice kb mma_sync_tf32, calibrated 2026-12-07T06:00:00Z");
+  tf32Loop["units"]["mma_sync_f16"] = {{"tflops", 500.0}};
+  EXPECT_EQ(unitCeiling("mma_sync_f16", tf32Loop, true).tflops, 500.0);
   // An older calibration (cuBLAS fp32 and TF32 only): TF32 is wgmma's on
   // Hopper, mma.sync's elsewhere.
   json old = {{"measured", "2026-11-30T10:00:00Z"},

@@ -605,10 +605,9 @@ def generate(index, seed, mem_budget, flop_budget, rules=0.0, half=0.0):
         p.classes.add("two_results")
     chip = "sm_90a" if rule and rng.random() < 0.85 else rng.choice(CHIPS)
     if dtype != "f32":
-        # A 16-bit matmul needs wgmma (16-bit mma.sync is not built yet).
+        # A 16-bit matmul takes wgmma on sm_90a and mma.sync m16n8k16 on
+        # sm_90: the chip drawn above, as for f32.
         p.classes.add("half_" + dtype)
-        if any(c.startswith("matmul_") for c in p.classes):
-            chip = "sm_90a"
     fuse = rng.random() < 0.75
     if "convert_softmax_prologue" in p.classes:
         fuse = False  # see Program.softmax
@@ -634,7 +633,7 @@ def main():
     ap.add_argument("--half", type=float, default=0.0,
                     help="the share of programs in bf16 or f16 (half each): every tensor in that "
                          "type, 16-bit matmuls (no precision keyword, an f32 or 16-bit result) on "
-                         "sm_90a, softmax rows up to 32768, kb.convert now and then; 0 (the default) "
+                         "sm_90 (mma.sync) or sm_90a (wgmma), softmax rows up to 32768, kb.convert now and then; 0 (the default) "
                          "writes each seed's programs as before")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)

@@ -76,6 +76,14 @@ constexpr Nominal kNominal[] = {
      "nominal: the H200 datasheet's dense bf16 tensor-core rate"},
     {"wgmma_f16", 989.0,
      "nominal: the H200 datasheet's dense f16 tensor-core rate"},
+    // Not measured: an m16n8k16 does twice the flops of an m16n8k8 tf32 in
+    // the same issue slots, so twice the TF32 register loop's figure.
+    {"mma_sync_bf16", 648.0,
+     "nominal: twice the mma.sync.m16n8k8 TF32 register loop on the H200 "
+     "(m16n8k16 bf16; not measured)"},
+    {"mma_sync_f16", 648.0,
+     "nominal: twice the mma.sync.m16n8k8 TF32 register loop on the H200 "
+     "(m16n8k16 f16; not measured)"},
 };
 
 double number(const json &j, const char *key) {
@@ -131,6 +139,12 @@ Ceiling kb::runtime::unitCeiling(const std::string &unitName,
   } else if (measuredUnit(unit, 1.0, "")) {
     return c;
   }
+  // 16-bit mma.sync (m16n8k16) issues twice the flops of TF32's m16n8k8 in
+  // the same slots: twice a measured TF32 mma.sync loop where only that one
+  // was calibrated.
+  if ((unit == "mma_sync_bf16" || unit == "mma_sync_f16") &&
+      measuredUnit("mma_sync_tf32", 2.0, "twice "))
+    return c;
   // A calibration of an older kb-run: cuBLAS fp32 and TF32 at 8192^3 only.
   double legacy = 0;
   std::string legacyName;

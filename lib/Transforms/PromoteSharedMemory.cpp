@@ -209,6 +209,42 @@ struct PromoteSharedMemoryPass
                << "wgmma needs at least 3 stages (copies two tiles "
                   "ahead of the one in flight); got "
                << f.stages;
+    } else if (tensorCores && isMmaSync16(f.mma)) {
+      // The 16-bit kernel (MatmulMmaSync16.cpp): cp.async only (kb-select-
+      // mma pads K and transposes B so that every row is 16-byte pitched),
+      // ldmatrix rows of 16 bytes. Rows padded by 8 elements (16 bytes):
+      // BK + 8 = 40 elements (80 bytes) put the eight 16-byte rows an
+      // ldmatrix matrix reads in distinct banks, as BN + 8 (mod 128 bytes:
+      // 16) does for a row-major B.
+      if (f.pad.empty())
+        f.pad = {8, 8};
+      if (f.pad.size() != 2 || f.pad[0] % 8 || f.pad[1] % 8)
+        return op.emitOpError()
+               << "mma = \"" << nameOf(f.mma)
+               << "\" needs pad = [padA, padB] in multiples of 8 elements "
+                  "(ldmatrix reads 16-byte rows)";
+      if (f.copy && f.copy != CopyKind::cp_async)
+        return op.emitOpError() << "mma = \"" << nameOf(f.mma)
+                                << "\" copies its tiles by cp.async only, not "
+                                   "copy = \""
+                                << nameOf(f.copy) << "\"";
+      if (!mmaSyncCopiesFit(n, k, transposeB, bm, bn, bk, threads,
+                            /*elemBytes=*/2))
+        return op.emitOpError()
+               << "mma = \"" << nameOf(f.mma)
+               << "\" needs K (and N with a row-major B) a multiple of 8 "
+                  "(kb-select-mma pads or transposes otherwise) and the "
+                  "tiles' 16-byte chunks split evenly among the "
+               << threads << " threads; K = " << k << ", N = " << n;
+      f.copy = CopyKind::cp_async;
+      // As for tf32: 3 stages where they fit in half of the SM's shared
+      // memory (two blocks an SM), else 2. Not measured for 16 bits.
+      if (!f.stages)
+        f.stages = sharedBytes(3) <= model.sharedPerSM / 2 ? 3 : 2;
+      if (f.stages < 2)
+        return op.emitOpError() << "copy = \"cp_async\" pipelines the mma.sync "
+                                   "tiles: stages must be at least 2, got "
+                                << f.stages;
     } else if (tensorCores) {
       // Row strides of BK + 4 and BN + 8 words (mod 32: 4 and 8) spread
       // the m16n8k8 fragment loads of a warp (rows g = lane / 4, columns

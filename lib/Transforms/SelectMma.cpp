@@ -280,17 +280,20 @@ MmaUnit unitFor(MatmulOp mm, const ConfigFields &f, const TargetModel &model) {
 }
 
 /// A 16-bit matmul (precision native): the gemv kernel for at most 16 rows
-/// or columns (by default as for f32), else wgmma in its type on sm_90a
-/// (16-bit mma.sync is not built). Its operands
-/// get what the wgmma kernel reads: rows of 16-byte pitch (a kb.pad where
-/// K % 8 != 0), and B as it is where N % 8 == 0, else B^T (a kb.transpose
-/// in front).
+/// or columns (by default as for f32), else wgmma in its type on sm_90a and
+/// mma.sync m16n8k16 in its type elsewhere (sm_80, sm_90; by hand on sm_90a
+/// too). Its operands get what both kernels read: rows of 16-byte pitch (a
+/// kb.pad where K % 8 != 0), and B as it is where N % 8 == 0, else B^T (a
+/// kb.transpose in front).
 LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
                        const TargetModel &model,
                        DenseMap<Value, Value> &transposed,
                        DenseMap<Value, Value> &padded) {
   Type t = mm.getLhs().getType().getElementType();
-  MmaUnit unit = t.isBF16() ? MmaUnit::wgmma_bf16 : MmaUnit::wgmma_f16;
+  MmaUnit wgmmaUnit = t.isBF16() ? MmaUnit::wgmma_bf16 : MmaUnit::wgmma_f16;
+  MmaUnit syncUnit =
+      t.isBF16() ? MmaUnit::mma_sync_bf16 : MmaUnit::mma_sync_f16;
+  MmaUnit unit = model.hasWgmma ? wgmmaUnit : syncUnit;
   // At most 16 rows or columns: the gemv kernel, as for f32 (by default
   // where gemvByDefault says; by hand up to 16), with 16-bit loads and f32
   // FMAs, on any chip; it reads both forms of B as they are.
@@ -316,18 +319,39 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
     f.mma = MmaUnit::gemv;
     return success();
   }
-  if (f.mma && *f.mma != unit)
+  if (f.mma && *f.mma != wgmmaUnit && *f.mma != syncUnit)
     return op.emitOpError()
            << "config asks for mma \"" << nameOf(f.mma) << "\", but a " << t
-           << " matmul computes on \"" << stringifyMmaUnit(unit)
+           << " matmul computes on \"" << stringifyMmaUnit(wgmmaUnit)
+           << "\" (sm_90a) or \"" << stringifyMmaUnit(syncUnit)
            << "\" (tensor cores in " << t << ", f32 accumulation)";
-  if (!model.hasWgmma)
+  if (f.mma == wgmmaUnit && !model.hasWgmma)
     return op.emitOpError()
-           << "a " << t << " matmul needs chip sm_90a (mma = \""
-           << stringifyMmaUnit(unit)
-           << "\"; 16-bit mma.sync is not built yet); the target is "
-           << model.chip;
+           << "config asks for mma \"" << nameOf(f.mma)
+           << "\", which needs chip sm_90a; the target is " << model.chip
+           << " (mma = \"" << stringifyMmaUnit(syncUnit) << "\" runs there)";
+  if (f.mma)
+    unit = *f.mma;
   f.mma = unit;
+  if (unit == syncUnit) {
+    // The fields only the wgmma kernel has, refused with their location.
+    std::string asks;
+    if (f.copy == CopyKind::tma)
+      asks = "copy = \"tma\"";
+    else if (f.store == StoreKind::tma)
+      asks = "store = \"tma\"";
+    else if (f.grid)
+      asks = "grid = " + std::to_string(f.grid) + " (a persistent grid)";
+    else if (f.cluster > 1)
+      asks = "cluster = " + std::to_string(f.cluster);
+    else if (f.reduce == ReduceKind::cluster || f.reduce == ReduceKind::stream)
+      asks = "reduce = \"" + nameOf(f.reduce).str() + "\"";
+    if (!asks.empty())
+      return op.emitOpError()
+             << "config asks for " << asks << ", which only the wgmma kernel "
+             << "has (chip sm_90a); this matmul gets mma = \""
+             << stringifyMmaUnit(unit) << "\"";
+  }
   // A row-major B with 16-byte rows (N % 8 == 0) and K % 8 == 0 (A's rows
   // too) is read as it is, MN-major (MatmulWgmma.cpp); else B^T in front.
   if (!mm.getTransposeB() && kAligned(mm) &&

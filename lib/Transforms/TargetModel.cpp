@@ -82,9 +82,12 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
     // A as BM rows of BK + padA (row-major, as the fragments read it); B as
     // BK rows of BN + padB, or BN rows of BK + padA when transposed and
     // copied as is by cp.async (through registers it is stored row-major).
+    // The 16-bit kernel (mma_sync_f16, mma_sync_bf16) copies by cp.async
+    // only, 2-byte elements (pad in elements too).
     bool transB = transposeB && config.getCopy() != CopyKind::registers;
     int64_t bBytes = transB ? bn * (bk + padA) : bk * (bn + padB);
-    return stages * (bm * (bk + padA) + bBytes) * 4;
+    int64_t elemBytes = isMmaSync16(config.getMma()) ? 2 : 4;
+    return stages * (bm * (bk + padA) + bBytes) * elemBytes;
   }
   // FFMA: A transposed, BK rows of BM + padA; B as BK rows of BN + padB.
   return stages * bk * ((bm + padA) + (bn + padB)) * 4;
@@ -92,10 +95,11 @@ int64_t mlir::kb::matmulSharedBytes(ConfigAttr config, bool transposeB,
 
 bool mlir::kb::mmaSyncCopiesFit(int64_t n, int64_t k, bool transposeB,
                                 int64_t bm, int64_t bn, int64_t bk,
-                                int64_t threads) {
-  return threads > 0 && k % 4 == 0 && (transposeB || n % 4 == 0) &&
-         bk % 4 == 0 && (bm * bk / 4) % threads == 0 &&
-         (bk * bn / 4) % threads == 0;
+                                int64_t threads, int64_t elemBytes) {
+  int64_t chunk = 16 / elemBytes; // elements a 16-byte chunk
+  return threads > 0 && k % chunk == 0 && (transposeB || n % chunk == 0) &&
+         bk % chunk == 0 && (bm * bk / chunk) % threads == 0 &&
+         (bk * bn / chunk) % threads == 0;
 }
 
 bool mlir::kb::ffmaCopiesFit(int64_t bm, int64_t bn, int64_t bk,

@@ -1,7 +1,8 @@
 //===- TileRules.h - kb-tile's default wgmma tile and its rules -*- C++ -*-===//
 //
 // Private to lib/Transforms: the shape kb-tile's defaults see, and the
-// wgmma tile rules (TileWgmma.cpp) that Tile.cpp's pass calls.
+// wgmma tile rules (TileWgmma.cpp) and the gemv tiles (TileGemv.cpp) that
+// Tile.cpp's pass calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,9 @@ bool defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
 /// else its tile for no split; no cluster or cluster reduce (TileWgmma.cpp).
 bool defaultHalfWgmmaTile(const MatmulShape &s, ConfigFields &f,
                           const TargetModel &model);
+/// The gemv kernel's tiles and split (mma = "gemv"; TileGemv.cpp).
+LogicalResult tileGemv(Operation *op, MatmulOp mm, ConfigFields &f,
+                       const TargetModel &model);
 /// The pair rule (cluster = 2 on one wave of 128 x 128 B^T tiles), after
 /// the split decision, for kb-tile's own tile.
 void pairRule(const MatmulShape &s, ConfigFields &f);

@@ -145,6 +145,19 @@ func.func @empty_chunk(%a: tensor<256x320xf32>, %b: tensor<320x256xf32>) -> tens
 
 // -----
 
+// A batch of 1 (rank 3) over a long K: not split (kb-split-k makes rank-2
+// partials only); neither by the wgmma rules' joint choice in 16 bits.
+// CHECK-LABEL: func.func @batch_of_one
+// CHECK-NOT: split =
+// CHECK: return
+func.func @batch_of_one(%a: tensor<1x55x16448xf32>, %b: tensor<1x7x16448xf32>, %c: tensor<1x55x16448xbf16>, %d: tensor<1x7x16448xbf16>) -> (tensor<1x55x7xf32>, tensor<1x55x7xf32>) {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<1x55x16448xf32>, tensor<1x7x16448xf32> -> tensor<1x55x7xf32>
+  %1 = kb.matmul %c, %d transpose_b {config = #kb.config<mma = "wgmma_bf16">} : tensor<1x55x16448xbf16>, tensor<1x7x16448xbf16> -> tensor<1x55x7xf32>
+  return %0, %1 : tensor<1x55x7xf32>, tensor<1x55x7xf32>
+}
+
+// -----
+
 func.func @batched(%a: tensor<2x256x4096xf32>, %b: tensor<2x4096x256xf32>) -> tensor<2x256x256xf32> {
   // expected-error @+1 {{#kb.config split = 2: a batched matmul is not split}}
   %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<mma = "wgmma_tf32", split = 2>} : tensor<2x256x4096xf32>, tensor<2x4096x256xf32> -> tensor<2x256x256xf32>

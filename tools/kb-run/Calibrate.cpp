@@ -65,7 +65,7 @@ std::vector<UnitBundle> parseUnitBundles(const std::vector<std::string> &args) {
     if (unitCeiling(unit, nullptr, true).tflops <= 0)
       throw InputError("--unit-bundle " + a + ": unknown unit '" + unit +
                        "' (ffma, mma_sync_tf32, mma_sync_tf32x3, wgmma_tf32, "
-                       "wgmma_bf16, wgmma_f16)");
+                       "wgmma_bf16, wgmma_f16, mma_sync_bf16, mma_sync_f16)");
     for (const UnitBundle &u : out)
       if (u.unit == unit)
         throw InputError("--unit-bundle: " + unit + " given twice");

@@ -103,9 +103,11 @@ LogicalResult selectAttentionConfig(Operation *op, ConfigFields &f,
 /// chunks need rows 16-byte aligned in global memory (K, and N unless B is
 /// transposed, multiples of 4; BK too) and the tiles' chunks to split evenly
 /// among the threads. kb-promote-shared-memory decides `copy` with it; the
-/// lowering refuses a config it does not hold for.
+/// lowering refuses a config it does not hold for. `elemBytes` 2 (the
+/// 16-bit kernel): chunks of 8 elements, so multiples of 8.
 bool mmaSyncCopiesFit(int64_t n, int64_t k, bool transposeB, int64_t bm,
-                      int64_t bn, int64_t bk, int64_t threads);
+                      int64_t bn, int64_t bk, int64_t threads,
+                      int64_t elemBytes = 4);
 /// The same for the FFMA kernel (A by 4-byte copies into its transposed
 /// slots, B in chunks): the A and B tiles split evenly among the threads.
 bool ffmaCopiesFit(int64_t bm, int64_t bn, int64_t bk, int64_t threads);

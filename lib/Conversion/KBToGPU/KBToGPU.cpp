@@ -100,7 +100,7 @@ std::string halfUnsupported(Operation *op, ConfigAttr config) {
     return "";
   case KernelKind::Matmul: {
     std::optional<MmaUnit> mma = config.getMma();
-    if (mma == MmaUnit::wgmma_bf16 || mma == MmaUnit::wgmma_f16)
+    if (isWgmma16(mma) || isMmaSync16(mma))
       return "";
     // The gemv kernel reads 16-bit operands (MatmulGemv.cpp), not an f32
     // matmul's 16-bit result.
@@ -113,7 +113,8 @@ std::string halfUnsupported(Operation *op, ConfigAttr config) {
       return "writes a 16-bit result from an f32 matmul in one kernel, "
              "which kb does not fuse yet (convert after the matmul's kernel)";
     return "has 16-bit tensors, which kb's matmul lowers only with mma = "
-           "\"wgmma_bf16\", \"wgmma_f16\" (sm_90a) or \"gemv\", not mma = \"" +
+           "\"wgmma_bf16\", \"wgmma_f16\" (sm_90a), \"mma_sync_bf16\", "
+           "\"mma_sync_f16\" or \"gemv\", not mma = \"" +
            (mma ? stringifyMmaUnit(*mma).str() : std::string("none")) + "\"";
   }
   case KernelKind::Softmax:

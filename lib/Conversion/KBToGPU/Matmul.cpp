@@ -3,7 +3,8 @@
 // buildMatmulKernel: sets up the MatmulEmitter (shape, tiles, operands, the
 // fused epilogue, the grid) for a kb.matmul or a kb.fusion anchored on one,
 // and hands it to the kernel of its #kb.config's unit: FFMA
-// (MatmulFfma.cpp), gemv (MatmulGemv.cpp), mma.sync (MatmulMmaSync.cpp) or
+// (MatmulFfma.cpp), gemv (MatmulGemv.cpp), mma.sync (MatmulMmaSync.cpp;
+// 16-bit operands MatmulMmaSync16.cpp) or
 // wgmma (MatmulWgmma.cpp). It only dispatches; the shared emitter lives in
 // MatmulEmitter.cpp.
 //
@@ -202,6 +203,9 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
   case MmaUnit::mma_sync_tf32:
   case MmaUnit::mma_sync_tf32x3:
     return buildMmaSync(e, info, *cfg.getMma() == MmaUnit::mma_sync_tf32x3);
+  case MmaUnit::mma_sync_f16:
+  case MmaUnit::mma_sync_bf16:
+    return buildMmaSync16(e, info);
   case MmaUnit::wgmma_tf32:
   case MmaUnit::wgmma_f16:
   case MmaUnit::wgmma_bf16:

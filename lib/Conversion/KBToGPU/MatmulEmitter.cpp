@@ -247,16 +247,19 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
                                    Value rowInRange, Value colStart,
                                    std::optional<int64_t> colBound) {
   auto token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // 16 bytes: 4 f32 or 8 16-bit elements.
+  int64_t chunk =
+      128 / cast<MemRefType>(dst.getType()).getElementTypeBitWidth();
   if (!rowInRange && !colBound) {
     // The whole chunk lies inside the tensor: a plain 16-byte copy.
     nvgpu::DeviceAsyncCopyOp::create(b, loc, token, dst, dstIdx, src, srcIdx,
-                                     b.getIndexAttr(4), Value(),
+                                     b.getIndexAttr(chunk), Value(),
                                      b.getUnitAttr());
     return;
   }
-  // Elements of this chunk that exist: clamp(colBound - colStart, 0, 4),
-  // and none when the row is out of range.
-  Value n = cidx(b, loc, 4);
+  // Elements of this chunk that exist: clamp(colBound - colStart, 0,
+  // chunk), and none when the row is out of range.
+  Value n = cidx(b, loc, chunk);
   if (colBound) {
     Value bound = cidx(b, loc, *colBound);
     Value left = arith::SubIOp::create(
@@ -279,7 +282,7 @@ void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
   // (so that a sector shared by two k tiles stays in L1): 1000x700x1500 got
   // 30% slower on wgmma, 21% on mma.sync (2026-11-30 run 2).
   nvgpu::DeviceAsyncCopyOp::create(b, loc, token, dst, dstIdx, src, srcIdx,
-                                   b.getIndexAttr(4), n, b.getUnitAttr());
+                                   b.getIndexAttr(chunk), n, b.getUnitAttr());
 }
 
 void MatmulEmitter::asyncCopyElement(
@@ -461,17 +464,20 @@ MatmulEmitter::BlockTile MatmulEmitter::tileAt(Value t, Value z,
 std::pair<Value, Value> MatmulEmitter::stageViews(Value smem, Value stage,
                                                   int64_t stageBytes,
                                                   int64_t aRows, int64_t aCols,
-                                                  int64_t bRows,
-                                                  int64_t bCols) {
+                                                  int64_t bRows, int64_t bCols,
+                                                  Type elem) {
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  if (!elem)
+    elem = b.getF32Type();
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
   Value base = mul(stage, stageBytes);
   Value va = memref::ViewOp::create(
-      b, loc, MemRefType::get({aRows, aCols}, b.getF32Type(), nullptr, wg),
-      smem, base, ValueRange{});
+      b, loc, MemRefType::get({aRows, aCols}, elem, nullptr, wg), smem, base,
+      ValueRange{});
   Value vb = memref::ViewOp::create(
-      b, loc, MemRefType::get({bRows, bCols}, b.getF32Type(), nullptr, wg),
-      smem, add(base, aRows * aCols * 4), ValueRange{});
+      b, loc, MemRefType::get({bRows, bCols}, elem, nullptr, wg), smem,
+      add(base, aRows * aCols * elemBytes), ValueRange{});
   return {va, vb};
 }
 

@@ -10,6 +10,7 @@
 #define KB_CONVERSION_KBTOGPU_MATMULGEN_H
 
 #include "KernelGen.h"
+#include "MmaSync.h"
 #include "kb/Transforms/Passes.h"
 
 namespace mlir::kb {
@@ -78,7 +79,8 @@ struct MatmulEmitter {
   /// values are known to be in range.
   Value loadGuarded(Value mem, ValueRange idx,
                     ArrayRef<std::pair<Value, int64_t>> bounds);
-  /// One 16-byte cp.async of src[srcIdx..+4) into dst[dstIdx]: the elements
+  /// One 16-byte cp.async of src[srcIdx..+4) into dst[dstIdx] (+8 for
+  /// 16-bit elements): the elements
   /// at columns colStart.. that lie below colBound (none when rowInRange is
   /// false) are copied and the rest of the chunk is zero-filled; no branch.
   /// Without rowInRange and colBound the chunk is known to lie inside the
@@ -145,11 +147,12 @@ struct MatmulEmitter {
   enum class Partial { none, store, add };
   Partial partial = Partial::none;
   /// The A and B tile views of pipeline stage `stage` in `smem`: A as
-  /// aRows x aCols f32 at stage * stageBytes, B as bRows x bCols after it.
+  /// aRows x aCols elements of `elem` (f32 when null) at stage *
+  /// stageBytes, B as bRows x bCols after it.
   std::pair<Value, Value> stageViews(Value smem, Value stage,
                                      int64_t stageBytes, int64_t aRows,
                                      int64_t aCols, int64_t bRows,
-                                     int64_t bCols);
+                                     int64_t bCols, Type elem = {});
   /// Emits `body` under a guard that (row, col) lies inside C, when the
   /// tiles can reach past M or N.
   void inOutputRange(Value row, Value col, function_ref<void()> body);
@@ -190,6 +193,33 @@ LogicalResult buildGemv(MatmulEmitter &e, LaunchInfo &info);
 /// The mma.sync.m16n8k8 TF32 inner tile (tf32x3 splits each operand into a
 /// big and a small tf32 part and adds three products).
 LogicalResult buildMmaSync(MatmulEmitter &e, LaunchInfo &info, bool split3);
+
+/// The mma.sync.m16n8k16 inner tile for f16 / bf16 operands (mma =
+/// "mma_sync_f16", "mma_sync_bf16"), f32 accumulators, cp.async stages and
+/// ldmatrix fragment loads (MatmulMmaSync16.cpp).
+LogicalResult buildMmaSync16(MatmulEmitter &e, LaunchInfo &info);
+
+//===----------------------------------------------------------------------===//
+// The matmul pieces both mma.sync kernels share (MatmulMmaSync.cpp; the
+// fragment helpers are in MmaSync.h)
+//===----------------------------------------------------------------------===//
+
+/// Issues the cp.async copies of one k tile into one pipeline stage: 16-byte
+/// chunks (4 f32 or 8 16-bit elements, the element type of `as`) along each
+/// operand's contiguous axis; chunks that run past M, N or K copy fewer (or
+/// no) bytes and zero-fill the rest, so no load is guarded by a branch.
+/// `as`/`bs` are the stage's views: A as [BM][BK + pad], B as [BK][BN +
+/// pad] (or [BN][BK + pad] when B is transposed).
+void issueMmaSyncTileCopies(MatmulEmitter &e, Value batchIdx, Value row0,
+                            Value col0, Value k0, Value as, Value bs);
+
+/// Stores a warp's accumulators (the loop results `acc`: fragM x fragN
+/// fragments of 4 f32, fragment (i, j) at rows warpRow + 16 i, columns
+/// warpCol + 8 j of the block's tile at (row0, col0)) through the
+/// epilogue: (g, 2t), (g, 2t + 1) and (g + 8, ...) two columns a store.
+void storeMmaSyncTile(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
+                      Value warpRow, Value warpCol, int64_t fragM,
+                      int64_t fragN, ValueRange acc);
 
 /// reduce = "cluster" (split = 2, blocks z = 0 and 1 of a 1 x 1 x 2
 /// cluster): after the k loop, each of the `groups` consumer warpgroups

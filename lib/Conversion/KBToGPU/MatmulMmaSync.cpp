@@ -1,5 +1,8 @@
 //===- MatmulMmaSync.cpp - the mma.sync.m16n8k8 TF32 inner tile -----------===//
 //
+// Also the pieces the 16-bit kernel (MatmulMmaSync16.cpp) shares with it:
+// the cp.async copies of a k tile into a stage (issueMmaSyncTileCopies) and
+// the accumulators' store through the epilogue (storeMmaSyncTile).
 // Each warp owns a WM x WN tile of the block's output: (WM/16) x (WN/8)
 // m16n8k8 fragments whose accumulators stay in registers (loop-carried values)
 // for the whole k loop. Per k8 step a warp reads its A fragments (rows
@@ -53,49 +56,16 @@ Tf32Parts toTf32(OpBuilder &b, Location loc, Value x, bool split) {
   return p;
 }
 
-/// Four 8x4 f32 matrices from shared memory with one ldmatrix.x4: lane L
-/// gives the address of row (L % 8) of matrix L / 8, and receives element
-/// (L / 4, L % 4) of each matrix -- exactly the m16n8k8 tf32 fragment layout.
-/// `rowOf`/`colOf` map (matrix, row in it) to the tile's row and column.
-SmallVector<Value> ldmatrix4(MatmulEmitter &e, Value mem, Value lane, Value row,
-                             Value col) {
-  OpBuilder &b = e.b;
-  Location loc = e.loc;
-  auto type = VectorType::get({4, 1}, b.getF32Type());
-  Value v = nvgpu::LdMatrixOp::create(b, loc, type, mem, ValueRange{row, col},
-                                      /*transpose=*/false, /*numTiles=*/4);
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(
-        vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, 0}));
-  return out;
-}
-
-/// One m16n8k8 tf32 mma: acc (4 f32) += a (4 i32) x b (2 i32).
-SmallVector<Value> mma(OpBuilder &b, Location loc, ArrayRef<Value> a,
-                       ArrayRef<Value> bv, ArrayRef<Value> acc) {
-  Type f32 = b.getF32Type();
-  auto resType =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  auto op = NVVM::MmaOp::create(
-      b, loc, resType, a, bv, acc, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
-      std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(), i));
-  return out;
-}
+} // namespace
 
 /// Issues the cp.async copies of one k tile into one pipeline stage: 16-byte
 /// chunks along each operand's contiguous axis; chunks that run past M, N or
 /// K copy fewer (or no) bytes and zero-fill the rest, so no load is guarded
 /// by a branch. `as`/`bs` are the stage's views: A as [BM][BK + pad], B as
 /// [BK][BN + pad] (or [BN][BK + pad] when B is transposed).
-void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
-                     Value k0, Value as, Value bs) {
+void mlir::kb::issueMmaSyncTileCopies(MatmulEmitter &e, Value batchIdx,
+                                      Value row0, Value col0, Value k0,
+                                      Value as, Value bs) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   auto copy = [&](Value src, SmallVector<Value> srcIdx, Value dst,
@@ -105,30 +75,32 @@ void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
                      colBound);
   };
   int64_t threads = e.threads, bm = e.bm, bn = e.bn, bk = e.bk;
+  // Elements of a 16-byte chunk: 4 f32 or 8 16-bit ones.
+  int64_t ch = 128 / cast<MemRefType>(as.getType()).getElementTypeBitWidth();
   auto inRange = [&](Value v, int64_t bound, bool needed) -> Value {
     if (!needed)
       return Value();
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
                                  cidx(b, loc, bound));
   };
-  // A: BM rows of BK/4 chunks.
-  for (int64_t i = 0; i < bm * bk / 4 / threads; ++i) {
+  // A: BM rows of BK / ch chunks.
+  for (int64_t i = 0; i < bm * bk / ch / threads; ++i) {
     Value c = e.add(e.tid, i * threads);
-    Value r = e.div(c, bk / 4), kc = e.mul(e.rem(c, bk / 4), 4);
+    Value r = e.div(c, bk / ch), kc = e.mul(e.rem(c, bk / ch), ch);
     Value gr = e.add(row0, r), gk = e.add(k0, kc);
     copy(e.a, e.globalIndex(batchIdx, gr, gk), as, ValueRange{r, kc},
          inRange(gr, e.shape.m, e.shape.m % bm != 0), gk, e.shape.k);
   }
-  // B: BK rows of BN/4 chunks, or (transposed) BN rows of BK/4 chunks.
-  for (int64_t i = 0; i < bk * bn / 4 / threads; ++i) {
+  // B: BK rows of BN / ch chunks, or (transposed) BN rows of BK / ch.
+  for (int64_t i = 0; i < bk * bn / ch / threads; ++i) {
     Value c = e.add(e.tid, i * threads);
     if (!e.shape.transB) {
-      Value r = e.div(c, bn / 4), nc = e.mul(e.rem(c, bn / 4), 4);
+      Value r = e.div(c, bn / ch), nc = e.mul(e.rem(c, bn / ch), ch);
       Value gk = e.add(k0, r), gn = e.add(col0, nc);
       copy(e.bmem, e.globalIndex(batchIdx, gk, gn), bs, ValueRange{r, nc},
            inRange(gk, e.shape.k, e.kPastEnd()), gn, e.shape.n);
     } else {
-      Value r = e.div(c, bk / 4), kc = e.mul(e.rem(c, bk / 4), 4);
+      Value r = e.div(c, bk / ch), kc = e.mul(e.rem(c, bk / ch), ch);
       Value gn = e.add(col0, r), gk = e.add(k0, kc);
       copy(e.bmem, e.globalIndex(batchIdx, gn, gk), bs, ValueRange{r, kc},
            inRange(gn, e.shape.n, e.shape.n % bn != 0), gk, e.shape.k);
@@ -136,7 +108,26 @@ void issueTileCopies(MatmulEmitter &e, Value batchIdx, Value row0, Value col0,
   }
 }
 
-} // namespace
+void mlir::kb::storeMmaSyncTile(MatmulEmitter &e, Value bz, Value row0,
+                                Value col0, Value warpRow, Value warpCol,
+                                int64_t fragM, int64_t fragN, ValueRange acc) {
+  Value lane = e.rem(e.tid, 32);
+  Value g = e.div(lane, 4), t = e.rem(lane, 4);
+  // c0: (g, 2t), c1: (g, 2t+1), c2: (g+8, 2t), c3: (g+8, 2t+1): two
+  // consecutive columns per 8-byte store (as in the wgmma kernel, where
+  // that was 3.9% of the whole kernel).
+  for (int64_t i = 0; i < fragM; ++i)
+    for (int64_t j = 0; j < fragN; ++j)
+      for (int q = 0; q < 4; q += 2) {
+        Value row =
+            e.add(e.add(row0, warpRow), e.add(g, i * 16 + (q >= 2 ? 8 : 0)));
+        Value col = e.add(e.add(col0, warpCol), e.add(e.mul(t, 2), j * 8));
+        Value v0 = acc[(i * fragN + j) * 4 + q];
+        Value v1 = acc[(i * fragN + j) * 4 + q + 1];
+        e.storeC2(bz, row, col, v0, v1);
+      }
+  e.flushStores();
+}
 
 LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
                                      bool split3) {
@@ -194,7 +185,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
     for (int64_t s = 0; s < stages - 1; ++s) {
       if (s < kTiles) {
         auto [va, vb] = stageViews(cidx(b, loc, s));
-        issueTileCopies(e, bz, row0, col0, e.kAt(cidx(b, loc, s)), va, vb);
+        issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(cidx(b, loc, s)), va,
+                               vb);
       }
       lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                           ValueRange{});
@@ -214,7 +206,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       e.pipelineStep(kt, lastGroup, stages - 2, stages - 1, kTiles,
                      /*fenceAsyncProxy=*/false, [&](Value next) {
                        auto [va, vb] = stageViews(e.rem(next, stages));
-                       issueTileCopies(e, bz, row0, col0, e.kAt(next), va, vb);
+                       issueMmaSyncTileCopies(e, bz, row0, col0, e.kAt(next),
+                                              va, vb);
                      });
       std::tie(as, bs) = stageViews(e.rem(kt, stages));
     } else {
@@ -247,8 +240,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       Value ka = e.add(t, kk), kb4 = e.add(t, kk + 4);
       SmallVector<std::array<Tf32Parts, 4>> af;
       for (int64_t i = 0; i < fragM; ++i) {
-        auto a4 = ldmatrix4(e, as, lane, e.add(e.add(warpRow, aRowOff), i * 16),
-                            e.add(aColOff, kk));
+        auto a4 = ldmatrixX4(b, loc, as, e.add(e.add(warpRow, aRowOff), i * 16),
+                             e.add(aColOff, kk));
         af.push_back(
             {toTf32(b, loc, a4[0], split3), toTf32(b, loc, a4[1], split3),
              toTf32(b, loc, a4[2], split3), toTf32(b, loc, a4[3], split3)});
@@ -259,8 +252,8 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
         if (transB && j % 2 == 0 && j + 1 < fragN) {
           // Two n-fragments' b0/b1 with one ldmatrix.x4 from [BN][BK + pad].
           auto b4 =
-              ldmatrix4(e, bs, lane, e.add(e.add(warpCol, bRowOff), j * 8),
-                        e.add(bColOff, kk));
+              ldmatrixX4(b, loc, bs, e.add(e.add(warpCol, bRowOff), j * 8),
+                         e.add(bColOff, kk));
           bf.push_back(
               {toTf32(b, loc, b4[0], split3), toTf32(b, loc, b4[1], split3)});
           bf.push_back(
@@ -291,10 +284,13 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
           ArrayRef<Value> cur(acc.data() + (i * fragN + j) * 4, 4);
           SmallVector<Value> r(cur.begin(), cur.end());
           if (split3) {
-            r = mma(b, loc, small(af[i]), big(bf[j]), r);
-            r = mma(b, loc, big(af[i]), small(bf[j]), r);
+            r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, small(af[i]),
+                           big(bf[j]), r);
+            r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, big(af[i]),
+                           small(bf[j]), r);
           }
-          r = mma(b, loc, big(af[i]), big(bf[j]), r);
+          r = mmaSyncF32(b, loc, NVVM::MMATypes::tf32, big(af[i]), big(bf[j]),
+                         r);
           for (int q = 0; q < 4; ++q)
             acc[(i * fragN + j) * 4 + q] = r[q];
         }
@@ -306,19 +302,7 @@ LogicalResult mlir::kb::buildMmaSync(MatmulEmitter &e, LaunchInfo &info,
       gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
-  // c0: (g, 2t), c1: (g, 2t+1), c2: (g+8, 2t), c3: (g+8, 2t+1): two
-  // consecutive columns per 8-byte store (as in the wgmma kernel, where
-  // that was 3.9% of the whole kernel).
-  for (int64_t i = 0; i < fragM; ++i)
-    for (int64_t j = 0; j < fragN; ++j)
-      for (int q = 0; q < 4; q += 2) {
-        Value row =
-            e.add(e.add(row0, warpRow), e.add(g, i * 16 + (q >= 2 ? 8 : 0)));
-        Value col = e.add(e.add(col0, warpCol), e.add(e.mul(t, 2), j * 8));
-        Value v0 = loop.getResult((i * fragN + j) * 4 + q);
-        Value v1 = loop.getResult((i * fragN + j) * 4 + q + 1);
-        e.storeC2(bz, row, col, v0, v1);
-      }
-  e.flushStores();
+  storeMmaSyncTile(e, bz, row0, col0, warpRow, warpCol, fragM, fragN,
+                   loop.getResults());
   return success();
 }

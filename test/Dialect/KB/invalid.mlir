@@ -236,7 +236,7 @@ func.func @config_threads(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_mma(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+2 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32", "mma_sync_tf32x3", "wgmma_tf32", "gemv", "wgmma_f16" or "wgmma_bf16", got "wmma"}}
+  // expected-error @+2 {{#kb.config 'mma' must be "ffma", "mma_sync_tf32", "mma_sync_tf32x3", "wgmma_tf32", "gemv", "wgmma_f16", "wgmma_bf16", "mma_sync_f16" or "mma_sync_bf16", got "wmma"}}
   // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'mma'}}
   %0 = kb.relu %x {config = #kb.config<mma = "wmma">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>

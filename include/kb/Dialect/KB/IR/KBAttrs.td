@@ -59,9 +59,13 @@ def KB_MmaGemv : I32EnumAttrCase<"gemv", 4>;
 // wgmma with 16-bit operands (m64nNk16, f32 accumulators), sm_90a.
 def KB_MmaWgmmaF16 : I32EnumAttrCase<"wgmma_f16", 5>;
 def KB_MmaWgmmaBF16 : I32EnumAttrCase<"wgmma_bf16", 6>;
+// mma.sync m16n8k16 with 16-bit operands (f32 accumulators), sm_80 and sm_90.
+def KB_MmaSyncF16 : I32EnumAttrCase<"mma_sync_f16", 7>;
+def KB_MmaSyncBF16 : I32EnumAttrCase<"mma_sync_bf16", 8>;
 def KB_MmaUnit : I32EnumAttr<"MmaUnit", "matmul arithmetic unit",
     [KB_MmaFFMA, KB_MmaSyncTF32, KB_MmaSyncTF32x3, KB_MmaWgmmaTF32,
-     KB_MmaGemv, KB_MmaWgmmaF16, KB_MmaWgmmaBF16]> {
+     KB_MmaGemv, KB_MmaWgmmaF16, KB_MmaWgmmaBF16, KB_MmaSyncF16,
+     KB_MmaSyncBF16]> {
   let cppNamespace = "::mlir::kb";
   let genSpecializedAttr = 0;
 }
@@ -147,11 +151,14 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `stages`: shared-memory pipeline depth (1: no pipelining); for
       `gemv`, which stages nothing, the k tiles of weight loads in flight in
       registers (1 or 2; 2 issues tile k + 1's loads before tile k's FMAs).
-    - `pad`: f32 words added to each shared-memory row of the A and B tiles
-      ([padA, padB]) against bank conflicts.
+    - `pad`: elements of the operand type added to each shared-memory row
+      of the A and B tiles ([padA, padB]) against bank conflicts (f32 words
+      for an f32 matmul).
     - `mma`: the arithmetic unit of the inner tile: `ffma`, `mma_sync_tf32`,
       `mma_sync_tf32x3`, `wgmma_tf32`, `gemv` (fp32 FMAs streaming the
-      weight from global memory, for at most 16 rows or columns).
+      weight from global memory, for at most 16 rows or columns), and for
+      16-bit operands `wgmma_f16`, `wgmma_bf16` (sm_90a) or `mma_sync_f16`,
+      `mma_sync_bf16` (m16n8k16, sm_80 and sm_90).
     - `strategy`: the softmax strategy: `registers` (the row in registers:
       one read, one write), `split` (a row too wide for one block is split
       over the blocks of a thread-block cluster, each holding its part in

@@ -94,9 +94,15 @@ template <typename E> void printConfigEnum(AsmPrinter &printer, E value) {
 template <typename E> StringRef nameOf(std::optional<E> value) {
   return value ? stringifyEnum(*value) : StringRef();
 }
-/// Whether `unit` is one of the mma.sync units (tf32, tf32x3).
+/// The 16-bit mma.sync units (m16n8k16, f16 or bf16 operands, f32
+/// accumulation).
+inline bool isMmaSync16(std::optional<MmaUnit> unit) {
+  return unit == MmaUnit::mma_sync_f16 || unit == MmaUnit::mma_sync_bf16;
+}
+/// Whether `unit` is one of the mma.sync units (tf32, tf32x3, f16, bf16).
 inline bool isMmaSync(std::optional<MmaUnit> unit) {
-  return unit == MmaUnit::mma_sync_tf32 || unit == MmaUnit::mma_sync_tf32x3;
+  return unit == MmaUnit::mma_sync_tf32 || unit == MmaUnit::mma_sync_tf32x3 ||
+         isMmaSync16(unit);
 }
 } // namespace mlir::kb
 
