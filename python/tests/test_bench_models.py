@@ -149,3 +149,14 @@ def test_report_speedups_and_targets(tmp_path):
     models_report.write(rep, tmp_path)
     assert (tmp_path / "models.png").stat().st_size > 1000
     assert json.loads((tmp_path / "models.json").read_text())["summary"] == s
+
+
+def test_budget_skips_what_no_longer_fits(tmp_path):
+    spec = catalog.suites()["models-tiny"]
+    rows = models.measure(models.entries(spec), tmp_path, "sm_90a", budget_s=0, dry=True)
+    assert [r["status"] for r in rows] == ["budget"] * 4  # nothing started, the cache not read
+    assert all("--models / --dtypes" in r["error"] for r in rows)
+    b = models.Budget(60)
+    assert b.fits("inductor")
+    b.took["inductor"] = 90.0  # the last compile would not end in time
+    assert not b.fits("inductor") and b.fits("entry")

@@ -150,13 +150,18 @@ def cache_bytes(cache: Path) -> int:
 
 @dataclass
 class Budget:
-    """The run's deadline: a stage starts only before it (the rest is
-    recorded as skipped)."""
+    """The run's deadline: a stage starts only where what it took last time
+    (an Inductor mode's compile on the previous entry; nothing known: 0)
+    still fits before it; the rest is recorded as skipped."""
     seconds: float
     start: float = field(default_factory=time.time)
+    took: Dict[str, float] = field(default_factory=dict)  # stage -> seconds, last time
 
     def left(self) -> float:
         return self.seconds - (time.time() - self.start)
+
+    def fits(self, stage: str) -> bool:
+        return self.left() > self.took.get(stage, 0.0)
 
 
 def rel_err(got, want) -> float:
@@ -246,15 +251,18 @@ def measure_entry(entry: Entry, cache: Path, chip: str, timer, budget: Budget, d
             return row
         row["eager"] = timer(lambda: mod(x))
         row["kb"] = timer(lambda: fast(x))
+        budget.took["entry"] = time.time() - t0  # the next entry's start needs as long
         del fast
         for mode in MODES:
             key = "inductor" if mode == "default" else "inductor_max_autotune"
-            if budget.left() <= 0:
-                row["skipped"].append(f"{key}: the budget was spent")
+            if not budget.fits(key):
+                row["skipped"].append(f"{key}: {max(budget.left(), 0):.0f} s of the budget left, "
+                                      f"its last compile took {budget.took.get(key, 0):.0f} s")
                 continue
             torch._dynamo.reset()
             ind = torch.compile(mod, mode=None if mode == "default" else mode)
             y, secs = _first_call(ind, x, torch.cuda.synchronize)
+            budget.took[key] = secs
             row[key] = timer(lambda: ind(x))
             row[key].update(compile_s=round(secs, 1), max_err=rel_err(y, want))
             progress(f"  {entry.name}: inductor {mode}: compiled in {secs:.0f} s, "
@@ -279,10 +287,10 @@ def measure(todo: List[Entry], cache: Path, chip: str, budget_s: float, dry: boo
     budget = Budget(budget_s)
     rows = []
     for i, e in enumerate(todo, 1):
-        if budget.left() <= 0:
+        if not budget.fits("entry"):
             rows.append({"model": e.model, "dtype": e.dtype, "name": e.name, "ok": False,
-                         "status": "budget", "error": f"not run: the {budget_s:.0f} s budget was spent "
-                         "(--models / --dtypes run it in another call)"})
+                         "status": "budget", "error": f"not run: {max(budget.left(), 0):.0f} s of the "
+                         f"{budget_s:.0f} s budget left (--models / --dtypes run it in another call)"})
             progress(f"[{i}/{len(todo)}] {e.name}: skipped (budget)")
             continue
         progress(f"[{i}/{len(todo)}] {e.name} (input {'x'.join(map(str, e.spec['input']))})"

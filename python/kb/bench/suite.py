@@ -57,8 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--dtypes", help="models suites: only these dtypes (f32: TF32 matmuls, bf16)")
     ap.add_argument("--dry-run", action="store_true", help="models suites: check the cache on the "
                     "CPU (every piece's bundle present, the stitched model's output), no timing")
-    ap.add_argument("--budget-s", type=float, default=300.0, help="models suites: start no entry "
-                    "or Inductor compile after this many seconds (300)")
+    ap.add_argument("--budget-s", type=float, default=300.0, help="models suites: start an entry "
+                    "or Inductor compile only where it fits in this many seconds (what it took last "
+                    "time, on the entry before; 300)")
     ap.add_argument("--chip", default="sm_90a", help="models suites: the kb backend's chip (sm_90a)")
     return ap
 
