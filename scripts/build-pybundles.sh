@@ -6,7 +6,7 @@
 # python/tests/gpu/test_backend_gpu.py, under build/pybundles/ (a few MiB),
 # and the cache of the backend's suites (python3 -m kb.bench --suite models,
 # backend-overhead; docs/bench.md) in build/pybundles/models-cache (4.2 MiB;
-# the models took 89 s on the 2-core build host, 2026-12-07). KB_MODELS / KB_DTYPES:
+# the models took 36-89 s on the 2-core build host, 2026-12-07). KB_MODELS / KB_DTYPES:
 # the models suite's --models / --dtypes (KB_MODELS=none: not precompiled).
 # Then carry build/pybundles to the GPU machine.
 set -euo pipefail
