@@ -14,7 +14,12 @@
 # scripts/build-bench.sh compiles it), else the suite's "chip" (default
 # sm_90). A program with bias_add, gelu, dropout, scale or mish also gets an
 # unfused bundle (<name>-unfused) that kb-run times as a baseline.
-# "all" is every suite's programs once.
+# "all" is every kb-run suite's programs once.
+# A suite with a "kind" runs kb through torch.compile(model, backend="kb")
+# instead of kb-run (python/kb/bench/backend_suites.py): kind "models" times
+# each of its "models" (a kb.models class, its args and input shape) in each
+# of its "dtypes" against eager and Inductor; kind "backend-overhead" times
+# the backend's Python launch path for its "model" at each M of "rows".
 #
 #===----------------------------------------------------------------------===#
 
@@ -91,5 +96,38 @@ SUITES = {
         "about": "the programs kb-tune is measured on (docs/kb-tune.md), at kb's defaults; "
                  "kb-tune's own runs: scripts/gpu-tune.sh",
         "from": "tune", "chip": "sm_90a",
+    },
+    "models": {
+        "about": "torch.compile(model, backend=\"kb\") at the sizes of issue #47: GPT-2 blocks "
+                 "(hidden 768 and 1600, sequence 1024, batch 8) and a Llama block (hidden 4096, "
+                 "sequence 2048, batch 1) in f32 (TF32 matmuls) and bf16, checked against eager, then "
+                 "timed against eager and Inductor (max-autotune-no-cudagraphs, default)",
+        "kind": "models",
+        "models": {
+            "gpt2-768": {"model": "GPT2Block", "args": [768, 12], "input": [8, 1024, 768]},
+            "gpt2-1600": {"model": "GPT2Block", "args": [1600, 25], "input": [8, 1024, 1600]},
+            "llama-4096": {"model": "LlamaBlock", "args": [4096, 32], "kwargs": {"max_seq": 2048},
+                           "input": [1, 2048, 4096]},
+        },
+        "dtypes": ["f32", "bf16"],
+    },
+    "models-tiny": {
+        "about": "the models suite's machinery on small blocks (a host dry run, a quick GPU check)",
+        "kind": "models",
+        "models": {
+            "gpt2-64": {"model": "GPT2Block", "args": [64, 2], "input": [2, 16, 64]},
+            "llama-64": {"model": "LlamaBlock", "args": [64, 2], "kwargs": {"max_seq": 64},
+                         "input": [1, 16, 64]},
+        },
+        "dtypes": ["f32", "bf16"],
+    },
+    "backend-overhead": {
+        "about": "the kb backend's Python launch path per kernel over a CUDA-graph replay "
+                 "(issue #47: at most 10 us), the kb.models MLP at M 64 and 50 (bucket 64)",
+        "kind": "backend-overhead",
+        "name": "mlp-256",
+        "model": {"model": "MLP", "args": [256, 512, 128], "input": [64, 256]},
+        "rows": [64, 50],
+        "buckets": [64],
     },
 }

@@ -20,7 +20,8 @@
 # KB_AB (a regex of bundles: bench/ab.sh's interleaved A/B of variants and
 # their bases, KB_AB_REPS times each), KB_BENCH (the python3 -m kb.bench
 # suites to run from build/gpu/bundles, into bench/<suite>/: default
-# "squares", "none" for none),
+# "squares", "none" for none; models and backend-overhead read
+# build/pybundles/models-cache),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
 # routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
@@ -289,11 +290,21 @@ fi
 # The named suites of python3 -m kb.bench (docs/bench.md) from the bundles
 # carried here: kb-run and the PyTorch peers in this call, a table with the
 # geometric mean, <suite>.json and <suite>.png under bench/<suite>/.
+# The torch.compile backend's suites (models, models-tiny, backend-overhead)
+# read build/pybundles/models-cache (scripts/build-pybundles.sh) instead;
+# KB_BENCH_MODELS / KB_BENCH_DTYPES: their --models / --dtypes.
 for suite in ${KB_BENCH:-squares}; do
   [ "$suite" = none ] && break
   mkdir -p "$OUT/bench/$suite"
+  bundles=build/gpu/bundles; extra=()
+  case "$suite" in
+    models|models-tiny|backend-overhead)
+      bundles=build/pybundles/models-cache
+      [ -n "${KB_BENCH_MODELS:-}" ] && extra+=(--models "$KB_BENCH_MODELS")
+      [ -n "${KB_BENCH_DTYPES:-}" ] && extra+=(--dtypes "$KB_BENCH_DTYPES") ;;
+  esac
   KB_RUN="$KB_RUN" PYTHONPATH="$(pwd)/python${PYTHONPATH:+:$PYTHONPATH}" timeout 900 \
-    python3 -m kb.bench --suite "$suite" --bundles build/gpu/bundles --out "$OUT/bench/$suite" \
+    python3 -m kb.bench --suite "$suite" --bundles "$bundles" "${extra[@]}" --out "$OUT/bench/$suite" \
     > "$OUT/bench/$suite/table.txt" 2> "$OUT/bench/$suite/log.txt"
   echo "kb.bench $suite: exit $?" | tee -a "$log"
   tail -n 3 "$OUT/bench/$suite/table.txt"

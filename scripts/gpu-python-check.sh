@@ -72,11 +72,17 @@ else
   note "skipped: backend tests need pytest and torch >= 2 in $KB_PYTHON"
 fi
 
-echo "== 1c. the backend's Python launch cost over a CUDA-graph replay (bench/backend_overhead.py)"
-KB_BACKEND_CACHE=build/pybundles/backend-cache timeout 120 "$KB_PYTHON" bench/backend_overhead.py \
-  > "$OUT/backend-overhead.json" 2> "$OUT/backend-overhead-log.txt" \
-  && note "backend overhead: $(tr '\n' ' ' < "$OUT/backend-overhead.json")" \
-  || fail "bench/backend_overhead.py exit $? (see backend-overhead-log.txt)"
+echo "== 1c. the backend's Python launch cost over a CUDA-graph replay (kb.bench --suite backend-overhead)"
+if [ -d build/pybundles/models-cache ]; then
+  timeout 180 "$KB_PYTHON" -m kb.bench --suite backend-overhead --bundles build/pybundles/models-cache \
+    --out "$OUT/backend-overhead" > "$OUT/backend-overhead.txt" 2> "$OUT/backend-overhead-log.txt"
+  rc=$?
+  cat "$OUT/backend-overhead.txt"
+  if [ $rc -eq 0 ]; then note "ok: backend overhead within 10 us a kernel (backend-overhead/table.txt)"
+  else fail "kb.bench --suite backend-overhead exit $rc (see backend-overhead.txt, backend-overhead-log.txt)"; fi
+else
+  note "skipped: backend overhead: no build/pybundles/models-cache (scripts/build-pybundles.sh fills it)"
+fi
 
 precs="tf32"
 [ -n "${KB_PY_SKIP_IEEE:-}" ] || precs="tf32 ieee"

@@ -54,6 +54,11 @@ class Options:
     tuning_db: Optional[str] = None
     cache_dir: Optional[str] = None
     precision: Optional[str] = None  # f32 matmuls; default PyTorch's setting
+    # A bundle missing from the cache is an error (CacheMiss, raised from the
+    # call), never compiled nor run by PyTorch: a benchmark's guarantee that
+    # kb ran what the cache was filled with. A piece kb-opt refused when the
+    # cache was filled (its .refused.mlir) still runs in PyTorch.
+    cache_only: bool = False
 
     @classmethod
     def make(cls, options) -> "Options":
@@ -68,6 +73,10 @@ class Options:
             raise KbError(f"kb backend fallback must be 'eager', 'inductor' or 'aot_eager', "
                           f"got {o.fallback!r}")
         return o
+
+
+class CacheMiss(KbError):
+    """A piece's bundle is not in the cache and Options.cache_only is set."""
 
 
 def bucket_for(m: int, buckets) -> int:
@@ -170,10 +179,14 @@ class KbPiece(torch.nn.Module):
             self.loaded[key] = None
             return key, None
         else:
+            shapes = ", ".join("x".join(map(str, m.shape)) for m in metas)
+            if self.opts.cache_only:
+                raise CacheMiss(f"kb: no bundle for {self.piece.name} ({shapes}) in {cache_dir(self.opts)} "
+                                f"(key {key}) and cache_only is set: fill the cache with "
+                                f"kb.backend.precompile at these shapes")
             try:
                 find_kb_opt()
             except KbError:
-                shapes = ", ".join("x".join(map(str, m.shape)) for m in metas)
                 self._warn(f"kb: no bundle for {self.piece.name} ({shapes}) in {cache_dir(self.opts)} "
                            f"and no kb-opt to compile one: PyTorch runs it")
                 self.loaded[key] = None
@@ -226,6 +239,8 @@ class KbPiece(torch.nn.Module):
                     entry = self.loaded[key] = load(entry, device=tensors[0].device)
                 if entry is not None:
                     return self._run(entry, args, binds, m)
+        except CacheMiss:
+            raise
         except (KbError, OSError) as e:  # a bad cache entry, a full disk, ...: PyTorch is right too
             self._warn(f"kb: {self.piece.name} failed ({type(e).__name__}: "
                        f"{str(e).splitlines()[0][:160]}): PyTorch runs it")
@@ -395,11 +410,12 @@ def explain(model, *inputs, print_=True):
     return parts
 
 
-def precompile(model, example_inputs, buckets=DEFAULT_BUCKETS, **options):
+def precompile(model, example_inputs, buckets=DEFAULT_BUCKETS, dynamic=True, **options):
     """Fills the bundle cache on a machine with kb-opt (no GPU needed) for
     the calls torch.compile(model, backend="kb") will make: the static graph
-    of `example_inputs` (Dynamo's first call) at its shapes, and the graph
-    with a varying leading dim at each bucket. Returns the cache keys."""
+    of `example_inputs` (Dynamo's first call) at its shapes, and, unless
+    `dynamic` is False (a caller that only ever calls at these shapes), the
+    graph with a varying leading dim at each bucket. Returns the cache keys."""
     torch = _torch()
     opts = Options.make(dict(options, buckets=tuple(buckets or ())))
     find_kb_opt()
@@ -407,6 +423,8 @@ def precompile(model, example_inputs, buckets=DEFAULT_BUCKETS, **options):
     for gm, ex in _capture(model, example_inputs):
         for p in part_mod.partition(gm, ex).pieces:
             keys.append(KbPiece(p, opts).prepare(part_mod.bindings(gm, ex))[0])
+    if not dynamic:
+        return keys
     grown = [torch.cat([t] * 2) if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == 1 else t
              for t in example_inputs]
     for gm, ex in _capture(model, grown, dynamic_dim0=True):

@@ -3,6 +3,7 @@
 REPORT.json is any of:
   - a kb.bench suite report (`python3 -m kb.bench --suite NAME`): kb's
     speed-up over the strongest peer per program, and the geometric mean;
+    for a models suite, each compiler's speed-up over eager per model;
   - a kb.bench report (`python3 -m kb.bench ... --json`): a roofline of each
     kernel (arithmetic intensity against its achieved FLOP/s, placed under
     the ceilings of the unit it uses: the copy bandwidth and the FFMA or
@@ -246,6 +247,47 @@ def draw_suite(report, out: Path, title: str = "") -> Path:
     return out
 
 
+def draw_models(report, out: Path, title: str = "") -> Path:
+    """A kb.bench models-suite report: per model x dtype, each timed
+    compiler's speed-up over eager (Inductor's modes, kb), with lines at the
+    issue's targets (1.5x eager; kb's bar against max-autotune's)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in report.get("rows", []) if r.get("speedup", {}).get("eager")]
+    if not rows:
+        raise KbError("the report holds no model timed against eager (nothing to plot)")
+    bars = [("inductor", "Inductor default", "tab:gray"),
+            ("inductor_max_autotune", "Inductor max-autotune-no-cudagraphs", "tab:orange"),
+            ("kb", "kb backend", "tab:blue")]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(rows) + 2), 5))
+    w = 0.8 / len(bars)
+    for j, (key, label, color) in enumerate(bars):
+        xs, ys = [], []
+        for i, r in enumerate(rows):
+            t = (r.get(key) or {}).get("median_ms")
+            if t:
+                xs.append(i - 0.4 + w * (j + 0.5))
+                ys.append(r["eager"]["median_ms"] / t)
+        ax.bar(xs, ys, w, label=label, color=color)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axhline(1.5, color="tab:green", lw=1, ls="--", label="target: 1.5x eager")
+    ax.set_xticks(list(range(len(rows))))
+    ax.set_xticklabels([r["name"] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("speed-up over eager (eager time / time)")
+    ax.legend(fontsize=8)
+    dev = report.get("device", "")
+    fig.suptitle(title or f"kb.bench --suite {report.get('suite', '')}{(' on ' + dev) if dev else ''}",
+                 fontsize=11)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m kb.plot", description="roofline and speed-up plots from a kb report")
     ap.add_argument("report", help="a kb.bench --json report, a kb-run --json report, or kb_results.json")
@@ -256,6 +298,8 @@ def main(argv=None) -> int:
         report = json.loads(Path(args.report).read_text())
         if isinstance(report, dict) and report.get("tool") == "kb.bench.suite":
             out = draw_suite(report, Path(args.output), args.title)
+        elif isinstance(report, dict) and report.get("tool") == "kb.bench.models":
+            out = draw_models(report, Path(args.output), args.title)
         else:
             out = draw(report, Path(args.output), args.title)
     except (KbError, OSError, json.JSONDecodeError) as e:

@@ -85,7 +85,7 @@ def catalog() -> Dict[str, Program]:
 def suites() -> Dict[str, dict]:
     """bench/suites.py's table, and "all"."""
     table = dict(_module(root() / "bench" / "suites.py", "kb_bench_suites").SUITES)
-    table["all"] = {"about": "every suite above, each program once"}
+    table["all"] = {"about": "every kb-run suite above, each program once"}
     return table
 
 
@@ -96,10 +96,12 @@ def suite_programs(name: str, progs: Dict[str, Program] | None = None) -> List[P
     if name not in table:
         raise KbError(f"no suite '{name}' (suites: {', '.join(table)}; --list says what each runs)")
     progs = catalog() if progs is None else progs
+    if table[name].get("kind"):  # the torch.compile backend's suites: no programs
+        return []
     if name == "all":
         out, seen = [], set()
         for s in table:
-            if s == "all":
+            if s == "all" or table[s].get("kind"):
                 continue
             for p in suite_programs(s, progs):
                 if p.name not in seen:

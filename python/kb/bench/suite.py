@@ -27,7 +27,9 @@ USAGE = """examples:
   python3 -m kb.bench --suite squares                      # kb-opt and a GPU here
   python3 -m kb.bench --suite squares --build-only DIR     # build machine: bundles only
   python3 -m kb.bench --suite squares --bundles DIR        # GPU machine: kb-run + PyTorch
-  python3 -m kb.bench --suite shapes --report bench/results/RUN/compute"""
+  python3 -m kb.bench --suite shapes --report bench/results/RUN/compute
+  python3 -m kb.bench --suite models --build-only CACHE    # kb-opt machine: the backend's cache
+  python3 -m kb.bench --suite models --bundles CACHE --models gpt2-768 --dtypes bf16   # GPU"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,6 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--plot", help="write the plot here instead of OUT/<suite>.png")
     ap.add_argument("--no-torch", action="store_true", help="kb-run only, no PyTorch peers")
     ap.add_argument("--timeout", type=int, default=300, help="seconds a kb-run may take (300)")
+    # The torch.compile backend's suites (models, models-tiny, backend-overhead): backend_suites.py.
+    ap.add_argument("--models", help="models suites: only these models (comma-separated)")
+    ap.add_argument("--dtypes", help="models suites: only these dtypes (f32: TF32 matmuls, bf16)")
+    ap.add_argument("--dry-run", action="store_true", help="models suites: check the cache on the "
+                    "CPU (every piece's bundle present, the stitched model's output), no timing")
+    ap.add_argument("--budget-s", type=float, default=300.0, help="models suites: start an entry "
+                    "or Inductor compile only where it fits in this many seconds (what it took last "
+                    "time, on the entry before; 300)")
+    ap.add_argument("--chip", default="sm_90a", help="models suites: the kb backend's chip (sm_90a)")
     return ap
 
 
@@ -106,8 +117,14 @@ def _list() -> int:
     table = catalog.suites()
     w = max(map(len, table))
     for name in table:
-        n = len(catalog.suite_programs(name, progs))
-        print(f"{name.ljust(w)}  {n:3d} programs  {table[name]['about']}")
+        spec = table[name]
+        if spec.get("kind") == "models":
+            what = f"{len(spec['models'])} models x {len(spec['dtypes'])} dtypes"
+        elif spec.get("kind"):
+            what = f"{len(spec['rows'])} cases"
+        else:
+            what = f"{len(catalog.suite_programs(name, progs)):3d} programs"
+        print(f"{name.ljust(w)}  {what}  {spec['about']}")
     return 0
 
 
@@ -139,6 +156,10 @@ def main(argv=None) -> int:
             ap.error("name a suite (--suite NAME; --list shows them) or give PROBLEM.py files")
         if args.bundles and args.build_only:
             ap.error("--build-only writes bundles and --bundles reads them: give one")
+        spec = catalog.suites().get(args.suite, {})
+        if spec.get("kind"):  # run through torch.compile, not kb-run
+            from . import backend_suites
+            return backend_suites.main(args.suite, spec, args)
         programs = _only(catalog.suite_programs(args.suite), args.only)
         if args.build_only:
             out = Path(args.build_only)

@@ -1,0 +1,157 @@
+#===- kb/bench/overhead.py - The kb backend's Python launch cost ----------===#
+#
+# The suite of kind "backend-overhead" (bench/suites.py): what the
+# torch.compile backend's Python path costs a kernel (issue #47: at most 10 us
+# over a CUDA-graph replay of the same kernels). For the suite's model (the
+# kb.models MLP, one kb piece) at each M of its rows (64, and 50: padded to
+# bucket 64), from the bundle cache, it times in one process, each the median
+# of 200 wall-clock calls after warm-up (synchronized): the compiled model
+# (Dynamo's guards + the stitched graph + KbPiece: bucket, pad, slice), the
+# piece alone, the bundle's kb.load callable alone, and a CUDA-graph replay of
+# that callable. Until 2026-12-07 this was the script bench/backend_overhead.py
+# (last at commit 8631282). A dry run checks the cache holds every bundle.
+#
+#===----------------------------------------------------------------------===#
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+from ..ir import KbError
+from .models import Entry, build, example, progress
+
+TARGET_US = 10.0  # issue #47: Python's cost a kernel over a graph replay
+
+
+def options(spec: Dict[str, Any], cache: Path, chip: str, **more) -> Dict[str, Any]:
+    return {"cache_dir": str(cache), "chip": chip, "precision": spec.get("precision", "tf32"),
+            "buckets": tuple(spec["buckets"]), **more}
+
+
+def entry(spec: Dict[str, Any], m: int) -> Entry:
+    e = Entry(spec["name"], dict(spec["model"]), "f32")
+    e.spec["input"] = [m] + list(e.spec["input"][1:])
+    return e
+
+
+def precompile(spec: Dict[str, Any], cache: Path, chip: str) -> Dict[str, Any]:
+    """The model's static graph at M = 1 (Dynamo's first call below) and its
+    dynamic graph at each bucket."""
+    from .. import backend as B
+    t0 = time.time()
+    progress(f"precompile {spec['name']} (M = 1 and buckets {', '.join(map(str, spec['buckets']))})")
+    e = entry(spec, 1)
+    keys = B.precompile(build(e), (example(e, zeros=True),), buckets=tuple(spec["buckets"]),
+                        **{k: v for k, v in options(spec, cache, chip).items() if k != "buckets"})
+    return {"keys": keys, "seconds": round(time.time() - t0, 1)}
+
+
+def median_us(fn, sync, reps=200) -> float:
+    for _ in range(20):
+        fn()
+    sync()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t0)
+    ts.sort()
+    return ts[len(ts) // 2] * 1e6
+
+
+def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -> Dict[str, Any]:
+    import torch
+    from .. import backend as B
+    from ..partition import partition
+    dev = "cpu" if dry else "cuda"
+    opts = B.Options.make(options(spec, cache, chip, cache_only=True, compile_only=dry))
+    e = entry(spec, m)
+    mod, x = build(e, dev), example(e, dev)
+    row: Dict[str, Any] = {"name": f"{spec['name']} M={m}", "M": m,
+                           "bucket": B.bucket_for(m, opts.buckets)}
+    with torch.no_grad():
+        # The piece alone, as the backend runs it (its bundle from the cache).
+        (gm, ex), = B._capture(mod, [x], dynamic_dim0=True)
+        p = partition(gm, ex).pieces[0]
+        names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        args = [dict(zip(names, ex))[n] for n in p.inputs]
+        kp = B.KbPiece(p, opts)
+        kp(*args)  # B.CacheMiss where the cache lacks its bundle
+        # The compiled model as a server calls it: Dynamo's static graph at
+        # M = 1, then (the next call) its dynamic one.
+        torch._dynamo.reset()
+        fast = torch.compile(mod, backend="kb", options=options(spec, cache, chip, cache_only=True,
+                                                                compile_only=dry))
+        fast(x[:1])
+        fast(x)
+        if dry:
+            torch._dynamo.reset()
+            row.update(ok=True, status="dry-run")
+            return row
+        binds, _ = kp._binds(args)
+        fn = kp.loaded.get(kp.prepare(binds)[0])
+        if fn is None or isinstance(fn, B.Bundle):
+            row.update(ok=False, status="fallback", error="no kb bundle ran (see the warning)")
+            return row
+        ins = kp.inputs(args, binds)
+        sync = torch.cuda.synchronize
+        t_model = median_us(lambda: fast(x), sync)
+        t_piece = median_us(lambda: kp(*args), sync)
+        t_loaded = median_us(lambda: fn(*ins), sync)
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn(*ins)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(g):
+            fn(*ins)
+        t_graph = median_us(g.replay, sync)
+        n = len(fn.kernels)
+        per = (t_model - t_graph) / n
+        row.update(ok=per <= TARGET_US, status="ok" if per <= TARGET_US else "over target",
+                   kernels=n, model_us=round(t_model, 1), kb_piece_us=round(t_piece, 1),
+                   kb_load_us=round(t_loaded, 1), graph_replay_us=round(t_graph, 1),
+                   python_us_per_kernel=round(per, 1), target_us=TARGET_US)
+        if per > TARGET_US:
+            row["error"] = f"{per:.1f} us a kernel over the graph replay (target {TARGET_US:.0f})"
+        torch._dynamo.reset()
+    return row
+
+
+def measure(spec: Dict[str, Any], cache: Path, chip: str, dry: bool) -> List[Dict[str, Any]]:
+    from .. import backend as B
+    rows = []
+    for i, m in enumerate(spec["rows"], 1):
+        progress(f"[{i}/{len(spec['rows'])}] {spec['name']} M={m}" + (" dry run" if dry else ""))
+        try:
+            r = measure_m(spec, m, cache, chip, dry)
+        except B.CacheMiss as e:
+            r = {"name": f"{spec['name']} M={m}", "M": m, "ok": False, "status": "missing", "error": str(e)}
+        except (KbError, RuntimeError) as e:
+            r = {"name": f"{spec['name']} M={m}", "M": m, "ok": False, "status": "error",
+                 "error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+        progress(f"[{i}/{len(spec['rows'])}] {r['name']}: {r['status']}"
+                 + (f", {r['python_us_per_kernel']} us a kernel over a graph replay"
+                    if "python_us_per_kernel" in r else "") + (f" ({r['error'][:160]})" if r.get("error") else ""))
+        rows.append(r)
+    return rows
+
+
+def format_table(rows: List[Dict[str, Any]]) -> str:
+    head = ("case", "bucket", "kernels", "model us", "piece us", "kb.load us", "graph replay us",
+            f"python us / kernel (target {TARGET_US:.0f})")
+    lines = [head]
+    for r in rows:
+        if "python_us_per_kernel" not in r:
+            lines.append((r["name"], str(r.get("bucket", "")), r.get("status", "").upper(),
+                          r.get("error", "")[:60], "", "", "", ""))
+            continue
+        lines.append((r["name"], str(r["bucket"]), str(r["kernels"]), str(r["model_us"]),
+                      str(r["kb_piece_us"]), str(r["kb_load_us"]), str(r["graph_replay_us"]),
+                      str(r["python_us_per_kernel"])))
+    widths = [max(len(str(l[i])) for l in lines) for i in range(len(head))]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(l, widths)).rstrip() for l in lines)
