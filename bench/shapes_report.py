@@ -160,11 +160,12 @@ def plot(rows, path):
     ax.legend(fontsize=7, ncol=len(CLASSES))
     fig.tight_layout()
     # A 256-colour palette (no dithering), a third of full colour's bytes:
-    # the plot has a few flat colours and their anti-aliased edges.
+    # the plot has a few flat colours and their anti-aliased edges. 100 dpi
+    # as kb.plot's figures (130 before 2026-12-07: 45 KB against 31 KB).
     import io
     from PIL import Image
     buf = io.BytesIO()
-    fig.savefig(buf, dpi=130, format="png")
+    fig.savefig(buf, dpi=100, format="png")
     buf.seek(0)
     Image.open(buf).convert("RGB").quantize(
         256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, "PNG", optimize=True)
