@@ -8,7 +8,9 @@
 # Usage: scripts/tune-results.sh OUT_DIR   (the folder gpu-tune.sh wrote tune/ into)
 # SEEDS: random replays per program (default 20). KB_TUNE_PLANS: the plans
 # folder (default build/tune/plans), e.g. the plans of an earlier run
-# unpacked from its plans.tar.gz (bench/results/2026-12-01-shapes2/tune);
+# unpacked from its plans.tar.gz (bench/results/2026-12-01-shapes2/tune, in
+# git history since 2026-12-07 with the other tune runs' plans and reports:
+# bench/results/README.md names the commit);
 # KB_TUNE_SVG: where the plot goes (default docs/kb-tune-search.svg).
 # KB_TUNE_CALIBRATION: the calibration the model replays with (default
 # OUT_DIR/tune/calibration.json where there is one), e.g. a later run's with

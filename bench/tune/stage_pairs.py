@@ -10,7 +10,8 @@ This is the evidence of wgmmaDefaultStages (lib/Transforms/TargetModel.cpp).
 
 Usage: bench/tune/stage_pairs.py RUN_DIR... (folders with tune/reports.tar.xz
 and, in one of them, each program's tune/plans.tar.gz; e.g.
-bench/results/2026-12-02-tune5 -tune6 -tune7).
+bench/results/2026-12-02-tune5 -tune6 -tune7, whose archives are in git
+history since 2026-12-07: bench/results/README.md names the commit).
 """
 import io
 import json

@@ -4,7 +4,7 @@ kb.hardswish, kb.mish, kb.softsign, kb.abs, kb.neg, kb.sqrt, kb.rsqrt,
 kb.log, kb.clamp, kb.minimum and kb.maximum, in their three forms: the
 function (F.softplus, torch.clamp / torch.clip, torch.minimum, ...), the
 Tensor method (x.clamp(...), x.abs(), x.minimum(y), ...) and the nn.Module
-(nn.Softplus, nn.ELU, nn.Hardtanh, nn.ReLU6, ...). fx.py asks these first;
+(nn.Softplus, nn.ELU, nn.Hardtanh, nn.ReLU6, ...). fx_dispatch.py asks these first;
 each returns None for a call that is not one of them.
 """
 
@@ -32,7 +32,7 @@ def _number(imp, v, what):
 
 
 def _clamp(imp, x, lo, hi):
-    from .fx import KVal
+    from .fx_emit import KVal
     for b, name in ((lo, "min"), (hi, "max")):
         if isinstance(b, KVal):
             imp.fail(f"clamp with a tensor {name} (kb.clamp takes constants; "

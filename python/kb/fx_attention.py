@@ -161,7 +161,7 @@ def call_function(imp, t, args, kwargs):
         return imp.unary(args[0], imp.prog.causal_mask)
     if _sdpa() is None or t is not _sdpa():
         return None
-    from .fx import KVal
+    from .fx_emit import KVal
     names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale")
     a = dict(zip(names, args))
     a.update(kwargs)

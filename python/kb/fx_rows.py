@@ -8,7 +8,7 @@
     over the last dim                  -> kb.log_softmax
 
 Each function returns the translated KVal, or None when the node is none of
-these (fx.py then reports it as unsupported). A norm over more than the
+these (fx_dispatch.py then reports it as unsupported). A norm over more than the
 last dim, or a reduction over several (but not all) dims, raises
 KbImportError through the importer's fail().
 """
@@ -32,7 +32,7 @@ def _one_dim(imp, x, dim, what):
 
 
 def _reduce(imp, x, name, dim, keepdim, dtype=None):
-    from .fx import KVal
+    from .fx_emit import KVal
     if not isinstance(x, KVal):
         imp.fail(f"{name} of a non-tensor")
     if dtype is not None:
@@ -71,7 +71,7 @@ def _reduce(imp, x, name, dim, keepdim, dtype=None):
 
 
 def _log_softmax(imp, x, dim, dtype=None):
-    from .fx import KVal
+    from .fx_emit import KVal
     if not isinstance(x, KVal):
         imp.fail("log_softmax of a non-tensor")
     if dim is None:
@@ -85,7 +85,7 @@ def _log_softmax(imp, x, dim, dtype=None):
 
 
 def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
-    from .fx import KVal
+    from .fx_emit import KVal
     what = "rms_norm" if rms else "layer_norm"
     if not isinstance(x, KVal):
         imp.fail(f"{what} of a non-tensor")

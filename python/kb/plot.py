@@ -14,8 +14,11 @@ REPORT.json is any of:
     minimal bytes against flops / median time, under the copy bandwidth
     and the compute ceiling kb-run measured) and bars of kb's speed-up over
     each baseline kb-run timed (cuBLAS, an unfused bundle).
-Nothing is drawn from names or numbers written into this file: every point,
-roof and bar comes from the report.
+REPORT.json may also be a member of an archive, ARCHIVE.tar.xz:MEMBER
+(bench/results/2026-12-01-run4/raw.tar.xz:kb_results.json). A .png is
+written with a palette of 256 colours (a plot has few; a third of the
+bytes of full colour). Nothing is drawn from names or numbers written into
+this file: every point, roof and bar comes from the report.
 """
 
 from __future__ import annotations
@@ -205,7 +208,7 @@ def draw(report, out: Path, title: str = "") -> Path:
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
+    save(fig, out, 100)
     plt.close(fig)
     return out
 
@@ -242,9 +245,47 @@ def draw_suite(report, out: Path, title: str = "") -> Path:
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
+    save(fig, out, 100)
     plt.close(fig)
     return out
+
+
+def read_report(spec: str) -> Any:
+    """The JSON of a report file, or of ARCHIVE.tar.xz:MEMBER (a file
+    inside a recorded run's archive)."""
+    arc, sep, member = spec.partition(".tar.xz:")
+    if not sep or Path(spec).exists():
+        return json.loads(Path(spec).read_text())
+    import tarfile
+    arc += ".tar.xz"
+    try:
+        with tarfile.open(arc) as t:
+            try:
+                f = t.extractfile(member)
+            except KeyError:
+                f = None
+            if f is None:
+                raise KbError(f"{spec}: no file {member} in {arc}")
+            return json.load(f)
+    except tarfile.TarError as e:
+        raise KbError(f"{spec}: {e}")
+
+
+def save(fig, out: Path, dpi: int) -> None:
+    """fig to out; a .png with a 256-colour palette (no dithering: the
+    plot's flat colours stay flat), through Pillow, which matplotlib
+    needs anyway."""
+    if out.suffix.lower() != ".png":
+        fig.savefig(out, dpi=dpi)
+        return
+    import io
+    from PIL import Image
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=dpi, format="png")
+    buf.seek(0)
+    img = Image.open(buf).convert("RGB")
+    img.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+        out, "PNG", optimize=True)
 
 
 def draw_models(report, out: Path, title: str = "") -> Path:
@@ -283,19 +324,20 @@ def draw_models(report, out: Path, title: str = "") -> Path:
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
+    save(fig, out, 100)
     plt.close(fig)
     return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m kb.plot", description="roofline and speed-up plots from a kb report")
-    ap.add_argument("report", help="a kb.bench --json report, a kb-run --json report, or kb_results.json")
+    ap.add_argument("report", help="a kb.bench --json report, a kb-run --json report, or kb_results.json "
+                                   "(a file, or ARCHIVE.tar.xz:MEMBER)")
     ap.add_argument("-o", "--output", required=True, help="the figure (.png, .svg, .pdf)")
     ap.add_argument("--title", default="")
     args = ap.parse_args(argv)
     try:
-        report = json.loads(Path(args.report).read_text())
+        report = read_report(args.report)
         if isinstance(report, dict) and report.get("tool") == "kb.bench.suite":
             out = draw_suite(report, Path(args.output), args.title)
         elif isinstance(report, dict) and report.get("tool") == "kb.bench.models":

@@ -57,3 +57,20 @@ def test_refuses_what_is_not_a_report(tmp_path, capsys):
     bad.write_text(json.dumps({"hello": 1}))
     assert plot.main([str(bad), "-o", str(tmp_path / "x.png")]) == 1
     assert "not a kb.bench report" in capsys.readouterr().err
+
+
+def test_cli_reads_an_archive_member_and_writes_a_palette_png(tmp_path):
+    """The tutorial's command: the report read straight from the recorded
+    run's archive; the PNG has a 256-colour palette (docs' figures)."""
+    Image = pytest.importorskip("PIL.Image")
+    arc = Path(__file__).resolve().parents[2] / "bench" / "results" / KBRUN_RUN / "raw.tar.xz"
+    out = tmp_path / "run4.png"
+    assert plot.main([f"{arc}:kb_results.json", "-o", str(out)]) == 0
+    img = Image.open(out)
+    assert img.mode == "P" and len(img.getpalette()) <= 3 * 256
+
+
+def test_cli_names_a_missing_archive_member(tmp_path, capsys):
+    arc = Path(__file__).resolve().parents[2] / "bench" / "results" / KBRUN_RUN / "raw.tar.xz"
+    assert plot.main([f"{arc}:nothing.json", "-o", str(tmp_path / "x.png")]) == 1
+    assert "no file nothing.json in" in capsys.readouterr().err
