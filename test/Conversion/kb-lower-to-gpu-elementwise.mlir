@@ -103,3 +103,25 @@ func.func @pow_zero(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = kb.pow %arg0 exponent(0.0) {config = #kb.config<block = [1024], threads = 256, vector = 4>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// A 16-bit dropout at vector = 8 (one 16-byte access): two Philox calls of
+// four elements each, for groups index / 4 and index / 4 + 1 (the mask of
+// vector = 4, whatever the vector), 19 multiplies each.
+// CHECK-LABEL: func.func @half_dropout_vector8
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8192xbf16>, vector<8xbf16>
+// CHECK: %[[G:.+]] = arith.shrui %{{.*}}, %c2_i64 : i64
+// CHECK-COUNT-19: arith.mului_extended
+// CHECK: arith.addi %[[G]], %c1_i64 : i64
+// CHECK-COUNT-19: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<8192xbf16>, vector<8xbf16>
+func.func @half_dropout_vector8(%arg0: tensor<64x128xbf16> {kb.name = "x"}) -> tensor<64x128xbf16> {
+  %0 = kb.fusion ins(%arg0 : tensor<64x128xbf16>) attributes {config = #kb.config<block = [2048], threads = 256, vector = 8>} {
+  ^bb0(%arg2: tensor<64x128xbf16>):
+    %3 = kb.dropout %arg2 p(3.000000e-01) seed(42) : tensor<64x128xbf16>
+    kb.yield %3 : tensor<64x128xbf16>
+  } -> tensor<64x128xbf16>
+  return %0 : tensor<64x128xbf16>
+}

@@ -281,15 +281,18 @@ func.func @cluster_on_ieee_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) 
 
 // -----
 
-// 16-bit tensors: 8 values a 16-byte access (an elementwise chain without
-// dropout, a softmax whose rows are a multiple of 8 long).
+// 16-bit tensors: 8 values a 16-byte access (an elementwise chain, with
+// dropout too: two Philox draws a vector; a softmax whose rows are a
+// multiple of 8 long).
 // CHECK-LABEL: func.func @half_vectors
 // CHECK: kb.gelu {{.*}}vector = 8
 // CHECK: kb.softmax {{.*}}vector = 8
-func.func @half_vectors(%x: tensor<64x1024xbf16>) -> tensor<64x1024xbf16> {
+// CHECK: kb.dropout {{.*}}vector = 8
+func.func @half_vectors(%x: tensor<64x1024xbf16>) -> (tensor<64x1024xbf16>, tensor<64x1024xbf16>) {
   %0 = kb.gelu %x approx(tanh) : tensor<64x1024xbf16>
   %1 = kb.softmax %0 : tensor<64x1024xbf16>
-  return %1 : tensor<64x1024xbf16>
+  %2 = kb.dropout %x p(3.000000e-01) seed(7) : tensor<64x1024xbf16>
+  return %1, %2 : tensor<64x1024xbf16>, tensor<64x1024xbf16>
 }
 
 // -----

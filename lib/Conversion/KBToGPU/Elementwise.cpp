@@ -4,8 +4,8 @@
 // loads each input once with one 16-byte (or 8-byte) access, runs the whole
 // chain in registers and stores once. Bias vectors are read at the element's
 // last-axis index. Dropout draws one Philox4x32-10 call per group of four
-// elements, keyed by (seed, element index / 4), so the mask never depends on
-// the launch shape. The last, partial vector is guarded.
+// elements (one a vector of 4, two a vector of 8), keyed by (seed, element
+// index / 4), so the mask never depends on the launch shape or the vector. The last, partial vector is guarded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,29 +126,36 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     loaded.push_back(v);
   }
 
-  std::array<Value, 4> words;
-  bool groupPhilox = chainHasDropout(chain) && vec == 4;
+  // One Philox call for each group of four elements of this vector (one
+  // at vector = 4, two at 8: a 16-bit chain's 16-byte access); the vector
+  // starts on a whole group (base % vec == 0).
+  std::array<Value, 4> words[2];
+  bool groupPhilox = chainHasDropout(chain) && (vec == 4 || vec == 8);
   if (groupPhilox) {
-    // One Philox call for the four elements of this vector.
-    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), base);
-    Value group = arith::ShRUIOp::create(
-        b, loc, i64, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2)));
-    Value lo = arith::TruncIOp::create(b, loc, b.getI32Type(), group);
-    Value hi = arith::TruncIOp::create(
-        b, loc, b.getI32Type(),
-        arith::ShRUIOp::create(
-            b, loc, group,
-            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
     // Each dropout op has its own seed: draw per op inside the chain when
     // several differ. One seed (the common case) draws once here.
     SmallVector<uint64_t> seeds;
     for (Operation *inner : chain.ops)
       if (auto d = dyn_cast<DropoutOp>(inner))
         seeds.push_back(d.getSeed());
-    if (llvm::all_equal(seeds))
-      words = emitPhilox(b, loc, lo, hi, seeds.front());
-    else
-      groupPhilox = false;
+    groupPhilox = llvm::all_equal(seeds);
+    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), base);
+    Value first = arith::ShRUIOp::create(
+        b, loc, i64, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2)));
+    for (int64_t g = 0; groupPhilox && g < vec / 4; ++g) {
+      Value group = g == 0 ? first
+                           : arith::AddIOp::create(
+                                 b, loc, first,
+                                 arith::ConstantOp::create(
+                                     b, loc, b.getI64IntegerAttr(g)));
+      Value lo = arith::TruncIOp::create(b, loc, b.getI32Type(), group);
+      Value hi = arith::TruncIOp::create(
+          b, loc, b.getI32Type(),
+          arith::ShRUIOp::create(
+              b, loc, group,
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
+      words[g] = emitPhilox(b, loc, lo, hi, seeds.front());
+    }
   }
 
   SmallVector<Value> results;
@@ -162,7 +169,8 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     }
     Value index = arith::AddIOp::create(b, loc, base, cidx(b, loc, lane));
     results.push_back(emitChainScalar(b, loc, chain, values, index,
-                                      groupPhilox ? &words : nullptr, lane));
+                                      groupPhilox ? &words[lane / 4] : nullptr,
+                                      lane % 4));
   }
   Type outType = elemOf(out);
   if (vec == 1) {
