@@ -254,3 +254,31 @@ def test_causal_masked_fill_folds_only_for_a_causal_mask():
         assert any(n.target is causal_fill for n in gm.graph.nodes) == folds
         got = gm(*ex)[0]
         torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True, msg=kind)
+
+
+def test_prepare_specializes_once_a_shape(mlp, tmp_path, monkeypatch):
+    """The cache key of a call's shapes is computed once (specializing the
+    graph and hashing it cost about 600 us a call): the same bucket again
+    reuses it, another bucket or another precision computes its own."""
+    p = partition(*mlp).pieces[0]
+    monkeypatch.setenv("KB_OPT", str(tmp_path / "no-kb-opt"))
+    piece = B.KbPiece(p, B.Options.make({"cache_dir": str(tmp_path), "buckets": (16, 64)}))
+    calls = []
+    real = kb.partition.specialize
+    monkeypatch.setattr(kb.partition, "specialize", lambda *a, **k: calls.append(1) or real(*a, **k))
+    gm, ex = mlp
+    by_name = {n.name: a for n, a in zip([n for n in gm.graph.nodes if n.op == "placeholder"], ex)}
+
+    def keys(m):
+        args = [torch.randn(m, 64) if n == "l_x_" else by_name[n] for n in p.inputs]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return piece.prepare(piece._binds(args)[0])[0]
+    k5 = keys(5)
+    assert len(calls) == 1
+    assert keys(7) == k5 and keys(5) == k5 and len(calls) == 1  # bucket 16 each time
+    k40 = keys(40)
+    assert k40 != k5 and len(calls) == 2
+    now = piece.opts.precision or kb.fx.default_precision()
+    piece.opts.precision = "ieee" if now != "ieee" else "tf32"
+    assert keys(5) != k5 and len(calls) == 3
