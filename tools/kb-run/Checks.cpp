@@ -136,15 +136,20 @@ static std::string cublasRun(const MatmulDims &d) {
 }
 
 /// C = A B by cuBLAS for the matmul `op`, in the kernel's precision (fp32
-/// for ieee and tf32x3), its result of type d.out, copied to the host.
+/// for ieee and tf32x3, the operands' for native), copied to the host. Its
+/// result in f32 whatever d.out is: a 16-bit C from cuBLAS may carry more
+/// than its one rounding (a split-K kernel that sums rounded partials), and
+/// the comparison below allows kb's rounding and the reference's.
 static std::vector<float> cublasReference(RunState &s, const MatmulDims &d,
                                           CUdeviceptr a, CUdeviceptr b,
                                           size_t elements) {
-  DeviceBuffer ref(elements * dtypeBytes(d.out));
-  runCublasGemm(s.cublas, cublasRun(d), d, a, b, ref.ptr);
+  MatmulDims f = d;
+  f.out = DType::F32;
+  DeviceBuffer ref(elements * dtypeBytes(f.out));
+  runCublasGemm(s.cublas, cublasRun(f), f, a, b, ref.ptr);
   check(driver().cuCtxSynchronize(), "cuBLAS reference");
   std::vector<float> host(elements);
-  downloadAs(ref, d.out, host.data());
+  downloadAs(ref, f.out, host.data());
   return host;
 }
 
