@@ -420,6 +420,15 @@ PROGRAMS = {
         "rmsnorm-1024x65536-c4": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 4'),
         "layernorm-plain-1024x65536-c4": layernorm(1024, 65536, residual=False, config='strategy = "cluster", cluster = 4'),
         "rmsnorm-1024x65536-c2": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 2'),
+        # 8 blocks of 256 threads (32 values a thread, more blocks an SM).
+        "rmsnorm-1024x65536-t256": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 256'),
+        "layernorm-1024x65536-t256": layernorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 256'),
+        # The cluster strategy's other paths, checked against float64 by
+        # kb-run: parts whose last chunk is partial (40000 / 8 = 5000
+        # columns a block of 512 x 4; bf16: 10000 a block of 512 x 8), max.
+        "layernorm-128x40000": layernorm(128, 40000),
+        "layernorm-bf16-256x40000": layernorm(256, 40000, "bf16", residual=False),
+        "max-256x65536": row_reduce(256, 65536, "max", keepdim=False),
         "layernorm-7x100003": layernorm(7, 100003),
         "rmsnorm-bf16-5x40000": rmsnorm(5, 40000, "bf16"),
         "max-9x70001": row_reduce(9, 70001, "max", keepdim=False),
