@@ -154,8 +154,8 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
               "row in registers), not \""
            << nameOf(req.config.getStrategy()) << "\"";
   int64_t cluster = split ? req.config.getCluster() : 1;
-  if (split && (!llvm::is_contained({2, 4, 8}, cluster) ||
-                n % (cluster * vec) != 0))
+  if (split &&
+      (!llvm::is_contained({2, 4, 8}, cluster) || n % (cluster * vec) != 0))
     return op->emitOpError()
            << "strategy \"cluster\" splits a row over 2, 4 or 8 blocks whose "
               "parts are whole vectors; cluster = "

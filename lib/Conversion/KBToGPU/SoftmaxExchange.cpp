@@ -51,7 +51,9 @@ Value mlir::kb::softmax::combineInRankOrder(SoftmaxContext &c, Value v,
   OpBuilder &b = c.b;
   Location loc = c.loc;
   bool isMax = op == gpu::AllReduceOperation::MAXIMUMF;
-  auto combine = [&](Value x, Value y) { return isMax ? c.maxf(x, y) : c.addf(x, y); };
+  auto combine = [&](Value x, Value y) {
+    return isMax ? c.maxf(x, y) : c.addf(x, y);
+  };
   auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
                                       cidx(b, loc, 0));
   auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
