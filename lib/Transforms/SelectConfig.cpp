@@ -566,9 +566,14 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
     if (f.strategy == SoftmaxStrategy::cluster)
       diag << f.cluster << " blocks of ";
     diag << f.threads << " threads); at most " << kMaxRowValuesPerThread
-         << " fit: use more threads";
-    if (f.strategy == SoftmaxStrategy::cluster && f.cluster < kMaxRowCluster)
-      diag << " or blocks";
+         << " fit: use ";
+    if (f.strategy != SoftmaxStrategy::cluster)
+      return diag << "more threads";
+    diag << "strategy \"online\"";
+    if (f.threads < maxThreads)
+      diag << " or more threads";
+    if (f.cluster < kMaxRowCluster)
+      diag << " or a larger cluster";
     return diag;
   }
   return success();

@@ -90,7 +90,7 @@ func.func @cluster_without_strategy(%x: tensor<4x65536xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @part_too_wide(%x: tensor<4x1048576xf32>) -> tensor<4x1048576xf32> {
-  // expected-error @+1 {{would hold 128 values of each row per thread (row length 1048576, 8 blocks of 1024 threads); at most 64 fit: use more threads}}
+  // expected-error @+1 {{would hold 128 values of each row per thread (row length 1048576, 8 blocks of 1024 threads); at most 64 fit: use strategy "online"}}
   %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<strategy = "cluster">} : tensor<4x1048576xf32> -> tensor<4x1048576xf32>
   return %0 : tensor<4x1048576xf32>
 }
@@ -100,5 +100,13 @@ func.func @part_too_wide(%x: tensor<4x1048576xf32>) -> tensor<4x1048576xf32> {
 func.func @softmax_cluster(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
   // expected-error @+1 {{strategy "cluster" is the row kernels' (norms, row reductions); a softmax splits a row over a cluster with "split" or "split_shared"}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "cluster", cluster = 4>} : tensor<4x65536xf32>
+  return %0 : tensor<4x65536xf32>
+}
+
+// -----
+
+func.func @part_too_wide_threads(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
+  // expected-error @+1 {{would hold 512 values of each row per thread (row length 65536, 4 blocks of 32 threads); at most 64 fit: use strategy "online" or more threads or a larger cluster}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<threads = 32, strategy = "cluster", cluster = 4>} : tensor<4x65536xf32> -> tensor<4x65536xf32>
   return %0 : tensor<4x65536xf32>
 }
