@@ -66,7 +66,13 @@ def activations(rows, cols, dtype="f32"):
     return (f'func.func @activations(%x: {ty} {{kb.name = "x"}}, %w: {ty} {{kb.name = "w"}}) -> ({ty} {{kb.name = "y"}}) {{\n'
             + body + f"  return %{len(ops) - 1} : {ty}\n}}\n")
 
-def layernorm(rows, cols, dtype="f32", residual=True, dropout=False):
+ONLINE = 'strategy = "online"'
+
+def norm_config(config):
+    """A row kernel's hand-set #kb.config (e.g. 'strategy = "online"')."""
+    return f" {{config = #kb.config<{config}>}}" if config else ""
+
+def layernorm(rows, cols, dtype="f32", residual=True, dropout=False, config=None):
     """x (+ residual) -> kb.layer_norm with weight and bias: one kernel.
     dropout: the transformer's residual + dropout(x) in front (issue #45's
     fused prologue)."""
@@ -78,25 +84,25 @@ def layernorm(rows, cols, dtype="f32", residual=True, dropout=False):
                 f"  %0 = kb.add %d, %r : {ty}\n")
     x = "%0" if residual else "%x"
     return f"""func.func @layernorm(%x: {ty} {{kb.name = "x"}}{res_arg}, %w: {vt} {{kb.name = "weight"}}, %b: {vt} {{kb.name = "bias"}}) -> ({ty} {{kb.name = "y"}}) {{
-{body}  %1 = kb.layer_norm {x}, %w, %b eps(1.0e-05) : {ty}, {vt}, {vt} -> {ty}
+{body}  %1 = kb.layer_norm {x}, %w, %b eps(1.0e-05){norm_config(config)} : {ty}, {vt}, {vt} -> {ty}
   return %1 : {ty}
 }}
 """
 
-def rmsnorm(rows, cols, dtype="f32"):
+def rmsnorm(rows, cols, dtype="f32", config=None):
     ty, vt = t((rows, cols), dtype), t((cols,), dtype)
     return f"""func.func @rmsnorm(%x: {ty} {{kb.name = "x"}}, %w: {vt} {{kb.name = "weight"}}) -> ({ty} {{kb.name = "y"}}) {{
-  %0 = kb.rms_norm %x, %w eps(1.0e-06) : {ty}, {vt} -> {ty}
+  %0 = kb.rms_norm %x, %w eps(1.0e-06){norm_config(config)} : {ty}, {vt} -> {ty}
   return %0 : {ty}
 }}
 """
 
-def row_reduce(rows, cols, kind, keepdim=True, dtype="f32"):
+def row_reduce(rows, cols, kind, keepdim=True, dtype="f32", config=None):
     ty = t((rows, cols), dtype)
     rt = t((rows, 1) if keepdim else (rows,), dtype)
     kd = " keepdim" if keepdim else ""
     return f"""func.func @reduce(%x: {ty} {{kb.name = "x"}}) -> ({rt} {{kb.name = "y"}}) {{
-  %0 = kb.reduce %x {kind}{kd} : {ty} -> {rt}
+  %0 = kb.reduce %x {kind}{kd}{norm_config(config)} : {ty} -> {rt}
   return %0 : {rt}
 }}
 """
@@ -396,13 +402,33 @@ PROGRAMS = {
         "rmsnorm-bf16-1000x1000": rmsnorm(1000, 1000, "bf16"),
         "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
         "mean-1000x4097": row_reduce(1000, 4097, "mean"),
-        # Rows wider than one block's registers: the online strategy (the
-        # row read in loops), issue #45's 1024 x 65536 targets; odd widths.
+        # Rows wider than one block's registers: issue #45's 1024 x 65536
+        # targets take the cluster strategy (the row over the registers of 8
+        # blocks, 4 for bf16); -online: the row read in loops (the default
+        # before 2026-12-07), to compare on the same GPU; odd widths: online.
         "layernorm-1024x65536": layernorm(1024, 65536),
         "layernorm-plain-1024x65536": layernorm(1024, 65536, residual=False),
         "rmsnorm-1024x65536": rmsnorm(1024, 65536),
         "rmsnorm-bf16-1024x65536": rmsnorm(1024, 65536, "bf16"),
         "sum-1024x65536": row_reduce(1024, 65536, "sum"),
+        "layernorm-1024x65536-online": layernorm(1024, 65536, config=ONLINE),
+        "layernorm-plain-1024x65536-online": layernorm(1024, 65536, residual=False, config=ONLINE),
+        "rmsnorm-1024x65536-online": rmsnorm(1024, 65536, config=ONLINE),
+        "rmsnorm-bf16-1024x65536-online": rmsnorm(1024, 65536, "bf16", config=ONLINE),
+        "sum-1024x65536-online": row_reduce(1024, 65536, "sum", config=ONLINE),
+        # Cluster sizes by hand: 4 blocks of 1024 threads, 2 of 1024.
+        "rmsnorm-1024x65536-c4": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 4'),
+        "layernorm-plain-1024x65536-c4": layernorm(1024, 65536, residual=False, config='strategy = "cluster", cluster = 4'),
+        "rmsnorm-1024x65536-c2": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 2'),
+        # 8 blocks of 256 threads (32 values a thread, more blocks an SM).
+        "rmsnorm-1024x65536-t256": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 256'),
+        "layernorm-1024x65536-t256": layernorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 256'),
+        # The cluster strategy's other paths, checked against float64 by
+        # kb-run: parts whose last chunk is partial (40000 / 8 = 5000
+        # columns a block of 512 x 4; bf16: 10000 a block of 512 x 8), max.
+        "layernorm-128x40000": layernorm(128, 40000),
+        "layernorm-bf16-256x40000": layernorm(256, 40000, "bf16", residual=False),
+        "max-256x65536": row_reduce(256, 65536, "max", keepdim=False),
         "layernorm-7x100003": layernorm(7, 100003),
         "rmsnorm-bf16-5x40000": rmsnorm(5, 40000, "bf16"),
         "max-9x70001": row_reduce(9, 70001, "max", keepdim=False),

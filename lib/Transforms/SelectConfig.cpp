@@ -59,6 +59,33 @@ int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
   return llvm::divideCeil(len, threads * vector) * vector;
 }
 
+/// The row kernels' cluster strategy: blocks a row is split over at most
+/// (portable cluster sizes).
+constexpr int64_t kMaxRowCluster = 8;
+/// ... and the bytes of a part kb aims at: the registers strategy's rows of
+/// 8192 f32 (32 KB) reach 88-96% of copy on the H200, 512 threads of four
+/// vectors (bench/results/2026-12-07-h200-norms-attn-wgmma).
+constexpr int64_t kRowClusterPartBytes = 32768;
+
+/// The cluster size (2, 4 or 8) for rows of `n` elements of `type` that one
+/// block's registers do not hold: the fewest blocks whose parts are whole
+/// vectors of at most kRowClusterPartBytes, else the most whose parts fit
+/// `maxThreads` threads of kAutoRowValuesPerThread; 0 where none fits.
+int64_t rowClusterBlocks(int64_t n, int64_t vector, RankedTensorType type,
+                         int64_t maxThreads) {
+  int64_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  int64_t fits = 0;
+  for (int64_t c = 2; c <= kMaxRowCluster; c *= 2) {
+    if (n % (c * vector) != 0 ||
+        valuesPerThread(n / c, maxThreads, vector) > kAutoRowValuesPerThread)
+      continue;
+    if (n / c * bytes <= kRowClusterPartBytes)
+      return c;
+    fits = c;
+  }
+  return fits;
+}
+
 /// Whether every tensor the kernel of `op` reads or writes is f16 or bf16.
 bool isAll16Bit(Operation *op) {
   auto is16 = [](Type t) {
@@ -94,6 +121,11 @@ LogicalResult selectSoftmax(Operation *op, ConfigFields &f,
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t n = type.getShape().back();
   int64_t maxThreads = model.maxThreadsPerBlock;
+  if (f.strategy == SoftmaxStrategy::cluster)
+    return op->emitOpError()
+           << "strategy \"cluster\" is the row kernels' (norms, row "
+              "reductions); a softmax splits a row over a cluster with "
+              "\"split\" or \"split_shared\"";
   if (f.vector == 8 && !isAll16Bit(op))
     return op->emitOpError() << "config asks for vector width 8, which is for "
                                 "kernels whose tensors are all 16-bit (16 "
@@ -464,10 +496,21 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
   auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
   int64_t n = type.getShape().back();
   int64_t maxThreads = model.maxThreadsPerBlock;
-  if (!f.block.empty() || f.cluster || f.grid || f.stages ||
-      (f.strategy && f.strategy != SoftmaxStrategy::online))
-    return op->emitOpError() << "row reduction config takes threads, vector "
-                                "and strategy = \"online\" only";
+  bool split = f.strategy == SoftmaxStrategy::cluster;
+  if (!f.block.empty() || (f.cluster && !split) || f.grid || f.stages ||
+      (f.strategy && f.strategy != SoftmaxStrategy::online && !split))
+    return op->emitOpError()
+           << "row reduction config takes threads, vector, strategy = "
+              "\"online\" and strategy = \"cluster\" with cluster = 2, 4 "
+              "or 8 only";
+  if (split && !model.hasClusters)
+    return op->emitOpError() << "row reduction strategy \"cluster\" needs "
+                                "thread-block clusters, which "
+                             << model.chip << " does not have";
+  if (split && f.cluster && !llvm::is_contained({2, 4, 8}, f.cluster))
+    return op->emitOpError() << "row reduction strategy \"cluster\" splits a "
+                                "row over 2, 4 or 8 blocks, not "
+                             << f.cluster;
   if (f.vector == 8 && !isAll16Bit(op))
     return op->emitOpError() << "config asks for vector width 8, which is for "
                                 "kernels whose tensors are all 16-bit (16 "
@@ -478,30 +521,61 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
                              << ") to be a multiple of it";
   if (!f.vector)
     f.vector = n % 8 == 0 && isAll16Bit(op) ? 8 : widestVector(n);
-  // Rows wider than one block's registers hold: the row read in loops by
-  // the chip's most threads.
+  // Rows wider than one block's registers hold: split over a cluster's
+  // registers where C x one block's capacity holds them (sm_90), else the
+  // row read in loops by the chip's most threads.
   if (!f.strategy && !f.threads &&
-      valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread)
-    f.strategy = SoftmaxStrategy::online;
+      valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread) {
+    f.cluster = model.hasClusters ? rowClusterBlocks(n, f.vector, type, maxThreads) : 0;
+    f.strategy = f.cluster ? SoftmaxStrategy::cluster : SoftmaxStrategy::online;
+  }
   if (f.strategy == SoftmaxStrategy::online) {
     if (!f.threads)
       f.threads = maxThreads;
     return success();
   }
+  if (split && !f.cluster) {
+    f.cluster = rowClusterBlocks(n, f.vector, type, maxThreads);
+    if (!f.cluster)
+      f.cluster = kMaxRowCluster; // checked below
+  }
+  int64_t part = n;
+  if (f.strategy == SoftmaxStrategy::cluster) {
+    if (n % (f.cluster * f.vector) != 0)
+      return op->emitOpError()
+             << "row reduction strategy \"cluster\" with cluster = "
+             << f.cluster << " and vector " << f.vector
+             << " needs the row length (" << n
+             << ") to split into whole vectors a block";
+    part = n / f.cluster;
+  }
   if (!f.threads) {
     // At least two warps where the row has 64 vectors: a multiprocessor
     // holds at most 32 blocks, so blocks of one warp would leave half its
     // threads idle (a bf16 row of 1024 is 128 vectors).
-    int64_t fewest = n / f.vector >= 64 ? 64 : 32;
+    // (A cluster's block: the same for its part of the row.)
+    int64_t fewest = part / f.vector >= 64 ? 64 : 32;
     f.threads = std::clamp<int64_t>(
-        nextPow2(llvm::divideCeil(n, 4 * f.vector)), fewest, maxThreads);
+        nextPow2(llvm::divideCeil(part, 4 * f.vector)), fewest, maxThreads);
   }
-  int64_t perThread = valuesPerThread(n, f.threads, f.vector);
-  if (perThread > kMaxRowValuesPerThread)
-    return op->emitOpError()
-           << "would hold " << perThread << " values of each row per thread "
-           << "(row length " << n << ", " << f.threads << " threads); at most "
-           << kMaxRowValuesPerThread << " fit: use more threads";
+  int64_t perThread = valuesPerThread(part, f.threads, f.vector);
+  if (perThread > kMaxRowValuesPerThread) {
+    auto diag = op->emitOpError()
+                << "would hold " << perThread
+                << " values of each row per thread (row length " << n << ", ";
+    if (f.strategy == SoftmaxStrategy::cluster)
+      diag << f.cluster << " blocks of ";
+    diag << f.threads << " threads); at most " << kMaxRowValuesPerThread
+         << " fit: use ";
+    if (f.strategy != SoftmaxStrategy::cluster)
+      return diag << "more threads";
+    diag << "strategy \"online\"";
+    if (f.threads < maxThreads)
+      diag << " or more threads";
+    if (f.cluster < kMaxRowCluster)
+      diag << " or a larger cluster";
+    return diag;
+  }
   return success();
 }
 
@@ -573,14 +647,17 @@ struct SelectConfigPass
                        isWgmmaClusterSize(f.cluster) &&
                        isWgmma(f.mma) &&
                        f.copy != CopyKind::cp_async;
-      if (succeeded(ok) && f.cluster > 1 && !wgmmaPair &&
+      bool rowCluster = *kind == KernelKind::RowReduce &&
+                        f.strategy == SoftmaxStrategy::cluster;
+      if (succeeded(ok) && f.cluster > 1 && !wgmmaPair && !rowCluster &&
           !(*kind == KernelKind::Softmax &&
             (f.strategy == SoftmaxStrategy::split ||
              f.strategy == SoftmaxStrategy::split_shared ||
              f.strategy == SoftmaxStrategy::split_global))) {
         op.emitOpError() << "config asks for a cluster of " << f.cluster
                          << " blocks, which only softmax strategies \"split\", "
-                            "\"split_shared\" and \"split_global\" and a "
+                            "\"split_shared\" and \"split_global\", the row "
+                            "kernels' strategy \"cluster\" and a "
                             "wgmma_tf32 matmul with TMA (cluster = 2, 4 or 8) use";
         ok = failure();
       }

@@ -25,6 +25,7 @@ FailureOr<TargetModel> mlir::kb::getTargetModel(StringRef chip) {
     m.sharedPerSM = 233472;       // 228 KB
     m.maxThreadsPerSM = 2048;
     m.hasWgmma = chip == "sm_90a";
+    m.hasClusters = true;
     // H200 (2026-12-01 runs): 4244 GB/s copy; kb's wgmma 317 and mma.sync
     // 166 TFLOP/s at 4096^3.
     m.copyGBs = 4244;

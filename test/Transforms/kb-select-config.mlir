@@ -97,7 +97,7 @@ func.func @rows_per_cluster_must_divide(%a: tensor<4x400000xf32>) -> tensor<4x40
 // -----
 
 func.func @cluster_without_split(%a: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
-  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split", "split_shared" and "split_global" and a wgmma_tf32 matmul with TMA (cluster = 2, 4 or 8) use}}
+  // expected-error @+1 {{config asks for a cluster of 4 blocks, which only softmax strategies "split", "split_shared" and "split_global", the row kernels' strategy "cluster" and a wgmma_tf32 matmul with TMA (cluster = 2, 4 or 8) use}}
   %0 = kb.softmax %a {config = #kb.config<strategy = "registers", cluster = 4>} : tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }
@@ -274,7 +274,7 @@ func.func @grid_without_split_global(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // A matmul whose unit is not wgmma (ieee: FFMA) with cluster = 2: refused
 // once its unit is known.
 func.func @cluster_on_ieee_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split", "split_shared" and "split_global" and a wgmma_tf32 matmul with TMA (cluster = 2, 4 or 8) use}}
+  // expected-error @+1 {{config asks for a cluster of 2 blocks, which only softmax strategies "split", "split_shared" and "split_global", the row kernels' strategy "cluster" and a wgmma_tf32 matmul with TMA (cluster = 2, 4 or 8) use}}
   %0 = kb.matmul %a, %b precision(ieee) {config = #kb.config<cluster = 2>} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }

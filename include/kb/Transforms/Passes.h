@@ -44,6 +44,8 @@ struct TargetModel {
   int64_t maxRegistersPerThread = 0;
   int64_t maxThreadsPerSM = 0;
   bool hasWgmma = false; // sm_90a only
+  /// Thread-block clusters and distributed shared memory (sm_90, sm_90a).
+  bool hasClusters = false;
   /// What kb's own kernels reach (measured on the H200, docs/performance.md
   /// and docs/shapes.md), for choices between them: the device-to-device
   /// copy bandwidth, and kb's wgmma and mma.sync TF32 matmuls at 4096^3.

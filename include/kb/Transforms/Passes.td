@@ -72,8 +72,11 @@ def KBSelectConfig : Pass<"kb-select-config", "func::FuncOp"> {
     one block a row with the row in registers, as the registers softmax:
     vector 8 for 16-bit rows a multiple of 8 long, else the widest that
     divides the row, and a power of two of threads for about four vectors
-    each; a row wider than 1024 threads of 32 values is refused (its
-    strategies are not built yet). Fields that a program sets by hand are kept and
+    each; a row wider than 1024 threads of 32 values takes strategy
+    `cluster` on sm_90 (the row over the registers of a cluster of 2, 4 or
+    8 blocks: the fewest whose parts are whole vectors of at most 32 KB,
+    else the most that fit) or `online` (the row read in loops; wider rows,
+    rows no cluster splits evenly, sm_80). Fields that a program sets by hand are kept and
     checked: a config that cannot launch (over 1024 threads, more shared
     memory than the target has) is an error here, never a failed launch.
     With `tuning-db=PATH` (a kb-tune database, docs/kb-tune.md) a kernel

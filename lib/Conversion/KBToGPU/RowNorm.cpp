@@ -12,7 +12,13 @@
 // A kb.fusion around a norm applies its elementwise prologue as the row is
 // loaded and its epilogue at each store (SoftmaxContext, SoftmaxGen.h, does
 // both, as for a fused softmax). Rows too wide for one block's registers
-// take strategy "online" (RowNormOnline.cpp: the row read in loops).
+// take strategy "cluster" (sm_90: the row split over the registers of a
+// cluster of 2, 4 or 8 blocks, each block's partial sum, sum of squares or
+// maximum exchanged through distributed shared memory and combined in rank
+// order, combineInRankOrder in SoftmaxExchange.cpp: still one read; a
+// layer_norm exchanges twice, the mean then the squared deviations) or,
+// wider still or without clusters, "online" (RowNormOnline.cpp: the row
+// read in loops).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +33,14 @@ namespace {
 /// The most values of a row a thread holds (SelectConfig.cpp's forced-config
 /// limit for the registers softmax).
 constexpr int64_t kMaxRowValuesPerThread = 64;
+/// The largest cluster a row is split over (portable cluster sizes).
+constexpr int64_t kMaxRowCluster = 8;
 
 /// The row's values in registers: chunk k holds columns [k span, (k+1) span)
-/// of which this thread's vector starts at cols[k]; valid[k] is set for the
-/// chunks that may lie past the row's end (null where they cannot).
+/// of the block's part (the row, or with a cluster columns [c.partStart,
+/// c.partEnd)) of which this thread's vector starts at cols[k]; valid[k] is
+/// set for the chunks that may lie past the part's end (null where they
+/// cannot).
 struct RowValues {
   SmallVector<SmallVector<Value>> xs;
   SmallVector<Value> cols, valid;
@@ -40,16 +50,19 @@ RowValues loadRow(SoftmaxContext &c, float fill) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
-  int64_t chunks = llvm::divideCeil(c.n, span);
+  int64_t chunks = llvm::divideCeil(c.partLen, span);
   RowValues r;
   SmallVector<Value> vals;
   for (int64_t k = 0; k < chunks; ++k) {
-    Value col = c.colOf(cidx(b, loc, k * span));
+    Value start = cidx(b, loc, k * span);
+    if (c.partStart)
+      start = arith::AddIOp::create(b, loc, c.partStart, start);
+    Value col = c.colOf(start);
     Value v, ok;
-    if ((k + 1) * span <= c.n) {
+    if ((k + 1) * span <= c.partLen) {
       v = c.load(col);
     } else {
-      ok = c.lt(col, c.n);
+      ok = c.partEnd ? c.lt(col, c.partEnd) : c.lt(col, c.n);
       auto ifIn = scf::IfOp::create(b, loc, TypeRange{c.vecType}, ok, true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifIn.thenBlock());
@@ -133,21 +146,42 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
     return op->emitOpError()
            << "has " << rows << " rows, more than a grid holds";
   bool online = req.config.getStrategy() == SoftmaxStrategy::online;
-  if (req.config.getStrategy() && !online)
+  bool split = req.config.getStrategy() == SoftmaxStrategy::cluster;
+  if (req.config.getStrategy() && !online && !split)
     return op->emitOpError()
-           << "row kernels take strategy \"online\" (rows read in loops) "
-              "or none (the row in registers), not \""
+           << "row kernels take strategy \"online\" (rows read in loops), "
+              "\"cluster\" (a row over a cluster's registers) or none (the "
+              "row in registers), not \""
            << nameOf(req.config.getStrategy()) << "\"";
-  int64_t perThread = llvm::divideCeil(n, threads * vec) * vec;
-  if (perThread > kMaxRowValuesPerThread && !online)
+  int64_t cluster = split ? req.config.getCluster() : 1;
+  if (split &&
+      (!llvm::is_contained({2, 4, 8}, cluster) || n % (cluster * vec) != 0))
     return op->emitOpError()
-           << "would hold " << perThread << " values of each row per thread "
-           << "(row length " << n << ", " << threads << " threads); at most "
-           << kMaxRowValuesPerThread
-           << " fit in registers: use strategy \"online\" (the row read "
-              "in loops)";
-  info.grid = {rows, 1, 1};
+           << "strategy \"cluster\" splits a row over 2, 4 or 8 blocks whose "
+              "parts are whole vectors; cluster = "
+           << cluster << " with vector " << vec << " does not divide the row "
+           << "length " << n;
+  if (rows * cluster > std::numeric_limits<int32_t>::max())
+    return op->emitOpError() << "has " << rows << " rows of " << cluster
+                             << " blocks each, more than a grid holds";
+  int64_t partLen = n / cluster;
+  int64_t perThread = llvm::divideCeil(partLen, threads * vec) * vec;
+  if (perThread > kMaxRowValuesPerThread && !online) {
+    auto diag = op->emitOpError()
+                << "would hold " << perThread
+                << " values of each row per thread (row length " << n << ", ";
+    if (split)
+      diag << cluster << " blocks of ";
+    diag << threads << " threads); at most " << kMaxRowValuesPerThread
+         << " fit in registers: use strategy \"online\" (the row read "
+            "in loops)";
+    if (split && cluster < kMaxRowCluster)
+      diag << " or a larger cluster";
+    return diag;
+  }
+  info.grid = {rows * cluster, 1, 1};
   info.block = {threads, 1, 1};
+  info.cluster = {cluster, 1, 1};
 
   gpu::GPUFuncOp func = req.func;
   Location loc = op->getLoc();
@@ -158,6 +192,11 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   // first one's partials while another warp writes the second's.
   Value scratch0 = func.addWorkgroupAttribution(scratchType, loc);
   Value scratch1 = func.addWorkgroupAttribution(scratchType, loc);
+  // The cluster strategy's partials, one slot per exchange.
+  Value clusterPartial;
+  if (split)
+    clusterPartial = func.addWorkgroupAttribution(
+        MemRefType::get({2}, Float32Type::get(ctx), nullptr, wg), loc);
 
   OpBuilder b = OpBuilder::atBlockEnd(&func.getBody().front());
   // The kernel's arguments (the entry block also holds the workgroup
@@ -211,6 +250,17 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
 
   Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  c.partLen = c.minPartLen = partLen;
+  Value rank;
+  if (split) {
+    // Blocks [row * cluster, (row + 1) * cluster) form the row's cluster;
+    // block `rank` of it holds columns [rank * partLen, (rank + 1) partLen).
+    rank = arith::RemUIOp::create(b, loc, row, cidx(b, loc, cluster));
+    row = arith::DivUIOp::create(b, loc, row, cidx(b, loc, cluster));
+    c.partStart = arith::MulIOp::create(b, loc, rank, cidx(b, loc, partLen));
+    c.partEnd =
+        arith::AddIOp::create(b, loc, c.partStart, cidx(b, loc, partLen));
+  }
   c.rowBase = arith::MulIOp::create(b, loc, row, cidx(b, loc, n));
   Value nF = cf32(b, loc, static_cast<float>(n));
   auto add = gpu::AllReduceOperation::ADD;
@@ -241,6 +291,24 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
       return ys;
     });
   };
+  // A block reduction, then (cluster) the exchange of the blocks' results
+  // through word `slot` of the partials; `last`: no exchange follows, so
+  // the block arrives on the cluster barrier (done reading the others'
+  // shared memory) and waits on it before it exits (waitCluster).
+  auto rowReduce = [&](Value v, gpu::AllReduceOperation kind, Value scratch,
+                       int64_t slot, bool last) {
+    Value r = emitBlockReduce(b, loc, v, kind, threads, scratch);
+    if (!split)
+      return r;
+    r = combineInRankOrder(c, r, clusterPartial, slot, cluster, kind);
+    if (last)
+      NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+    return r;
+  };
+  auto waitCluster = [&] {
+    if (split)
+      NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  };
   auto rsqrtOf = [&](Value meanSquare, FloatAttr eps) {
     Value a = c.addf(meanSquare, arith::ConstantOp::create(b, loc, eps));
     return math::RsqrtOp::create(b, loc, a).getResult();
@@ -250,7 +318,7 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
     RowValues r = loadRow(c, 0.0f);
     Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
     Value mean = arith::DivFOp::create(
-        b, loc, emitBlockReduce(b, loc, s, add, threads, scratch0), nF);
+        b, loc, rowReduce(s, add, scratch0, 0, /*last=*/false), nF);
     SmallVector<SmallVector<Value>> ds;
     for (auto [k, lanes] : llvm::enumerate(r.xs)) {
       ds.emplace_back();
@@ -262,16 +330,18 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
       for (Value d : lanes)
         q = c.addf(q, c.mulf(d, d));
     Value var = arith::DivFOp::create(
-        b, loc, emitBlockReduce(b, loc, q, add, threads, scratch1), nF);
+        b, loc, rowReduce(q, add, scratch1, 1, /*last=*/true), nF);
     scaled(r, ds, rsqrtOf(var, ln.getEpsAttr()));
+    waitCluster();
     return success();
   }
   if (auto rn = dyn_cast<RmsNormOp>(anchor)) {
     RowValues r = loadRow(c, 0.0f);
     Value q = sumOf(c, r, [&](int64_t, Value x) { return c.mulf(x, x); });
     Value ms = arith::DivFOp::create(
-        b, loc, emitBlockReduce(b, loc, q, add, threads, scratch0), nF);
+        b, loc, rowReduce(q, add, scratch0, 0, /*last=*/true), nF);
     scaled(r, r.xs, rsqrtOf(ms, rn.getEpsAttr()));
+    waitCluster();
     return success();
   }
   auto red = cast<ReduceOp>(anchor);
@@ -280,7 +350,7 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   if (kind == ReductionKind::sum || kind == ReductionKind::mean) {
     RowValues r = loadRow(c, 0.0f);
     Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
-    result = emitBlockReduce(b, loc, s, add, threads, scratch0);
+    result = rowReduce(s, add, scratch0, 0, /*last=*/true);
     if (kind == ReductionKind::mean)
       result = arith::DivFOp::create(b, loc, result, nF);
   } else {
@@ -293,12 +363,19 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
     for (auto &lanes : r.xs)
       for (Value v : lanes)
         m = c.maxf(m, isMin ? arith::NegFOp::create(b, loc, v).getResult() : v);
-    result = emitBlockReduce(b, loc, m, max, threads, scratch0);
+    result = rowReduce(m, max, scratch0, 0, /*last=*/true);
     if (isMin)
       result = arith::NegFOp::create(b, loc, result);
   }
+  waitCluster();
+  // Thread 0 stores the row's value (with a cluster: block 0's).
   Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
                                        cidx(b, loc, 0));
+  if (split)
+    isZero = arith::AndIOp::create(
+        b, loc, isZero,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                              cidx(b, loc, 0)));
   auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
   b.setInsertionPointToStart(ifZero.thenBlock());
   memref::StoreOp::create(b, loc, c.narrow(result, c.out), c.out,

@@ -5,7 +5,9 @@
 // partial (max m, sum s of exp(x - m)), the blocks exchange their pairs and
 // each rescales its part by exp(m - M) / S. The exchange goes through a
 // cluster's distributed shared memory or through a workspace in global
-// memory; both are here (declarations and docs in SoftmaxGen.h).
+// memory; both are here (declarations and docs in SoftmaxGen.h). The row
+// kernels' cluster strategy (RowNorm.cpp) exchanges single partial
+// sums (or maxima) the same way: combineInRankOrder.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,11 +23,79 @@ Value mlir::kb::softmax::atomicAdd(OpBuilder &b, Location loc, Value mem,
                                      ci32(b, loc, v), mem, ValueRange{at});
 }
 
+Value mlir::kb::softmax::mapToClusterRank(OpBuilder &b, Location loc,
+                                          Value partial, Value rank) {
+  MLIRContext *ctx = b.getContext();
+  Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, partial);
+  Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, /*shared=*/3);
+  auto clusterPtr = LLVM::LLVMPointerType::get(ctx, /*shared::cluster=*/7);
+  Value local = LLVM::IntToPtrOp::create(b, loc, sharedPtr, addr64);
+  Value rank32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), rank);
+  return NVVM::MapaOp::create(b, loc, clusterPtr, local, rank32);
+}
+
+Value mlir::kb::softmax::loadClusterWord(OpBuilder &b, Location loc,
+                                         Value remote, int64_t index) {
+  Type f32 = b.getF32Type();
+  if (index)
+    remote = LLVM::GEPOp::create(b, loc, remote.getType(), f32, remote,
+                                 ArrayRef<LLVM::GEPArg>{index});
+  return LLVM::LoadOp::create(b, loc, f32, remote);
+}
+
+Value mlir::kb::softmax::combineInRankOrder(SoftmaxContext &c, Value v,
+                                            Value partial, int64_t slot,
+                                            int64_t cluster,
+                                            gpu::AllReduceOperation op) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  bool isMax = op == gpu::AllReduceOperation::MAXIMUMF;
+  auto combine = [&](Value x, Value y) {
+    return isMax ? c.maxf(x, y) : c.addf(x, y);
+  };
+  auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
+                                      cidx(b, loc, 0));
+  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifZero.thenBlock());
+    memref::StoreOp::create(b, loc, v, partial, ValueRange{cidx(b, loc, slot)});
+  }
+  // arrive (release) + wait (acquire): every block's partial is visible, and
+  // every block of the cluster has started.
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  // Lane k of every warp reads block k's partial...
+  Value lane = arith::RemUIOp::create(b, loc, c.tid, cidx(b, loc, 32));
+  auto ifIn = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()},
+                                c.lt(lane, cluster), /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifIn.thenBlock());
+    Value remote = mapToClusterRank(b, loc, partial, lane);
+    scf::YieldOp::create(b, loc, loadClusterWord(b, loc, remote, slot));
+    b.setInsertionPointToStart(ifIn.elseBlock());
+    scf::YieldOp::create(
+        b, loc,
+        cf32(b, loc, isMax ? -std::numeric_limits<float>::infinity() : 0.0f));
+  }
+  // ...and every lane combines them from lane 0 up: the same order, so the
+  // same bits, in every block.
+  Value r;
+  for (int32_t k = 0; k < cluster; ++k) {
+    Value x = gpu::ShuffleOp::create(b, loc, ifIn.getResult(0), k, 32,
+                                     gpu::ShuffleMode::IDX)
+                  .getShuffleResult();
+    r = r ? combine(r, x) : x;
+  }
+  return r;
+}
+
 Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,
                                             Value partial, int64_t cluster) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
-  MLIRContext *ctx = b.getContext();
   float negInf = -std::numeric_limits<float>::infinity();
   auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
                                       cidx(b, loc, 0));
@@ -49,18 +119,9 @@ Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifIn.thenBlock());
-    Value addr =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, partial);
-    Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
-    auto sharedPtr = LLVM::LLVMPointerType::get(ctx, /*shared=*/3);
-    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, /*shared::cluster=*/7);
-    Value local = LLVM::IntToPtrOp::create(b, loc, sharedPtr, addr64);
-    Value rank = arith::IndexCastOp::create(b, loc, b.getI32Type(), lane);
-    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr, local, rank);
-    Value remoteSum = LLVM::GEPOp::create(b, loc, clusterPtr, f32, remote,
-                                          ArrayRef<LLVM::GEPArg>{1});
-    Value mi = LLVM::LoadOp::create(b, loc, f32, remote);
-    Value si = LLVM::LoadOp::create(b, loc, f32, remoteSum);
+    Value remote = mapToClusterRank(b, loc, partial, lane);
+    Value mi = loadClusterWord(b, loc, remote, 0);
+    Value si = loadClusterWord(b, loc, remote, 1);
     scf::YieldOp::create(b, loc, ValueRange{mi, si});
     b.setInsertionPointToStart(ifIn.elseBlock());
     scf::YieldOp::create(b, loc,

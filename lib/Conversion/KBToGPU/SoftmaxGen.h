@@ -267,6 +267,27 @@ struct SoftmaxContext {
 Value combineOverCluster(SoftmaxContext &c, Value m, Value s, Value partial,
                          int64_t cluster);
 
+/// The address of `partial` (a workgroup memref) in the shared memory of
+/// block `rank` (index) of the cluster: mapa, a shared::cluster pointer.
+Value mapToClusterRank(OpBuilder &b, Location loc, Value partial, Value rank);
+/// The f32 word `index` after the shared::cluster pointer `remote`
+/// (ld.shared::cluster).
+Value loadClusterWord(OpBuilder &b, Location loc, Value remote, int64_t index);
+
+/// The row kernels' cluster strategy: combines this block's partial `v`
+/// (a sum, or a maximum with MAXIMUMF) with those of the other `cluster`
+/// blocks of its row. Thread 0 stores `v` in word `slot` of `partial` (a
+/// workgroup memref<2xf32>: one slot per exchange, so that a second
+/// exchange's stores never meet the first one's reads); after a cluster
+/// barrier lane k of every warp reads block k's word through distributed
+/// shared memory, and every lane combines the `cluster` words in rank order
+/// (shuffles from lanes 0, 1, ...): the same bits in every block. The caller
+/// arrives on the cluster barrier once its last exchange has read, and
+/// waits before exiting.
+Value combineInRankOrder(SoftmaxContext &c, Value v, Value partial,
+                         int64_t slot, int64_t cluster,
+                         gpu::AllReduceOperation op);
+
 /// The workspace of a split_global softmax (splitGlobalWorkspaceWords i32
 /// words, zero before the launch and left zero after it): [0] the block
 /// ticket, [1] unused; per row r, [2 + 2r] the number of its blocks that

@@ -185,7 +185,7 @@ func.func @config_vector(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @config_strategy(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+2 {{#kb.config 'strategy' must be "registers", "split", "split_shared", "split_global" or "online", got "twice"}}
+  // expected-error @+2 {{#kb.config 'strategy' must be "registers", "split", "split_shared", "split_global", "online" or "cluster", got "twice"}}
   // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'strategy'}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "twice">} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>

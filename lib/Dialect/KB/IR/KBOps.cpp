@@ -102,8 +102,9 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"copy", config.getCopy().has_value(), matmul},
       {"strategy", config.getStrategy().has_value(), softmax || row},
       // A matmul's: wgmma_tf32 with TMA, two blocks sharing B^T's tile
-      // (kb-lower-to-gpu checks the rest).
-      {"cluster", config.getCluster() != 0, softmax || matmul},
+      // (kb-lower-to-gpu checks the rest); a row kernel's: strategy
+      // "cluster" (kb-select-config checks it).
+      {"cluster", config.getCluster() != 0, softmax || matmul || row},
       {"grid", config.getGrid() != 0, softmax || matmul || row},
       {"raster", config.getRaster() != 0, matmul},
       {"split", config.getSplit() != 0, matmul},

@@ -75,9 +75,11 @@ def KB_StrategySplit : I32EnumAttrCase<"split", 1>;
 def KB_StrategySplitShared : I32EnumAttrCase<"split_shared", 2>;
 def KB_StrategySplitGlobal : I32EnumAttrCase<"split_global", 3>;
 def KB_StrategyOnline : I32EnumAttrCase<"online", 4>;
+// The row kernels (norms, row reductions): a row over a cluster's registers.
+def KB_StrategyCluster : I32EnumAttrCase<"cluster", 5>;
 def KB_SoftmaxStrategy : I32EnumAttr<"SoftmaxStrategy", "softmax strategy",
     [KB_StrategyRegisters, KB_StrategySplit, KB_StrategySplitShared,
-     KB_StrategySplitGlobal, KB_StrategyOnline]> {
+     KB_StrategySplitGlobal, KB_StrategyOnline, KB_StrategyCluster]> {
   let cppNamespace = "::mlir::kb";
   let genSpecializedAttr = 0;
 }
@@ -167,8 +169,13 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       over a cluster's shared memory), `split_global` (the same over
       ordinary blocks, which exchange their partials through a workspace in
       global memory) or `online` (a tiled loop: reads the row twice).
-    - `cluster`: thread blocks per cluster (softmax `split`, `split_shared`:
-      the blocks that share one row), 1 to 16; for `split_global` the blocks
+      The row kernels (`kb.layer_norm`, `kb.rms_norm`, `kb.reduce` over the
+      last axis) take none (the row in one block's registers), `online`
+      (the row read in loops) or `cluster` (sm_90: a row split over the
+      registers of a cluster of `cluster` = 2, 4 or 8 blocks, the partial
+      sums exchanged through distributed shared memory: one read).
+    - `cluster`: thread blocks per cluster (softmax `split`, `split_shared`,
+      row kernels' `cluster`: the blocks that share one row), 1 to 16; for `split_global` the blocks
       per row (not a hardware cluster), 1 to 64.
     - `grid`: a persistent grid of this many blocks. Softmax
       `split_global`: each block takes one part of a row after another
