@@ -66,7 +66,7 @@ def activations(rows, cols, dtype="f32"):
     return (f'func.func @activations(%x: {ty} {{kb.name = "x"}}, %w: {ty} {{kb.name = "w"}}) -> ({ty} {{kb.name = "y"}}) {{\n'
             + body + f"  return %{len(ops) - 1} : {ty}\n}}\n")
 
-ONLINE = 'strategy = "online"'
+CLUSTER = 'strategy = "cluster"'
 
 def norm_config(config):
     """A row kernel's hand-set #kb.config (e.g. 'strategy = "online"')."""
@@ -403,19 +403,20 @@ PROGRAMS = {
         "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
         "mean-1000x4097": row_reduce(1000, 4097, "mean"),
         # Rows wider than one block's registers: issue #45's 1024 x 65536
-        # targets take the cluster strategy (the row over the registers of 8
-        # blocks, 4 for bf16); -online: the row read in loops (the default
-        # before 2026-12-07), to compare on the same GPU; odd widths: online.
+        # targets; the default is the online strategy (the row read in
+        # loops); -cluster: the row over the registers of a cluster (8
+        # blocks, 4 for bf16; opt-in until it has run on a GPU), to compare
+        # on the same GPU; odd widths: online.
         "layernorm-1024x65536": layernorm(1024, 65536),
         "layernorm-plain-1024x65536": layernorm(1024, 65536, residual=False),
         "rmsnorm-1024x65536": rmsnorm(1024, 65536),
         "rmsnorm-bf16-1024x65536": rmsnorm(1024, 65536, "bf16"),
         "sum-1024x65536": row_reduce(1024, 65536, "sum"),
-        "layernorm-1024x65536-online": layernorm(1024, 65536, config=ONLINE),
-        "layernorm-plain-1024x65536-online": layernorm(1024, 65536, residual=False, config=ONLINE),
-        "rmsnorm-1024x65536-online": rmsnorm(1024, 65536, config=ONLINE),
-        "rmsnorm-bf16-1024x65536-online": rmsnorm(1024, 65536, "bf16", config=ONLINE),
-        "sum-1024x65536-online": row_reduce(1024, 65536, "sum", config=ONLINE),
+        "layernorm-1024x65536-cluster": layernorm(1024, 65536, config=CLUSTER),
+        "layernorm-plain-1024x65536-cluster": layernorm(1024, 65536, residual=False, config=CLUSTER),
+        "rmsnorm-1024x65536-cluster": rmsnorm(1024, 65536, config=CLUSTER),
+        "rmsnorm-bf16-1024x65536-cluster": rmsnorm(1024, 65536, "bf16", config=CLUSTER),
+        "sum-1024x65536-cluster": row_reduce(1024, 65536, "sum", config=CLUSTER),
         # Cluster sizes by hand: 4 blocks of 1024 threads, 2 of 1024.
         "rmsnorm-1024x65536-c4": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 4'),
         "layernorm-plain-1024x65536-c4": layernorm(1024, 65536, residual=False, config='strategy = "cluster", cluster = 4'),
@@ -426,9 +427,9 @@ PROGRAMS = {
         # The cluster strategy's other paths, checked against float64 by
         # kb-run: parts whose last chunk is partial (40000 / 8 = 5000
         # columns a block of 512 x 4; bf16: 10000 a block of 512 x 8), max.
-        "layernorm-128x40000": layernorm(128, 40000),
-        "layernorm-bf16-256x40000": layernorm(256, 40000, "bf16", residual=False),
-        "max-256x65536": row_reduce(256, 65536, "max", keepdim=False),
+        "layernorm-128x40000-cluster": layernorm(128, 40000, config=CLUSTER),
+        "layernorm-bf16-256x40000-cluster": layernorm(256, 40000, "bf16", residual=False, config=CLUSTER),
+        "max-256x65536-cluster": row_reduce(256, 65536, "max", keepdim=False, config=CLUSTER),
         "layernorm-7x100003": layernorm(7, 100003),
         "rmsnorm-bf16-5x40000": rmsnorm(5, 40000, "bf16"),
         "max-9x70001": row_reduce(9, 70001, "max", keepdim=False),

@@ -59,6 +59,11 @@ int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
   return llvm::divideCeil(len, threads * vector) * vector;
 }
 
+/// Whether kb-select-config gives the row kernels' cluster strategy to rows
+/// one block's registers cannot hold by itself: not until the kernel has run
+/// on a GPU (it was built on 2026-12-07 with none to be had); until then a
+/// hand-set strategy = "cluster" asks for it and `online` is the default.
+constexpr bool kRowClusterByDefault = false;
 /// The row kernels' cluster strategy: blocks a row is split over at most
 /// (portable cluster sizes).
 constexpr int64_t kMaxRowCluster = 8;
@@ -526,7 +531,9 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
   // row read in loops by the chip's most threads.
   if (!f.strategy && !f.threads &&
       valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread) {
-    f.cluster = model.hasClusters ? rowClusterBlocks(n, f.vector, type, maxThreads) : 0;
+    f.cluster = kRowClusterByDefault && model.hasClusters
+                    ? rowClusterBlocks(n, f.vector, type, maxThreads)
+                    : 0;
     f.strategy = f.cluster ? SoftmaxStrategy::cluster : SoftmaxStrategy::online;
   }
   if (f.strategy == SoftmaxStrategy::online) {

@@ -1,7 +1,8 @@
 // The row kernels' cluster strategy through --kb-compile, ptxas accepting the
 // PTX for sm_90: a layer_norm with the residual add fused in front, an f32
 // and a bf16 rms_norm and a sum, rows of 65536 (issue #45's sizes, 64 rows
-// here), each chosen by kb-select-config. The manifest records the cluster
+// here), each asked for by strategy = "cluster" (not yet the default), its
+// cluster size and threads chosen by kb-select-config. The manifest records the cluster
 // launch and no spills; the PTX holds the cluster barriers, mapa and the
 // ld.shared::cluster of the exchange, and the input is read once (4 vector
 // loads a thread of x before the exchange, none after it but the weight's:
@@ -66,9 +67,9 @@
 func.func @norms(%x: tensor<64x65536xf32> {kb.name = "x"}, %r: tensor<64x65536xf32> {kb.name = "residual"}, %w: tensor<65536xf32> {kb.name = "weight"}, %b: tensor<65536xf32> {kb.name = "bias"}, %h: tensor<64x65536xbf16> {kb.name = "h"}, %wh: tensor<65536xbf16> {kb.name = "wh"})
     -> (tensor<64x65536xf32>, tensor<64x65536xf32>, tensor<64x65536xbf16>, tensor<64x1xf32>) {
   %0 = kb.add %x, %r : tensor<64x65536xf32>
-  %1 = kb.layer_norm %0, %w, %b eps(1.0e-05) : tensor<64x65536xf32>, tensor<65536xf32>, tensor<65536xf32> -> tensor<64x65536xf32>
-  %2 = kb.rms_norm %x, %w eps(1.0e-06) : tensor<64x65536xf32>, tensor<65536xf32> -> tensor<64x65536xf32>
-  %3 = kb.rms_norm %h, %wh eps(1.0e-06) : tensor<64x65536xbf16>, tensor<65536xbf16> -> tensor<64x65536xbf16>
-  %4 = kb.reduce %x sum keepdim : tensor<64x65536xf32> -> tensor<64x1xf32>
+  %1 = kb.layer_norm %0, %w, %b eps(1.0e-05) {config = #kb.config<strategy = "cluster">} : tensor<64x65536xf32>, tensor<65536xf32>, tensor<65536xf32> -> tensor<64x65536xf32>
+  %2 = kb.rms_norm %x, %w eps(1.0e-06) {config = #kb.config<strategy = "cluster">} : tensor<64x65536xf32>, tensor<65536xf32> -> tensor<64x65536xf32>
+  %3 = kb.rms_norm %h, %wh eps(1.0e-06) {config = #kb.config<strategy = "cluster">} : tensor<64x65536xbf16>, tensor<65536xbf16> -> tensor<64x65536xbf16>
+  %4 = kb.reduce %x sum keepdim {config = #kb.config<strategy = "cluster">} : tensor<64x65536xf32> -> tensor<64x1xf32>
   return %1, %2, %3, %4 : tensor<64x65536xf32>, tensor<64x65536xf32>, tensor<64x65536xbf16>, tensor<64x1xf32>
 }

@@ -5,7 +5,9 @@
 // blocks does, split into whole vectors. The fewest blocks whose parts are at
 // most 32 KB (8192 f32, 16384 16-bit values), else the most that fit; each
 // block's threads as the registers strategy picks them for its part (sm_80,
-// without clusters: kb-select-config-norms-cluster-sm80.mlir).
+// without clusters: kb-select-config-norms-cluster-sm80.mlir). Asked for by
+// strategy = "cluster" (the default stays "online" until the kernel has run
+// on a GPU: @default below); a row no cluster holds stays online.
 // CHECK-LABEL: func.func @wide_rows
 // CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 512, vector = 4, strategy = "cluster", cluster = 8>} : tensor<1024x65536xf32>
 // CHECK: kb.rms_norm {{.*}} {config = #kb.config<threads = 512, vector = 4, strategy = "cluster", cluster = 8>} : tensor<1024x65536xf32>
@@ -16,13 +18,13 @@
 // CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 512, vector = 4, strategy = "cluster", cluster = 8>} : tensor<16x40000xf32>
 func.func @wide_rows(%a: tensor<1024x65536xf32>, %w: tensor<65536xf32>, %h: tensor<1024x65536xbf16>, %wh: tensor<65536xbf16>, %e: tensor<8x262144xf32>, %f: tensor<4x524288xf32>, %g: tensor<16x40000xf32>)
     -> (tensor<1024x65536xf32>, tensor<1024x65536xf32>, tensor<1024x65536xbf16>, tensor<1024xf32>, tensor<8xf32>, tensor<4x524288xf32>, tensor<16x40000xf32>) {
-  %0 = kb.layer_norm %a, %w, %w eps(1.0e-05) : tensor<1024x65536xf32>, tensor<65536xf32>, tensor<65536xf32> -> tensor<1024x65536xf32>
-  %1 = kb.rms_norm %a, %w eps(1.0e-06) : tensor<1024x65536xf32>, tensor<65536xf32> -> tensor<1024x65536xf32>
-  %2 = kb.rms_norm %h, %wh eps(1.0e-06) : tensor<1024x65536xbf16>, tensor<65536xbf16> -> tensor<1024x65536xbf16>
-  %3 = kb.reduce %a sum : tensor<1024x65536xf32> -> tensor<1024xf32>
-  %4 = kb.reduce %e max : tensor<8x262144xf32> -> tensor<8xf32>
+  %0 = kb.layer_norm %a, %w, %w eps(1.0e-05) {config = #kb.config<strategy = "cluster">} : tensor<1024x65536xf32>, tensor<65536xf32>, tensor<65536xf32> -> tensor<1024x65536xf32>
+  %1 = kb.rms_norm %a, %w eps(1.0e-06) {config = #kb.config<strategy = "cluster">} : tensor<1024x65536xf32>, tensor<65536xf32> -> tensor<1024x65536xf32>
+  %2 = kb.rms_norm %h, %wh eps(1.0e-06) {config = #kb.config<strategy = "cluster">} : tensor<1024x65536xbf16>, tensor<65536xbf16> -> tensor<1024x65536xbf16>
+  %3 = kb.reduce %a sum {config = #kb.config<strategy = "cluster">} : tensor<1024x65536xf32> -> tensor<1024xf32>
+  %4 = kb.reduce %e max {config = #kb.config<strategy = "cluster">} : tensor<8x262144xf32> -> tensor<8xf32>
   %5 = kb.rms_norm %f eps(1.0e-06) : tensor<4x524288xf32> -> tensor<4x524288xf32>
-  %6 = kb.layer_norm %g eps(1.0e-05) : tensor<16x40000xf32> -> tensor<16x40000xf32>
+  %6 = kb.layer_norm %g eps(1.0e-05) {config = #kb.config<strategy = "cluster">} : tensor<16x40000xf32> -> tensor<16x40000xf32>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<1024x65536xf32>, tensor<1024x65536xf32>, tensor<1024x65536xbf16>, tensor<1024xf32>, tensor<8xf32>, tensor<4x524288xf32>, tensor<16x40000xf32>
 }
 
@@ -34,12 +36,22 @@ func.func @wide_rows(%a: tensor<1024x65536xf32>, %w: tensor<65536xf32>, %h: tens
 // CHECK: kb.fusion
 // CHECK-SAME: strategy = "cluster", cluster = 8
 func.func @fused(%x: tensor<1024x65536xf32>, %r: tensor<1024x65536xf32>, %w: tensor<65536xf32>) -> tensor<1024x65536xf32> {
-  %0 = kb.fusion ins(%x, %r, %w : tensor<1024x65536xf32>, tensor<1024x65536xf32>, tensor<65536xf32>) {
+  %0 = kb.fusion ins(%x, %r, %w : tensor<1024x65536xf32>, tensor<1024x65536xf32>, tensor<65536xf32>) attributes {config = #kb.config<strategy = "cluster">} {
   ^bb0(%a: tensor<1024x65536xf32>, %b: tensor<1024x65536xf32>, %c: tensor<65536xf32>):
     %1 = kb.add %a, %b : tensor<1024x65536xf32>
     %2 = kb.layer_norm %1, %c, %c eps(1.0e-05) : tensor<1024x65536xf32>, tensor<65536xf32>, tensor<65536xf32> -> tensor<1024x65536xf32>
     kb.yield %2 : tensor<1024x65536xf32>
   } -> tensor<1024x65536xf32>
+  return %0 : tensor<1024x65536xf32>
+}
+
+// -----
+
+// Not asked for: the row read in loops (kRowClusterByDefault is false).
+// CHECK-LABEL: func.func @default
+// CHECK: kb.rms_norm {{.*}} {config = #kb.config<threads = 1024, vector = 4, strategy = "online">} : tensor<1024x65536xf32>
+func.func @default(%a: tensor<1024x65536xf32>, %w: tensor<65536xf32>) -> tensor<1024x65536xf32> {
+  %0 = kb.rms_norm %a, %w eps(1.0e-06) : tensor<1024x65536xf32>, tensor<65536xf32> -> tensor<1024x65536xf32>
   return %0 : tensor<1024x65536xf32>
 }
 
