@@ -213,13 +213,18 @@ Ceiling programCeiling(const Manifest &m, const DeviceInfo &dev,
 static double ceilings(const Manifest &m, const Ceiling &unit,
                        double &computeCeiling, std::string &computeName,
                        json &report) {
-  std::string prec = "ieee";
+  std::string prec = "ieee", in = "f32";
   for (const Kernel &k : m.kernels)
-    if (!k.ops.empty() && m.program[k.ops.front()].op == "kb.matmul")
-      prec = matmulDims(m, k).precision;
+    if (!k.ops.empty() && m.program[k.ops.front()].op == "kb.matmul") {
+      MatmulDims d = matmulDims(m, k);
+      prec = d.precision;
+      in = dtypeName(d.in);
+    }
   std::string unitName = programUnit(m);
   std::string source = "cuBLAS, this run";
-  computeName = std::string("cuBLAS ") + (prec == "tf32" ? "TF32" : "fp32") +
+  // Named for the route it is: a 16-bit matmul's peer is cuBLAS in its type.
+  computeName = std::string("cuBLAS ") +
+                (prec == "tf32" ? "TF32" : prec == "native" ? in : "fp32") +
                 " at this shape";
   if (computeCeiling == 0) {
     computeCeiling = unit.tflops;
