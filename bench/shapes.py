@@ -204,6 +204,12 @@ HALF_VARIANTS = [
         (False, "-v128x256s1p4r8c4", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 4"),
         (True, "-v128x256s1p4g132r8c2", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, cluster = 2"),
         (True, "-v128x256s1p4r8c2", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 2"),
+        # C through shared memory and TMA stores (store = "tma", 16-bit since
+        # 2026-12-07), alone and with the persistent pairs.
+        (False, "-v128x256s1p4g132r8t", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, store = "tma"'),
+        (False, "-v128x256s1p4g132r8c2t", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, cluster = 2, store = "tma"'),
+        (True, "-v128x256s1p4g132r8t", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, store = "tma"'),
+        (True, "-v128x256s1p4g132r8c2t", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, cluster = 2, store = "tma"'),
     )
 ] + [
     # 8192^3: kb's default tile in the persistent grid, alone and in pairs.
@@ -213,6 +219,7 @@ HALF_VARIANTS = [
         ("-v128x256s1p4g132r8", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8"),
         ("-v128x256s1p4g132r8c2", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, cluster = 2"),
         ("-v128x256s1p4r8c2", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 2"),
+        ("-v128x256s1p4g132r8t", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, store = "tma"'),
     )
 ]
 

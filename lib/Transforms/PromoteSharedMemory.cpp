@@ -141,8 +141,6 @@ struct PromoteSharedMemoryPass
           why = "copy = \"tma\"";
         else if (!transposeB && n % 8)
           why = "N % 8 == 0 with a row-major B (16-byte rows)";
-        else if (f.store == StoreKind::tma)
-          why = "store = \"direct\"";
         if (!why.empty())
           return op.emitOpError() << "mma = \"" << nameOf(f.mma)
                                   << "\" needs " << why << " so far";
@@ -166,22 +164,25 @@ struct PromoteSharedMemoryPass
       // store = "tma" (MatmulWgmma.cpp, the TMA-store epilogue): the
       // warpgroups' 64 x 32 boxes of C through C's tensor map.
       if (f.store == StoreKind::tma) {
+        // A 16-bit C: boxes of 64 columns (128-byte rows, as f32's 32).
+        int64_t cBytes = mm.getResult().getType().getElementTypeBitWidth() / 8;
+        int64_t boxCols = wgmmaStoreBoxCols(cBytes);
         auto c = mm.getResult().getType().getShape();
         std::string why;
         if (f.copy != CopyKind::tma)
           why = "copy = \"tma\"";
-        else if (!transposeB)
+        else if (!transposeB && !half)
           why = "B transposed (transpose_b)";
         else if (c.size() != 2)
           why = "an unbatched matmul";
         else if (f.split > 1)
           why = "no split";
-        else if (n % 4)
-          why = "N a multiple of 4 (16-byte rows of C); N = " +
-                std::to_string(n);
-        else if (bn % kWgmmaStoreBoxCols)
-          why = "BN a multiple of 32 (boxes of 32 columns); BN = " +
-                std::to_string(bn);
+        else if (n % (16 / cBytes))
+          why = "N a multiple of " + std::to_string(16 / cBytes) +
+                " (16-byte rows of C); N = " + std::to_string(n);
+        else if (bn % boxCols)
+          why = "BN a multiple of " + std::to_string(boxCols) +
+                " (boxes of 128-byte rows); BN = " + std::to_string(bn);
         if (!why.empty())
           return op.emitOpError()
                  << "store = \"tma\" (the wgmma TMA-store epilogue) needs "

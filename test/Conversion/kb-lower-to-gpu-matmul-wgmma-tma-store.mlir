@@ -81,7 +81,38 @@ func.func @tma_store_row_b(%arg0: tensor<128x64xf32>, %arg1: tensor<64x128xf32>)
 
 // Boxes of 32 columns: BN a multiple of 32.
 func.func @tma_store_bn(%arg0: tensor<128x64xf32>, %arg1: tensor<48x64xf32>) -> tensor<128x48xf32> {
-  // expected-error @+1 {{store = "tma" (the wgmma TMA-store epilogue) needs BN a multiple of 32 (boxes of 32 columns); BN = 48}}
+  // expected-error @+1 {{store = "tma" (the wgmma TMA-store epilogue) needs BN a multiple of 32 (boxes of 128-byte rows); BN = 48}}
   %0 = kb.matmul %arg0, %arg1 precision(tf32) transpose_b {config = #kb.config<block = [64, 48, 32], threads = 160, stages = 4, pad = [0, 0], mma = "wgmma_tf32", copy = "tma", store = "tma">} : tensor<128x64xf32>, tensor<48x64xf32> -> tensor<128x48xf32>
   return %0 : tensor<128x48xf32>
+}
+
+// -----
+
+// A 16-bit C: boxes of 64 rows x 64 columns (128-byte rows, as f32's 32),
+// C's tensor map over the bf16 output; each thread's pair rounded once and
+// stored as one 4-byte word, 16 a box (8 column groups x 2 row halves), two
+// boxes of a warpgroup for BN = 128. A row-major B (read MN-major) takes it
+// too.
+// CHECK-LABEL: func.func @half_tma_store
+// CHECK: kb.tensor_map = {box = [64, 64], dims = [256, 256], of = "out0"}
+// CHECK: gpu.func @k0_matmul
+// CHECK-COUNT-16: vector.store %{{.*}}, %view[%{{.*}}] {alignment = 4 : i64} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<1xf32>
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-COUNT-16: vector.store %{{.*}}, %view
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-NOT: vector.store
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
+func.func @half_tma_store(%arg0: tensor<256x128xbf16>, %arg1: tensor<128x256xbf16>) -> tensor<256x256xbf16> {
+  %0 = kb.matmul %arg0, %arg1 {config = #kb.config<block = [128, 128, 64], threads = 288, stages = 3, mma = "wgmma_bf16", copy = "tma", store = "tma">} : tensor<256x128xbf16>, tensor<128x256xbf16> -> tensor<256x256xbf16>
+  return %0 : tensor<256x256xbf16>
+}
+
+// -----
+
+// A 16-bit C with BN = 96: not whole boxes of 64 columns, refused.
+func.func @half_tma_store_narrow(%arg0: tensor<256x128xf16>, %arg1: tensor<192x128xf16>) -> tensor<256x192xf16> {
+  // expected-error @+1 {{store = "tma" (the wgmma TMA-store epilogue) needs BN a multiple of 64 (boxes of 128-byte rows); BN = 96}}
+  %0 = kb.matmul %arg0, %arg1 transpose_b {config = #kb.config<block = [128, 96, 64], threads = 288, stages = 3, mma = "wgmma_f16", copy = "tma", store = "tma">} : tensor<256x128xf16>, tensor<192x128xf16> -> tensor<256x192xf16>
+  return %0 : tensor<256x192xf16>
 }

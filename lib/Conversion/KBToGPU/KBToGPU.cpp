@@ -406,13 +406,14 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           return failure();
       }
       // store = "tma": a third map, C's, which the consumer warpgroups store
-      // their 64 x 32 boxes through (MatmulWgmma.cpp); the output buffer
+      // their 64 x 32 boxes (64 x 64 of a 16-bit C: 128-byte rows) through (MatmulWgmma.cpp); the output buffer
       // is `out`, whatever its role.
       if (config.getStore() == StoreKind::tma) {
         auto shape = cast<ShapedType>(result.getType()).getShape();
         SmallVector<int64_t> dims(shape), box(shape.size(), 1);
         box[box.size() - 2] = kWgmmaStoreBoxRows;
-        box.back() = kWgmmaStoreBoxCols;
+        box.back() = wgmmaStoreBoxCols(
+            cast<ShapedType>(result.getType()).getElementTypeBitWidth() / 8);
         if (failed(addTensorMap(names.lookup(result), dims, box)))
           return failure();
       }

@@ -16,7 +16,8 @@ using namespace mlir::kb;
 using namespace mlir::kb::wgmma;
 
 // store = "tma": the TMA-store epilogue. Warpgroup w stages its 64 rows
-// of the tile 32 columns at a time: box c (columns [32c, 32c + 32)) goes
+// of the tile 32 columns at a time (64 for a 16-bit C: 128-byte rows either
+// way; its pairs rounded once, 4 bytes each): box c (columns [32c, 32c + 32)) goes
 // into slot c % 2 of the warpgroup's two 8 KB boxes (after the mbarriers,
 // on the next 1024 bytes: wgmmaTmaStoreBytes), 64 rows of 128 bytes in the
 // same 128-byte swizzle as the operand tiles and as C's tensor map (box
@@ -69,19 +70,28 @@ void WgmmaKernel::tmaStoreEpilogue(Value result, Value row0, Value col0,
   Value mapC = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(ctx, 0),
       toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, e.tmapC)));
-  for (int64_t c = 0; c < bn / kWgmmaStoreBoxCols; ++c) {
+  // A 16-bit C (`cHalf`): boxes of 64 columns, 8 to a 16-byte chunk; a
+  // thread's pair, rounded once, is 4 bytes (stored as one f32 word of the
+  // f32 view).
+  Type cType = e.cElem();
+  bool cHalf = !cType.isF32();
+  int64_t boxCols = wgmmaStoreBoxCols(cHalf ? 2 : 4);
+  int64_t perChunk = 16 / (cHalf ? 2 : 4);
+  auto v1 = VectorType::get({1}, f32);
+  auto h2 = VectorType::get({2}, cType);
+  for (int64_t c = 0; c < bn / boxCols; ++c) {
     int64_t slot = c % kWgmmaStoreSlots;
-    int64_t boxBytes = kWgmmaStoreBoxRows * kWgmmaStoreBoxCols * 4;
+    int64_t boxBytes = kWgmmaStoreBoxRows * 128;
     // The box's byte offset from `aligned`.
     Value boxOff = e.add(e.mul(warpgroup, kWgmmaStoreSlots * boxBytes),
                          cBufBytes + slot * boxBytes);
-    for (int64_t jj = 0; jj < 4; ++jj) {
-      int64_t j = 4 * c + jj;
+    for (int64_t jj = 0; jj < boxCols / 8; ++jj) {
+      int64_t j = boxCols / 8 * c + jj;
       for (int q = 0; q < 4; q += 2) {
         Value r = e.add(e.add(e.mul(warpInGroup, 16), g), q >= 2 ? 8 : 0);
         Value cl = e.add(e.mul(t, 2), 8 * jj);
         Value row = e.add(wgRow0, r);
-        Value col = e.add(col0, e.add(cl, 32 * c));
+        Value col = e.add(col0, e.add(cl, boxCols * c));
         Value x0 =
             e.epilogue(LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q),
                        bz, row, col);
@@ -90,7 +100,20 @@ void WgmmaKernel::tmaStoreEpilogue(Value result, Value row0, Value col0,
             row, e.add(col, 1));
         Value pair =
             vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
-        Value chunk = arith::XOrIOp::create(b, loc, e.div(cl, 4), e.rem(r, 8));
+        Value chunk =
+            arith::XOrIOp::create(b, loc, e.div(cl, perChunk), e.rem(r, 8));
+        if (cHalf) {
+          // Element cl % 8 of the chunk: f32 word (cl % 8) / 2 (cl is even).
+          Value idx = e.add(e.div(boxOff, 4),
+                            e.add(e.mul(r, 32),
+                                  e.add(e.mul(chunk, 4),
+                                        e.div(e.rem(cl, perChunk), 2))));
+          Value word = vector::BitCastOp::create(
+              b, loc, v1, arith::TruncFOp::create(b, loc, h2, pair));
+          vector::StoreOp::create(b, loc, word, flat, ValueRange{idx},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(4));
+          continue;
+        }
         Value idx = e.add(e.div(boxOff, 4),
                           e.add(e.mul(r, kWgmmaStoreBoxCols),
                                 e.add(e.mul(chunk, 4), e.rem(cl, 4))));
@@ -111,7 +134,7 @@ void WgmmaKernel::tmaStoreEpilogue(Value result, Value row0, Value col0,
         LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3),
                                  toI64(e.add(aligned, boxOff)));
     Value colI = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                              e.add(col0, 32 * c));
+                                              e.add(col0, boxCols * c));
     Value rowI = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), wgRow0);
     NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
         b, loc, mapC, src, ValueRange{colI, rowI}, Value(),

@@ -31,8 +31,6 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
       why = "BN a multiple of 64 and N a multiple of 8 with a row-major B";
     else if (!tma)
       why = "copy = \"tma\"";
-    else if (e.config.getStore() == StoreKind::tma)
-      why = "store = \"direct\"";
     else if (e.clusterReduce)
       why = "no cluster reduce (split = S summed by kb.split_sum, or reduce "
             "= \"stream\", does)";
@@ -102,6 +100,7 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   // store = "tma": the TMA-store epilogue.
   bool tmaStore = e.config.getStore() == StoreKind::tma;
   if (tmaStore) {
+    int64_t cBytes = e.cElem().getIntOrFloatBitWidth() / 8;
     std::string why;
     if (!tma)
       why = "copy = \"tma\"";
@@ -109,12 +108,12 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
       why = "B transposed (transpose_b)";
     else if (e.shape.batched || e.shape.splits > 1)
       why = "an unbatched, unsplit matmul";
-    else if (e.shape.n % 4)
-      why = "N a multiple of 4 (16-byte rows of C); N = " +
-            std::to_string(e.shape.n);
-    else if (bn % kWgmmaStoreBoxCols)
-      why = "BN a multiple of 32 (boxes of 32 columns); BN = " +
-            std::to_string(bn);
+    else if (e.shape.n % (16 / cBytes))
+      why = "N a multiple of " + std::to_string(16 / cBytes) +
+            " (16-byte rows of C); N = " + std::to_string(e.shape.n);
+    else if (bn % wgmmaStoreBoxCols(cBytes))
+      why = "BN a multiple of " + std::to_string(wgmmaStoreBoxCols(cBytes)) +
+            " (boxes of 128-byte rows); BN = " + std::to_string(bn);
     if (!why.empty())
       return e.op->emitOpError()
              << "store = \"tma\" (the wgmma TMA-store epilogue) needs " << why;

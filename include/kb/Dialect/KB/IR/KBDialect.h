@@ -204,6 +204,10 @@ constexpr int64_t kWgmmaMaxSharedBytes = 232448;
 /// starts on the swizzle's period.
 constexpr int64_t kWgmmaStoreBoxRows = 64, kWgmmaStoreBoxCols = 32,
                   kWgmmaStoreSlots = 2;
+/// A box's columns for C's element size: 128-byte rows (32 f32, 64 16-bit).
+inline int64_t wgmmaStoreBoxCols(int64_t cElemBytes) {
+  return 128 / cElemBytes;
+}
 inline int64_t wgmmaTmaStoreBytes(int64_t bm, int64_t stages) {
   return kWgmmaAlignBytes - 16 * stages +
          bm / 64 * kWgmmaStoreSlots * kWgmmaStoreBoxRows * kWgmmaStoreBoxCols *
