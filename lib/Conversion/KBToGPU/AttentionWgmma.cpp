@@ -344,9 +344,13 @@ SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
 // arrive); the k-th of turn[1] needs warpgroup 0's k-th section issued. So
 // the sections run in the one order 0:[S_0], 1:[S_0], 0:[PV_0 S_1], 1:[PV_0
 // S_1], ..., 0:[PV_{n-1}], 1:[PV_{n-1}], in which each waits only on the one
-// before it. Inside a section a warpgroup waits on full[(j + 1) % S], whose
-// TMA needs the release of block j + 1 - S <= j - 1 by both warpgroups,
-// done after their PV_{j-1}, which lie in earlier sections (S >= 2).
+// before it. Nor can a barrier get arrivals of its next phase early: the
+// other warpgroup's (k+1)-th arrival on turn[w] comes after it passed its own
+// turn, which warpgroup w handed over after its k-th wait on turn[w] had
+// completed; so each phase counts 128 threads of either side. Inside a
+// section a warpgroup waits on full[(j + 1) % S], whose TMA needs the release
+// of block j + 1 - S <= j - 1 by both warpgroups, done after their PV_{j-1},
+// which lie in earlier sections (S >= 2).
 void WgmmaAttention::buildConsumers(Value numBlocks) {
   const AttentionShape &s = e.shape;
   warpgroup = e.div(e.warp, 4);
