@@ -208,10 +208,11 @@ def scaled_masked_softmax_dropout(rows, cols, config=None):
 }}
 """
 
-def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None):
+def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None, schedule=None):
     """kb.attention over [B, H, S, D] (scale 1/sqrt(D)); `mask`: an additive
     [S, S] mask shared by every head; `mma`: an explicit #kb.config mma
-    (e.g. "wgmma_bf16", the opt-in sm_90a kernel)."""
+    (e.g. "wgmma_bf16", the sm_90a kernel); `schedule`: the wgmma kernel's
+    (e.g. "pingpong")."""
     ty, mt = t((b, h, s, d), dtype), t((s, s), dtype)
     args = [f'%q: {ty} {{kb.name = "q"}}', f'%k: {ty} {{kb.name = "k"}}', f'%v: {ty} {{kb.name = "v"}}']
     if mask:
@@ -219,7 +220,8 @@ def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None):
     flags = (" causal" if causal else "") + (" precision(tf32)" if dtype == "f32" else "")
     m = " mask(%m)" if mask else ""
     types = f"{ty}, {ty}, {ty}" + (f", {mt}" if mask else "")
-    cfg = f' {{config = #kb.config<mma = "{mma}">}}' if mma else ""
+    fields = ([f'mma = "{mma}"'] if mma else []) + ([f'schedule = "{schedule}"'] if schedule else [])
+    cfg = f' {{config = #kb.config<{", ".join(fields)}>}}' if fields else ""
     return f"""func.func @attention({", ".join(args)}) -> ({ty} {{kb.name = "o"}}) {{
   %0 = kb.attention %q, %k, %v{m} scale({1 / d ** 0.5!r}){flags}{cfg} : {types} -> {ty}
   return %0 : {ty}
@@ -483,6 +485,13 @@ PROGRAMS = {
         [(f"attn-bf16-16x32x4096x{d}" + ("-causal" if c else "") + "-wgmma-sm90a",
           attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16"))
          for d in (64, 128) for c in (False, True)] + [
+         # The wgmma kernel's warpgroups in ping-pong (schedule = "pingpong",
+         # opt-in; built, not yet run on a GPU): a check case and the two
+         # timed shapes of bench/results/2026-12-07-h200-norms-attn-wgmma.
+         ("attn-bf16-2x4x1000x128-causal-pingpong-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16", schedule="pingpong")),
+         ("attn-f16-mask-2x4x1000x64-pingpong-sm90a", attention(2, 4, 1000, 64, "f16", mask=True, mma="wgmma_f16", schedule="pingpong")),
+         ("attn-bf16-16x32x4096x64-pingpong-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="pingpong")),
+         ("attn-bf16-16x32x4096x128-causal-pingpong-sm90a", attention(16, 32, 4096, 128, "bf16", True, mma="wgmma_bf16", schedule="pingpong")),
          ("attn-explicit-f32-8x1000x64-causal", attention_explicit(8, 1000, 64, causal=True))]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),

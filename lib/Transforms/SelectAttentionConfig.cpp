@@ -6,10 +6,11 @@
 // 16 query rows each on mma.sync and streams K/V tiles of BKV keys through a
 // ring of `stages` cp.async buffers; on sm_90a a 16-bit config may ask for
 // the wgmma kernel (AttentionWgmma.cpp: `mma = "wgmma_bf16"` or "wgmma_f16", two
-// consumer warpgroups and a TMA producer warp). kb-select-config writes all
-// four fields
-// (`block`, `stages`, `threads`, `mma`): no other pass decides anything for
-// this kernel.
+// consumer warpgroups and a TMA producer warp), and that kernel may ask for
+// `schedule = "pingpong"` (its warpgroups take turns at the tensor cores).
+// kb-select-config writes four fields (`block`, `stages`, `threads`, `mma`)
+// and checks `schedule`, which only the user sets: no other pass decides
+// anything for this kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,6 +94,10 @@ std::string mlir::kb::attentionConfigProblem(ConfigAttr config, int64_t d,
     return "needs block = [BQ, BKV] in its #kb.config: run kb-select-config";
   if (isAttentionWgmma(config))
     return wgmmaConfigProblem(config, d, dv, elemBytes, model);
+  if (config.getSchedule() == ScheduleKind::pingpong)
+    return "schedule = \"pingpong\" takes turns between the wgmma kernel's "
+           "two consumer warpgroups: it needs mma = \"wgmma_bf16\" or "
+           "\"wgmma_f16\" (16-bit, sm_90a, D and Dv of 64 or 128)";
   int64_t bq = config.getBlock()[0], bkv = config.getBlock()[1];
   int64_t threads = config.getThreads(), stages = config.getStages();
   if (bq < 16 || bq % 16 || bq > 128)

@@ -76,3 +76,36 @@ func.func @wgmma_too_big(%h: tensor<8x256x128xbf16>) -> tensor<8x256x128xbf16> {
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [128, 128], stages = 4, mma = "wgmma_bf16">} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
   return %0 : tensor<8x256x128xbf16>
 }
+
+// -----
+
+// schedule = "pingpong" (the two consumer warpgroups take turns at the
+// tensor cores) is kept as written, with the wgmma kernel it asks for: the
+// default unit for 16-bit with D = 64 or 128, or an explicit one.
+// CHECK-LABEL: func.func @pingpong
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_bf16", schedule = "pingpong">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_f16", schedule = "pingpong">} : tensor<8x256x128xf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_bf16", schedule = "serial">} : tensor<16x32x4096x64xbf16>
+func.func @pingpong(%h: tensor<16x32x4096x64xbf16>, %f: tensor<8x256x128xf16>) -> (tensor<16x32x4096x64xbf16>, tensor<8x256x128xf16>, tensor<16x32x4096x64xbf16>) {
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "pingpong">} : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
+  %1 = kb.attention %f, %f, %f scale(0.0883883461) causal {config = #kb.config<mma = "wgmma_f16", schedule = "pingpong">} : tensor<8x256x128xf16>, tensor<8x256x128xf16>, tensor<8x256x128xf16> -> tensor<8x256x128xf16>
+  %2 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "serial">} : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
+  return %0, %1, %2 : tensor<16x32x4096x64xbf16>, tensor<8x256x128xf16>, tensor<16x32x4096x64xbf16>
+}
+
+// -----
+
+// The mma.sync kernel has no warpgroups to take turns.
+func.func @pingpong_mma_sync(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op schedule = "pingpong" takes turns between the wgmma kernel's two consumer warpgroups: it needs mma = "wgmma_bf16" or "wgmma_f16" (16-bit, sm_90a, D and Dv of 64 or 128)}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [64, 64], schedule = "pingpong">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
+  return %0 : tensor<8x128x64xbf16>
+}
+
+// -----
+
+func.func @pingpong_head_dim(%h: tensor<8x128x32xbf16>) -> tensor<8x128x32xbf16> {
+  // expected-error @+1 {{'kb.attention' op schedule = "pingpong" takes turns between the wgmma kernel's two consumer warpgroups}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "pingpong">} : tensor<8x128x32xbf16>, tensor<8x128x32xbf16>, tensor<8x128x32xbf16> -> tensor<8x128x32xbf16>
+  return %0 : tensor<8x128x32xbf16>
+}

@@ -25,9 +25,22 @@
 //     fragment; inline PTX, as MatmulWgmmaMma.cpp's wgmmaRegA) and B = the
 //     V tile read MN-major (transposed B; 16-bit wgmma allows it);
 //   wait_group 0, then lane 0 of each warp arrives on empty[j % S].
-// The epilogue is the mma.sync kernel's (storeOutputs). No overlap of the
-// softmax with the next block's wgmma yet (docs/design.md, "Fused
-// attention").
+// The epilogue is the mma.sync kernel's (storeOutputs).
+//
+// With `schedule = "pingpong"` (FlashAttention-3's inter-warpgroup
+// schedule) the two warpgroups take turns at the tensor cores through two
+// named barriers, turn[w] (ids kPingpongBarrier + w; bar 0 is setUp's
+// gpu.barrier, the only other one), each completed by 256 threads: 128 of
+// warpgroup w waiting (bar.sync) and 128 of the other arriving (bar.arrive).
+// A warpgroup's GEMM sections are [S_0], [PV_0, S_1], ..., [PV_{n-2},
+// S_{n-1}], [PV_{n-1}]: it waits on turn[w] before each (before the loop, and
+// before each P V) and arrives on turn[1 - w] once the section's last wgmma
+// is issued (after each S-GEMM's commit, before its wait; after the loop).
+// Warpgroup 1 arrives on turn[0] once first, and skips its arrival after
+// the loop. So warpgroup 0's softmax of block j runs while warpgroup 1's
+// [PV_{j-1}, S_j] does and the other way round. The order of operations
+// inside a warpgroup, hence the numerics, is the serial schedule's. See
+// buildConsumers for why it cannot deadlock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,11 +121,32 @@ struct WgmmaAttention {
 
   void setUp();
   void buildProducer(Value numBlocks);
-  SmallVector<Value> scores(Value stageAddr);
+  SmallVector<Value> scores(Value stageAddr,
+                            function_ref<void()> afterIssue);
   SmallVector<Value> accumulate(ArrayRef<Value> p, Value vAddr,
                                 ArrayRef<Value> acc);
   Value wgmmaRegA(ArrayRef<Value> acc, ArrayRef<Value> aRegs, Value descB);
   void buildConsumers(Value numBlocks);
+
+  /// schedule = "pingpong": turn[w]'s named barriers (see the banner).
+  bool pingpong = false;
+  void turnWait(Value wg) {
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, barrierId(wg),
+                            i32(kPingpongThreads), NVVM::BarrierReductionAttr(),
+                            Value());
+  }
+  void turnArrive(Value wg) {
+    NVVM::BarrierArriveOp::create(b, loc, barrierId(wg),
+                                  i32(kPingpongThreads));
+  }
+  Value barrierId(Value wg) { return e.add(i32(kPingpongBarrier), toI32(wg)); }
+  Value other() {
+    return arith::SubIOp::create(b, loc, cidx(b, loc, 1), warpgroup);
+  }
+  /// The first named-barrier id of turn[0], turn[1] (bar 0 is gpu.barrier's).
+  static constexpr int64_t kPingpongBarrier = 1;
+  /// Both consumer warpgroups.
+  static constexpr int64_t kPingpongThreads = 256;
 };
 
 } // namespace
@@ -187,7 +221,9 @@ void WgmmaAttention::buildProducer(Value numBlocks) {
 
 // S = Q K^T of the warpgroup's 64 rows and the stage's BKV keys: BKV / 2
 // f32 a thread, in mma.sync's fragment order (8 keys a fragment of 4).
-SmallVector<Value> WgmmaAttention::scores(Value stageAddr) {
+// afterIssue runs once the wgmma are committed, before they are waited on.
+SmallVector<Value> WgmmaAttention::scores(Value stageAddr,
+                                          function_ref<void()> afterIssue) {
   int64_t nAcc = e.bkv / 2;
   Type f32 = b.getF32Type();
   auto accType = LLVM::LLVMStructType::getLiteral(
@@ -213,6 +249,7 @@ SmallVector<Value> WgmmaAttention::scores(Value stageAddr) {
         NVVM::MMALayout::col, nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  afterIssue();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   SmallVector<Value> out;
   for (int64_t i = 0; i < nAcc; ++i)
@@ -295,10 +332,36 @@ SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
 
 // The consumer warpgroups (threads 0 .. 255): the key loop and the
 // epilogue.
+//
+// Ping-pong cannot deadlock: both warpgroups run the same n key blocks
+// (numKeyBlocks is the block's: the causal cut is per 128-row block, the
+// mask per row is applied inside), with no early exit, so each does n + 1
+// bar.sync on its turn[w], and the other n + 1 bar.arrive on it (warpgroup
+// 1: the first one plus one a block; warpgroup 0: one a block plus the one
+// after the loop): the counts match, and no barrier is left half-arrived at
+// exit. The k-th completion of turn[0] needs warpgroup 0's k-th section
+// start and warpgroup 1's (k-1)-th section issued (k = 1: its first
+// arrive); the k-th of turn[1] needs warpgroup 0's k-th section issued. So
+// the sections run in the one order 0:[S_0], 1:[S_0], 0:[PV_0 S_1], 1:[PV_0
+// S_1], ..., 0:[PV_{n-1}], 1:[PV_{n-1}], in which each waits only on the one
+// before it. Nor can a barrier get arrivals of its next phase early: the
+// other warpgroup's (k+1)-th arrival on turn[w] comes after it passed its own
+// turn, which warpgroup w handed over after its k-th wait on turn[w] had
+// completed; so each phase counts 128 threads of either side. Inside a
+// section a warpgroup waits on full[(j + 1) % S], whose TMA needs the release
+// of block j + 1 - S <= j - 1 by both warpgroups, done after their PV_{j-1},
+// which lie in earlier sections (S >= 2).
 void WgmmaAttention::buildConsumers(Value numBlocks) {
   const AttentionShape &s = e.shape;
   warpgroup = e.div(e.warp, 4);
   wait(qBar(), i32(0));
+  Value isWg1;
+  if (pingpong) {
+    isWg1 = cmp(arith::CmpIPredicate::eq, warpgroup, 1);
+    // Warpgroup 0 goes first.
+    when(isWg1, [&] { turnArrive(cidx(b, loc, 0)); });
+    turnWait(warpgroup);
+  }
   int64_t nAcc = s.dv / 2;
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
@@ -322,9 +385,14 @@ void WgmmaAttention::buildConsumers(Value numBlocks) {
     state.sum[0] = iter[nAcc + 2];
     state.sum[1] = iter[nAcc + 3];
 
-    SmallVector<Value> sc = scores(stageAddr);
+    SmallVector<Value> sc = scores(stageAddr, [&] {
+      if (pingpong)
+        turnArrive(other());
+    });
     SmallVector<Value> x = e.maskScores(sc, e.mul(j, e.bkv));
     AttentionEmitter::RowState next = e.softmaxStep(x, acc, state);
+    if (pingpong)
+      turnWait(warpgroup);
     acc = accumulate(x, e.add(stageAddr, kBytes), acc);
     // Both tiles of the stage are read: lane 0 of each warp releases it.
     when(cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0), [&] {
@@ -336,6 +404,13 @@ void WgmmaAttention::buildConsumers(Value numBlocks) {
     yield.append({next.max[0], next.max[1], next.sum[0], next.sum[1]});
     scf::YieldOp::create(b, loc, yield);
   }
+  // Warpgroup 0 closes its last section [PV_{n-1}] (warpgroup 1's has no
+  // one to hand over to).
+  if (pingpong)
+    when(arith::XOrIOp::create(b, loc, isWg1,
+                               arith::ConstantIntOp::create(
+                                   b, loc, b.getI1Type(), 1)),
+         [&] { turnArrive(cidx(b, loc, 1)); });
   SmallVector<Value> acc(loop.getResults().begin(),
                          loop.getResults().begin() + nAcc);
   AttentionEmitter::RowState state;
@@ -365,6 +440,7 @@ LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
   w.qBytes = e.bq * s.d * 2;
   w.kBytes = e.bkv * s.d * 2;
   w.stageBytes = w.kBytes + e.bkv * s.dv * 2;
+  w.pingpong = cfg.getSchedule() == ScheduleKind::pingpong;
 
   info.grid = {(int64_t)llvm::divideCeil(s.sq, e.bq), s.heads, s.batch};
   info.block = {e.threads, 1, 1};

@@ -46,9 +46,11 @@ func.func @lse_f16(%q: tensor<2x16x1000x128xf16>, %k: tensor<2x16x1000x128xf16>,
 
 // CHECK-LABEL: func.func @config
 // CHECK: kb.attention %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) {config = #kb.config<block = [128, 64], threads = 256, stages = 2, mma = "wgmma_bf16">} : tensor<4x256x64xbf16>, tensor<4x256x64xbf16>, tensor<4x256x64xbf16> -> tensor<4x256x64xbf16>
+// CHECK: kb.attention %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) {config = #kb.config<block = [128, 64], threads = 256, stages = 2, mma = "wgmma_bf16", schedule = "pingpong">} : tensor<4x256x64xbf16>, tensor<4x256x64xbf16>, tensor<4x256x64xbf16> -> tensor<4x256x64xbf16>
 func.func @config(%q: tensor<4x256x64xbf16>, %k: tensor<4x256x64xbf16>, %v: tensor<4x256x64xbf16>) -> tensor<4x256x64xbf16> {
   %o = kb.attention %q, %k, %v scale(0.125) {config = #kb.config<block = [128, 64], threads = 256, stages = 2, mma = "wgmma_bf16">} : tensor<4x256x64xbf16>, tensor<4x256x64xbf16>, tensor<4x256x64xbf16> -> tensor<4x256x64xbf16>
-  return %o : tensor<4x256x64xbf16>
+  %p = kb.attention %q, %k, %o scale(0.125) {config = #kb.config<block = [128, 64], threads = 256, stages = 2, mma = "wgmma_bf16", schedule = "pingpong">} : tensor<4x256x64xbf16>, tensor<4x256x64xbf16>, tensor<4x256x64xbf16> -> tensor<4x256x64xbf16>
+  return %p : tensor<4x256x64xbf16>
 }
 
 // -----

@@ -364,3 +364,30 @@ func.func @reduce_stream_tma_store(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>)
   %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<grid = 132, store = "tma", reduce = "stream">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+// schedule = "pingpong" is the wgmma attention kernel's (kb-select-config
+// checks the unit).
+func.func @schedule_on_matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kb.matmul' op #kb.config field 'schedule' does not apply to a matmul kernel (kb would ignore it)}}
+  %0 = kb.matmul %a, %b precision(tf32) {config = #kb.config<schedule = "pingpong">} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @schedule_on_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kb.softmax' op #kb.config field 'schedule' does not apply to a softmax kernel (kb would ignore it)}}
+  %0 = kb.softmax %x {config = #kb.config<schedule = "serial">} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @schedule_unknown(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
+  // expected-error @+2 {{#kb.config 'schedule' must be "serial" or "pingpong", got "ping_pong"}}
+  // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'schedule'}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "ping_pong">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
+  return %0 : tensor<8x128x64xbf16>
+}

@@ -211,7 +211,7 @@ LogicalResult ConfigAttr::verify(
     std::optional<MmaUnit> mma, std::optional<SoftmaxStrategy> strategy,
     int64_t cluster, int64_t grid, std::optional<CopyKind> copy, int64_t raster,
     int64_t split, std::optional<StoreKind> store,
-    std::optional<ReduceKind> reduce) {
+    std::optional<ReduceKind> reduce, std::optional<ScheduleKind>) {
   if (split < 0 || split > 65535)
     return emitError() << "#kb.config 'split' must be in [1, 65535] (K chunks "
                           "of a split-K matmul), got "
@@ -430,13 +430,14 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.split = attr.getSplit();
   f.store = attr.getStore();
   f.reduce = attr.getReduce();
+  f.schedule = attr.getSchedule();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages, pad,
                          mma, strategy, cluster, grid, copy, raster, split, store,
-                         reduce);
+                         reduce, schedule);
 }
 
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {

@@ -111,6 +111,19 @@ def KB_ReduceKind : I32EnumAttr<"ReduceKind",
   let genSpecializedAttr = 0;
 }
 
+// How the wgmma attention kernel's two consumer warpgroups order their
+// tensor-core work: `serial` (each on its own) or `pingpong` (named barriers
+// alternate their GEMM phases so that one's softmax overlaps the other's
+// GEMMs).
+def KB_ScheduleSerial : I32EnumAttrCase<"serial", 0>;
+def KB_SchedulePingpong : I32EnumAttrCase<"pingpong", 1>;
+def KB_ScheduleKind : I32EnumAttr<"ScheduleKind",
+    "how the consumer warpgroups of the wgmma attention kernel take turns",
+    [KB_ScheduleSerial, KB_SchedulePingpong]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+
 // An optional enumerated #kb.config field, written as a quoted string
 // (`mma = "ffma"`); an unknown value is a parse error, located at the
 // string, that lists the valid ones.
@@ -225,6 +238,13 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       block, so that the last round's blocks share its work; chunk 0's
       block adds the others' partials (stored in a workspace, announced by
       flags there) in chunk order: the same bits run to run.
+    - `schedule`: attention only, the wgmma kernel (`mma = "wgmma_bf16"` or
+      `"wgmma_f16"`): how its two consumer warpgroups share the tensor
+      cores. Absent (or `serial`): each runs its key loop on its own.
+      `pingpong` (FlashAttention-3's inter-warpgroup schedule): two named
+      barriers make the warpgroups take turns at their GEMMs (P V of block
+      j, then S of block j + 1), so that one's softmax runs while the
+      other's GEMMs do. kb-select-config never sets it.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
@@ -244,7 +264,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_CountParameter<"raster">:$raster,
     KB_CountParameter<"split">:$split,
     KB_ConfigEnumParameter<"StoreKind", "store">:$store,
-    KB_ConfigEnumParameter<"ReduceKind", "reduce">:$reduce
+    KB_ConfigEnumParameter<"ReduceKind", "reduce">:$reduce,
+    KB_ConfigEnumParameter<"ScheduleKind", "schedule">:$schedule
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -134,6 +134,7 @@ struct ConfigFields {
   std::optional<CopyKind> copy;
   std::optional<StoreKind> store;
   std::optional<ReduceKind> reduce;
+  std::optional<ScheduleKind> schedule;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
