@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 
 from .bundle import Bundle
 from .cuda import (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                   CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, driver)
+                   CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, ArgPack, driver)
 from .ir import KbError
 
 
@@ -228,7 +228,8 @@ class Loaded:
                                  "grid": list(k["grid"]), "block": list(k["block"]),
                                  "cluster": cluster, "shared": shared, "args": list(k["args"]),
                                  "dependent": dependent,
-                                 "ex": self.drv.ex_config(k["grid"], k["block"], shared, cluster, dependent)})
+                                 "ex": self.drv.ex_config(k["grid"], k["block"], shared, cluster, dependent),
+                                 "pack": ArgPack(len(k["args"]))})
         # Scratch and workspace buffers: allocated once.
         self.fixed: Dict[str, "torch.Tensor"] = {}
         for b in m["buffers"]:
@@ -270,7 +271,7 @@ class Loaded:
         except KeyError as e:
             raise KbError(f"kernel {k['name']} reads buffer {e} that the bundle's signature does not provide")
         self.drv.launch(k["func"], k["grid"], k["block"], k["shared"], stream, ptrs, k["cluster"],
-                        k["dependent"], k["ex"])
+                        k["dependent"], k["ex"], k["pack"])
 
     def __call__(self, *args, out=None):
         """Runs the program on `args`; the result is a new tensor, or

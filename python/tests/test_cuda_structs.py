@@ -80,3 +80,17 @@ def test_16_bit_tensor_map_types_match_the_header():
     names = [l.strip().rstrip(",").split(" ")[0] for l in dt.strip().splitlines()]
     assert names.index("CU_TENSOR_MAP_DATA_TYPE_FLOAT16") == CU_TENSOR_MAP_DATA_TYPE_FLOAT16
     assert names.index("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16") == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+
+
+def test_arg_pack_holds_each_calls_pointers():
+    """A kernel's ArgPack: the address array cuLaunchKernel reads points at
+    the pointers of the latest fill, made once and filled in place."""
+    import kb.cuda as C
+    pack = C.ArgPack(3)
+    first = pack.fill([0x7f0000001000, 0x7f0000002000, 16])
+    read = lambda p: [ctypes.cast(p[i], ctypes.POINTER(ctypes.c_uint64)).contents.value for i in range(3)]
+    assert read(first) == [0x7f0000001000, 0x7f0000002000, 16]
+    second = pack.fill([1, 2, 2**64 - 1])
+    assert second is first and read(second) == [1, 2, 2**64 - 1]
+    with pytest.raises(C.KbError, match="takes 3 pointers, got 2"):
+        pack.fill([1, 2])
