@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionGen.h"
+#include "MmaSync.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -41,16 +42,6 @@ Value tf32Bits(OpBuilder &b, Location loc, Value x) {
   return arith::AddIOp::create(b, loc, bits, ci32(b, loc, 0x1000));
 }
 
-/// A vector<2xT> of 16-bit values as the mma operand register: itself for
-/// f16, an i32 for bf16.
-Value pairOperand(OpBuilder &b, Location loc, Value pair) {
-  auto vt = cast<VectorType>(pair.getType());
-  if (vt.getElementType().isF16())
-    return pair;
-  Value word = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, b.getI32Type()), pair);
-  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
-}
 
 } // namespace
 
@@ -127,7 +118,7 @@ SmallVector<Frag> AttentionEmitter::loadQueryFragments() {
       Value col = add(mul(t, 2), ks * 16 + (j >= 2 ? 8 : 0));
       Value pair = vector::LoadOp::create(b, loc, pairType, q,
                                           index(rows[j % 2], col));
-      f.push_back(pairOperand(b, loc, pair));
+      f.push_back(mmaPairOperand(b, loc, pair));
     }
     out.push_back(f);
   }
@@ -136,22 +127,10 @@ SmallVector<Frag> AttentionEmitter::loadQueryFragments() {
 
 SmallVector<Value> AttentionEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bf,
                                          ArrayRef<Value> acc) {
-  Type f32 = b.getF32Type();
-  auto resType =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  NVVM::MMATypes type = shape.isF32()          ? NVVM::MMATypes::tf32
-                        : shape.elem.isF16()   ? NVVM::MMATypes::f16
-                                               : NVVM::MMATypes::bf16;
-  int64_t kDim = shape.isF32() ? 8 : 16;
-  auto op = NVVM::MmaOp::create(
-      b, loc, resType, a, bf, acc, ArrayRef<int64_t>{16, 8, kDim},
-      std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(), i));
-  return out;
+  NVVM::MMATypes type = shape.isF32()        ? NVVM::MMATypes::tf32
+                        : shape.elem.isF16() ? NVVM::MMATypes::f16
+                                             : NVVM::MMATypes::bf16;
+  return mmaSyncF32(b, loc, type, a, bf, acc);
 }
 
 SmallVector<Value> AttentionEmitter::scores(ArrayRef<Frag> qf, Value kt) {
@@ -175,7 +154,7 @@ SmallVector<Value> AttentionEmitter::scores(ArrayRef<Frag> qf, Value kt) {
           Value pair = vector::LoadOp::create(
               b, loc, pairType, kt,
               ValueRange{key, add(mul(t, 2), ks * 16 + h)});
-          bfrag.push_back(pairOperand(b, loc, pair));
+          bfrag.push_back(mmaPairOperand(b, loc, pair));
         }
       }
       ArrayRef<Value> cur(s.data() + j * 4, 4);
@@ -222,12 +201,12 @@ SmallVector<Value> AttentionEmitter::accumulate(ArrayRef<Value> p, Value vt,
     Value h1 = arith::TruncFOp::create(b, loc, shape.elem, x1);
     Value pair = vector::FromElementsOp::create(
         b, loc, VectorType::get({2}, shape.elem), ValueRange{h0, h1});
-    return pairOperand(b, loc, pair);
+    return mmaPairOperand(b, loc, pair);
   };
   auto packLoaded = [&](Value x0, Value x1) {
     Value pair = vector::FromElementsOp::create(
         b, loc, VectorType::get({2}, shape.elem), ValueRange{x0, x1});
-    return pairOperand(b, loc, pair);
+    return mmaPairOperand(b, loc, pair);
   };
   for (int64_t s = 0; s < bkv / 16; ++s) {
     const Value *f0 = p.data() + (2 * s) * 4, *f1 = p.data() + (2 * s + 1) * 4;

@@ -262,34 +262,8 @@ SmallVector<Value> WgmmaAttention::scores(Value stageAddr,
 // (MN-major V).
 Value WgmmaAttention::wgmmaRegA(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
                                 Value descB) {
-  int64_t nAcc = acc.size();
-  auto accType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(nAcc, b.getF32Type()));
-  SmallVector<Value> operands(acc);
-  std::string constraints, asmText;
-  llvm::raw_string_ostream cs(constraints), os(asmText);
-  for (int64_t i = 0; i < nAcc; ++i)
-    cs << (i ? "," : "") << "=f";
-  for (int64_t i = 0; i < nAcc; ++i)
-    cs << "," << i;
-  cs << ",r,r,r,r,l";
-  llvm::append_range(operands, aRegs);
-  operands.push_back(descB);
-  StringRef type = opType == NVVM::WGMMATypes::bf16 ? "bf16" : "f16";
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-     << "wgmma.mma_async.sync.aligned.m64n" << nAcc * 2 << "k16.f32." << type
-     << "." << type << " {";
-  for (int64_t i = 0; i < nAcc; ++i)
-    os << (i ? ", " : "") << "$" << i;
-  os << "}, {$" << 2 * nAcc << ", $" << 2 * nAcc + 1 << ", $" << 2 * nAcc + 2
-     << ", $" << 2 * nAcc + 3 << "}, $" << 2 * nAcc + 4
-     << ", p, 1, 1, 1;\n}\n";
-  return LLVM::InlineAsmOp::create(
-             b, loc, accType, operands, asmText, constraints,
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-             ArrayAttr())
-      .getResult(0);
+  StringRef types = opType == NVVM::WGMMATypes::bf16 ? "bf16.bf16" : "f16.f16";
+  return wgmmaRegAAsm(b, loc, acc, aRegs, descB, types, 16, /*transB=*/1);
 }
 
 // O += P V: k16 step s takes the probabilities of keys 16s .. 16s + 15 (S

@@ -74,6 +74,16 @@ Value ci32(OpBuilder &b, Location loc, uint32_t v);
 /// once: the gemv weight's loads, the wgmma copies of an operand one block
 /// reads (docs/shapes.md, "Run 21" and "The operand read once").
 Value evictFirstPolicy(OpBuilder &b, Location loc);
+/// wgmma.mma_async m64nNk{K} with A from registers, which upstream's NVVM
+/// op does not have: inline PTX (MatmulWgmmaMma.cpp), outputs tied to the
+/// accumulators `acc` (N / 2 f32), A's four 32-bit registers `aRegs`, B's
+/// shared-memory descriptor. `types`: the PTX type suffix after f32
+/// ("tf32.tf32", "bf16.bf16", "f16.f16"); `k`: 8 (tf32) or 16; `transB`:
+/// the 16-bit forms' B-transpose immediate (-1: none, tf32 has no such
+/// operand). Returns the accumulators as a struct of N / 2 f32.
+Value wgmmaRegAAsm(OpBuilder &b, Location loc, ArrayRef<Value> acc,
+                   ArrayRef<Value> aRegs, Value descB, StringRef types,
+                   int64_t k, int transB);
 
 /// The four 32-bit words of Philox4x32-10 for counter (lo, hi, 0, 0) and key
 /// (seed low word, seed high word). `lo` and `hi` are i32 values.

@@ -103,14 +103,14 @@ SmallVector<Value> WgmmaKernel::loadFragments(Value kt, int64_t kk) {
   return regs;
 }
 
-// wgmma.mma_async with A from registers, which upstream's NVVM op does
-// not have: inline PTX, built as convert-nvvm-to-llvm builds the
-// shared-memory form (outputs tied to the accumulators' inputs).
-Value WgmmaKernel::wgmmaRegA(Value acc, ArrayRef<Value> aRegs, Value descB) {
-  SmallVector<Value> operands;
-  for (int64_t i = 0; i < nAcc; ++i)
-    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
-  std::string constraints, outs, asmText;
+Value mlir::kb::wgmmaRegAAsm(OpBuilder &b, Location loc, ArrayRef<Value> acc,
+                            ArrayRef<Value> aRegs, Value descB, StringRef types,
+                            int64_t k, int transB) {
+  int64_t nAcc = acc.size();
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(nAcc, b.getF32Type()));
+  SmallVector<Value> operands(acc);
+  std::string constraints, asmText;
   llvm::raw_string_ostream cs(constraints), os(asmText);
   for (int64_t i = 0; i < nAcc; ++i)
     cs << (i ? "," : "") << "=f";
@@ -120,17 +120,30 @@ Value WgmmaKernel::wgmmaRegA(Value acc, ArrayRef<Value> aRegs, Value descB) {
   llvm::append_range(operands, aRegs);
   operands.push_back(descB);
   os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-     << "wgmma.mma_async.sync.aligned.m64n" << bm << "k8.f32.tf32.tf32 {";
+     << "wgmma.mma_async.sync.aligned.m64n" << 2 * nAcc << "k" << k
+     << ".f32." << types << " {";
   for (int64_t i = 0; i < nAcc; ++i)
     os << (i ? ", " : "") << "$" << i;
   os << "}, {$" << 2 * nAcc << ", $" << 2 * nAcc + 1 << ", $" << 2 * nAcc + 2
-     << ", $" << 2 * nAcc + 3 << "}, $" << 2 * nAcc + 4 << ", p, 1, 1;\n}\n";
+     << ", $" << 2 * nAcc + 3 << "}, $" << 2 * nAcc + 4 << ", p, 1, 1";
+  if (transB >= 0)
+    os << ", " << transB;
+  os << ";\n}\n";
   return LLVM::InlineAsmOp::create(
              b, loc, accType, operands, asmText, constraints,
              /*has_side_effects=*/true, /*is_align_stack=*/false,
              LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
              ArrayAttr())
       .getResult(0);
+}
+
+// The tf32 form for a row-major B (C^T = B^T A^T: A's fragments from
+// registers, m64n{BM}k8).
+Value WgmmaKernel::wgmmaRegA(Value acc, ArrayRef<Value> aRegs, Value descB) {
+  SmallVector<Value> accs;
+  for (int64_t i = 0; i < nAcc; ++i)
+    accs.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  return wgmmaRegAAsm(b, loc, accs, aRegs, descB, "tf32.tf32", 8, -1);
 }
 
 Value WgmmaKernel::mmaStepRowB(Value kt, Value acc) {
