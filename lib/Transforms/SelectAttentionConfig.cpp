@@ -45,6 +45,26 @@ namespace {
 /// attn-wgmma): correct on every case, 1.8-3.2x the mma.sync kernel.
 constexpr bool kAttentionWgmmaByDefault = true;
 
+/// Where a config's shared memory (attentionSharedBytes) passes the chip's
+/// limit per block: the message naming the config (`what`: more fields for
+/// it, e.g. the mma unit), else "".
+std::string sharedMemoryProblem(ConfigAttr config, int64_t d, int64_t dv,
+                                int64_t elemBytes, const TargetModel *model,
+                                const std::string &what) {
+  if (!model)
+    return "";
+  auto str = [](int64_t v) { return std::to_string(v); };
+  int64_t bytes = attentionSharedBytes(config, d, dv, elemBytes);
+  if (bytes <= model->maxSharedPerBlock)
+    return "";
+  return "config needs " + str(bytes) +
+         " bytes of shared memory per block (block = [" +
+         str(config.getBlock()[0]) + ", " + str(config.getBlock()[1]) +
+         "], stages = " + str(config.getStages()) + ", D = " + str(d) +
+         ", Dv = " + str(dv) + what + "); " + model->chip +
+         " allows at most " + str(model->maxSharedPerBlock);
+}
+
 /// attentionConfigProblem for the wgmma kernel (AttentionWgmma.cpp).
 std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
                                int64_t elemBytes, const TargetModel *model) {
@@ -72,15 +92,10 @@ std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
            " threads (two consumer warpgroups and a producer warp)";
   if (stages < 2 || stages > 4)
     return "stages = " + str(stages) + ": the K/V ring holds 2 to 4 tiles";
-  if (model) {
-    int64_t bytes = attentionSharedBytes(config, d, dv, elemBytes);
-    if (bytes > model->maxSharedPerBlock)
-      return "config needs " + str(bytes) +
-             " bytes of shared memory per block (block = [" + str(bq) + ", " +
-             str(bkv) + "], stages = " + str(stages) + ", D = " + str(d) +
-             ", Dv = " + str(dv) + ", " + unit + "); " + model->chip +
-             " allows at most " + str(model->maxSharedPerBlock);
-  }
+  if (std::string why =
+          sharedMemoryProblem(config, d, dv, elemBytes, model, ", " + unit);
+      !why.empty())
+    return why;
   return "";
 }
 
@@ -125,15 +140,9 @@ std::string mlir::kb::attentionConfigProblem(ConfigAttr config, int64_t d,
            str(bkv * d / perChunk) + " and " + str(bkv * dv / perChunk) +
            " 16-byte chunks of a K and a V tile do not split evenly among " +
            str(threads) + " threads";
-  if (model) {
-    int64_t bytes = attentionSharedBytes(config, d, dv, elemBytes);
-    if (bytes > model->maxSharedPerBlock)
-      return "config needs " + str(bytes) +
-             " bytes of shared memory per block (block = [" + str(bq) + ", " +
-             str(bkv) + "], stages = " + str(stages) + ", D = " + str(d) +
-             ", Dv = " + str(dv) + "); " + model->chip + " allows at most " +
-             str(model->maxSharedPerBlock);
-  }
+  if (std::string why = sharedMemoryProblem(config, d, dv, elemBytes, model, "");
+      !why.empty())
+    return why;
   return "";
 }
 
