@@ -213,6 +213,20 @@ def draw(report, out: Path, title: str = "") -> Path:
     return out
 
 
+def _finish_suite_figure(fig, plt, report, out: Path, title: str) -> Path:
+    """A kb.bench suite figure's title (the suite and device), layout and
+    palette PNG at `out`."""
+    dev = report.get("device", "")
+    fig.suptitle(title or f"kb.bench --suite {report.get('suite', '')}{(' on ' + dev) if dev else ''}",
+                 fontsize=11)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save(fig, out, 100)
+    plt.close(fig)
+    return out
+
+
 def draw_suite(report, out: Path, title: str = "") -> Path:
     """A kb.bench suite report: kb's speed-up over the strongest peer per
     program (and over kb's unfused bundle where there is one), a line at
@@ -239,15 +253,7 @@ def draw_suite(report, out: Path, title: str = "") -> Path:
     ax.set_xticklabels([r["name"] for r in rows], rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("kb speed-up (peer time / kb time)")
     ax.legend(fontsize=8)
-    dev = report.get("device", "")
-    fig.suptitle(title or f"kb.bench --suite {report.get('suite', '')}{(' on ' + dev) if dev else ''}",
-                 fontsize=11)
-    fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save(fig, out, 100)
-    plt.close(fig)
-    return out
+    return _finish_suite_figure(fig, plt, report, out, title)
 
 
 def read_report(spec: str) -> Any:
@@ -318,15 +324,7 @@ def draw_models(report, out: Path, title: str = "") -> Path:
     ax.set_xticklabels([r["name"] for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("speed-up over eager (eager time / time)")
     ax.legend(fontsize=8)
-    dev = report.get("device", "")
-    fig.suptitle(title or f"kb.bench --suite {report.get('suite', '')}{(' on ' + dev) if dev else ''}",
-                 fontsize=11)
-    fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save(fig, out, 100)
-    plt.close(fig)
-    return out
+    return _finish_suite_figure(fig, plt, report, out, title)
 
 
 def main(argv=None) -> int:

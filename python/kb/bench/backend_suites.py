@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime
 import json
 import platform
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict
@@ -30,15 +29,6 @@ from . import catalog, models, models_report, overhead
 KINDS = ("models", "backend-overhead")
 
 
-def _commit() -> str:
-    try:
-        p = subprocess.run(["git", "-C", str(catalog.root()), "rev-parse", "--short=12", "HEAD"],
-                           capture_output=True, text=True, timeout=10)
-        return p.stdout.strip() if p.returncode == 0 else ""
-    except OSError:
-        return ""
-
-
 def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
     from ..bundle import find_kb_opt
     find_kb_opt()  # KbError, one line, where there is none
@@ -47,7 +37,7 @@ def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
     else:
         rec = {"entries": {spec["name"]: overhead.precompile(spec, cache, args.chip)}}
         rec["cache_mb"] = round(models.cache_bytes(cache) / 2 ** 20, 2)
-    rec.update(suite=name, commit=_commit(), host=platform.node(),
+    rec.update(suite=name, commit=catalog.commit(), host=platform.node(),
                finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     log = cache / "precompile.json"
     old = json.loads(log.read_text()) if log.is_file() else {}
@@ -87,7 +77,7 @@ def main(name: str, spec: Dict[str, Any], args) -> int:
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     pre = cache / "precompile.json"
     meta: Dict[str, Any] = {
-        "started": started, "commit": _commit(), "cache": str(cache), "dry_run": bool(args.dry_run),
+        "started": started, "commit": catalog.commit(), "cache": str(cache), "dry_run": bool(args.dry_run),
         "cache_mb": round(models.cache_bytes(cache) / 2 ** 20, 2), "chip": args.chip,
         "torch": torch.__version__,
         "device": "" if args.dry_run else torch.cuda.get_device_name(),

@@ -28,6 +28,17 @@ def root() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[3]
 
 
+def commit() -> str:
+    """The checkout's commit (12 hex digits) for a report, or "" outside git."""
+    import subprocess
+    try:
+        p = subprocess.run(["git", "-C", str(root()), "rev-parse", "--short=12", "HEAD"],
+                           capture_output=True, text=True, timeout=10)
+        return p.stdout.strip() if p.returncode == 0 else ""
+    except OSError:
+        return ""
+
+
 @dataclass
 class Program:
     name: str

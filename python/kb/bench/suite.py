@@ -14,7 +14,6 @@ import argparse
 import datetime
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, List
@@ -62,15 +61,6 @@ def _parser() -> argparse.ArgumentParser:
                     "time, on the entry before; 300)")
     ap.add_argument("--chip", default="sm_90a", help="models suites: the kb backend's chip (sm_90a)")
     return ap
-
-
-def _commit() -> str:
-    try:
-        p = subprocess.run(["git", "-C", str(catalog.root()), "rev-parse", "--short=12", "HEAD"],
-                           capture_output=True, text=True, timeout=10)
-        return p.stdout.strip() if p.returncode == 0 else ""
-    except OSError:
-        return ""
 
 
 def build_report(suite: str, programs: List[catalog.Program], kb: Dict[str, dict],
@@ -182,7 +172,7 @@ def main(argv=None) -> int:
         kb, peers, note = run.measure(programs, bundles, kb_run, args.timeout, not args.no_torch)
         for name, err in failed.items():
             kb[name] = {"ok": False, "status": "compile", "error": f"kb-opt: {err}"}
-        rep = build_report(args.suite, programs, kb, peers, started=started, commit=_commit(),
+        rep = build_report(args.suite, programs, kb, peers, started=started, commit=catalog.commit(),
                            bundles=str(bundles), peers_note=note)
         _write(rep, Path(args.json or out / f"{args.suite}.json"),
                Path(args.plot or out / f"{args.suite}.png"))
