@@ -67,6 +67,7 @@ def activations(rows, cols, dtype="f32"):
             + body + f"  return %{len(ops) - 1} : {ty}\n}}\n")
 
 CLUSTER = 'strategy = "cluster"'
+ONLINE = 'strategy = "online"'
 
 def norm_config(config):
     """A row kernel's hand-set #kb.config (e.g. 'strategy = "online"')."""
@@ -405,32 +406,37 @@ PROGRAMS = {
         "min-bf16-4096x1000": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16"),
         "mean-1000x4097": row_reduce(1000, 4097, "mean"),
         # Rows wider than one block's registers: issue #45's 1024 x 65536
-        # targets; the default is the online strategy (the row read in
-        # loops); -cluster: the row over the registers of a cluster (8
-        # blocks, 4 for bf16; opt-in until it has run on a GPU), to compare
-        # on the same GPU; odd widths: online.
+        # targets. A norm's default is the cluster strategy (the row over
+        # the registers of 8 blocks, 4 for bf16; kRowClusterByDefault), a
+        # reduction's the online strategy (the row read in loops); -online
+        # and -cluster: the other one, to compare on the same GPU; odd
+        # widths: online.
         "layernorm-1024x65536": layernorm(1024, 65536),
         "layernorm-plain-1024x65536": layernorm(1024, 65536, residual=False),
         "rmsnorm-1024x65536": rmsnorm(1024, 65536),
         "rmsnorm-bf16-1024x65536": rmsnorm(1024, 65536, "bf16"),
         "sum-1024x65536": row_reduce(1024, 65536, "sum"),
-        "layernorm-1024x65536-cluster": layernorm(1024, 65536, config=CLUSTER),
-        "layernorm-plain-1024x65536-cluster": layernorm(1024, 65536, residual=False, config=CLUSTER),
-        "rmsnorm-1024x65536-cluster": rmsnorm(1024, 65536, config=CLUSTER),
-        "rmsnorm-bf16-1024x65536-cluster": rmsnorm(1024, 65536, "bf16", config=CLUSTER),
+        "layernorm-1024x65536-online": layernorm(1024, 65536, config=ONLINE),
+        "layernorm-plain-1024x65536-online": layernorm(1024, 65536, residual=False, config=ONLINE),
+        "rmsnorm-1024x65536-online": rmsnorm(1024, 65536, config=ONLINE),
+        "rmsnorm-bf16-1024x65536-online": rmsnorm(1024, 65536, "bf16", config=ONLINE),
         "sum-1024x65536-cluster": row_reduce(1024, 65536, "sum", config=CLUSTER),
-        # Cluster sizes by hand: 4 blocks of 1024 threads, 2 of 1024.
+        # Cluster sizes by hand: 4 blocks, 2 blocks.
         "rmsnorm-1024x65536-c4": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 4'),
         "layernorm-plain-1024x65536-c4": layernorm(1024, 65536, residual=False, config='strategy = "cluster", cluster = 4'),
         "rmsnorm-1024x65536-c2": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 2'),
-        # 8 blocks of 256 threads (32 values a thread, more blocks an SM).
-        "rmsnorm-1024x65536-t256": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 256'),
-        "layernorm-1024x65536-t256": layernorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 256'),
+        # 8 blocks of 512 threads (four vectors a thread; the default is
+        # eight, 256 threads).
+        "rmsnorm-1024x65536-t512": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 512'),
+        "layernorm-1024x65536-t512": layernorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 512'),
+        "rmsnorm-bf16-1024x65536-t512": rmsnorm(1024, 65536, "bf16", config='strategy = "cluster", cluster = 4, threads = 512'),
         # The cluster strategy's other paths, checked against float64 by
         # kb-run: parts whose last chunk is partial (40000 / 8 = 5000
-        # columns a block of 512 x 4; bf16: 10000 a block of 512 x 8), max.
-        "layernorm-128x40000-cluster": layernorm(128, 40000, config=CLUSTER),
-        "layernorm-bf16-256x40000-cluster": layernorm(256, 40000, "bf16", residual=False, config=CLUSTER),
+        # columns a block of 256 x 4; bf16: 10000 a block of 256 x 8), max.
+        "layernorm-128x40000": layernorm(128, 40000),
+        "layernorm-bf16-256x40000": layernorm(256, 40000, "bf16", residual=False),
+        "layernorm-128x40000-online": layernorm(128, 40000, config=ONLINE),
+        "layernorm-bf16-256x40000-online": layernorm(256, 40000, "bf16", residual=False, config=ONLINE),
         "max-256x65536-cluster": row_reduce(256, 65536, "max", keepdim=False, config=CLUSTER),
         "layernorm-7x100003": layernorm(7, 100003),
         "rmsnorm-bf16-5x40000": rmsnorm(5, 40000, "bf16"),

@@ -17,6 +17,7 @@ cp bench/repros/*.mlir build/gpu/programs/
 # kb.pad in front of wgmma (K % 4 != 0) with split-K, an epilogue and a given
 # B^T behind it: checked, and memchecked, by gpu-check.sh.
 cp test/Target/gpu-pad-wgmma.mlir build/gpu/programs/gpu-pad-wgmma-sm90a.mlir
+refused=0
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)
   # KB_BENCH_ONLY: a regex of the programs to compile (default: all).
@@ -26,9 +27,16 @@ for f in build/gpu/programs/*.mlir; do
   if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name chip=$chip" -o /dev/null 2> build/gpu/$name.err; then
     echo "SKIP $name: $(head -n 1 build/gpu/$name.err)"; rm -rf "build/gpu/bundles/$name"; continue
   fi
+  # kb-run reads every bundle back here, without a GPU: a bundle it would
+  # refuse on the device (a config field its parser lacked, 2026-12-07)
+  # fails the build instead of costing device time.
+  if [ -x build/bin/kb-run ] && ! build/bin/kb-run --check "build/gpu/bundles/$name" > /dev/null 2> build/gpu/$name.check; then
+    echo "kb-run --check refuses $name: $(head -n 1 build/gpu/$name.check)"; refused=$((refused + 1))
+  fi
   if grep -q "kb.dropout\|kb.gelu\|kb.bias_add\|kb.scale\|kb.mish" "$f"; then
     build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name-unfused fuse=false chip=$chip" -o /dev/null
   fi
 done
 ls build/gpu/bundles | wc -l
 du -sh build/gpu/bundles
+[ "$refused" -eq 0 ] || { echo "$refused bundle(s) refused by kb-run --check"; exit 1; }

@@ -24,7 +24,8 @@ namespace {
 const char *const kFields[] = {"block",  "warp",    "thread", "threads",
                                "vector", "stages",  "pad",    "mma",
                                "strategy", "cluster", "grid", "copy",
-                               "raster", "split",   "store",  "reduce"};
+                               "raster", "split",   "store",  "reduce",
+                               "schedule"};
 
 struct ConfigParser {
   const std::string &s;

@@ -162,7 +162,20 @@ struct PromoteSharedMemoryPass
       if (f.copy == CopyKind::tma)
         threads = wgmmaThreads(bm, bn, transposeB || half, /*tma=*/true);
       // store = "tma" (MatmulWgmma.cpp, the TMA-store epilogue): the
-      // warpgroups' 64 x 32 boxes of C through C's tensor map.
+      // warpgroups' 64 x 32 boxes of C through C's tensor map. The default
+      // for a 16-bit C of the 16-bit kernel where the epilogue applies:
+      // bf16 4096^3 0.1961 -> 0.1772 ms, 8192^3 1.4528 -> 1.3887, A.B^T
+      // 0.1958 -> 0.1805 and 1.5007 -> 1.3868 (H100, one call,
+      // bench/results/2026-12-07-h100-pingpong-clusters-tmastore), each a
+      // persistent grid of 128 x 256 tiles; neither an f32 C nor a grid
+      // of a block a tile has been measured with it, so neither gets it by
+      // default. store = "direct" opts out.
+      if (!f.store && half && f.grid > 0 && f.copy == CopyKind::tma &&
+          !mm.getResult().getType().getElementType().isF32() &&
+          mm.getResult().getType().getRank() == 2 && f.split <= 1 &&
+          f.reduce != ReduceKind::stream && n % 8 == 0 &&
+          bn % wgmmaStoreBoxCols(2) == 0)
+        f.store = StoreKind::tma;
       if (f.store == StoreKind::tma) {
         // A 16-bit C: boxes of 64 columns (128-byte rows, as f32's 32).
         int64_t cBytes = mm.getResult().getType().getElementTypeBitWidth() / 8;

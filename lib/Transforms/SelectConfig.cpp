@@ -59,11 +59,21 @@ int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
   return llvm::divideCeil(len, threads * vector) * vector;
 }
 
-/// Whether kb-select-config gives the row kernels' cluster strategy to rows
-/// one block's registers cannot hold by itself: not until the kernel has run
-/// on a GPU (it was built on 2026-12-07 with none to be had); until then a
-/// hand-set strategy = "cluster" asks for it and `online` is the default.
-constexpr bool kRowClusterByDefault = false;
+/// Whether kb-select-config gives a norm's kernel (layer_norm, rms_norm and
+/// the fusions they anchor) the cluster strategy for rows one block's
+/// registers cannot hold by itself: `online` reads such a row twice from
+/// global memory, a cluster's registers once. Measured (H100, one call,
+/// bench/results/2026-12-07-h100-pingpong-clusters-tmastore): residual +
+/// layer_norm 1024 x 65536 f32 0.5977 ms online, 0.2920 in clusters of 8
+/// (256 threads); rms_norm 0.2708 -> 0.1852, bf16 0.1283 -> 0.1138. A row
+/// sum reads its row once either way and was slower in clusters (0.0969
+/// online, 0.1051), so row reductions keep `online`.
+constexpr bool kRowClusterByDefault = true;
+/// The vectors a thread holds of a cluster block's part of the row by
+/// default: eight (256 threads for a part of 8192 f32) measured ahead of
+/// four (512 threads): layer_norm 1024 x 65536 0.2920 against 0.3188 ms,
+/// rms_norm 0.1852 against 0.1892 (same call as above).
+constexpr int64_t kRowClusterVectorsPerThread = 8;
 /// The row kernels' cluster strategy: blocks a row is split over at most
 /// (portable cluster sizes).
 constexpr int64_t kMaxRowCluster = 8;
@@ -531,7 +541,8 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
   // row read in loops by the chip's most threads.
   if (!f.strategy && !f.threads &&
       valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread) {
-    f.cluster = kRowClusterByDefault && model.hasClusters
+    bool norm = isa<LayerNormOp, RmsNormOp>(anchor);
+    f.cluster = kRowClusterByDefault && norm && model.hasClusters
                     ? rowClusterBlocks(n, f.vector, type, maxThreads)
                     : 0;
     f.strategy = f.cluster ? SoftmaxStrategy::cluster : SoftmaxStrategy::online;
@@ -562,8 +573,12 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
     // threads idle (a bf16 row of 1024 is 128 vectors).
     // (A cluster's block: the same for its part of the row.)
     int64_t fewest = part / f.vector >= 64 ? 64 : 32;
+    int64_t perThread = f.strategy == SoftmaxStrategy::cluster
+                            ? kRowClusterVectorsPerThread
+                            : 4;
     f.threads = std::clamp<int64_t>(
-        nextPow2(llvm::divideCeil(part, 4 * f.vector)), fewest, maxThreads);
+        nextPow2(llvm::divideCeil(part, perThread * f.vector)), fewest,
+        maxThreads);
   }
   int64_t perThread = valuesPerThread(part, f.threads, f.vector);
   if (perThread > kMaxRowValuesPerThread) {

@@ -13,6 +13,10 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && kb-opt %s --kb-compile="output=%t/b chip=sm_90a ptxas=%ptxas" -o /dev/null
 // RUN: FileCheck %s < %t/b/manifest.json
+// kb-run reads the config back (its own parser once lacked `schedule` and
+// refused every ping-pong bundle on the GPU, run of 2026-12-07).
+// RUN: %if kb-run %{ kb-run --check %t/b | FileCheck %s --check-prefix=RUNCHECK %}
+// RUNCHECK: OK (
 // RUN: FileCheck %s --check-prefix=PTX < %t/b/k0_attention.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t/b/k1_attention.ptx
 // Warpgroup 1 hands warpgroup 0 the first turn; each waits on its own turn

@@ -26,11 +26,12 @@ func.func @norm_configs(%a: tensor<16384x1024xf32>, %wa: tensor<1024xf32>, %b: t
 
 // -----
 
-// Rows wider than one block's registers (1024 threads of 32 values): the
-// row read in loops (strategy "online", RowNormOnline.cpp) by 1024 threads
-// (strategy "cluster" only where asked for, so far).
+// Rows wider than one block's registers (1024 threads of 32 values): on
+// sm_90 a norm's row split over a cluster (kb-select-config-norms-cluster.mlir),
+// a reduction's read in loops (strategy "online", RowNormOnline.cpp) by 1024
+// threads.
 // CHECK-LABEL: func.func @too_wide
-// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 1024, vector = 4, strategy = "online">} : tensor<4x65536xf32>
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 256, vector = 4, strategy = "cluster", cluster = 8>} : tensor<4x65536xf32>
 // CHECK: kb.reduce {{.*}} {config = #kb.config<threads = 1024, vector = 1, strategy = "online">} : tensor<1024x65537xf32>
 func.func @too_wide(%x: tensor<4x65536xf32>, %y: tensor<1024x65537xf32>) -> (tensor<4x65536xf32>, tensor<1024xf32>) {
   %0 = kb.layer_norm %x eps(1.0e-05) : tensor<4x65536xf32> -> tensor<4x65536xf32>
