@@ -23,6 +23,33 @@ using namespace mlir::kb;
 
 namespace {
 
+/// What the wgmma TMA-store epilogue (store = "tma", MatmulWgmma.cpp) needs
+/// that `mm` with config `f` lacks, as the words after "needs"; empty where
+/// it applies. kb-promote-shared-memory refuses a hand-set store = "tma"
+/// with it and gives the store by default only where it is empty.
+std::string tmaStoreNeeds(MatmulOp mm, const ConfigFields &f) {
+  auto cType = mm.getResult().getType();
+  // A 16-bit C: boxes of 64 columns (128-byte rows, as f32's 32).
+  int64_t cBytes = cType.getElementTypeBitWidth() / 8;
+  int64_t boxCols = wgmmaStoreBoxCols(cBytes);
+  int64_t n = cType.getShape().back(), bn = f.block[1];
+  if (f.copy != CopyKind::tma)
+    return "copy = \"tma\"";
+  if (!mm.getTransposeB() && !isWgmma16(f.mma))
+    return "B transposed (transpose_b)";
+  if (cType.getRank() != 2)
+    return "an unbatched matmul";
+  if (f.split > 1)
+    return "no split";
+  if (n % (16 / cBytes))
+    return "N a multiple of " + std::to_string(16 / cBytes) +
+           " (16-byte rows of C); N = " + std::to_string(n);
+  if (bn % boxCols)
+    return "BN a multiple of " + std::to_string(boxCols) +
+           " (boxes of 128-byte rows); BN = " + std::to_string(bn);
+  return "";
+}
+
 /// Threads of the tiles alone (without a TMA producer warp): one per FFMA
 /// register tile, a warp per mma.sync warp tile, a warpgroup per 64 rows of
 /// a wgmma tile (64 columns with a row-major B).
@@ -170,32 +197,12 @@ struct PromoteSharedMemoryPass
       // persistent grid of 128 x 256 tiles; neither an f32 C nor a grid
       // of a block a tile has been measured with it, so neither gets it by
       // default. store = "direct" opts out.
-      if (!f.store && half && f.grid > 0 && f.copy == CopyKind::tma &&
+      if (!f.store && half && f.grid > 0 &&
           !mm.getResult().getType().getElementType().isF32() &&
-          mm.getResult().getType().getRank() == 2 && f.split <= 1 &&
-          f.reduce != ReduceKind::stream && n % 8 == 0 &&
-          bn % wgmmaStoreBoxCols(2) == 0)
+          f.reduce != ReduceKind::stream && tmaStoreNeeds(mm, f).empty())
         f.store = StoreKind::tma;
       if (f.store == StoreKind::tma) {
-        // A 16-bit C: boxes of 64 columns (128-byte rows, as f32's 32).
-        int64_t cBytes = mm.getResult().getType().getElementTypeBitWidth() / 8;
-        int64_t boxCols = wgmmaStoreBoxCols(cBytes);
-        auto c = mm.getResult().getType().getShape();
-        std::string why;
-        if (f.copy != CopyKind::tma)
-          why = "copy = \"tma\"";
-        else if (!transposeB && !half)
-          why = "B transposed (transpose_b)";
-        else if (c.size() != 2)
-          why = "an unbatched matmul";
-        else if (f.split > 1)
-          why = "no split";
-        else if (n % (16 / cBytes))
-          why = "N a multiple of " + std::to_string(16 / cBytes) +
-                " (16-byte rows of C); N = " + std::to_string(n);
-        else if (bn % boxCols)
-          why = "BN a multiple of " + std::to_string(boxCols) +
-                " (boxes of 128-byte rows); BN = " + std::to_string(bn);
+        std::string why = tmaStoreNeeds(mm, f);
         if (!why.empty())
           return op.emitOpError()
                  << "store = \"tma\" (the wgmma TMA-store epilogue) needs "

@@ -67,7 +67,9 @@ int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
 /// layer_norm 1024 x 65536 f32 0.5977 ms online, 0.2920 in clusters of 8
 /// (256 threads); rms_norm 0.2708 -> 0.1852, bf16 0.1283 -> 0.1138. A row
 /// sum reads its row once either way and was slower in clusters (0.0969
-/// online, 0.1051), so row reductions keep `online`.
+/// online, 0.1051), so row reductions keep `online`. One known loss: a bf16
+/// layer_norm of 256 x 40000 ran 0.0306 ms in clusters of 4, 0.0240 online
+/// (a later call on the same H100; not yet explained).
 constexpr bool kRowClusterByDefault = true;
 /// The vectors a thread holds of a cluster block's part of the row by
 /// default: eight (256 threads for a part of 8192 f32) measured ahead of
@@ -573,11 +575,11 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
     // threads idle (a bf16 row of 1024 is 128 vectors).
     // (A cluster's block: the same for its part of the row.)
     int64_t fewest = part / f.vector >= 64 ? 64 : 32;
-    int64_t perThread = f.strategy == SoftmaxStrategy::cluster
-                            ? kRowClusterVectorsPerThread
-                            : 4;
+    int64_t vectorsEach = f.strategy == SoftmaxStrategy::cluster
+                              ? kRowClusterVectorsPerThread
+                              : 4;
     f.threads = std::clamp<int64_t>(
-        nextPow2(llvm::divideCeil(part, perThread * f.vector)), fewest,
+        nextPow2(llvm::divideCeil(part, vectorsEach * f.vector)), fewest,
         maxThreads);
   }
   int64_t perThread = valuesPerThread(part, f.threads, f.vector);

@@ -34,8 +34,7 @@ func.func @f32_out(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> te
 
 // -----
 
-// A block a tile (not persistent; not measured with it) and a batch (the
-// epilogue's tensor map is 2-D): stored directly.
+// A block a tile (not persistent; not measured with it): stored directly.
 // CHECK-LABEL: func.func @few
 // CHECK-NOT: store =
 // CHECK: return
@@ -46,6 +45,7 @@ func.func @few(%a: tensor<128x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<
 
 // -----
 
+// A batch (the epilogue's tensor map is 2-D): stored directly.
 // CHECK-LABEL: func.func @batched
 // CHECK-NOT: store =
 // CHECK: return
