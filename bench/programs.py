@@ -353,6 +353,7 @@ PROGRAMS = {
         "matmul-f16-4096-bt-sm90a": half_matmul(4096, 4096, 4096, "f16"),
         "matmul-f16-8192-bt-sm90a": half_matmul(8192, 8192, 8192, "f16"),
         "matmul-f16-4096-sm90a": half_matmul(4096, 4096, 4096, "f16", trans_b=False),
+        "matmul-f16-8192-sm90a": half_matmul(8192, 8192, 8192, "f16", trans_b=False),
         "matmul-bf16-f32out-4096-bt-sm90a": half_matmul(4096, 4096, 4096, "bf16", out="f32"),
         "matmul-bf16-1000x700x1500-bt-sm90a": half_matmul(1000, 700, 1500, "bf16"),
         "matmul-bf16-1000x700x1500-sm90a": half_matmul(1000, 700, 1500, "bf16", trans_b=False),

@@ -258,6 +258,21 @@ if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_SAME_HARNESS:-}" ]; then
     cat "$OUT/same_harness_log.txt"
   fi
 fi
+# Issue #49's fuzz sample (build/fuzz-src carried: small bundles, e.g.
+# scripts/differential.sh's build/diff/bundles): mutated manifests made here
+# until KB_FUZZ_SAMPLE (default 200) pass kb-run --check, each then run and
+# checked on the GPU (scripts/mutate-bundles.py); fuzz/result.json.
+# KB_SKIP_FUZZ_SAMPLE; KB_FUZZ_SAMPLE_SEED.
+if [ -d build/fuzz-src ] && [ -z "${KB_SKIP_FUZZ_SAMPLE:-}" ]; then
+  mkdir -p "$OUT/fuzz"
+  fz=$(mktemp -d)
+  python3 scripts/mutate-bundles.py make build/fuzz-src "$fz/mutants" --kb-run "$KB_RUN" \
+    --seed "${KB_FUZZ_SAMPLE_SEED:-1}" --accepted "${KB_FUZZ_SAMPLE:-200}" > "$OUT/fuzz/log.txt" 2>&1
+  timeout 500 python3 scripts/mutate-bundles.py run "$fz/mutants" build/fuzz-src "$OUT/fuzz/result.json" \
+    --kb-run "$KB_RUN" --budget "${KB_FUZZ_SAMPLE_BUDGET:-300}" >> "$OUT/fuzz/log.txt" 2>&1
+  echo "fuzz sample exit $?" | tee -a "$log"; tail -n 8 "$OUT/fuzz/log.txt"
+  rm -rf "$fz"
+fi
 # The parts other sessions added, each its own script, run here when what
 # it needs was carried (and not switched off):
 # - the Python package on torch tensors (build/pybundles; KB_SKIP_PYTHON),

@@ -187,6 +187,7 @@ Manifest Manifest::parse(const std::string &text, const std::string &dir) {
     fail("the manifest must be a JSON object, not " + std::string(typeName(j)));
   Manifest m;
   m.dir = dir;
+  m.raw = j;
   if (str(j, "format", "manifest") != "kb-bundle")
     fail("format must be \"kb-bundle\"");
   const json &version = field(j, "version", "manifest");

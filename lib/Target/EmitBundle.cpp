@@ -344,6 +344,7 @@ void EmitBundlePass::runOnOperation() {
     return signalPassFailure();
   }
   llvm::json::Array kernels, program;
+  SmallVector<std::string> ptxPaths;
   bool failedAny = false;
   entry.walk(
       [&](gpu::LaunchFuncOp launch) {
@@ -392,6 +393,7 @@ void EmitBundlePass::runOnOperation() {
           }
           os << object.getObject().getValue();
         }
+        ptxPaths.push_back(ptxPath.str().str());
         auto dims = [&](Value x, Value y, Value z) {
           llvm::json::Array a;
           for (Value v : {x, y, z})
@@ -477,6 +479,31 @@ void EmitBundlePass::runOnOperation() {
       {"kernels", std::move(kernels)},
       {"program", std::move(program)},
   };
+  // Each kernel's PTX ends with the bundle record (docs/bundle.md): the
+  // manifest it was compiled for, less what does not change the kernels'
+  // work (as lib/Runtime/BundleRecord.cpp's bundleRecordOf strips it);
+  // kb-run --check refuses a manifest that disagrees with it. A comment:
+  // ptxas and the driver ignore it.
+  llvm::json::Object record = manifest;
+  record.erase("compiler");
+  for (llvm::json::Value &k : *record.getArray("kernels"))
+    for (StringRef f : {"ptx", "cubin", "resources"})
+      k.getAsObject()->erase(f);
+  for (llvm::json::Value &b : *record.getArray("buffers"))
+    b.getAsObject()->erase("init");
+  std::string recordText =
+      llvm::formatv("{0}", llvm::json::Value(std::move(record))).str();
+  for (auto [i, ptxPath] : llvm::enumerate(ptxPaths)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxPath, ec, llvm::sys::fs::OF_Append);
+    if (ec) {
+      entry.emitError() << "kb-emit-bundle: cannot write " << ptxPath << ": "
+                        << ec.message();
+      return signalPassFailure();
+    }
+    os << "\n// kb.bundle-record {\"kernel\":" << i
+       << ",\"manifest\":" << recordText << "}\n";
+  }
   SmallString<256> path(output);
   llvm::sys::path::append(path, "manifest.json");
   std::error_code ec;

@@ -9,6 +9,8 @@
 
 #include "Run.h"
 
+#include "kb/Runtime/BundleRecord.h"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -112,6 +114,16 @@ Offline validateOffline(const Options &o) {
                           ") has dependent_launch but its PTX has no "
                           "griddepcontrol.wait: it would read its inputs "
                           "before the kernel before it has written them");
+  }
+  // Last, as the most general: the launch, buffers and program each kernel
+  // was compiled for (the record kb-opt ends its PTX with) are the
+  // manifest's.
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    checkBundleRecord(m, i,
+                      readRegularFile(m.filePath(m.kernels[i].ptx, where + ".ptx"),
+                                      BundleLimits::kernelFileBytes,
+                                      where + ".ptx"));
   }
   for (const std::string &spec : o.inputs) {
     auto eq = spec.find('=');

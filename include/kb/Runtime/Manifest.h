@@ -128,6 +128,9 @@ struct Manifest {
   std::vector<Buffer> buffers;
   std::vector<Kernel> kernels;
   std::vector<ProgramOp> program;
+  /// The manifest as parsed, for the bundle record's check
+  /// (BundleRecord.h).
+  nlohmann::json raw;
 
   /// Loads `dir`/manifest.json (or a manifest file path) and checks the
   /// files it names (checkFiles). Throws ManifestError.

@@ -1,15 +1,25 @@
 #!/usr/bin/env python3
-"""Copies a bundle and edits its manifest: mutate-manifest.py SRC DST STMT...
+"""Copies a bundle and edits its manifest: mutate-manifest.py [--record] SRC DST STMT...
 
 Each STMT is a Python statement run with `m` bound to the parsed manifest
 (e.g. "m['kernels'][0]['grid'][1] = 70000"); the result is written to
 DST/manifest.json. Used by the kb-run lit tests to build the malformed
-bundles of repros/README.md (kb-run section)."""
+bundles of repros/README.md (kb-run section).
+
+kb-run refuses a manifest that disagrees with the bundle record at the end
+of each kernel's PTX (docs/bundle.md). --record rewrites those records to
+match the edited manifest, as a bundle written by something other than
+kb-opt could: for the tests of what kb-run checks behind the record."""
 import json
+import os
 import shutil
 import sys
 
-src, dst, stmts = sys.argv[1], sys.argv[2], sys.argv[3:]
+args = sys.argv[1:]
+record = args[:1] == ["--record"]
+if record:
+    args = args[1:]
+src, dst, stmts = args[0], args[1], args[2:]
 shutil.rmtree(dst, ignore_errors=True)
 shutil.copytree(src, dst, symlinks=True)
 with open(f"{src}/manifest.json") as f:
@@ -18,3 +28,21 @@ for s in stmts:
     exec(s)
 with open(f"{dst}/manifest.json", "w") as f:
     json.dump(m, f, indent=1)
+
+if record:
+    # As lib/Runtime/BundleRecord.cpp's bundleRecordOf strips it.
+    r = json.loads(json.dumps(m))
+    r.pop("compiler", None)
+    for k in r.get("kernels", []):
+        for f in ("ptx", "cubin", "resources"):
+            k.pop(f, None)
+    for b in r.get("buffers", []):
+        b.pop("init", None)
+    tag = "// kb.bundle-record "
+    for i, k in enumerate(m.get("kernels", [])):
+        path = os.path.join(dst, k["ptx"])
+        lines = [l for l in open(path).read().split("\n") if not l.startswith(tag)]
+        text = "\n".join(lines).rstrip("\n")
+        text += "\n" + tag + json.dumps({"kernel": i, "manifest": r}) + "\n"
+        os.unlink(path)  # a copy, not the source's file through a link
+        open(path, "w").write(text)
