@@ -114,11 +114,11 @@ class PieceGraph:
         self.graph = None
 
     @classmethod
-    def capture(cls, fn, tensors, padded: List[bool], rows: Optional[int], copied, sliced, device):
+    def bind(cls, fn, tensors, padded: List[bool], rows: Optional[int], copied, sliced, device):
         """Static buffers for `tensors` (padded[i]: pad tensor i to `rows`;
-        positions in `copied`: copy, never pin), the callable bound to them
-        (outputs, tensor maps), a warm-up run and the capture, each on a
-        side stream after the current one's work."""
+        positions in `copied`: copy, never pin) filled with this call's
+        values, and the callable bound to them (outputs allocated, tensor
+        maps encoded): kb.load's KbError where it refuses the tensors."""
         slots, ins = [], []
         with torch.no_grad(), torch.inference_mode(False):
             for i, (a, pad) in enumerate(zip(tensors, padded)):
@@ -135,7 +135,13 @@ class PieceGraph:
                     slots.append(Slot("pin", ptr=a.data_ptr()))
                 ins.append(s)
             bufs, outs = fn.bind(ins)
-        pg = cls(fn, slots, bufs, outs, sliced)
+        return cls(fn, slots, bufs, outs, sliced)
+
+    def capture(self, device):
+        """A warm-up run and the capture, on a side stream after the current
+        one's work (the static inputs' copies); the current stream then
+        waits for it. RuntimeError or KbError where capture fails."""
+        fn, bufs = self.fn, self.bufs
         idx = device.index if device.index is not None else torch.cuda.current_device()
         side = _SIDE.get(idx)
         if side is None:
@@ -143,17 +149,18 @@ class PieceGraph:
         cur = torch.cuda.current_stream(device)
         side.wait_stream(cur)
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(side):
-            fn.launch_bound(bufs)  # warm-up: modules loaded, workspaces as the kernels leave them
-            g.capture_begin(capture_error_mode="thread_local")
-            try:
-                fn.launch_bound(bufs)
-            finally:
-                g.capture_end()
-        cur.wait_stream(side)
-        pg.graph = g
+        try:
+            with torch.cuda.stream(side):
+                fn.launch_bound(bufs)  # warm-up: modules loaded, workspaces as the kernels leave them
+                g.capture_begin(capture_error_mode="thread_local")
+                try:
+                    fn.launch_bound(bufs)
+                finally:
+                    g.capture_end()
+        finally:  # also before a direct launch after a failure: they share scratch buffers
+            cur.wait_stream(side)
+        self.graph = g
         STATS["captures"] += 1
-        return pg
 
     def moved(self, tensors) -> int:
         """The first pinned input whose tensor is not where the graph reads
@@ -221,8 +228,9 @@ class PieceGraphs:
                 return None
             plan = self.piece.bucket
             rows = binds[plan.symbol] if plan is not None else None
+            pg = PieceGraph.bind(fn, tensors, self.padded, rows, self.copied, self.sliced, dev)
             try:
-                pg = PieceGraph.capture(fn, tensors, self.padded, rows, self.copied, self.sliced, dev)
+                pg.capture(dev)
             except (RuntimeError, KbError) as e:
                 self.failed.add(gk)
                 STATS["capture_failures"] += 1
