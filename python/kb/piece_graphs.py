@@ -112,6 +112,12 @@ class PieceGraph:
     def __init__(self, fn, slots: List[Slot], bufs, outs, sliced: Dict[int, int]):
         self.fn, self.slots, self.bufs, self.outs, self.sliced = fn, slots, bufs, outs, sliced
         self.graph = None
+        # What a replay reads and writes, listed once: (input, address) of
+        # the pinned inputs, (input, slot) of the copied ones, (output, coef
+        # of m or 0 for all of it).
+        self.pins = [(i, s.ptr) for i, s in enumerate(slots) if s.kind == "pin"]
+        self.fills = [(i, s) for i, s in enumerate(slots) if s.kind != "pin"]
+        self.cuts = [(o, sliced.get(j, 0)) for j, o in enumerate(outs)]
 
     @classmethod
     def bind(cls, fn, tensors, padded: List[bool], rows: Optional[int], copied, sliced, device):
@@ -165,30 +171,33 @@ class PieceGraph:
     def moved(self, tensors) -> int:
         """The first pinned input whose tensor is not where the graph reads
         it (another address, or not contiguous), else -1."""
-        for i, (s, a) in enumerate(zip(self.slots, tensors)):
-            if s.kind == "pin" and (a.data_ptr() != s.ptr or not a.is_contiguous()):
+        for i, ptr in self.pins:
+            a = tensors[i]
+            if a.data_ptr() != ptr or not a.is_contiguous():
                 return i
         return -1
 
     def replay(self, tensors, m: Optional[int]):
         """This call's outputs: the inputs copied in, the graph replayed on
         the current stream, each output's rows (`sliced`: coef x m) copied
-        out into a new tensor."""
-        with torch.no_grad(), torch.inference_mode(False):
-            for s, a in zip(self.slots, tensors):
-                if s.kind == "pad":
-                    n = a.shape[0]
-                    s.static[:n].copy_(a)
-                    if n < s.filled:  # the rows a longer call wrote: zero again
-                        s.static[n: s.filled].zero_()
-                    s.filled = n
-                elif s.kind == "copy":
-                    s.static.copy_(a)
-            self.graph.replay()
-            out = tuple((o[: self.sliced[j] * m] if j in self.sliced else o).clone()
-                        for j, o in enumerate(self.outs))
+        out into a new tensor (as direct launches' outputs: no autograd
+        history; inference tensors under inference_mode)."""
+        if torch.is_grad_enabled():
+            with torch.no_grad():
+                return self.replay(tensors, m)
+        for i, s in self.fills:
+            a = tensors[i]
+            if s.kind == "pad":
+                n = a.shape[0]
+                (s.static if n == s.static.shape[0] else s.static[:n]).copy_(a)
+                if n < s.filled:  # the rows a longer call wrote: zero again
+                    s.static[n: s.filled].zero_()
+                s.filled = n
+            else:
+                s.static.copy_(a)
+        self.graph.replay()
         STATS["replays"] += 1
-        return out
+        return tuple((o[: c * m] if c else o).clone() for o, c in self.cuts)
 
 
 class PieceGraphs:

@@ -114,3 +114,52 @@ def test_graph_keys_per_bucket_device_and_stream(mlp, tmp_path, monkeypatch):
     assert k40 != k5 and look(64)[2] == k40
     keys = {G.graph_key(k, d, s) for k in (k5, k40) for d in (0, 1) for s in (0, 7)}
     assert len(keys) == 8 and G.graph_key(k5, 0, 7) == G.graph_key(k5, 0, 7)
+
+
+class RowsTimesW:
+    """Stands in for a kb.load callable on the CPU: bind() allocates the
+    output as kb.load does; its "graph" reruns the kernels' arithmetic on
+    the buffers bound at capture (what a CUDA graph's replay does)."""
+
+    def bind(self, ins):
+        x, w = ins
+        out = torch.empty(x.shape[0], w.shape[1])
+        return {"x": x, "w": w, "y": out}, [out]
+
+    class Graph:
+        def __init__(self, bufs):
+            self.bufs = bufs
+
+        def replay(self):
+            b = self.bufs
+            b["y"].copy_(b["x"] @ b["w"] + 1)
+
+
+def test_replay_pads_copies_and_pins_inputs_and_returns_fresh_outputs():
+    """A bucket's graph (16 rows) on the host: x padded (its rows past m
+    zero after a longer call), w read where it is (in-place changes seen;
+    another address found by moved()), each output its own tensor of m
+    rows, unchanged by the next replay."""
+    x10, w = torch.randn(10, 8), torch.randn(8, 4)
+    pg = G.PieceGraph.bind(RowsTimesW(), [x10, w], [True, False], 16, set(), {0: 1}, torch.device("cpu"))
+    pg.graph = RowsTimesW.Graph(pg.bufs)
+    assert [s.kind for s in pg.slots] == ["pad", "pin"] and pg.bufs["w"] is w
+    assert pg.bufs["x"].shape == (16, 8) and not pg.bufs["x"][10:].any()
+    y10, = pg.replay([x10, w], 10)
+    torch.testing.assert_close(y10, x10 @ w + 1)
+    x5 = torch.randn(5, 8)
+    y5, = pg.replay([x5, w], 5)
+    assert y5.shape == (5, 4) and not pg.bufs["x"][5:].any()  # rows 5..9 of x10 zeroed
+    torch.testing.assert_close(y5, x5 @ w + 1)
+    torch.testing.assert_close(y10, x10 @ w + 1)  # the earlier output is the caller's
+    assert y5.untyped_storage().data_ptr() != pg.outs[0].untyped_storage().data_ptr()
+    w.mul_(2)  # in place: the graph reads it where it is
+    torch.testing.assert_close(pg.replay([x5, w], 5)[0], x5 @ w + 1)
+    assert pg.moved([x5, w]) == -1 and pg.moved([x5, w.clone()]) == 1
+    # A moved input is copied from then on (PieceGraphs.copied).
+    pc = G.PieceGraph.bind(RowsTimesW(), [x5, w], [True, False], 16, {1}, {0: 1}, torch.device("cpu"))
+    assert [s.kind for s in pc.slots] == ["pad", "copy"] and pc.bufs["w"] is not w and pc.moved([x5, w.clone()]) == -1
+    # Not contiguous: copied, never pinned.
+    pt = G.PieceGraph.bind(RowsTimesW(), [x5, torch.randn(4, 8).t()], [True, False], 16, set(), {0: 1},
+                           torch.device("cpu"))
+    assert pt.slots[1].kind == "copy" and pt.bufs["w"].is_contiguous()
