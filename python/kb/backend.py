@@ -150,8 +150,9 @@ class KbPiece(torch.nn.Module):
         # (bindings, precision) -> key: specializing the graph and hashing it
         # for the cache key took about 600 us a call on the host; once a shape.
         self.keys: Dict[tuple, str] = {}
-        # (the arguments' symbolic sizes, precision) -> (binds, m, key): the
-        # bindings and that memo cost about 30 us a call on the host CPU.
+        # (the arguments' symbolic sizes, precision) -> (binds, m, key):
+        # bindings and the memo above took 19-23 us a call on the host CPU,
+        # this one 2.7 (python3 -m kb.bench.hostcost).
         self.calls: Dict[tuple, tuple] = {}
         # Where the graph's symbols are read: (argument, dim), or (argument,
         # None) for an int; as part_mod.bindings reads them.
@@ -185,7 +186,7 @@ class KbPiece(torch.nn.Module):
 
     def lookup(self, args):
         """(binds, m, key, entry) for a call on `args` (see prepare), from
-        the memo of the arguments' shapes and ints once it has them."""
+        the memo of the arguments' symbolic sizes and ints once it has them."""
         from .fx import default_precision
         precision = self.opts.precision or default_precision()
         sig = (tuple(args[i] if d is None else args[i].shape[d] for i, d in self.sym_at), precision)
