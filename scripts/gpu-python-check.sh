@@ -68,11 +68,16 @@ if "$KB_PYTHON" -c "import pytest, torch._dynamo" 2>/dev/null; then
   tail -n 25 "$OUT/pytest-backend.txt"
   if [ $rc -eq 0 ]; then note "ok: backend tests ($(grep -Eo '[0-9]+ passed' "$OUT/pytest-backend.txt" | tail -1))"
   else fail "backend tests exit $rc (see pytest-backend.txt)"; fi
+  # The backend's CUDA graphs (kb.piece_graphs): replays equal to direct
+  # launches, call after call with new inputs, on two streams.
+  if grep -q "test_graph_mode_matches_direct_launches PASSED" "$OUT/pytest-backend.txt"; then
+    note "ok: CUDA-graph pieces equal direct launches (test_graph_mode_matches_direct_launches)"
+  else fail "CUDA-graph pieces: test_graph_mode_matches_direct_launches did not pass (see pytest-backend.txt)"; fi
 else
   note "skipped: backend tests need pytest and torch >= 2 in $KB_PYTHON"
 fi
 
-echo "== 1c. the backend's Python launch cost over a CUDA-graph replay (kb.bench --suite backend-overhead)"
+echo "== 1c. the backend's Python launch cost over a CUDA-graph replay, with and without its own graphs (kb.bench --suite backend-overhead)"
 if [ -d build/pybundles/models-cache ]; then
   timeout 180 "$KB_PYTHON" -m kb.bench --suite backend-overhead --bundles build/pybundles/models-cache \
     --out "$OUT/backend-overhead" > "$OUT/backend-overhead.txt" 2> "$OUT/backend-overhead-log.txt"

@@ -10,7 +10,8 @@ sliced): docs/design.md, "torch.compile backend".
 
     fast = torch.compile(model, backend="kb")                  # eager fallback
     fast = torch.compile(model, backend="kb", options={"chip": "sm_90a",
-                         "buckets": [16, 64, 256], "tuning_db": "db.json"})
+                         "buckets": [16, 64, 256], "tuning_db": "db.json",
+                         "cuda_graphs": False})                # direct launches
     kb.explain(model, x)                                       # the partition
     kb.backend.precompile(model, (x,), buckets=...)            # fill the cache
 """
@@ -29,6 +30,7 @@ from .bundle import Bundle, compile_program, find_kb_opt
 from .fx_trace import _torch
 from .ir import KbError
 from . import partition as part_mod
+from .piece_graphs import PieceGraphs, why_not_call
 
 torch = _torch()
 
@@ -36,8 +38,9 @@ KB_VERSION = "0.1.0"
 DEFAULT_BUCKETS = (16, 32, 64, 128, 256, 512)
 
 # Counters over the process (tests read them): bundles compiled, found in
-# the cache, pieces run by kb, and runs of a piece by PyTorch.
-STATS = {"compiles": 0, "cache_hits": 0, "kb_calls": 0, "fallback_calls": 0}
+# the cache, pieces run by kb (of them, as a CUDA-graph replay), and runs of
+# a piece by PyTorch.
+STATS = {"compiles": 0, "cache_hits": 0, "kb_calls": 0, "graph_calls": 0, "fallback_calls": 0}
 PARTITIONS: List[Any] = []  # the partitions of the graphs compiled, newest last
 
 
@@ -59,6 +62,11 @@ class Options:
     # kb ran what the cache was filled with. A piece kb-opt refused when the
     # cache was filled (its .refused.mlir) still runs in PyTorch.
     cache_only: bool = False
+    # A piece of fixed shapes (a static graph, or a bucket) on one GPU runs
+    # as a CUDA-graph replay of its kernels (kb.piece_graphs); False, or
+    # KB_CUDA_GRAPHS=0 in the environment when the model is compiled: direct
+    # launches through kb.load on every call.
+    cuda_graphs: bool = True
 
     @classmethod
     def make(cls, options) -> "Options":
@@ -142,6 +150,20 @@ class KbPiece(torch.nn.Module):
         # (bindings, precision) -> key: specializing the graph and hashing it
         # for the cache key took about 600 us a call on the host; once a shape.
         self.keys: Dict[tuple, str] = {}
+        # (the arguments' symbolic sizes, precision) -> (binds, m, key):
+        # bindings and the memo above took 19-23 us a call on the host CPU,
+        # this one 2.7 (python3 -m kb.bench.hostcost).
+        self.calls: Dict[tuple, tuple] = {}
+        # Where the graph's symbols are read: (argument, dim), or (argument,
+        # None) for an int; as part_mod.bindings reads them.
+        self.sym_at = []
+        for i, n in enumerate(n for n in piece.gm.graph.nodes if n.op == "placeholder"):
+            v = n.meta.get("example_value")
+            if isinstance(v, torch.SymInt):
+                self.sym_at.append((i, None))
+            elif isinstance(v, torch.Tensor):
+                self.sym_at += [(i, d) for d, s in enumerate(v.shape) if part_mod._free(s)]
+        self.graphs = PieceGraphs(piece, opts)
         self.fallback = piece.gm
         self.warned = False
         self.is_tensor = [isinstance(n.meta.get("example_value"), torch.Tensor)
@@ -161,6 +183,20 @@ class KbPiece(torch.nn.Module):
             if bucket:
                 b[plan.symbol] = bucket_for(m, self.opts.buckets)
         return b, m
+
+    def lookup(self, args):
+        """(binds, m, key, entry) for a call on `args` (see prepare), from
+        the memo of the arguments' symbolic sizes and ints once it has them."""
+        from .fx import default_precision
+        precision = self.opts.precision or default_precision()
+        sig = (tuple(args[i] if d is None else args[i].shape[d] for i, d in self.sym_at), precision)
+        hit = self.calls.get(sig)
+        if hit is None:
+            binds, m = self._binds(args)
+            key, _ = self.prepare(binds)
+            hit = self.calls[sig] = (binds, m, key)
+        binds, m, key = hit
+        return binds, m, key, self.loaded.get(key)
 
     def prepare(self, binds):
         """The kb callable (or None) for the shapes `binds` gives: from this
@@ -240,13 +276,12 @@ class KbPiece(torch.nn.Module):
                     self.prepare(self._binds(args)[0])
                 entry = None
             else:
-                binds, m = self._binds(args)
-                key, entry = self.prepare(binds)
+                binds, m, key, entry = self.lookup(args)
                 if isinstance(entry, Bundle):
                     from .loader import load
                     entry = self.loaded[key] = load(entry, device=tensors[0].device)
                 if entry is not None:
-                    return self._run(entry, args, binds, m)
+                    return self._run(entry, args, binds, m, key, tensors)
         except CacheMiss:
             raise
         except (KbError, OSError) as e:  # a bad cache entry, a full disk, ...: PyTorch is right too
@@ -273,7 +308,16 @@ class KbPiece(torch.nn.Module):
             ins.append(a if a.data_ptr() % 16 == 0 else a.clone())  # kb loads 16-byte vectors
         return ins
 
-    def _run(self, fn, args, binds, m):
+    def _run(self, fn, args, binds, m, key=None, tensors=None):
+        """The piece's outputs from `fn` (the bundle `key` loaded): a CUDA
+        graph's replay where the piece and the call allow one, else direct
+        launches on the padded inputs, the outputs sliced to their rows."""
+        if key is not None and not self.graphs.why_not and not why_not_call(tensors):
+            outs = self.graphs.run(fn, key, tensors, binds, m)
+            if outs is not None:
+                STATS["kb_calls"] += 1
+                STATS["graph_calls"] += 1
+                return outs
         plan = self.piece.bucket
         outs = fn(*self.inputs(args, binds))
         outs = outs if isinstance(outs, tuple) else (outs,)

@@ -276,12 +276,24 @@ class Loaded:
     def __call__(self, *args, out=None):
         """Runs the program on `args`; the result is a new tensor, or
         written into `out` (a tensor, or a tuple for several results)."""
-        bufs, outs = self._buffers(args, out)
+        bufs, outs = self.bind(args, out)
+        self.launch_bound(bufs)
+        return outs[0] if self.sig.get("single_output", len(outs) == 1) else tuple(outs)
+
+    def bind(self, args, out=None):
+        """(every buffer by name, the output tensors) for a call on `args`:
+        outputs allocated (or `out` checked), tensor maps encoded and copied
+        to the GPU. What a CUDA graph's capture needs made before it begins
+        (kb.piece_graphs): launch_bound then only launches."""
+        return self._buffers(args, out)
+
+    def launch_bound(self, bufs):
+        """Launches every kernel on PyTorch's current stream reading `bufs`
+        (bind's); no allocation, no host-to-device copy."""
         stream = self.torch.cuda.current_stream(self.device).cuda_stream
         self.drv.use_device(self.ordinal)
         for k in self.kernels:
             self._launch(k, bufs, stream)
-        return outs[0] if self.sig.get("single_output", len(outs) == 1) else tuple(outs)
 
     def launch_one(self, i, args):
         """Launches kernel i alone (for timing it; its inputs from earlier

@@ -160,3 +160,14 @@ def test_budget_skips_what_no_longer_fits(tmp_path):
     assert b.fits("inductor")
     b.took["inductor"] = 90.0  # the last compile would not end in time
     assert not b.fits("inductor") and b.fits("entry")
+
+
+def test_backend_overhead_table_shows_graphs_and_direct_launches():
+    from kb.bench import overhead
+    row = {"name": "mlp-256 M=50", "M": 50, "bucket": 64, "ok": True, "status": "ok", "kernels": 3,
+           "model_us": 31.5, "model_direct_us": 331.0, "kb_piece_us": 20.2, "kb_piece_direct_us": 300.1,
+           "kb_load_us": 150.0, "graph_replay_us": 9.0, "python_us_per_kernel": 7.5,
+           "python_us_per_kernel_direct": 107.3, "target_us": 10.0}
+    head, line = overhead.format_table([row]).splitlines()
+    assert "model us (direct)" in head and "python us / kernel (direct; target 10)" in head
+    assert "31.5 (331.0)" in line and "20.2 (300.1)" in line and line.rstrip().endswith("7.5 (107.3)")

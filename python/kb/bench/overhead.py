@@ -8,8 +8,11 @@
 # of 200 wall-clock calls after warm-up (synchronized): the compiled model
 # (Dynamo's guards + the stitched graph + KbPiece: bucket, pad, slice), the
 # piece alone, the bundle's kb.load callable alone, and a CUDA-graph replay of
-# that callable. Until 2026-12-07 this was the script bench/backend_overhead.py
-# (last at commit 8631282). A dry run checks the cache holds every bundle.
+# that callable; the model and the piece each twice: with the backend's CUDA
+# graphs (the default, kb.piece_graphs) and with cuda_graphs=False (direct
+# launches through kb.load). Until 2026-12-07 this was the script
+# bench/backend_overhead.py (last at commit 8631282). A dry run checks the
+# cache holds every bundle.
 #
 #===----------------------------------------------------------------------===#
 
@@ -62,44 +65,74 @@ def median_us(fn, sync, reps=200) -> float:
     return ts[len(ts) // 2] * 1e6
 
 
+def compiled(mod, x, spec, cache, chip, dry, graphs: bool):
+    """The compiled model as a server calls it: Dynamo's static graph at
+    M = 1, then (the next call) its dynamic one."""
+    import torch
+    torch._dynamo.reset()
+    fast = torch.compile(mod, backend="kb", options=options(spec, cache, chip, cache_only=True,
+                                                            compile_only=dry, cuda_graphs=graphs))
+    fast(x[:1])
+    fast(x)
+    return fast
+
+
 def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -> Dict[str, Any]:
     import torch
     from .. import backend as B
+    from .. import piece_graphs as G
     from ..partition import partition
     dev = "cpu" if dry else "cuda"
-    opts = B.Options.make(options(spec, cache, chip, cache_only=True, compile_only=dry))
     e = entry(spec, m)
     mod, x = build(e, dev), example(e, dev)
+    opts = {g: B.Options.make(options(spec, cache, chip, cache_only=True, compile_only=dry, cuda_graphs=g))
+            for g in (True, False)}
     row: Dict[str, Any] = {"name": f"{spec['name']} M={m}", "M": m,
-                           "bucket": B.bucket_for(m, opts.buckets)}
+                           "bucket": B.bucket_for(m, opts[True].buckets)}
     with torch.no_grad():
-        # The piece alone, as the backend runs it (its bundle from the cache).
+        # The piece alone, as the backend runs it (its bundle from the cache),
+        # with and without its CUDA graphs.
         (gm, ex), = B._capture(mod, [x], dynamic_dim0=True)
         p = partition(gm, ex).pieces[0]
         names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
         args = [dict(zip(names, ex))[n] for n in p.inputs]
-        kp = B.KbPiece(p, opts)
-        kp(*args)  # B.CacheMiss where the cache lacks its bundle
-        # The compiled model as a server calls it: Dynamo's static graph at
-        # M = 1, then (the next call) its dynamic one.
-        torch._dynamo.reset()
-        fast = torch.compile(mod, backend="kb", options=options(spec, cache, chip, cache_only=True,
-                                                                compile_only=dry))
-        fast(x[:1])
-        fast(x)
+        kp, kp_direct = B.KbPiece(p, opts[True]), B.KbPiece(p, opts[False])
+        kp_direct(*args)  # B.CacheMiss where the cache lacks its bundle
         if dry:
+            compiled(mod, x, spec, cache, chip, dry, True)
             torch._dynamo.reset()
             row.update(ok=True, status="dry-run")
             return row
-        binds, _ = kp._binds(args)
-        fn = kp.loaded.get(kp.prepare(binds)[0])
+        binds, _ = kp_direct._binds(args)
+        fn = kp_direct.loaded.get(kp_direct.prepare(binds)[0])
         if fn is None or isinstance(fn, B.Bundle):
             row.update(ok=False, status="fallback", error="no kb bundle ran (see the warning)")
             return row
-        ins = kp.inputs(args, binds)
+        ins = kp_direct.inputs(args, binds)
         sync = torch.cuda.synchronize
+        # The graph's outputs equal direct launches', twice with other rows
+        # (a stale static input would show in the second).
+        replays = G.STATS["replays"]
+        vary = set(p.bucket.padded) if p.bucket is not None else set()
+        for k in range(2):
+            call = [torch.randn_like(a) if k and i in vary else a for i, a in enumerate(args)]
+            want, got = kp_direct(*call)[0], kp(*call)[0]
+            if G.STATS["replays"] == replays:
+                why = (kp.graphs.why_not or G.why_not_call([a for a in call if isinstance(a, torch.Tensor)])
+                       or "the capture failed (see the warning)")
+                row.update(ok=False, status="no graph", error=f"the piece ran no CUDA graph: {why}")
+                return row
+            err = ((got - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
+            if not err <= 1e-5:  # the same kernels on the same (padded) inputs
+                row.update(ok=False, status="wrong", error=f"graph replay differs from direct launches "
+                           f"by {err:.3g} of max |y| (call {k + 1})")
+                return row
+        fast = compiled(mod, x, spec, cache, chip, dry, False)
+        t_model_direct = median_us(lambda: fast(x), sync)
+        fast = compiled(mod, x, spec, cache, chip, dry, True)
         t_model = median_us(lambda: fast(x), sync)
         t_piece = median_us(lambda: kp(*args), sync)
+        t_piece_direct = median_us(lambda: kp_direct(*args), sync)
         t_loaded = median_us(lambda: fn(*ins), sync)
         g = torch.cuda.CUDAGraph()
         s = torch.cuda.Stream()
@@ -113,9 +146,12 @@ def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -
         n = len(fn.kernels)
         per = (t_model - t_graph) / n
         row.update(ok=per <= TARGET_US, status="ok" if per <= TARGET_US else "over target",
-                   kernels=n, model_us=round(t_model, 1), kb_piece_us=round(t_piece, 1),
+                   kernels=n, model_us=round(t_model, 1), model_direct_us=round(t_model_direct, 1),
+                   kb_piece_us=round(t_piece, 1), kb_piece_direct_us=round(t_piece_direct, 1),
                    kb_load_us=round(t_loaded, 1), graph_replay_us=round(t_graph, 1),
-                   python_us_per_kernel=round(per, 1), target_us=TARGET_US)
+                   python_us_per_kernel=round(per, 1),
+                   python_us_per_kernel_direct=round((t_model_direct - t_graph) / n, 1),
+                   target_us=TARGET_US)
         if per > TARGET_US:
             row["error"] = f"{per:.1f} us a kernel over the graph replay (target {TARGET_US:.0f})"
         torch._dynamo.reset()
@@ -142,16 +178,18 @@ def measure(spec: Dict[str, Any], cache: Path, chip: str, dry: bool) -> List[Dic
 
 
 def format_table(rows: List[Dict[str, Any]]) -> str:
-    head = ("case", "bucket", "kernels", "model us", "piece us", "kb.load us", "graph replay us",
-            f"python us / kernel (target {TARGET_US:.0f})")
+    head = ("case", "bucket", "kernels", "model us (direct)", "piece us (direct)", "kb.load us",
+            "graph replay us", f"python us / kernel (direct; target {TARGET_US:.0f})")
     lines = [head]
     for r in rows:
         if "python_us_per_kernel" not in r:
             lines.append((r["name"], str(r.get("bucket", "")), r.get("status", "").upper(),
                           r.get("error", "")[:60], "", "", "", ""))
             continue
-        lines.append((r["name"], str(r["bucket"]), str(r["kernels"]), str(r["model_us"]),
-                      str(r["kb_piece_us"]), str(r["kb_load_us"]), str(r["graph_replay_us"]),
-                      str(r["python_us_per_kernel"])))
+        lines.append((r["name"], str(r["bucket"]), str(r["kernels"]),
+                      f"{r['model_us']} ({r['model_direct_us']})",
+                      f"{r['kb_piece_us']} ({r['kb_piece_direct_us']})", str(r["kb_load_us"]),
+                      str(r["graph_replay_us"]),
+                      f"{r['python_us_per_kernel']} ({r['python_us_per_kernel_direct']})"))
     widths = [max(len(str(l[i])) for l in lines) for i in range(len(head))]
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(l, widths)).rstrip() for l in lines)

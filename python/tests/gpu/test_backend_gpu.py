@@ -7,7 +7,8 @@ the bundles come from the cache that
 
 fills on a machine with kb-opt (scripts/build-pybundles.sh: DIR is
 build/pybundles/backend-cache); KB_BACKEND_CACHE names it here. Skipped
-without a GPU. scripts/gpu-python-check.sh runs it."""
+without a GPU. scripts/gpu-python-check.sh runs it (and, by name,
+test_graph_mode_matches_direct_launches: the backend's CUDA graphs)."""
 import os
 import sys
 import warnings
@@ -100,6 +101,56 @@ def test_serving_loop_compiles_per_bucket():
             assert torch.allclose(got, mod(x), atol=2e-3, rtol=2e-3), f"M={m}"
     used = B.STATS["cache_hits"] + B.STATS["compiles"] - used_before
     assert used <= 8, f"M = 1..512 used {used} bundles (at most 8: one a bucket)"
+
+
+@needs_gpu
+def test_graph_mode_matches_direct_launches():
+    """The MLP's pieces as CUDA-graph replays (the default) against direct
+    launches (cuda_graphs=False) on the same inputs: M = 1 twice (the
+    static graph), then at buckets 64, 32, 16 and 256, new values at the same
+    M one after another (a stale static input would show), 50 after 64 in
+    one bucket (the padding rows zeroed again), calls on a side stream (a
+    graph of its own), and each output still what it was after the next
+    call (the caller's tensors are never the graph's)."""
+    import kb.backend as B
+    import kb.piece_graphs as G
+    name, mod, shape, _ = models(torch.float32)[0]
+    mod = mod.cuda()
+    torch.manual_seed(1)
+    ms = [1, 1, 50, 50, 64, 20, 50, 3, 200, 200]
+    side = [50, 50, 64]
+    xs = [torch.randn(m, DIM, device="cuda") for m in ms + side]
+    s = torch.cuda.Stream()
+
+    def run(graphs):
+        fast = compiled(mod, cuda_graphs=graphs)
+        outs = []
+        with torch.no_grad():
+            for x in xs[: len(ms)]:
+                outs.append(fast(x))
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for x in xs[len(ms):]:
+                    outs.append(fast(x))
+            torch.cuda.current_stream().wait_stream(s)
+        torch.cuda.synchronize()
+        return outs
+    before = dict(G.STATS)
+    direct = [o.clone() for o in run(False)]
+    assert G.STATS["replays"] == before["replays"], "cuda_graphs=False replayed a graph"
+    graphed = run(True)
+    replays = G.STATS["replays"] - before["replays"]
+    assert replays == len(xs), f"{replays} of {len(xs)} calls were graph replays"
+    # Graphs: M = 1, buckets 64, 32, 16, 256, bucket 64 on the side stream,
+    # and a recapture where M = 1's input moved (it is copied from then on).
+    assert G.STATS["captures"] - before["captures"] <= 7
+    for m, x, d, g in zip(ms + side, xs, direct, graphed):
+        assert g.shape == d.shape == (m, 128)
+        err = ((g - d).abs().max() / d.abs().max()).item()
+        assert err <= 1e-5, f"M={m}: graph replay differs from direct launches by {err:.2e}"
+        with torch.no_grad():
+            ref = mod(x)
+        assert torch.allclose(g, ref, atol=2e-3, rtol=2e-3), f"M={m} against eager"
 
 
 if __name__ == "__main__":
