@@ -26,7 +26,7 @@ half-precision model. 16-bit matmuls have no TF32 switch: they are the
 tensor cores with f32 accumulation (precision "native"); one with an f32
 output runs as torch.mm(..., out_dtype=torch.float32) where torch has it.
 
-Usage: python3 bench/torch_peer.py [--dtype f32|bf16|f16] OUT.json BUNDLE_DIR...
+Usage: python3 bench/peers/torch_peer.py [--dtype f32|bf16|f16] OUT.json BUNDLE_DIR...
 KB_PEER_WARM_L2=1: no flush, 10 runs back to back a sample (kb-run --warm-l2).
 Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
 "sdpa_flash_ms", "sdpa_efficient_ms" (attention),

@@ -7,11 +7,11 @@ their fixed costs differ (the same kb softmax of 3x4099, which moves almost
 nothing, took 4.7 us in kb-run and 5.4-6.1 us inside do_bench: runs 48 and 56
 of 2026-11-30), a few percent of a 36-microsecond kernel. This script launches kb's cubin through
 the driver API (ctypes, in PyTorch's context) inside the same do_bench as a
-Triton one-pass kernel written like the one in bench/torch_baselines.py, on the same
+Triton one-pass kernel written like the one in bench/peers/torch_baselines.py, on the same
 tensors, and checks kb's output against torch.softmax (float64) first.
 
 Usage (GPU machine, PyTorch and Triton installed):
-  python3 bench/same_harness.py OUT.json BUNDLE_DIR [BUNDLE_DIR ...]
+  python3 bench/peers/same_harness.py OUT.json BUNDLE_DIR [BUNDLE_DIR ...]
 Only single-kernel softmax bundles whose buffers are inputs, outputs and
 workspaces (no clusters) are supported; anything else is refused with a line.
 """

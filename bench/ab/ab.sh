@@ -6,14 +6,14 @@
 # power cap falls on every bundle alike. On this H200 one bundle's times in
 # one call differed by up to 11% between repetitions
 # (bench/results/2026-12-02-cluster/call4), more than the 1-3% a tile or grid
-# change is worth: a single A/B pair says little. bench/ab_report.py turns
+# change is worth: a single A/B pair says little. bench/ab/ab_report.py turns
 # the results into ratios against each variant's base.
 # KB_AB_ARGS: more kb-run options (for example --warm-l2).
-# Usage: bash bench/ab.sh BUNDLE_DIR...   (writes $OUT/ab/NAME@REP.json)
+# Usage: bash bench/ab/ab.sh BUNDLE_DIR...   (writes $OUT/ab/NAME@REP.json)
 set -u
 OUT=${OUT:-/tmp/kb-ab-out}
 mkdir -p "$OUT/ab"
-. "$(dirname "${BASH_SOURCE[0]}")/../scripts/gpu-env.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu-env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/ab/gpu.txt" 2>&1
 for rep in $(seq 1 "${KB_AB_REPS:-5}"); do
   for dir in "$@"; do
@@ -28,4 +28,4 @@ for rep in $(seq 1 "${KB_AB_REPS:-5}"); do
     echo "$name $rep exit $?" >> "$OUT/ab/log.txt"
   done
 done
-python3 bench/ab_report.py "$OUT/ab" --save-times "$OUT/ab/times.json"
+python3 bench/ab/ab_report.py "$OUT/ab" --save-times "$OUT/ab/times.json"

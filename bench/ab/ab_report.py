@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The A/B of bench/ab.sh: for each variant (a bundle named BASE-vTAG-sm90a,
+"""The A/B of bench/ab/ab.sh: for each variant (a bundle named BASE-vTAG-sm90a,
 as bench/shapes.py names tile variants) against its base (BASE-sm90a), the
 ratio time(variant) / time(base) of each repetition (the two timed in the
 same turn), their median, range and how many are below 1, and each bundle's
@@ -7,7 +7,7 @@ own spread (max / min of its medians over the repetitions). A median ratio
 whose distance from 1 is smaller than the bundles' spread is not an effect
 the protocol can show.
 
-Usage: bench/ab_report.py DIR [--save-times FILE]
+Usage: bench/ab/ab_report.py DIR [--save-times FILE]
   DIR: NAME@REP.json files of kb-run --json, or a times.json of
   {name: {rep: {"median_ms": ...}}} as bench/results keeps them;
   --save-times FILE writes that times.json (the checked runs' medians), the
