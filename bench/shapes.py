@@ -16,7 +16,7 @@ with a row-major B), smallk (K <= 64, large outputs), batched (batch 8-256,
 B row-major and transposed), odd (primes, K % 4 != 0, odd N), medium (fewer
 128 x 128 tiles than SMs, K in the thousands), square (large squares: a
 regression guard). Each is timed by gpu-check.sh against every
-cuBLAS route and PyTorch (bench/torch_peer.py) in the same call, after
+cuBLAS route and PyTorch (bench/peers/torch_peer.py) in the same call, after
 kb-run's check."""
 import os
 import sys

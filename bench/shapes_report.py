@@ -17,7 +17,7 @@ strongest peer (the fastest cuBLAS/cuBLASLt route in the program's
 precision, torch.matmul / F.linear), kb's speed-up over it, and for the
 memory-bound classes the fraction of the copy bandwidth kb reaches over the
 program's minimal bytes. The plot (matplotlib) shows the speed-up per shape,
-grouped by class, in a 256-colour PNG; it needs Debian's
+grouped by class, in a 64-colour PNG; it needs Debian's
 python3-matplotlib (/usr/bin/python3) and its Pillow."""
 import glob
 import json
@@ -159,16 +159,16 @@ def plot(rows, path):
         ax.bar([0], [0], color=colors(i % 10), label=c)
     ax.legend(fontsize=7, ncol=len(CLASSES))
     fig.tight_layout()
-    # A 256-colour palette (no dithering), a third of full colour's bytes:
-    # the plot has a few flat colours and their anti-aliased edges. 100 dpi
-    # as kb.plot's figures (130 before 2026-12-07: 45 KB against 31 KB).
+    # A 64-colour palette (no dithering), as kb.plot's (256 before
+    # 2026-12-07): the plot has a few flat colours and their anti-aliased
+    # edges. 100 dpi as kb.plot's figures (130 before 2026-12-07).
     import io
     from PIL import Image
     buf = io.BytesIO()
     fig.savefig(buf, dpi=100, format="png")
     buf.seek(0)
     Image.open(buf).convert("RGB").quantize(
-        256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, "PNG", optimize=True)
+        64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, "PNG", optimize=True)
 
 
 def main():

@@ -5,7 +5,7 @@
 # KB_OPT: another kb-opt). kb-opt fills in what CONFIG leaves out, as it
 # does for any partial config, and refuses a config that does not apply
 # with its own diagnostic. Variants named BASE-v<BM>x<BN>s<S><tag>-sm90a
-# pair with BASE-sm90a in bench/ab.sh.
+# pair with BASE-sm90a in bench/ab/ab.sh.
 # Usage: bash scripts/build-variant.sh PROGRAM.mlir NAME 'grid = 132, cluster = 2'
 set -euo pipefail
 if [ $# -ne 3 ]; then

@@ -3,7 +3,7 @@
 # checked and timed by kb-run (fusion programs against their unfused bundle),
 # compute-sanitizer memcheck over the small bundles (racecheck and synccheck
 # over some), and the PyTorch/Triton
-# baselines (bench/torch_baselines.py).
+# baselines (bench/peers/torch_baselines.py).
 # Writes under $OUT: kb_results.json (every kb-run report), kb_log.txt,
 # sanitizer.txt, torch_baselines.json, same_harness.json, gpu.txt,
 # variants.json (the tile variants, one batch), determinism.json (split-K
@@ -17,13 +17,13 @@
 # KB_MEMCHECK_EXTRA (more bundles to memcheck), KB_RACECHECK and KB_SYNCCHECK
 # (the bundles to racecheck and synccheck instead of the defaults), KB_SASS (bundles whose SASS
 # to keep in sass.txt),
-# KB_AB (a regex of bundles: bench/ab.sh's interleaved A/B of variants and
+# KB_AB (a regex of bundles: bench/ab/ab.sh's interleaved A/B of variants and
 # their bases, KB_AB_REPS times each), KB_BENCH (the python3 -m kb.bench
 # suites to run from build/gpu/bundles, into bench/<suite>/: default
 # "squares", "none" for none; models and backend-overhead read
 # build/pybundles/models-cache),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
-# routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/same_harness.py:
+# routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/peers/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
 set -u
 OUT=${OUT:-/tmp/kb-gpu-out}
@@ -220,7 +220,7 @@ if [ -z "${KB_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; t
   grep -E "^===|ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/sanitizer.txt"
 fi
 # PyTorch's time for the same programs (eager, F.linear, torch.compile),
-# timed like kb-run times kb: bench/torch_peer.py. KB_TORCH_PEER: a regex of
+# timed like kb-run times kb: bench/peers/torch_peer.py. KB_TORCH_PEER: a regex of
 # the bundles to time (default: the matmuls and fused matmuls).
 if [ -z "${KB_SKIP_TORCH:-}" ]; then
   peers=()
@@ -232,13 +232,13 @@ if [ -z "${KB_SKIP_TORCH:-}" ]; then
     peers+=("$dir")
   done
   if [ ${#peers[@]} -gt 0 ]; then
-    timeout 500 python3 bench/torch_peer.py "$OUT/torch_peer.json" "${peers[@]}" > "$OUT/torch_peer_log.txt" 2>&1
+    timeout 500 python3 bench/peers/torch_peer.py "$OUT/torch_peer.json" "${peers[@]}" > "$OUT/torch_peer_log.txt" 2>&1
     echo "torch peer exit $?"
     tail -n 40 "$OUT/torch_peer_log.txt"
   fi
 fi
-if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_TORCH_BASELINES:-}" ] && [ -f bench/torch_baselines.py ]; then
-  timeout 300 python3 bench/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
+if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_TORCH_BASELINES:-}" ] && [ -f bench/peers/torch_baselines.py ]; then
+  timeout 300 python3 bench/peers/torch_baselines.py "$OUT/torch_baselines.json" > "$OUT/torch_log.txt" 2>&1
   echo "torch baselines exit $?"
   tail -n 25 "$OUT/torch_log.txt"
 fi
@@ -253,7 +253,7 @@ if [ -z "${KB_SKIP_TORCH:-}" ] && [ -z "${KB_SKIP_SAME_HARNESS:-}" ]; then
     bundles+=("build/gpu/bundles/$name")
   done
   if [ ${#bundles[@]} -gt 0 ]; then
-    timeout 300 python3 bench/same_harness.py "$OUT/same_harness.json" "${bundles[@]}" > "$OUT/same_harness_log.txt" 2>&1
+    timeout 300 python3 bench/peers/same_harness.py "$OUT/same_harness.json" "${bundles[@]}" > "$OUT/same_harness_log.txt" 2>&1
     echo "same harness exit $?"
     cat "$OUT/same_harness_log.txt"
   fi
@@ -292,14 +292,14 @@ if [ -f build/tune/batches.tar.gz ] && [ -z "${KB_SKIP_TUNE:-}" ]; then
   export KB_TUNE_BUDGET_S=${KB_TUNE_BUDGET_S:-300}; OUT="$OUT" timeout $(( KB_TUNE_BUDGET_S + 90 )) bash scripts/gpu-tune.sh > "$OUT/tune-log.txt" 2>&1
   echo "tune exit $?"; tail -n 10 "$OUT/tune-log.txt"
 fi
-# An interleaved A/B (bench/ab.sh): KB_AB, a regex of the bundles (variants
+# An interleaved A/B (bench/ab/ab.sh): KB_AB, a regex of the bundles (variants
 # and their bases) to time in turn KB_AB_REPS times; its table in ab_log.txt.
 if [ -n "${KB_AB:-}" ]; then
   ab=()
   for dir in build/gpu/bundles/*/; do
     basename "$dir" | grep -Eq -- "$KB_AB" && ab+=("$dir")
   done
-  [ ${#ab[@]} -gt 0 ] && OUT="$OUT" bash bench/ab.sh "${ab[@]}" > "$OUT/ab_log.txt" 2>&1
+  [ ${#ab[@]} -gt 0 ] && OUT="$OUT" bash bench/ab/ab.sh "${ab[@]}" > "$OUT/ab_log.txt" 2>&1
   echo "ab: ${#ab[@]} bundles" | tee -a "$log"
 fi
 # The named suites of python3 -m kb.bench (docs/bench.md) from the bundles

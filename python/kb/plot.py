@@ -16,8 +16,8 @@ REPORT.json is any of:
     each baseline kb-run timed (cuBLAS, an unfused bundle).
 REPORT.json may also be a member of an archive, ARCHIVE.tar.xz:MEMBER
 (bench/results/2026-12-01-run4/raw.tar.xz:kb_results.json). A .png is
-written with a palette of 256 colours (a plot has few; a third of the
-bytes of full colour). Nothing is drawn from names or numbers written into
+written with a palette of 64 colours (a plot has few: its flat colours and
+their anti-aliased edges; a quarter of the bytes of full colour). Nothing is drawn from names or numbers written into
 this file: every point, roof and bar comes from the report.
 """
 
@@ -277,8 +277,13 @@ def read_report(spec: str) -> Any:
         raise KbError(f"{spec}: {e}")
 
 
+# Colours of a PNG's palette: 64 keeps every flat colour of these plots
+# (256 before 2026-12-07: docs/tutorial-h200-run4.png 41374 -> 34 KB).
+PALETTE = 64
+
+
 def save(fig, out: Path, dpi: int) -> None:
-    """fig to out; a .png with a 256-colour palette (no dithering: the
+    """fig to out; a .png with a PALETTE-colour palette (no dithering: the
     plot's flat colours stay flat), through Pillow, which matplotlib
     needs anyway."""
     if out.suffix.lower() != ".png":
@@ -290,7 +295,7 @@ def save(fig, out: Path, dpi: int) -> None:
     fig.savefig(buf, dpi=dpi, format="png")
     buf.seek(0)
     img = Image.open(buf).convert("RGB")
-    img.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+    img.quantize(PALETTE, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
         out, "PNG", optimize=True)
 
 

@@ -1,4 +1,4 @@
-"""bench/ab_report.py: the interleaved A/B's ratios, on the stored H200
+"""bench/ab/ab_report.py: the interleaved A/B's ratios, on the stored H200
 call (bench/results/2026-12-02-cluster/raw.tar.xz:call4, where no effect stood out of
 the runs' own spread) and on made-up kb-run reports with a clear one."""
 import importlib.util
@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import ROOT
 
-spec = importlib.util.spec_from_file_location("ab_report", ROOT / "bench" / "ab_report.py")
+spec = importlib.util.spec_from_file_location("ab_report", ROOT / "bench" / "ab" / "ab_report.py")
 ab_report = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ab_report)
 

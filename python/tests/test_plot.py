@@ -61,13 +61,14 @@ def test_refuses_what_is_not_a_report(tmp_path, capsys):
 
 def test_cli_reads_an_archive_member_and_writes_a_palette_png(tmp_path):
     """The tutorial's command: the report read straight from the recorded
-    run's archive; the PNG has a 256-colour palette (docs' figures)."""
+    run's archive; the PNG has a palette of kb.plot.PALETTE (64) colours,
+    as the docs' figures."""
     Image = pytest.importorskip("PIL.Image")
     arc = Path(__file__).resolve().parents[2] / "bench" / "results" / KBRUN_RUN / "raw.tar.xz"
     out = tmp_path / "run4.png"
     assert plot.main([f"{arc}:kb_results.json", "-o", str(out)]) == 0
     img = Image.open(out)
-    assert img.mode == "P" and len(img.getpalette()) <= 3 * 256
+    assert img.mode == "P" and len(img.getpalette()) <= 3 * 64
 
 
 def test_cli_names_a_missing_archive_member(tmp_path, capsys):

@@ -8,17 +8,17 @@ import json
 import pytest
 from conftest import ROOT
 
-RUN = "2026-12-02-shapes20"  # kb_results.json and torch_peer.json from its raw.tar.xz
+RUN = "2026-12-04-suite"  # memory/: kb_results.json and torch_peer.json from its raw.tar.xz
 spec = importlib.util.spec_from_file_location("shapes_report", ROOT / "bench" / "shapes_report.py")
 shapes_report = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(shapes_report)
 
 
 def test_fractions_of_copy_come_from_the_report(recorded):
-    run = recorded(RUN)
+    run = recorded(RUN) / "memory"
     reports = json.loads((run / "kb_results.json").read_text())
     rows = {r["name"]: r for r in shapes_report.rows_of(str(run))}
-    name = "shape-skinny-3x4093x4099-bt-sm90a"  # the peer 1.26x faster
+    name = "shape-skinny-3x4093x4099-bt-sm90a"  # torch 1.07x faster
     rep, row = reports[name], rows[name]
     bw = rep["copy_bandwidth_gbs"] * 1e9
     kb = rep["minimal_bytes"] / (rep["time"]["median_ms"] * 1e-3) / bw
@@ -32,7 +32,7 @@ def test_fractions_of_copy_come_from_the_report(recorded):
 
 
 def test_compute_bound_rows_print_no_fraction(recorded):
-    rows = [r for r in shapes_report.rows_of(str(recorded(RUN))) if r["class"] == "longk"]
+    rows = [r for r in shapes_report.rows_of(str(recorded(RUN) / "memory")) if r["class"] == "longk"]
     assert rows
     for line in shapes_report.table(rows).splitlines()[2:]:
         if line.startswith("| longk"):

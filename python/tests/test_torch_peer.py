@@ -1,4 +1,4 @@
-"""bench/torch_peer.py's peers in 16-bit (issue #44), built from hand-written
+"""bench/peers/torch_peer.py's peers in 16-bit (issue #44), built from hand-written
 manifests and run on the CPU (the timing itself needs a GPU): --dtype, the
 buffers' own dtypes, kb.convert, and an f32 program left as it was."""
 import importlib.util
@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("torch_peer", ROOT / "bench" / "torch_peer.py")
+spec = importlib.util.spec_from_file_location("torch_peer", ROOT / "bench" / "peers" / "torch_peer.py")
 torch_peer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(torch_peer)
 

@@ -1,4 +1,4 @@
-"""bench/torch_peer.py's peer of kb.attention, built from a hand-written
+"""bench/peers/torch_peer.py's peer of kb.attention, built from a hand-written
 manifest and run on the CPU (the timing needs a GPU): the written-out form
 torch.compile is given (causal, mask) matches a plain computation, and
 F.scaled_dot_product_attention where this torch has it."""
@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("torch_peer", ROOT / "bench" / "torch_peer.py")
+spec = importlib.util.spec_from_file_location("torch_peer", ROOT / "bench" / "peers" / "torch_peer.py")
 torch_peer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(torch_peer)
 

@@ -1,7 +1,7 @@
 #===- kb/bench/report.py - A suite's rows, table and geometric mean ------===#
 #
 # From kb-run's reports (each with the cuBLAS routes and baselines it timed in
-# the same process) and bench/torch_peer.py's times (same call): one row a
+# the same process) and bench/peers/torch_peer.py's times (same call): one row a
 # program with kb's time, the strongest peer (the fastest cuBLAS / cuBLASLt
 # route in the program's precision, or PyTorch eager / F.linear /
 # torch.compile), kb's speed-up over it and over kb's own unfused bundle; the

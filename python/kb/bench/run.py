@@ -4,7 +4,7 @@
 # bundle folder each (and <name>-unfused for a fused program), and, on a
 # GPU, kb-run over each bundle (--json, with its baselines: every cuBLAS
 # route of a lone matmul, the unfused bundle) followed by
-# bench/torch_peer.py over all of them (PyTorch eager, F.linear and
+# bench/peers/torch_peer.py over all of them (PyTorch eager, F.linear and
 # torch.compile, timed the same way, in the same call). Each step prints a
 # progress line on stderr.
 #
@@ -102,20 +102,20 @@ def run_kb(kb_run: Path, bundle: Path, unfused: Optional[Path], timeout_s: int) 
 
 
 def run_peers(bundles: List[Path], timeout_s: int) -> Tuple[Dict[str, dict], str]:
-    """bench/torch_peer.py over the bundles: its times by bundle name, and
+    """bench/peers/torch_peer.py over the bundles: its times by bundle name, and
     one line on what happened."""
-    script = root() / "bench" / "torch_peer.py"
+    script = root() / "bench" / "peers" / "torch_peer.py"
     with tempfile.TemporaryDirectory(prefix="kb-bench-peer-") as tmp:
         out = Path(tmp) / "peer.json"
         try:
             p = subprocess.run([sys.executable, str(script), str(out)] + [str(b) for b in bundles],
                                capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            return {}, f"bench/torch_peer.py ran past {timeout_s} s: no PyTorch peer"
+            return {}, f"bench/peers/torch_peer.py ran past {timeout_s} s: no PyTorch peer"
         if p.returncode != 0 or not out.is_file():
             last = (p.stdout.strip() or p.stderr.strip() or f"exit {p.returncode}").splitlines()[-1]
-            return {}, f"bench/torch_peer.py: {last}"
-        return json.loads(out.read_text()), f"bench/torch_peer.py: {len(bundles)} programs timed"
+            return {}, f"bench/peers/torch_peer.py: {last}"
+        return json.loads(out.read_text()), f"bench/peers/torch_peer.py: {len(bundles)} programs timed"
 
 
 def measure(programs: List[Program], bundles: Path, kb_run: Path, timeout_s: int = 300,
@@ -141,7 +141,7 @@ def measure(programs: List[Program], bundles: Path, kb_run: Path, timeout_s: int
     peers: Dict[str, dict] = {}
     note = "PyTorch peers skipped (--no-torch)"
     if with_torch and present:
-        print(f"kb.bench: PyTorch peers of {len(present)} programs (bench/torch_peer.py)",
+        print(f"kb.bench: PyTorch peers of {len(present)} programs (bench/peers/torch_peer.py)",
               file=sys.stderr, flush=True)
         peers, note = run_peers(present, timeout_s=max(600, 60 * len(present)))
     print(f"kb.bench: {note}", file=sys.stderr, flush=True)
