@@ -228,6 +228,34 @@ HALF_VARIANTS = [
         ("-v128x256s1p4r8c2", "block = [128, 256, 64], threads = 288, stages = 4, raster = 8, cluster = 2"),
         ("-v128x256s1p4g132r8t", 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8, store = "tma"'),
     )
+] + [
+    # The bf16 losses of 2026-12-07 (docs/shapes.md, "bf16 losses,
+    # 2026-12-07: why"). longk 192 x 160 x 300000 B^T: the default before
+    # the few-tiles model took split lines over more than 128 k tiles (the
+    # medium rule's 128 x 128 in 2 chunks, 8 blocks); the default is now
+    # 192 x 160 in 115.
+    (shape, tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
+    for shape, tag, cfg in (
+        (("longk", 192, 160, 300000, 1, True), "-v128x128s2", "block = [128, 128, 64], split = 2"),
+        # medium 768 x 768 x 2048 (both forms of B): the default 64 x 64 in
+        # 144 blocks (12 SMs run two), against 72 blocks of 128 x 64 or of
+        # 128 x 128 in 2 chunks (the tf32 default's tile and split, without
+        # its cluster reduce, which has no 16-bit form) and stream-K.
+        (("medium", 768, 768, 2048, 1, False), "-v128x64s1", "block = [128, 64, 64]"),
+        (("medium", 768, 768, 2048, 1, False), "-v128x128s2", "block = [128, 128, 64], split = 2"),
+        (("medium", 768, 768, 2048, 1, False), "-v128x128s1g132stream", 'block = [128, 128, 64], grid = 132, reduce = "stream"'),
+        (("medium", 768, 768, 2048, 1, True), "-v128x64s1", "block = [128, 64, 64]"),
+        (("medium", 768, 768, 2048, 1, True), "-v128x128s2", "block = [128, 128, 64], split = 2"),
+        (("medium", 768, 768, 2048, 1, True), "-v128x128s1g132stream", 'block = [128, 128, 64], grid = 132, reduce = "stream"'),
+        # batched: the persistent 128 x 256 default against one block a
+        # tile and 128 x 128 persistent (8 k tiles a tile at K = 512: the
+        # epilogue is a larger part of a tile than in tf32's 16); 8 x 2048^3
+        # (one block a tile) on the persistent grid.
+        (("batched", 512, 512, 512, 128, True), "-v128x256s1p4", "block = [128, 256, 64], stages = 4"),
+        (("batched", 512, 512, 512, 128, True), "-v128x128s1g132", "block = [128, 128, 64], grid = 132"),
+        (("batched", 512, 512, 512, 128, False), "-v128x256s1p4", "block = [128, 256, 64], stages = 4"),
+        (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4g132r8", "block = [128, 256, 64], stages = 4, grid = 132, raster = 8"),
+    )
 ]
 
 

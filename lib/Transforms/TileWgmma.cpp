@@ -425,9 +425,17 @@ bool mlir::kb::tile::defaultWgmmaTile(const MatmulShape &s, ConfigFields &f,
   // rule above) only with a row-major B: 1000 x 700 x 1500 (47 k tiles) at
   // the model's 256 x 128 in 4 uneven chunks ran 0.0241 ms against 0.0258
   // for the lines-split rule's 64 x 128; with B^T the model's 128 x 192 in
-  // 4 ran 0.0230 against 0.0224 (run 11, same call). Nor with reduce =
-  // "stream" (stream-K shares the k tiles among its grid's blocks instead).
-  if (batch == 1 && f.split == 0 && (rowB || !linesSplit) &&
+  // 4 ran 0.0230 against 0.0224 (run 11, same call). That exclusion holds
+  // up to 128 k tiles (the run's 47, and the 22-94 the medium and cluster
+  // rules below were measured on): over a longer K it left the grid to the
+  // medium rule's two chunks, or to no split at all (bf16 192 x 160 x
+  // 300000 B^T, whose K / 2 = 150000 splits lines: 64 x 64, then 128 x 128
+  // in 2 chunks, 8 blocks on 132 SMs, 0.6648 ms against cuBLAS's 0.1102 on
+  // an H100, 2026-12-07; docs/shapes.md "bf16 losses, 2026-12-07: why").
+  // Nor with reduce = "stream" (stream-K shares the k tiles among its
+  // grid's blocks instead).
+  bool linesKept = linesSplit && !rowB && llvm::divideCeil(k, 32) <= 128;
+  if (batch == 1 && f.split == 0 && !linesKept &&
       f.copy != CopyKind::cp_async && f.store != StoreKind::tma &&
       f.reduce != ReduceKind::stream &&
       (!covers(f.block[0], f.block[1]) ||

@@ -40,6 +40,32 @@ func.func @medium(%a: tensor<1024x8192xbf16>, %b: tensor<1024x8192xbf16>) -> ten
 
 // -----
 
+// K = 300000 in 16 bits is 150000 in 128-byte lines, 16 past a whole k
+// tile of 32: A's rows split lines. Over more than 128 k tiles the
+// few-tiles model chooses anyway: the exact fit in 115 chunks (it used to
+// stand down, leaving the medium rule's 128 x 128 in 2 chunks, 8 blocks on
+// 132 SMs: 0.6648 ms against cuBLAS's 0.1102 on an H100, 2026-12-07).
+// CHECK-LABEL: func.func @long_k_lines_split
+// CHECK: kb.config<block = [192, 160, 64], mma = "wgmma_bf16", split = 115>
+func.func @long_k_lines_split(%a: tensor<192x300000xbf16>, %b: tensor<160x300000xbf16>) -> tensor<192x160xbf16> {
+  %0 = kb.matmul %a, %b transpose_b : tensor<192x300000xbf16>, tensor<160x300000xbf16> -> tensor<192x160xbf16>
+  return %0 : tensor<192x160xbf16>
+}
+
+// -----
+
+// Split lines over at most 128 k tiles (K = 6432: 101) stay out of the
+// few-tiles model, as measured for tf32 (run 11): the medium rule's 128 x
+// 128 in 2 chunks, not the model's 64 x 128 in 4.
+// CHECK-LABEL: func.func @short_k_lines_split
+// CHECK: kb.config<block = [128, 128, 64], mma = "wgmma_bf16", split = 2>
+func.func @short_k_lines_split(%a: tensor<1024x6432xbf16>, %b: tensor<256x6432xbf16>) -> tensor<1024x256xbf16> {
+  %0 = kb.matmul %a, %b transpose_b : tensor<1024x6432xbf16>, tensor<256x6432xbf16> -> tensor<1024x256xbf16>
+  return %0 : tensor<1024x256xbf16>
+}
+
+// -----
+
 // A hand-set split is kept.
 // CHECK-LABEL: func.func @split_handset
 // CHECK: kb.config<block = [64, 64, 64], mma = "wgmma_bf16", split = 2>

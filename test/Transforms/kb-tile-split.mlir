@@ -94,6 +94,20 @@ func.func @exact_fit_cp_async(%a: tensor<192x300000xf32>, %b: tensor<160x300000x
 
 // -----
 
+// The exact fit where A's rows split 128-byte lines (K % 32 = 16): over
+// more than 128 k tiles (here 1001) the few-tiles model still chooses (it
+// used to stand down for every B^T with split lines, leaving the medium
+// rule's 128 x 128 in 2 chunks: 8 blocks on 132 SMs; bf16 192 x 160 x
+// 300000, the same case in 16 bits, ran 0.17x cuBLAS, 2026-12-07).
+// CHECK-LABEL: func.func @exact_fit_lines_split
+// CHECK: block = [192, 160, 32]{{.*}}split = 91
+func.func @exact_fit_lines_split(%a: tensor<192x32016xf32>, %b: tensor<160x32016xf32>) -> tensor<192x160xf32> {
+  %0 = kb.matmul %a, %b precision(tf32) transpose_b {config = #kb.config<mma = "wgmma_tf32">} : tensor<192x32016xf32>, tensor<160x32016xf32> -> tensor<192x160xf32>
+  return %0 : tensor<192x160xf32>
+}
+
+// -----
+
 // A matrix-vector product: the narrowest wgmma (N = 8), and split-K.
 // CHECK-LABEL: func.func @matvec
 // CHECK: block = [64, 8, 32]{{.*}}split = 4
