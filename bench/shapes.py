@@ -256,6 +256,17 @@ HALF_VARIANTS = [
         (("batched", 512, 512, 512, 128, False), "-v128x256s1p4", "block = [128, 256, 64], stages = 4"),
         (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4g132r8", "block = [128, 256, 64], stages = 4, grid = 132, raster = 8"),
     )
+] + [
+    # matvec 256 x 1 x 2^20 B^T (gemv, 4 rows a block, BK 512, 8 chunks):
+    # kb-tile's gemv counts 16-byte loads of 4 elements, which in 16 bits
+    # are 8 bytes, half the bytes in flight its split model assumes. Twice
+    # the BK (the f32 bytes a k tile), and twice the chunks.
+    (("matvec", 256, 1, 1048576, 1, True), tag, cfg + ', mma = "gemv"')
+    for tag, cfg in (
+        ("-v4x1s8k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 8, stages = 2"),
+        ("-v4x1s16k512p2", "block = [4, 1, 512], warp = [1, 1], split = 16, stages = 2"),
+        ("-v4x1s16k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 16, stages = 2"),
+    )
 ]
 
 
