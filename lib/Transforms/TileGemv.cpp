@@ -91,6 +91,11 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
   bool weightB = *form == GemvForm::WeightB;
   int64_t few = gemvFew(*form, m, n);
   int64_t wide = weightB || columns ? n : m;
+  // The weight's bytes an element, for the split model's bytes in flight and
+  // weight bytes: 2 in 16 bits, where a vector of v = 4 elements is 8 bytes.
+  // Until 2026-12-07 it counted 4, and bf16 256 x 1 x 2^20 took 8 chunks
+  // for the 16 its bytes need (79% of copy, 0.83x cuBLAS on an H100).
+  int64_t eb = mm.getLhs().getType().getElementTypeBitWidth() / 8;
   // One row or column with 16-byte loads: eight loads in flight a lane
   // where the weight's rows fill the GPU unsplit (run 11, same call, against
   // four: 1 x 4096 x 4096 B^T 0.0284 -> 0.0259 ms, 1 x 14336 x 4096 0.0681
@@ -190,7 +195,7 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
              << f.thread[1] << "); at most " << kGemvMaxTileFloats
              << ": a smaller BK, or k groups (thread = [M, TN, R])";
     units = llvm::divideCeil(n, bn) * threads;
-    inFlight = rows * f.thread[1] * 4;
+    inFlight = rows * f.thread[1] * eb;
   } else {
     int64_t fewBlock = weightB ? bm : bn, wideBlock = weightB ? bn : bm;
     if (f.warp.size() != 2 || !f.thread.empty() || fewBlock != few ||
@@ -211,7 +216,7 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
                                << " weight floats a k tile (BK = " << bk << ", "
                                << r << " rows a warp); at most "
                                << kGemvMaxTileFloats << ": a smaller BK";
-    inFlight = r * bk * 4;
+    inFlight = r * bk * eb;
   }
   if (threads > model.maxThreadsPerBlock)
     return op->emitOpError()
@@ -223,7 +228,7 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
   inFlight *= stages;
   int64_t kTiles = llvm::divideCeil(k, bk);
   if (f.split == 0) {
-    int64_t s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k,
+    int64_t s = chooseGemvSplit(kTiles, units, inFlight, double(eb) * wide * k,
                                 4.0 * m * n, model.smCount, model.copyGBs);
     if (s > 1 && eightLoads) {
       // A split weight keeps four loads a lane (and the split for them).
@@ -231,10 +236,10 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
       f.warp.clear();
       setDefaultTile(false);
       bk = f.block[2];
-      inFlight = bk * 4 * stages;
+      inFlight = bk * eb * stages;
       kTiles = llvm::divideCeil(k, bk);
-      s = chooseGemvSplit(kTiles, units, inFlight, 4.0 * wide * k, 4.0 * m * n,
-                          model.smCount, model.copyGBs);
+      s = chooseGemvSplit(kTiles, units, inFlight, double(eb) * wide * k,
+                          4.0 * m * n, model.smCount, model.copyGBs);
       if (s <= 1) {
         // Unsplit at four loads after all: eight, unsplit.
         f.block.clear();
