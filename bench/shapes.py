@@ -260,6 +260,20 @@ HALF_VARIANTS = [
         # spills nothing (23 random edge shapes, 159-168 registers).
         (("odd", 4000, 4000, 4000, 1, False), "-v128x256s1p4g132r16", "block = [128, 256, 64], stages = 4, grid = 132, raster = 16"),
         (("odd", 4000, 4000, 4000, 1, False), "-v128x256s1p4g132r16t", 'block = [128, 256, 64], stages = 4, grid = 132, raster = 16, store = "tma"'),
+        # Call 1 of 2026-12-07 (session 28): skinny 128 x 4096 x 4096 B^T at
+        # 0.70x (the default 64 x 64, 128 blocks of one consumer warpgroup,
+        # 32 FLOP a byte of shared memory filled) against 128-row tiles
+        # split along K; square 2048^3 at 0.82x (128 x 256 in 128 blocks, a
+        # direct store: the persistent grid, and with it the TMA store, is
+        # off below one wave) against the persistent grid.
+        (("skinny", 128, 4096, 4096, 1, True), "-v128x128s4", "block = [128, 128, 64], split = 4"),
+        (("skinny", 128, 4096, 4096, 1, True), "-v128x128s2", "block = [128, 128, 64], split = 2"),
+        (("skinny", 128, 4096, 4096, 1, True), "-v128x64s2", "block = [128, 64, 64], split = 2"),
+        (("skinny", 128, 4096, 4096, 1, True), "-v128x64s1", "block = [128, 64, 64]"),
+        (("square", 2048, 2048, 2048, 1, False), "-v128x256s1p4g132r8", "block = [128, 256, 64], stages = 4, grid = 132, raster = 8"),
+        (("square", 2048, 2048, 2048, 1, False), "-v128x256s1p4g132r8t", 'block = [128, 256, 64], stages = 4, grid = 132, raster = 8, store = "tma"'),
+        (("square", 2048, 2048, 2048, 1, False), "-v128x128s1p4g132r8", "block = [128, 128, 64], stages = 4, grid = 132, raster = 8"),
+        (("square", 2048, 2048, 2048, 1, False), "-v128x128s1p4", "block = [128, 128, 64], stages = 4"),
     )
 ] + [
     # matvec 256 x 1 x 2^20 B^T (gemv, 4 rows a block, BK 512): kb-tile's

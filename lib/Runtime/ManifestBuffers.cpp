@@ -72,6 +72,16 @@ void parseBuffers(const json &j, ParseState &st) {
         fail(w + ".std must not be negative");
       if (std::fabs(b.mean) > 1e30 || b.std > 1e30)
         fail(w + ": mean and std must be at most 1e30 in magnitude");
+      // The values drawn must be finite in the buffer's type (a draw past
+      // f16's 65504 is stored as inf, and nothing computed from it can be
+      // checked): mean +- 6 std for a normal draw (2e-9 of the values lie
+      // further), the interval's ends for a uniform one.
+      double reach = std::fabs(b.mean) + (b.dist == "normal" ? 6 : 1) * b.std;
+      if (reach > maxFinite(b.dtype))
+        fail(w + ": " + b.dist + " values around " + shown(json(b.mean)) +
+             " with std " + shown(json(b.std)) + " reach " + shown(json(reach)) +
+             ", past " + dtypeName(b.dtype) + "'s largest finite value " +
+             shown(json(maxFinite(b.dtype))));
     }
     if (!st.index.emplace(b.name, i).second)
       fail(where + ": buffer name '" + b.name + "' appears twice");

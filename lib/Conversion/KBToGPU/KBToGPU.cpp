@@ -616,6 +616,15 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       records.push_back(opRecord(&op, names));
     }
     launch->setAttr("kb.ops", b.getArrayAttr(records));
+    // A persistent grid larger than the output tiles launches one block a
+    // tile (MatmulWgmma.cpp): the config the bundle records says so, as
+    // kb-run checks a persistent grid against the launch.
+    if (config && config.getGrid() > info.grid[0] && info.grid[1] == 1 &&
+        info.grid[2] == 1 && config.getReduce() != ReduceKind::stream) {
+      ConfigFields f = ConfigFields::from(config);
+      f.grid = info.grid[0];
+      config = f.get(ctx);
+    }
     launch->setAttr("kb.config", config);
   }
   func::ReturnOp::create(b, ret.getLoc());
