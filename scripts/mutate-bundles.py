@@ -242,8 +242,12 @@ def batch(dirs, budget):
 
 
 def status(slot):
+    """ok, wrong, device, timeout, died, not_run, error; `input` where kb-run
+    refused the inputs at run time (no value could be checked: fp32 may
+    overflow everywhere for the init drawn), a one-line refusal like
+    --check's."""
     if slot.get("status") == "error":
-        return "device" if slot.get("error") == "device" else "error"
+        return {"device": "device", "input": "input"}.get(slot.get("error"), "error")
     return slot.get("status", "error")
 
 
@@ -262,7 +266,7 @@ def run():
         counts[st] = counts.get(st, 0) + 1
         rows.append({**m, "status": st, "source_status": src_status.get(m["source"], "?"),
                      "run_message": s.get("message", "")[:300]})
-    bad = [r for r in rows if r["status"] != "ok" and r["source_status"] == "ok"]
+    bad = [r for r in rows if r["status"] not in ("ok", "input") and r["source_status"] == "ok"]
     result = {"tries": index["tries"], "refused_by_check": index["refused"],
               "accepted": len(accepted), "counts": counts,
               "sources": len(sources), "source_counts": {k: list(src_status.values()).count(k)
@@ -273,7 +277,7 @@ def run():
         json.dump(result, f, indent=1)
     print(f"mutate-bundles: {len(accepted)} accepted mutants of {len(sources)} bundles run: "
           + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-          + f"; {len(bad)} not ok whose source ran ok")
+          + f"; {len(bad)} neither ok nor an input refusal whose source ran ok")
     for r in bad[:20]:
         print(f"  {r['name']} ({r['source']}): {r['status']}: {'; '.join(r['edits'])}: {r['run_message']}")
     return 1 if bad else 0

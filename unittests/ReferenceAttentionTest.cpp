@@ -169,6 +169,26 @@ TEST(ReferenceAttention, FullyMaskedRowIsZero) {
   }
 }
 
+TEST(ReferenceAttention, ScoresPastFp32AreUnbounded) {
+  // Inputs around 1e20 (a fuzzed init of 2026-12-07 drew 9e18): q.k sums past
+  // FLT_MAX, which an fp32 kernel may turn into inf and NaN; float64 does
+  // not overflow, so those rows' bounds are infinite (not checked), and a
+  // row of ordinary size in the same problem keeps its finite bound.
+  AttentionProblem p = problem(false);
+  Operands o = operands(p, false, 4);
+  for (int64_t t = 0; t < p.d; ++t)
+    o.q[t] *= 1e20; // query row 0 of head 0
+  for (double &x : o.k)
+    x *= 1e20;
+  AttentionRows r = reference(p, o, {0, 1});
+  for (int64_t c = 0; c < p.dv; ++c) {
+    EXPECT_TRUE(std::isinf(r.outErr[c])) << c;
+    EXPECT_TRUE(std::isfinite(r.outErr[p.dv + c])) << c;
+  }
+  EXPECT_TRUE(std::isinf(r.lseErr[0]));
+  EXPECT_TRUE(std::isfinite(r.lseErr[1]));
+}
+
 /// A kernel's arithmetic emulated on the CPU: scores, the softmax and the
 /// product in float (P rounded to the operand type for a 16-bit problem),
 /// the output rounded to it. `scaleBy` scales the scale (a broken kernel).

@@ -24,6 +24,7 @@ namespace kb::runtime {
 namespace {
 
 constexpr double u = kFp32Unit;
+constexpr double kFltMax = 3.4028234663852886e38;
 
 /// The relative rounding of P to the second product's operand type where
 /// matmulErrorBound does not count it: f16 and bf16 round to nearest (their
@@ -96,6 +97,10 @@ AttentionRows evalAttentionRows(const AttentionProblem &p, const double *q,
     const double *mr =
         mask ? mask + ((p.maskPerHead ? b * p.sq : 0) + i) * p.sk : nullptr;
     double m = -INFINITY, sMax = 0, delta = 0;
+    // A score whose products' magnitudes sum past FLT_MAX may overflow in
+    // the kernel's fp32 (inf - inf: NaN) where float64 does not: the row
+    // cannot be checked (its bounds are infinite, counted as unbounded).
+    bool overflows = false;
     for (int64_t j = 0; j < p.sk; ++j) {
       if (p.causal && j > i) {
         s[j] = -INFINITY;
@@ -104,6 +109,7 @@ AttentionRows evalAttentionRows(const AttentionProblem &p, const double *q,
       MatmulEntry e =
           dotEntry(p.d, [&](int64_t t) { return qr[t] * kb[j * p.d + t]; });
       double qk = p.scale * e.value;
+      overflows |= std::max(1.0, std::fabs(p.scale)) * e.absSum > kFltMax;
       // The q.k product's bound, scaled; the scale multiply and the mask add
       // round once each.
       double err = std::fabs(p.scale) * matmulErrorBound(e, p.d, p.precision) +
@@ -150,8 +156,10 @@ AttentionRows evalAttentionRows(const AttentionProblem &p, const double *q,
       double err = (pRel + pRound + rescales * u) * w +
                    matmulErrorBound(e, p.sk, pvPrecision);
       o[c] = e.value;
-      oe[c] = withOutputRounding(err, e.value, p.type);
+      oe[c] = overflows ? INFINITY : withOutputRounding(err, e.value, p.type);
     }
+    if (overflows)
+      res.lseErr[ri] = INFINITY;
   }
   return res;
 }

@@ -573,6 +573,23 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   if (defaultTile && wgmma && tmaCopy && f.grid == 0 &&
       persistentRule(ms, f, tiles))
     f.grid = sms;
+  // A 16-bit wgmma tile with a row-major B on a persistent grid, edges or
+  // one wave too, so that C leaves through shared memory and TMA stores
+  // (kb-promote-shared-memory's default for a 16-bit C on a persistent
+  // grid; the persistent loop alone changed nothing). Measured on an H100
+  // (2026-12-07, session 28, call 2, one call): 2048^3 (128 tiles) 0.0330
+  // -> 0.0273 ms (persistent without the TMA store 0.0336; torch 0.0269),
+  // 4000^3 (edges in M and N) 0.2146 -> 0.1857 (0.2142; torch 0.1845).
+  // ptxas spilled nothing in 16-bit row-major edge tiles (24 random shapes,
+  // docs/shapes.md, "bf16 losses"); not with B^T's edges (8 bytes on 3 of
+  // 17), a split, a batch or clusters of more than 2.
+  // Unfused, with a 16-bit C and at the 128 x 256 tile only (as measured:
+  // the TMA store's gain).
+  bool halfC = cast<ShapedType>(mm.getType()).getElementType().getIntOrFloatBitWidth() == 16;
+  if (defaultTile && half && mnB && halfC && !ms.fused && tmaCopy &&
+      f.grid == 0 && f.split <= 1 && batch == 1 && !rank3 && f.cluster <= 2 &&
+      !f.reduce && bm == 128 && bn == 256)
+    f.grid = std::min(tiles, sms);
   return success();
 }
 

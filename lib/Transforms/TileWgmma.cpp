@@ -512,6 +512,27 @@ bool mlir::kb::tile::defaultHalfWgmmaTile(const MatmulShape &ms,
   f.split = 0;
   f.reduce = handReduce;
   f.cluster = handCluster;
+  // 65-128 rows with B^T over few tiles: tf32's rules give 64 x 64 (one
+  // consumer warpgroup a block, 32 flops a byte of shared memory filled);
+  // in 16 bits 128 x 128 split over about half the SMs is faster. Measured
+  // on an H100 (2026-12-07, session 28, call 2, variants in one call), 128
+  // x 4096 x 4096 B^T: 64 x 64 0.0312 ms, 128 x 128 in 2 chunks (64
+  // blocks) 0.0227, in 4 0.0237, 128 x 64 in 2 0.0237, unsplit 0.0277;
+  // F.linear 0.0212. Only as measured: N of 2048 and more, K up to 16384
+  // (longer K takes the few-tiles split above).
+  if (!chosen && free.cluster <= 1 && ms.transposeB && !ms.paddedB &&
+      ms.batch == 1 && ms.m > 64 && ms.m <= 128 && ms.n >= 2048 &&
+      ms.k <= 8192 && f.block.size() == 3 &&
+      f.block[0] == 64 && f.block[1] == 64 && !handReduce && handCluster <= 1) {
+    int64_t tiles = llvm::divideCeil(ms.n, 128);
+    int64_t kTiles = llvm::divideCeil(ms.k, 32); // 128-byte lines of K
+    int64_t split = std::max<int64_t>(1, (ms.sms / 2) / tiles);
+    while (split > 1 && kTiles / split < 8)
+      --split;
+    f.block = {128, 128, 32};
+    f.split = split;
+    return true;
+  }
   // Where the cluster rule fired, no split of kb-tile's own either (the
   // tile above was chosen for a whole K).
   return free.cluster > 1 || chosen;

@@ -129,3 +129,56 @@ func.func @gemv_too_many_rows(%a: tensor<64x4096xf16>, %b: tensor<4096x4096xf16>
   %0 = kb.matmul %a, %b transpose_b {config = #kb.config<mma = "gemv">} : tensor<64x4096xf16>, tensor<4096x4096xf16> -> tensor<64x4096xf16>
   return %0 : tensor<64x4096xf16>
 }
+
+// -----
+
+// 65-128 rows with B^T over few tiles (the tf32 rules' 64 x 64): 128 x 128
+// split over about half the SMs (32 tiles, 2 chunks: 64 blocks; measured
+// 2026-12-07, TileWgmma.cpp).
+// CHECK-LABEL: func.func @skinny_128_rows
+// CHECK: kb.config<block = [128, 128, 64], mma = "wgmma_bf16", split = 2>
+func.func @skinny_128_rows(%a: tensor<128x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<128x4096xbf16> {
+  %0 = kb.matmul %a, %b transpose_b : tensor<128x4096xbf16>, tensor<4096x4096xbf16> -> tensor<128x4096xbf16>
+  return %0 : tensor<128x4096xbf16>
+}
+
+// -----
+
+// Negative: 64 rows keep one warpgroup's tile (no 128-row tile of 64 empty
+// rows).
+// CHECK-LABEL: func.func @skinny_64_rows
+// CHECK-NOT: block = [128, 128
+// CHECK: return
+func.func @skinny_64_rows(%a: tensor<64x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<64x4096xbf16> {
+  %0 = kb.matmul %a, %b transpose_b : tensor<64x4096xbf16>, tensor<4096x4096xbf16> -> tensor<64x4096xbf16>
+  return %0 : tensor<64x4096xbf16>
+}
+
+// -----
+
+// A row-major B at 128 x 256 takes the persistent grid in one wave (128
+// tiles: grid = 128) and with edges (4000^3: 16 x 32 tiles, grid = 132), so
+// that kb-promote-shared-memory gives the 16-bit C its TMA store.
+// CHECK-LABEL: func.func @rowb_one_wave
+// CHECK: kb.config<block = [128, 256, 64], mma = "wgmma_bf16", grid = 128
+// CHECK-LABEL: func.func @rowb_edges
+// CHECK: kb.config<block = [128, 256, 64], mma = "wgmma_bf16", grid = 132
+func.func @rowb_one_wave(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %0 = kb.matmul %a, %b : tensor<2048x2048xbf16>, tensor<2048x2048xbf16> -> tensor<2048x2048xbf16>
+  return %0 : tensor<2048x2048xbf16>
+}
+func.func @rowb_edges(%a: tensor<4000x4000xbf16>, %b: tensor<4000x4000xbf16>) -> tensor<4000x4000xbf16> {
+  %0 = kb.matmul %a, %b : tensor<4000x4000xbf16>, tensor<4000x4000xbf16> -> tensor<4000x4000xbf16>
+  return %0 : tensor<4000x4000xbf16>
+}
+
+// -----
+
+// Negative: an f32 C (no TMA store to gain) stays one block a tile.
+// CHECK-LABEL: func.func @rowb_f32_out
+// CHECK-NOT: grid =
+// CHECK: return
+func.func @rowb_f32_out(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xf32> {
+  %0 = kb.matmul %a, %b : tensor<2048x2048xbf16>, tensor<2048x2048xbf16> -> tensor<2048x2048xf32>
+  return %0 : tensor<2048x2048xf32>
+}

@@ -61,6 +61,10 @@ struct RunState {
 struct KernelCheck {
   std::string kernel, method, detail;
   bool ok = false;
+  /// Nothing was checked and nothing was found wrong: every element's bound
+  /// is infinite (fp32 may overflow there for these inputs). Not a wrong
+  /// result: kb-run refuses the inputs (runAndCheck).
+  bool uncheckable = false;
   double maxErr = 0;
   nlohmann::json extra = nlohmann::json::object();
 };

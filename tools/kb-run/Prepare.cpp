@@ -212,6 +212,19 @@ std::vector<KernelCheck> runAndCheck(RunState &s, json &report) {
   }
   report["checks"] = checks;
   report["ok"] = allOk;
+  // A kernel none of whose values could be checked (every bound infinite:
+  // fp32 may overflow for these inputs) is not shown wrong: the inputs are
+  // refused, unless another kernel failed its check.
+  bool otherBad = false;
+  for (const KernelCheck &c : results)
+    otherBad |= !c.ok && !c.uncheckable;
+  for (size_t i = 0; i < results.size() && !otherBad; ++i)
+    if (results[i].uncheckable)
+      throw InputError(
+          "kernels[" + std::to_string(i) + "] (" + results[i].kernel +
+          "): no value of it can be checked: for these inputs fp32 may "
+          "overflow in every element; draw inputs of smaller magnitude (the "
+          "manifest's init, or --input)");
   return results;
 }
 
