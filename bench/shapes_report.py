@@ -2,6 +2,7 @@
 """The shape suite's table and plot from one gpu-check.sh run.
 
 Usage: bench/shapes_report.py RESULTS_DIR [RESULTS_DIR ...] [--md OUT.md] [--png OUT.png]
+                              [--palette 64|tab16] [--dpi N]
 
 With several folders, a shape measured in a later one replaces the earlier
 row (except where the folder's superseded.txt names it: a default kb has
@@ -17,7 +18,8 @@ strongest peer (the fastest cuBLAS/cuBLASLt route in the program's
 precision, torch.matmul / F.linear), kb's speed-up over it, and for the
 memory-bound classes the fraction of the copy bandwidth kb reaches over the
 program's minimal bytes. The plot (matplotlib) shows the speed-up per shape,
-grouped by class, in a 64-colour PNG; it needs Debian's
+grouped by class, in a 64-colour PNG (--palette tab16: kb.plot's fixed
+16-colour one, 4-bit); it needs Debian's
 python3-matplotlib (/usr/bin/python3) and its Pillow."""
 import glob
 import json
@@ -138,7 +140,7 @@ def table(rows):
     return "\n".join(out)
 
 
-def plot(rows, path):
+def plot(rows, path, palette="64", dpi=100):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -159,16 +161,14 @@ def plot(rows, path):
         ax.bar([0], [0], color=colors(i % 10), label=c)
     ax.legend(fontsize=7, ncol=len(CLASSES))
     fig.tight_layout()
-    # A 64-colour palette (no dithering), as kb.plot's (256 before
-    # 2026-12-07): the plot has a few flat colours and their anti-aliased
-    # edges. 100 dpi as kb.plot's figures (130 before 2026-12-07).
-    import io
-    from PIL import Image
-    buf = io.BytesIO()
-    fig.savefig(buf, dpi=100, format="png")
-    buf.seek(0)
-    Image.open(buf).convert("RGB").quantize(
-        64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, "PNG", optimize=True)
+    # kb.plot's PNG writer, at 100 dpi as kb.plot's figures (130 before
+    # 2026-12-07; --dpi N): a 64-colour palette (no dithering), or the fixed 4-bit
+    # tab16 (the classes are C0-C7) with --palette tab16.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from kb.plot import save
+    from pathlib import Path
+    save(fig, Path(path), dpi, palette)
+    plt.close(fig)
 
 
 def main():
@@ -198,7 +198,9 @@ def main():
     if "--md" in sys.argv:
         open(sys.argv[sys.argv.index("--md") + 1], "w").write(md + "\n")
     if "--png" in sys.argv:
-        plot(rows, sys.argv[sys.argv.index("--png") + 1])
+        palette = sys.argv[sys.argv.index("--palette") + 1] if "--palette" in sys.argv else "64"
+        dpi = int(sys.argv[sys.argv.index("--dpi") + 1]) if "--dpi" in sys.argv else 100
+        plot(rows, sys.argv[sys.argv.index("--png") + 1], palette, dpi)
     return 0
 
 

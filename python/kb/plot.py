@@ -17,7 +17,9 @@ REPORT.json is any of:
 REPORT.json may also be a member of an archive, ARCHIVE.tar.xz:MEMBER
 (bench/results/2026-12-01-run4/raw.tar.xz:kb_results.json). A .png is
 written with a palette of 64 colours (a plot has few: its flat colours and
-their anti-aliased edges; a quarter of the bytes of full colour). Nothing is drawn from names or numbers written into
+their anti-aliased edges; a quarter of the bytes of full colour) at 100 dpi;
+--palette tab16 (C0-C7 and grays, a 4-bit PNG) and --dpi N make the docs'
+figures smaller. Nothing is drawn from names or numbers written into
 this file: every point, roof and bar comes from the report.
 """
 
@@ -115,7 +117,7 @@ def points_from_kbrun(reports: Dict[str, dict]):
     return pts, ceilings, bars
 
 
-def draw(report, out: Path, title: str = "") -> Path:
+def draw(report, out: Path, title: str = "", palette: str = "64", dpi: int = 100) -> Path:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -208,12 +210,12 @@ def draw(report, out: Path, title: str = "") -> Path:
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    save(fig, out, 100)
+    save(fig, out, dpi, palette)
     plt.close(fig)
     return out
 
 
-def _finish_suite_figure(fig, plt, report, out: Path, title: str) -> Path:
+def _finish_suite_figure(fig, plt, report, out: Path, title: str, palette: str = "64", dpi: int = 100) -> Path:
     """A kb.bench suite figure's title (the suite and device), layout and
     palette PNG at `out`."""
     dev = report.get("device", "")
@@ -222,12 +224,12 @@ def _finish_suite_figure(fig, plt, report, out: Path, title: str) -> Path:
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    save(fig, out, 100)
+    save(fig, out, dpi, palette)
     plt.close(fig)
     return out
 
 
-def draw_suite(report, out: Path, title: str = "") -> Path:
+def draw_suite(report, out: Path, title: str = "", palette: str = "64", dpi: int = 100) -> Path:
     """A kb.bench suite report: kb's speed-up over the strongest peer per
     program (and over kb's unfused bundle where there is one), a line at
     1x and the geometric mean."""
@@ -253,7 +255,7 @@ def draw_suite(report, out: Path, title: str = "") -> Path:
     ax.set_xticklabels([r["name"] for r in rows], rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("kb speed-up (peer time / kb time)")
     ax.legend(fontsize=8)
-    return _finish_suite_figure(fig, plt, report, out, title)
+    return _finish_suite_figure(fig, plt, report, out, title, palette, dpi)
 
 
 def read_report(spec: str) -> Any:
@@ -280,12 +282,32 @@ def read_report(spec: str) -> Any:
 # Colours of a PNG's palette: 64 keeps every flat colour of these plots
 # (256 before 2026-12-07: docs/tutorial-h200-run4.png 41374 -> 34 KB).
 PALETTE = 64
+# --palette tab16: a fixed palette instead of a median cut, for the docs'
+# figures: matplotlib's first eight tab10 colours (C0-C7, which these plots
+# and bench/shapes_report.py draw with) and eight grays (text and its
+# anti-aliasing on white). 16 entries make a 4-bit PNG (2026-12-07, 100 dpi:
+# docs/tutorial-h200-run4.png 34 -> 22 KB). Any other colour is mapped to
+# its nearest entry, so use it only for a figure drawn in C0-C7.
+PALETTES = ("64", "tab16")
 
 
-def save(fig, out: Path, dpi: int) -> None:
-    """fig to out; a .png with a PALETTE-colour palette (no dithering: the
-    plot's flat colours stay flat), through Pillow, which matplotlib
-    needs anyway."""
+def _tab16():
+    """A 16-entry palette image: C0-C7 and eight grays, black to white."""
+    from PIL import Image
+    from matplotlib.colors import to_rgb
+    cols = [tuple(round(255 * c) for c in to_rgb(f"C{i}")) for i in range(8)]
+    cols += [(round(255 * i / 7),) * 3 for i in range(8)]
+    pal = Image.new("P", (1, 1))
+    pal.putpalette([v for c in cols for v in c])
+    return pal
+
+
+def save(fig, out: Path, dpi: int, palette: str = "64") -> None:
+    """fig to out; a .png with a palette (no dithering: the plot's flat
+    colours stay flat), through Pillow, which matplotlib needs anyway:
+    PALETTE colours by median cut ("64"), or the fixed tab16 ("tab16")."""
+    if palette not in PALETTES:
+        raise KbError(f"unknown palette '{palette}' (expected one of {', '.join(PALETTES)})")
     if out.suffix.lower() != ".png":
         fig.savefig(out, dpi=dpi)
         return
@@ -295,11 +317,14 @@ def save(fig, out: Path, dpi: int) -> None:
     fig.savefig(buf, dpi=dpi, format="png")
     buf.seek(0)
     img = Image.open(buf).convert("RGB")
+    if palette == "tab16":
+        img.quantize(palette=_tab16(), dither=Image.Dither.NONE).save(out, "PNG", optimize=True, bits=4)
+        return
     img.quantize(PALETTE, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
         out, "PNG", optimize=True)
 
 
-def draw_models(report, out: Path, title: str = "") -> Path:
+def draw_models(report, out: Path, title: str = "", palette: str = "64", dpi: int = 100) -> Path:
     """A kb.bench models-suite report: per model x dtype, each timed
     compiler's speed-up over eager (Inductor's modes, kb), with lines at the
     issue's targets (1.5x eager; kb's bar against max-autotune's)."""
@@ -329,7 +354,7 @@ def draw_models(report, out: Path, title: str = "") -> Path:
     ax.set_xticklabels([r["name"] for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("speed-up over eager (eager time / time)")
     ax.legend(fontsize=8)
-    return _finish_suite_figure(fig, plt, report, out, title)
+    return _finish_suite_figure(fig, plt, report, out, title, palette, dpi)
 
 
 def main(argv=None) -> int:
@@ -338,15 +363,21 @@ def main(argv=None) -> int:
                                    "(a file, or ARCHIVE.tar.xz:MEMBER)")
     ap.add_argument("-o", "--output", required=True, help="the figure (.png, .svg, .pdf)")
     ap.add_argument("--title", default="")
+    ap.add_argument("--palette", choices=PALETTES, default="64",
+                    help="a PNG's palette: 64 colours by median cut, or tab16 (C0-C7 and grays, 4-bit)")
+    ap.add_argument("--dpi", type=int, default=100, help="a PNG's pixels per inch (default 100)")
     args = ap.parse_args(argv)
+    if not 20 <= args.dpi <= 600:
+        print(f"kb.plot: --dpi {args.dpi}: expected 20 to 600", file=sys.stderr)
+        return 1
     try:
         report = read_report(args.report)
         if isinstance(report, dict) and report.get("tool") == "kb.bench.suite":
-            out = draw_suite(report, Path(args.output), args.title)
+            out = draw_suite(report, Path(args.output), args.title, args.palette, args.dpi)
         elif isinstance(report, dict) and report.get("tool") == "kb.bench.models":
-            out = draw_models(report, Path(args.output), args.title)
+            out = draw_models(report, Path(args.output), args.title, args.palette, args.dpi)
         else:
-            out = draw(report, Path(args.output), args.title)
+            out = draw(report, Path(args.output), args.title, args.palette, args.dpi)
     except (KbError, OSError, json.JSONDecodeError) as e:
         print(f"kb.plot: {e}", file=sys.stderr)
         return 1

@@ -75,3 +75,42 @@ def test_cli_names_a_missing_archive_member(tmp_path, capsys):
     arc = Path(__file__).resolve().parents[2] / "bench" / "results" / KBRUN_RUN / "raw.tar.xz"
     assert plot.main([f"{arc}:nothing.json", "-o", str(tmp_path / "x.png")]) == 1
     assert "no file nothing.json in" in capsys.readouterr().err
+
+
+def _png_bit_depth(path):
+    return path.read_bytes()[24]  # IHDR: 8 signature, 8 chunk head, 8 width/height
+
+
+def test_tab16_palette_is_four_bit_and_keeps_the_tab_colours(tmp_path):
+    """The docs' figure's command (--palette tab16 --dpi 80): a 4-bit PNG
+    of at most 16 colours, the roofline's blue and red and the bars' orange
+    and green kept as matplotlib's C0-C3 (a median cut to 16 merged green
+    into gray and red into orange), 80 px an inch."""
+    Image = pytest.importorskip("PIL.Image")
+    from matplotlib.colors import to_rgb
+    arc = Path(__file__).resolve().parents[2] / "bench" / "results" / KBRUN_RUN / "raw.tar.xz"
+    out, wide = tmp_path / "run4.png", tmp_path / "run4-100.png"
+    assert plot.main([f"{arc}:kb_results.json", "-o", str(out), "--palette", "tab16", "--dpi", "80"]) == 0
+    assert plot.main([f"{arc}:kb_results.json", "-o", str(wide), "--palette", "tab16"]) == 0
+    img = Image.open(out)
+    assert img.mode == "P" and _png_bit_depth(out) == 4
+    assert img.width * 100 == pytest.approx(Image.open(wide).width * 80, abs=100)
+    used = {c for _, c in img.convert("RGB").getcolors(256)}
+    assert len(used) <= 16
+    for c in ("C0", "C1", "C2", "C3"):
+        assert tuple(round(255 * v) for v in to_rgb(c)) in used, c
+    # The default stays the 64-colour median cut.
+    default = tmp_path / "default.png"
+    assert plot.main([f"{arc}:kb_results.json", "-o", str(default)]) == 0
+    assert _png_bit_depth(default) == 8
+
+
+def test_refuses_a_bad_dpi_and_palette(tmp_path, capsys):
+    rep = str(BENCH)
+    assert plot.main([rep, "-o", str(tmp_path / "x.png"), "--dpi", "0"]) == 1
+    assert "--dpi 0: expected 20 to 600" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        plot.main([rep, "-o", str(tmp_path / "x.png"), "--palette", "tab8"])
+    assert e.value.code == 2
+    with pytest.raises(plot.KbError, match="unknown palette 'tab8'"):
+        plot.save(None, tmp_path / "x.png", 100, "tab8")

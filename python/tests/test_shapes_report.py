@@ -37,3 +37,25 @@ def test_compute_bound_rows_print_no_fraction(recorded):
     for line in shapes_report.table(rows).splitlines()[2:]:
         if line.startswith("| longk"):
             assert line.split("|")[6].strip() == ""
+
+
+def test_png_with_the_tab16_palette_keeps_each_class_colour(recorded, tmp_path):
+    """docs/shapes.png's flags (--palette tab16 --dpi 90): a 4-bit PNG in
+    which each class's bar keeps its tab10 colour (C0-C7); without the flags
+    the 64-colour, 8-bit PNG at 100 dpi."""
+    pytest.importorskip("matplotlib")
+    Image = pytest.importorskip("PIL.Image")
+    from matplotlib.colors import to_rgb
+    run = recorded(RUN)
+    rows = shapes_report.rows_of(str(run / "memory")) + shapes_report.rows_of(str(run / "compute"))
+    classes = {r["class"] for r in rows}
+    assert len(classes) == 8
+    small, big = tmp_path / "s.png", tmp_path / "s100.png"
+    shapes_report.plot(rows, str(small), "tab16", 90)
+    shapes_report.plot(rows, str(big))
+    assert small.read_bytes()[24] == 4 and big.read_bytes()[24] == 8
+    assert Image.open(small).width * 100 == pytest.approx(Image.open(big).width * 90, abs=100)
+    used = {c for _, c in Image.open(small).convert("RGB").getcolors(256)}
+    assert len(used) <= 16
+    for i, c in enumerate(shapes_report.CLASSES):
+        assert tuple(round(255 * v) for v in to_rgb(f"C{i}")) in used, c
