@@ -155,3 +155,80 @@ def compile_program(program: Program, output=None, chip: str = "sm_90a",
         sig.update(extra)
     (out / SIDECAR).write_text(json.dumps(sig, indent=1))
     return Bundle(out, manifest, sig, text)
+
+
+# The bundle record (docs/bundle.md): kb-opt ends each kernel's PTX with the
+# manifest it compiled the kernel for, less what does not change the
+# kernels' work. kb-run --check and kb.load refuse a manifest that differs.
+RECORD_TAG = b"// kb.bundle-record "
+
+
+def bundle_record_of(manifest: dict) -> dict:
+    """The manifest less `compiler`, each kernel's `ptx`, `cubin` and
+    `resources`, and each input's `init` (as lib/Runtime/BundleRecord.cpp)."""
+    r = json.loads(json.dumps(manifest))
+    r.pop("compiler", None)
+    for k in r.get("kernels", []):
+        for f in ("ptx", "cubin", "resources"):
+            k.pop(f, None)
+    for b in r.get("buffers", []):
+        b.pop("init", None)
+    return r
+
+
+def _first_difference(compiled, given, path=""):
+    """The first field (as kb-run names it: buffers[0].shape[1]) where
+    `given` differs from `compiled`, with both values; None if equal."""
+    if isinstance(compiled, dict) and isinstance(given, dict):
+        for key in sorted(set(compiled) | set(given)):
+            sub = f"{path}.{key}" if path else key
+            if key not in given:
+                return sub, compiled[key], "missing"
+            if key not in compiled:
+                return sub, "absent", given[key]
+            d = _first_difference(compiled[key], given[key], sub)
+            if d:
+                return d
+        return None
+    if isinstance(compiled, list) and isinstance(given, list):
+        for i, (c, g) in enumerate(zip(compiled, given)):
+            d = _first_difference(c, g, f"{path}[{i}]")
+            if d:
+                return d
+        if len(compiled) != len(given):
+            return path, f"{len(compiled)} entries", f"{len(given)} entries"
+        return None
+    # JSON's true is not 1 (Python's True == 1 is); 1 and 1.0 are one number.
+    if isinstance(compiled, bool) or isinstance(given, bool):
+        same = type(compiled) is type(given) and compiled == given
+    else:
+        same = type(compiled) is type(given) or (
+            isinstance(compiled, (int, float)) and isinstance(given, (int, float)))
+        same = same and compiled == given
+    return None if same else (path or "the manifest", compiled, given)
+
+
+def check_bundle_record(manifest: dict, index: int, ptx: Optional[bytes]) -> None:
+    """Raises KbError unless kernel `index`'s PTX holds exactly one record,
+    of this kernel, equal to the manifest's (bundle_record_of)."""
+    k = manifest["kernels"][index]
+    where = f"kernels[{index}] ({k.get('name')})"
+    lines = [l for l in (ptx or b"").split(b"\n") if l.startswith(RECORD_TAG)]
+    if not lines:
+        raise KbError(f"{where}: {k.get('ptx')} has no kb.bundle-record line (a PTX kb-opt did not "
+                      f"write, or of a kb older than the record): recompile the bundle")
+    if len(lines) > 1:
+        raise KbError(f"{where}: {k.get('ptx')} has more than one kb.bundle-record line")
+    try:
+        rec = json.loads(lines[0][len(RECORD_TAG):])
+        kernel, compiled = rec["kernel"], rec["manifest"]
+    except (ValueError, KeyError, TypeError):
+        raise KbError(f"{where}: {k.get('ptx')}'s kb.bundle-record line is not a JSON object with "
+                      f"\"kernel\" and \"manifest\"")
+    if kernel != index:
+        raise KbError(f"{where}: {k.get('ptx')} was compiled as kernel {kernel} of its bundle")
+    d = _first_difference(compiled, bundle_record_of(manifest))
+    if d:
+        field_, was, now = d
+        raise KbError(f"manifest: {field_} is {json.dumps(now)} but {k.get('ptx')} was compiled for "
+                      f"{json.dumps(was)} (its kb.bundle-record): recompile the bundle instead of editing it")

@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .bundle import Bundle
+from .bundle import Bundle, check_bundle_record
 from .cuda import (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, ArgPack, driver)
 from .ir import KbError
@@ -198,9 +198,12 @@ class Loaded:
         # Kernels.
         self.kernels = []
         root = bundle.path
-        for k in m["kernels"]:
+        for index, k in enumerate(m["kernels"]):
             cubin = (root / k["cubin"]).read_bytes() if k.get("cubin") and (root / k["cubin"]).is_file() else None
             ptx = (root / k["ptx"]).read_bytes() if k.get("ptx") and (root / k["ptx"]).is_file() else None
+            # The launch, buffers and program the kernel was compiled for
+            # (the bundle record; kb-run checks the same).
+            check_bundle_record(m, index, ptx)
             # A kernel marked dependent_launch is launched while the one
             # before it ends; its griddepcontrol.wait holds its reads until
             # that one's writes are visible (kb-run checks the same).
