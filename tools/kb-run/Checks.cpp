@@ -97,37 +97,6 @@ void runCublasGemm(cublasHandle_t h, const std::string &precision,
   addCublasGemm(h, precision, d, a, b, c);
 }
 
-MatmulDims matmulDims(const Manifest &m, const Kernel &k) {
-  if (k.ops.empty() || m.program.at(k.ops.front()).op != "kb.matmul" ||
-      m.program.at(k.ops.front()).inputs.size() != 2)
-    throw std::runtime_error("internal: " + k.name + " is not a matmul kernel");
-  const ProgramOp &op = m.program[k.ops.front()];
-  // An operand that a kb.pad made (its rows lengthened with zeros) stands
-  // for the pad's input: the problem is the unpadded one.
-  auto unpadded = [&](const std::string &name) {
-    for (const ProgramOp &p : m.program)
-      if (p.op == "kb.pad" && p.output == name)
-        return p.inputs[0];
-    return name;
-  };
-  MatmulDims d;
-  d.a = unpadded(op.inputs[0]);
-  d.b = unpadded(op.inputs[1]);
-  const Buffer &a = m.buffer(d.a);
-  const Buffer &b = m.buffer(d.b);
-  size_t r = a.shape.size();
-  d.batch = r == 3 ? a.shape[0] : 1;
-  d.m = a.shape[r - 2];
-  d.k = a.shape[r - 1];
-  d.transB = op.attrs.value("transpose_b", false);
-  d.n = d.transB ? b.shape[r - 2] : b.shape[r - 1];
-  d.ldbT = d.transB ? b.shape[r - 1] : d.k;
-  d.in = a.dtype;
-  d.out = op.dtype;
-  d.precision = op.attrString("precision", isHalf(d.in) ? "native" : "ieee");
-  return d;
-}
-
 /// The precision cuBLAS's reference runs in: the kernel's (fp32 for ieee
 /// and tf32x3, the 16-bit operands' for native).
 static std::string cublasRun(const MatmulDims &d) {

@@ -10,6 +10,7 @@
 #define KB_TOOLS_KBRUN_H
 
 #include "kb/Runtime/Device.h"
+#include "kb/Runtime/KernelModel.h"
 #include "kb/Runtime/Manifest.h"
 
 #include <cublas_v2.h>
@@ -26,22 +27,6 @@ inline void checkCublas(cublasStatus_t s, const char *what) {
     throw DeviceError(std::string(what) + " failed: cuBLAS status " +
                       std::to_string(static_cast<int>(s)));
 }
-
-struct MatmulDims {
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool transB = false;
-  /// The row length of B^T when transB: K, or more for a padded B^T.
-  int64_t ldbT = 0;
-  /// The buffers holding A (M x K rows of K) and B (or B^T) for the checks
-  /// and the library baseline: the matmul's operands, or where a kb.pad made
-  /// one (K % 4 != 0 on wgmma), the pad's input, the unpadded operand.
-  std::string a, b;
-  std::string precision = "ieee";
-  /// The operands' type (f32, f16, bf16: precision native) and the
-  /// result's (f32 or the operands').
-  DType in = DType::F32, out = DType::F32;
-  double flops() const { return 2.0 * batch * m * n * k; }
-};
 
 struct RunState {
   Manifest manifest;
@@ -69,7 +54,6 @@ struct KernelCheck {
   nlohmann::json extra = nlohmann::json::object();
 };
 
-MatmulDims matmulDims(const Manifest &m, const Kernel &k);
 /// cuBLAS's data type of `t` (CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF).
 cudaDataType_t cudaTypeOf(DType t);
 /// C = A B by cuBLAS's strided-batched call in `precision` ("ieee",

@@ -141,7 +141,6 @@ void unloadKernels(RunState &s);
 std::vector<KernelCheck> runAndCheck(RunState &s, nlohmann::json &report);
 
 // Signals.cpp
-double modelledBytes(const Manifest &m, const Kernel &k);
 double flopsOf(const Manifest &m);
 double minimalBytes(const Manifest &m);
 /// Per kernel: launch sizes, registers, shared memory, occupancy, tensor

@@ -30,49 +30,6 @@ static std::string shellQuote(const std::string &s) {
   return r + "'";
 }
 
-/// Bytes the kernels move, by a simple model: each argument once, softmax
-/// 'online' reads its input twice (a row kernel's: once, twice, three times), matmul re-reads A per column of tiles and
-/// B per row of tiles.
-double modelledBytes(const Manifest &m, const Kernel &k) {
-  double bytes = 0;
-  std::smatch match;
-  bool online = k.config.find("\"online\"") != std::string::npos;
-  bool matmul = false;
-  // The row kernels' online strategy (RowNormOnline.cpp) reads a reduce's
-  // row once, an rms_norm's twice, a layer_norm's three times.
-  double reads = 2;
-  for (size_t i : k.ops) {
-    matmul |= m.program[i].op == "kb.matmul";
-    if (m.program[i].op == "kb.reduce")
-      reads = 1;
-    if (m.program[i].op == "kb.layer_norm")
-      reads = 3;
-  }
-  if (matmul && std::regex_search(k.config, match,
-                                  std::regex("block = \\[(\\d+), (\\d+)"))) {
-    MatmulDims d = matmulDims(m, k);
-    // The config is text from the bundle: a block size that does not parse
-    // as a small positive number leaves the simple model below.
-    double bm = 0, bn = 0;
-    try {
-      bm = std::stod(match[1]);
-      bn = std::stod(match[2]);
-    } catch (const std::exception &) {
-    }
-    if (bm >= 1 && bn >= 1 && bm <= 1 << 20 && bn <= 1 << 20)
-      return 4.0 * d.batch *
-             (d.m * d.k * std::ceil(d.n / bn) +
-              d.k * d.n * std::ceil(d.m / bm) + d.m * d.n);
-  }
-  for (size_t i = 0; i < k.args.size(); ++i) {
-    if (!m.buffer(k.args[i]).isData())
-      continue; // a few counters per row or a tensor map, not the data
-    double b = m.buffer(k.args[i]).bytes();
-    bytes += (online && i == 0) ? reads * b : b;
-  }
-  return bytes;
-}
-
 /// An attention's two products, 2 Sq Sk (D + Dv) a head, half of them
 /// with `causal` (FlashAttention's convention: the masked half is skipped).
 static double attentionFlops(const Manifest &m, const ProgramOp &op) {
