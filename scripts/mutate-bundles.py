@@ -23,8 +23,8 @@
 # in batches: a kernel that faults leaves its CUDA context unusable, so after
 # a `device` error (or a batch past its time) the rest run in a new batch.
 # Writes RESULT (JSON): each mutant's status (ok, wrong, error, device,
-# timeout) and message, the counts, the sources' statuses; exit 1 unless
-# every accepted mutant of a source that ran ok ran ok.
+# timeout, input: refused at run time) and message, the counts; exit 1
+# unless every accepted mutant of a source that ran ok ran ok or was refused.
 # scripts/gpu-check.sh does both when build/fuzz-src was carried.
 #
 # Usage: scripts/mutate-bundles.py make SRC OUT [--seed S] [--accepted N]
