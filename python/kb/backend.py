@@ -35,6 +35,7 @@ from .piece_graphs import PieceGraphs, why_not_call
 torch = _torch()
 
 KB_VERSION = "0.1.0"
+BUNDLE_FORMAT = 2  # 2: PTX with the bundle record; older caches miss
 DEFAULT_BUCKETS = (16, 32, 64, 128, 256, 512)
 
 # Counters over the process (tests read them): bundles compiled, found in
@@ -131,10 +132,11 @@ def piece_signature(sg) -> str:
 
 def cache_key(sg, metas, opts: Options, precision: str) -> str:
     """The bundle's key: (piece signature, input dtypes and shapes (the
-    bucket's), chip, kb version, precision, tuning-db entry)."""
+    bucket's), chip, kb version and bundle format, precision, tuning-db
+    entry)."""
     text = json.dumps({"piece": piece_signature(sg),
                        "inputs": [[list(m.shape), str(m.dtype)] for m in metas],
-                       "chip": opts.chip, "kb": KB_VERSION, "precision": precision,
+                       "chip": opts.chip, "kb": KB_VERSION, "bundle": BUNDLE_FORMAT, "precision": precision,
                        "tuning_db": _tuning_entry(opts.tuning_db)}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 

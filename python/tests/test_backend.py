@@ -105,7 +105,7 @@ def test_padding_refused_where_rows_mix():
     assert "padding would mix rows" in part.pieces[0].bucket_note
 
 
-def test_cache_keys(mlp, tmp_path):
+def test_cache_keys(mlp, tmp_path, monkeypatch):
     p = partition(*mlp).pieces[0]
     binds = kb.partition.bindings(*mlp)
     sym = p.bucket.symbol
@@ -115,6 +115,10 @@ def test_cache_keys(mlp, tmp_path):
         return B.cache_key(sg, metas, B.Options.make(o), "ieee")
     assert key(16) == key(16) and key(16) != key(32)
     assert key(16) != key(16, chip="sm_80")
+    # A cache of bundles without the bundle record (format 1) is not hit.
+    now = key(16)
+    monkeypatch.setattr(B, "BUNDLE_FORMAT", 1)
+    assert key(16) != now
     db = tmp_path / "db.json"
     db.write_text('{"entries": []}')
     k1 = key(16, tuning_db=str(db))
