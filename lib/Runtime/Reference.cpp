@@ -52,7 +52,6 @@ constexpr double u = kFp32Unit;
 /// Absolute error of a result flushed to zero (ftz) or of a fast division
 /// whose denominator is beyond 2^126: below the smallest normal, 2^-126.
 constexpr double kFlush = 0x1p-125;
-constexpr double kFltMax = 3.4028234663852886e38;
 
 /// Relative error of the kernel's exp of an fp32 argument t: __expf's
 /// documented 2 + floor(1.173 |t|) ulp (an ulp is at most 2u relative),

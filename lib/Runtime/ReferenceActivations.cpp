@@ -28,7 +28,6 @@ constexpr double u = kFp32Unit;
 /// Reference.cpp's constants: a result flushed to zero errs by at most
 /// 2^-125; fp32 overflows past FLT_MAX.
 constexpr double kFlush = 0x1p-125;
-constexpr double kFltMax = 3.4028234663852886e38;
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
 /// The largest |mish'| on the real line, 1.0885 (at x = 1.49).

@@ -24,7 +24,6 @@ namespace kb::runtime {
 namespace {
 
 constexpr double u = kFp32Unit;
-constexpr double kFltMax = 3.4028234663852886e38;
 
 /// The relative rounding of P to the second product's operand type where
 /// matmulErrorBound does not count it: f16 and bf16 round to nearest (their

@@ -21,7 +21,6 @@ namespace {
 
 constexpr double u = kFp32Unit;
 constexpr double kFlush = 0x1p-125;
-constexpr double kFltMax = 3.4028234663852886e38;
 /// rsqrtf: 2 ulp (CUDA's table), at most 4u relative; taken twice.
 constexpr double kRsqrtRel = 8 * u;
 

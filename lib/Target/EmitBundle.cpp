@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kb/Conversion/Passes.h"
+#include "kb/Runtime/BundleRecord.h"
 #include "kb/Version.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -195,7 +196,8 @@ LogicalResult clearOutputFolder(StringRef output, std::string &error) {
   return success();
 }
 
-struct EmitBundlePass : public kb::impl::KBEmitBundleBase<EmitBundlePass> {
+struct EmitBundlePass
+    : public mlir::kb::impl::KBEmitBundleBase<EmitBundlePass> {
   using Base::Base;
   void runOnOperation() override;
 };
@@ -481,18 +483,15 @@ void EmitBundlePass::runOnOperation() {
   };
   // Each kernel's PTX ends with the bundle record (docs/bundle.md): the
   // manifest it was compiled for, less what does not change the kernels'
-  // work (as lib/Runtime/BundleRecord.cpp's bundleRecordOf strips it);
-  // kb-run --check refuses a manifest that disagrees with it. A comment:
-  // ptxas and the driver ignore it.
-  llvm::json::Object record = manifest;
-  record.erase("compiler");
-  for (llvm::json::Value &k : *record.getArray("kernels"))
-    for (StringRef f : {"ptx", "cubin", "resources"})
-      k.getAsObject()->erase(f);
-  for (llvm::json::Value &b : *record.getArray("buffers"))
-    b.getAsObject()->erase("init");
+  // work, stripped by the runtime's own bundleRecordOf (the rule kb-run
+  // compares with). A comment: ptxas and the driver ignore it.
   std::string recordText =
-      llvm::formatv("{0}", llvm::json::Value(std::move(record))).str();
+      ::kb::runtime::bundleRecordOf(
+          nlohmann::json::parse(
+              llvm::formatv("{0}",
+                            llvm::json::Value(llvm::json::Object(manifest)))
+                  .str()))
+          .dump();
   for (auto [i, ptxPath] : llvm::enumerate(ptxPaths)) {
     std::error_code ec;
     llvm::raw_fd_ostream os(ptxPath, ec, llvm::sys::fs::OF_Append);

@@ -585,7 +585,9 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // 17), a split, a batch or clusters of more than 2.
   // Unfused, with a 16-bit C and at the 128 x 256 tile only (as measured:
   // the TMA store's gain).
-  bool halfC = cast<ShapedType>(mm.getType()).getElementType().getIntOrFloatBitWidth() == 16;
+  bool halfC =
+      cast<ShapedType>(mm.getType()).getElementType().getIntOrFloatBitWidth() ==
+      16;
   if (defaultTile && half && mnB && halfC && !ms.fused && tmaCopy &&
       f.grid == 0 && f.split <= 1 && batch == 1 && !rank3 && f.cluster <= 2 &&
       !f.reduce && bm == 128 && bn == 256)

@@ -159,26 +159,13 @@ def compile_program(program: Program, output=None, chip: str = "sm_90a",
 
 # The bundle record (docs/bundle.md): kb-opt ends each kernel's PTX with the
 # manifest it compiled the kernel for, less what does not change the
-# kernels' work. kb-run --check and kb.load refuse a manifest that differs.
-RECORD_TAG = b"// kb.bundle-record "
-
-
-def bundle_record_of(manifest: dict) -> dict:
-    """The manifest less `compiler`, each kernel's `ptx`, `cubin` and
-    `resources`, and each input's `init` (as lib/Runtime/BundleRecord.cpp)."""
-    r = json.loads(json.dumps(manifest))
-    r.pop("compiler", None)
-    for k in r.get("kernels", []):
-        for f in ("ptx", "cubin", "resources"):
-            k.pop(f, None)
-    for b in r.get("buffers", []):
-        b.pop("init", None)
-    return r
+# kernels' work (kb.record). kb-run --check and kb.load refuse a manifest
+# that differs.
+from .record import RECORD_TAG, bundle_record_of  # noqa: E402
 
 
 def _first_difference(compiled, given, path=""):
-    """The first field (as kb-run names it: buffers[0].shape[1]) where
-    `given` differs from `compiled`, with both values; None if equal."""
+    """(field, compiled, given) where they first differ, or None."""
     if isinstance(compiled, dict) and isinstance(given, dict):
         for key in sorted(set(compiled) | set(given)):
             sub = f"{path}.{key}" if path else key

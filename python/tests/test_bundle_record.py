@@ -1,6 +1,4 @@
-"""The bundle record on the Python side (docs/bundle.md, "The bundle record"):
-kb.load checks each kernel's PTX against the manifest as kb-run --check does;
-here the check itself, on a bundle kb-opt wrote, without a GPU."""
+"""kb.load's bundle-record check (docs/bundle.md), on a bundle kb-opt wrote."""
 import json
 
 import pytest

@@ -2,15 +2,9 @@
 //
 // kb-opt ends every kernel's PTX with one comment line,
 //   // kb.bundle-record {"kernel": I, "manifest": {...}}
-// holding the manifest it wrote (docs/bundle.md, "The bundle record"), less
-// what does not change what the kernels compute or where they read and
-// write: the `compiler` string, each kernel's `ptx`, `cubin` and `resources`
-// (ptxas's report), and each input's `init`. A kernel is compiled for its
-// launch (grid, block, cluster, dynamic shared memory), its arguments'
-// shapes and types and its program: kb-run cannot re-derive those from a
-// config, so a manifest that disagrees with the record (edited by hand, a
-// PTX from another bundle) is refused before anything is launched, with the
-// first field where they differ.
+// holding the manifest it wrote less what does not change the kernels'
+// work (docs/bundle.md, "The bundle record"); kb-run refuses a manifest
+// that differs from it, naming the first field.
 //
 //===----------------------------------------------------------------------===//
 

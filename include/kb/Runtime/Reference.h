@@ -23,6 +23,8 @@ namespace kb::runtime {
 /// fp32's unit roundoff, u = 2^-24: a correctly rounded fp32 operation
 /// errs by at most u relative.
 constexpr double kFp32Unit = 0x1p-24;
+/// FLT_MAX as a double: past it an fp32 kernel's value may be inf.
+constexpr double kFltMax = 3.4028234663852886e38;
 /// The factor every derived bound is multiplied by before it is compared
 /// (the first-order terms the derivations drop, and a margin).
 constexpr double kBoundSafety = 2.0;

@@ -6,10 +6,9 @@ Each STMT is a Python statement run with `m` bound to the parsed manifest
 DST/manifest.json. Used by the kb-run lit tests to build the malformed
 bundles of repros/README.md (kb-run section).
 
-kb-run refuses a manifest that disagrees with the bundle record at the end
-of each kernel's PTX (docs/bundle.md). --record rewrites those records to
-match the edited manifest, as a bundle written by something other than
-kb-opt could: for the tests of what kb-run checks behind the record."""
+--record rewrites each PTX's bundle record to match (docs/bundle.md), for
+the tests of what kb-run checks behind the record."""
+import importlib.util
 import json
 import os
 import shutil
@@ -30,14 +29,13 @@ with open(f"{dst}/manifest.json", "w") as f:
     json.dump(m, f, indent=1)
 
 if record:
-    # As lib/Runtime/BundleRecord.cpp's bundleRecordOf strips it.
-    r = json.loads(json.dumps(m))
-    r.pop("compiler", None)
-    for k in r.get("kernels", []):
-        for f in ("ptx", "cubin", "resources"):
-            k.pop(f, None)
-    for b in r.get("buffers", []):
-        b.pop("init", None)
+    # kb's own rule (python/kb/record.py), loaded without the kb package.
+    spec = importlib.util.spec_from_file_location(
+        "kb_record", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "..", "..", "..", "python", "kb", "record.py"))
+    rec_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rec_mod)
+    r = rec_mod.bundle_record_of(m)
     tag = "// kb.bundle-record "
     for i, k in enumerate(m.get("kernels", [])):
         path = os.path.join(dst, k["ptx"])
