@@ -4,20 +4,12 @@
 # Issue #49's GPU fuzz sample: every mutated bundle that `kb-run --check`
 # accepts must run correctly on the GPU. From the bundles under SRC (each a
 # folder with manifest.json, e.g. scripts/differential.sh's build/diff/bundles),
-# writes mutants OUT/mNNNN: a source's copy whose manifest.json has 1 to 3
-# random edits (a number to a neighbour, 0, -1, a power of two past int32 or
-# int64, a fraction or 1e30; a string to another string of the manifest or a
-# known value; a boolean flipped; a field dropped; an array element dropped,
-# repeated or swapped), half of them anywhere, half in what the bundle record
-# leaves out (docs/bundle.md: inputs' init, the compiler string, ptxas's
-# resources), where kb-run must then run the bundle right. Each mutant is
-# checked with `kb-run --check`; refused ones are deleted (their message
-# kept), until ACCEPTED mutants are kept or TRIES were made.
-#
-# `make` writes OUT/index.json: {"tries", "accepted", "refused", "refusals":
-# {the message with its numbers and quoted words blanked: count}, "mutants":
-# [{name, source, mode, edits, check_rc, message}]} and OUT/accepted.txt (one
-# folder a line, a kb-run --batch file).
+# writes mutants OUT/mNNNN, each with 1 to 3 random edits of its manifest
+# (numbers, strings, booleans, fields, list entries), half of them anywhere,
+# half where the bundle record does not look (docs/bundle.md), and checks
+# each with `kb-run --check` until ACCEPTED pass or TRIES were made.
+# `make` writes OUT/index.json (the counts, refusals by message, each
+# mutant's edits) and OUT/accepted.txt (a kb-run --batch file).
 # `run` (on the GPU machine) runs the sources, then the accepted mutants, with
 # kb-run --no-time (every kernel run once and checked against its reference)
 # in batches: a kernel that faults leaves its CUDA context unusable, so after
@@ -144,7 +136,14 @@ def edit(m, outside):
 
 
 def make():
-    shutil.rmtree(a.out, ignore_errors=True)
+    # OUT is replaced only if it is empty or an earlier run's mutants (its
+    # index.json): never a folder of someone's other files.
+    if os.path.exists(a.out):
+        if not os.path.isdir(a.out) or (os.listdir(a.out) and
+                                        not os.path.isfile(os.path.join(a.out, "index.json"))):
+            sys.exit(f"mutate-bundles: {a.out} exists and is not an earlier run's mutants "
+                     "(no index.json): give a new or empty folder")
+        shutil.rmtree(a.out)
     os.makedirs(a.out)
     index = {"seed": a.seed, "sources": len(sources), "tries": 0, "accepted": 0, "refused": 0,
              "refusals": {}, "mutants": []}

@@ -107,7 +107,10 @@ void checkBundleRecord(const Manifest &m, size_t index, const std::string &ptx) 
   std::string field = fieldPathOf(ptr);
   std::string kind = op.value("op", "");
   std::string detail;
-  if (kind == "add")
+  if (kind == "add" && ptr.size() >= 2 && ptr.compare(ptr.size() - 2, 2, "/-") == 0)
+    detail = fieldPathOf(ptr.substr(0, ptr.size() - 2)) + " has an entry (" +
+             shortDump(op["value"]) + ") more than " + k.ptx + " was compiled with";
+  else if (kind == "add")
     detail = field + " is " + shortDump(op["value"]) + " but " + k.ptx +
              " was compiled without it";
   else if (kind == "remove")
