@@ -286,6 +286,17 @@ HALF_VARIANTS = [
         ("-v4x1s8k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 8, stages = 2"),
         ("-v4x1s16k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 16, stages = 2"),
     )
+] + [
+    # matvec 1 x 4099 x 4093 (row-major B, N odd: one column a thread,
+    # 2-byte loads, 16 rows of K a thread in flight; 0.75x): 32 rows in
+    # flight, and split in 2 or 4 (two or four blocks an SM).
+    (("matvec", 1, 4099, 4093, 1, False), tag, cfg + ', mma = "gemv"')
+    for tag, cfg in (
+        ("-v1x32s1k512r32", "block = [1, 32, 512], thread = [1, 1, 32], stages = 2"),
+        ("-v1x32s2k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 2, stages = 2"),
+        ("-v1x32s2k512r32", "block = [1, 32, 512], thread = [1, 1, 32], split = 2, stages = 2"),
+        ("-v1x32s4k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 4, stages = 2"),
+    )
 ]
 
 

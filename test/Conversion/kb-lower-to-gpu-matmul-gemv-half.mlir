@@ -76,3 +76,20 @@ func.func @odd_streamed(%a: tensor<1x8193xbf16>, %b: tensor<8193x4099xbf16>) -> 
   %0 = kb.matmul %a, %b {config = #kb.config<block = [1, 32, 256], thread = [1, 1, 16], threads = 512, stages = 2, mma = "gemv">} : tensor<1x8193xbf16>, tensor<8193x4099xbf16> -> tensor<1x4099xbf16>
   return %0 : tensor<1x4099xbf16>
 }
+
+// -----
+
+// One row against a row-major B with K = 4093 (K % 4 != 0) and N = 4099 (a
+// column a thread): A's one row is aligned for any K, so the full k tiles
+// read it 4 elements a load; the tile holding K's end reads one element a
+// load (a vector would cross K's end).
+// CHECK-LABEL: func.func @oddk
+// CHECK: gpu.func @k0_matmul
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} : memref<4093xbf16>, vector<4xbf16>
+// CHECK: memref.load %{{.*}} : memref<4093xbf16>
+// CHECK: gpu.return
+func.func @oddk(%arg0: tensor<1x4093xbf16>, %arg1: tensor<4093x4099xbf16>) -> tensor<1x4099xbf16> {
+  %0 = kb.matmul %arg0, %arg1 {config = #kb.config<block = [1, 32, 256], thread = [1, 1, 16], threads = 512, stages = 2, mma = "gemv">} : tensor<1x4093xbf16>, tensor<4093x4099xbf16> -> tensor<1x4099xbf16>
+  return %0 : tensor<1x4099xbf16>
+}

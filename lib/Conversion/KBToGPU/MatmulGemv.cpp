@@ -517,9 +517,11 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   Value nLoad = n0;
   if (s.n % e.bn)
     nLoad = arith::MinUIOp::create(b, loc, n0, cidx(b, loc, s.n - tn));
-  // A's values: 16-byte vectors of 4 k when rows allow and they are few
-  // (registers), else one float each.
-  bool aVectors = m <= 4 && s.k % 4 == 0 && r % 4 == 0;
+  // A's values: vectors of 4 k when rows allow and they are few
+  // (registers), else one element each. One row (M = 1) is aligned for
+  // any K (k offsets are multiples of 4); with K % 4 != 0 the tile holding
+  // K's end still reads one element at a time (a vector would cross it).
+  bool aVectors = m <= 4 && (s.k % 4 == 0 || m == 1) && r % 4 == 0;
   auto positions = [&](Value kt, bool guarded) {
     Value k0 = e.kAt(kt);
     if (groups > 1)
@@ -550,11 +552,12 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   auto useTile = [&](Value kt, bool guarded, ArrayRef<Value> w,
                      SmallVector<Value> &acc) {
     auto [ks, in] = positions(kt, guarded);
+    bool vec = aVectors && (!guarded || s.k % 4 == 0);
     for (int64_t mi = 0; mi < m; ++mi) {
       SmallVector<Value> av;
-      for (int64_t i = 0; i < r; i += aVectors ? 4 : 1) {
+      for (int64_t i = 0; i < r; i += vec ? 4 : 1) {
         SmallVector<Value> x = load(af, e.add(cidx(b, loc, mi * s.k), ks[i]),
-                                    aVectors ? 4 : 1, in[i]);
+                                    vec ? 4 : 1, in[i]);
         av.append(x.begin(), x.end());
       }
       for (int64_t i = 0; i < r; ++i)
