@@ -297,6 +297,27 @@ HALF_VARIANTS = [
         ("-v1x32s2k512r32", "block = [1, 32, 512], thread = [1, 1, 32], split = 2, stages = 2"),
         ("-v1x32s4k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 4, stages = 2"),
     )
+] + [
+    # medium 768 x 768 x 2048 (0.73x / B^T 0.77x): 144 blocks of 64 x 64 read
+    # 75 MB from L2 (32 k tiles of 16 KB each), 12x the operands; 64 x 128
+    # tiles (72 blocks) read 55 MB, and sharing B's tile in clusters of 2 (4)
+    # 37 MB (47 MB for 64 x 64 in pairs).
+    (("medium", 768, 768, 2048, 1, tb), tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
+    for tb, tag, cfg in (
+        (False, "-v64x128s1p4", "block = [64, 128, 64], threads = 160, stages = 4"),
+        (False, "-v64x128s1p4c2", "block = [64, 128, 64], threads = 160, stages = 4, cluster = 2"),
+        (True, "-v64x64s1p5c2", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 2"),
+        (True, "-v64x64s1p5c4", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 4"),
+        (True, "-v64x128s1p4c2", "block = [64, 128, 64], threads = 160, stages = 4, cluster = 2"),
+    )
+] + [
+    # medium 1024 x 704 x 1504 (0.86x; 96 blocks of 64 x 128): B's tile shared
+    # by pairs, and 64 x 64 (176 blocks).
+    (("medium", 1024, 704, 1504, 1, False), tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
+    for tag, cfg in (
+        ("-v64x128s1p5c2", "block = [64, 128, 64], threads = 160, stages = 5, cluster = 2"),
+        ("-v64x64s1p5", "block = [64, 64, 64], threads = 160, stages = 5"),
+    )
 ]
 
 
