@@ -12,7 +12,8 @@
 # Prepare on the build machine: bash scripts/build-bench.sh; then carry build/bin
 # and build/gpu. KB_ONLY / KB_SKIP: regexes of bundle names to run
 # only / to leave out; KB_NCU_BUNDLES: the bundles to profile with ncu (names);
-# KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record;
+# KB_NCU_WARP: the matmul bundles whose stall reasons and SASS to record
+# (KB_NCU_KERNEL: the kernel-name regex ncu profiles there, default matmul);
 # KB_DEPENDENT_LAUNCH_AB=1 (the dependent-launch A/B below),
 # KB_MEMCHECK_EXTRA (more bundles to memcheck), KB_RACECHECK and KB_SYNCCHECK
 # (the bundles to racecheck and synccheck instead of the defaults), KB_SASS (bundles whose SASS
@@ -161,11 +162,11 @@ if [ -z "${KB_SKIP_NCU:-}" ]; then
       printf 'smsp__average_warp_latency_issue_stalled_%s,' "$r"; done)
     timeout 300 ncu --clock-control none --section WarpStateStats --section SchedulerStats \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-      --metrics "${stalls%,}" -k regex:matmul -c 1 \
+      --metrics "${stalls%,}" -k "regex:${KB_NCU_KERNEL:-matmul}" -c 1 \
       "$KB_RUN" build/gpu/bundles/$name --no-time >> "$OUT/ncu_log.txt" 2>&1
     # One file for all SASS listings: the device returns at most 8 files.
     echo "=== SASS $name" >> "$OUT/sass.txt"
-    cuobjdump -sass build/gpu/bundles/$name/k*matmul*.cubin >> "$OUT/sass.txt" 2>&1
+    cuobjdump -sass build/gpu/bundles/$name/k*${KB_NCU_KERNEL:-matmul}*.cubin >> "$OUT/sass.txt" 2>&1
   done
   for cubin in build/gpu/bundles/matmul-tf32-4096/k0_matmul.cubin build/gpu/bundles/matmul-tf32-4096-sm90a/k0_matmul.cubin build/gpu/bundles/matmul-ieee-4096/k0_matmul.cubin; do
     [ -f "$cubin" ] || continue
