@@ -121,7 +121,10 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
       }
   auto setDefaultTile = [&](bool eight) {
     if (columns && groupBn) {
-      int64_t r = v == 4 ? 8 : 16;
+      // One element a load (N % 4 != 0): 16 rows a thread, 32 in 16 bits,
+      // so 64 bytes a thread in flight either way (bf16 1 x 4099 x 4093,
+      // same call: 16 rows 0.0293 ms, 32 rows 0.0259; H100, 2026-12-07).
+      int64_t r = v == 4 ? 8 : (eb == 2 ? 32 : 16);
       f.block = {m, groupBn, 512 / (groupBn / v) * r};
       f.thread = {m, v, r};
       return;

@@ -79,6 +79,20 @@ func.func @weight_a_half(%a: tensor<4096x4096xbf16>, %v: tensor<1x4096xbf16>, %a
 
 // -----
 
+// A row-major 16-bit B with N % 4 != 0: one element a load, so 32 rows of a
+// k tile a thread (BK 512) for f32's 64 bytes in flight (16 rows of 4
+// bytes); a multiple of 4 keeps f32's 8 rows of one vector.
+// CHECK-LABEL: func.func @columns_half
+// CHECK: block = [1, 32, 512], thread = [1, 1, 32], mma = "gemv">
+// CHECK: block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">
+func.func @columns_half(%x: tensor<1x4093xbf16>, %w: tensor<4093x4099xbf16>, %x2: tensor<1x4096xbf16>, %w2: tensor<4096x4096xbf16>) -> (tensor<1x4099xbf16>, tensor<1x4096xbf16>) {
+  %0 = kb.matmul %x, %w {config = #kb.config<mma = "gemv">} : tensor<1x4093xbf16>, tensor<4093x4099xbf16> -> tensor<1x4099xbf16>
+  %1 = kb.matmul %x2, %w2 {config = #kb.config<mma = "gemv">} : tensor<1x4096xbf16>, tensor<4096x4096xbf16> -> tensor<1x4096xbf16>
+  return %0, %1 : tensor<1x4099xbf16>, tensor<1x4096xbf16>
+}
+
+// -----
+
 // B row-major, wide enough for 90% of the SMs in blocks of 32 to 256
 // columns: blocks of 512 threads whose k groups split each k tile
 // (thread = [M, TN, R]: R rows of a k tile a thread) and add their sums in
