@@ -261,6 +261,7 @@ HALF_VARIANTS = [
         # persistent with it, and 8 x 2048^3 persistent with it.
         (("batched", 512, 512, 512, 128, True), "-v128x256s1p4g132", "block = [128, 256, 64], stages = 4, grid = 132"),
         (("batched", 512, 512, 512, 128, False), "-v128x256s1p4g132", "block = [128, 256, 64], stages = 4, grid = 132"),
+        (("batched", 256, 256, 256, 256, True), "-v128x256s1p4g132", "block = [128, 256, 64], stages = 4, grid = 132"),
         (("batched", 512, 512, 512, 128, True), "-v128x128s1g132t", 'block = [128, 128, 64], grid = 132, store = "tma"'),
         (("batched", 512, 512, 512, 128, False), "-v128x128s1g132t", 'block = [128, 128, 64], grid = 132, store = "tma"'),
         (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4g132r8t", 'block = [128, 256, 64], stages = 4, grid = 132, raster = 8, store = "tma"'),
