@@ -255,6 +255,16 @@ HALF_VARIANTS = [
         (("batched", 512, 512, 512, 128, True), "-v128x128s1g132", "block = [128, 128, 64], grid = 132"),
         (("batched", 512, 512, 512, 128, False), "-v128x256s1p4", "block = [128, 256, 64], stages = 4"),
         (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4g132r8", "block = [128, 256, 64], stages = 4, grid = 132, raster = 8"),
+        # A batched C through TMA stores (C's 3-D map, since 2026-12-07):
+        # 128 x 512^3's default before it (persistent 128 x 256, direct
+        # stores; the default bundle now takes the TMA store), 128 x 128
+        # persistent with it, and 8 x 2048^3 persistent with it.
+        (("batched", 512, 512, 512, 128, True), "-v128x256s1p4g132", "block = [128, 256, 64], stages = 4, grid = 132"),
+        (("batched", 512, 512, 512, 128, False), "-v128x256s1p4g132", "block = [128, 256, 64], stages = 4, grid = 132"),
+        (("batched", 256, 256, 256, 256, True), "-v128x256s1p4g132", "block = [128, 256, 64], stages = 4, grid = 132"),
+        (("batched", 512, 512, 512, 128, True), "-v128x128s1g132t", 'block = [128, 128, 64], grid = 132, store = "tma"'),
+        (("batched", 512, 512, 512, 128, False), "-v128x128s1g132t", 'block = [128, 128, 64], grid = 132, store = "tma"'),
+        (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4g132r8t", 'block = [128, 256, 64], stages = 4, grid = 132, raster = 8, store = "tma"'),
         # odd 4000^3: edges keep the persistent grid (and so the TMA store)
         # off, a rule from a tf32 sweep; in 16 bits with a row-major B it
         # spills nothing (23 random edge shapes, 159-168 registers).

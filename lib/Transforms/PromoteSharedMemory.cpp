@@ -37,8 +37,6 @@ std::string tmaStoreNeeds(MatmulOp mm, const ConfigFields &f) {
     return "copy = \"tma\"";
   if (!mm.getTransposeB() && !isWgmma16(f.mma))
     return "B transposed (transpose_b)";
-  if (cType.getRank() != 2)
-    return "an unbatched matmul";
   if (f.split > 1)
     return "no split";
   if (n % (16 / cBytes))

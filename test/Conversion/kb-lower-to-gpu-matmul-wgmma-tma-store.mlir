@@ -116,3 +116,51 @@ func.func @half_tma_store_narrow(%arg0: tensor<256x128xf16>, %arg1: tensor<192x1
   %0 = kb.matmul %arg0, %arg1 transpose_b {config = #kb.config<block = [128, 96, 64], threads = 288, stages = 3, mma = "wgmma_f16", copy = "tma", store = "tma">} : tensor<256x128xf16>, tensor<192x128xf16> -> tensor<256x192xf16>
   return %0 : tensor<256x192xf16>
 }
+
+// -----
+
+// A batched 16-bit C: C's tensor map is 3-D (dims [batch, M, N], boxes of
+// one batch's 64 x 64), so a box of the second row of tiles (rows 128-255
+// of M = 200) is clipped at the end of its own batch, not written into
+// the next one's first rows; each box's tensor store takes the batch (the
+// block's z) as its third coordinate. No global store of C.
+// CHECK-LABEL: func.func @half_tma_store_batched
+// CHECK: kb.tensor_map = {box = [1, 128, 64], dims = [2, 200, 128], of = "arg0"}
+// CHECK: kb.tensor_map = {box = [1, 64, 64], dims = [2, 200, 128], of = "out0"}
+// CHECK: gpu.func @k0_matmul
+// CHECK: %[[BZ:.+]] = gpu.block_id  z
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: memref<2x200x128xbf16>
+// CHECK: %[[BZI:.+]] = arith.index_castui %[[BZ]] : index to i32
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %[[BZI]]] : !llvm.ptr, <3>
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr, <3>
+// CHECK-NOT: memref<2x200x128xbf16>
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
+// CHECK: gpu.return
+func.func @half_tma_store_batched(%arg0: tensor<2x200x128xbf16>, %arg1: tensor<2x128x128xbf16>) -> tensor<2x200x128xbf16> {
+  %0 = kb.matmul %arg0, %arg1 {config = #kb.config<block = [128, 128, 64], threads = 288, stages = 3, mma = "wgmma_bf16", copy = "tma", store = "tma">} : tensor<2x200x128xbf16>, tensor<2x128x128xbf16> -> tensor<2x200x128xbf16>
+  return %0 : tensor<2x200x128xbf16>
+}
+
+// -----
+
+// Batched on a persistent grid (grid = 3 over 2 batches x 2 x 1 tiles of
+// B^T): the batch coordinate is the walked tile's (g + 3i over 2 tiles a
+// batch), not the block's z; C stays a 3-D map.
+// CHECK-LABEL: func.func @half_tma_store_batched_persistent
+// CHECK: kb.tensor_map = {box = [1, 64, 64], dims = [2, 256, 128], of = "out0"}
+// CHECK: gpu.func @k0_matmul
+// CHECK-NOT: gpu.block_id  z
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: %[[T:.+]] = arith.addi %block_id_x{{.*}}, %{{.*}} : index
+// CHECK: %[[BATCH:.+]] = arith.divui %[[T]], %c2 : index
+// CHECK: %[[BZI:.+]] = arith.index_castui %[[BATCH]] : index to i32
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%c0_i32, %{{.*}}, %[[BZI]]] : !llvm.ptr, <3>
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%c64_i32, %{{.*}}, %[[BZI]]] : !llvm.ptr, <3>
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
+func.func @half_tma_store_batched_persistent(%arg0: tensor<2x256x128xf16>, %arg1: tensor<2x128x128xf16>) -> tensor<2x256x128xf16> {
+  %0 = kb.matmul %arg0, %arg1 transpose_b {config = #kb.config<block = [128, 128, 64], threads = 288, stages = 3, mma = "wgmma_f16", grid = 3, copy = "tma", store = "tma">} : tensor<2x256x128xf16>, tensor<2x128x128xf16> -> tensor<2x256x128xf16>
+  return %0 : tensor<2x256x128xf16>
+}

@@ -45,11 +45,24 @@ func.func @few(%a: tensor<128x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<
 
 // -----
 
-// A batch (the epilogue's tensor map is 2-D): stored directly.
+// A batch on a persistent grid (128 x 512^3: 1024 tiles of 128 x 256, 8
+// k tiles each): C's map is 3-D (column, row, batch), so it takes the TMA
+// store too.
 // CHECK-LABEL: func.func @batched
+// CHECK: block = [128, 256, 64], threads = 288, stages = 4, pad = [0, 0], mma = "wgmma_bf16", grid = 132, copy = "tma", store = "tma">
+func.func @batched(%a: tensor<128x512x512xbf16>, %b: tensor<128x512x512xbf16>) -> tensor<128x512x512xbf16> {
+  %0 = kb.matmul %a, %b : tensor<128x512x512xbf16>, tensor<128x512x512xbf16> -> tensor<128x512x512xbf16>
+  return %0 : tensor<128x512x512xbf16>
+}
+
+// -----
+
+// A small batch, one block a tile (64 tiles, fewer than the SMs: not
+// persistent): stored directly, as the unbatched @few.
+// CHECK-LABEL: func.func @batched_few
 // CHECK-NOT: store =
 // CHECK: return
-func.func @batched(%a: tensor<8x512x512xbf16>, %b: tensor<8x512x512xbf16>) -> tensor<8x512x512xbf16> {
+func.func @batched_few(%a: tensor<8x512x512xbf16>, %b: tensor<8x512x512xbf16>) -> tensor<8x512x512xbf16> {
   %0 = kb.matmul %a, %b : tensor<8x512x512xbf16>, tensor<8x512x512xbf16> -> tensor<8x512x512xbf16>
   return %0 : tensor<8x512x512xbf16>
 }
@@ -66,9 +79,21 @@ func.func @direct(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> ten
 
 // -----
 
-// A hand-set store = "tma" where it does not apply is still refused.
+// A hand-set store = "tma" on that small batch: taken, one block a tile.
+// CHECK-LABEL: func.func @batched_tma
+// CHECK-NOT: grid =
+// CHECK: store = "tma">
 func.func @batched_tma(%a: tensor<8x512x512xbf16>, %b: tensor<8x512x512xbf16>) -> tensor<8x512x512xbf16> {
-  // expected-error @+1 {{store = "tma" (the wgmma TMA-store epilogue) needs an unbatched matmul}}
   %0 = kb.matmul %a, %b {config = #kb.config<store = "tma">} : tensor<8x512x512xbf16>, tensor<8x512x512xbf16> -> tensor<8x512x512xbf16>
   return %0 : tensor<8x512x512xbf16>
+}
+
+// -----
+
+// A batched C whose rows are not 16-byte multiples (N = 500): refused, as
+// unbatched.
+func.func @batched_odd_n(%a: tensor<128x512x512xbf16>, %b: tensor<128x500x512xbf16>) -> tensor<128x512x500xbf16> {
+  // expected-error @+1 {{store = "tma" (the wgmma TMA-store epilogue) needs N a multiple of 8 (16-byte rows of C); N = 500}}
+  %0 = kb.matmul %a, %b transpose_b {config = #kb.config<store = "tma">} : tensor<128x512x512xbf16>, tensor<128x500x512xbf16> -> tensor<128x512x500xbf16>
+  return %0 : tensor<128x512x500xbf16>
 }

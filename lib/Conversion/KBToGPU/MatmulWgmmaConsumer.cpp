@@ -63,6 +63,22 @@ scf::ForOp WgmmaTma::consumeTile(Value c0, Value trips) {
   auto kLoop = scf::ForOp::create(b, loc, cidx(b, loc, 0),
                                   trips ? trips : cidx(b, loc, kTiles),
                                   cidx(b, loc, 1), ValueRange{zero});
+  // A 16-bit tile of 3 to 5 k tiles: not unrolled (`.pragma "nounroll"`).
+  // Unrolled whole, ptxas spilled in the persistent kernel at its 168
+  // registers: 128 x 256 x 64, 4 stages, TMA store, K = 256 (the suite's
+  // batched 256 x 256^3 B^T and a row-major 8192^2 x 256): 172 bytes, 56
+  // with direct stores; K = 192 or 320 at 3 stages 104 and 12. Not
+  // unrolled: none at 4 stages (164-168 registers), 8 bytes at 3. One or
+  // two k tiles (smallk) did not spill unrolled, and from 6 on LLVM
+  // unrolls by two, as before.
+  if (half && kTiles >= 3 && kTiles <= 5) {
+    auto unroll = LLVM::LoopUnrollAttr::get(ctx, b.getBoolAttr(true), {}, {},
+                                            {}, {}, {}, {});
+    kLoop->setAttr("loop_annotation",
+                   LLVM::LoopAnnotationAttr::get(ctx, {}, {}, {}, unroll, {},
+                                                 {}, {}, {}, {}, {}, {}, {},
+                                                 {}, {}, {}));
+  }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(kLoop.getBody());
   Value kt = kLoop.getInductionVar();

@@ -34,6 +34,7 @@ using namespace mlir::kb::wgmma;
 //   bar.sync 1 + w, 128 (the warpgroup's named barrier)
 //   thread 0 of the warpgroup: cp.async.bulk.tensor.2d.global.shared::cta
 //                 of the box at (row0 + 64w, col0 + 32c); commit_group
+//                 (.3d at (.., batch) for a batched C: C's map is 3-D)
 // With a persistent grid, each tile's epilogue starts with thread 0's
 // wait_group.read 0 and the barrier (the previous tile's last box read,
 // long since, during the k loop); at the end thread 0 waits for all its
@@ -136,9 +137,15 @@ void WgmmaKernel::tmaStoreEpilogue(Value result, Value row0, Value col0,
     Value colI = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
                                               e.add(col0, boxCols * c));
     Value rowI = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), wgRow0);
+    // A batched C: a 3-D map (column, row, batch), boxes of one batch, so
+    // that TMA clips rows past M in each batch, not in the next one.
+    SmallVector<Value, 3> coords{colI, rowI};
+    if (e.shape.batched)
+      coords.push_back(
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bz));
     NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-        b, loc, mapC, src, ValueRange{colI, rowI}, Value(),
-        NVVM::TMAStoreMode::TILE, Value());
+        b, loc, mapC, src, coords, Value(), NVVM::TMAStoreMode::TILE,
+        Value());
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   }
 }

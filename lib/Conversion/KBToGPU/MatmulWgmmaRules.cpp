@@ -106,8 +106,8 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
       why = "copy = \"tma\"";
     else if (rowB)
       why = "B transposed (transpose_b)";
-    else if (e.shape.batched || e.shape.splits > 1)
-      why = "an unbatched, unsplit matmul";
+    else if (e.shape.splits > 1)
+      why = "an unsplit matmul";
     else if (e.shape.n % (16 / cBytes))
       why = "N a multiple of " + std::to_string(16 / cBytes) +
             " (16-byte rows of C); N = " + std::to_string(e.shape.n);
