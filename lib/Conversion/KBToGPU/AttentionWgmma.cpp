@@ -364,7 +364,9 @@ void WgmmaAttention::buildConsumers(Value numBlocks) {
         turnArrive(other());
     });
     SmallVector<Value> x = e.maskScores(sc, e.mul(j, e.bkv));
-    AttentionEmitter::RowState next = e.softmaxStep(x, acc, state);
+    Value alpha[2];
+    AttentionEmitter::RowState next = e.softmaxStep(x, state, alpha);
+    e.rescale(acc, alpha);
     if (pingpong)
       turnWait(warpgroup);
     acc = accumulate(x, e.add(stageAddr, kBytes), acc);
