@@ -499,7 +499,15 @@ PROGRAMS = {
          ("attn-f16-mask-2x4x1000x64-pingpong-sm90a", attention(2, 4, 1000, 64, "f16", mask=True, mma="wgmma_f16", schedule="pingpong")),
          ("attn-bf16-16x32x4096x64-pingpong-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="pingpong")),
          ("attn-bf16-16x32x4096x128-causal-pingpong-sm90a", attention(16, 32, 4096, 128, "bf16", True, mma="wgmma_bf16", schedule="pingpong")),
-         ("attn-explicit-f32-8x1000x64-causal", attention_explicit(8, 1000, 64, causal=True))]),
+         ("attn-explicit-f32-8x1000x64-causal", attention_explicit(8, 1000, 64, causal=True)),
+         # schedule = "overlap" (opt-in; built 2026-12-07, not yet run on a
+         # GPU): each warpgroup's softmax under its own P V; check cases and
+         # the timed shapes beside -wgmma- and -pingpong-.
+         ("attn-bf16-2x4x1000x128-causal-overlap-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16", schedule="overlap")),
+         ("attn-f16-mask-2x4x1000x64-overlap-sm90a", attention(2, 4, 1000, 64, "f16", mask=True, mma="wgmma_f16", schedule="overlap"))] +
+        [(f"attn-bf16-16x32x4096x{d}" + ("-causal" if c else "") + "-overlap-sm90a",
+          attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16", schedule="overlap"))
+         for d in (64, 128) for c in (False, True)]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),

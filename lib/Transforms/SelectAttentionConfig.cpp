@@ -7,7 +7,8 @@
 // ring of `stages` cp.async buffers; on sm_90a a 16-bit config may ask for
 // the wgmma kernel (AttentionWgmma.cpp: `mma = "wgmma_bf16"` or "wgmma_f16", two
 // consumer warpgroups and a TMA producer warp), and that kernel may ask for
-// `schedule = "pingpong"` (its warpgroups take turns at the tensor cores).
+// `schedule = "pingpong"` (its warpgroups take turns at the tensor cores) or
+// "overlap" (each overlaps its softmax with its own P V).
 // kb-select-config writes four fields (`block`, `stages`, `threads`, `mma`)
 // and checks `schedule`, which only the user sets: no other pass decides
 // anything for this kernel.
@@ -86,12 +87,23 @@ std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
            "]: BQ must be " + str(kAttentionWgmmaRows) +
            " (two warpgroups of 64 query rows) and BKV 16 to 176 keys, a "
            "multiple of 16";
-  if (threads != kAttentionWgmmaThreads)
+  if (threads != attentionWgmmaThreads(config.getSchedule()))
     return unit + " with threads = " + str(threads) + ": the kernel runs " +
-           str(kAttentionWgmmaThreads) +
-           " threads (two consumer warpgroups and a producer warp)";
+           (config.getSchedule() == ScheduleKind::overlap
+                ? str(kAttentionWgmmaOverlapThreads) +
+                      " threads with schedule = \"overlap\" (two consumer "
+                      "warpgroups and a producer warpgroup)"
+                : str(kAttentionWgmmaThreads) +
+                      " threads (two consumer warpgroups and a producer "
+                      "warp)");
   if (stages < 2 || stages > 4)
     return "stages = " + str(stages) + ": the K/V ring holds 2 to 4 tiles";
+  // AttentionWgmma.cpp's buildOverlap: a warpgroup waits on block j + 1
+  // before it releases block j - 1.
+  if (config.getSchedule() == ScheduleKind::overlap && stages < 3)
+    return "stages = " + str(stages) +
+           " with schedule = \"overlap\": a warpgroup holds two key blocks "
+           "while it waits on a third, so the ring needs 3 or 4 tiles";
   if (std::string why =
           sharedMemoryProblem(config, d, dv, elemBytes, model, ", " + unit);
       !why.empty())
@@ -109,10 +121,14 @@ std::string mlir::kb::attentionConfigProblem(ConfigAttr config, int64_t d,
     return "needs block = [BQ, BKV] in its #kb.config: run kb-select-config";
   if (isAttentionWgmma(config))
     return wgmmaConfigProblem(config, d, dv, elemBytes, model);
-  if (config.getSchedule() == ScheduleKind::pingpong)
-    return "schedule = \"pingpong\" takes turns between the wgmma kernel's "
-           "two consumer warpgroups: it needs mma = \"wgmma_bf16\" or "
-           "\"wgmma_f16\" (16-bit, sm_90a, D and Dv of 64 or 128)";
+  if (auto sched = config.getSchedule(); sched && *sched != ScheduleKind::serial)
+    return "schedule = \"" + stringifyScheduleKind(*sched).str() + "\" " +
+           (*sched == ScheduleKind::pingpong
+                ? "takes turns between the wgmma kernel's two consumer "
+                  "warpgroups"
+                : "overlaps a wgmma warpgroup's softmax with its own P V") +
+           ": it needs mma = \"wgmma_bf16\" or \"wgmma_f16\" (16-bit, "
+           "sm_90a, D and Dv of 64 or 128)";
   int64_t bq = config.getBlock()[0], bkv = config.getBlock()[1];
   int64_t threads = config.getThreads(), stages = config.getStages();
   if (bq < 16 || bq % 16 || bq > 128)
@@ -190,19 +206,23 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
   bool wgmmaFits = kAttentionWgmmaByDefault && !f32 && model.hasWgmma && (d == 64 || d == 128) &&
                    (dv == 64 || dv == 128) &&
                    (f.block.empty() || f.block[0] == kAttentionWgmmaRows) &&
-                   (!f.threads || f.threads == kAttentionWgmmaThreads);
+                   (!f.threads || f.threads == attentionWgmmaThreads(f.schedule));
   if (wgmmaAsked || (!f.mma && wgmmaFits)) {
     f.mma = wgmmaUnit;
     // BQ = 128; BKV = 128 keys; stages: 3 for D = 64 (112 KB), 2 for
-    // D = 128 (160 KB): one block an SM either way (its registers).
+    // D = 128 (160 KB): one block an SM either way (its registers). With
+    // schedule = "overlap" a warpgroup holds blocks j - 1 and j while it
+    // waits on j + 1: 3 (D = 128: 225 KB of the 227).
     if (f.block.empty())
       f.block = {kAttentionWgmmaRows, 0};
     if (f.block[1] == 0)
       f.block[1] = 128;
     if (!f.threads)
-      f.threads = kAttentionWgmmaThreads;
+      f.threads = attentionWgmmaThreads(f.schedule);
     if (!f.stages)
-      f.stages = std::max(d, dv) > 64 ? 2 : 3;
+      f.stages = std::max(d, dv) > 64 && f.schedule != ScheduleKind::overlap
+                     ? 2
+                     : 3;
     std::string why = attentionConfigProblem(f.get(op->getContext()), d, dv,
                                              elemBytes, &model);
     if (!why.empty())

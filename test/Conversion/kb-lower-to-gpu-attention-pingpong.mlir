@@ -31,8 +31,8 @@
 // CHECK-NEXT: %[[THEIRS:.+]] = arith.addi %[[O32]], %c1_i32 : i32
 // CHECK-NEXT: nvvm.barrier.arrive id = %[[THEIRS]] number_of_threads = %c256_i32
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// The softmax (exp2) runs outside the turn, then P V inside it.
-// CHECK: math.exp2
+// The softmax (ex2) runs outside the turn, then P V inside it.
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: %[[W32B:.+]] = arith.index_castui %[[WG]] : index to i32
 // CHECK-NEXT: %[[MINEB:.+]] = arith.addi %[[W32B]], %c1_i32 : i32
 // CHECK-NEXT: nvvm.barrier id = %[[MINEB]] number_of_threads = %c256_i32

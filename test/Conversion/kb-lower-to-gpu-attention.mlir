@@ -28,7 +28,7 @@
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 8>
 // CHECK-NOT: scf.if
 // CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.mma.sync
 // CHECK: scf.yield
 // CHECK: gpu.shuffle xor
@@ -58,7 +58,7 @@ func.func @attention_f32(%q: tensor<8x128x64xf32>, %k: tensor<8x128x64xf32>, %v:
 // CHECK: scf.if %{{.*}} -> (f32,
 // CHECK: arith.cmpi ule
 // CHECK: arith.select
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: nvvm.mma.sync
 // CHECK: scf.yield

@@ -16,7 +16,8 @@
 // PTX-DAG: cp.async.wait_group 1
 // PTX-DAG: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // PTX-DAG: shfl.sync.bfly
-// PTX-DAG: ex2.approx
+// PTX-DAG: ex2.approx.ftz.f32
+// PTX-NOT: ex2.approx.f32
 // PTX16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // Keys are printed sorted: args, block, config, ..., name, ..., resources.
 // CHECK: "kernels": [

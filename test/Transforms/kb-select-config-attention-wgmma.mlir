@@ -109,3 +109,41 @@ func.func @pingpong_head_dim(%h: tensor<8x128x32xbf16>) -> tensor<8x128x32xbf16>
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "pingpong">} : tensor<8x128x32xbf16>, tensor<8x128x32xbf16>, tensor<8x128x32xbf16> -> tensor<8x128x32xbf16>
   return %0 : tensor<8x128x32xbf16>
 }
+
+// -----
+
+// schedule = "overlap" (AttentionWgmma.cpp's buildOverlap): 384 threads (a
+// producer warpgroup whose registers the consumers take) and 3 stages at
+// D = 128 too (a warpgroup holds two key blocks while it waits on a third).
+// CHECK-LABEL: func.func @overlap
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<8x256x128xf16>
+func.func @overlap(%h: tensor<16x32x4096x64xbf16>, %f: tensor<8x256x128xf16>) -> (tensor<16x32x4096x64xbf16>, tensor<8x256x128xf16>) {
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "overlap">} : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
+  %1 = kb.attention %f, %f, %f scale(0.0883883461) causal {config = #kb.config<mma = "wgmma_f16", schedule = "overlap">} : tensor<8x256x128xf16>, tensor<8x256x128xf16>, tensor<8x256x128xf16> -> tensor<8x256x128xf16>
+  return %0, %1 : tensor<16x32x4096x64xbf16>, tensor<8x256x128xf16>
+}
+
+// -----
+
+func.func @overlap_mma_sync(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op schedule = "overlap" overlaps a wgmma warpgroup's softmax with its own P V: it needs mma = "wgmma_bf16" or "wgmma_f16"}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [64, 64], schedule = "overlap">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
+  return %0 : tensor<8x128x64xbf16>
+}
+
+// -----
+
+func.func @overlap_two_stages(%h: tensor<8x256x128xbf16>) -> tensor<8x256x128xbf16> {
+  // expected-error @+1 {{'kb.attention' op stages = 2 with schedule = "overlap": a warpgroup holds two key blocks while it waits on a third, so the ring needs 3 or 4 tiles}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<stages = 2, mma = "wgmma_bf16", schedule = "overlap">} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
+  return %0 : tensor<8x256x128xbf16>
+}
+
+// -----
+
+func.func @overlap_threads(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with threads = 288: the kernel runs 384 threads with schedule = "overlap" (two consumer warpgroups and a producer warpgroup)}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<threads = 288, mma = "wgmma_bf16", schedule = "overlap">} : tensor<8x256x64xbf16>, tensor<8x256x64xbf16>, tensor<8x256x64xbf16> -> tensor<8x256x64xbf16>
+  return %0 : tensor<8x256x64xbf16>
+}

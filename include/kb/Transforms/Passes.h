@@ -78,8 +78,15 @@ inline int64_t attentionRowPad(int64_t elemBytes) { return 16 / elemBytes; }
 /// wgmma_f16; lib/Conversion/KBToGPU/AttentionWgmma.cpp), not mma.sync.
 bool isAttentionWgmma(ConfigAttr config);
 /// The wgmma kernel's block: two consumer warpgroups of 64 query rows each
-/// and one producer warp.
-constexpr int64_t kAttentionWgmmaRows = 128, kAttentionWgmmaThreads = 288;
+/// and one producer warp; with schedule = "overlap" a producer warpgroup,
+/// whose registers the consumers take (setmaxnreg: ptxas caps 288 threads
+/// at 168 registers, too few for O, S and P in flight at D = 128).
+constexpr int64_t kAttentionWgmmaRows = 128, kAttentionWgmmaThreads = 288,
+                  kAttentionWgmmaOverlapThreads = 384;
+inline int64_t attentionWgmmaThreads(std::optional<ScheduleKind> schedule) {
+  return schedule == ScheduleKind::overlap ? kAttentionWgmmaOverlapThreads
+                                           : kAttentionWgmmaThreads;
+}
 /// Shared memory a kb.attention config stages per block, in bytes. mma.sync:
 /// `stages` ring buffers of a K tile and a V tile of BKV padded rows each.
 /// wgmma: the Q tile (BQ x D) and `stages` K and V tiles (BKV x D, BKV x

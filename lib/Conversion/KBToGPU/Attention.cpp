@@ -255,7 +255,9 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
 
     SmallVector<Value> s = e.scores(qf, kt);
     SmallVector<Value> x = e.maskScores(s, e.mul(kb, e.bkv));
-    AttentionEmitter::RowState next = e.softmaxStep(x, acc, state);
+    Value alpha[2];
+    AttentionEmitter::RowState next = e.softmaxStep(x, state, alpha);
+    e.rescale(acc, alpha);
     acc = e.accumulate(x, vt, acc);
 
     SmallVector<Value> yield(acc);

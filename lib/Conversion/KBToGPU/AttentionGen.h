@@ -103,19 +103,31 @@ struct AttentionEmitter {
   // AttentionSoftmax.cpp
   //===--------------------------------------------------------------------===//
 
-  /// The running state of the thread's two rows.
+  /// Whether the softmax runs on the raw Q K^T scores (no additive mask and
+  /// scale > 0, so that the row max commutes with the scale): maskScores
+  /// leaves them unscaled and softmaxStep scales inside its exponents.
+  bool rawScores() const { return !shape.hasMask && shape.scale > 0; }
+  /// Natural-log units per unit of the scores maskScores returns (and of
+  /// RowState::max): the scale for raw scores, else 1.
+  float scoreUnit() const { return rawScores() ? shape.scale : 1.0f; }
+  /// The running state of the thread's two rows (max in score units).
   struct RowState {
     Value max[2], sum[2];
   };
-  /// Scales the scores of key block kv0 and adds the mask; where a key is
-  /// past Sk or (causal) after the query, -inf. Masking runs only in blocks
-  /// that need it (a branch uniform over the warp).
+  /// Scales the scores of key block kv0 (unless rawScores) and adds the
+  /// mask (one fma); where a key is past Sk or (causal) after the query,
+  /// -inf. Masking runs only in blocks that need it (a branch uniform over
+  /// the warp).
   SmallVector<Value> maskScores(ArrayRef<Value> s, Value kv0);
   /// The online softmax step: the new row maxima, the probabilities
-  /// exp(x - max) in place of the scores, the accumulators rescaled by
-  /// exp(old max - new max) and the thread's partial row sums updated.
-  RowState softmaxStep(SmallVectorImpl<Value> &x, SmallVectorImpl<Value> &acc,
-                       const RowState &state);
+  /// exp(c (x - max)) in place of the scores (c = scoreUnit; one fma and
+  /// one ex2.approx.ftz each), the thread's partial row sums updated, and in
+  /// `alpha` each row's exp(c (old max - new max)), by which `rescale`
+  /// multiplies the accumulators.
+  RowState softmaxStep(SmallVectorImpl<Value> &x, const RowState &state,
+                       Value alpha[2]);
+  /// acc (the Dv / 8 fragments of 4 f32 of O) times its row's alpha.
+  void rescale(SmallVectorImpl<Value> &acc, const Value alpha[2]);
   /// Normalises the accumulators by the row sums (0 where a row's sum is 0)
   /// and stores O, and (with lse) the rows' log-sum-exp, inside Sq.
   void storeOutputs(ArrayRef<Value> acc, const RowState &state);

@@ -5,16 +5,22 @@
 // 8j + 2t and 8j + 2t + 1; the four threads of a quad (same g) hold a row
 // between them, so a row's max and sum are reduced by two xor shuffles.
 //
-// Online softmax, per row, in f32 (natural units; exp2 of the difference
-// times log2 e):
-//   m' = max(m, max_j x_j);  alpha = exp(m - m');  p_j = exp(x_j - m')
+// Online softmax, per row, in f32, on scores x in "score units" of c
+// natural units each (scoreUnit: c = scale, the raw Q K^T values, when there
+// is no additive mask and scale > 0, so max_j (scale x_j) = scale max_j x_j;
+// else c = 1 and maskScores scales, and adds the mask, first). With
+// k = c log2 e, as FlashAttention does:
+//   m' = max(m, max_j x_j);  alpha = 2^(m k - m' k);  p_j = 2^(x_j k - m' k)
 //   l' = alpha l + sum_j p_j;  O' = alpha O + P V
-// with m' taken as 0 in the exponents while it is -inf (a row whose keys so
-// far are all masked), so that no -inf - -inf appears. Each thread keeps
-// its partial l (alpha is the same over the quad) and the quad adds them
-// once, in the epilogue: O / l, 0 where l = 0 (a row with every key masked
-// by an additive -inf: PyTorch gives NaN there, kb 0; docs/design.md), and
-// lse = m + log l (-inf where l = 0).
+// each exponent one fma (x k + (-m' k)) and 2^ one ex2.approx.ftz.f32 (no
+// libdevice call, no subnormal fix-up: a p below 2^-126 is 0). m' is taken
+// as 0 in the exponents while it is -inf (a row whose keys so far are all
+// masked), so that no -inf - -inf appears; a masked score is -inf and its
+// p is 2^-inf = 0. Each thread keeps its partial l (alpha is the same over
+// the quad) and the quad adds them once, in the epilogue: O / l, 0 where
+// l = 0 (a row with every key masked by an additive -inf: PyTorch gives NaN
+// there, kb 0; docs/design.md), and lse = m c + log l in natural units
+// (-inf where l = 0).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,11 +33,21 @@ using namespace mlir::kb;
 
 namespace {
 
-constexpr float kLog2e = 1.4426950408889634f;
+constexpr double kLog2e = 1.4426950408889634;
 
 Value negInfinity(OpBuilder &b, Location loc) {
   return arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+}
+
+/// 2^x as one ex2.approx.ftz.f32 (one MUFU.EX2). math.exp2 would become
+/// libdevice's __nv_exp2f, ex2.approx.f32 without .ftz, which ptxas wraps
+/// in a subnormal fix-up (a compare and two predicated multiplies).
+Value exp2Approx(OpBuilder &b, Location loc, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, b.getF32Type(),
+             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+      .getResult(0);
 }
 
 /// `v` combined over the quad (lanes 4g .. 4g + 3) by `combine`.
@@ -57,7 +73,11 @@ SmallVector<Value> AttentionEmitter::maskScores(ArrayRef<Value> s, Value kv0) {
   SmallVector<Value> x;
   for (int64_t j = 0; j < frags; ++j)
     for (int64_t e = 0; e < 4; ++e) {
-      Value xv = arith::MulFOp::create(b, loc, s[j * 4 + e], scale);
+      // Raw scores (scoreUnit) are left as they are: the softmax scales
+      // them inside its exponents.
+      Value xv = s[j * 4 + e];
+      if (!rawScores() && !shape.hasMask)
+        xv = arith::MulFOp::create(b, loc, xv, scale);
       if (shape.hasMask) {
         // Clamped into the mask; masked-off keys get -inf below anyway.
         Value row = minIdx(queryRow(e / 2), shape.sq - 1);
@@ -65,7 +85,7 @@ SmallVector<Value> AttentionEmitter::maskScores(ArrayRef<Value> s, Value kv0) {
         Value m = memref::LoadOp::create(b, loc, mask, maskIndex(row, col));
         if (!m.getType().isF32())
           m = arith::ExtFOp::create(b, loc, b.getF32Type(), m);
-        xv = arith::AddFOp::create(b, loc, xv, m);
+        xv = math::FmaOp::create(b, loc, xv, scale, m);
       }
       x.push_back(xv);
     }
@@ -118,50 +138,73 @@ SmallVector<Value> AttentionEmitter::maskScores(ArrayRef<Value> s, Value kv0) {
 }
 
 AttentionEmitter::RowState
-AttentionEmitter::softmaxStep(SmallVectorImpl<Value> &x,
-                              SmallVectorImpl<Value> &acc,
-                              const RowState &state) {
+AttentionEmitter::softmaxStep(SmallVectorImpl<Value> &x, const RowState &state,
+                              Value alpha[2]) {
   int64_t frags = bkv / 8;
   Value negInf = negInfinity(b, loc);
-  Value zero = cf32(b, loc, 0.0f), log2e = cf32(b, loc, kLog2e);
+  // k = c log2 e: one score unit in base-2 exponent units.
+  float kUnit = float(double(scoreUnit()) * kLog2e);
+  Value zero = cf32(b, loc, 0.0f), k = cf32(b, loc, kUnit),
+        negK = cf32(b, loc, -kUnit);
   auto maxf = [&](Value l, Value r) {
     return arith::MaxNumFOp::create(b, loc, l, r).getResult();
   };
-  auto exp = [&](Value diff) {
-    return math::Exp2Op::create(
-               b, loc, arith::MulFOp::create(b, loc, diff, log2e))
-        .getResult();
-  };
   RowState next;
   for (int64_t h = 0; h < 2; ++h) {
-    Value m = x[2 * h];
+    // The thread's max of the row in four interleaved chains (max is exact
+    // in any order): BKV / 16 + 2 dependent steps instead of BKV / 4 - 1.
+    // (A full tree cost the D = 128 causal kernel 8 bytes of spill at its
+    // 168-register cap.)
+    SmallVector<Value> level;
     for (int64_t j = 0; j < frags; ++j)
-      for (int64_t e = 0; e < 2; ++e)
-        if (j || e)
-          m = maxf(m, x[j * 4 + 2 * h + e]);
-    m = quadReduce(b, loc, m, maxf);
+      for (int64_t e = 0; e < 2; ++e) {
+        Value xv = x[j * 4 + 2 * h + e];
+        size_t i = (j * 2 + e) % 4;
+        if (i >= level.size())
+          level.push_back(xv);
+        else
+          level[i] = maxf(level[i], xv);
+      }
+    while (level.size() > 1) {
+      SmallVector<Value> up;
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        up.push_back(maxf(level[i], level[i + 1]));
+      if (level.size() % 2)
+        up.push_back(level.back());
+      level = std::move(up);
+    }
+    Value m = quadReduce(b, loc, level.front(), maxf);
     Value mNew = maxf(state.max[h], m);
     Value allMasked = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                             mNew, negInf);
     Value mUse = arith::SelectOp::create(b, loc, allMasked, zero, mNew);
-    Value alpha =
-        exp(arith::SubFOp::create(b, loc, state.max[h], mUse).getResult());
-    Value sum = arith::MulFOp::create(b, loc, state.sum[h], alpha);
+    // alpha from the difference (exactly 1 while the max holds); each p
+    // as one fma and one ex2: p = 2^(x k + (-m' k)).
+    alpha[h] = exp2Approx(
+        b, loc,
+        arith::MulFOp::create(
+            b, loc, arith::SubFOp::create(b, loc, state.max[h], mUse), k));
+    Value negMk = arith::MulFOp::create(b, loc, mUse, negK);
+    Value sum = arith::MulFOp::create(b, loc, state.sum[h], alpha[h]);
     for (int64_t j = 0; j < frags; ++j)
       for (int64_t e = 0; e < 2; ++e) {
         Value &xv = x[j * 4 + 2 * h + e];
-        xv = exp(arith::SubFOp::create(b, loc, xv, mUse).getResult());
+        xv = exp2Approx(b, loc, math::FmaOp::create(b, loc, xv, k, negMk));
         sum = arith::AddFOp::create(b, loc, sum, xv);
-      }
-    for (int64_t nf = 0; nf < shape.dv / 8; ++nf)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value &a = acc[nf * 4 + 2 * h + e];
-        a = arith::MulFOp::create(b, loc, a, alpha);
       }
     next.max[h] = mNew;
     next.sum[h] = sum;
   }
   return next;
+}
+
+void AttentionEmitter::rescale(SmallVectorImpl<Value> &acc,
+                               const Value alpha[2]) {
+  for (int64_t nf = 0; nf < shape.dv / 8; ++nf)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value &a = acc[nf * 4 + e];
+      a = arith::MulFOp::create(b, loc, a, alpha[e / 2]);
+    }
 }
 
 void AttentionEmitter::storeOutputs(ArrayRef<Value> acc,
@@ -198,6 +241,9 @@ void AttentionEmitter::storeOutputs(ArrayRef<Value> acc,
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                 state.max[h], negInfinity(b, loc)),
           zero, state.max[h]);
+      // The max in natural units: m c.
+      if (scoreUnit() != 1.0f)
+        mUse = arith::MulFOp::create(b, loc, mUse, cf32(b, loc, scoreUnit()));
       Value lse = arith::AddFOp::create(
           b, loc, mUse, math::LogOp::create(b, loc, l).getResult());
       lseValue =

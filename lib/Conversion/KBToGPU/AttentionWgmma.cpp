@@ -42,6 +42,17 @@
 // inside a warpgroup, hence the numerics, is the serial schedule's. See
 // buildConsumers for why it cannot deadlock.
 //
+// With `schedule = "overlap"` (FlashAttention-3's intra-warpgroup overlap;
+// 384 threads: a producer warpgroup keeps 40 registers by setmaxnreg and
+// the consumers take 232, as ptxas caps 288 threads at 168) a warpgroup
+// runs S_0 and its softmax, then per key block j >= 1: S_j and PV_{j-1}
+// issued as two groups; wait_group 1 (S_j); mask and softmax of S_j into
+// P_j (packed) while PV_{j-1} runs; the wait on full[j + 1]; wait_group 0;
+// release of block j - 1; O *= alpha_j; and the last PV after the loop.
+// The softmax touches neither O nor P_{j-1} (wgmma's in-flight registers)
+// before the wait; ptxas keeps them apart (no write to them in the window,
+// checked on the SASS of CUDA 13.0). See buildOverlap on deadlock.
+//
 //===----------------------------------------------------------------------===//
 
 #include "AttentionGen.h"
@@ -121,13 +132,42 @@ struct WgmmaAttention {
 
   void setUp();
   void buildProducer(Value numBlocks);
+  Value stageAddr(Value j) {
+    return e.add(ring, e.mul(e.rem(j, e.stages), stageBytes));
+  }
+  void waitFull(Value j) {
+    wait(full(e.rem(j, e.stages)), toI32(e.rem(e.div(j, e.stages), 2)));
+  }
+  /// Lane 0 of each warp arrives on empty[j % S]: both tiles of block j
+  /// are read.
+  void release(Value j);
+  Value issueScores(Value stageAddr);
   SmallVector<Value> scores(Value stageAddr,
                             function_ref<void()> afterIssue);
+  SmallVector<Value> packP(ArrayRef<Value> p);
+  SmallVector<Value> issueAccumulate(ArrayRef<Value> packed, Value vAddr,
+                                     ArrayRef<Value> acc);
   SmallVector<Value> accumulate(ArrayRef<Value> p, Value vAddr,
                                 ArrayRef<Value> acc);
   Value wgmmaRegA(ArrayRef<Value> acc, ArrayRef<Value> aRegs, Value descB);
+  SmallVector<Value> waitGroup(int64_t pending, ArrayRef<Value> live);
   void buildConsumers(Value numBlocks);
+  void buildOverlap(Value numBlocks);
+  SmallVector<Value> overlapStep(Value j, ValueRange st, Value numBlocks);
+  void waitFullIf(Value j, Value numBlocks) {
+    when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
+                               numBlocks),
+         [&] { waitFull(j); });
+  }
+  /// The key loop's carried state: O's accumulators, then the rows' max
+  /// and sum.
+  SmallVector<Value> initState();
+  static AttentionEmitter::RowState rowState(ValueRange v, int64_t nAcc) {
+    return {{v[nAcc], v[nAcc + 1]}, {v[nAcc + 2], v[nAcc + 3]}};
+  }
 
+  /// schedule = "overlap": S_j's wgmma in flight with PV_{j-1}'s.
+  bool overlap = false;
   /// schedule = "pingpong": turn[w]'s named barriers (see the banner).
   bool pingpong = false;
   void turnWait(Value wg) {
@@ -222,8 +262,9 @@ void WgmmaAttention::buildProducer(Value numBlocks) {
 // S = Q K^T of the warpgroup's 64 rows and the stage's BKV keys: BKV / 2
 // f32 a thread, in mma.sync's fragment order (8 keys a fragment of 4).
 // afterIssue runs once the wgmma are committed, before they are waited on.
-SmallVector<Value> WgmmaAttention::scores(Value stageAddr,
-                                          function_ref<void()> afterIssue) {
+// issueScores issues the wgmma (not fenced, not committed) and returns their
+// accumulator struct.
+Value WgmmaAttention::issueScores(Value stageAddr) {
   int64_t nAcc = e.bkv / 2;
   Type f32 = b.getF32Type();
   auto accType = LLVM::LLVMStructType::getLiteral(
@@ -233,7 +274,6 @@ SmallVector<Value> WgmmaAttention::scores(Value stageAddr,
   for (int64_t i = 0; i < nAcc; ++i)
     acc = LLVM::InsertValueOp::create(b, loc, acc, zero, i);
   Value qAddr = e.add(aligned, e.mul(warpgroup, 64 * wgmma::kRowBytes));
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < e.shape.d / 16; ++kk) {
     // k step kk: 64-column box kk / 4, 32 bytes kk % 4 along its rows.
     Value a = wgmma::descriptor(
@@ -248,11 +288,18 @@ SmallVector<Value> WgmmaAttention::scores(Value stageAddr,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         NVVM::MMALayout::col, nullptr);
   }
+  return acc;
+}
+
+SmallVector<Value> WgmmaAttention::scores(Value stageAddr,
+                                          function_ref<void()> afterIssue) {
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value acc = issueScores(stageAddr);
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   afterIssue();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   SmallVector<Value> out;
-  for (int64_t i = 0; i < nAcc; ++i)
+  for (int64_t i = 0; i < e.bkv / 2; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
   return out;
 }
@@ -266,11 +313,40 @@ Value WgmmaAttention::wgmmaRegA(ArrayRef<Value> acc, ArrayRef<Value> aRegs,
   return wgmmaRegAAsm(b, loc, acc, aRegs, descB, types, 16, /*transB=*/1);
 }
 
-// O += P V: k16 step s takes the probabilities of keys 16s .. 16s + 15 (S
-// fragments 2s and 2s + 1, rounded in pairs) as A and rows 16s .. of the V
-// tile (MN-major: Dv / 64 boxes of BKV rows x 128 bytes, 2048 bytes a step).
-SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
-                                              ArrayRef<Value> accIn) {
+// wgmma.wait_group `pending` as inline PTX through which `live` (results of
+// wgmma in flight, and the A registers of those the wait retires) pass: LLVM
+// knows nothing of wgmma's asynchrony, and this orders every read of them
+// after the wait (as Triton's warp_group_dot_wait does).
+SmallVector<Value> WgmmaAttention::waitGroup(int64_t pending,
+                                             ArrayRef<Value> live) {
+  SmallVector<Type> types;
+  std::string constraints;
+  llvm::raw_string_ostream cs(constraints);
+  for (auto [i, v] : llvm::enumerate(live)) {
+    types.push_back(v.getType());
+    cs << (i ? "," : "") << (v.getType().isF32() ? "=f" : "=r");
+  }
+  for (size_t i = 0; i < live.size(); ++i)
+    cs << "," << i;
+  Value r = LLVM::InlineAsmOp::create(
+                b, loc, LLVM::LLVMStructType::getLiteral(ctx, types), live,
+                "wgmma.wait_group.sync.aligned " + std::to_string(pending) +
+                    ";",
+                constraints, /*has_side_effects=*/true,
+                /*is_align_stack=*/false,
+                LLVM::tailcallkind::TailCallKind::None,
+                LLVM::AsmDialectAttr(), ArrayAttr())
+                .getResult(0);
+  SmallVector<Value> out;
+  for (size_t i = 0; i < live.size(); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, r, i));
+  return out;
+}
+
+// P as wgmma's A operand: k16 step s takes the probabilities of keys 16s ..
+// 16s + 15 (S fragments 2s and 2s + 1, rounded in pairs), four 32-bit
+// registers a step, BKV / 4 in all.
+SmallVector<Value> WgmmaAttention::packP(ArrayRef<Value> p) {
   Type elem = e.shape.elem;
   auto pack = [&](Value x0, Value x1) {
     Value h0 = arith::TruncFOp::create(b, loc, elem, x0);
@@ -282,21 +358,37 @@ SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
     return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0})
         .getResult();
   };
-  SmallVector<SmallVector<Value, 4>> aRegs;
+  SmallVector<Value> regs;
   for (int64_t s = 0; s < e.bkv / 16; ++s) {
     const Value *f0 = p.data() + (2 * s) * 4, *f1 = p.data() + (2 * s + 1) * 4;
-    aRegs.push_back({pack(f0[0], f0[1]), pack(f0[2], f0[3]),
-                     pack(f1[0], f1[1]), pack(f1[2], f1[3])});
+    regs.append({pack(f0[0], f0[1]), pack(f0[2], f0[3]), pack(f1[0], f1[1]),
+                 pack(f1[2], f1[3])});
   }
+  return regs;
+}
+
+// O += P V, issued (not fenced, not committed): step s takes `packed`'s
+// registers 4s .. 4s + 3 and rows 16s .. of the V tile (MN-major: Dv / 64
+// boxes of BKV rows x 128 bytes, 2048 bytes a step).
+SmallVector<Value> WgmmaAttention::issueAccumulate(ArrayRef<Value> packed,
+                                                   Value vAddr,
+                                                   ArrayRef<Value> accIn) {
   SmallVector<Value> acc(accIn);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t s = 0; s < e.bkv / 16; ++s) {
     Value desc = wgmma::descriptor(b, loc, vAddr, s, /*mnMajor=*/true,
                                    e.bkv * wgmma::kRowBytes);
-    Value r = wgmmaRegA(acc, aRegs[s], desc);
+    Value r = wgmmaRegA(acc, packed.slice(4 * s, 4), desc);
     for (auto [i, a] : llvm::enumerate(acc))
       a = LLVM::ExtractValueOp::create(b, loc, r, i);
   }
+  return acc;
+}
+
+SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
+                                              ArrayRef<Value> accIn) {
+  SmallVector<Value> packed = packP(p);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  SmallVector<Value> acc = issueAccumulate(packed, vAddr, accIn);
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   // Retired before the stage is released and before ptxas may reuse the A
   // registers (MatmulWgmmaMma.cpp: a wgmma reads them asynchronously).
@@ -325,10 +417,26 @@ SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
 // section a warpgroup waits on full[(j + 1) % S], whose TMA needs the release
 // of block j + 1 - S <= j - 1 by both warpgroups, done after their PV_{j-1},
 // which lie in earlier sections (S >= 2).
+void WgmmaAttention::release(Value j) {
+  when(cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0), [&] {
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(e.rem(j, e.stages)),
+                                   Value(), NVVM::MemScopeKindAttr());
+  });
+}
+
+SmallVector<Value> WgmmaAttention::initState() {
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  SmallVector<Value> init(e.shape.dv / 2, cf32(b, loc, 0.0f));
+  init.append({negInf, negInf, cf32(b, loc, 0.0f), cf32(b, loc, 0.0f)});
+  return init;
+}
+
 void WgmmaAttention::buildConsumers(Value numBlocks) {
-  const AttentionShape &s = e.shape;
   warpgroup = e.div(e.warp, 4);
   wait(qBar(), i32(0));
+  if (overlap)
+    return buildOverlap(numBlocks);
   Value isWg1;
   if (pingpong) {
     isWg1 = cmp(arith::CmpIPredicate::eq, warpgroup, 1);
@@ -336,43 +444,31 @@ void WgmmaAttention::buildConsumers(Value numBlocks) {
     when(isWg1, [&] { turnArrive(cidx(b, loc, 0)); });
     turnWait(warpgroup);
   }
-  int64_t nAcc = s.dv / 2;
-  Value negInf = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  SmallVector<Value> init(nAcc, cf32(b, loc, 0.0f));
-  init.append({negInf, negInf, cf32(b, loc, 0.0f), cf32(b, loc, 0.0f)});
+  int64_t nAcc = e.shape.dv / 2;
   auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 0), numBlocks,
-                                 cidx(b, loc, 1), init);
+                                 cidx(b, loc, 1), initState());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
-    Value stage = e.rem(j, e.stages);
-    wait(full(stage), toI32(e.rem(e.div(j, e.stages), 2)));
-    Value stageAddr = e.add(ring, e.mul(stage, stageBytes));
-
+    waitFull(j);
+    Value at = stageAddr(j);
     auto iter = loop.getRegionIterArgs();
     SmallVector<Value> acc(iter.begin(), iter.begin() + nAcc);
-    AttentionEmitter::RowState state;
-    state.max[0] = iter[nAcc];
-    state.max[1] = iter[nAcc + 1];
-    state.sum[0] = iter[nAcc + 2];
-    state.sum[1] = iter[nAcc + 3];
+    AttentionEmitter::RowState state = rowState(iter, nAcc);
 
-    SmallVector<Value> sc = scores(stageAddr, [&] {
+    SmallVector<Value> sc = scores(at, [&] {
       if (pingpong)
         turnArrive(other());
     });
     SmallVector<Value> x = e.maskScores(sc, e.mul(j, e.bkv));
-    AttentionEmitter::RowState next = e.softmaxStep(x, acc, state);
+    Value alpha[2];
+    AttentionEmitter::RowState next = e.softmaxStep(x, state, alpha);
+    e.rescale(acc, alpha);
     if (pingpong)
       turnWait(warpgroup);
-    acc = accumulate(x, e.add(stageAddr, kBytes), acc);
-    // Both tiles of the stage are read: lane 0 of each warp releases it.
-    when(cmp(arith::CmpIPredicate::eq, e.rem(e.tid, 32), 0), [&] {
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), empty(stage), Value(),
-                                     NVVM::MemScopeKindAttr());
-    });
+    acc = accumulate(x, e.add(at, kBytes), acc);
+    release(j);
 
     SmallVector<Value> yield(acc);
     yield.append({next.max[0], next.max[1], next.sum[0], next.sum[1]});
@@ -385,14 +481,112 @@ void WgmmaAttention::buildConsumers(Value numBlocks) {
                                arith::ConstantIntOp::create(
                                    b, loc, b.getI1Type(), 1)),
          [&] { turnArrive(cidx(b, loc, 1)); });
-  SmallVector<Value> acc(loop.getResults().begin(),
-                         loop.getResults().begin() + nAcc);
-  AttentionEmitter::RowState state;
-  state.max[0] = loop.getResult(nAcc);
-  state.max[1] = loop.getResult(nAcc + 1);
-  state.sum[0] = loop.getResult(nAcc + 2);
-  state.sum[1] = loop.getResult(nAcc + 3);
-  e.storeOutputs(acc, state);
+  e.storeOutputs(SmallVector<Value>(loop.getResults().take_front(nAcc)),
+                 rowState(loop.getResults(), nAcc));
+}
+
+// One key block j >= 1 of the overlap schedule on `st` (O's accumulators,
+// the rows' max and sum, P_{j-1} packed): the state after it, with P_j.
+SmallVector<Value> WgmmaAttention::overlapStep(Value j, ValueRange st,
+                                               Value numBlocks) {
+  int64_t nAcc = e.shape.dv / 2;
+  SmallVector<Value> acc(st.begin(), st.begin() + nAcc);
+  SmallVector<Value> pPrev(st.begin() + nAcc + 4, st.end());
+  Value prev = e.add(j, -1);
+  // S_j, then PV_{j-1}: two groups; the registers both read (O, P_{j-1})
+  // were last written before this fence.
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value sj = issueScores(stageAddr(j));
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  acc = issueAccumulate(pPrev, e.add(stageAddr(prev), kBytes), acc);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  // S_j's group retired; PV_{j-1} runs on under the mask and softmax,
+  // which touch neither O nor P_{j-1}.
+  SmallVector<Value> sc;
+  for (int64_t i = 0; i < e.bkv / 2; ++i)
+    sc.push_back(LLVM::ExtractValueOp::create(b, loc, sj, i));
+  sc = waitGroup(1, sc);
+  SmallVector<Value> x = e.maskScores(sc, e.mul(j, e.bkv));
+  Value alpha[2];
+  AttentionEmitter::RowState next =
+      e.softmaxStep(x, rowState(st, nAcc), alpha);
+  SmallVector<Value> pj = packP(x);
+  // Block j + 1's wait, a branch between the softmax and PV_{j-1}'s wait:
+  // ptxas moves a wgmma wait to the top of its basic block (in the
+  // softmax's block it waited before the softmax: no overlap).
+  waitFullIf(e.add(j, 1), numBlocks);
+  SmallVector<Value> live(acc);
+  llvm::append_range(live, pPrev);
+  live = waitGroup(0, live);
+  acc.assign(live.begin(), live.begin() + nAcc);
+  release(prev);
+  e.rescale(acc, alpha);
+  SmallVector<Value> out(acc);
+  out.append({next.max[0], next.max[1], next.sum[0], next.sum[1]});
+  llvm::append_range(out, pj);
+  return out;
+}
+
+// schedule = "overlap" (see the banner): prologue S_0 and its softmax, key
+// blocks 1 .. n - 1 by overlapStep, the last PV.
+//
+// Deadlock freedom: each warpgroup still waits on full[j] in block order and
+// releases every block once, in block order, so empty's phases complete as
+// in the serial schedule, only later. Block j + 1 is waited on while block
+// j - 1 is still held (released after PV_{j-1}'s wait), so a warpgroup holds
+// at most three stages at that wait and two otherwise: full[j + 1]'s TMA
+// needs the release of block j + 1 - S by both warpgroups, which each did
+// in step j + 2 - S; with S = 2 that is step j, whose release comes after
+// this wait. So S = 2 could deadlock: kb-select-config requires stages >= 3
+// with "overlap". With S >= 3 step j + 2 - S <= j - 1 is done before step j
+// begins and waits on nothing the other warpgroup holds, so the producer is
+// never behind a release that waits on it.
+void WgmmaAttention::buildOverlap(Value numBlocks) {
+  int64_t nAcc = e.shape.dv / 2;
+  // Prologue: S_0 and its softmax (O is 0: nothing to rescale).
+  SmallVector<Value> st = initState();
+  Value j0 = cidx(b, loc, 0);
+  waitFull(j0);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value s0 = issueScores(stageAddr(j0));
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  SmallVector<Value> sc;
+  for (int64_t i = 0; i < e.bkv / 2; ++i)
+    sc.push_back(LLVM::ExtractValueOp::create(b, loc, s0, i));
+  sc = waitGroup(0, sc);
+  SmallVector<Value> x = e.maskScores(sc, j0);
+  Value alpha[2];
+  AttentionEmitter::RowState first = e.softmaxStep(x, rowState(st, nAcc), alpha);
+  st.resize(nAcc);
+  st.append({first.max[0], first.max[1], first.sum[0], first.sum[1]});
+  llvm::append_range(st, packP(x));
+  waitFullIf(cidx(b, loc, 1), numBlocks);
+
+  // Blocks 1 .. n - 1.
+  auto loop = scf::ForOp::create(b, loc, cidx(b, loc, 1), numBlocks,
+                                 cidx(b, loc, 1), st);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(
+        b, loc,
+        overlapStep(loop.getInductionVar(), loop.getRegionIterArgs(),
+                    numBlocks));
+  }
+  // Epilogue: the last PV.
+  auto res = loop.getResults();
+  SmallVector<Value> acc(res.begin(), res.begin() + nAcc);
+  SmallVector<Value> pLast(res.begin() + nAcc + 4, res.end());
+  Value last = e.add(numBlocks, -1);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  acc = issueAccumulate(pLast, e.add(stageAddr(last), kBytes), acc);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  SmallVector<Value> live(acc);
+  llvm::append_range(live, pLast);
+  acc = waitGroup(0, live);
+  acc.resize(nAcc);
+  release(last);
+  e.storeOutputs(acc, rowState(res, nAcc));
 }
 
 LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
@@ -400,7 +594,8 @@ LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
                                             ArrayRef<Value> maps,
                                             LaunchInfo &info) {
   const AttentionShape &s = e.shape;
-  if (e.bq != kAttentionWgmmaRows || e.threads != kAttentionWgmmaThreads ||
+  if (e.bq != kAttentionWgmmaRows ||
+      e.threads != attentionWgmmaThreads(cfg.getSchedule()) ||
       s.d % 64 || s.dv % 64 || s.elemBytes() != 2 || maps.size() != 3)
     return e.op->emitOpError()
            << "internal error: the wgmma attention kernel got block = ["
@@ -415,6 +610,7 @@ LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
   w.kBytes = e.bkv * s.d * 2;
   w.stageBytes = w.kBytes + e.bkv * s.dv * 2;
   w.pingpong = cfg.getSchedule() == ScheduleKind::pingpong;
+  w.overlap = cfg.getSchedule() == ScheduleKind::overlap;
 
   info.grid = {(int64_t)llvm::divideCeil(s.sq, e.bq), s.heads, s.batch};
   info.block = {e.threads, 1, 1};
@@ -435,9 +631,20 @@ LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
       /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(e.b);
+    // With schedule = "overlap" the producer warpgroup keeps 40 registers
+    // and the consumers take the rest (232; MatmulWgmma.cpp has the rule).
+    int64_t producerRegs = 40;
     e.b.setInsertionPointToStart(producer.thenBlock());
+    if (w.overlap)
+      NVVM::SetMaxRegisterOp::create(e.b, e.loc, producerRegs,
+                                     NVVM::SetMaxRegisterAction::decrease);
     w.buildProducer(numBlocks);
     e.b.setInsertionPointToStart(producer.elseBlock());
+    if (w.overlap)
+      NVVM::SetMaxRegisterOp::create(
+          e.b, e.loc,
+          wgmma::setmaxnregConsumerCount(e.threads, 256, producerRegs),
+          NVVM::SetMaxRegisterAction::increase);
     w.buildConsumers(numBlocks);
   }
   return success();

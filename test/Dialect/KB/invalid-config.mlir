@@ -386,7 +386,7 @@ func.func @schedule_on_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @schedule_unknown(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
-  // expected-error @+2 {{#kb.config 'schedule' must be "serial" or "pingpong", got "ping_pong"}}
+  // expected-error @+2 {{#kb.config 'schedule' must be "serial", "pingpong" or "overlap", got "ping_pong"}}
   // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'schedule'}}
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "ping_pong">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
   return %0 : tensor<8x128x64xbf16>

@@ -112,14 +112,17 @@ def KB_ReduceKind : I32EnumAttr<"ReduceKind",
 }
 
 // How the wgmma attention kernel's two consumer warpgroups order their
-// tensor-core work: `serial` (each on its own) or `pingpong` (named barriers
+// tensor-core work: `serial` (each on its own), `pingpong` (named barriers
 // alternate their GEMM phases so that one's softmax overlaps the other's
-// GEMMs).
+// GEMMs) or `overlap` (each warpgroup's softmax of key block j runs under
+// its own P V of block j - 1).
 def KB_ScheduleSerial : I32EnumAttrCase<"serial", 0>;
 def KB_SchedulePingpong : I32EnumAttrCase<"pingpong", 1>;
+def KB_ScheduleOverlap : I32EnumAttrCase<"overlap", 2>;
 def KB_ScheduleKind : I32EnumAttr<"ScheduleKind",
-    "how the consumer warpgroups of the wgmma attention kernel take turns",
-    [KB_ScheduleSerial, KB_SchedulePingpong]> {
+    "how the consumer warpgroups of the wgmma attention kernel order their "
+    "tensor-core work",
+    [KB_ScheduleSerial, KB_SchedulePingpong, KB_ScheduleOverlap]> {
   let cppNamespace = "::mlir::kb";
   let genSpecializedAttr = 0;
 }
@@ -244,7 +247,10 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       `pingpong` (FlashAttention-3's inter-warpgroup schedule): two named
       barriers make the warpgroups take turns at their GEMMs (P V of block
       j, then S of block j + 1), so that one's softmax runs while the
-      other's GEMMs do. kb-select-config never sets it.
+      other's GEMMs do. `overlap` (FlashAttention-3's intra-warpgroup
+      overlap): a warpgroup issues S of block j and P V of block j - 1
+      together and runs block j's softmax while P V does (3 stages by
+      default: it holds two). kb-select-config never sets it.
 
     Example: `#kb.config<block = [128, 128, 8], thread = [8, 8], threads = 256, stages = 1, mma = "ffma">`
   }];
