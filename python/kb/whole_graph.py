@@ -24,6 +24,7 @@ import warnings
 from typing import Any, Dict, List, Optional
 
 from .fx_trace import _torch
+from .ir import KbError
 from . import partition as part_mod
 from . import piece_graphs as G
 
@@ -32,7 +33,7 @@ torch = _torch()
 MAX_GRAPHS = 8  # whole graphs a compiled graph keeps (shape keys x streams)
 
 # Counters over the process (tests and the overhead suite read them).
-STATS = {"captures": 0, "replays": 0, "capture_failures": 0, "direct_calls": 0}
+STATS = {"captures": 0, "replays": 0, "capture_failures": 0, "direct_calls": 0, "moved_to_static": 0}
 
 # Ops that read the host's view of a tensor (a sync) or whose shapes depend
 # on the data, and ops that draw random numbers (a replay would draw the
@@ -241,7 +242,10 @@ class WholeGraph:
         self.is_tensor = [isinstance(n.meta.get("example_value"), torch.Tensor)
                           for n in stitched.graph.nodes if n.op == "placeholder"]
         self.graphs: Dict[tuple, Captured] = {}
-        self.seen: set = set()      # keys called once (the next call captures)
+        # Keys called once (the next call captures) -> the addresses of
+        # that call's tensors: one found at the same address again is read
+        # in place (parameters), one found elsewhere copied (activations).
+        self.seen: Dict[tuple, tuple] = {}
         self.failed: set = set()    # keys whose capture failed: the stitched graph
         self.copied: set = set()    # argument positions never read in place
         self.why_not_now = None     # None: not decided; '' or why calls do not replay
@@ -254,7 +258,13 @@ class WholeGraph:
         call of this compiled graph to the same devices, requires_grad and
         grad mode, so it is decided once."""
         tensors = [a for a, t in zip(args, self.is_tensor) if t]
-        why = G.why_not_call(tensors)
+        why = ""
+        if not tensors:
+            why = "no tensor inputs"
+        elif not all(t.is_cuda for t in tensors):
+            why = "CPU tensors"
+        elif any(t.device != tensors[0].device for t in tensors):
+            why = "tensors on several devices"
         if not why and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             why = "autograd: an input requires grad (kb pieces record no gradient)"
         if not why:
@@ -267,6 +277,7 @@ class WholeGraph:
         why = self.why_not_now
         if why is None:
             why = self.decide(args)
+        # Under an outer capture the stitched graph's launches go into it.
         if why or torch.cuda.is_current_stream_capturing():
             STATS["direct_calls"] += 1
             return self.direct(*args)
@@ -279,17 +290,17 @@ class WholeGraph:
     def _miss(self, key, args, c):
         if c is not None:  # an input read in place moved: copied from now on
             self.copied.add(c.moved(args))
-            G.STATS["moved_to_static"] += 1
+            STATS["moved_to_static"] += 1
             del self.graphs[key]
         elif key in self.failed or key not in self.seen:
             # The first call at a key runs as before (it loads the bundles
             # and binds nothing a capture would need to redo).
-            self.seen.add(key)
+            self.seen[key] = tuple([a.data_ptr() if t else 0 for a, t in zip(args, self.is_tensor)])
             STATS["direct_calls"] += 1
             return self.direct(*args)
         try:
-            c = self.capture(args)
-        except (RuntimeError, Refused) as e:
+            c = self.capture(args, self.seen.get(key))
+        except (RuntimeError, KbError) as e:  # Refused is a RuntimeError; kb.load's refusals
             self.failed.add(key)
             STATS["capture_failures"] += 1
             if not self.warned:
@@ -303,26 +314,36 @@ class WholeGraph:
         self.graphs[key] = c
         return c.replay(args)
 
-    def capture(self, args) -> Captured:
-        """Static buffers for the moved inputs, a warm-up run of the
-        stitched graph that binds each piece, and the capture, on a side
-        stream after the current one's work; RuntimeError or Refused."""
-        dev = torch.device("cuda", self.dev)
+    def bind_inputs(self, args, before=None, device=None):
+        """(slots, the arguments the capture runs on): an input read in
+        place where it is contiguous, 16-byte aligned, at the address of the
+        key's first call (`before`) and not moved before, else copied into
+        a static buffer on `device`."""
         slots, ins = [], []
         with torch.no_grad(), torch.inference_mode(False):
             for i, a in enumerate(args):
                 if not self.is_tensor[i]:
                     slots.append(None)
                     ins.append(a)
-                elif i in self.copied or not a.is_contiguous() or a.data_ptr() % 16:
-                    s = torch.empty(a.shape, dtype=a.dtype, device=dev)
+                elif i in self.copied or not a.is_contiguous() or a.data_ptr() % 16 \
+                        or (before is not None and before[i] != a.data_ptr()):
+                    s = torch.empty(a.shape, dtype=a.dtype, device=device or a.device)
                     s.copy_(a)
                     slots.append(G.Slot("copy", s))
                     ins.append(s)
                 else:
                     slots.append(G.Slot("pin", ptr=a.data_ptr()))
                     ins.append(a)
-            rec = Recording(t.data_ptr() for t, k in zip(ins, self.is_tensor) if k)
+        return slots, ins
+
+    def capture(self, args, before=None) -> Captured:
+        """The inputs bound (bind_inputs), a warm-up run of the stitched
+        graph that binds each piece, and the capture, on a side stream after
+        the current one's work; RuntimeError (Refused) or KbError."""
+        dev = torch.device("cuda", self.dev)
+        slots, ins = self.bind_inputs(args, before, dev)
+        rec = Recording(t.data_ptr() for t, k in zip(ins, self.is_tensor) if k)
+        with torch.no_grad(), torch.inference_mode(False):
             side = G._side_stream(dev)
             cur = torch.cuda.current_stream(dev)
             side.wait_stream(cur)
@@ -340,6 +361,11 @@ class WholeGraph:
             finally:
                 _REC.ctx = None
                 cur.wait_stream(side)
+        return self.captured(slots, ins, g, outs, rec)
+
+    def captured(self, slots, ins, graph, outs, rec) -> Captured:
+        """The Captured of a capture's outputs `outs`; Refused where two
+        outputs share storage or one shares an input's."""
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
         tens = [o for o in outs if isinstance(o, torch.Tensor)]
         bases = {o.untyped_storage().data_ptr() for o in tens}
@@ -348,4 +374,4 @@ class WholeGraph:
         if bases & {a.untyped_storage().data_ptr() for a, k in zip(ins, self.is_tensor) if k}:
             raise Refused("an output shares an input's storage")
         STATS["captures"] += 1
-        return Captured(slots, g, list(outs), rec)
+        return Captured(slots, graph, list(outs), rec)

@@ -232,3 +232,70 @@ def test_a_whole_graph_replay_copies_moved_inputs_and_returns_fresh_outputs():
     y1.add_(1)  # the caller's tensor: the static output is untouched
     torch.testing.assert_close(c.replay([x2, w, 4])[0], x2 @ w)
     assert c.moved([x2, w, 4]) == -1 and c.moved([x2, w.clone(), 4]) == 1
+
+
+def test_calls_at_a_key_run_capture_replay_and_recapture_when_an_input_moves(monkeypatch, tmp_path):
+    """WholeGraph's calls on the CPU with the CUDA parts stood in for (the
+    "capture" runs the stitched graph on the bound inputs at each replay):
+    a key's first call runs the stitched graph, the second captures (the
+    parameters, at the first call's addresses, read in place; x, a new
+    tensor, copied) and replays, later calls replay; a parameter given new
+    storage is copied from then on (one recapture); a failed capture warns
+    once and runs the stitched graph at that key from then on."""
+    monkeypatch.delenv(G.ENV, raising=False)
+    monkeypatch.setenv("KB_OPT", str(tmp_path / "no-kb-opt"))
+    mod = M.MLP(64, 128, 32).eval()
+    (_, dyn), _ = compiled_graphs(mod, [(1, 64), (5, 64)], cache_dir=str(tmp_path))
+    monkeypatch.setattr(G, "_raw_stream", lambda i: 0)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    dyn.why_not_now, dyn.dev = "", 0
+    runs = []
+
+    def capture(args, before=None):
+        slots, ins = dyn.bind_inputs(args, before)
+        outs = dyn.direct(*ins)
+        static = [o.clone() for o in outs]
+
+        class Graph:
+            def replay(self):
+                runs.append(1)
+                for s, o in zip(static, dyn.direct(*ins)):
+                    s.copy_(o)
+        return dyn.captured(slots, ins, Graph(), static, None)
+    monkeypatch.setattr(dyn, "capture", capture)
+    params = dict(mod.named_parameters())
+    names = [n for n in dyn.direct.__self__.graph.nodes if n.op == "placeholder"]
+
+    def args_for(x):
+        """Dynamo's arguments: l_self_modules_fc1_parameters_weight_ is fc1.weight."""
+        out = []
+        for n, t in zip(names, dyn.is_tensor):
+            name = n.name.lower()
+            if not t:
+                out.append(x.shape[0])
+            else:
+                out.append(x if "_x_" in name else params[
+                    name.replace("l_self_modules_", "").replace("_parameters_", ".").rstrip("_")])
+        return out
+    before = dict(W.STATS)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k in range(4):
+            x = torch.randn(5, 64)
+            torch.testing.assert_close(dyn(*args_for(x))[0], mod(x))
+        c = next(iter(dyn.graphs.values()))
+        x_at = [i for i, n in enumerate(names) if "_x_" in n.name.lower()][0]
+        assert [s.kind for s in c.slots if s is not None].count("copy") == 1 and c.slots[x_at].kind == "copy"
+        assert W.STATS["captures"] - before["captures"] == 1 and len(runs) == 3
+        mod.fc2.weight.data = mod.fc2.weight.data.clone() * 2  # new storage: the graph's address is stale
+        x = torch.randn(5, 64)
+        torch.testing.assert_close(dyn(*args_for(x))[0], mod(x))
+        assert W.STATS["captures"] - before["captures"] == 2 and W.STATS["moved_to_static"] > before["moved_to_static"]
+        assert len(dyn.copied) == 1
+        # A capture that fails: the stitched graph at that key from then on.
+        monkeypatch.setattr(dyn, "capture", lambda *a: (_ for _ in ()).throw(W.Refused("stand-in failure")))
+        for k in range(3):
+            x = torch.randn(7, 64)
+            torch.testing.assert_close(dyn(*args_for(x))[0], mod(x))
+    assert W.STATS["capture_failures"] - before["capture_failures"] == 1
+    assert (W.STATS["direct_calls"] - before["direct_calls"]) == 1 + 3
