@@ -231,6 +231,12 @@ class Captured:
         return tuple([o.clone() if t else o for o, t in zip(self.outs, self.kinds)])
 
 
+# The per-call queries, bound once (torch.cuda's wrappers cost a Python
+# call each): whether the current stream is being captured, its handle.
+_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None) or torch.cuda.is_current_stream_capturing
+_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or G._raw_stream
+
+
 class WholeGraph:
     """What kb_backend returns for a graph why_not_whole allows: calls the
     stitched graph (`direct`) until a shape key's second call, then
@@ -278,10 +284,11 @@ class WholeGraph:
         if why is None:
             why = self.decide(args)
         # Under an outer capture the stitched graph's launches go into it.
-        if why or torch.cuda.is_current_stream_capturing():
+        if why or _capturing():
             STATS["direct_calls"] += 1
             return self.direct(*args)
-        key = (shape_key(self.sites, args), G._raw_stream(self.dev))
+        key = (tuple([args[i] if d is None else args[i].shape[d] for i, d in self.sites]),
+               _stream(self.dev))
         c = self.graphs.get(key)
         if c is not None and c.moved(args) < 0:
             return c.replay(args)

@@ -246,8 +246,8 @@ def test_calls_at_a_key_run_capture_replay_and_recapture_when_an_input_moves(mon
     monkeypatch.setenv("KB_OPT", str(tmp_path / "no-kb-opt"))
     mod = M.MLP(64, 128, 32).eval()
     (_, dyn), _ = compiled_graphs(mod, [(1, 64), (5, 64)], cache_dir=str(tmp_path))
-    monkeypatch.setattr(G, "_raw_stream", lambda i: 0)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    monkeypatch.setattr(W, "_stream", lambda i: 0)
+    monkeypatch.setattr(W, "_capturing", lambda: False)
     dyn.why_not_now, dyn.dev = "", 0
     runs = []
 
