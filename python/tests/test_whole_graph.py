@@ -299,3 +299,25 @@ def test_calls_at_a_key_run_capture_replay_and_recapture_when_an_input_moves(mon
             torch.testing.assert_close(dyn(*args_for(x))[0], mod(x))
     assert W.STATS["capture_failures"] - before["capture_failures"] == 1
     assert (W.STATS["direct_calls"] - before["direct_calls"]) == 1 + 3
+
+
+def test_a_piece_pytorch_runs_refuses_the_recording(monkeypatch, tmp_path):
+    """Inside a whole graph's warm-up a piece without a bundle (no kb-opt
+    here) raises Refused, so the capture fails and the key runs the
+    stitched graph (above); outside a recording it runs in PyTorch."""
+    monkeypatch.setenv("KB_OPT", str(tmp_path / "no-kb-opt"))
+    (gm, ex), = B._capture(M.MLP(64, 128, 32).eval(), [torch.zeros(8, 64)])
+    p = partition(gm, ex).pieces[0]
+    kp = B.KbPiece(p, B.Options.make({"cache_dir": str(tmp_path)}))
+    by_name = dict(zip([n.name for n in gm.graph.nodes if n.op == "placeholder"], ex))
+    args = [by_name[n] for n in p.inputs]
+    W._REC.ctx = W.Recording([])
+    try:
+        with warnings.catch_warnings(), pytest.raises(W.Refused, match="kb_piece_0 runs in PyTorch"):
+            warnings.simplefilter("ignore")
+            kp(*args)
+    finally:
+        W._REC.ctx = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert kp(*args)[0].shape == (8, 32)
