@@ -199,7 +199,10 @@ class Recording:
             plan = kp.piece.bucket
             rows = binds[plan.symbol] if plan is not None else None
             copied = {i for i, t in enumerate(tensors) if t.data_ptr() not in self.pinned}
-            pg = self.pieces[id(kp)] = G.PieceGraph.bind(fn, tensors, kp.graphs.padded, rows, copied,
+            # A key's rows are fixed: an input already of the bucket's rows
+            # needs no padding (read in place where the whole graph's).
+            padded = [p and t.shape[0] != rows for p, t in zip(kp.graphs.padded, tensors)]
+            pg = self.pieces[id(kp)] = G.PieceGraph.bind(fn, tensors, padded, rows, copied,
                                                          kp.graphs.sliced, tensors[0].device)
         elif pg.moved(tensors) >= 0:
             raise Refused(f"{kp.piece.name}: an input read in place moved between warm-up and capture")

@@ -203,10 +203,16 @@ def test_a_piece_inside_a_recording():
         rec.piece(piece_stub([True, False], {0: 1}), RowsTimesW(), [x6, w], {"s0": 16}, 6)
     with pytest.raises(W.Refused, match="moved"):
         rec.piece(kp, RowsTimesW(), [x6, w.clone()], {"s0": 16}, 6)
-    # An input that is not one of the whole graph's (an intermediate) is copied.
+    # An input that is not one of the whole graph's (an intermediate) is
+    # copied; one of the bucket's rows is not padded.
     rec2 = W.Recording([])
     rec2.piece(kp, RowsTimesW(), [x, w], {"s0": 16}, 10)
     assert [s.kind for s in rec2.pieces[id(kp)].slots] == ["pad", "copy"]
+    x16 = torch.randn(16, 8)
+    rec3 = W.Recording([x16.data_ptr(), w.data_ptr()])
+    y16, = rec3.piece(kp, RowsTimesW(), [x16, w], {"s0": 16}, 16)
+    assert [s.kind for s in rec3.pieces[id(kp)].slots] == ["pin", "pin"]
+    torch.testing.assert_close(y16, x16 @ w + 1)
 
 
 def test_a_whole_graph_replay_copies_moved_inputs_and_returns_fresh_outputs():
