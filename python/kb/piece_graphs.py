@@ -209,7 +209,6 @@ class PieceGraph:
         return tuple([(o[: c * m] if c and c * m != r else o).clone()
                       for (o, c), r in zip(self.cuts, self.rows)])
 
-
     def record(self, tensors, m: Optional[int]):
         """Inside a whole graph's warm-up or capture (kb.whole_graph): the
         inputs copied in (a padded one's rows past m zeroed every time: the

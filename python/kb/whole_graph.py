@@ -1,19 +1,13 @@
 #===- kb/whole_graph.py - One CUDA graph for a whole compiled graph -------===#
 #
-# The backend's whole-graph mode (docs/design.md, "torch.compile backend"):
-# where every node of a Dynamo graph can be captured (kb pieces whose
-# kernels a CUDA graph may hold, PyTorch ops with static shapes on one
-# device, no host syncs, no random numbers, no in-place update of an
-# input), the stitched graph (kb's kernels and the PyTorch ops between
-# them) is captured into one torch.cuda.CUDAGraph per shape key (the
-# graph's symbols' values and the stream). A call then copies the inputs
-# that moved into static buffers (the rest, parameters first, are read
-# where they are: the addresses are checked each call), replays once and
-# returns a copy of each output. Inside the capture each piece copies its
-# inputs into its own static buffers (padded to its bucket) and launches its
-# bound kernels (PieceGraph.record). why_not_whole says why a graph is not
-# captured whole (kb.explain prints it); a call that cannot replay runs the
-# stitched graph as before (per-piece graphs, or direct launches).
+# Where every node of a Dynamo graph can be captured (why_not_whole: kb
+# pieces with graphs, PyTorch ops on one device without host syncs, random
+# numbers, data-dependent shapes or in-place updates of inputs), the
+# stitched graph, kb's kernels and PyTorch's ops between them, is captured
+# into one torch.cuda.CUDAGraph a shape key; a call copies the inputs that
+# moved, replays once and returns a copy of each output. Inside the capture
+# each piece launches its bound kernels (PieceGraph.record). Anything else
+# runs the stitched graph as before. docs/design.md, "Whole-graph capture".
 #
 #===----------------------------------------------------------------------===#
 
