@@ -344,7 +344,7 @@ class WholeGraph:
         """The inputs bound (bind_inputs), a warm-up run of the stitched
         graph that binds each piece, and the capture, on a side stream after
         the current one's work; RuntimeError (Refused) or KbError."""
-        dev = torch.device("cuda", self.dev)
+        dev = next(a for a, t in zip(args, self.is_tensor) if t).device  # one device (decide)
         slots, ins = self.bind_inputs(args, before, dev)
         rec = Recording(t.data_ptr() for t, k in zip(ins, self.is_tensor) if k)
         with torch.no_grad(), torch.inference_mode(False):
