@@ -314,6 +314,9 @@ class WholeGraph:
             STATS["direct_calls"] += 1
             return self.direct(*args)
         if len(self.graphs) >= MAX_GRAPHS:
+            # The oldest goes once its replays are done (its buffers and pool
+            # are freed with it).
+            torch.cuda.synchronize(self.dev)
             self.graphs.pop(next(iter(self.graphs)))
         self.graphs[key] = c
         return c.replay(args)
