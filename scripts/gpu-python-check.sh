@@ -83,7 +83,7 @@ else
   note "skipped: backend tests need pytest and torch >= 2 in $KB_PYTHON"
 fi
 
-echo "== 1c. the backend's Python launch cost over a CUDA-graph replay, with and without its own graphs (kb.bench --suite backend-overhead)"
+echo "== 1c. the backend's Python launch cost over a CUDA-graph replay: captured whole, with piece graphs, direct (kb.bench --suite backend-overhead)"
 if [ -d build/pybundles/models-cache ]; then
   timeout 180 "$KB_PYTHON" -m kb.bench --suite backend-overhead --bundles build/pybundles/models-cache \
     --out "$OUT/backend-overhead" > "$OUT/backend-overhead.txt" 2> "$OUT/backend-overhead-log.txt"
