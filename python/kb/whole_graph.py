@@ -24,7 +24,7 @@ from . import piece_graphs as G
 
 torch = _torch()
 
-MAX_GRAPHS = 8  # whole graphs a compiled graph keeps (shape keys x streams)
+MAX_GRAPHS = 8  # whole graphs a compiled graph captures (shape keys x streams)
 
 # Counters over the process (tests and the overhead suite read them).
 STATS = {"captures": 0, "replays": 0, "capture_failures": 0, "direct_calls": 0, "moved_to_static": 0}
@@ -296,9 +296,12 @@ class WholeGraph:
             self.copied.add(c.moved(args))
             STATS["moved_to_static"] += 1
             del self.graphs[key]
-        elif key in self.failed or key not in self.seen:
+        elif key in self.failed or key not in self.seen or len(self.graphs) >= MAX_GRAPHS:
             # The first call at a key runs as before (it loads the bundles
-            # and binds nothing a capture would need to redo).
+            # and binds nothing a capture would need to redo); so does every
+            # call at a key past the first MAX_GRAPHS captured (no eviction:
+            # keys taking turns would recapture at every call; the pieces'
+            # own graphs are one a bucket).
             self.seen[key] = tuple([a.data_ptr() if t else 0 for a, t in zip(args, self.is_tensor)])
             STATS["direct_calls"] += 1
             return self.direct(*args)
@@ -313,11 +316,6 @@ class WholeGraph:
                               f"{str(e).splitlines()[0][:160]}): per-piece graphs", stacklevel=3)
             STATS["direct_calls"] += 1
             return self.direct(*args)
-        if len(self.graphs) >= MAX_GRAPHS:
-            # The oldest goes once its replays are done (its buffers and pool
-            # are freed with it).
-            torch.cuda.synchronize(self.dev)
-            self.graphs.pop(next(iter(self.graphs)))
         self.graphs[key] = c
         return c.replay(args)
 

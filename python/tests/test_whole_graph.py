@@ -247,7 +247,8 @@ def test_calls_at_a_key_run_capture_replay_and_recapture_when_an_input_moves(mon
     parameters, at the first call's addresses, read in place; x, a new
     tensor, copied) and replays, later calls replay; a parameter given new
     storage is copied from then on (one recapture); a failed capture warns
-    once and runs the stitched graph at that key from then on."""
+    once and runs the stitched graph at that key from then on; past
+    MAX_GRAPHS captured keys, a new key is not captured."""
     monkeypatch.delenv(G.ENV, raising=False)
     monkeypatch.setenv("KB_OPT", str(tmp_path / "no-kb-opt"))
     mod = M.MLP(64, 128, 32).eval()
@@ -303,8 +304,15 @@ def test_calls_at_a_key_run_capture_replay_and_recapture_when_an_input_moves(mon
         for k in range(3):
             x = torch.randn(7, 64)
             torch.testing.assert_close(dyn(*args_for(x))[0], mod(x))
+        # Past MAX_GRAPHS captured keys a new key runs the stitched graph.
+        monkeypatch.setattr(W, "MAX_GRAPHS", len(dyn.graphs))
+        captures = W.STATS["captures"]
+        for k in range(3):
+            x = torch.randn(9, 64)
+            torch.testing.assert_close(dyn(*args_for(x))[0], mod(x))
+        assert W.STATS["captures"] == captures
     assert W.STATS["capture_failures"] - before["capture_failures"] == 1
-    assert (W.STATS["direct_calls"] - before["direct_calls"]) == 1 + 3
+    assert (W.STATS["direct_calls"] - before["direct_calls"]) == 1 + 3 + 3
 
 
 def test_a_piece_pytorch_runs_refuses_the_recording(monkeypatch, tmp_path):
