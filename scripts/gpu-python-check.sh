@@ -73,11 +73,17 @@ if "$KB_PYTHON" -c "import pytest, torch._dynamo" 2>/dev/null; then
   if grep -q "test_graph_mode_matches_direct_launches PASSED" "$OUT/pytest-backend.txt"; then
     note "ok: CUDA-graph pieces equal direct launches (test_graph_mode_matches_direct_launches)"
   else fail "CUDA-graph pieces: test_graph_mode_matches_direct_launches did not pass (see pytest-backend.txt)"; fi
+  # Whole-graph capture (kb.whole_graph): one CUDA graph for the stitched
+  # graph, against direct launches, the pieces' graphs and eager.
+  n=$(grep -c "test_whole_graph_matches_eager_and_direct_launches.* PASSED" "$OUT/pytest-backend.txt")
+  if [ "$n" -eq 3 ]; then
+    note "ok: whole-graph capture equals direct launches, MLP, GPT-2 and Llama (test_whole_graph_matches_eager_and_direct_launches)"
+  else fail "whole-graph capture: $n of 3 test_whole_graph_matches_eager_and_direct_launches cases passed (see pytest-backend.txt)"; fi
 else
   note "skipped: backend tests need pytest and torch >= 2 in $KB_PYTHON"
 fi
 
-echo "== 1c. the backend's Python launch cost over a CUDA-graph replay, with and without its own graphs (kb.bench --suite backend-overhead)"
+echo "== 1c. the backend's Python launch cost over a CUDA-graph replay: captured whole, with piece graphs, direct (kb.bench --suite backend-overhead)"
 if [ -d build/pybundles/models-cache ]; then
   timeout 180 "$KB_PYTHON" -m kb.bench --suite backend-overhead --bundles build/pybundles/models-cache \
     --out "$OUT/backend-overhead" > "$OUT/backend-overhead.txt" 2> "$OUT/backend-overhead-log.txt"

@@ -31,6 +31,7 @@ from .fx_trace import _torch
 from .ir import KbError
 from . import partition as part_mod
 from .piece_graphs import PieceGraphs, why_not_call
+from . import whole_graph as whole_mod
 
 torch = _torch()
 
@@ -68,6 +69,9 @@ class Options:
     # KB_CUDA_GRAPHS=0 in the environment when the model is compiled: direct
     # launches through kb.load on every call.
     cuda_graphs: bool = True
+    # A graph whose every node a CUDA graph can hold (kb.whole_graph) is
+    # captured whole, one graph a shape key; False: per-piece graphs only.
+    whole_graph: bool = True
 
     @classmethod
     def make(cls, options) -> "Options":
@@ -189,9 +193,8 @@ class KbPiece(torch.nn.Module):
     def lookup(self, args):
         """(binds, m, key, entry) for a call on `args` (see prepare), from
         the memo of the arguments' symbolic sizes and ints once it has them."""
-        from .fx import default_precision
-        precision = self.opts.precision or default_precision()
-        sig = (tuple(args[i] if d is None else args[i].shape[d] for i, d in self.sym_at), precision)
+        precision = self.opts.precision or _default_precision()
+        sig = (tuple([args[i] if d is None else args[i].shape[d] for i, d in self.sym_at]), precision)
         hit = self.calls.get(sig)
         if hit is None:
             binds, m = self._binds(args)
@@ -268,9 +271,17 @@ class KbPiece(torch.nn.Module):
             warnings.warn(msg, stacklevel=3)
             self.warned = True
 
+    def __call__(self, *args):
+        # No hooks on a KbPiece: nn.Module's __call__ (_call_impl's hook
+        # checks, 1-4 us a call on the host) is skipped.
+        return self.forward(*args)
+
     def forward(self, *args):
+        rec = whole_mod.recording()
+        if rec is not None:  # inside a whole graph's warm-up or capture
+            return self._record(rec, args)
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        on_gpu = tensors and all(t.is_cuda for t in tensors)
+        on_gpu = tensors and all([t.is_cuda for t in tensors])
         key = None
         try:
             if self.opts.compile_only or not on_gpu:
@@ -293,6 +304,16 @@ class KbPiece(torch.nn.Module):
                 self.loaded[key] = None  # not tried again
         STATS["fallback_calls"] += 1
         return self.fallback(*args)
+
+    def _record(self, rec, args):
+        """The piece inside a whole graph: its bound kernels (Recording.piece)."""
+        binds, m, key, entry = self.lookup(args)
+        if isinstance(entry, Bundle):
+            from .loader import load
+            entry = self.loaded[key] = load(entry, device=args[self.is_tensor.index(True)].device)
+        if entry is None:
+            raise whole_mod.Refused(f"{self.piece.name} runs in PyTorch (no kb bundle)")
+        return rec.piece(self, entry, [a for a in args if isinstance(a, torch.Tensor)], binds, m)
 
     def inputs(self, args, binds):
         """The bundle's arguments for the piece's `args`: the tensors, the
@@ -327,6 +348,11 @@ class KbPiece(torch.nn.Module):
             outs = tuple(o[: plan.sliced[j] * m] if j in plan.sliced else o for j, o in enumerate(outs))
         STATS["kb_calls"] += 1
         return outs
+
+
+def _default_precision():
+    from .fx import default_precision
+    return default_precision()
 
 
 _OP_PIECES: Dict[str, "KbPiece"] = {}
@@ -417,7 +443,10 @@ def kb_backend(gm, example_inputs, options=None, mode=None):
     if opts.fallback != "eager":  # the pieces opaque ops, the rest compiled by that backend
         from torch._dynamo import lookup_backend
         return lookup_backend(opts.fallback)(stitch(gm, part, opts, as_op=True), example_inputs)
-    return stitch(gm, part, opts).forward
+    stitched = stitch(gm, part, opts)
+    why = whole_mod.why_not_whole(gm, part, opts)
+    part.whole = why or "captured whole, one CUDA graph a shape key"
+    return stitched.forward if why else whole_mod.WholeGraph(stitched, opts)
 
 
 def register():
@@ -457,7 +486,11 @@ def explain(model, *inputs, print_=True):
     backend="kb") makes it: printed (each piece, its kb ops, each op left to
     PyTorch and why) and returned, one Partition a Dynamo graph. Resets
     Dynamo's caches (compiled models recompile on their next call)."""
-    parts = [part_mod.partition(gm, ex) for gm, ex in _capture(model, inputs)]
+    parts = []
+    for gm, ex in _capture(model, inputs):
+        parts.append(part_mod.partition(gm, ex))
+        why = whole_mod.why_not_whole(gm, parts[-1], Options())
+        parts[-1].whole = why or "captured whole, one CUDA graph a shape key"
     if print_:
         for i, p in enumerate(parts):
             print((f"graph {i}: " if len(parts) > 1 else "") + p.text())

@@ -73,6 +73,7 @@ class Partition:
     left_out: List[LeftOut]
     graph_module: Any = None
     symbol: Any = None  # the varying leading dim, when the graph has one
+    whole: str = ""  # on the GPU: captured whole, or why not (kb.whole_graph)
 
     def as_dict(self) -> dict:
         return {
@@ -80,6 +81,7 @@ class Partition:
                         "kb_ops": p.ops, "kernels": p.kernels,
                         "bucketed": p.bucket is not None, "bucket_note": p.bucket_note}
                        for p in self.pieces],
+            "whole_graph": self.whole,
             "left_out": [vars(l) for l in self.left_out],
         }
 
@@ -94,6 +96,9 @@ class Partition:
             if p.kernels:
                 lines.append(f"    kernels: {', '.join(p.kernels)}")
             lines.append(f"    shapes: {shape}")
+        if self.whole:
+            w = self.whole
+            lines.append(f"  whole graph: {w if w.startswith('captured') else 'not captured (' + w + ')'}")
         if self.left_out:
             lines.append("  left to PyTorch:")
             for l in self.left_out:

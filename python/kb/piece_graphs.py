@@ -94,6 +94,15 @@ def _raw_stream(index: int) -> int:
 _SIDE: Dict[int, Any] = {}  # device index -> the capture stream
 
 
+def _side_stream(device):
+    """The capture stream of `device` (one a device, made once)."""
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    side = _SIDE.get(idx)
+    if side is None:
+        side = _SIDE[idx] = torch.cuda.Stream(device)
+    return side
+
+
 class Slot:
     """How one tensor input reaches the graph: "pad" (copied into the top
     rows of a static buffer of the bucket's rows, the rest kept zero),
@@ -118,6 +127,7 @@ class PieceGraph:
         self.pins = [(i, s.ptr) for i, s in enumerate(slots) if s.kind == "pin"]
         self.fills = [(i, s) for i, s in enumerate(slots) if s.kind != "pin"]
         self.cuts = [(o, sliced.get(j, 0)) for j, o in enumerate(outs)]
+        self.rows = [o.shape[0] if o.dim() else 0 for o in outs]
 
     @classmethod
     def bind(cls, fn, tensors, padded: List[bool], rows: Optional[int], copied, sliced, device):
@@ -148,10 +158,7 @@ class PieceGraph:
         one's work (the static inputs' copies); the current stream then
         waits for it. RuntimeError or KbError where capture fails."""
         fn, bufs = self.fn, self.bufs
-        idx = device.index if device.index is not None else torch.cuda.current_device()
-        side = _SIDE.get(idx)
-        if side is None:
-            side = _SIDE[idx] = torch.cuda.Stream(device)
+        side = _side_stream(device)
         cur = torch.cuda.current_stream(device)
         side.wait_stream(cur)
         g = torch.cuda.CUDAGraph()
@@ -197,7 +204,28 @@ class PieceGraph:
                 s.static.copy_(a)
         self.graph.replay()
         STATS["replays"] += 1
-        return tuple((o[: c * m] if c else o).clone() for o, c in self.cuts)
+        # A slice only where the rows are fewer than the bucket's (a view
+        # op a call, 1-2 us on the host, saved at a full bucket).
+        return tuple([(o[: c * m] if c and c * m != r else o).clone()
+                      for (o, c), r in zip(self.cuts, self.rows)])
+
+    def record(self, tensors, m: Optional[int]):
+        """Inside a whole graph's warm-up or capture (kb.whole_graph): the
+        inputs copied in (a padded one's rows past m zeroed every time: the
+        capture holds the zeroing), the bound kernels launched on the
+        current stream, the static outputs' rows returned as they are (the
+        whole graph copies what it returns)."""
+        for i, s in self.fills:
+            a = tensors[i]
+            if s.kind == "pad":
+                n = a.shape[0]
+                (s.static if n == s.static.shape[0] else s.static[:n]).copy_(a)
+                if n < s.static.shape[0]:
+                    s.static[n:].zero_()
+            else:
+                s.static.copy_(a)
+        self.fn.launch_bound(self.bufs)
+        return tuple([o[: c * m] if c and c * m != r else o for (o, c), r in zip(self.cuts, self.rows)])
 
 
 class PieceGraphs:

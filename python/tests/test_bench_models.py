@@ -165,9 +165,11 @@ def test_budget_skips_what_no_longer_fits(tmp_path):
 def test_backend_overhead_table_shows_graphs_and_direct_launches():
     from kb.bench import overhead
     row = {"name": "mlp-256 M=50", "M": 50, "bucket": 64, "ok": True, "status": "ok", "kernels": 3,
-           "model_us": 31.5, "model_direct_us": 331.0, "kb_piece_us": 20.2, "kb_piece_direct_us": 300.1,
-           "kb_load_us": 150.0, "graph_replay_us": 9.0, "python_us_per_kernel": 7.5,
-           "python_us_per_kernel_direct": 107.3, "target_us": 10.0}
+           "model_us": 31.5, "model_piece_graphs_us": 60.2, "model_direct_us": 331.0, "kb_piece_us": 20.2,
+           "kb_piece_direct_us": 300.1, "kb_load_us": 150.0, "graph_replay_us": 9.0, "python_us_per_kernel": 7.5,
+           "python_us_per_kernel_piece_graphs": 17.1, "python_us_per_kernel_direct": 107.3, "target_us": 10.0}
     head, line = overhead.format_table([row]).splitlines()
-    assert "model us (direct)" in head and "python us / kernel (direct; target 10)" in head
-    assert "31.5 (331.0)" in line and "20.2 (300.1)" in line and line.rstrip().endswith("7.5 (107.3)")
+    assert "model us (piece graphs; direct)" in head
+    assert "python us / kernel (piece graphs; direct; target 10)" in head
+    assert "31.5 (60.2; 331.0)" in line and "20.2 (300.1)" in line
+    assert line.rstrip().endswith("7.5 (17.1; 107.3)")

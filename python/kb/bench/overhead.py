@@ -8,9 +8,10 @@
 # of 200 wall-clock calls after warm-up (synchronized): the compiled model
 # (Dynamo's guards + the stitched graph + KbPiece: bucket, pad, slice), the
 # piece alone, the bundle's kb.load callable alone, and a CUDA-graph replay of
-# that callable; the model and the piece each twice: with the backend's CUDA
-# graphs (the default, kb.piece_graphs) and with cuda_graphs=False (direct
-# launches through kb.load). Until 2026-12-07 this was the script
+# that callable; the model three times: captured whole (the default,
+# kb.whole_graph; whole_graph_replays counts its replays), with the pieces'
+# own graphs (whole_graph=False, kb.piece_graphs) and with cuda_graphs=False
+# (direct launches through kb.load); the piece with and without its graphs. Until 2026-12-07 this was the script
 # bench/backend_overhead.py (last at commit 8631282). A dry run checks the
 # cache holds every bundle.
 #
@@ -65,13 +66,14 @@ def median_us(fn, sync, reps=200) -> float:
     return ts[len(ts) // 2] * 1e6
 
 
-def compiled(mod, x, spec, cache, chip, dry, graphs: bool):
+def compiled(mod, x, spec, cache, chip, dry, graphs: bool, whole: bool = True):
     """The compiled model as a server calls it: Dynamo's static graph at
     M = 1, then (the next call) its dynamic one."""
     import torch
     torch._dynamo.reset()
     fast = torch.compile(mod, backend="kb", options=options(spec, cache, chip, cache_only=True,
-                                                            compile_only=dry, cuda_graphs=graphs))
+                                                            compile_only=dry, cuda_graphs=graphs,
+                                                            whole_graph=whole))
     fast(x[:1])
     fast(x)
     return fast
@@ -129,8 +131,13 @@ def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -
                 return row
         fast = compiled(mod, x, spec, cache, chip, dry, False)
         t_model_direct = median_us(lambda: fast(x), sync)
+        fast = compiled(mod, x, spec, cache, chip, dry, True, whole=False)
+        t_model_pieces = median_us(lambda: fast(x), sync)
+        from .. import whole_graph as W
         fast = compiled(mod, x, spec, cache, chip, dry, True)
+        before = W.STATS["replays"]
         t_model = median_us(lambda: fast(x), sync)
+        whole_replays = W.STATS["replays"] - before
         t_piece = median_us(lambda: kp(*args), sync)
         t_piece_direct = median_us(lambda: kp_direct(*args), sync)
         t_loaded = median_us(lambda: fn(*ins), sync)
@@ -147,6 +154,8 @@ def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -
         per = (t_model - t_graph) / n
         row.update(ok=per <= TARGET_US, status="ok" if per <= TARGET_US else "over target",
                    kernels=n, model_us=round(t_model, 1), model_direct_us=round(t_model_direct, 1),
+                   model_piece_graphs_us=round(t_model_pieces, 1), whole_graph_replays=whole_replays,
+                   python_us_per_kernel_piece_graphs=round((t_model_pieces - t_graph) / n, 1),
                    kb_piece_us=round(t_piece, 1), kb_piece_direct_us=round(t_piece_direct, 1),
                    kb_load_us=round(t_loaded, 1), graph_replay_us=round(t_graph, 1),
                    python_us_per_kernel=round(per, 1),
@@ -178,8 +187,8 @@ def measure(spec: Dict[str, Any], cache: Path, chip: str, dry: bool) -> List[Dic
 
 
 def format_table(rows: List[Dict[str, Any]]) -> str:
-    head = ("case", "bucket", "kernels", "model us (direct)", "piece us (direct)", "kb.load us",
-            "graph replay us", f"python us / kernel (direct; target {TARGET_US:.0f})")
+    head = ("case", "bucket", "kernels", "model us (piece graphs; direct)", "piece us (direct)", "kb.load us",
+            "graph replay us", f"python us / kernel (piece graphs; direct; target {TARGET_US:.0f})")
     lines = [head]
     for r in rows:
         if "python_us_per_kernel" not in r:
@@ -187,9 +196,10 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
                           r.get("error", "")[:60], "", "", "", ""))
             continue
         lines.append((r["name"], str(r["bucket"]), str(r["kernels"]),
-                      f"{r['model_us']} ({r['model_direct_us']})",
+                      f"{r['model_us']} ({r.get('model_piece_graphs_us', '-')}; {r['model_direct_us']})",
                       f"{r['kb_piece_us']} ({r['kb_piece_direct_us']})", str(r["kb_load_us"]),
                       str(r["graph_replay_us"]),
-                      f"{r['python_us_per_kernel']} ({r['python_us_per_kernel_direct']})"))
+                      f"{r['python_us_per_kernel']} ({r.get('python_us_per_kernel_piece_graphs', '-')}; "
+                      f"{r['python_us_per_kernel_direct']})"))
     widths = [max(len(str(l[i])) for l in lines) for i in range(len(head))]
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(l, widths)).rstrip() for l in lines)

@@ -8,7 +8,8 @@ the bundles come from the cache that
 fills on a machine with kb-opt (scripts/build-pybundles.sh: DIR is
 build/pybundles/backend-cache); KB_BACKEND_CACHE names it here. Skipped
 without a GPU. scripts/gpu-python-check.sh runs it (and, by name,
-test_graph_mode_matches_direct_launches: the backend's CUDA graphs)."""
+test_graph_mode_matches_direct_launches: the pieces' CUDA graphs, and
+test_whole_graph_matches_eager_and_direct_launches: the whole graph's)."""
 import os
 import sys
 import warnings
@@ -123,7 +124,7 @@ def test_graph_mode_matches_direct_launches():
     s = torch.cuda.Stream()
 
     def run(graphs):
-        fast = compiled(mod, cuda_graphs=graphs)
+        fast = compiled(mod, cuda_graphs=graphs, whole_graph=False)  # the pieces' own graphs
         outs = []
         with torch.no_grad():
             for x in xs[: len(ms)]:
@@ -151,6 +152,69 @@ def test_graph_mode_matches_direct_launches():
         with torch.no_grad():
             ref = mod(x)
         assert torch.allclose(g, ref, atol=2e-3, rtol=2e-3), f"M={m} against eager"
+
+
+@needs_gpu
+@pytest.mark.parametrize("which", ["mlp", "gpt2", "llama"])
+def test_whole_graph_matches_eager_and_direct_launches(which):
+    """The whole stitched graph as one CUDA graph (the default) against
+    direct launches (cuda_graphs=False), the pieces' own graphs
+    (whole_graph=False) and eager, f32, on new inputs every call: M = 1
+    three times (Dynamo's static graph: a direct call, the capture, a
+    replay), then M = 3 three times (the dynamic one). Each call's output
+    is its own input's (no stale static buffer), the earlier outputs are
+    unchanged by later replays, an output the caller mutates changes
+    nothing the next call returns, and a parameter updated in place is read
+    where it is."""
+    import kb.whole_graph as W
+    name, mod, shape, _ = next(x for x in models(torch.float32) if x[0] == which)
+    mod = mod.cuda()
+    torch.manual_seed(3)
+    ms = [1, 1, 1, 3, 3, 3]
+    xs = [torch.randn((m,) + shape[1:], device="cuda") for m in ms]
+
+    def run(**options):
+        fast = compiled(mod, **options)
+        with torch.no_grad():
+            outs = [fast(x) for x in xs]
+        torch.cuda.synchronize()
+        return fast, outs
+    before = dict(W.STATS)
+    _, direct = run(cuda_graphs=False)
+    _, pieces = run(whole_graph=False)
+    assert W.STATS["captures"] == before["captures"], "whole_graph=False captured a whole graph"
+    before = dict(W.STATS)
+    fast, whole = run()
+    assert W.STATS["capture_failures"] == before["capture_failures"], "a whole-graph capture failed (see the warning)"
+    assert W.STATS["captures"] - before["captures"] == 2, "one capture a key (M = 1, M = 3)"
+    assert W.STATS["replays"] - before["replays"] == 4, "the second and third call at each key replay"
+    with torch.no_grad():
+        want = [mod(x) for x in xs]
+    for m, d, p, g, e in zip(ms, direct, pieces, whole, want):
+        assert g.shape == d.shape == e.shape
+        for other, tol, what in ((d, 1e-5, "direct launches"), (p, 1e-5, "the pieces' graphs"),
+                                 (e, 2e-3, "eager")):
+            err = ((g - other).abs().max() / other.abs().max()).item()
+            assert err <= tol, f"{which} M={m}: the whole graph differs from {what} by {err:.2e}"
+    assert not torch.equal(whole[1], whole[2]) and not torch.equal(whole[4], whole[5])
+    # The caller's outputs are its own: mutated, the next replay is unaffected.
+    with torch.no_grad():
+        x = torch.randn((3,) + shape[1:], device="cuda")
+        y1 = fast(x)
+        keep = y1.clone()
+        y1.add_(100.0)
+        y2 = fast(x)
+        torch.cuda.synchronize()
+        assert torch.equal(y2, keep), "a replay returned what the caller had mutated"
+        assert torch.equal(y1, keep + 100.0), "a replay overwrote an earlier output"
+        # A parameter updated in place: read where it is.
+        p0 = next(mod.parameters())
+        p0.mul_(0.5)
+        y3, e3 = fast(x), mod(x)
+        torch.cuda.synchronize()
+        err = ((y3 - e3).abs().max() / e3.abs().max()).item()
+        assert err <= 2e-3 and not torch.equal(y3, keep), f"after an in-place parameter update: {err:.2e}"
+    assert W.STATS["replays"] - before["replays"] == 7
 
 
 if __name__ == "__main__":
