@@ -55,3 +55,11 @@ func.func @softmax_strategy(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
   %0 = kb.rms_norm %x eps(1.0e-05) {config = #kb.config<threads = 512, vector = 4, strategy = "split", cluster = 8>} : tensor<4x65536xf32> -> tensor<4x65536xf32>
   return %0 : tensor<4x65536xf32>
 }
+
+// -----
+
+func.func @rows_a_block_threads(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{block = [2] (rows a block, one warp a row) needs the row in registers (no strategy), threads = 32 x rows a block and the rows (16) a multiple of it; got threads = 128}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], threads = 128, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}

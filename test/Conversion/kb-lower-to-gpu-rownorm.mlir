@@ -101,3 +101,30 @@ func.func @epilogue(%x: tensor<64x512xbf16>) -> tensor<64x512xbf16> {
   } -> tensor<64x512xbf16>
   return %0 : tensor<64x512xbf16>
 }
+
+// -----
+
+// block = [2]: two rows a block of 64 threads, one warp a row (row = block
+// x 2 + thread / 32, the lane indexes the columns): 8 blocks for 16 rows,
+// each warp's four vectors of 8 bf16 loaded before its reduction, which is
+// shuffles alone (no barrier, no workgroup buffer read); lane 0 of a
+// kb.reduce's warp stores its row's value.
+// CHECK: gpu.launch_func @k{{[0-9]+}}_rms_norm_module::@k{{[0-9]+}}_rms_norm blocks in (%c8, %c1, %c1{{.*}}) threads in (%c64{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_rms_norm
+// CHECK: %[[BID:.+]] = gpu.block_id x
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[R2:.+]] = arith.muli %[[BID]], %c2
+// CHECK: %[[WARP:.+]] = arith.divui %[[TID]], %c32
+// CHECK: arith.addi %[[R2]], %[[WARP]]
+// CHECK: arith.remui %[[TID]], %c32
+// CHECK-COUNT-4: vector.load {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.shuffle xor
+// CHECK-NOT: gpu.barrier
+// CHECK: math.rsqrt
+// CHECK: vector.store {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: gpu.return
+func.func @rms_norm_rows_a_block(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}

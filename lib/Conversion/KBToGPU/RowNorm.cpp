@@ -1,6 +1,7 @@
 //===- RowNorm.cpp - layer_norm, rms_norm and reduce: one block a row -----===//
 //
-// The row kernels: one block per row, the row in registers (each thread
+// The row kernels: one block per row (or with #kb.config block = [R], R
+// rows a block, one warp a row), the row in registers (each thread
 // loads its vectors of the row once, all loads issued before the first
 // use), block-wide reductions with emitBlockReduce, f32 arithmetic, and
 // 16-bit loads and stores where the tensors are f16 or bf16.
@@ -164,8 +165,22 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   if (rows * cluster > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << "has " << rows << " rows of " << cluster
                              << " blocks each, more than a grid holds";
+  // block = [R]: R rows a block, one warp a row (SelectConfig.cpp's
+  // kRowsPerBlockByDefault): each warp's reduction is its shuffles alone.
+  int64_t rowsPerBlock = req.config.getBlock().empty()
+                             ? 1
+                             : req.config.getBlock()[0];
+  if (rowsPerBlock != 1 &&
+      (online || split || rowsPerBlock < 1 || rows % rowsPerBlock != 0 ||
+       threads != 32 * rowsPerBlock))
+    return op->emitOpError()
+           << "block = [" << rowsPerBlock
+           << "] (rows a block, one warp a row) needs the row in registers "
+              "(no strategy), threads = 32 x rows a block and the rows ("
+           << rows << ") a multiple of it; got threads = " << threads;
+  int64_t rowThreads = threads / rowsPerBlock;
   int64_t partLen = n / cluster;
-  int64_t perThread = llvm::divideCeil(partLen, threads * vec) * vec;
+  int64_t perThread = llvm::divideCeil(partLen, rowThreads * vec) * vec;
   if (perThread > kMaxRowValuesPerThread && !online) {
     auto diag = op->emitOpError()
                 << "would hold " << perThread
@@ -179,7 +194,7 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
       diag << " or a larger cluster";
     return diag;
   }
-  info.grid = {rows * cluster, 1, 1};
+  info.grid = {rows * cluster / rowsPerBlock, 1, 1};
   info.block = {threads, 1, 1};
   info.cluster = {cluster, 1, 1};
 
@@ -205,7 +220,7 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   SoftmaxContext c{b,
                    loc,
                    n,
-                   threads,
+                   rowThreads,
                    vec,
                    Value(),
                    flatten(b, loc, kargs.back()),
@@ -250,6 +265,15 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
 
   Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   c.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (rowsPerBlock > 1) {
+    // Warp w of block g holds row g R + w; c.tid is its lane.
+    Value c32 = cidx(b, loc, 32);
+    row = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, row, cidx(b, loc, rowsPerBlock)),
+        arith::DivUIOp::create(b, loc, c.tid, c32));
+    c.tid = arith::RemUIOp::create(b, loc, c.tid, c32);
+  }
   c.partLen = c.minPartLen = partLen;
   Value rank;
   if (split) {
@@ -297,7 +321,7 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   // shared memory) and waits on it before it exits (waitCluster).
   auto rowReduce = [&](Value v, gpu::AllReduceOperation kind, Value scratch,
                        int64_t slot, bool last) {
-    Value r = emitBlockReduce(b, loc, v, kind, threads, scratch);
+    Value r = emitBlockReduce(b, loc, v, kind, rowThreads, scratch);
     if (!split)
       return r;
     r = combineInRankOrder(c, r, clusterPartial, slot, cluster, kind);

@@ -156,7 +156,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `block`: the output tile of one thread block. Matmul: [BM, BN, BK];
       elementwise: [elements per block]; softmax: [rows per block], or
       for `split_shared` / `split_global` rows per cluster or group of
-      blocks (handled one after the other).
+      blocks (handled one after the other); row kernels (no strategy):
+      [rows per block], one warp a row, `threads` = 32 x that.
     - `warp`: a warp's tile of the block tile (matmul on tensor cores: [WM, WN]).
     - `thread`: a thread's register tile (matmul: [TM, TN]; gemv over a
       row-major B also [M, TN, R]: R rows of each k tile a thread, the
