@@ -42,10 +42,61 @@ constexpr int64_t kMaxRowCluster = 8;
 /// c.partEnd)) of which this thread's vector starts at cols[k]; valid[k] is
 /// set for the chunks that may lie past the part's end (null where they
 /// cannot).
+/// With a bf16 input read as it is (no prologue), `raw` holds the chunks
+/// as loaded, eight values in four registers: a pass after the first
+/// re-widens them (relanes) instead of keeping the first pass's f32 lanes,
+/// so the row takes half the registers it would as f32 and twice the rows
+/// fit a multiprocessor (task norm16: the registers strategy held a bf16
+/// row in f32, half the bytes in flight of an f32 row for the same
+/// registers).
 struct RowValues {
   SmallVector<SmallVector<Value>> xs;
-  SmallVector<Value> cols, valid;
+  SmallVector<Value> raw, cols, valid;
 };
+
+/// Whether loadRow keeps the row packed (RowValues::raw).
+bool keepsPacked(const SoftmaxContext &c) {
+  return !c.pro && c.in && SoftmaxContext::elemOf(c.in).isBF16();
+}
+
+/// Chunk k's lanes in f32, for pass `form` (1 or 2) after the first: from
+/// the packed chunk where the row is kept packed, else the first pass's.
+/// A bf16 value is the top half of its f32, so lane 2i of word i is
+/// word << 16 and lane 2i + 1 is word & 0xffff0000; form 1 takes these
+/// shifts and masks, form 2 the same bytes by prmt (byte permutes), so
+/// that no pass's widened lanes are the same values as another's (LLVM
+/// would share them, keeping every lane live in f32 across the reductions
+/// between the passes).
+SmallVector<Value> relanes(SoftmaxContext &c, const RowValues &r, int64_t k,
+                           int form) {
+  if (r.raw.empty())
+    return r.xs[k];
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  auto i32 = b.getI32Type();
+  Value words = vector::BitCastOp::create(
+      b, loc, VectorType::get({c.vec / 2}, i32), r.raw[k]);
+  auto ci32 = [&](uint32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < c.vec; ++l) {
+    Value w = vector::ExtractOp::create(b, loc, words,
+                                        ArrayRef<int64_t>{l / 2});
+    Value bits;
+    if (form == 1)
+      bits = l % 2 == 0 ? arith::ShLIOp::create(b, loc, w, ci32(16)).getResult()
+                        : arith::AndIOp::create(b, loc, w, ci32(0xffff0000u))
+                              .getResult();
+    else
+      // prmt: result byte j takes byte sel[4j+3:4j] of {0 (bytes 4-7), w}.
+      bits = NVVM::PermuteOp::create(b, loc, i32, w, ci32(0),
+                                     ci32(l % 2 == 0 ? 0x1044 : 0x3244),
+                                     NVVM::PermuteMode::DEFAULT);
+    lanes.push_back(arith::BitcastOp::create(b, loc, b.getF32Type(), bits));
+  }
+  return lanes;
+}
 
 RowValues loadRow(SoftmaxContext &c, float fill) {
   OpBuilder &b = c.b;
@@ -54,23 +105,38 @@ RowValues loadRow(SoftmaxContext &c, float fill) {
   int64_t chunks = llvm::divideCeil(c.partLen, span);
   RowValues r;
   SmallVector<Value> vals;
+  bool packed = keepsPacked(c);
+  auto rawType = VectorType::get({c.vec}, b.getBF16Type());
   for (int64_t k = 0; k < chunks; ++k) {
     Value start = cidx(b, loc, k * span);
     if (c.partStart)
       start = arith::AddIOp::create(b, loc, c.partStart, start);
     Value col = c.colOf(start);
+    // Packed: the chunk as loaded (bf16), else widened (c.load).
+    auto loadOne = [&]() -> Value {
+      if (!packed)
+        return c.load(col);
+      return vector::LoadOp::create(
+          b, loc, rawType, c.in,
+          ValueRange{arith::AddIOp::create(b, loc, c.rowBase, col)}, false,
+          llvm::MaybeAlign(c.vec * 2));
+    };
     Value v, ok;
     if ((k + 1) * span <= c.partLen) {
-      v = c.load(col);
+      v = loadOne();
     } else {
       ok = c.partEnd ? c.lt(col, c.partEnd) : c.lt(col, c.n);
-      auto ifIn = scf::IfOp::create(b, loc, TypeRange{c.vecType}, ok, true);
+      VectorType t = packed ? rawType : c.vecType;
+      auto ifIn = scf::IfOp::create(b, loc, TypeRange{t}, ok, true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifIn.thenBlock());
-      scf::YieldOp::create(b, loc, c.load(col));
+      scf::YieldOp::create(b, loc, loadOne());
       b.setInsertionPointToStart(ifIn.elseBlock());
+      Attribute fillAttr = packed ? Attribute(b.getFloatAttr(
+                                        b.getBF16Type(), fill))
+                                  : Attribute(b.getF32FloatAttr(fill));
       Value padv = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(c.vecType, b.getF32FloatAttr(fill)));
+          b, loc, DenseElementsAttr::get(t, fillAttr));
       scf::YieldOp::create(b, loc, padv);
       v = ifIn.getResult(0);
     }
@@ -78,8 +144,11 @@ RowValues loadRow(SoftmaxContext &c, float fill) {
     r.cols.push_back(col);
     r.valid.push_back(ok);
   }
-  for (Value v : vals)
-    r.xs.push_back(c.lanes(v));
+  for (Value v : vals) {
+    if (packed)
+      r.raw.push_back(v);
+    r.xs.push_back(c.lanes(packed ? c.widen(v) : v));
+  }
   return r;
 }
 
@@ -295,16 +364,18 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   }
 
   // y = d * r (* w[col]) (+ b[col]) for chunk k's lanes.
-  auto scaled = [&](const RowValues &r, ArrayRef<SmallVector<Value>> ds,
+  auto scaled = [&](const RowValues &r,
+                    function_ref<SmallVector<Value>(int64_t k)> dsOf,
                     Value rstd) {
     storeRow(c, r, [&](int64_t k) {
+      SmallVector<Value> dk = dsOf(k);
       SmallVector<Value> ys;
       SmallVector<Value> ws, bs;
       if (weight)
         ws = c.lanes(c.loadVec(weight, r.cols[k]));
       if (bias)
         bs = c.lanes(c.loadVec(bias, r.cols[k]));
-      for (auto [l, d] : llvm::enumerate(ds[k])) {
+      for (auto [l, d] : llvm::enumerate(dk)) {
         Value y = c.mulf(d, rstd);
         if (weight)
           y = c.mulf(y, ws[l]);
@@ -343,19 +414,28 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
     Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
     Value mean = arith::DivFOp::create(
         b, loc, rowReduce(s, add, scratch0, 0, /*last=*/false), nF);
+    // The deviations d = x - mean of chunk k, from pass `form`'s lanes.
+    auto devs = [&](int64_t k, int form) {
+      SmallVector<Value> d;
+      for (Value x : relanes(c, r, k, form))
+        d.push_back(masked(c, r, k, c.subf(x, mean), 0.0f));
+      return d;
+    };
     SmallVector<SmallVector<Value>> ds;
-    for (auto [k, lanes] : llvm::enumerate(r.xs)) {
-      ds.emplace_back();
-      for (Value x : lanes)
-        ds.back().push_back(masked(c, r, k, c.subf(x, mean), 0.0f));
-    }
+    for (int64_t k = 0; k < static_cast<int64_t>(r.xs.size()); ++k)
+      ds.push_back(devs(k, 1));
     Value q = cf32(b, loc, 0.0f);
     for (auto &lanes : ds)
       for (Value d : lanes)
         q = c.addf(q, c.mulf(d, d));
     Value var = arith::DivFOp::create(
         b, loc, rowReduce(q, add, scratch1, 1, /*last=*/true), nF);
-    scaled(r, ds, rsqrtOf(var, ln.getEpsAttr()));
+    // Packed, the write forms the deviations again (the same values) from
+    // the packed row; else it reuses those held in registers.
+    scaled(
+        r,
+        [&](int64_t k) { return r.raw.empty() ? ds[k] : devs(k, 2); },
+        rsqrtOf(var, ln.getEpsAttr()));
     waitCluster();
     return success();
   }
@@ -364,7 +444,9 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
     Value q = sumOf(c, r, [&](int64_t, Value x) { return c.mulf(x, x); });
     Value ms = arith::DivFOp::create(
         b, loc, rowReduce(q, add, scratch0, 0, /*last=*/true), nF);
-    scaled(r, r.xs, rsqrtOf(ms, rn.getEpsAttr()));
+    scaled(
+        r, [&](int64_t k) { return relanes(c, r, k, 1); },
+        rsqrtOf(ms, rn.getEpsAttr()));
     waitCluster();
     return success();
   }
