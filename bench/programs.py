@@ -447,6 +447,17 @@ PROGRAMS = {
            for name, fn in (("layernorm", layernorm), ("rmsnorm", rmsnorm))
            for tag, cfg in (("-t64", "threads = 64"),
                             ("-r4", "block = [4], threads = 128"))},
+        # A persistent grid of warp rows (block = [2], grid = G, asked for
+        # by hand): each warp loads its next row before it reduces and
+        # stores this one; G = 16 or 8 blocks a multiprocessor of 132.
+        # Rows without a prologue only (kept packed: 56 registers; a
+        # residual's f32 rows take 128).
+        **{f"{name}-bf16-16384x1024-g{g}": fn(16384, 1024, "bf16", config=f"block = [2], grid = {g}")
+           for name, fn in (("rmsnorm", rmsnorm),
+                            ("layernorm-plain", lambda *a, **k: layernorm(*a, residual=False, **k)))
+           for g in (2112, 1056)},
+        "layernorm-plain-bf16-16384x1024": layernorm(16384, 1024, "bf16", residual=False),
+        "layernorm-plain-bf16-16384x1024-t64": layernorm(16384, 1024, "bf16", residual=False, config="threads = 64"),
         # bf16 rows of 8192: 256 threads of four vectors (the default, 57
         # registers: 4 blocks a multiprocessor), 512 of two (32-39).
         "layernorm-bf16-4096x8192-t512": layernorm(4096, 8192, "bf16", config="threads = 512"),

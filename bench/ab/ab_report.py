@@ -23,8 +23,9 @@ from collections import defaultdict
 
 VARIANT = re.compile(r"^(?P<base>.+)-v[0-9]+x[0-9]+s[0-9]+[a-z0-9]*(?P<chip>-sm90a)$")
 # The row kernels' config variants (bench/programs.py "norms"): BASE-t64
-# (threads), -r4 (rows a block), -c4 (cluster), -cluster, -online.
-ROW_VARIANT = re.compile(r"^(?P<base>(?:layernorm|rmsnorm)-.+)-(?:t[0-9]+|r[0-9]+|c[0-9]+|cluster|online)(?P<chip>)$")
+# (threads), -r4 (rows a block), -g2112 (a persistent grid), -c4 (cluster),
+# -cluster, -online.
+ROW_VARIANT = re.compile(r"^(?P<base>(?:layernorm|rmsnorm)-.+)-(?:t[0-9]+|r[0-9]+|c[0-9]+|g[0-9]+|cluster|online)(?P<chip>)$")
 
 
 def load(path):

@@ -543,12 +543,20 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
   int64_t maxThreads = model.maxThreadsPerBlock;
   int64_t rows = type.getNumElements() / n;
   bool split = f.strategy == SoftmaxStrategy::cluster;
-  if (f.block.size() > 1 || (f.cluster && !split) || f.grid || f.stages ||
+  if (f.block.size() > 1 || (f.cluster && !split) || f.stages ||
       (f.strategy && f.strategy != SoftmaxStrategy::online && !split))
     return op->emitOpError()
            << "row reduction config takes threads, vector, block = [rows a "
-              "block], strategy = \"online\" and strategy = \"cluster\" "
-              "with cluster = 2, 4 or 8 only";
+              "block], grid, strategy = \"online\" and strategy = "
+              "\"cluster\" with cluster = 2, 4 or 8 only";
+  // grid = G: a persistent grid of G blocks of warp rows (RowNorm.cpp),
+  // asked for by hand; kb-select-config never sets it.
+  if (f.grid && (f.block.empty() || f.grid * f.block[0] > rows))
+    return op->emitOpError()
+           << "row reduction grid = " << f.grid
+           << " (a persistent grid) takes block = [rows a block], one warp "
+              "a row, and at most "
+           << rows << " warps (grid x rows a block)";
   if (!f.block.empty()) {
     int64_t r = f.block[0];
     if (f.strategy)

@@ -63,3 +63,11 @@ func.func @rows_a_block_threads(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16
   %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], threads = 128, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
   return %0 : tensor<16x1024xbf16>
 }
+
+// -----
+
+func.func @persistent_without_rows_a_block(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{grid = 4 (a persistent grid of warp rows) needs block = [rows a block] with threads = 32 x that, no strategy, and at most 16 rows' warps (grid x rows a block)}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<grid = 4, threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}

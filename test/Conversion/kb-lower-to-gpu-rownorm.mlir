@@ -177,3 +177,28 @@ func.func @prologue_not_packed(%x: tensor<16x1024xbf16>, %r: tensor<16x1024xbf16
   } -> tensor<16x1024xbf16>
   return %0 : tensor<16x1024xbf16>
 }
+
+// -----
+
+// grid = 4 with block = [2]: a persistent grid of 4 blocks whose 8 warps
+// take rows w, w + 8, ...: the first row's loads before the loop, then each
+// iteration loads the next row (if there is one) before it reduces and
+// stores the current one, carried in the loop's iter_args (packed bf16).
+// CHECK: gpu.launch_func @k{{[0-9]+}}_rms_norm_module::@k{{[0-9]+}}_rms_norm blocks in (%c4, %c1, %c1{{.*}}) threads in (%c64{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_rms_norm
+// CHECK-COUNT-4: vector.load {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: scf.for %[[ROW:.+]] = %{{.*}} to %c16 step %c8 iter_args({{.*}}) -> (vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK: %[[NEXT:.+]] = arith.addi %[[ROW]], %c8
+// CHECK: %[[MORE:.+]] = arith.cmpi ult, %[[NEXT]], %c16
+// CHECK: scf.if %[[MORE]] -> (vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK-COUNT-4: vector.load {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: } else {
+// CHECK: gpu.shuffle xor
+// CHECK-NOT: gpu.barrier
+// CHECK: math.rsqrt
+// CHECK: vector.store {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: scf.yield
+func.func @rms_norm_persistent(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], grid = 4, threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}

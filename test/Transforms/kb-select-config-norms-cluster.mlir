@@ -127,7 +127,7 @@ func.func @parts_not_whole_vectors(%x: tensor<4x40004xf32>) -> tensor<4x40004xf3
 // -----
 
 func.func @cluster_without_strategy(%x: tensor<4x65536xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{row reduction config takes threads, vector, block = [rows a block], strategy = "online" and strategy = "cluster" with cluster = 2, 4 or 8 only}}
+  // expected-error @+1 {{row reduction config takes threads, vector, block = [rows a block], grid, strategy = "online" and strategy = "cluster" with cluster = 2, 4 or 8 only}}
   %0 = kb.reduce %x sum {config = #kb.config<cluster = 8>} : tensor<4x65536xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -60,7 +60,7 @@ func.func @vector8_f32(%x: tensor<4x1024xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @split_refused(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
-  // expected-error @+1 {{row reduction config takes threads, vector, block = [rows a block], strategy = "online" and strategy = "cluster" with cluster = 2, 4 or 8 only}}
+  // expected-error @+1 {{row reduction config takes threads, vector, block = [rows a block], grid, strategy = "online" and strategy = "cluster" with cluster = 2, 4 or 8 only}}
   %0 = kb.rms_norm %x eps(1.0e-05) {config = #kb.config<strategy = "registers">} : tensor<4x8192xf32> -> tensor<4x8192xf32>
   return %0 : tensor<4x8192xf32>
 }
@@ -126,4 +126,30 @@ func.func @rows_a_block_too_wide(%x: tensor<16x8192xbf16>) -> tensor<16x8192xbf1
   // expected-error @+1 {{would hold 256 values of each row per thread (row length 8192, one warp a row, block = [2]); at most 64 fit: leave block out (one row a block)}}
   %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2]>} : tensor<16x8192xbf16> -> tensor<16x8192xbf16>
   return %0 : tensor<16x8192xbf16>
+}
+
+// -----
+
+// grid = G: asked for by hand (a persistent grid of warp rows), kept.
+// CHECK-LABEL: func.func @persistent
+// CHECK: kb.rms_norm {{.*}} {config = #kb.config<block = [2], threads = 64, vector = 8, grid = 4>} : tensor<16x1024xbf16>
+func.func @persistent(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], grid = 4>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}
+
+// -----
+
+func.func @persistent_too_many_warps(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{row reduction grid = 16 (a persistent grid) takes block = [rows a block], one warp a row, and at most 16 warps (grid x rows a block)}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], grid = 16>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}
+
+// -----
+
+func.func @persistent_one_row_a_block(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{row reduction grid = 4 (a persistent grid) takes block = [rows a block], one warp a row, and at most 16 warps (grid x rows a block)}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<grid = 4>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
 }

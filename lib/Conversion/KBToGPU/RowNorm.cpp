@@ -98,57 +98,87 @@ SmallVector<Value> relanes(SoftmaxContext &c, const RowValues &r, int64_t k,
   return lanes;
 }
 
-RowValues loadRow(SoftmaxContext &c, float fill) {
+/// The columns of this thread's chunks of the part and their guards (the
+/// same for every row).
+void rowChunks(SoftmaxContext &c, RowValues &r) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   int64_t span = c.threads * c.vec;
   int64_t chunks = llvm::divideCeil(c.partLen, span);
-  RowValues r;
-  SmallVector<Value> vals;
-  bool packed = keepsPacked(c);
-  auto rawType = VectorType::get({c.vec}, b.getBF16Type());
   for (int64_t k = 0; k < chunks; ++k) {
     Value start = cidx(b, loc, k * span);
     if (c.partStart)
       start = arith::AddIOp::create(b, loc, c.partStart, start);
     Value col = c.colOf(start);
-    // Packed: the chunk as loaded (bf16), else widened (c.load).
-    auto loadOne = [&]() -> Value {
-      if (!packed)
-        return c.load(col);
-      return vector::LoadOp::create(
-          b, loc, rawType, c.in,
-          ValueRange{arith::AddIOp::create(b, loc, c.rowBase, col)}, false,
-          llvm::MaybeAlign(c.vec * 2));
-    };
-    Value v, ok;
-    if ((k + 1) * span <= c.partLen) {
-      v = loadOne();
-    } else {
+    Value ok;
+    if ((k + 1) * span > c.partLen)
       ok = c.partEnd ? c.lt(col, c.partEnd) : c.lt(col, c.n);
-      VectorType t = packed ? rawType : c.vecType;
-      auto ifIn = scf::IfOp::create(b, loc, TypeRange{t}, ok, true);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(ifIn.thenBlock());
-      scf::YieldOp::create(b, loc, loadOne());
-      b.setInsertionPointToStart(ifIn.elseBlock());
-      Attribute fillAttr = packed ? Attribute(b.getFloatAttr(
-                                        b.getBF16Type(), fill))
-                                  : Attribute(b.getF32FloatAttr(fill));
-      Value padv = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(t, fillAttr));
-      scf::YieldOp::create(b, loc, padv);
-      v = ifIn.getResult(0);
-    }
-    vals.push_back(v);
     r.cols.push_back(col);
     r.valid.push_back(ok);
   }
+}
+
+/// The type of a chunk as loadChunks returns it.
+VectorType chunkType(SoftmaxContext &c) {
+  return keepsPacked(c) ? VectorType::get({c.vec}, c.b.getBF16Type())
+                        : c.vecType;
+}
+
+/// Issues the loads of the row at c.rowBase: each chunk as loaded (bf16,
+/// where the row is kept packed) or widened (c.load); a chunk past the
+/// part's end holds `fill`.
+SmallVector<Value> loadChunks(SoftmaxContext &c, const RowValues &r,
+                              float fill) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  bool packed = keepsPacked(c);
+  VectorType t = chunkType(c);
+  SmallVector<Value> vals;
+  for (auto [col, ok] : llvm::zip(r.cols, r.valid)) {
+    auto loadOne = [&, col = col]() -> Value {
+      if (!packed)
+        return c.load(col);
+      return vector::LoadOp::create(
+          b, loc, t, c.in,
+          ValueRange{arith::AddIOp::create(b, loc, c.rowBase, col)}, false,
+          llvm::MaybeAlign(c.vec * 2));
+    };
+    if (!ok) {
+      vals.push_back(loadOne());
+      continue;
+    }
+    auto ifIn = scf::IfOp::create(b, loc, TypeRange{t}, ok, true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifIn.thenBlock());
+    scf::YieldOp::create(b, loc, loadOne());
+    b.setInsertionPointToStart(ifIn.elseBlock());
+    Attribute fillAttr =
+        packed ? Attribute(b.getFloatAttr(b.getBF16Type(), fill))
+               : Attribute(b.getF32FloatAttr(fill));
+    scf::YieldOp::create(
+        b, loc,
+        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(t, fillAttr))
+            .getResult());
+    vals.push_back(ifIn.getResult(0));
+  }
+  return vals;
+}
+
+/// Takes the loaded chunks `vals` as the row's values: the first pass's
+/// f32 lanes, and the packed chunks where the row is kept packed.
+void takeChunks(SoftmaxContext &c, RowValues &r, ValueRange vals) {
+  bool packed = keepsPacked(c);
   for (Value v : vals) {
     if (packed)
       r.raw.push_back(v);
     r.xs.push_back(c.lanes(packed ? c.widen(v) : v));
   }
+}
+
+RowValues loadRow(SoftmaxContext &c, float fill) {
+  RowValues r;
+  rowChunks(c, r);
+  takeChunks(c, r, loadChunks(c, r, fill));
   return r;
 }
 
@@ -247,6 +277,14 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
            << "] (rows a block, one warp a row) needs the row in registers "
               "(no strategy), threads = 32 x rows a block and the rows ("
            << rows << ") a multiple of it; got threads = " << threads;
+  if (int64_t g = req.config.getGrid();
+      g && (online || split || req.config.getBlock().empty() ||
+            threads != 32 * rowsPerBlock || g * rowsPerBlock > rows))
+    return op->emitOpError()
+           << "grid = " << g
+           << " (a persistent grid of warp rows) needs block = [rows a "
+              "block] with threads = 32 x that, no strategy, and at most "
+           << rows << " rows' warps (grid x rows a block)";
   int64_t rowThreads = threads / rowsPerBlock;
   int64_t partLen = n / cluster;
   int64_t perThread = llvm::divideCeil(partLen, rowThreads * vec) * vec;
@@ -263,7 +301,9 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
       diag << " or a larger cluster";
     return diag;
   }
-  info.grid = {rows * cluster / rowsPerBlock, 1, 1};
+  info.grid = {req.config.getGrid() ? req.config.getGrid()
+                                     : rows * cluster / rowsPerBlock,
+               1, 1};
   info.block = {threads, 1, 1};
   info.cluster = {cluster, 1, 1};
 
@@ -409,82 +449,142 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
     return math::RsqrtOp::create(b, loc, a).getResult();
   };
 
-  if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
-    RowValues r = loadRow(c, 0.0f);
-    Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
-    Value mean = arith::DivFOp::create(
-        b, loc, rowReduce(s, add, scratch0, 0, /*last=*/false), nF);
-    // The deviations d = x - mean of chunk k, from pass `form`'s lanes.
-    auto devs = [&](int64_t k, int form) {
-      SmallVector<Value> d;
-      for (Value x : relanes(c, r, k, form))
-        d.push_back(masked(c, r, k, c.subf(x, mean), 0.0f));
-      return d;
-    };
-    SmallVector<SmallVector<Value>> ds;
-    for (int64_t k = 0; k < static_cast<int64_t>(r.xs.size()); ++k)
-      ds.push_back(devs(k, 1));
-    Value q = cf32(b, loc, 0.0f);
-    for (auto &lanes : ds)
-      for (Value d : lanes)
-        q = c.addf(q, c.mulf(d, d));
-    Value var = arith::DivFOp::create(
-        b, loc, rowReduce(q, add, scratch1, 1, /*last=*/true), nF);
-    // Packed, the write forms the deviations again (the same values) from
-    // the packed row; else it reuses those held in registers.
-    scaled(
-        r,
-        [&](int64_t k) { return r.raw.empty() ? ds[k] : devs(k, 2); },
-        rsqrtOf(var, ln.getEpsAttr()));
+  // grid = G (with block = [R]): a persistent grid whose warp w takes rows
+  // w, w + G R, ..., the next row's loads issued before this row's
+  // reductions and stores. Inside its loop `loopVals` holds the current
+  // row's chunks, loaded by the previous iteration.
+  int64_t persistent = req.config.getGrid();
+  ValueRange loopVals;
+  auto getRow = [&](float fill) {
+    if (loopVals.empty())
+      return loadRow(c, fill);
+    RowValues r;
+    rowChunks(c, r);
+    takeChunks(c, r, loopVals);
+    return r;
+  };
+  // The row's computation and stores, at `row` (c.rowBase).
+  auto emitRow = [&]() -> LogicalResult {
+    if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
+      RowValues r = getRow(0.0f);
+      Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
+      Value mean = arith::DivFOp::create(
+          b, loc, rowReduce(s, add, scratch0, 0, /*last=*/false), nF);
+      // The deviations d = x - mean of chunk k, from pass `form`'s lanes.
+      auto devs = [&](int64_t k, int form) {
+        SmallVector<Value> d;
+        for (Value x : relanes(c, r, k, form))
+          d.push_back(masked(c, r, k, c.subf(x, mean), 0.0f));
+        return d;
+      };
+      SmallVector<SmallVector<Value>> ds;
+      for (int64_t k = 0; k < static_cast<int64_t>(r.xs.size()); ++k)
+        ds.push_back(devs(k, 1));
+      Value q = cf32(b, loc, 0.0f);
+      for (auto &lanes : ds)
+        for (Value d : lanes)
+          q = c.addf(q, c.mulf(d, d));
+      Value var = arith::DivFOp::create(
+          b, loc, rowReduce(q, add, scratch1, 1, /*last=*/true), nF);
+      // Packed, the write forms the deviations again (the same values) from
+      // the packed row; else it reuses those held in registers.
+      scaled(
+          r,
+          [&](int64_t k) { return r.raw.empty() ? ds[k] : devs(k, 2); },
+          rsqrtOf(var, ln.getEpsAttr()));
+      waitCluster();
+      return success();
+    }
+    if (auto rn = dyn_cast<RmsNormOp>(anchor)) {
+      RowValues r = getRow(0.0f);
+      Value q = sumOf(c, r, [&](int64_t, Value x) { return c.mulf(x, x); });
+      Value ms = arith::DivFOp::create(
+          b, loc, rowReduce(q, add, scratch0, 0, /*last=*/true), nF);
+      scaled(
+          r, [&](int64_t k) { return relanes(c, r, k, 1); },
+          rsqrtOf(ms, rn.getEpsAttr()));
+      waitCluster();
+      return success();
+    }
+    auto red = cast<ReduceOp>(anchor);
+    ReductionKind kind = red.getKind();
+    Value result;
+    if (kind == ReductionKind::sum || kind == ReductionKind::mean) {
+      RowValues r = getRow(0.0f);
+      Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
+      result = rowReduce(s, add, scratch0, 0, /*last=*/true);
+      if (kind == ReductionKind::mean)
+        result = arith::DivFOp::create(b, loc, result, nF);
+    } else {
+      // min(x) = -max(-x): emitBlockReduce's identities are for ADD and
+      // MAXIMUMF. Lanes past the row's end hold -inf after the negation.
+      float negInf = -std::numeric_limits<float>::infinity();
+      bool isMin = kind == ReductionKind::min;
+      RowValues r = getRow(isMin ? -negInf : negInf);
+      Value m = cf32(b, loc, negInf);
+      for (auto &lanes : r.xs)
+        for (Value v : lanes)
+          m = c.maxf(m, isMin ? arith::NegFOp::create(b, loc, v).getResult() : v);
+      result = rowReduce(m, max, scratch0, 0, /*last=*/true);
+      if (isMin)
+        result = arith::NegFOp::create(b, loc, result);
+    }
     waitCluster();
+    // Thread 0 stores the row's value (with a cluster: block 0's).
+    Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
+                                         cidx(b, loc, 0));
+    if (split)
+      isZero = arith::AndIOp::create(
+          b, loc, isZero,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                cidx(b, loc, 0)));
+    auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+    b.setInsertionPointToStart(ifZero.thenBlock());
+    memref::StoreOp::create(b, loc, c.narrow(result, c.out), c.out,
+                            ValueRange{row});
     return success();
+  };
+  if (!persistent)
+    return emitRow();
+  // The value a chunk past the row's end holds (as emitRow's loads).
+  float fill = 0.0f;
+  if (auto red = dyn_cast<ReduceOp>(anchor)) {
+    float inf = std::numeric_limits<float>::infinity();
+    if (red.getKind() == ReductionKind::min)
+      fill = inf;
+    else if (red.getKind() == ReductionKind::max)
+      fill = -inf;
   }
-  if (auto rn = dyn_cast<RmsNormOp>(anchor)) {
-    RowValues r = loadRow(c, 0.0f);
-    Value q = sumOf(c, r, [&](int64_t, Value x) { return c.mulf(x, x); });
-    Value ms = arith::DivFOp::create(
-        b, loc, rowReduce(q, add, scratch0, 0, /*last=*/true), nF);
-    scaled(
-        r, [&](int64_t k) { return relanes(c, r, k, 1); },
-        rsqrtOf(ms, rn.getEpsAttr()));
-    waitCluster();
-    return success();
-  }
-  auto red = cast<ReduceOp>(anchor);
-  ReductionKind kind = red.getKind();
-  Value result;
-  if (kind == ReductionKind::sum || kind == ReductionKind::mean) {
-    RowValues r = loadRow(c, 0.0f);
-    Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
-    result = rowReduce(s, add, scratch0, 0, /*last=*/true);
-    if (kind == ReductionKind::mean)
-      result = arith::DivFOp::create(b, loc, result, nF);
-  } else {
-    // min(x) = -max(-x): emitBlockReduce's identities are for ADD and
-    // MAXIMUMF. Lanes past the row's end hold -inf after the negation.
-    float negInf = -std::numeric_limits<float>::infinity();
-    bool isMin = kind == ReductionKind::min;
-    RowValues r = loadRow(c, isMin ? -negInf : negInf);
-    Value m = cf32(b, loc, negInf);
-    for (auto &lanes : r.xs)
-      for (Value v : lanes)
-        m = c.maxf(m, isMin ? arith::NegFOp::create(b, loc, v).getResult() : v);
-    result = rowReduce(m, max, scratch0, 0, /*last=*/true);
-    if (isMin)
-      result = arith::NegFOp::create(b, loc, result);
-  }
-  waitCluster();
-  // Thread 0 stores the row's value (with a cluster: block 0's).
-  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
-                                       cidx(b, loc, 0));
-  if (split)
-    isZero = arith::AndIOp::create(
-        b, loc, isZero,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
-                              cidx(b, loc, 0)));
-  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
-  b.setInsertionPointToStart(ifZero.thenBlock());
-  memref::StoreOp::create(b, loc, c.narrow(result, c.out), c.out,
-                          ValueRange{row});
-  return success();
+  int64_t stride = persistent * rowsPerBlock;
+  RowValues chunks;
+  rowChunks(c, chunks);
+  SmallVector<Value> first = loadChunks(c, chunks, fill);
+  SmallVector<Type> types(first.size(), chunkType(c));
+  LogicalResult built = success();
+  scf::ForOp::create(
+      b, loc, row, cidx(b, loc, rows), cidx(b, loc, stride), first,
+      [&](OpBuilder &, Location, Value iv, ValueRange args) {
+        Block *body = b.getInsertionBlock();
+        Value next = arith::AddIOp::create(b, loc, iv, cidx(b, loc, stride));
+        auto ifNext = scf::IfOp::create(b, loc, types, c.lt(next, rows), true);
+        {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(ifNext.thenBlock());
+          c.rowBase = arith::MulIOp::create(b, loc, next, cidx(b, loc, n));
+          scf::YieldOp::create(b, loc, loadChunks(c, chunks, fill));
+          b.setInsertionPointToStart(ifNext.elseBlock());
+          SmallVector<Value> none;
+          for (Type t : types)
+            none.push_back(arith::ConstantOp::create(
+                b, loc, cast<TypedAttr>(b.getZeroAttr(t))));
+          scf::YieldOp::create(b, loc, none);
+        }
+        row = iv;
+        c.rowBase = arith::MulIOp::create(b, loc, iv, cidx(b, loc, n));
+        loopVals = args;
+        built = emitRow();
+        b.setInsertionPointToEnd(body);
+        scf::YieldOp::create(b, loc, ifNext.getResults());
+      });
+  return built;
 }

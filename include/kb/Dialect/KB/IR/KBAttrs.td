@@ -198,6 +198,9 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       tiles g, g + grid, g + 2 grid, ... (over every batch or split), its
       producer copying the next tile's k tiles while the consumers store
       this one; kb-tile sets it to the SMs where a tile has few k tiles.
+      Row kernels (with `block = [R]`, by hand only): block g's warps take
+      rows g R + w, then G R further each time, each loading its next row
+      before it reduces and stores this one.
       Absent: one block per part or tile.
     - `copy`: how a matmul moves its operand tiles into shared memory:
       `registers` (global loads into registers, then stores to shared
