@@ -456,6 +456,11 @@ PROGRAMS = {
            for name, fn in (("rmsnorm", rmsnorm),
                             ("layernorm-plain", lambda *a, **k: layernorm(*a, residual=False, **k)))
            for g in (2112, 1056)},
+        # The persistent warp rows' edges, for the check and memcheck: rows
+        # of 1000 (a partial last chunk) over 200 warps (the last rows of a
+        # warp's loop), a min (the chunk past the end holds +inf).
+        "rmsnorm-bf16-1000x1000-g100": rmsnorm(1000, 1000, "bf16", config="block = [2], grid = 100"),
+        "min-bf16-4096x1000-g100": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16", config="block = [2], grid = 100"),
         "layernorm-plain-bf16-16384x1024": layernorm(16384, 1024, "bf16", residual=False),
         "layernorm-plain-bf16-16384x1024-t64": layernorm(16384, 1024, "bf16", residual=False, config="threads = 64"),
         # bf16 rows of 8192: 256 threads of four vectors (the default, 57
