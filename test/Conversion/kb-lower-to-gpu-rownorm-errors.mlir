@@ -71,3 +71,11 @@ func.func @persistent_without_rows_a_block(%x: tensor<16x1024xbf16>) -> tensor<1
   %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<grid = 4, threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
   return %0 : tensor<16x1024xbf16>
 }
+
+// -----
+
+func.func @one_row_a_block_of_two_warps(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{block = [1] (rows a block, one warp a row) needs the row in registers (no strategy), threads = 32 x rows a block and the rows (16) a multiple of it; got threads = 64}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [1], threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}

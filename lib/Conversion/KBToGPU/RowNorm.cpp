@@ -1,10 +1,12 @@
 //===- RowNorm.cpp - layer_norm, rms_norm and reduce: one block a row -----===//
 //
 // The row kernels: one block per row (or with #kb.config block = [R], R
-// rows a block, one warp a row), the row in registers (each thread
-// loads its vectors of the row once, all loads issued before the first
-// use), block-wide reductions with emitBlockReduce, f32 arithmetic, and
-// 16-bit loads and stores where the tensors are f16 or bf16.
+// rows a block, one warp a row; with grid = G too, a persistent grid whose
+// warps load their next row before they reduce and store this one), the
+// row in registers (each thread loads its vectors of the row once, all
+// loads issued before the first use; a bf16 row read as it is stays packed,
+// RowValues::raw), block-wide reductions with emitBlockReduce, f32
+// arithmetic, and 16-bit loads and stores where the tensors are f16 or bf16.
 // - kb.layer_norm: the sum gives the mean; the deviations d = x - mean are
 //   formed in registers and their squares summed (two passes over the
 //   registers, one read of memory), then y = d * rsqrt(var + eps) * w + b.
@@ -269,7 +271,7 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   int64_t rowsPerBlock = req.config.getBlock().empty()
                              ? 1
                              : req.config.getBlock()[0];
-  if (rowsPerBlock != 1 &&
+  if (!req.config.getBlock().empty() &&
       (online || split || rowsPerBlock < 1 || rows % rowsPerBlock != 0 ||
        threads != 32 * rowsPerBlock))
     return op->emitOpError()
