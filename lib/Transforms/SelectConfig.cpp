@@ -71,32 +71,20 @@ int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
 /// layer_norm of 256 x 40000 ran 0.0306 ms in clusters of 4, 0.0240 online
 /// (a later call on the same H100; not yet explained).
 constexpr bool kRowClusterByDefault = true;
-/// Whether kb-select-config puts two rows in a block, one warp a row
-/// (#kb.config block = [2], threads = 64), where a row is 64 to 128 vectors:
-/// at four vectors a thread such a row is one warp's, and a block of one warp
-/// would leave half of a multiprocessor idle (32 blocks at most), so the
-/// registers strategy used to raise it to 64 threads of two vectors. A bf16
-/// row of 1024 then holds 32 bytes a thread against an f32 row's 64, with
-/// the same 2048 threads a multiprocessor and the same number of blocks: half
-/// the bytes in flight for the same per-row latency (load, the block
-/// reduction's 10 shuffles and barrier, the weight loads, the stores), and
-/// 74-80% of a same-size copy against f32's 88-91% (H200,
-/// bench/results/2026-12-07-h200-norms-attn-wgmma). Two warp rows a block
-/// hold 64 bytes a thread, reduce with 5 shuffles and no barrier, and launch
-/// half the blocks.
+/// Two rows a block, one warp a row (block = [2], threads = 64), for rows
+/// of 64 to 128 vectors: at four vectors a thread such a row is one warp's,
+/// and 64 threads of two vectors (the old rule: a block of one warp leaves
+/// half an SM idle at 32 blocks) hold a bf16 row of 1024 at 32 bytes a
+/// thread, 74-80% of copy on the H200 against f32's 88-91%
+/// (bench/results/2026-12-07-h200-norms-attn-wgmma). Warp rows reduce by
+/// shuffles alone, without the barrier, in half the blocks.
 constexpr bool kRowsPerBlockByDefault = true;
-/// Online instead of the cluster strategy for a norm whose rows fill the
-/// chip (one 1024-thread block a row, at least one a multiprocessor) and
-/// whose rows in flight at once (one a multiprocessor) take at most this
-/// many bytes: a quarter of the H100's and H200's 50 MB L2, so that the
-/// online strategy's second and third reads of a row (RowNormOnline.cpp)
-/// hit L2 and it reads memory once, as a cluster does, without the cluster's
-/// exchanges and its launch in GPC-sized groups. Measured (H100): bf16
-/// layer_norm 256 x 40000 (132 rows of 80 KB in flight: 10.6 MB) 0.0240 ms
-/// online, 0.0306 in clusters of 4; bf16 rms_norm 1024 x 65536 (16.9 MB)
-/// 0.1283 online, 0.1138 in clusters; f32 layer_norm 1024 x 65536 (33.8
-/// MB) 0.5977 online, 0.2920 in clusters; f32 128 x 40000 (fewer rows than
-/// multiprocessors) gains from clusters.
+/// Online instead of clusters for a norm whose rows fill the chip (rows >=
+/// SMs: one 1024-thread block a row) and whose rows in flight, one an SM,
+/// take at most a quarter of the H100's and H200's 50 MB L2: its second and
+/// third reads then hit L2. H100: bf16 layer_norm 256 x 40000 (10.6 MB in
+/// flight) 0.0240 ms online, 0.0306 in clusters; bf16 rms_norm 1024 x 65536
+/// (16.9 MB) 0.1283 online, 0.1138 in clusters.
 constexpr int64_t kOnlineRowsInFlightBytes = 50 * 1024 * 1024 / 4;
 /// The vectors a thread holds of a cluster block's part of the row by
 /// default: eight (256 threads for a part of 8192 f32) measured ahead of

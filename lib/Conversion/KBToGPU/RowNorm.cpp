@@ -44,13 +44,9 @@ constexpr int64_t kMaxRowCluster = 8;
 /// c.partEnd)) of which this thread's vector starts at cols[k]; valid[k] is
 /// set for the chunks that may lie past the part's end (null where they
 /// cannot).
-/// With a bf16 input read as it is (no prologue), `raw` holds the chunks
-/// as loaded, eight values in four registers: a pass after the first
-/// re-widens them (relanes) instead of keeping the first pass's f32 lanes,
-/// so the row takes half the registers it would as f32 and twice the rows
-/// fit a multiprocessor (task norm16: the registers strategy held a bf16
-/// row in f32, half the bytes in flight of an f32 row for the same
-/// registers).
+/// A bf16 row read as it is (no prologue) keeps `raw`, the chunks as
+/// loaded (eight values in four registers), which later passes re-widen
+/// (relanes): half the registers of the row in f32.
 struct RowValues {
   SmallVector<SmallVector<Value>> xs;
   SmallVector<Value> raw, cols, valid;
@@ -61,14 +57,11 @@ bool keepsPacked(const SoftmaxContext &c) {
   return !c.pro && c.in && SoftmaxContext::elemOf(c.in).isBF16();
 }
 
-/// Chunk k's lanes in f32, for pass `form` (1 or 2) after the first: from
-/// the packed chunk where the row is kept packed, else the first pass's.
-/// A bf16 value is the top half of its f32, so lane 2i of word i is
-/// word << 16 and lane 2i + 1 is word & 0xffff0000; form 1 takes these
-/// shifts and masks, form 2 the same bytes by prmt (byte permutes), so
-/// that no pass's widened lanes are the same values as another's (LLVM
-/// would share them, keeping every lane live in f32 across the reductions
-/// between the passes).
+/// Chunk k's f32 lanes for pass `form` (1 or 2) after the first, from the
+/// packed chunk (else the first pass's): lane 2i is word i << 16, lane
+/// 2i + 1 word i & 0xffff0000, by shifts and masks (form 1) or prmt (form
+/// 2), forms LLVM does not merge with extf or each other (merged, every
+/// lane would live in f32 across the reductions between the passes).
 SmallVector<Value> relanes(SoftmaxContext &c, const RowValues &r, int64_t k,
                            int form) {
   if (r.raw.empty())
