@@ -439,6 +439,44 @@ PROGRAMS = {
         "layernorm-128x40000-online": layernorm(128, 40000, config=ONLINE),
         "layernorm-bf16-256x40000-online": layernorm(256, 40000, "bf16", residual=False, config=ONLINE),
         "max-256x65536-cluster": row_reduce(256, 65536, "max", keepdim=False, config=CLUSTER),
+        # Issue #45's 16-bit norms (task norm16): rows of 128 vectors (bf16
+        # 1024) take one warp a row, two rows a block by default
+        # (kRowsPerBlockByDefault); -t64: the old default (one row a block
+        # of 64 threads, two vectors a thread); -r4: four rows a block.
+        **{f"{name}-bf16-16384x1024{tag}": fn(16384, 1024, "bf16", config=cfg)
+           for name, fn in (("layernorm", layernorm), ("rmsnorm", rmsnorm))
+           for tag, cfg in (("-t64", "threads = 64"),
+                            ("-r4", "block = [4], threads = 128"))},
+        # A persistent grid of warp rows (block = [2], grid = G, asked for
+        # by hand): each warp loads its next row before it reduces and
+        # stores this one; G = 16 or 8 blocks a multiprocessor of 132.
+        # Rows without a prologue only (kept packed: 56 registers; a
+        # residual's f32 rows take 128).
+        **{f"{name}-bf16-16384x1024-g{g}": fn(16384, 1024, "bf16", config=f"block = [2], grid = {g}")
+           for name, fn in (("rmsnorm", rmsnorm),
+                            ("layernorm-plain", lambda *a, **k: layernorm(*a, residual=False, **k)))
+           for g in (2112, 1056)},
+        # The persistent warp rows' edges, for the check and memcheck: rows
+        # of 1000 (a partial last chunk) over 200 warps (the last rows of a
+        # warp's loop), a min (the chunk past the end holds +inf).
+        "rmsnorm-bf16-1000x1000-g100": rmsnorm(1000, 1000, "bf16", config="block = [2], grid = 100"),
+        "min-bf16-4096x1000-g100": row_reduce(4096, 1000, "min", keepdim=False, dtype="bf16", config="block = [2], grid = 100"),
+        "layernorm-plain-bf16-16384x1024": layernorm(16384, 1024, "bf16", residual=False),
+        "layernorm-plain-bf16-16384x1024-t64": layernorm(16384, 1024, "bf16", residual=False, config="threads = 64"),
+        # bf16 rows of 8192: 256 threads of four vectors (the default, 57
+        # registers: 4 blocks a multiprocessor), 512 of two (32-39).
+        "layernorm-bf16-4096x8192-t512": layernorm(4096, 8192, "bf16", config="threads = 512"),
+        "rmsnorm-bf16-4096x8192-t512": rmsnorm(4096, 8192, "bf16", config="threads = 512"),
+        # Online instead of clusters where the rows fill the chip and the
+        # rows in flight fit a quarter of L2 (kOnlineRowsInFlightBytes):
+        # bf16 256 x 40000 now online by default (-cluster: the old
+        # default); its neighbours 512 x 40000 bf16 (online) and f32 256 x
+        # 40000 (21 MB in flight: clusters), each with the other strategy.
+        "layernorm-bf16-256x40000-cluster": layernorm(256, 40000, "bf16", residual=False, config=CLUSTER),
+        "layernorm-bf16-512x40000": layernorm(512, 40000, "bf16", residual=False),
+        "layernorm-bf16-512x40000-cluster": layernorm(512, 40000, "bf16", residual=False, config=CLUSTER),
+        "layernorm-256x40000": layernorm(256, 40000, residual=False),
+        "layernorm-256x40000-online": layernorm(256, 40000, residual=False, config=ONLINE),
         "layernorm-7x100003": layernorm(7, 100003),
         "rmsnorm-bf16-5x40000": rmsnorm(5, 40000, "bf16"),
         "max-9x70001": row_reduce(9, 70001, "max", keepdim=False),

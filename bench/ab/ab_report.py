@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The A/B of bench/ab/ab.sh: for each variant (a bundle named BASE-vTAG-sm90a,
-as bench/shapes.py names tile variants) against its base (BASE-sm90a), the
+as bench/shapes.py names tile variants, or a norm's BASE-t64, -r4, -cluster,
+-online as bench/programs.py names them) against its base (BASE-sm90a, BASE), the
 ratio time(variant) / time(base) of each repetition (the two timed in the
 same turn), their median, range and how many are below 1, and each bundle's
 own spread (max / min of its medians over the repetitions). A median ratio
@@ -21,6 +22,10 @@ import sys
 from collections import defaultdict
 
 VARIANT = re.compile(r"^(?P<base>.+)-v[0-9]+x[0-9]+s[0-9]+[a-z0-9]*(?P<chip>-sm90a)$")
+# The row kernels' config variants (bench/programs.py "norms"): BASE-t64
+# (threads), -r4 (rows a block), -g2112 (a persistent grid), -c4 (cluster),
+# -cluster, -online.
+ROW_VARIANT = re.compile(r"^(?P<base>(?:layernorm|rmsnorm)-.+)-(?:t[0-9]+|r[0-9]+|c[0-9]+|g[0-9]+|cluster|online)(?P<chip>)$")
 
 
 def load(path):
@@ -56,7 +61,7 @@ def pairs(times):
     bundles' spreads."""
     rows = []
     for name in sorted(times):
-        m = VARIANT.match(name)
+        m = VARIANT.match(name) or ROW_VARIANT.match(name)
         if not m:
             continue
         base = m["base"] + m["chip"]

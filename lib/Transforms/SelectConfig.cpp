@@ -71,6 +71,21 @@ int64_t valuesPerThread(int64_t len, int64_t threads, int64_t vector) {
 /// layer_norm of 256 x 40000 ran 0.0306 ms in clusters of 4, 0.0240 online
 /// (a later call on the same H100; not yet explained).
 constexpr bool kRowClusterByDefault = true;
+/// Two rows a block, one warp a row (block = [2], threads = 64), for rows
+/// of 64 to 128 vectors: at four vectors a thread such a row is one warp's,
+/// and 64 threads of two vectors (the old rule: a block of one warp leaves
+/// half an SM idle at 32 blocks) hold a bf16 row of 1024 at 32 bytes a
+/// thread, 74-80% of copy on the H200 against f32's 88-91%
+/// (bench/results/2026-12-07-h200-norms-attn-wgmma). Warp rows reduce by
+/// shuffles alone, without the barrier, in half the blocks.
+constexpr bool kRowsPerBlockByDefault = true;
+/// Online instead of clusters for a norm whose rows fill the chip (rows >=
+/// SMs: one 1024-thread block a row) and whose rows in flight, one an SM,
+/// take at most a quarter of the H100's and H200's 50 MB L2: its second and
+/// third reads then hit L2. H100: bf16 layer_norm 256 x 40000 (10.6 MB in
+/// flight) 0.0240 ms online, 0.0306 in clusters; bf16 rms_norm 1024 x 65536
+/// (16.9 MB) 0.1283 online, 0.1138 in clusters.
+constexpr int64_t kOnlineRowsInFlightBytes = 50 * 1024 * 1024 / 4;
 /// The vectors a thread holds of a cluster block's part of the row by
 /// default: eight (256 threads for a part of 8192 f32) measured ahead of
 /// four (512 threads): layer_norm 1024 x 65536 0.2920 against 0.3188 ms,
@@ -411,9 +426,10 @@ LogicalResult selectPad(Operation *op, ConfigFields &f) {
 /// values a 16-byte access, others the widest vector dividing the row (so
 /// every row starts aligned); about four vectors a thread, in a power of two
 /// of threads from 64 (32 for rows of fewer than 64 vectors) to the chip's
-/// limit. Rows that do not fit in one
-/// block's registers at kAutoRowValuesPerThread a thread are refused: kb
-/// has no strategy for them yet.
+/// limit; rows of 64 to 128 vectors one warp a row, two rows a block
+/// (kRowsPerBlockByDefault). Rows that do not fit in one block's registers
+/// at kAutoRowValuesPerThread a thread take strategy "cluster" (norms on
+/// sm_90, unless kOnlineRowsInFlightBytes says online) or "online".
 /// A kb.reduce over a non-last axis (ColumnReduce.cpp), its input viewed
 /// as [outer, R, inner]: the vector as for rows, but of inner; C column
 /// threads, 32 where inner is that wide, halved (down to 8, a 128-byte
@@ -513,13 +529,38 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
   auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
   int64_t n = type.getShape().back();
   int64_t maxThreads = model.maxThreadsPerBlock;
+  int64_t rows = type.getNumElements() / n;
   bool split = f.strategy == SoftmaxStrategy::cluster;
-  if (!f.block.empty() || (f.cluster && !split) || f.grid || f.stages ||
+  if (f.block.size() > 1 || (f.cluster && !split) || f.stages ||
       (f.strategy && f.strategy != SoftmaxStrategy::online && !split))
     return op->emitOpError()
-           << "row reduction config takes threads, vector, strategy = "
-              "\"online\" and strategy = \"cluster\" with cluster = 2, 4 "
-              "or 8 only";
+           << "row reduction config takes threads, vector, block = [rows a "
+              "block], grid, strategy = \"online\" and strategy = "
+              "\"cluster\" with cluster = 2, 4 or 8 only";
+  // grid = G: a persistent grid of G blocks of warp rows (RowNorm.cpp),
+  // asked for by hand; kb-select-config never sets it.
+  if (f.grid && (f.block.empty() || f.grid * f.block[0] > rows))
+    return op->emitOpError()
+           << "row reduction grid = " << f.grid
+           << " (a persistent grid) takes block = [rows a block], one warp "
+              "a row, and at most "
+           << rows << " warps (grid x rows a block)";
+  if (!f.block.empty()) {
+    int64_t r = f.block[0];
+    if (f.strategy)
+      return op->emitOpError()
+             << "row reduction block = [rows a block] is for the row in "
+                "registers, one warp a row; strategy \""
+             << nameOf(f.strategy) << "\" takes one row a block";
+    if (r < 1 || rows % r != 0)
+      return op->emitOpError()
+             << "row reduction block = [" << r << "] needs the rows (" << rows
+             << ") to be a multiple of it";
+    if (f.threads && f.threads != 32 * r)
+      return op->emitOpError()
+             << "row reduction block = [" << r << "] holds one row a warp: "
+             << "threads must be " << 32 * r << ", not " << f.threads;
+  }
   if (split && !model.hasClusters)
     return op->emitOpError() << "row reduction strategy \"cluster\" needs "
                                 "thread-block clusters, which "
@@ -541,10 +582,13 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
   // Rows wider than one block's registers hold: split over a cluster's
   // registers where C x one block's capacity holds them (sm_90), else the
   // row read in loops by the chip's most threads.
-  if (!f.strategy && !f.threads &&
+  if (!f.strategy && !f.threads && f.block.empty() &&
       valuesPerThread(n, maxThreads, f.vector) > kAutoRowValuesPerThread) {
     bool norm = isa<LayerNormOp, RmsNormOp>(anchor);
-    f.cluster = kRowClusterByDefault && norm && model.hasClusters
+    int64_t rowBytes = n * type.getElementType().getIntOrFloatBitWidth() / 8;
+    bool onlineInL2 = rows >= model.smCount &&
+                      model.smCount * rowBytes <= kOnlineRowsInFlightBytes;
+    f.cluster = kRowClusterByDefault && norm && model.hasClusters && !onlineInL2
                     ? rowClusterBlocks(n, f.vector, type, maxThreads)
                     : 0;
     f.strategy = f.cluster ? SoftmaxStrategy::cluster : SoftmaxStrategy::online;
@@ -569,6 +613,13 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
              << ") to split into whole vectors a block";
     part = n / f.cluster;
   }
+  // Rows of 64 to 128 vectors: one warp a row, two rows a block
+  // (kRowsPerBlockByDefault).
+  if (!f.threads && f.block.empty() && !f.strategy && kRowsPerBlockByDefault &&
+      part / f.vector >= 64 && part <= 128 * f.vector && rows % 2 == 0)
+    f.block = {2};
+  if (!f.block.empty() && !f.threads)
+    f.threads = 32 * f.block[0];
   if (!f.threads) {
     // At least two warps where the row has 64 vectors: a multiprocessor
     // holds at most 32 blocks, so blocks of one warp would leave half its
@@ -582,11 +633,16 @@ LogicalResult selectRowReduce(Operation *op, ConfigFields &f,
         nextPow2(llvm::divideCeil(part, vectorsEach * f.vector)), fewest,
         maxThreads);
   }
-  int64_t perThread = valuesPerThread(part, f.threads, f.vector);
+  int64_t rowThreads = f.block.empty() ? f.threads : 32;
+  int64_t perThread = valuesPerThread(part, rowThreads, f.vector);
   if (perThread > kMaxRowValuesPerThread) {
     auto diag = op->emitOpError()
                 << "would hold " << perThread
                 << " values of each row per thread (row length " << n << ", ";
+    if (!f.block.empty())
+      return diag << "one warp a row, block = [" << f.block[0]
+                  << "]); at most " << kMaxRowValuesPerThread
+                  << " fit: leave block out (one row a block)";
     if (f.strategy == SoftmaxStrategy::cluster)
       diag << f.cluster << " blocks of ";
     diag << f.threads << " threads); at most " << kMaxRowValuesPerThread

@@ -76,3 +76,18 @@ def test_reports_win_over_a_stale_times_json(tmp_path):
     report(tmp_path, var, 1, 1.5)
     (row,) = ab_report.pairs(ab_report.load(str(tmp_path)))
     assert row["median"] == pytest.approx(1.5)
+
+
+def test_norm_config_variants_pair_with_their_base(tmp_path):
+    base = "rmsnorm-bf16-16384x1024"
+    for rep in (1, 2):
+        report(tmp_path, base, rep, 1.0)
+        report(tmp_path, base + "-t64", rep, 1.2)
+        report(tmp_path, base + "-r4", rep, 0.9)
+        report(tmp_path, base + "-g2112", rep, 0.8)
+        report(tmp_path, "layernorm-bf16-256x40000-cluster", rep, 1.3)
+    rows = {r["variant"]: r for r in ab_report.pairs(ab_report.load(str(tmp_path)))}
+    # the cluster's base is absent
+    assert set(rows) == {base + "-t64", base + "-r4", base + "-g2112"}
+    assert rows[base + "-t64"]["base"] == base
+    assert rows[base + "-r4"]["median"] == pytest.approx(0.9)

@@ -55,3 +55,27 @@ func.func @softmax_strategy(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
   %0 = kb.rms_norm %x eps(1.0e-05) {config = #kb.config<threads = 512, vector = 4, strategy = "split", cluster = 8>} : tensor<4x65536xf32> -> tensor<4x65536xf32>
   return %0 : tensor<4x65536xf32>
 }
+
+// -----
+
+func.func @rows_a_block_threads(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{block = [2] (rows a block, one warp a row) needs the row in registers (no strategy), threads = 32 x rows a block and the rows (16) a multiple of it; got threads = 128}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], threads = 128, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}
+
+// -----
+
+func.func @persistent_without_rows_a_block(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{grid = 4 (a persistent grid of warp rows) needs block = [rows a block] with threads = 32 x that, no strategy, and at most 16 rows' warps (grid x rows a block)}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<grid = 4, threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}
+
+// -----
+
+func.func @one_row_a_block_of_two_warps(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  // expected-error @+1 {{block = [1] (rows a block, one warp a row) needs the row in registers (no strategy), threads = 32 x rows a block and the rows (16) a multiple of it; got threads = 64}}
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [1], threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}

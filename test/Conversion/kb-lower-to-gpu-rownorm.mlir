@@ -101,3 +101,104 @@ func.func @epilogue(%x: tensor<64x512xbf16>) -> tensor<64x512xbf16> {
   } -> tensor<64x512xbf16>
   return %0 : tensor<64x512xbf16>
 }
+
+// -----
+
+// block = [2]: two rows a block of 64 threads, one warp a row (row = block
+// x 2 + thread / 32, the lane indexes the columns): 8 blocks for 16 rows,
+// each warp's four vectors of 8 bf16 loaded before its reduction, which is
+// shuffles alone (no barrier, no workgroup buffer read); lane 0 of a
+// kb.reduce's warp stores its row's value.
+// CHECK: gpu.launch_func @k{{[0-9]+}}_rms_norm_module::@k{{[0-9]+}}_rms_norm blocks in (%c8, %c1, %c1{{.*}}) threads in (%c64{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_rms_norm
+// CHECK: %[[BID:.+]] = gpu.block_id x
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[R2:.+]] = arith.muli %[[BID]], %c2
+// CHECK: %[[WARP:.+]] = arith.divui %[[TID]], %c32
+// CHECK: arith.addi %[[R2]], %[[WARP]]
+// CHECK: arith.remui %[[TID]], %c32
+// CHECK-COUNT-4: vector.load {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.shuffle xor
+// CHECK-NOT: gpu.barrier
+// CHECK: math.rsqrt
+// CHECK: vector.store {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: gpu.return
+func.func @rms_norm_rows_a_block(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}
+
+// -----
+
+// A bf16 row read as it is stays packed in registers between the passes:
+// the first pass (the sum) widens each loaded vector with extf; after the
+// mean's reduction the squared deviations re-widen the packed words by
+// shifts and masks (lane 2i: word << 16, lane 2i + 1: word & 0xffff0000),
+// and after the variance's the write re-widens them by prmt, so that no
+// f32 lane is live across either reduction.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_layer_norm
+// CHECK: %[[RAW:.+]] = vector.load {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: arith.extf %[[RAW]] : vector<8xbf16> to vector<8xf32>
+// CHECK: gpu.barrier
+// CHECK: %[[W1:.+]] = vector.bitcast %[[RAW]] : vector<8xbf16> to vector<4xi32>
+// CHECK: %[[E1:.+]] = vector.extract %[[W1]][0] : i32 from vector<4xi32>
+// CHECK: arith.shli %[[E1]], %c16_i32 : i32
+// CHECK: arith.andi %{{.*}}, %c-65536_i32 : i32
+// CHECK: gpu.barrier
+// CHECK-NOT: arith.extf {{.*}} : vector<8xbf16>
+// CHECK: %[[W2:.+]] = vector.bitcast %[[RAW]] : vector<8xbf16> to vector<4xi32>
+// CHECK: %[[E2:.+]] = vector.extract %[[W2]][0] : i32 from vector<4xi32>
+// CHECK: nvvm.prmt <default> %c4164_i32, %[[E2]], %c0_i32
+// CHECK: nvvm.prmt <default> %c12868_i32, %{{.*}}, %c0_i32
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<16384xbf16>, vector<8xbf16>
+func.func @layer_norm_packed(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  %0 = kb.layer_norm %x eps(1.0e-05) {config = #kb.config<threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}
+
+// -----
+
+// A prologue's row (here a bf16 residual add, computed in f32) is held in
+// f32: nothing to re-widen.
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_fused_add_rms_norm
+// CHECK: arith.addf
+// CHECK: math.rsqrt
+// CHECK-NOT: vector.bitcast
+// CHECK-NOT: nvvm.prmt
+// CHECK: gpu.return
+func.func @prologue_not_packed(%x: tensor<16x1024xbf16>, %r: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  %0 = kb.fusion ins(%x, %r : tensor<16x1024xbf16>, tensor<16x1024xbf16>) attributes {config = #kb.config<threads = 64, vector = 8>} {
+  ^bb0(%a: tensor<16x1024xbf16>, %c: tensor<16x1024xbf16>):
+    %1 = kb.add %a, %c : tensor<16x1024xbf16>
+    %2 = kb.rms_norm %1 eps(1.0e-06) : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+    kb.yield %2 : tensor<16x1024xbf16>
+  } -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}
+
+// -----
+
+// grid = 4 with block = [2]: a persistent grid of 4 blocks whose 8 warps
+// take rows w, w + 8, ...: the first row's loads before the loop, then each
+// iteration loads the next row (if there is one) before it reduces and
+// stores the current one, carried in the loop's iter_args (packed bf16).
+// CHECK: gpu.launch_func @k{{[0-9]+}}_rms_norm_module::@k{{[0-9]+}}_rms_norm blocks in (%c4, %c1, %c1{{.*}}) threads in (%c64{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK-LABEL: gpu.func @k{{[0-9]+}}_rms_norm
+// CHECK-COUNT-4: vector.load {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: scf.for %[[ROW:.+]] = %{{.*}} to %c16 step %c8 iter_args({{.*}}) -> (vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK: %[[NEXT:.+]] = arith.addi %[[ROW]], %c8
+// CHECK: %[[MORE:.+]] = arith.cmpi ult, %[[NEXT]], %c16
+// CHECK: scf.if %[[MORE]] -> (vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>)
+// CHECK-COUNT-4: vector.load {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: } else {
+// CHECK: gpu.shuffle xor
+// CHECK-NOT: gpu.barrier
+// CHECK: math.rsqrt
+// CHECK: vector.store {{.*}} : memref<16384xbf16>, vector<8xbf16>
+// CHECK: scf.yield
+func.func @rms_norm_persistent(%x: tensor<16x1024xbf16>) -> tensor<16x1024xbf16> {
+  %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [2], grid = 4, threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
+  return %0 : tensor<16x1024xbf16>
+}

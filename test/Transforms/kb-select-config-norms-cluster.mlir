@@ -63,6 +63,33 @@ func.func @default(%a: tensor<1024x65536xf32>, %w: tensor<65536xf32>, %h: tensor
 
 // -----
 
+// Rows that fill the chip (at least one a multiprocessor, 132 on sm_90) and
+// whose rows in flight, one a multiprocessor, fit a quarter of L2
+// (kOnlineRowsInFlightBytes, 12.5 MB): online, whose second and third reads
+// of a row hit L2. bf16 rows of 40000 (132 x 80 KB = 10.6 MB): online from
+// 256 rows on; f32 rows of 40000 (21 MB) and bf16 rows of 65536 (16.9 MB)
+// keep the cluster, as do 128 f32 rows of 40000 (fewer rows than
+// multiprocessors) and 131 bf16 rows of 40000.
+// CHECK-LABEL: func.func @online_in_l2
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 1024, vector = 8, strategy = "online">} : tensor<256x40000xbf16>
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 1024, vector = 8, strategy = "online">} : tensor<512x40000xbf16>
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 256, vector = 8, strategy = "cluster", cluster = 4>} : tensor<131x40000xbf16>
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 256, vector = 4, strategy = "cluster", cluster = 8>} : tensor<256x40000xf32>
+// CHECK: kb.layer_norm {{.*}} {config = #kb.config<threads = 256, vector = 4, strategy = "cluster", cluster = 8>} : tensor<128x40000xf32>
+// CHECK: kb.rms_norm {{.*}} {config = #kb.config<threads = 256, vector = 8, strategy = "cluster", cluster = 4>} : tensor<1024x65536xbf16>
+func.func @online_in_l2(%a: tensor<256x40000xbf16>, %b: tensor<512x40000xbf16>, %c: tensor<131x40000xbf16>, %d: tensor<256x40000xf32>, %e: tensor<128x40000xf32>, %f: tensor<1024x65536xbf16>)
+    -> (tensor<256x40000xbf16>, tensor<512x40000xbf16>, tensor<131x40000xbf16>, tensor<256x40000xf32>, tensor<128x40000xf32>, tensor<1024x65536xbf16>) {
+  %0 = kb.layer_norm %a eps(1.0e-05) : tensor<256x40000xbf16> -> tensor<256x40000xbf16>
+  %1 = kb.layer_norm %b eps(1.0e-05) : tensor<512x40000xbf16> -> tensor<512x40000xbf16>
+  %2 = kb.layer_norm %c eps(1.0e-05) : tensor<131x40000xbf16> -> tensor<131x40000xbf16>
+  %3 = kb.layer_norm %d eps(1.0e-05) : tensor<256x40000xf32> -> tensor<256x40000xf32>
+  %4 = kb.layer_norm %e eps(1.0e-05) : tensor<128x40000xf32> -> tensor<128x40000xf32>
+  %5 = kb.rms_norm %f eps(1.0e-06) : tensor<1024x65536xbf16> -> tensor<1024x65536xbf16>
+  return %0, %1, %2, %3, %4, %5 : tensor<256x40000xbf16>, tensor<512x40000xbf16>, tensor<131x40000xbf16>, tensor<256x40000xf32>, tensor<128x40000xf32>, tensor<1024x65536xbf16>
+}
+
+// -----
+
 // Hand-set: the cluster kept, the threads chosen for its part.
 // CHECK-LABEL: func.func @forced
 // CHECK: kb.rms_norm {{.*}} {config = #kb.config<threads = 64, vector = 4, strategy = "cluster", cluster = 2>} : tensor<64x4096xf32>
@@ -100,7 +127,7 @@ func.func @parts_not_whole_vectors(%x: tensor<4x40004xf32>) -> tensor<4x40004xf3
 // -----
 
 func.func @cluster_without_strategy(%x: tensor<4x65536xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{row reduction config takes threads, vector, strategy = "online" and strategy = "cluster" with cluster = 2, 4 or 8 only}}
+  // expected-error @+1 {{row reduction config takes threads, vector, block = [rows a block], grid, strategy = "online" and strategy = "cluster" with cluster = 2, 4 or 8 only}}
   %0 = kb.reduce %x sum {config = #kb.config<cluster = 8>} : tensor<4x65536xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -482,7 +482,9 @@ static KernelCheck checkChain(RunState &s, const Kernel &k) {
                                      cf.block.empty() ? 1 : cf.block[0])
                     : 0;
           } else if (isRowOp(op.op) && !ins.empty())
-            op.sumDepth = rowSumDepth(ins[0]->lastDim(), k.threads(),
+            // block = [R]: R rows a block, one warp (32 threads) a row.
+            op.sumDepth = rowSumDepth(ins[0]->lastDim(),
+                                      cf.block.empty() ? k.threads() : 32,
                                       std::max<int64_t>(1, cf.vector));
           vals[op.output] = evalOp(op, ins, r0 * last);
         }

@@ -159,7 +159,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `block`: the output tile of one thread block. Matmul: [BM, BN, BK];
       elementwise: [elements per block]; softmax: [rows per block], or
       for `split_shared` / `split_global` rows per cluster or group of
-      blocks (handled one after the other).
+      blocks (handled one after the other); row kernels (no strategy):
+      [rows per block], one warp a row, `threads` = 32 x that.
     - `warp`: a warp's tile of the block tile (matmul on tensor cores: [WM, WN]).
     - `thread`: a thread's register tile (matmul: [TM, TN]; gemv over a
       row-major B also [M, TN, R]: R rows of each k tile a thread, the
@@ -200,6 +201,9 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       tiles g, g + grid, g + 2 grid, ... (over every batch or split), its
       producer copying the next tile's k tiles while the consumers store
       this one; kb-tile sets it to the SMs where a tile has few k tiles.
+      Row kernels (with `block = [R]`, by hand only): block g's warps take
+      rows g R + w, then G R further each time, each loading its next row
+      before it reduces and stores this one.
       Absent: one block per part or tile.
     - `copy`: how a matmul moves its operand tiles into shared memory:
       `registers` (global loads into registers, then stores to shared
