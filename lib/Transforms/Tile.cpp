@@ -274,7 +274,7 @@ namespace {
 static void defaultMmaSyncTile(const MatmulShape &s, ConfigFields &f) {
   int64_t m = s.m, n = s.n, k = s.k, sms = s.sms;
   auto blocksFor = [&](int64_t bm, int64_t bn) { return s.blocksFor(bm, bn); };
-  // Measured at 4096^3 (docs/perf-history.md, run 9): 128x256 block tiles
+  // Measured at 4096^3 (2dfda62:docs/perf-history.md, run 9): 128x256 block tiles
   // with 64x64 warp tiles (0.854 ms) beat 128x128 / 64x32 (0.967 ms):
   // more reuse per loaded element. Taken when the grid still covers the
   // SMs.
@@ -313,7 +313,7 @@ static void defaultFfmaTile(const MatmulShape &s, ConfigFields &f) {
   // 128 x 128 x 16, 8 x 8 a thread, a warp taking two whole rows of the
   // 16 x 16 thread grid, and (kb-promote-shared-memory) four cp.async
   // stages. BK = 16 measured 8% faster than 8 at 4096^3
-  // (docs/perf-history.md). BK = 32 with warps of 4 x 8 threads was the
+  // (2dfda62:docs/perf-history.md). BK = 32 with warps of 4 x 8 threads was the
   // default where no tile had an edge from 2026-11-30 run 6 (then 1-1.5%
   // ahead) until 2026-12-03: after the FMAs' snake order (run 46) BK = 16
   // at four stages ran 0.7-2.7% faster at 2048^3, 3072^3, 4096^3, 6144^3
