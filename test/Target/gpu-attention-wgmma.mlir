@@ -2,7 +2,7 @@
 // lib/Conversion/KBToGPU/AttentionWgmma.cpp) through the whole pipeline and
 // ptxas: bf16 head dims 64 and 128, causal with the log-sum-exp, f16 with an
 // additive mask, S = 1000 (not a multiple of the key block). Each is one
-// kernel (asked for by mma = "wgmma_*": not the default yet) reading q, k
+// kernel (asked for by mma = "wgmma_*" with the serial schedule; overlap, the default: gpu-attention-wgmma-overlap.mlir) reading q, k
 // and v through three TMA tensor maps; ptxas keeps it
 // under the register and shared-memory limits with no spills. kb-run checks
 // the bundle against its float64 reference on the GPU
@@ -29,14 +29,14 @@
 // CHECK: "kernels": [
 // CHECK: "block": [
 // CHECK-NEXT: 288,
-// CHECK: "config": "#kb.config<block = [128, 128], threads = 288, stages = 3, mma = \"wgmma_bf16\">"
+// CHECK: "config": "#kb.config<block = [128, 128], threads = 288, stages = 3, mma = \"wgmma_bf16\", schedule = \"serial\">"
 // CHECK: "dynamic_shared_bytes": 115768
 // CHECK: "name": "k0_attention"
 // CHECK: "spill_store_bytes": 0
-// CHECK: "config": "#kb.config<block = [128, 128], threads = 288, stages = 2, mma = \"wgmma_bf16\">"
+// CHECK: "config": "#kb.config<block = [128, 128], threads = 288, stages = 2, mma = \"wgmma_bf16\", schedule = \"serial\">"
 // CHECK: "name": "k1_attention"
 // CHECK: "spill_store_bytes": 0
-// CHECK: "config": "#kb.config<block = [128, 128], threads = 288, stages = 3, mma = \"wgmma_f16\">"
+// CHECK: "config": "#kb.config<block = [128, 128], threads = 288, stages = 3, mma = \"wgmma_f16\", schedule = \"serial\">"
 // CHECK: "name": "k2_attention"
 // CHECK: "spill_store_bytes": 0
 // CHECK: "program": [
@@ -48,8 +48,8 @@
 
 func.func @attention(%h: tensor<8x1000x64xbf16>, %h2: tensor<2x2x1000x128xbf16>, %f: tensor<2x4x1000x64xf16>, %m: tensor<1000x1000xf16>)
     -> (tensor<8x1000x64xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000xf32>, tensor<2x4x1000x64xf16>) {
-  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<mma = "wgmma_bf16">} : tensor<8x1000x64xbf16>, tensor<8x1000x64xbf16>, tensor<8x1000x64xbf16> -> tensor<8x1000x64xbf16>
-  %1, %l1 = kb.attention %h2, %h2, %h2 scale(0.0883883461) causal lse {config = #kb.config<mma = "wgmma_bf16">} : tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16> -> tensor<2x2x1000x128xbf16>, tensor<2x2x1000xf32>
-  %2 = kb.attention %f, %f, %f mask(%m) scale(1.250000e-01) {config = #kb.config<mma = "wgmma_f16">} : tensor<2x4x1000x64xf16>, tensor<2x4x1000x64xf16>, tensor<2x4x1000x64xf16>, tensor<1000x1000xf16> -> tensor<2x4x1000x64xf16>
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<mma = "wgmma_bf16", schedule = "serial">} : tensor<8x1000x64xbf16>, tensor<8x1000x64xbf16>, tensor<8x1000x64xbf16> -> tensor<8x1000x64xbf16>
+  %1, %l1 = kb.attention %h2, %h2, %h2 scale(0.0883883461) causal lse {config = #kb.config<mma = "wgmma_bf16", schedule = "serial">} : tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000x128xbf16> -> tensor<2x2x1000x128xbf16>, tensor<2x2x1000xf32>
+  %2 = kb.attention %f, %f, %f mask(%m) scale(1.250000e-01) {config = #kb.config<mma = "wgmma_f16", schedule = "serial">} : tensor<2x4x1000x64xf16>, tensor<2x4x1000x64xf16>, tensor<2x4x1000x64xf16>, tensor<1000x1000xf16> -> tensor<2x4x1000x64xf16>
   return %0, %1, %l1, %2 : tensor<8x1000x64xbf16>, tensor<2x2x1000x128xbf16>, tensor<2x2x1000xf32>, tensor<2x4x1000x64xf16>
 }

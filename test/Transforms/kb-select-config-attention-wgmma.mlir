@@ -3,17 +3,18 @@
 // kb.attention's config on sm_90a (lib/Transforms/SelectAttentionConfig.cpp).
 // The wgmma kernel (AttentionWgmma.cpp) is the default for 16-bit operands
 // with D, Dv in {64, 128}, and where the config asks for mma = "wgmma_bf16" /
-// "wgmma_f16": BQ = 128 (two consumer warpgroups of 64 rows), 288 threads (and
-// a producer warp), BKV = 128 keys, 3 stages for D = 64 (16 KB of Q + 3 x
-// 32 KB), 2 for D = 128 (32 KB + 2 x 64 KB). Other head dims, and a
-// hand-set block = [64, N], stay on mma.sync.
+// "wgmma_f16": BQ = 128 (two consumer warpgroups of 64 rows), schedule =
+// "overlap" (each warpgroup's softmax under its own P V) with 384 threads
+// (a producer warpgroup) and 3 stages (D = 128: 32 KB of Q + 3 x 64 KB),
+// BKV = 128 keys. Other head dims, and a hand-set block = [64, N], stay on
+// mma.sync; 288 threads or 2 stages keep the serial schedule (@kept).
 // CHECK-LABEL: func.func @defaults
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_bf16">} : tensor<2x4x1000x64xbf16>
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_bf16">} : tensor<2x4x1000x128xbf16>
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_f16">} : tensor<8x256x64xf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<2x4x1000x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<2x4x1000x128xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<8x256x64xf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3, mma = "mma_sync_tf32">} : tensor<8x128x64xf32>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3>} : tensor<8x256x32xbf16>
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 3, mma = "wgmma_bf16">} : tensor<2x4x1000x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<2x4x1000x64xbf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [64, 64], threads = 128, stages = 3>} : tensor<2x4x1000x64xbf16>
 func.func @defaults(%h: tensor<2x4x1000x64xbf16>, %h2: tensor<2x4x1000x128xbf16>, %f: tensor<8x256x64xf16>, %q: tensor<8x128x64xf32>, %s: tensor<8x256x32xbf16>)
     -> (tensor<2x4x1000x64xbf16>, tensor<2x4x1000x128xbf16>, tensor<8x256x64xf16>, tensor<8x128x64xf32>, tensor<8x256x32xbf16>, tensor<2x4x1000x64xbf16>, tensor<2x4x1000x64xbf16>) {
@@ -29,12 +30,17 @@ func.func @defaults(%h: tensor<2x4x1000x64xbf16>, %h2: tensor<2x4x1000x128xbf16>
 
 // -----
 
-// An explicit wgmma config keeps its key block and stages.
+// An explicit wgmma config keeps its key block and stages (with overlap's
+// 384 threads); 288 threads or 2 stages keep the serial schedule.
 // CHECK-LABEL: func.func @kept
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 64], threads = 288, stages = 4, mma = "wgmma_bf16">}
-func.func @kept(%h: tensor<8x256x128xbf16>) -> tensor<8x256x128xbf16> {
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 64], threads = 384, stages = 4, mma = "wgmma_bf16", schedule = "overlap">}
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_bf16">}
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_bf16">}
+func.func @kept(%h: tensor<8x256x128xbf16>) -> (tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16>) {
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [128, 64], stages = 4, mma = "wgmma_bf16">} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
-  return %0 : tensor<8x256x128xbf16>
+  %1 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<threads = 288>} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
+  %2 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<stages = 2>} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
+  return %0, %1, %2 : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16>
 }
 
 // -----
