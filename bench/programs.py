@@ -523,12 +523,13 @@ PROGRAMS = {
          ("attn-bf16-2x4x1000x128-causal", attention(2, 4, 1000, 128, "bf16", causal=True)),
          ("attn-bf16-mask-2x4x1000x64", attention(2, 4, 1000, 64, "bf16", mask=True)),
          ("attn-explicit-f32-8x1000x64", attention_explicit(8, 1000, 64)),
-         # The opt-in wgmma kernel (sm_90a), checked and timed beside the default.
-         ("attn-bf16-2x4x1000x128-causal-wgmma-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16")),
-         ("attn-bf16-mask-2x4x1000x64-wgmma-sm90a", attention(2, 4, 1000, 64, "bf16", mask=True, mma="wgmma_bf16")),
-         ("attn-f16-2x4x1000x64-wgmma-sm90a", attention(2, 4, 1000, 64, "f16", mma="wgmma_f16"))] +
+         # The wgmma kernel (sm_90a) with the serial schedule (its default
+         # until 2026-12-07; -overlap- below is the default since).
+         ("attn-bf16-2x4x1000x128-causal-wgmma-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16", schedule="serial")),
+         ("attn-bf16-mask-2x4x1000x64-wgmma-sm90a", attention(2, 4, 1000, 64, "bf16", mask=True, mma="wgmma_bf16", schedule="serial")),
+         ("attn-f16-2x4x1000x64-wgmma-sm90a", attention(2, 4, 1000, 64, "f16", mma="wgmma_f16", schedule="serial"))] +
         [(f"attn-bf16-16x32x4096x{d}" + ("-causal" if c else "") + "-wgmma-sm90a",
-          attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16"))
+          attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16", schedule="serial"))
          for d in (64, 128) for c in (False, True)] + [
          # The wgmma kernel's warpgroups in ping-pong (schedule = "pingpong",
          # opt-in; built, not yet run on a GPU): a check case and the two
@@ -538,9 +539,9 @@ PROGRAMS = {
          ("attn-bf16-16x32x4096x64-pingpong-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="pingpong")),
          ("attn-bf16-16x32x4096x128-causal-pingpong-sm90a", attention(16, 32, 4096, 128, "bf16", True, mma="wgmma_bf16", schedule="pingpong")),
          ("attn-explicit-f32-8x1000x64-causal", attention_explicit(8, 1000, 64, causal=True)),
-         # schedule = "overlap" (opt-in; built 2026-12-07, not yet run on a
-         # GPU): each warpgroup's softmax under its own P V; check cases and
-         # the timed shapes beside -wgmma- and -pingpong-.
+         # schedule = "overlap" (the default since 2026-12-07): each
+         # warpgroup's softmax under its own P V; check cases and the timed
+         # shapes beside -wgmma- (serial) and -pingpong-.
          ("attn-bf16-2x4x1000x128-causal-overlap-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16", schedule="overlap")),
          ("attn-f16-mask-2x4x1000x64-overlap-sm90a", attention(2, 4, 1000, 64, "f16", mask=True, mma="wgmma_f16", schedule="overlap"))] +
         [(f"attn-bf16-16x32x4096x{d}" + ("-causal" if c else "") + "-overlap-sm90a",

@@ -319,7 +319,15 @@ HALF_VARIANTS = [
         (True, "-v64x64s1p5c2", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 2"),
         (True, "-v64x64s1p5c4", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 4"),
         (True, "-v64x128s1p4c2", "block = [64, 128, 64], threads = 160, stages = 4, cluster = 2"),
+        # cuBLAS's form (nvjet 64 x 80, 11 stages, 120 blocks: one wave;
+        # ncu, session 29): B^T tiles of 64 x 80 / 64 x 96 at 8 stages.
+        (True, "-v64x80s1p8", "block = [64, 80, 64], threads = 160, stages = 8"),
+        (True, "-v64x96s1p8", "block = [64, 96, 64], threads = 160, stages = 8"),
     )
+] + [
+    # 8 x 2048^3 one block a tile (the default until the persistent rule
+    # took a batched 16-bit C at any K, session 29).
+    (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4", _direct("block = [128, 256, 64], stages = 4") + ', mma = "wgmma_bf16", copy = "tma"'),
 ] + [
     # medium 1024 x 704 x 1504 (0.86x; 96 blocks of 64 x 128): B's tile shared
     # by pairs, and 64 x 64 (176 blocks).

@@ -182,3 +182,21 @@ func.func @rowb_f32_out(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) 
   %0 = kb.matmul %a, %b : tensor<2048x2048xbf16>, tensor<2048x2048xbf16> -> tensor<2048x2048xf32>
   return %0 : tensor<2048x2048xf32>
 }
+
+// -----
+
+// A batch with a 16-bit C takes the persistent grid at any K (and with it
+// the TMA store); an f32 C keeps one block a tile above K = 1024.
+// CHECK-LABEL: func.func @batched_half_c
+// CHECK: kb.config<block = [128, 256, 64], mma = "wgmma_bf16", grid = 132
+// CHECK-LABEL: func.func @batched_f32_c
+// CHECK-NOT: grid =
+// CHECK: return
+func.func @batched_half_c(%a: tensor<8x2048x2048xbf16>, %b: tensor<8x2048x2048xbf16>) -> tensor<8x2048x2048xbf16> {
+  %0 = kb.matmul %a, %b : tensor<8x2048x2048xbf16>, tensor<8x2048x2048xbf16> -> tensor<8x2048x2048xbf16>
+  return %0 : tensor<8x2048x2048xbf16>
+}
+func.func @batched_f32_c(%a: tensor<8x2048x2048xbf16>, %b: tensor<8x2048x2048xbf16>) -> tensor<8x2048x2048xf32> {
+  %0 = kb.matmul %a, %b : tensor<8x2048x2048xbf16>, tensor<8x2048x2048xbf16> -> tensor<8x2048x2048xf32>
+  return %0 : tensor<8x2048x2048xf32>
+}
