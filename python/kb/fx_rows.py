@@ -81,7 +81,7 @@ def _log_softmax(imp, x, dim, dtype=None):
                  "(kb.log_softmax is over the last dim)")
     if dtype is not None:  # log_softmax(x.to(dtype))
         x = imp.convert(x, dtype)
-    return imp.unary(x, imp.prog.log_softmax)
+    return imp.unary(x, imp.prog.log_softmax, rows=True)
 
 
 def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
@@ -114,7 +114,7 @@ def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
     # normalized as 2-D rows, so that a Linear after the norm reads them.
     if len(x.shape) > 2 and (x.source is not None or len(imp.kb_shape(x)) == 2):
         return KVal(x.shape, value=build(imp.rows_view(x)))
-    return imp.unary(x, build)
+    return imp.unary(x, build, rows=True)
 
 
 def call_function(imp, t, args, kwargs):
