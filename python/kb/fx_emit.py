@@ -298,6 +298,14 @@ class Importer:
                     break
                 r = self.vector_value(op, xv, ov, x_left)
                 return KVal(x.shape, value=r, reshaped=x.shape[-1] != 1)
+        # A column (R, 1) of an input against (R, M): along the last axis of
+        # the transpose (kb.transpose), transposed back where it is read.
+        for x, col, x_left in ((a, b, True), (b, a, False)):
+            if len(x.shape) == 2 and tuple(col.shape) == (x.shape[0], 1) and col.source is not None \
+                    and x.shape[1] > 1 and op != "pow":
+                t = self.read(self.transpose_last2(x))
+                y = self.vector_value(op, t, self.read(col, (x.shape[0],)), x_left)
+                return KVal(x.shape, transposed=KVal((x.shape[1], x.shape[0]), value=y))
         self.fail(f"{op} of shapes {a.shape} and {b.shape}: kb broadcasts only a vector "
                   f"along the last axis (or one element onto an input)")
 

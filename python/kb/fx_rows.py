@@ -91,6 +91,8 @@ def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
         imp.fail(f"{what} of a non-tensor")
     ns = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) else (normalized_shape,)
     n = x.shape[-1]
+    if len(ns) > 1 and tuple(x.shape[-len(ns):]) == ns and x.source is not None:
+        return _norm_flat(imp, x, ns, weight, bias, eps, rms)
     if ns != (n,):
         imp.fail(f"{what} over the last {len(ns)} dims {ns} (kb normalizes over the last dim only)")
     params = []
@@ -115,6 +117,26 @@ def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
     if len(x.shape) > 2 and (x.source is not None or len(imp.kb_shape(x)) == 2):
         return KVal(x.shape, value=build(imp.rows_view(x)))
     return imp.unary(x, build, rows=True)
+
+
+def _norm_flat(imp, x, ns, weight, bias, eps, rms):
+    """A norm over the last len(ns) dims of an input: its rows as
+    (leading, prod(ns)), the weight and bias as vectors; a reshaped result."""
+    from .fx_emit import KVal
+    import math
+    n = math.prod(ns)
+    v = imp.read(x, (x.numel // n, n))
+    ps = []
+    for p, pname in ((weight, "weight"), (bias, "bias")):
+        if p is not None:
+            if not isinstance(p, KVal) or p.source is None or tuple(p.shape) != ns:
+                imp.fail(f"a norm over {ns} with a {pname} that is not a parameter or input of that shape")
+            ps.append(imp.read(p, (n,)))
+    if eps is None:
+        eps = float(_torch().finfo(imp.real_result(imp.node).dtype).eps)
+    r = imp.prog.rms_norm(v, ps[0] if ps else None, float(eps)) if rms else \
+        imp.prog.layer_norm(v, *ps, eps=float(eps))
+    return KVal(x.shape, value=r, reshaped=True)
 
 
 def call_function(imp, t, args, kwargs):

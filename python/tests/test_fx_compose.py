@@ -136,3 +136,20 @@ def test_elementwise_on_a_reshaped_result_keeps_it_rows_refused():
     check(lambda x: torch.relu(x.sum(1, keepdim=True).reshape(2, 4)) * 2.0, x)
     with pytest.raises(kb.KbImportError, match="reshaped result"):
         kb.import_torch(lambda x: torch.softmax(x.sum(1).reshape(2, 4), -1), (x,))
+
+
+def test_layer_norm_over_several_dims_of_an_input(kb_opt):
+    m = Wrap(lambda s, x: s.ln(x), ln=nn.LayerNorm((3, 4)))
+    with torch.no_grad():
+        m.ln.weight.uniform_(0.5, 2)
+        m.ln.bias.uniform_(-1, 1)
+    imp = check(m, N(2, 5, 3, 4))
+    assert "tensor<10x12xf32>" in imp.program.mlir()
+    parse_with_kb_opt(kb_opt, imp.program.mlir())
+
+
+def test_column_of_an_input_through_transposes(kb_opt):
+    imp = check(lambda a, b: a.unsqueeze(1) * b, N(5), N(5, 7))  # KernelBench level 1, 12
+    assert imp.program.mlir().count("kb.transpose") == 2
+    check(lambda a, b: a.unsqueeze(1) - b, N(5), N(5, 7))
+    parse_with_kb_opt(kb_opt, imp.program.mlir())
