@@ -1,25 +1,8 @@
-"""kb.fx's compositions: PyTorch ops kb has no op of its own for, written
-as a few existing kb ops that compute the same thing (KernelBench, issue
-#45; docs/kernelbench.md lists them):
-
-    torch.max / torch.min (x, dim)  -> (values, indices): .values / [0] is
-                                       kb.reduce max / min (indices refused)
-    torch.max / torch.min (x)       -> kb.reduce max / min all; (x, y) -> maximum / minimum
-    torch.logsumexp over the last dim -> mean(x - log_softmax(x)): every
-                                       element of x - log_softmax(x) is the
-                                       row's logsumexp (a row holding -inf gives NaN)
-    nn.InstanceNorm1d/2d/3d (affine=False, instance statistics)
-                                    -> kb.layer_norm of the (N*C, spatial) rows
-    nn.BatchNorm1d on (N, C)        -> batch statistics (training, as PyTorch):
-                                       mean / var over dim 0, then a per-channel
-                                       scale and shift; running statistics (eval)
-    torch.norm / linalg.norm / .norm (p 2, 'fro' or 1) over all or one dim
-    F.smooth_l1_loss, F.huber_loss, F.mse_loss, F.kl_div, F.triplet_margin_loss
-    (and their nn modules), with reduction mean / sum / none (kl_div: batchmean)
-    torch.einsum of two operands that is a matmul ("bijl,lk->bijk", "bik,bkj->bij")
-
-Each function returns the translated KVal, or None when the node is not one
-of these; a use it does not cover fails through the importer's fail().
+"""kb.fx's compositions: PyTorch ops kb has no op for, written as existing
+kb ops that compute the same (max / min with dim, logsumexp, norms,
+InstanceNorm, BatchNorm1d, losses, matmul einsums; docs/kernelbench.md
+says how each is built). Each function returns the KVal, or None when the
+node is none of these; what it does not cover fails through imp.fail().
 """
 
 from __future__ import annotations
@@ -34,8 +17,7 @@ FLT_MIN = 1.1754943508222875e-38  # xlogy(t, t) = t * log(max(t, FLT_MIN)): 0 at
 
 
 class ValuesIndices:
-    """torch.max / torch.min (x, dim): the values are a kb.reduce; the
-    indices (an argmax) are not computed."""
+    """torch.max / min (x, dim): the values (a kb.reduce), not the indices."""
 
     def __init__(self, values, what):
         self.values, self.what = values, what
@@ -50,19 +32,16 @@ def values_indices(imp, name, x, dim, keepdim):
 
 
 def is_values_indices(node) -> bool:
-    """A torch.max / min (or the methods) with a dim: the tuple result."""
     torch = _torch()
     t = node.target
     named = (node.op == "call_function" and t in (torch.max, torch.min)) or \
         (node.op == "call_method" and t in ("max", "min"))
     if not named:
         return False
-    rest = node.args[1:] if node.op == "call_function" else node.args[1:]
-    return "dim" in node.kwargs or (len(rest) >= 1 and isinstance(rest[0], int))
+    return "dim" in node.kwargs or (len(node.args) > 1 and isinstance(node.args[1], int))
 
 
-def _max_min(imp, name, args, kwargs):
-    """torch.max / min(x) and (x, other)."""
+def _max_min(imp, name, args, kwargs):  # (x) and (x, other)
     from .fx_emit import KVal
     other = _a(args, kwargs, 1, "other")
     if isinstance(other, KVal):
@@ -105,8 +84,8 @@ def norm(imp, x, p, dim, keepdim):
 
 
 def smooth_l1(imp, a, b, reduction, beta, huber):
-    """smooth_l1 (beta) / huber (delta): with d = |a - b| and m = min(d, beta),
-    0.5 m^2 / beta + (d - m) (huber: 0.5 m^2 + delta (d - m))."""
+    """d = |a - b|, m = min(d, beta): 0.5 m^2 / beta + (d - m) (huber, beta =
+    delta: 0.5 m^2 + delta (d - m))."""
     d = imp.unary(imp.binary("sub", a, b), imp.prog.abs)
     if beta == 0:
         return _reduction(imp, d, reduction, "smooth_l1_loss")
@@ -140,9 +119,7 @@ def triplet(imp, a, pos, neg, margin, p, eps, swap, reduction):
     return _reduction(imp, imp.unary(loss, imp.prog.relu), reduction, "triplet_margin_loss")
 
 
-def einsum(imp, eq, ops):
-    """Two operands whose contraction is one matmul: A's last index against
-    B's first (B 2-D) or B's middle (3-D, one shared batch index)."""
+def einsum(imp, eq, ops):  # "...k,kn->...n" and "bik,bkj->bij"
     if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
         ops = ops[0]
     if not isinstance(eq, str) or len(ops) != 2 or "->" not in eq or "." in eq:

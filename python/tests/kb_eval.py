@@ -1,13 +1,6 @@
-#===- kb_eval.py - A float64 evaluator of the importer's kb programs -----===#
-#
-# The tests of the importer's compositions (test_fx_compose.py) check that
-# the kb ops it writes compute what the PyTorch code does: this runs a kb
-# program's text, op by op, in float64 torch on the CPU, with kb's
-# semantics of each op (include/kb/Dialect/KB/IR/KBOps.td), and feeds its
-# inputs from the import's signature. It covers the ops the compositions
-# write; any other op raises, so a test cannot pass by skipping one.
-#
-#===----------------------------------------------------------------------===#
+"""A float64 evaluator of kb program text (kb's op semantics, KBOps.td)
+for test_fx_compose.py: inputs from the import's signature; an op it does
+not know raises, so no test passes by skipping one."""
 
 import re
 

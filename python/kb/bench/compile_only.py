@@ -1,14 +1,10 @@
 #===- kb/bench/compile_only.py - Which problems kb compiles, on the host ---===#
 #
-# python3 -m kb.bench --compile-only DIR_OR_FILES... [--bundles DIR] [--json OUT]
-# For each KernelBench-style problem: Model(*get_init_inputs()) and
-# get_inputs() built on PyTorch's meta device (shapes only: level 1's inputs
-# reach 6 GB; real CPU tensors where a problem cannot be built on meta),
-# imported by kb.fx at those shapes and compiled by kb-opt (kb.compile: the
-# whole forward, every op a kb op; nothing is left to PyTorch). One line per
-# problem (accepted with its kernels, or refused with the one-line reason
-# and the stage that refused it: load, import or kb-opt), a summary count,
-# and with --json the table (docs/kernelbench.md reads level 1 and 2 this way).
+# python3 -m kb.bench --compile-only DIR_OR_FILES... [--bundles DIR] [--json OUT]:
+# each problem's Model and inputs built on the meta device (shapes only; the
+# CPU where meta fails), kb.compile'd whole (no piece left to PyTorch), one
+# line each (accepted + kernels, or refused + stage + reason), a summary
+# and the JSON table (docs/kernelbench.md).
 #
 #===----------------------------------------------------------------------===#
 
@@ -46,8 +42,7 @@ def number_of(path: Path):
 
 
 def instantiate_shapes(problem, seed: int = 0):
-    """Model and inputs on the meta device (no memory); on the CPU where
-    the problem's code cannot run on meta. Returns (model, inputs, device)."""
+    """(model, inputs, "meta"), or on the CPU where meta fails."""
     import torch
     from .problems import instantiate
     try:
@@ -91,7 +86,7 @@ def compile_one(path: Path, out: Path, args) -> Dict[str, Any]:
         rec["kernels"] = [k["name"] for k in bundle.kernels]
         if args.bundles:
             rec["bundle"] = str(bundle.path)
-    except Exception as e:  # every refusal is a row, never the end of the run
+    except Exception as e:  # a refusal is a row, never the end of the run
         rec["accepted"] = False
         rec["stage"], rec["reason"], rest = reason_of(e)
         if rest:
