@@ -7,13 +7,15 @@ import json
 
 from kb import bench
 
-HEAD = "import torch, torch.nn as nn\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+HEAD = "import torch, torch.nn as nn, torch.nn.functional as F\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
 PROBLEMS = {
     # 2^36 floats (256 GiB): only the meta device can build these inputs.
     "1_huge_relu.py": HEAD + "    def forward(self, x):\n        return torch.relu(x) * 2.0\n"
     "def get_inputs(): return [torch.rand(1 << 20, 1 << 16)]\ndef get_init_inputs(): return []\n",
     "2_argmax.py": HEAD + "    def forward(self, x):\n        return torch.argmax(x, dim=1).float()\n"
     "def get_inputs(): return [torch.rand(64, 32)]\ndef get_init_inputs(): return []\n",
+    "3_sdpa.py": HEAD + "    def forward(self, q, k, v):\n        return F.scaled_dot_product_attention(q, k, v)\n"
+    "def get_inputs(): return [torch.rand(2, 64, 32) for _ in range(3)]\ndef get_init_inputs(): return []\n",
     "10_scalar.py": HEAD + "    def forward(self, x, s):\n        return x * s\n"
     "def get_inputs(): return [torch.rand(64, 32), 3.0]\ndef get_init_inputs(): return []\n",
 }
@@ -28,11 +30,12 @@ def test_compile_only_folder(tmp_path, can_compile, capsys):
     rc = bench.main(["--compile-only", str(d), "--json", str(rep)])
     out = capsys.readouterr().out.splitlines()
     assert rc == 1  # some refused
-    assert out[0].startswith("[1/3] 1_huge_relu: accepted (1 kernel: k0_fused_relu_scale)"), out
-    assert out[1].startswith("[2/3] 2_argmax: refused (import): kb cannot import torch.argmax"), out
-    assert out[2].startswith("[3/3] 10_scalar: refused (load): "), out  # by number: 10 after 2
-    assert "get_inputs()[1] is a float" in out[2]
-    assert out[3] == "kb.bench: 1 of 3 accepted, 2 refused (1 at import, 1 at load)"
+    assert out[0].startswith("[1/4] 1_huge_relu: accepted (1 kernel: k0_fused_relu_scale)"), out
+    assert out[1].startswith("[2/4] 2_argmax: refused (import): kb cannot import torch.argmax"), out
+    assert out[2].startswith("[3/4] 3_sdpa: refused (kb-opt): ") and "precision(ieee)" in out[2], out
+    assert out[3].startswith("[4/4] 10_scalar: refused (load): "), out  # by number: 10 after 3
+    assert "get_inputs()[1] is a float" in out[3]
+    assert out[4] == "kb.bench: 1 of 4 accepted, 3 refused (1 at import, 1 at kb-opt, 1 at load)"
     r = json.loads(rep.read_text())
     assert r["mode"] == "compile-only" and r["summary"]["accepted_numbers"] == [1]
     rows = {p["problem"]: p for p in r["problems"]}
