@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .fx_dispatch import Dispatch
-from .fx_emit import Importer, KVal
+from .fx_emit import Importer, KVal, prune
 from .fx_trace import KbImportError, _torch, trace, where_in_user_code  # noqa: F401
 from .ir import KbError, Program, dtype_name
 from . import fx_attention  # scaled_dot_product_attention's masks
@@ -262,6 +262,7 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
     def order(item):
         kind, ident = specs[item[1]]["source"]
         return (0, ident, 0) if kind == "arg" else (1, params_used.index(ident) if ident in params_used else 0, 0)
+    prune(imp.prog)
     imp.prog.inputs.sort(key=order)
     imp.input_specs.sort(key=lambda s: order((None, s["buffer"])))
     sig = {

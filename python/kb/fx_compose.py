@@ -70,6 +70,8 @@ def logsumexp(imp, x, dim, keepdim=False):
         dim = dim[0]
     if not isinstance(dim, int) or dim % max(r, 1) != r - 1:
         imp.fail(f"logsumexp over dim={dim} of a rank-{r} tensor (kb's is over the last dim)")
+    if keepdim and x.shape[-1] == 1 and not x.reshaped:
+        return x  # of one element: itself
     lsm = imp.unary(x, imp.prog.log_softmax, rows=True)
     return fx_rows._reduce(imp, imp.binary("sub", x, lsm), "mean", -1, keepdim)
 

@@ -20,6 +20,27 @@ from .ir import KbError, Program, Value, dtype_name
 from . import fx_attention  # N-D @ N-D
 
 
+def once(fn):
+    """fn, called at most once (its result kept)."""
+    memo = []
+    return lambda: memo[0] if memo else (memo.append(fn()) or memo[0])
+
+
+def prune(prog) -> None:
+    """Drops the ops whose results nothing uses (the columns an as_vector
+    replaced): kb-opt would compile each into a kernel."""
+    lines = prog._lines
+    if any(not re.match(r"\s*%\w+ = kb\.", l) for l in lines):
+        return  # a region (kb.fusion): left as it is
+    live = {v.name for v, _ in prog.outputs}
+    keep = []
+    for l in reversed(lines):
+        if re.match(r"\s*%(\w+) = ", l).group(1) in live:
+            keep.append(l)
+            live.update(re.findall(r"%(\w+)", l.split("=", 1)[1]))
+    prog._lines[:] = keep[::-1]
+
+
 @dataclass(eq=False)
 class KVal:
     """A tensor during import: its logical (PyTorch) shape and either a kb
@@ -32,6 +53,10 @@ class KVal:
     transposed: Optional["KVal"] = None  # this is transposed's last two axes swapped
     reshaped: bool = False  # a result reshaped: only returning it is allowed
     source_dtype: str = "f32"  # a source's element type (kb's name)
+    # A column (..., R, 1) from a keepdim row reduction: its data as a 1-D
+    # kb value, made on demand (a broadcast takes it; import_torch prunes
+    # what is left unused).
+    as_vector: Optional[Any] = None
 
     @property
     def numel(self):
@@ -215,10 +240,13 @@ class Importer:
         so a reshaped result is refused; an elementwise fn keeps the reshape."""
         if not isinstance(kv, KVal):
             self.fail(f"a non-tensor operand {kv!r}")
-        if kv.reshaped and kv.value is not None and not rows:
+        if kv.reshaped and kv.value is not None and not rows:  # elementwise: the reshape stays
             return KVal(kv.shape, value=fn(kv.value), reshaped=True)
         v = self.read(kv, self.kb_shape(kv) if kv.source is None else None)
-        return self.result(fn(v), kv.shape)
+        r = self.result(fn(v), kv.shape)
+        if kv.as_vector is not None and not rows:
+            r.as_vector = once(lambda: fn(kv.as_vector()))
+        return r
 
     def binary(self, op: str, a, b) -> KVal:
         p = self.prog
@@ -269,7 +297,10 @@ class Importer:
         if a.shape == b.shape:
             ks = self.kb_shape(a) if a.source is None else self.kb_shape(b)
             va, vb = self.read(a, ks), self.read(b, ks)
-            return self.result(getattr(p, op)(va, vb), a.shape)
+            r = self.result(getattr(p, op)(va, vb), a.shape)
+            if a.as_vector is not None and b.as_vector is not None:
+                r.as_vector = once(lambda: getattr(p, op)(a.as_vector(), b.as_vector()))
+            return r
         # A vector along the last axis: bias_add (for + and -).
         for x, vec, x_left in ((a, b, True), (b, a, False)):
             vs = tuple(d for d in vec.shape)
@@ -301,10 +332,11 @@ class Importer:
         # A column (R, 1) of an input against (R, M): along the last axis of
         # the transpose (kb.transpose), transposed back where it is read.
         for x, col, x_left in ((a, b, True), (b, a, False)):
-            if len(x.shape) == 2 and tuple(col.shape) == (x.shape[0], 1) and col.source is not None \
-                    and x.shape[1] > 1 and op != "pow":
+            if len(x.shape) == 2 and tuple(col.shape) == (x.shape[0], 1) and x.shape[1] > 1 \
+                    and (col.source is not None or col.as_vector is not None) and op != "pow":
                 t = self.read(self.transpose_last2(x))
-                y = self.vector_value(op, t, self.read(col, (x.shape[0],)), x_left)
+                cv = self.read(col, (x.shape[0],)) if col.source is not None else col.as_vector()
+                y = self.vector_value(op, t, cv, x_left)
                 return KVal(x.shape, transposed=KVal((x.shape[1], x.shape[0]), value=y))
         self.fail(f"{op} of shapes {a.shape} and {b.shape}: kb broadcasts only a vector "
                   f"along the last axis (or one element onto an input)")

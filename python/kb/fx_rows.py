@@ -61,12 +61,17 @@ def _reduce(imp, x, name, dim, keepdim, dtype=None):
         r = imp.prog.reduce(v, _KIND[name], keepdim, axis=axis)
         logical = tuple(x.shape[:axis]) + ((1,) if keepdim else ()) + tuple(x.shape[axis + 1:])
         return KVal(logical, value=r)
+    if keepdim and x.shape[-1] == 1 and not x.reshaped:
+        return x  # over one element: itself
     v = imp.read(x, imp.kb_shape(x) if x.source is None else None)
     r = imp.prog.reduce(v, _KIND[name], keepdim)
     logical = tuple(x.shape[:-1]) + ((1,) if keepdim else ())
     out = KVal(logical, value=r)
     if r.shape[-1:] != logical[-1:]:
         out.reshaped = True  # the rows were flattened: only returned as is
+    elif keepdim and len(v.shape) == 2:
+        from .fx_emit import once
+        out.as_vector = once(lambda: imp.prog.reduce(v, _KIND[name], False))
     return out
 
 

@@ -61,6 +61,8 @@ def run(imported, inputs, module=None):
             r = args[0] ** _attr(body, "exponent")
         elif op == "clamp":
             r = torch.clamp(args[0], _attr(body, "min"), _attr(body, "max"))
+        elif op == "gelu":
+            r = F.gelu(args[0], approximate="tanh" if "approx(tanh)" in body else "none")
         elif op == "matmul":
             b = args[1].transpose(-1, -2) if "transpose_b" in body else args[1]
             r = args[0] @ b

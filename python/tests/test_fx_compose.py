@@ -113,7 +113,8 @@ REFUSED = {
     "norm p 3": (lambda x: torch.norm(x, p=3), "norm with p=3"),
     "einsum trace-like": (lambda x: torch.einsum("ij,jk->ik", x, x) + torch.einsum("ij->ji", x),
                           "einsum 'ij->ji' of 1 operands"),
-    "column broadcast": (lambda x: x / x.sum(1, keepdim=True), "kb broadcasts only a vector along the last axis"),
+    "column broadcast": (lambda x: x / torch.softmax(x.sum(1, keepdim=True), -1),
+                         "kb broadcasts only a vector along the last axis"),
 }
 
 
@@ -153,3 +154,13 @@ def test_column_of_an_input_through_transposes(kb_opt):
     assert imp.program.mlir().count("kb.transpose") == 2
     check(lambda a, b: a.unsqueeze(1) - b, N(5), N(5, 7))
     parse_with_kb_opt(kb_opt, imp.program.mlir())
+
+
+def test_computed_column_against_rows(kb_opt):
+    x = N(6, 9)
+    for fn in (lambda x: x / torch.sum(torch.abs(x), dim=1, keepdim=True),  # level 1, 38
+               lambda x: x / torch.norm(x, p=2, dim=1, keepdim=True),  # 39
+               lambda x: F.gelu(torch.logsumexp((x * 2.0).mean(1, keepdim=True), 1, keepdim=True)) + x):  # level 2, 51
+        text = check(fn, x).program.mlir()
+        assert "keepdim" not in text and text.count("kb.transpose") == 2  # the (R, 1) column pruned
+        parse_with_kb_opt(kb_opt, text)
