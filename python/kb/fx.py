@@ -21,7 +21,10 @@ What is supported (docs/tutorial.md lists it with examples):
   of results that are returned, transpose / t / mT / permute of the last two
   axes; nn.LayerNorm / F.layer_norm, nn.RMSNorm / F.rms_norm and
   sum / mean / amax / amin over dim=-1 (fx_rows.py);
-  F.scaled_dot_product_attention and N-D @ N-D matmuls (fx_attention.py).
+  F.scaled_dot_product_attention and N-D @ N-D matmuls (fx_attention.py);
+  max / min with dim, logsumexp, norms, InstanceNorm, BatchNorm1d, losses
+  and matmul einsums, composed of kb ops (fx_compose.py); *, /, minimum and
+  maximum by a vector along the last axis (fx_emit.vector_value).
 Tensors and parameters may be float32, float16 or bfloat16: a 16-bit
 matmul becomes kb.matmul on the tensor cores (precision "native", f32
 accumulation), elementwise ops and softmax keep their operand's type, and
@@ -37,10 +40,11 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .fx_dispatch import Dispatch
-from .fx_emit import Importer, KVal
+from .fx_emit import Importer, KVal, prune
 from .fx_trace import KbImportError, _torch, trace, where_in_user_code  # noqa: F401
 from .ir import KbError, Program, dtype_name
 from . import fx_attention  # scaled_dot_product_attention's masks
+from . import fx_compose  # torch.max(x, dim)'s (values, indices)
 
 
 @dataclass
@@ -196,6 +200,13 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             break
         # A node whose inputs are all plain numbers (or whose result is not a
         # tensor: x.shape, x.size(0), arithmetic on sizes) is a constant.
+        if fx_compose.is_values_indices(node):  # torch.max(x, dim): values and indices
+            a_, k_ = arg(node.args), arg(node.kwargs)
+            what = node.target if isinstance(node.target, str) else node.target.__name__
+            env[node] = fx_compose.values_indices(
+                imp, what, a_[0], a_[1] if len(a_) > 1 else k_.get("dim"),
+                a_[2] if len(a_) > 2 else k_.get("keepdim", False))
+            continue
         if not is_tensor_real(node):
             if isinstance(real[node], (tuple, list)) and any(isinstance(v, torch.Tensor) for v in real[node]):
                 imp.fail("an op with several tensor results")
@@ -203,7 +214,7 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
             continue
         args = arg(node.args)
         kwargs = arg(node.kwargs)
-        if not any(isinstance(a, KVal) for a in list(args) + list(kwargs.values())):
+        if not any(isinstance(a, (KVal, fx_compose.ValuesIndices)) for a in list(args) + list(kwargs.values())):
             if node.op == "call_module" or node.op == "call_function":
                 imp.fail("a tensor made inside the program (kb tensors are the inputs, parameters and results of kb ops)")
         if node.op == "call_module":
@@ -251,6 +262,7 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
     def order(item):
         kind, ident = specs[item[1]]["source"]
         return (0, ident, 0) if kind == "arg" else (1, params_used.index(ident) if ident in params_used else 0, 0)
+    prune(imp.prog)
     imp.prog.inputs.sort(key=order)
     imp.input_specs.sort(key=lambda s: order((None, s["buffer"])))
     sig = {

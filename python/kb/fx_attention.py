@@ -158,7 +158,7 @@ def call_function(imp, t, args, kwargs):
     """kb.attention for F.scaled_dot_product_attention, kb.causal_mask for
     causal_fill, or None for another function."""
     if t is causal_fill:
-        return imp.unary(args[0], imp.prog.causal_mask)
+        return imp.unary(args[0], imp.prog.causal_mask, rows=True)
     if _sdpa() is None or t is not _sdpa():
         return None
     from .fx_emit import KVal

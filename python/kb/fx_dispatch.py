@@ -1,7 +1,7 @@
 """kb.fx's dispatch: which importer method (fx_emit.py) each PyTorch node
 becomes. `Dispatch.call` takes a torch function or Tensor method (asking
-fx_activations.py first, then fx_rows.py and fx_attention.py for what this
-file does not name), `Dispatch.call_module` an nn.Module; each returns the
+fx_activations.py and fx_compose.py first, then fx_rows.py and
+fx_attention.py for what this file does not name), `Dispatch.call_module` an nn.Module; each returns the
 translated KVal or raises KbImportError naming the op. import_torch (fx.py)
 makes one Dispatch per import, after the example run that gives every
 node's real result (`real`: node -> tensor or number).
@@ -14,6 +14,7 @@ import operator
 from .fx_activations import activation_function, activation_method, activation_module
 from . import fx_rows  # norms and reductions over the last dim
 from . import fx_attention  # scaled_dot_product_attention, N-D @ N-D
+from . import fx_compose  # compositions: max/min with dim, logsumexp, norms, losses, einsum
 
 
 def _norm_dim(d, rank):
@@ -58,6 +59,9 @@ class Dispatch:
             r = activation_method(imp, m, self_, rest, kwargs)
             if r is not None:
                 return r
+            r = fx_compose.call_method(imp, m, self_, rest, kwargs)
+            if r is not None:
+                return r
             if m in self.unary_methods:
                 return imp.unary(self_, getattr(p, self.unary_methods[m]))
             if m in self.identity_methods:
@@ -93,6 +97,9 @@ class Dispatch:
         # call_function
         t = target
         r = activation_function(imp, t, args, kwargs)
+        if r is not None:
+            return r
+        r = fx_compose.call_function(imp, t, args, kwargs)
         if r is not None:
             return r
         if t in self.unary_fns:
@@ -198,6 +205,9 @@ class Dispatch:
         if isinstance(mod, nn.Flatten):
             return imp.reshape(x, real[node].shape)
         r = fx_rows.call_module(imp, node, mod, x, self.param_kval)
+        if r is not None:
+            return r
+        r = fx_compose.call_module(imp, node, mod, args, self.param_kval)
         if r is not None:
             return r
         imp.fail(f"the module {type(mod).__module__}.{type(mod).__name__} ({node.target})")

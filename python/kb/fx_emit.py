@@ -20,6 +20,27 @@ from .ir import KbError, Program, Value, dtype_name
 from . import fx_attention  # N-D @ N-D
 
 
+def once(fn):
+    """fn, called at most once (its result kept)."""
+    memo = []
+    return lambda: memo[0] if memo else (memo.append(fn()) or memo[0])
+
+
+def prune(prog) -> None:
+    """Drops the ops whose results nothing uses (the columns an as_vector
+    replaced): kb-opt would compile each into a kernel."""
+    lines = prog._lines
+    if any(not re.match(r"\s*%\w+ = kb\.", l) for l in lines):
+        return  # a region (kb.fusion): left as it is
+    live = {v.name for v, _ in prog.outputs}
+    keep = []
+    for l in reversed(lines):
+        if re.match(r"\s*%(\w+) = ", l).group(1) in live:
+            keep.append(l)
+            live.update(re.findall(r"%(\w+)", l.split("=", 1)[1]))
+    prog._lines[:] = keep[::-1]
+
+
 @dataclass(eq=False)
 class KVal:
     """A tensor during import: its logical (PyTorch) shape and either a kb
@@ -32,6 +53,10 @@ class KVal:
     transposed: Optional["KVal"] = None  # this is transposed's last two axes swapped
     reshaped: bool = False  # a result reshaped: only returning it is allowed
     source_dtype: str = "f32"  # a source's element type (kb's name)
+    # A column (..., R, 1) from a keepdim row reduction: its data as a 1-D
+    # kb value, made on demand (a broadcast takes it; import_torch prunes
+    # what is left unused).
+    as_vector: Optional[Any] = None
 
     @property
     def numel(self):
@@ -210,11 +235,18 @@ class Importer:
         return self.convert(x, dt, explicit=True)
 
     # -- elementwise helpers -------------------------------------------------
-    def unary(self, kv: KVal, fn) -> KVal:
+    def unary(self, kv: KVal, fn, rows: bool = False) -> KVal:
+        """fn on kv's kb value; `rows`: fn works on rows (softmax, a norm),
+        so a reshaped result is refused; an elementwise fn keeps the reshape."""
         if not isinstance(kv, KVal):
             self.fail(f"a non-tensor operand {kv!r}")
+        if kv.reshaped and kv.value is not None and not rows:  # elementwise: the reshape stays
+            return KVal(kv.shape, value=fn(kv.value), reshaped=True)
         v = self.read(kv, self.kb_shape(kv) if kv.source is None else None)
-        return self.result(fn(v), kv.shape)
+        r = self.result(fn(v), kv.shape)
+        if kv.as_vector is not None and not rows:
+            r.as_vector = once(lambda: fn(kv.as_vector()))
+        return r
 
     def binary(self, op: str, a, b) -> KVal:
         p = self.prog
@@ -255,14 +287,24 @@ class Importer:
         p = self.prog
         if op == "pow":
             self.fail("a tensor raised to a tensor power (kb.pow takes a constant exponent)")
+        if a.shape == b.shape and (a.reshaped or b.reshaped):
+            # Elementwise on a reshaped result keeps its kb shape (and the reshape).
+            ks = (a if a.reshaped else b).value.shape
+            va, vb = [x.value if x.reshaped and x.value.shape == ks else self.read(x, ks) if not x.reshaped
+                      else self.fail(f"{op} of two results kb holds as {a.value.shape} and {b.value.shape}")
+                      for x in (a, b)]
+            return KVal(a.shape, value=getattr(p, op)(va, vb), reshaped=True)
         if a.shape == b.shape:
             ks = self.kb_shape(a) if a.source is None else self.kb_shape(b)
             va, vb = self.read(a, ks), self.read(b, ks)
-            return self.result(getattr(p, op)(va, vb), a.shape)
+            r = self.result(getattr(p, op)(va, vb), a.shape)
+            if a.as_vector is not None and b.as_vector is not None:
+                r.as_vector = once(lambda: getattr(p, op)(a.as_vector(), b.as_vector()))
+            return r
         # A vector along the last axis: bias_add (for + and -).
         for x, vec, x_left in ((a, b, True), (b, a, False)):
             vs = tuple(d for d in vec.shape)
-            if len(vs) >= 1 and vs[-1] == x.shape[-1] and math.prod(vs) == vs[-1] \
+            if len(vs) >= 1 and x.shape and vs[-1] == x.shape[-1] and math.prod(vs) == vs[-1] \
                     and len(vs) <= len(x.shape) and vec.numel < x.numel:
                 if op == "add" or (op == "sub" and x_left):
                     vv = self.read(vec, (vs[-1],))
@@ -274,8 +316,46 @@ class Importer:
                     vv = self.read(vec, (vs[-1],))
                     xv = self.read(x, self.kb_shape(x) if x.source is None else None)
                     return self.result(p.bias_add(p.scale(xv, -1.0), vv), x.shape)
+                if op in ("mul", "div", "minimum", "maximum"):
+                    return self.vector_op(op, x, vec, x_left)
+        # One element (a 0-d parameter, a whole-tensor reduction) against an
+        # input: the input read as (numel, 1), the element as its vector.
+        for x, one, x_left in ((a, b, True), (b, a, False)):
+            if one.numel == 1 and x.numel > 1 and x.source is not None and len(one.shape) <= len(x.shape):
+                xv = self.read(x, (x.numel, 1))
+                ov = one.value if one.value is not None and one.source is None and one.transposed is None \
+                    else self.read(one, (1,))
+                if tuple(ov.shape) != (1,):
+                    break
+                r = self.vector_value(op, xv, ov, x_left)
+                return KVal(x.shape, value=r, reshaped=x.shape[-1] != 1)
+        # A column (R, 1) of an input against (R, M): along the last axis of
+        # the transpose (kb.transpose), transposed back where it is read.
+        for x, col, x_left in ((a, b, True), (b, a, False)):
+            if len(x.shape) == 2 and tuple(col.shape) == (x.shape[0], 1) and x.shape[1] > 1 \
+                    and (col.source is not None or col.as_vector is not None) and op != "pow":
+                t = self.read(self.transpose_last2(x))
+                cv = self.read(col, (x.shape[0],)) if col.source is not None else col.as_vector()
+                y = self.vector_value(op, t, cv, x_left)
+                return KVal(x.shape, transposed=KVal((x.shape[1], x.shape[0]), value=y))
         self.fail(f"{op} of shapes {a.shape} and {b.shape}: kb broadcasts only a vector "
-                  f"along the last axis, and only for + and -")
+                  f"along the last axis (or one element onto an input)")
+
+    def vector_value(self, op, xv: Value, vv: Value, x_left: bool) -> Value:
+        """x op v (or v op x) for v a vector along x's last axis: v is spread
+        to x's shape by bias_add onto clamp(x, 0, 0) (0 for any x but NaN,
+        where the result is NaN either way); kb-fuse-elementwise makes the
+        three one kernel with the op (docs/kernelbench.md)."""
+        p = self.prog
+        if op in ("add", "sub") and x_left:
+            return p.bias_add(xv, vv if op == "add" else p.scale(vv, -1.0))
+        spread = p.bias_add(p.clamp(xv, 0.0, 0.0), vv)
+        return getattr(p, op)(xv, spread) if x_left else getattr(p, op)(spread, xv)
+
+    def vector_op(self, op, x: KVal, vec: KVal, x_left: bool) -> KVal:
+        vv = self.read(vec, (vec.shape[-1],))
+        xv = self.read(x, self.kb_shape(x) if x.source is None else None)
+        return self.result(self.vector_value(op, xv, vv, x_left), x.shape)
 
     # -- the ops ---------------------------------------------------------------
     def result_dtype(self) -> str:
@@ -289,7 +369,7 @@ class Importer:
     def softmax(self, x, dim):
         if not isinstance(dim, int) or dim not in (-1, len(x.shape) - 1):
             self.fail(f"softmax over dim={dim} of a rank-{len(x.shape)} tensor (kb.softmax is over the last dim)")
-        return self.unary(x, self.prog.softmax)
+        return self.unary(x, self.prog.softmax, rows=True)
 
     def gelu(self, x, approximate="none"):
         if approximate not in ("none", "tanh"):

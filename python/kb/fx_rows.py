@@ -61,12 +61,17 @@ def _reduce(imp, x, name, dim, keepdim, dtype=None):
         r = imp.prog.reduce(v, _KIND[name], keepdim, axis=axis)
         logical = tuple(x.shape[:axis]) + ((1,) if keepdim else ()) + tuple(x.shape[axis + 1:])
         return KVal(logical, value=r)
+    if keepdim and x.shape[-1] == 1 and not x.reshaped:
+        return x  # over one element: itself
     v = imp.read(x, imp.kb_shape(x) if x.source is None else None)
     r = imp.prog.reduce(v, _KIND[name], keepdim)
     logical = tuple(x.shape[:-1]) + ((1,) if keepdim else ())
     out = KVal(logical, value=r)
     if r.shape[-1:] != logical[-1:]:
         out.reshaped = True  # the rows were flattened: only returned as is
+    elif keepdim and len(v.shape) == 2:
+        from .fx_emit import once
+        out.as_vector = once(lambda: imp.prog.reduce(v, _KIND[name], False))
     return out
 
 
@@ -81,7 +86,7 @@ def _log_softmax(imp, x, dim, dtype=None):
                  "(kb.log_softmax is over the last dim)")
     if dtype is not None:  # log_softmax(x.to(dtype))
         x = imp.convert(x, dtype)
-    return imp.unary(x, imp.prog.log_softmax)
+    return imp.unary(x, imp.prog.log_softmax, rows=True)
 
 
 def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
@@ -91,6 +96,8 @@ def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
         imp.fail(f"{what} of a non-tensor")
     ns = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) else (normalized_shape,)
     n = x.shape[-1]
+    if len(ns) > 1 and tuple(x.shape[-len(ns):]) == ns and x.source is not None:
+        return _norm_flat(imp, x, ns, weight, bias, eps, rms)
     if ns != (n,):
         imp.fail(f"{what} over the last {len(ns)} dims {ns} (kb normalizes over the last dim only)")
     params = []
@@ -114,7 +121,27 @@ def _norm(imp, x, normalized_shape, weight, bias, eps, rms):
     # normalized as 2-D rows, so that a Linear after the norm reads them.
     if len(x.shape) > 2 and (x.source is not None or len(imp.kb_shape(x)) == 2):
         return KVal(x.shape, value=build(imp.rows_view(x)))
-    return imp.unary(x, build)
+    return imp.unary(x, build, rows=True)
+
+
+def _norm_flat(imp, x, ns, weight, bias, eps, rms):
+    """A norm over the last len(ns) dims of an input: its rows as
+    (leading, prod(ns)), the weight and bias as vectors; a reshaped result."""
+    from .fx_emit import KVal
+    import math
+    n = math.prod(ns)
+    v = imp.read(x, (x.numel // n, n))
+    ps = []
+    for p, pname in ((weight, "weight"), (bias, "bias")):
+        if p is not None:
+            if not isinstance(p, KVal) or p.source is None or tuple(p.shape) != ns:
+                imp.fail(f"a norm over {ns} with a {pname} that is not a parameter or input of that shape")
+            ps.append(imp.read(p, (n,)))
+    if eps is None:
+        eps = float(_torch().finfo(imp.real_result(imp.node).dtype).eps)
+    r = imp.prog.rms_norm(v, ps[0] if ps else None, float(eps)) if rms else \
+        imp.prog.layer_norm(v, *ps, eps=float(eps))
+    return KVal(x.shape, value=r, reshaped=True)
 
 
 def call_function(imp, t, args, kwargs):

@@ -9,7 +9,7 @@ eager and torch.compile in the same call (CUDA events, L2 flushed between
 runs, median). It prints a table, and the whole report with --json FILE.
 
 Split use (kb-opt and the GPU on different machines):
-    python3 -m kb.bench --compile-only --bundles DIR PROBLEMS...   # kb-opt machine
+    python3 -m kb.bench --compile-only --bundles DIR PROBLEMS...   # kb-opt machine (compile_only.py)
     python3 -m kb.bench --bundles DIR PROBLEMS... --json out.json  # GPU machine
 The measure step imports each model again (no kb-opt needed) for the
 reference, warns when the program it gets differs from the bundle's, and
@@ -287,14 +287,11 @@ def run_problem(path, args, timer=None) -> Dict[str, Any]:
                            "chip": args.chip}
     bdir = Path(args.bundles) / problem.name if args.bundles else None
     have = bdir is not None and (bdir / "manifest.json").is_file()
-    if args.compile_only or args.recompile or not have:
+    if args.recompile or not have:
         out = bdir or Path(tempfile_dir()) / problem.name
         bundle, _, _, secs = compile_problem(problem, out, args.chip, args.precision, args.seed)
         rec["compile_s"] = round(secs, 2)
         rec["bundle"] = str(bundle.path)
-        rec["kernels"] = [k["name"] for k in bundle.kernels]
-        if args.compile_only:
-            return rec
         bdir = bundle.path
     bundle = Bundle.open(bdir)
     rec["bundle"] = str(bundle.path)
@@ -368,12 +365,15 @@ def format_table(records) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m kb.bench", description=__doc__.split("\n")[0])
-    ap.add_argument("problems", nargs="+", help="KernelBench-style problem files")
+    ap.add_argument("problems", nargs="+", help="KernelBench-style problem files (with --compile-only, "
+                    "folders of them too)")
     ap.add_argument("--chip", default="sm_90a", choices=["sm_90a", "sm_90", "sm_80"])
     ap.add_argument("--precision", default="ieee", choices=["ieee", "tf32", "tf32x3"])
     ap.add_argument("--bundles", help="folder of the bundles (one per problem, by file stem): written by "
                     "--compile-only, read by the measure step")
-    ap.add_argument("--compile-only", action="store_true", help="compile the bundles and stop (no GPU needed)")
+    ap.add_argument("--compile-only", action="store_true", help="import and compile each problem at its "
+                    "get_inputs() shapes and stop: one line each (accepted / refused and why), a summary "
+                    "(no GPU needed; bundles kept only with --bundles)")
     ap.add_argument("--recompile", action="store_true", help="compile even where --bundles has a bundle")
     ap.add_argument("--sets", type=int, default=5, help="fresh input sets checked (5)")
     ap.add_argument("--seed", type=int, default=0)
@@ -382,20 +382,21 @@ def main(argv=None) -> int:
     ap.add_argument("--ceilings", action="store_true", help="also measure this GPU's ceilings (for kb.plot's roofline)")
     ap.add_argument("--json", help="write the report to this file")
     args = ap.parse_args(argv)
-    if args.compile_only and not args.bundles:
-        ap.error("--compile-only needs --bundles DIR")
+    if args.compile_only:
+        from .compile_only import main as compile_only_main
+        return compile_only_main(args)
     report: Dict[str, Any] = {"tool": "kb.bench", "precision": args.precision, "chip": args.chip,
                               "problems": []}
     try:
         import torch
         report["torch"] = torch.__version__
-        if torch.cuda.is_available() and not args.compile_only:
+        if torch.cuda.is_available():
             report["device"] = torch.cuda.get_device_name()
     except ImportError:
         print("kb.bench: needs torch", file=sys.stderr)
         return 2
     timer = None
-    if not args.compile_only and not args.no_time and torch.cuda.is_available():
+    if not args.no_time and torch.cuda.is_available():
         timer = Timer()
         if args.ceilings:
             report["ceilings"] = measure_ceilings(timer)
@@ -408,7 +409,7 @@ def main(argv=None) -> int:
         except Exception as e:
             rec = {"problem": Path(p).stem, "file": str(p),
                    "error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}
-        if not args.compile_only and "error" not in rec:
+        if "error" not in rec:
             print("kb.bench: " + " ".join(format_table([rec]).splitlines()[-1].split()), file=sys.stderr, flush=True)
         if "error" in rec or rec.get("ok") is False:
             failed += 1
@@ -418,12 +419,7 @@ def main(argv=None) -> int:
         if args.json:  # after each problem, so that a run cut short keeps what it measured
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(report, indent=1, default=float))
-    if args.compile_only:
-        for r in report["problems"]:
-            if "error" not in r:
-                print(f"kb.bench: compiled {r['problem']} -> {r['bundle']} ({len(r['kernels'])} kernels, {r['compile_s']} s)")
-    else:
-        print(format_table(report["problems"]))
+    print(format_table(report["problems"]))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(report, indent=1, default=float))
