@@ -34,7 +34,11 @@ for f in build/gpu/programs/*.mlir; do
     echo "kb-run --check refuses $name: $(head -n 1 build/gpu/$name.check)"; refused=$((refused + 1))
   fi
   if grep -q "kb.dropout\|kb.gelu\|kb.bias_add\|kb.scale\|kb.mish" "$f"; then
-    build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name-unfused fuse=false chip=$chip" -o /dev/null
+    # A chain with an op that has no kernel of its own (kb.causal_mask
+    # lowers only inside kb.attention) has no unfused twin: said, not fatal.
+    if ! build/bin/kb-opt "$f" --kb-compile="output=build/gpu/bundles/$name-unfused fuse=false chip=$chip" -o /dev/null 2> build/gpu/$name-unfused.err; then
+      echo "SKIP $name-unfused: $(grep -m1 error: build/gpu/$name-unfused.err)"; rm -rf "build/gpu/bundles/$name-unfused"
+    fi
   fi
 done
 ls build/gpu/bundles | wc -l
