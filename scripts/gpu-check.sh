@@ -29,6 +29,13 @@
 set -u
 OUT=${OUT:-/tmp/kb-gpu-out}
 mkdir -p "$OUT" "$OUT/tmp"
+# Everything under $OUT goes back as one archive (the device returns at most
+# 8 files), also when a timeout around this script sends it SIGTERM: bash
+# runs the trap once the running step ends (twice in session 29 the call's
+# timeout left variants/ and torch_peer.json unpacked, and lost).
+pack() { trap - TERM INT
+pack; }
+trap 'echo "gpu-check: stopped by a signal; packing what ran into results.tgz"; pack; exit 124' TERM INT
 KB_RUN=build/bin/kb-run
 # cuBLAS: the toolkit's, else the one PyTorch ships.
 . "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
@@ -327,5 +334,6 @@ for suite in ${KB_BENCH:-squares}; do
 done
 # The device returns at most 8 files: everything goes back as one archive
 # (unpack with tar xzf into bench/results/<run>/).
-(cd "$OUT" && tar czf ../kb-gpu-results.tgz . && rm -rf ./* && mv ../kb-gpu-results.tgz results.tgz)
+trap - TERM INT
+pack
 ls -la "$OUT"
