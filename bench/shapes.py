@@ -286,57 +286,46 @@ HALF_VARIANTS = [
         (("square", 2048, 2048, 2048, 1, False), "-v128x128s1p4", "block = [128, 128, 64], stages = 4"),
     )
 ] + [
+    # The gemv kernel's tiles (thread = / warp =) or wgmma's, direct stores
+    # unless a config says.
+    (shape, tag, cfg + ', mma = "gemv"' if "thread = [" in cfg or "warp = [" in cfg
+     else _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
+       for shape, tag, cfg in (
     # matvec 256 x 1 x 2^20 B^T (gemv, 4 rows a block, BK 512): kb-tile's
     # gemv counted a vector of 4 elements as 16 bytes, 8 in 16 bits, and
     # split it in 8 chunks; it counts bytes now and takes 16. The old
     # default (-v4x1s8k512p2), and twice the BK (the f32 bytes a k tile).
-    (("matvec", 256, 1, 1048576, 1, True), tag, cfg + ', mma = "gemv"')
-    for tag, cfg in (
-        ("-v4x1s8k512p2", "block = [4, 1, 512], warp = [1, 1], split = 8, stages = 2"),
-        ("-v4x1s8k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 8, stages = 2"),
-        ("-v4x1s16k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 16, stages = 2"),
-    )
-] + [
+    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s8k512p2", "block = [4, 1, 512], warp = [1, 1], split = 8, stages = 2"),
+    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s8k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 8, stages = 2"),
+    (("matvec", 256, 1, 1048576, 1, True), "-v4x1s16k1024p2", "block = [4, 1, 1024], warp = [1, 1], split = 16, stages = 2"),
     # matvec 1 x 4099 x 4093 (row-major B, N odd: one column a thread,
     # 2-byte loads, 16 rows of K a thread in flight; 0.75x): 32 rows in
     # flight, and split in 2 or 4 (two or four blocks an SM).
-    (("matvec", 1, 4099, 4093, 1, False), tag, cfg + ', mma = "gemv"')
-    for tag, cfg in (
-        ("-v1x32s1k512r32", "block = [1, 32, 512], thread = [1, 1, 32], stages = 2"),
-        ("-v1x32s2k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 2, stages = 2"),
-        ("-v1x32s2k512r32", "block = [1, 32, 512], thread = [1, 1, 32], split = 2, stages = 2"),
-        ("-v1x32s4k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 4, stages = 2"),
-    )
-] + [
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x32s1k512r32", "block = [1, 32, 512], thread = [1, 1, 32], stages = 2"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x32s2k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 2, stages = 2"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x32s2k512r32", "block = [1, 32, 512], thread = [1, 1, 32], split = 2, stages = 2"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x32s4k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 4, stages = 2"),
     # medium 768 x 768 x 2048 (0.73x / B^T 0.77x): 144 blocks of 64 x 64 read
     # 75 MB from L2 (32 k tiles of 16 KB each), 12x the operands; 64 x 128
     # tiles (72 blocks) read 55 MB, and sharing B's tile in clusters of 2 (4)
-    # 37 MB (47 MB for 64 x 64 in pairs).
-    (("medium", 768, 768, 2048, 1, tb), tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
-    for tb, tag, cfg in (
-        (False, "-v64x128s1p4", "block = [64, 128, 64], threads = 160, stages = 4"),
-        (False, "-v64x128s1p4c2", "block = [64, 128, 64], threads = 160, stages = 4, cluster = 2"),
-        (True, "-v64x64s1p5c2", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 2"),
-        (True, "-v64x64s1p5c4", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 4"),
-        (True, "-v64x128s1p4c2", "block = [64, 128, 64], threads = 160, stages = 4, cluster = 2"),
-        # cuBLAS's form (nvjet 64 x 80, 11 stages, 120 blocks: one wave;
-        # ncu, session 29): B^T tiles of 64 x 80 / 64 x 96 at 8 stages.
-        (True, "-v64x80s1p8", "block = [64, 80, 64], threads = 160, stages = 8"),
-        (True, "-v64x96s1p8", "block = [64, 96, 64], threads = 160, stages = 8"),
-    )
-] + [
+    # 37 MB (47 MB for 64 x 64 in pairs): all slower (session 29).
+    (("medium", 768, 768, 2048, 1, False), "-v64x128s1p4", "block = [64, 128, 64], threads = 160, stages = 4"),
+    (("medium", 768, 768, 2048, 1, False), "-v64x128s1p4c2", "block = [64, 128, 64], threads = 160, stages = 4, cluster = 2"),
+    (("medium", 768, 768, 2048, 1, True), "-v64x64s1p5c2", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 2"),
+    (("medium", 768, 768, 2048, 1, True), "-v64x64s1p5c4", "block = [64, 64, 64], threads = 160, stages = 5, cluster = 4"),
+    (("medium", 768, 768, 2048, 1, True), "-v64x128s1p4c2", "block = [64, 128, 64], threads = 160, stages = 4, cluster = 2"),
+    # cuBLAS's form (nvjet 64 x 80, 11 stages, 120 blocks: one wave; ncu,
+    # session 29): B^T tiles of 64 x 80 / 64 x 96 at 8 stages.
+    (("medium", 768, 768, 2048, 1, True), "-v64x80s1p8", "block = [64, 80, 64], threads = 160, stages = 8"),
+    (("medium", 768, 768, 2048, 1, True), "-v64x96s1p8", "block = [64, 96, 64], threads = 160, stages = 8"),
     # 8 x 2048^3 one block a tile (the default until the persistent rule
     # took a batched 16-bit C at any K, session 29).
-    (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4", _direct("block = [128, 256, 64], stages = 4") + ', mma = "wgmma_bf16", copy = "tma"'),
-] + [
-    # medium 1024 x 704 x 1504 (0.86x; 96 blocks of 64 x 128): B's tile shared
-    # by pairs, and 64 x 64 (176 blocks).
-    (("medium", 1024, 704, 1504, 1, False), tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
-    for tag, cfg in (
-        ("-v64x128s1p5c2", "block = [64, 128, 64], threads = 160, stages = 5, cluster = 2"),
-        ("-v64x64s1p5", "block = [64, 64, 64], threads = 160, stages = 5"),
-    )
-]
+    (("batched", 2048, 2048, 2048, 8, False), "-v128x256s1p4", "block = [128, 256, 64], stages = 4"),
+    # medium 1024 x 704 x 1504 (0.86x; 96 blocks of 64 x 128): B's tile
+    # shared by pairs, and 64 x 64 (176 blocks).
+    (("medium", 1024, 704, 1504, 1, False), "-v64x128s1p5c2", "block = [64, 128, 64], threads = 160, stages = 5, cluster = 2"),
+    (("medium", 1024, 704, 1504, 1, False), "-v64x64s1p5", "block = [64, 64, 64], threads = 160, stages = 5"),
+)]
 
 
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's

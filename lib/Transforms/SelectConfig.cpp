@@ -77,14 +77,21 @@ constexpr bool kRowClusterByDefault = true;
 /// half an SM idle at 32 blocks) hold a bf16 row of 1024 at 32 bytes a
 /// thread, 74-80% of copy on the H200 against f32's 88-91%
 /// (bench/results/2026-12-07-h200-norms-attn-wgmma). Warp rows reduce by
-/// shuffles alone, without the barrier, in half the blocks.
+/// shuffles alone, without the barrier, in half the blocks. Predicted 5-10%
+/// faster; measured (H100, 2026-12-07, session 29, same call, against the
+/// old threads = 64): layer_norm + residual bf16 16384 x 1024 0.0393 against
+/// 0.0392 ms, rms_norm 0.0276 against 0.0272, plain layer_norm 0.0276
+/// against 0.0283: no gain either way (one run each; why is not known).
 constexpr bool kRowsPerBlockByDefault = true;
 /// Online instead of clusters for a norm whose rows fill the chip (rows >=
 /// SMs: one 1024-thread block a row) and whose rows in flight, one an SM,
 /// take at most a quarter of the H100's and H200's 50 MB L2: its second and
 /// third reads then hit L2. H100: bf16 layer_norm 256 x 40000 (10.6 MB in
 /// flight) 0.0240 ms online, 0.0306 in clusters; bf16 rms_norm 1024 x 65536
-/// (16.9 MB) 0.1283 online, 0.1138 in clusters.
+/// (16.9 MB) 0.1283 online, 0.1138 in clusters. Session 29 (one call):
+/// bf16 256 x 40000 0.0243 online against 0.0269 in clusters, but f32
+/// layer_norm 256 x 40000 (21 MB, so clusters) 0.0432 against 0.0409
+/// online: the threshold misses it.
 constexpr int64_t kOnlineRowsInFlightBytes = 50 * 1024 * 1024 / 4;
 /// The vectors a thread holds of a cluster block's part of the row by
 /// default: eight (256 threads for a part of 8192 f32) measured ahead of

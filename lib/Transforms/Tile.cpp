@@ -567,11 +567,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // against torch's 0.1892; persistent with direct stores 0.2196, session
   // 28): the persistent grid gives it the TMA store, which took 128 x 512^3
   // from 0.1190 to 0.0805 ms (H100, 2026-12-07, session 29).
-  bool batchHalfC = batch > 1 &&
-                    cast<ShapedType>(mm.getType())
-                            .getElementType()
-                            .getIntOrFloatBitWidth() == 16;
-  bool fewKTiles = k <= 128 || (batch > 1 && (k <= 1024 || batchHalfC) &&
+  bool halfC =
+      cast<ShapedType>(mm.getType()).getElementType().getIntOrFloatBitWidth() ==
+      16;
+  bool fewKTiles = k <= 128 || (batch > 1 && (k <= 1024 || halfC) &&
                                 !ms.fused && defaultTile);
   if (f.grid == 0 && tmaCopy && f.split <= 1 && oneBlockAnSM && tiles > sms &&
       fewKTiles && !edges && f.cluster <= 2)
@@ -593,9 +592,6 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // 17), a split, a batch or clusters of more than 2.
   // Unfused, with a 16-bit C and at the 128 x 256 tile only (as measured:
   // the TMA store's gain).
-  bool halfC =
-      cast<ShapedType>(mm.getType()).getElementType().getIntOrFloatBitWidth() ==
-      16;
   if (defaultTile && half && mnB && halfC && !ms.fused && tmaCopy &&
       f.grid == 0 && f.split <= 1 && batch == 1 && !rank3 && f.cluster <= 2 &&
       !f.reduce && bm == 128 && bn == 256)
