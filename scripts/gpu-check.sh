@@ -34,7 +34,7 @@ mkdir -p "$OUT" "$OUT/tmp"
 # runs the trap once the running step ends (twice in session 29 the call's
 # timeout left variants/ and torch_peer.json unpacked, and lost).
 pack() { trap - TERM INT
-pack; }
+  (cd "$OUT" && tar czf ../kb-gpu-results.tgz . && rm -rf ./* && mv ../kb-gpu-results.tgz results.tgz); }
 trap 'echo "gpu-check: stopped by a signal; packing what ran into results.tgz"; pack; exit 124' TERM INT
 KB_RUN=build/bin/kb-run
 # cuBLAS: the toolkit's, else the one PyTorch ships.
