@@ -416,6 +416,11 @@ PROGRAMS = {
         "layernorm-plain-1024x65536": layernorm(1024, 65536, residual=False),
         "rmsnorm-1024x65536": rmsnorm(1024, 65536),
         "rmsnorm-bf16-1024x65536": rmsnorm(1024, 65536, "bf16"),
+        # The bf16 LayerNorms at issue #45's other widths (the f32 ones above).
+        "layernorm-bf16-1024x65536": layernorm(1024, 65536, "bf16"),
+        "layernorm-plain-bf16-1024x65536": layernorm(1024, 65536, "bf16", residual=False),
+        "layernorm-plain-bf16-4096x8192": layernorm(4096, 8192, "bf16", residual=False),
+        "layernorm-drop-bf16-4096x8192": layernorm(4096, 8192, "bf16", dropout=True),
         "sum-1024x65536": row_reduce(1024, 65536, "sum"),
         "layernorm-1024x65536-online": layernorm(1024, 65536, config=ONLINE),
         "layernorm-plain-1024x65536-online": layernorm(1024, 65536, residual=False, config=ONLINE),

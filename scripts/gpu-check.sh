@@ -315,7 +315,9 @@ fi
 # geometric mean, <suite>.json and <suite>.png under bench/<suite>/.
 # The torch.compile backend's suites (models, models-tiny, backend-overhead)
 # read build/pybundles/models-cache (scripts/build-pybundles.sh) instead;
-# KB_BENCH_MODELS / KB_BENCH_DTYPES: their --models / --dtypes.
+# KB_BENCH_MODELS / KB_BENCH_DTYPES / KB_BENCH_BUDGET: their --models /
+# --dtypes / --budget-s; KB_BENCH_PROFILE=1: models' --profile (each
+# timed callable's CUDA kernels, in the suite's JSON).
 for suite in ${KB_BENCH:-squares}; do
   [ "$suite" = none ] && break
   mkdir -p "$OUT/bench/$suite"
@@ -324,7 +326,9 @@ for suite in ${KB_BENCH:-squares}; do
     models|models-tiny|backend-overhead)
       bundles=build/pybundles/models-cache
       [ -n "${KB_BENCH_MODELS:-}" ] && extra+=(--models "$KB_BENCH_MODELS")
-      [ -n "${KB_BENCH_DTYPES:-}" ] && extra+=(--dtypes "$KB_BENCH_DTYPES") ;;
+      [ -n "${KB_BENCH_DTYPES:-}" ] && extra+=(--dtypes "$KB_BENCH_DTYPES")
+      [ -n "${KB_BENCH_BUDGET:-}" ] && extra+=(--budget-s "$KB_BENCH_BUDGET")
+      [ -n "${KB_BENCH_PROFILE:-}" ] && [ "$suite" = models ] && extra+=(--profile) ;;
   esac
   KB_RUN="$KB_RUN" PYTHONPATH="$(pwd)/python${PYTHONPATH:+:$PYTHONPATH}" timeout 900 \
     python3 -m kb.bench --suite "$suite" --bundles "$bundles" "${extra[@]}" --out "$OUT/bench/$suite" \

@@ -83,7 +83,8 @@ def main(name: str, spec: Dict[str, Any], args) -> int:
         "device": "" if args.dry_run else torch.cuda.get_device_name(),
         "precompile": (json.loads(pre.read_text()).get(name) if pre.is_file() else None)}
     if spec["kind"] == "models":
-        rows = models.measure(todo, cache, args.chip, args.budget_s, args.dry_run)
+        rows = models.measure(todo, cache, args.chip, args.budget_s, args.dry_run,
+                              profile=getattr(args, "profile", False))
         rep = models_report.build_report(name, rows, budget_s=args.budget_s, **meta)
         models_report.write(rep, out)
         print(models_report.format_table(rep))

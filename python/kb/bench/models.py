@@ -231,7 +231,32 @@ def check_kb(entry: Entry, mod, x, want, cache: Path, chip: str, dry: bool):
     return row, fast
 
 
-def measure_entry(entry: Entry, cache: Path, chip: str, timer, budget: Budget, dry: bool) -> Dict[str, Any]:
+def kernel_profile(fn, calls: int = 3, top: int = 15) -> Dict[str, Any]:
+    """The CUDA kernels of `calls` calls of fn (after one warm call), by
+    torch.profiler: the `top` kernels by total time, each with its
+    microseconds and launches a call, and the call's kernel total; a
+    profiler failure is recorded, not raised."""
+    import torch
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+        cuda = torch.autograd.DeviceType.CUDA
+        rows = [(a.key, a.self_device_time_total / calls, a.count / calls)
+                for a in prof.key_averages() if a.device_type == cuda]
+    except Exception as err:  # noqa: BLE001 - a bench aid, never the measurement
+        return {"error": f"{type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}"}
+    rows.sort(key=lambda r: -r[1])
+    return {"total_us": round(sum(r[1] for r in rows), 1), "distinct": len(rows),
+            "kernels": [{"name": n[:120], "us": round(us, 1), "count": c} for n, us, c in rows[:top]]}
+
+
+def measure_entry(entry: Entry, cache: Path, chip: str, timer, budget: Budget, dry: bool,
+                  profile: bool = False) -> Dict[str, Any]:
     """One model x dtype: the check, then (on the GPU) eager, kb and each
     Inductor mode timed; each stage only while the budget lasts."""
     import torch
@@ -251,6 +276,8 @@ def measure_entry(entry: Entry, cache: Path, chip: str, timer, budget: Budget, d
             return row
         row["eager"] = timer(lambda: mod(x))
         row["kb"] = timer(lambda: fast(x))
+        if profile:
+            row["profile"] = {"eager": kernel_profile(lambda: mod(x)), "kb": kernel_profile(lambda: fast(x))}
         budget.took["entry"] = time.time() - t0  # the next entry's start needs as long
         del fast
         for mode in MODES:
@@ -265,6 +292,8 @@ def measure_entry(entry: Entry, cache: Path, chip: str, timer, budget: Budget, d
             budget.took[key] = secs
             row[key] = timer(lambda: ind(x))
             row[key].update(compile_s=round(secs, 1), max_err=rel_err(y, want))
+            if profile:
+                row["profile"][key] = kernel_profile(lambda: ind(x))
             progress(f"  {entry.name}: inductor {mode}: compiled in {secs:.0f} s, "
                      f"{row[key]['median_ms']:.4f} ms")
             del ind, y
@@ -273,7 +302,8 @@ def measure_entry(entry: Entry, cache: Path, chip: str, timer, budget: Budget, d
     return row
 
 
-def measure(todo: List[Entry], cache: Path, chip: str, budget_s: float, dry: bool) -> List[Dict[str, Any]]:
+def measure(todo: List[Entry], cache: Path, chip: str, budget_s: float, dry: bool,
+            profile: bool = False) -> List[Dict[str, Any]]:
     """Every entry in order (a row each; those after the budget is spent
     are rows with status "budget")."""
     import torch
@@ -296,7 +326,7 @@ def measure(todo: List[Entry], cache: Path, chip: str, budget_s: float, dry: boo
         progress(f"[{i}/{len(todo)}] {e.name} (input {'x'.join(map(str, e.spec['input']))})"
                  + (" dry run" if dry else ""))
         try:
-            r = measure_entry(e, cache, chip, timer, budget, dry)
+            r = measure_entry(e, cache, chip, timer, budget, dry, profile=profile)
         except (KbError, RuntimeError) as err:  # e.g. out of memory, or a bad bundle
             r = {"model": e.model, "dtype": e.dtype, "name": e.name, "ok": False, "status": "error",
                  "error": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}

@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
                     "or Inductor compile only where it fits in this many seconds (what it took last "
                     "time, on the entry before; 300)")
     ap.add_argument("--chip", default="sm_90a", help="models suites: the kb backend's chip (sm_90a)")
+    ap.add_argument("--profile", action="store_true", help="models suites: also record the CUDA "
+                    "kernels of one call of eager, kb and each Inductor mode (torch.profiler: name, "
+                    "microseconds, count), to read the gap kernel by kernel")
     return ap
 
 
