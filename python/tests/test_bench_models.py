@@ -173,3 +173,17 @@ def test_backend_overhead_table_shows_graphs_and_direct_launches():
     assert "python us / kernel (piece graphs; direct; target 10)" in head
     assert "31.5 (60.2; 331.0)" in line and "20.2 (300.1)" in line
     assert line.rstrip().endswith("7.5 (17.1; 107.3)")
+
+
+def test_kb_with_inductor_counts_only_within_tolerance():
+    ok = _row("a/f32", eager=3.0, kb=1.5, inductor_max_autotune=1.2)
+    ok["kb_inductor"] = {"median_ms": 1.0, "max_err": 1e-4}
+    over = _row("b/f32", eager=3.0, kb=1.5, inductor_max_autotune=1.2)
+    over["kb_inductor"] = {"median_ms": 1.0, "max_err": 1.0}
+    failed = _row("c/f32", eager=3.0, kb=1.5)
+    failed["kb_inductor"] = {"error": "RuntimeError: no"}
+    rep = models_report.build_report("models", [ok, over, failed])
+    assert ok["speedup_kb_inductor"]["inductor_max_autotune"] == pytest.approx(1.2)
+    assert "speedup_kb_inductor" not in over and "speedup_kb_inductor" not in failed
+    text = models_report.format_table(rep)
+    assert "1.0000 (over tol)" in text and "error" in text and "1.20x" in text
