@@ -528,6 +528,12 @@ PROGRAMS = {
          ("attn-bf16-2x4x1000x128-causal", attention(2, 4, 1000, 128, "bf16", causal=True)),
          ("attn-bf16-mask-2x4x1000x64", attention(2, 4, 1000, 64, "bf16", mask=True)),
          ("attn-explicit-f32-8x1000x64", attention_explicit(8, 1000, 64)),
+         # Issue #46's "5x the unfused kb program at sequence 4096": the
+         # written-out form fused (one kb.attention) against its -unfused
+         # bundle (q k^T, scale, softmax, p v: 4.3 GB of f32 scores at 64
+         # batch-heads; 16 x 32 would be 34 GB a buffer).
+         ("attn-explicit-f32-64x4096x64", attention_explicit(64, 4096, 64)),
+         ("attn-explicit-f32-64x4096x128", attention_explicit(64, 4096, 128)),
          # The wgmma kernel (sm_90a) with the serial schedule (its default
          # until 2026-12-07; -overlap- below is the default since).
          ("attn-bf16-2x4x1000x128-causal-wgmma-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16", schedule="serial")),
