@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from typing import Any, Dict, List, Optional
 
 from .fx_trace import _torch
@@ -25,6 +26,12 @@ from . import piece_graphs as G
 torch = _torch()
 
 MAX_GRAPHS = 8  # whole graphs a compiled graph captures (shape keys x streams)
+
+# The overhead suite's view (kb.bench backend-overhead): every WholeGraph
+# made, and with KEEP_ARGS each one's last call's arguments, so that its
+# call can be timed without Dynamo in front.
+INSTANCES: "weakref.WeakSet" = weakref.WeakSet()
+KEEP_ARGS = False
 
 # Counters over the process (tests and the overhead suite read them).
 STATS = {"captures": 0, "replays": 0, "capture_failures": 0, "direct_calls": 0, "moved_to_static": 0}
@@ -254,6 +261,8 @@ class WholeGraph:
         self.why_not_now = None     # None: not decided; '' or why calls do not replay
         self.dev = None
         self.warned = False
+        self.last_args = None
+        INSTANCES.add(self)
 
     def decide(self, args) -> str:
         """Why calls of this graph do not replay, from the first call's
@@ -277,6 +286,8 @@ class WholeGraph:
         return why
 
     def __call__(self, *args):
+        if KEEP_ARGS:
+            self.last_args = args
         why = self.why_not_now
         if why is None:
             why = self.decide(args)

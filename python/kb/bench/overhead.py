@@ -134,10 +134,29 @@ def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -
         fast = compiled(mod, x, spec, cache, chip, dry, True, whole=False)
         t_model_pieces = median_us(lambda: fast(x), sync)
         from .. import whole_graph as W
-        fast = compiled(mod, x, spec, cache, chip, dry, True)
-        before = W.STATS["replays"]
-        t_model = median_us(lambda: fast(x), sync)
-        whole_replays = W.STATS["replays"] - before
+        W.KEEP_ARGS = True
+        try:
+            fast = compiled(mod, x, spec, cache, chip, dry, True)
+            before = W.STATS["replays"]
+            t_model = median_us(lambda: fast(x), sync)
+            whole_replays = W.STATS["replays"] - before
+        finally:
+            W.KEEP_ARGS = False
+        # Where the whole-graph call's time goes: Dynamo in front of kb's
+        # WholeGraph call, the call (key, moved inputs), the replay with
+        # its input copies and output clones, the bare graph replay.
+        wg = next((w for w in list(W.INSTANCES) if w.graphs and w.last_args is not None), None)
+        split = {}
+        if wg is not None:
+            a = wg.last_args
+            c = next(iter(wg.graphs.values()))
+            split = {"wholegraph_call_us": round(median_us(lambda: wg(*a), sync), 1),
+                     "replay_and_clone_us": round(median_us(lambda: c.replay(a), sync), 1),
+                     "whole_graph_replay_us": round(median_us(c.graph.replay, sync), 1),
+                     "whole_graph_args": len(a), "whole_graph_fills": len(c.fills),
+                     "whole_graph_pins": len(c.pins)}
+            split["dynamo_us"] = round(t_model - split["wholegraph_call_us"], 1)
+            wg.last_args = None
         t_piece = median_us(lambda: kp(*args), sync)
         t_piece_direct = median_us(lambda: kp_direct(*args), sync)
         t_loaded = median_us(lambda: fn(*ins), sync)
@@ -160,7 +179,7 @@ def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -
                    kb_load_us=round(t_loaded, 1), graph_replay_us=round(t_graph, 1),
                    python_us_per_kernel=round(per, 1),
                    python_us_per_kernel_direct=round((t_model_direct - t_graph) / n, 1),
-                   target_us=TARGET_US)
+                   target_us=TARGET_US, **split)
         if per > TARGET_US:
             row["error"] = f"{per:.1f} us a kernel over the graph replay (target {TARGET_US:.0f})"
         torch._dynamo.reset()
