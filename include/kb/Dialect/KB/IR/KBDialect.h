@@ -265,6 +265,19 @@ inline bool wgmmaThreadsAllowed(int64_t bm, int64_t bn, bool transposeB,
          (transposeB && tma && bm == 128 && threads == 256 + 128);
 }
 
+/// A 16-bit row-major B, which wgmma reads as it lies (MN-major): its tile
+/// of BK = 64 k rows x BN columns is TMA-copied in boxes of BK rows x the
+/// widest of 64, 32 or 16 columns that divides BN (128, 64 or 32 bytes a
+/// row, swizzled by as many bytes: the TMA map's and the wgmma
+/// descriptors' swizzle), one after the other in shared memory. 0 where
+/// none divides BN (refused).
+inline int64_t wgmmaMnBoxCols(int64_t bn) {
+  for (int64_t cols : {64, 32, 16})
+    if (bn % cols == 0)
+      return cols;
+  return 0;
+}
+
 /// A wgmma matmul's `cluster` (MatmulWgmma.cpp): 2, 4 or 8 blocks of one
 /// column of tiles sharing B's tile by TMA multicast.
 inline bool isWgmmaClusterSize(int64_t cluster) {
