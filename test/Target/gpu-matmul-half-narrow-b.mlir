@@ -2,8 +2,9 @@
 // tile lies in boxes of 64 k rows x 32 columns (64 bytes, 64-byte swizzle)
 // where 32 divides BN, else of 16 columns (32 bytes, 32-byte swizzle), read
 // MN-major by wgmma (wgmmaMnBoxCols; MatmulWgmmaMma.cpp, descriptor).
-// Through the whole pipeline and ptxas: 64 x 80 (five 16-column boxes, the
-// tile of cuBLAS's nvjet on 768 x 768 x 2048), 64 x 96 with edges in M and
+// Through the whole pipeline and ptxas: 64 x 80 in 11 stages (five
+// 16-column boxes: cuBLAS's nvjet tile and stages on 768 x 768 x 2048;
+// more than 8 stages take a wgmma mma), 64 x 96 with edges in M and
 // N (three 32-column boxes; the last column tile's third box lies wholly
 // past N, zero-filled by TMA), 64 x 48 with an edge in N (three 16-column
 // boxes), and an f16 128 x 160 on a persistent grid with bias + GELU in the
@@ -29,8 +30,8 @@
 //
 // The maps (the bundle record in each PTX file holds the manifest on one
 // line): A's 128-byte boxes of 64 columns, B's narrower ones.
-// MAPS: "tensor_map":{"box":[64,64],"dims":[256,512],"of":"a","swizzle":"128B"}
-// MAPS-SAME: "tensor_map":{"box":[64,16],"dims":[512,400],"of":"b","swizzle":"32B"}
+// MAPS: "tensor_map":{"box":[64,64],"dims":[256,1536],"of":"a","swizzle":"128B"}
+// MAPS-SAME: "tensor_map":{"box":[64,16],"dims":[1536,400],"of":"b","swizzle":"32B"}
 // MAPS-SAME: "tensor_map":{"box":[64,64],"dims":[200,320],"of":"c","swizzle":"128B"}
 // MAPS-SAME: "tensor_map":{"box":[64,32],"dims":[320,704],"of":"d","swizzle":"64B"}
 // MAPS-SAME: "tensor_map":{"box":[64,64],"dims":[128,256],"of":"e","swizzle":"128B"}
@@ -38,6 +39,8 @@
 // MAPS-SAME: "tensor_map":{"box":[128,64],"dims":[192,384],"of":"v","swizzle":"128B"}
 // MAPS-SAME: "tensor_map":{"box":[64,32],"dims":[384,320],"of":"w","swizzle":"64B"}
 // CHECK: "kernels": [
+// CHECK: "dynamic_shared_bytes": 203952,
+// CHECK-NEXT: "grid": [
 // CHECK: "name": "k0_matmul"
 // CHECK: "spill_store_bytes": 0
 // CHECK: "name": "k1_matmul"
@@ -50,8 +53,9 @@
 // 64 x 80: the A tile (8 KB), then five boxes of 2 KB; the B descriptor's
 // leading byte offset 2048 (128 << 16), high word 0xC0000010 (32B, 256
 // bytes), its k16 steps 512 bytes (32) apart; wgmma reads B N-major.
-// The first stage's copies: A's box, then B's at 8192 + 2048 j; the next
-// stage 18432 bytes on.
+// A stage's 18432 bytes expected, its copies: A's box, then B's at 8192 +
+// 2048 j.
+// SW32: mov.b32 {{.*}}, 18432;
 // SW32: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // SW32-NEXT: add.s64 {{.*}}, 8192;
 // SW32: cp.async.bulk.tensor.2d
@@ -63,7 +67,8 @@
 // SW32: cp.async.bulk.tensor.2d
 // SW32-NEXT: add.s64 {{.*}}, 16384;
 // SW32: cp.async.bulk.tensor.2d
-// SW32-NEXT: add.s64 {{.*}}, 18432;
+// SW32-NOT: cp.async.bulk.tensor.2d
+// SW32: wgmma.fence
 // SW32: mov.b32 {{.*}}, 1073741888;
 // SW32: or.b32 {{.*}}, 8388608;
 // SW32: mov.b32 {{.*}}, -1073741808;
@@ -89,13 +94,13 @@
 // SW32N48-NEXT: add.s64 {{.*}}, 14336;
 // SW32N48: mov.b32 {{.*}}, -1073741808;
 // SW32N48: wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {{.*}}, p, 1,  1, 0,  1;
-func.func @half_narrow_b(%a: tensor<256x512xbf16> {kb.name = "a"}, %b: tensor<512x400xbf16> {kb.name = "b"},
+func.func @half_narrow_b(%a: tensor<256x1536xbf16> {kb.name = "a"}, %b: tensor<1536x400xbf16> {kb.name = "b"},
                          %c: tensor<200x320xbf16> {kb.name = "c"}, %d: tensor<320x704xbf16> {kb.name = "d"},
                          %e: tensor<128x256xbf16> {kb.name = "e"}, %f: tensor<256x200xbf16> {kb.name = "f"},
                          %v: tensor<192x384xf16> {kb.name = "v"}, %w: tensor<384x320xf16> {kb.name = "w"},
                          %bias: tensor<320xf32> {kb.name = "bias"})
     -> (tensor<256x400xbf16>, tensor<200x704xbf16>, tensor<128x200xf32>, tensor<192x320xf32>) {
-  %0 = kb.matmul %a, %b {config = #kb.config<block = [64, 80, 64], threads = 160, stages = 8, mma = "wgmma_bf16", copy = "tma">} : tensor<256x512xbf16>, tensor<512x400xbf16> -> tensor<256x400xbf16>
+  %0 = kb.matmul %a, %b {config = #kb.config<block = [64, 80, 64], threads = 160, stages = 11, mma = "wgmma_bf16", copy = "tma">} : tensor<256x1536xbf16>, tensor<1536x400xbf16> -> tensor<256x400xbf16>
   %1 = kb.matmul %c, %d {config = #kb.config<block = [64, 96, 64], threads = 160, stages = 6, mma = "wgmma_bf16", copy = "tma">} : tensor<200x320xbf16>, tensor<320x704xbf16> -> tensor<200x704xbf16>
   %2 = kb.matmul %e, %f {config = #kb.config<block = [64, 48, 64], threads = 160, stages = 4, mma = "wgmma_bf16", copy = "tma">} : tensor<128x256xbf16>, tensor<256x200xbf16> -> tensor<128x200xf32>
   %3 = kb.matmul %v, %w {config = #kb.config<block = [128, 160, 64], threads = 288, stages = 4, grid = 3, mma = "wgmma_f16", copy = "tma">} : tensor<192x384xf16>, tensor<384x320xf16> -> tensor<192x320xf32>
