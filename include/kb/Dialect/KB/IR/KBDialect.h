@@ -201,7 +201,7 @@ constexpr int64_t kWgmmaMaxSharedBytes = 232448;
 /// store = "tma": each consumer warpgroup stages its 64 rows of C in boxes of
 /// 64 rows x 32 columns (8 KB, 128-byte swizzled like the operand tiles),
 /// `kWgmmaStoreSlots` of them in turn; the buffer starts on the 1024 bytes
-/// after the mbarriers (16 x stages bytes, at most 128), so that each box
+/// after the mbarriers (16 x stages bytes, at most 256), so that each box
 /// starts on the swizzle's period.
 constexpr int64_t kWgmmaStoreBoxRows = 64, kWgmmaStoreBoxCols = 32,
                   kWgmmaStoreSlots = 2;
