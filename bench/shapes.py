@@ -325,6 +325,19 @@ HALF_VARIANTS = [
     # shared by pairs, and 64 x 64 (176 blocks).
     (("medium", 1024, 704, 1504, 1, False), "-v64x128s1p5c2", "block = [64, 128, 64], threads = 160, stages = 5, cluster = 2"),
     (("medium", 1024, 704, 1504, 1, False), "-v64x64s1p5", "block = [64, 64, 64], threads = 160, stages = 5"),
+    # A row-major B in boxes of 16 or 32 columns (BN a multiple of 16 or
+    # 32, 32- or 64-byte swizzled; session 30): cuBLAS's nvjet 64 x 80 (120
+    # blocks, one wave; 11 stages) and 64 x 96 (96 blocks) on 768 x 768 x
+    # 2048, and 64 x 96 on 1024 x 704 x 1504 (16 x 8 = 128 blocks, one wave,
+    # the last column tile 32 wide).
+    (("medium", 768, 768, 2048, 1, False), "-v64x80s1p8", "block = [64, 80, 64], threads = 160, stages = 8"),
+    (("medium", 768, 768, 2048, 1, False), "-v64x80s1p10", "block = [64, 80, 64], threads = 160, stages = 10"),
+    (("medium", 768, 768, 2048, 1, False), "-v64x80s1p11", "block = [64, 80, 64], threads = 160, stages = 11"),
+    (("medium", 768, 768, 2048, 1, False), "-v64x96s1p6", "block = [64, 96, 64], threads = 160, stages = 6"),
+    (("medium", 768, 768, 2048, 1, False), "-v64x96s1p8", "block = [64, 96, 64], threads = 160, stages = 8"),
+    (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p6", "block = [64, 96, 64], threads = 160, stages = 6"),
+    (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p7", "block = [64, 96, 64], threads = 160, stages = 7"),
+    (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p8", "block = [64, 96, 64], threads = 160, stages = 8"),
 )]
 
 

@@ -17,6 +17,11 @@ cp bench/repros/*.mlir build/gpu/programs/
 # kb.pad in front of wgmma (K % 4 != 0) with split-K, an epilogue and a given
 # B^T behind it: checked, and memchecked, by gpu-check.sh.
 cp test/Target/gpu-pad-wgmma.mlir build/gpu/programs/gpu-pad-wgmma-sm90a.mlir
+# A 16-bit row-major B in boxes of 32 or 16 columns (64 x 80 in 11 stages,
+# 64 x 96 with edges, 64 x 48, a persistent f16 128 x 160 with an epilogue):
+# checked against float64, and memchecked with KB_MEMCHECK_EXTRA, by
+# gpu-check.sh.
+cp test/Target/gpu-matmul-half-narrow-b.mlir build/gpu/programs/gpu-matmul-half-narrow-b-sm90a.mlir
 refused=0
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)

@@ -69,7 +69,7 @@ if not sources:
 
 NUMBERS = [0, -1, 1, 2, 3, 31, 32, 33, 1024, 65536, 2**31, 2**32 + 1, 2**62, 2**63 - 1, 0.5, 1e30]
 KNOWN = ["", "f32", "f16", "bf16", "i32", "input", "output", "scratch", "workspace", "tensor_map",
-         "sm_80", "sm_90", "sm_90a", "normal", "uniform", "128B", "kb.matmul", "kb.softmax"]
+         "sm_80", "sm_90", "sm_90a", "normal", "uniform", "128B", "64B", "32B", "kb.matmul", "kb.softmax"]
 OUTSIDE = ["init", "compiler", "resources"]  # what the bundle record leaves out
 
 

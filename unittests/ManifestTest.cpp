@@ -174,8 +174,31 @@ TEST(Manifest, TensorMap) {
       std::string::npos);
   EXPECT_NE(errorWith("box", {300, 8}).find("box[0] = 300 must be in [1, 256]"),
             std::string::npos);
-  EXPECT_NE(errorWith("swizzle", "64B").find("swizzle must be \"128B\""),
+  EXPECT_EQ(m.buffer("tm0").tensorMap.swizzle, 128);
+  // 64B and 32B (a 16-bit row-major B's narrower boxes); nothing else.
+  EXPECT_NE(errorWith("swizzle", "16B")
+                .find("swizzle must be \"128B\", \"64B\" or \"32B\" (the "
+                      "swizzles kb's kernels read), got \"16B\""),
             std::string::npos);
+  EXPECT_NE(errorWith("swizzle", "none").find("got \"none\""),
+            std::string::npos);
+  {
+    json k = j;
+    k["buffers"][2]["tensor_map"]["swizzle"] = "32B";
+    EXPECT_EQ(Manifest::parse(k.dump(), "/b").buffer("tm0").tensorMap.swizzle,
+              32);
+    // A row of 8 f32 is 32 bytes: 32B holds it; 16 of them do not fit.
+    k["buffers"][0]["shape"] = k["buffers"][1]["shape"] = {4, 16};
+    k["program"][0]["shape"] = {4, 16};
+    k["buffers"][2]["tensor_map"]["dims"] = {4, 16};
+    k["buffers"][2]["tensor_map"]["box"] = {2, 16};
+    EXPECT_NE(errorOf(k).find("a 32-byte swizzled box row holds at most 8 "
+                              "elements of f32, got 16"),
+              std::string::npos);
+    k["buffers"][2]["tensor_map"]["swizzle"] = "64B";
+    EXPECT_EQ(Manifest::parse(k.dump(), "/b").buffer("tm0").tensorMap.swizzle,
+              64);
+  }
   json wide = j;
   wide["buffers"][0]["shape"] = {4, 64};
   wide["buffers"][1]["shape"] = {4, 64};

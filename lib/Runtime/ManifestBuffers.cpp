@@ -46,9 +46,13 @@ void parseBuffers(const json &j, ParseState &st) {
       b.tensorMap.dims =
           ints(field(tm, "dims", w), w + ".dims", 1, st.maxElements);
       b.tensorMap.box = ints(field(tm, "box", w), w + ".box", 1, st.maxElements);
-      if (str(tm, "swizzle", w) != "128B")
-        fail(w +
-             ".swizzle must be \"128B\" (the only swizzle kb's kernels read)");
+      std::string swizzle = str(tm, "swizzle", w);
+      if (swizzle == "128B" || swizzle == "64B" || swizzle == "32B")
+        b.tensorMap.swizzle = std::stoi(swizzle);
+      else
+        fail(w + ".swizzle must be \"128B\", \"64B\" or \"32B\" (the "
+                 "swizzles kb's kernels read), got \"" +
+             swizzle + "\"");
       if (b.shape != std::vector<int64_t>{32})
         fail(where + " must have shape [32]: a tensor map is 128 bytes");
     } else if (opt(bj, "tensor_map")) {
@@ -114,12 +118,13 @@ void checkTensorMaps(ParseState &st) {
         fail(where + ": box[" + std::to_string(d) +
              "] = " + std::to_string(tm.box[d]) + " must be in [1, 256]");
     }
-    // 128B swizzle: a box row is at most 128 bytes (32 floats, 64 16-bit
-    // elements); the row pitch a multiple of 16 bytes.
+    // A box row is at most the swizzle's bytes (128: 32 floats, 64 16-bit
+    // elements; 64 or 32 bytes); the row pitch a multiple of 16 bytes.
     int64_t eb = dtypeBytes(of->dtype);
-    if (tm.box.back() * eb > 128)
-      fail(where + ": a 128-byte swizzled box row holds at most " +
-           std::to_string(128 / eb) + " elements of " +
+    if (tm.box.back() * eb > tm.swizzle)
+      fail(where + ": a " + std::to_string(tm.swizzle) +
+           "-byte swizzled box row holds at most " +
+           std::to_string(tm.swizzle / eb) + " elements of " +
            dtypeName(of->dtype) + ", got " + std::to_string(tm.box.back()));
     if (of->shape.back() * eb % 16)
       fail(where + ": rows of '" + tm.of + "' (" + dtypeName(of->dtype) +

@@ -329,11 +329,16 @@ void EmitBundlePass::runOnOperation() {
           a.push_back(cast<IntegerAttr>(x).getInt());
         return a;
       };
+      // The swizzle: 128 bytes, or what the map names (64 or 32 for a
+      // 16-bit row-major B's narrower boxes).
+      int64_t swizzle = 128;
+      if (auto sw = tm.getAs<IntegerAttr>("swizzle"))
+        swizzle = sw.getInt();
       buf["tensor_map"] =
           llvm::json::Object{{"of", tm.getAs<StringAttr>("of").str()},
                              {"dims", ints("dims")},
                              {"box", ints("box")},
-                             {"swizzle", "128B"}};
+                             {"swizzle", std::to_string(swizzle) + "B"}};
     }
     buffers.push_back(std::move(buf));
   });

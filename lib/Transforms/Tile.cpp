@@ -363,7 +363,8 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   bool sync16 = isMmaSync16(f.mma);
   // It also reads a row-major B as it is (MN-major) in the B^T kernel
   // (one warpgroup per 64 rows): its tiles are B^T's, with BN a multiple
-  // of 64 (boxes of 64 columns).
+  // of 16 (boxes of 64, 32 or 16 columns, wgmmaMnBoxCols). The default
+  // tile keeps BN a multiple of 64 (128-byte boxes), as measured.
   bool mnB = half && !mm.getTransposeB();
   MatmulShape ms{m,
                  n,
@@ -409,10 +410,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   int64_t threads;
   bool transB = mm.getTransposeB() || half;
   if (wgmma) {
-    if (mnB && f.block[1] % 64)
+    if (mnB && !wgmmaMnBoxCols(f.block[1]))
       return op->emitOpError()
              << "a 16-bit wgmma tile with a row-major B needs BN a multiple of "
-                "64 (boxes of 64 columns); got block = ["
+                "16 (boxes of 64, 32 or 16 columns); got block = ["
              << bm << ", " << bn << ", " << bk << "]";
     if (transB && (bm % 64 || bn % 8 || bn > 256 || bk != lineK))
       return op->emitOpError()

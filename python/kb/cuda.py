@@ -24,7 +24,13 @@ TENSOR_MAP_TYPES = {"f32": (CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4),
                     "f16": (CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2),
                     "bf16": (CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2)}
 CU_TENSOR_MAP_INTERLEAVE_NONE = 0
+CU_TENSOR_MAP_SWIZZLE_32B = 1
+CU_TENSOR_MAP_SWIZZLE_64B = 2
 CU_TENSOR_MAP_SWIZZLE_128B = 3
+# The manifest's swizzle names (docs/bundle.md): 128B, or a 16-bit row-major
+# B's narrower boxes, 64B or 32B.
+TENSOR_MAP_SWIZZLES = {"128B": CU_TENSOR_MAP_SWIZZLE_128B, "64B": CU_TENSOR_MAP_SWIZZLE_64B,
+                       "32B": CU_TENSOR_MAP_SWIZZLE_32B}
 CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
 
@@ -219,9 +225,13 @@ class Driver:
             "cuOccupancyMaxActiveBlocksPerMultiprocessor")
         return n.value
 
-    def encode_tensor_map(self, base: int, shape, dims, box, dtype: str = "f32") -> bytes:
+    def encode_tensor_map(self, base: int, shape, dims, box, dtype: str = "f32",
+                          swizzle: str = "128B") -> bytes:
         """cuTensorMapEncodeTiled as kb-run does (tools/kb-run/Device.cpp),
-        for a buffer of `dtype` (f32, f16 or bf16)."""
+        for a buffer of `dtype` (f32, f16 or bf16), swizzled as the
+        manifest's `swizzle` says (128B, 64B or 32B)."""
+        if swizzle not in TENSOR_MAP_SWIZZLES:
+            raise KbError(f"a tensor map swizzled {swizzle!r} (kb's maps are 128B, 64B or 32B)")
         f = getattr(self.lib, "cuTensorMapEncodeTiled", None)
         if f is None:
             raise KbError("the NVIDIA driver lacks cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)")
@@ -232,7 +242,7 @@ class Driver:
         out = (ctypes.c_uint8 * 128).from_address(addr)
         f.restype = ctypes.c_int
         self.check(f(out, data_type, ctypes.c_uint32(rank), ctypes.c_void_p(base),
-                     gdim, gstr, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     gdim, gstr, bdim, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, TENSOR_MAP_SWIZZLES[swizzle],
                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                    "cuTensorMapEncodeTiled")
         return bytes(out)

@@ -254,7 +254,7 @@ class Loaded:
         if t is None:
             ofb = self.buffers[tm["of"]]
             raw = self.drv.encode_tensor_map(of.data_ptr(), ofb["shape"], tm["dims"], tm["box"],
-                                             ofb.get("dtype", "f32"))
+                                             ofb.get("dtype", "f32"), tm.get("swizzle", "128B"))
             host = self.torch.frombuffer(bytearray(raw), dtype=self.torch.int32)
             t = host.to(self.device)
             if len(self._map_cache) > 64:

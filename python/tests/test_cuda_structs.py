@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from kb import cuda
 from kb.cuda import CUlaunchAttribute, CUlaunchConfig, cluster_attribute, launch_config
 
 HEADER = Path("/usr/local/cuda/include/cuda.h")
@@ -53,8 +54,11 @@ def test_enums_match_the_header():
     assert [l.strip().rstrip(",").split(" ")[0] for l in dt.strip().splitlines()].index(
         "CU_TENSOR_MAP_DATA_TYPE_FLOAT32") == 7
     sw = text.split("typedef enum CUtensorMapSwizzle_enum {")[1].split("}")[0]
-    assert [l.strip().rstrip(",").split(" ")[0] for l in sw.strip().splitlines()].index(
-        "CU_TENSOR_MAP_SWIZZLE_128B") == 3
+    names = [l.strip().rstrip(",").split(" ")[0] for l in sw.strip().splitlines()]
+    assert names.index("CU_TENSOR_MAP_SWIZZLE_128B") == 3
+    # 64B and 32B (a 16-bit row-major B's narrower boxes): 2 and 1.
+    assert names.index("CU_TENSOR_MAP_SWIZZLE_64B") == cuda.CU_TENSOR_MAP_SWIZZLE_64B == 2
+    assert names.index("CU_TENSOR_MAP_SWIZZLE_32B") == cuda.CU_TENSOR_MAP_SWIZZLE_32B == 1
 
 
 def test_dependent_attribute_bytes():

@@ -121,6 +121,31 @@ def test_tensor_maps_of_16_bit_buffers_have_2_byte_elements():
         tensor_map_arrays([4, 4], [4, 4], [4, 4], "i32")
 
 
+def test_tensor_maps_take_the_manifests_swizzle():
+    """A 16-bit row-major B's narrower boxes name their swizzle (64B or 32B);
+    kb.load encodes each map with the manifest's, 128B where it names none."""
+    from types import SimpleNamespace
+    from kb.cuda import (CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
+                         CU_TENSOR_MAP_SWIZZLE_128B, TENSOR_MAP_SWIZZLES, Driver)
+    from kb.loader import Loaded
+    assert TENSOR_MAP_SWIZZLES == {"128B": CU_TENSOR_MAP_SWIZZLE_128B, "64B": CU_TENSOR_MAP_SWIZZLE_64B,
+                                   "32B": CU_TENSOR_MAP_SWIZZLE_32B}
+    calls = []
+    drv = SimpleNamespace(encode_tensor_map=lambda *a: calls.append(a) or bytes(128))
+    w = torch.zeros(64, 96, dtype=torch.bfloat16)
+    fake = SimpleNamespace(drv=drv, torch=torch, device="cpu", _map_cache={},
+                           buffers={"w": {"name": "w", "shape": [64, 96], "dtype": "bf16"}})
+    for name, tm in (("tm0", {"of": "w", "dims": [64, 96], "box": [64, 32], "swizzle": "64B"}),
+                     ("tm1", {"of": "w", "dims": [64, 96], "box": [64, 16], "swizzle": "32B"}),
+                     ("tm2", {"of": "w", "dims": [64, 96], "box": [64, 64]})):
+        Loaded._tensor_map(fake, {"name": name, "tensor_map": tm}, {"w": w})
+    assert [(c[3], c[4], c[5]) for c in calls] == [([64, 32], "bf16", "64B"), ([64, 16], "bf16", "32B"),
+                                                  ([64, 64], "bf16", "128B")]
+    # Any other swizzle is refused before the driver is asked.
+    with pytest.raises(kb.KbError, match="swizzled '16B'"):
+        Driver.encode_tensor_map(SimpleNamespace(lib=None), 0, [4, 8], [4, 8], [4, 8], "bf16", "16B")
+
+
 def test_npy_files_for_16_bit_buffers():
     x = torch.randn(1000) * 50
     bits = npy_array(x, "bf16")

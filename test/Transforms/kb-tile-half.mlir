@@ -28,6 +28,28 @@ func.func @rowb_default(%a: tensor<1024x1512xbf16>, %b: tensor<1512x1280xbf16>) 
 
 // -----
 
+// A hand-set BN of 80 or 96 with a row-major B (boxes of 16 or 32
+// columns) is kept; the default tile stays on multiples of 64.
+// CHECK-LABEL: func.func @rowb_handset_narrow
+// CHECK: kb.config<block = [64, 80, 64], stages = 8, mma = "wgmma_bf16">
+// CHECK: kb.config<block = [64, 96, 64], stages = 6, mma = "wgmma_bf16">
+func.func @rowb_handset_narrow(%a: tensor<768x2048xbf16>, %b: tensor<2048x768xbf16>) -> (tensor<768x768xbf16>, tensor<768x768xbf16>) {
+  %0 = kb.matmul %a, %b {config = #kb.config<block = [64, 80, 64], stages = 8>} : tensor<768x2048xbf16>, tensor<2048x768xbf16> -> tensor<768x768xbf16>
+  %1 = kb.matmul %a, %b {config = #kb.config<block = [64, 96, 64], stages = 6>} : tensor<768x2048xbf16>, tensor<2048x768xbf16> -> tensor<768x768xbf16>
+  return %0, %1 : tensor<768x768xbf16>, tensor<768x768xbf16>
+}
+
+// -----
+
+// BN = 40 with a row-major B: no box of 16, 32 or 64 columns divides it.
+func.func @rowb_bn40(%a: tensor<768x2048xbf16>, %b: tensor<2048x768xbf16>) -> tensor<768x768xbf16> {
+  // expected-error @+1 {{a 16-bit wgmma tile with a row-major B needs BN a multiple of 16 (boxes of 64, 32 or 16 columns); got block = [64, 40, 64]}}
+  %0 = kb.matmul %a, %b {config = #kb.config<block = [64, 40, 64]>} : tensor<768x2048xbf16>, tensor<2048x768xbf16> -> tensor<768x768xbf16>
+  return %0 : tensor<768x768xbf16>
+}
+
+// -----
+
 // Few output tiles over a long K: 128 x 128 in two chunks, as tf32 (whose
 // chunks the cluster reduce sums; a 16-bit one's, kb.split_sum).
 // CHECK-LABEL: func.func @medium

@@ -365,7 +365,8 @@ CUtensorMapL2promotion tmaL2Promotion() {
 std::array<unsigned char, 128>
 encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
                 const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &box, DType dtype) {
+                const std::vector<int64_t> &box, DType dtype,
+                int64_t swizzle) {
   // The driver lists axes innermost first; strides (bytes) for all but the
   // innermost.
   cuuint32_t rank = static_cast<cuuint32_t>(dims.size());
@@ -396,7 +397,10 @@ encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
             rank,
             reinterpret_cast<void *>(base), globalDim, globalStrides, boxDim,
             elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-            CU_TENSOR_MAP_SWIZZLE_128B, tmaL2Promotion(),
+            swizzle == 64   ? CU_TENSOR_MAP_SWIZZLE_64B
+            : swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                            : CU_TENSOR_MAP_SWIZZLE_128B,
+            tmaL2Promotion(),
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cuTensorMapEncodeTiled");
   std::array<unsigned char, 128> out;

@@ -146,7 +146,7 @@ RunState prepare(const Manifest &m, const Options &o,
     const TensorMapSpec &tm = b.tensorMap;
     const Buffer &of = s.manifest.buffer(tm.of);
     auto bytes = encodeTensorMap(s.dev.at(tm.of).ptr, of.shape, tm.dims,
-                                 tm.box, of.dtype);
+                                 tm.box, of.dtype, tm.swizzle);
     std::memcpy(s.host.at(b.name).data(), bytes.data(), bytes.size());
     s.dev.at(b.name).upload(bytes.data());
   }

@@ -110,12 +110,14 @@ LoadedKernel loadKernel(const std::string &cubinPath,
 /// The 128-byte TMA tensor map of a tensor of `dtype` (f32, f16 or bf16:
 /// CU_TENSOR_MAP_DATA_TYPE_FLOAT32, FLOAT16, BFLOAT16) at `base` whose row-major
 /// `shape` holds it (the last axis is the row pitch), covering the first
-/// `dims` of each axis, copied in boxes of `box`, 128-byte swizzled, with
+/// `dims` of each axis, copied in boxes of `box`, swizzled by `swizzle`
+/// bytes (128, 64 or 32: CU_TENSOR_MAP_SWIZZLE_128B, 64B, 32B), with
 /// zeros for whatever a box reads outside `dims`.
 std::array<unsigned char, 128>
 encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
                 const std::vector<int64_t> &dims,
-                const std::vector<int64_t> &box, DType dtype = DType::F32);
+                const std::vector<int64_t> &box, DType dtype = DType::F32,
+                int64_t swizzle = 128);
 
 /// Launches with pointer arguments; with a cluster other than {1, 1, 1}
 /// or `dependent`, through cuLaunchKernelEx with a cluster-dimension

@@ -29,10 +29,13 @@ struct ManifestError : std::runtime_error {
 
 /// A TMA tensor map over buffer `of` (role "tensor_map"): the first `dims`
 /// of each axis (row-major, outermost first; the row pitch is the buffer's
-/// last axis), copied in boxes of `box`, 128-byte swizzled.
+/// last axis), copied in boxes of `box`, swizzled by `swizzle` bytes (128;
+/// 64 or 32 for a 16-bit row-major B's narrower boxes: "128B", "64B",
+/// "32B" in the manifest).
 struct TensorMapSpec {
   std::string of;
   std::vector<int64_t> dims, box;
+  int64_t swizzle = 128;
 };
 
 struct Buffer {

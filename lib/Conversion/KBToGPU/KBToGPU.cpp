@@ -342,9 +342,12 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
     // A wgmma matmul whose tiles TMA copies reads A and B (B^T, or B as it
     // is) through two tensor maps (128 bytes each, encoded by kb-run from the manifest's
     // description: docs/bundle.md), passed after its operands, A's first;
-    // with store = "tma" C's third.
+    // with store = "tma" C's third. The map swizzles each box row by
+    // `swizzle` bytes: 128, or for a 16-bit row-major B's narrower boxes 64
+    // or 32 (the attribute's `swizzle`, written only then).
     auto addTensorMap = [&](StringRef of, ArrayRef<int64_t> dims,
-                            ArrayRef<int64_t> box) -> LogicalResult {
+                            ArrayRef<int64_t> box,
+                            int64_t swizzle = 128) -> LogicalResult {
       if (of.empty())
         return op.emitOpError()
                << "internal error: a tensor map of an unnamed buffer";
@@ -353,11 +356,14 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
       tm->setAttr("kb.name", b.getStringAttr(uniqueName(
                                  "tm" + std::to_string(scratchCount++))));
       tm->setAttr("kb.role", b.getStringAttr("tensor_map"));
-      tm->setAttr("kb.tensor_map",
-                  b.getDictionaryAttr(
-                      {b.getNamedAttr("of", b.getStringAttr(of)),
-                       b.getNamedAttr("dims", b.getI64ArrayAttr(dims)),
-                       b.getNamedAttr("box", b.getI64ArrayAttr(box))}));
+      SmallVector<NamedAttribute> fields{
+          b.getNamedAttr("of", b.getStringAttr(of)),
+          b.getNamedAttr("dims", b.getI64ArrayAttr(dims)),
+          b.getNamedAttr("box", b.getI64ArrayAttr(box))};
+      if (swizzle != 128)
+        fields.push_back(
+            b.getNamedAttr("swizzle", b.getI64IntegerAttr(swizzle)));
+      tm->setAttr("kb.tensor_map", b.getDictionaryAttr(fields));
       kargTypes.push_back(tm.getType());
       kargs.push_back(tm);
       return success();
@@ -386,15 +392,22 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
         SmallVector<int64_t> dims(shape), box(shape.size(), 1);
         box[box.size() - 2] = boxRows;
         box.back() = config.getBlock()[2];
+        int64_t swizzle = 128;
         if (isB && rowB) {
           // A row-major B: boxes of BK rows (k) x 32 columns (64 of 16
           // bits), one 128-byte swizzled row each (MatmulWgmma.cpp,
-          // "Row-major B").
+          // "Row-major B"); 16 bits with BN not a multiple of 64: 32 or 16
+          // columns, 64- or 32-byte swizzled (wgmmaMnBoxCols).
           int64_t bits = cast<ShapedType>(v.getType())
                              .getElementType()
                              .getIntOrFloatBitWidth();
           box[box.size() - 2] = config.getBlock()[2];
           box.back() = 128 * 8 / bits;
+          if (int64_t cols = wgmmaMnBoxCols(boxRows); bits == 16 && cols &&
+                                         isWgmma16(config.getMma())) {
+            box.back() = cols;
+            swizzle = cols * 2;
+          }
         } else {
           dims.back() = k; // B^T's rows may be padded past K
           // cluster = C: each block of the cluster copies a C-th of B^T's
@@ -402,7 +415,7 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
           if (isB && config.getCluster() > 1)
             box[box.size() - 2] = boxRows / config.getCluster();
         }
-        if (failed(addTensorMap(names.lookup(outer(v)), dims, box)))
+        if (failed(addTensorMap(names.lookup(outer(v)), dims, box, swizzle)))
           return failure();
       }
       // store = "tma": a third map, C's, which the consumer warpgroups store

@@ -133,6 +133,10 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // the same kernel as for B^T, B's tile MN-major (descriptor).
   k.half = isWgmma16(e.config.getMma());
   k.mnB = k.half && !e.shape.transB;
+  if (k.mnB) {
+    k.mnBoxCols = wgmmaMnBoxCols(bn);
+    k.mnRowBytes = k.mnBoxCols * 2;
+  }
   k.rowB = !e.shape.transB && !k.half;
   k.tma = e.config.getCopy() == CopyKind::tma;
   bool half = k.half, rowB = k.rowB, tma = k.tma;

@@ -38,9 +38,12 @@ constexpr int64_t kRowBytes = 128, kGroupBytes = 8 * kRowBytes;
 static_assert(kGroupBytes == kWgmmaAlignBytes, "wgmmaSharedBytes' slack");
 
 /// The wgmma matrix descriptor of a tile at shared address `addr`, `kk` k
-/// steps along it (MatmulWgmmaMma.cpp).
+/// steps along it (MatmulWgmmaMma.cpp); `mnMajor`: a 16-bit row-major B's
+/// boxes of `boxBytes`, rows of `rowBytes` (128, 64 or 32) swizzled by as
+/// many bytes.
 Value descriptor(OpBuilder &b, Location loc, Value addr, int64_t kk = 0,
-                 bool mnMajor = false, int64_t boxBytes = 0);
+                 bool mnMajor = false, int64_t boxBytes = 0,
+                 int64_t rowBytes = kRowBytes);
 
 /// The state of one wgmma kernel being built: the config's decisions and
 /// the values that every piece reads. Members are set by the driver in the
@@ -56,6 +59,9 @@ struct WgmmaKernel {
   bool half = false, mnB = false, rowB = false, tma = false;
   bool persistent = false, tmaStore = false, pairs = false, kEdge = false;
   int64_t bytesA = 0, stageBytes = 0, elemBytes = 4, kStep = 8, staging = 0;
+  /// mnB: B's boxes of mnBoxCols columns (wgmmaMnBoxCols), rows of
+  /// mnRowBytes (their swizzle).
+  int64_t mnBoxCols = 64, mnRowBytes = kRowBytes;
   NVVM::WGMMATypes opType = NVVM::WGMMATypes::tf32;
   /// The dynamic shared memory's 1024-byte aligned address and its f32 view.
   Value aligned, flat;

@@ -28,13 +28,21 @@ using namespace mlir::kb::wgmma;
 /// tile, 2 SASS instructions each: bench/results/2026-12-02-square-
 /// instructions).
 /// With `mnMajor` the descriptor of a 16-bit B tile stored as it is in a
-/// row-major B (N contiguous: wgmma's "transposed" B, MN-major): BN / 64
-/// boxes of BK = 64 k rows x 64 columns (128 bytes, 128-byte swizzled), one
-/// after the other. A k16 step is 16 rows (2048 bytes); the leading byte
-/// offset is the stride from one 64-column box to the next (BK x 128 bytes),
-/// the stride byte offset that from one 8-row group of k to the next (1024).
+/// row-major B (N contiguous: wgmma's "transposed" B, MN-major): BN / W
+/// boxes of BK = 64 k rows x W columns (W = 64, 32 or 16: rows of `rowBytes`
+/// = 128, 64 or 32 bytes, swizzled by as many: wgmmaMnBoxCols), one after
+/// the other. In the PTX ISA's canonical MN-major layouts (the swizzled
+/// ((T, W / 8, m), (8, k)) : ((1, T, LBO), (W / 8 T, SBO)), T = 8 16-bit
+/// elements), one box is the m-th repeat of the swizzle atom along N and 8
+/// of its rows one 8-row group of k: the leading byte offset is the stride
+/// from one box to the next (`boxBytes`, BK x rowBytes), the stride byte
+/// offset that from one 8-row group of k to the next (8 x rowBytes), the
+/// swizzle mode 1 (128B), 2 (64B) or 3 (32B). A k16 step is 16 rows (16 x
+/// rowBytes, a whole number of the swizzle's 8-row periods, so the base
+/// offset stays 0). rowBytes = 128 is the K-major descriptor's high word.
 Value mlir::kb::wgmma::descriptor(OpBuilder &b, Location loc, Value addr,
-                                  int64_t kk, bool mnMajor, int64_t boxBytes) {
+                                  int64_t kk, bool mnMajor, int64_t boxBytes,
+                                  int64_t rowBytes) {
   auto i32 = b.getI32Type(), i64 = b.getI64Type();
   Value a32 = arith::IndexCastUIOp::create(b, loc, i32, addr);
   Value start = arith::ShRUIOp::create(
@@ -45,7 +53,8 @@ Value mlir::kb::wgmma::descriptor(OpBuilder &b, Location loc, Value addr,
   if (kk)
     start = arith::AddIOp::create(
         b, loc, start,
-        arith::ConstantIntOp::create(b, loc, i32, (mnMajor ? 128 : 2) * kk));
+        arith::ConstantIntOp::create(
+            b, loc, i32, (mnMajor ? 16 * rowBytes >> 4 : 2) * kk));
   // Low word: the start address and the leading byte offset (1 << 16);
   // high word: the stride byte offset and the swizzle mode. Joined by
   // inline PTX: as a zext and an or, LLVM folds the 32-bit arithmetic back
@@ -53,7 +62,8 @@ Value mlir::kb::wgmma::descriptor(OpBuilder &b, Location loc, Value addr,
   // are registers ("r"): PTX documents registers in a vector operand.
   uint32_t lowFixed =
       mnMajor ? uint32_t(boxBytes >> 4) << 16 : uint32_t(1) << 16;
-  uint32_t high = uint32_t(kGroupBytes >> 4) | (uint32_t(1) << 30);
+  uint32_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
+  uint32_t high = uint32_t(8 * rowBytes >> 4) | (mode << 30);
   Value low = arith::OrIOp::create(
       b, loc, start, arith::ConstantIntOp::create(b, loc, i32, lowFixed));
   return LLVM::InlineAsmOp::create(
@@ -178,7 +188,7 @@ Value WgmmaKernel::mmaStep(Value kt, Value acc) {
   for (int64_t kk = 0; kk < bk / kStep; ++kk) {
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, descriptor(b, loc, aAddr, kk),
-        descriptor(b, loc, bAddr, kk, mnB, bk * kRowBytes),
+        descriptor(b, loc, bAddr, kk, mnB, bk * mnRowBytes, mnRowBytes),
         NVVM::MMAShapeAttr::get(ctx, 64, bn, kStep), opType, opType,
         NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,

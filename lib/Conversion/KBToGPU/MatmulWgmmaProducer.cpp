@@ -198,9 +198,11 @@ void WgmmaTma::issueTma(Value c, Value kt, const MatmulEmitter::BlockTile &at) {
   // innermost first: column, then k). In a cluster, this block's C-th
   // of them (rank r: boxes r BN / 32C .. (r + 1) BN / 32C - 1), into
   // every block of the cluster.
-  // 16-bit (mnB): BN / 64 boxes of BK = 64 rows x 64 columns (128
-  // bytes), MN-major for wgmma.
-  int64_t boxCols = mnB ? 64 : 32;
+  // 16-bit (mnB): BN / W boxes of BK = 64 rows x W = 64 columns (128
+  // bytes), or 32 or 16 where 64 does not divide BN (wgmmaMnBoxCols),
+  // MN-major for wgmma.
+  int64_t boxCols = mnB ? mnBoxCols : 32;
+  int64_t boxBytes = mnB ? bk * mnRowBytes : bk * kRowBytes;
   int64_t boxes = bn / boxCols, mine = boxes / cl;
   Value first = cl > 1 ? e.mul(rank, mine) : cidx(b, loc, 0);
   Value mask = multicastMask;
@@ -211,7 +213,7 @@ void WgmmaTma::issueTma(Value c, Value kt, const MatmulEmitter::BlockTile &at) {
       coords.push_back(toI32(at.batch));
     Value dst = LLVM::AddrSpaceCastOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx, 7),
-        ptrTo(e.add(stageAddr, e.add(e.mul(j, bk * kRowBytes), bytesA)), 3));
+        ptrTo(e.add(stageAddr, e.add(e.mul(j, boxBytes), bytesA)), 3));
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, dst, mapB, coords, bar, ValueRange{}, mask, hintB,
         NVVM::TMALoadMode::TILE, false, nullptr, Value());

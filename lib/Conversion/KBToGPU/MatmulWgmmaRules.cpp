@@ -25,10 +25,11 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   bool half = isWgmma16(e.config.getMma());
   StringRef unit = half ? stringifyMmaUnit(*e.config.getMma()) : "wgmma_tf32";
   if (half) {
-    // A row-major B is read as it is (MN-major, boxes of 64 columns).
+    // A row-major B is read as it is (MN-major, boxes of 64, 32 or 16
+    // columns: wgmmaMnBoxCols).
     std::string why;
-    if (rowB && (bn % 64 || e.shape.n % 8))
-      why = "BN a multiple of 64 and N a multiple of 8 with a row-major B";
+    if (rowB && (!wgmmaMnBoxCols(bn) || e.shape.n % 8))
+      why = "BN a multiple of 16 and N a multiple of 8 with a row-major B";
     else if (!tma)
       why = "copy = \"tma\"";
     else if (e.clusterReduce)

@@ -90,6 +90,25 @@ func.func @stages_zero(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<6
 
 // -----
 
+// At most 8 stages, 16 with a wgmma mma unit (its TMA pipeline; cuBLAS's
+// 64 x 80 bf16 tiles run 11). 11 with wgmma_bf16 parses (no error here).
+func.func @stages_many(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> (tensor<64x64xbf16>, tensor<64x64xbf16>) {
+  %0 = kb.matmul %a, %b {config = #kb.config<block = [64, 80, 64], stages = 11, mma = "wgmma_bf16">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  // expected-error @+1 {{#kb.config 'stages' must be in [1, 8] (16 with a wgmma mma), got 9}}
+  %1 = kb.matmul %a, %b {config = #kb.config<stages = 9, mma = "mma_sync_bf16">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return %0, %1 : tensor<64x64xbf16>, tensor<64x64xbf16>
+}
+
+// -----
+
+func.func @stages_too_many_wgmma(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{#kb.config 'stages' must be in [1, 16], got 17}}
+  %0 = kb.matmul %a, %b {config = #kb.config<stages = 17, mma = "wgmma_bf16">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return %0 : tensor<64x64xbf16>
+}
+
+// -----
+
 func.func @cluster_zero(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{#kb.config 'cluster' must be at least 1, got 0}}
   %0 = kb.softmax %x {config = #kb.config<strategy = "split", cluster = 0>} : tensor<4x8xf32>

@@ -201,7 +201,7 @@ constexpr int64_t kWgmmaMaxSharedBytes = 232448;
 /// store = "tma": each consumer warpgroup stages its 64 rows of C in boxes of
 /// 64 rows x 32 columns (8 KB, 128-byte swizzled like the operand tiles),
 /// `kWgmmaStoreSlots` of them in turn; the buffer starts on the 1024 bytes
-/// after the mbarriers (16 x stages bytes, at most 128), so that each box
+/// after the mbarriers (16 x stages bytes, at most 256), so that each box
 /// starts on the swizzle's period.
 constexpr int64_t kWgmmaStoreBoxRows = 64, kWgmmaStoreBoxCols = 32,
                   kWgmmaStoreSlots = 2;
@@ -263,6 +263,19 @@ inline bool wgmmaThreadsAllowed(int64_t bm, int64_t bn, bool transposeB,
                                 bool tma, int64_t threads) {
   return threads == wgmmaThreads(bm, bn, transposeB, tma) ||
          (transposeB && tma && bm == 128 && threads == 256 + 128);
+}
+
+/// A 16-bit row-major B, which wgmma reads as it lies (MN-major): its tile
+/// of BK = 64 k rows x BN columns is TMA-copied in boxes of BK rows x the
+/// widest of 64, 32 or 16 columns that divides BN (128, 64 or 32 bytes a
+/// row, swizzled by as many bytes: the TMA map's and the wgmma
+/// descriptors' swizzle), one after the other in shared memory. 0 where
+/// none divides BN (refused).
+inline int64_t wgmmaMnBoxCols(int64_t bn) {
+  for (int64_t cols : {64, 32, 16})
+    if (bn % cols == 0)
+      return cols;
+  return 0;
 }
 
 /// A wgmma matmul's `cluster` (MatmulWgmma.cpp): 2, 4 or 8 blocks of one
