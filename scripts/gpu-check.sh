@@ -315,6 +315,7 @@ fi
 # geometric mean, <suite>.json and <suite>.png under bench/<suite>/.
 # The torch.compile backend's suites (models, models-tiny, backend-overhead)
 # read build/pybundles/models-cache (scripts/build-pybundles.sh) instead;
+# KB_BENCH_ONLY: the kb-run suites' --only (a regex of program names).
 # KB_BENCH_MODELS / KB_BENCH_DTYPES / KB_BENCH_BUDGET: their --models /
 # --dtypes / --budget-s; KB_BENCH_PROFILE=1: models' --profile (each
 # timed callable's CUDA kernels, in the suite's JSON).
@@ -322,9 +323,11 @@ for suite in ${KB_BENCH:-squares}; do
   [ "$suite" = none ] && break
   mkdir -p "$OUT/bench/$suite"
   bundles=build/gpu/bundles; extra=()
+  # KB_BENCH_ONLY: a regex of the kb-run suites' programs (their --only).
+  [ -n "${KB_BENCH_ONLY:-}" ] && extra+=(--only "$KB_BENCH_ONLY")
   case "$suite" in
     models|models-tiny|backend-overhead)
-      bundles=build/pybundles/models-cache
+      bundles=build/pybundles/models-cache; extra=()
       [ -n "${KB_BENCH_MODELS:-}" ] && extra+=(--models "$KB_BENCH_MODELS")
       [ -n "${KB_BENCH_DTYPES:-}" ] && extra+=(--dtypes "$KB_BENCH_DTYPES")
       [ -n "${KB_BENCH_BUDGET:-}" ] && extra+=(--budget-s "$KB_BENCH_BUDGET")
