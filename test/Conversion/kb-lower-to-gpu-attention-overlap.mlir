@@ -7,10 +7,14 @@
 // (m64n128) and PV_{j-1} (m64n64, A = P from registers) issued as two
 // groups, wait_group 1 (S_j, its accumulators through the wait), the softmax
 // (ex2) while PV runs, block j + 1's full barrier (a branch: ptxas moves a
-// wait to the top of its block), wait_group 0, the release of block j - 1
-// and O's rescale; the last PV after the loop.
+// wait to the top of its block; its condition also reads the rows' two new
+// sums, `sum >= 0 or unordered`, always true, so that ptxas computes every
+// ex2 before it), wait_group 0, the release of block j - 1 and O's rescale;
+// the last PV after the loop. The prologue's branch (no wgmma in flight)
+// reads no sums.
 // CHECK-LABEL: func.func @overlap
 // CHECK: threads in (%c384,
+// CHECK: [[ZERO:%cst[_0-9]*]] = arith.constant 0.000000e+00 : f32
 // CHECK: nvvm.setmaxregister  decrease 40
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister  increase 232
@@ -19,6 +23,7 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;"
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT: arith.cmpf uge
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.for %{{.*}} = %c1 to
 // CHECK-NOT: nvvm.mbarrier.try_wait.parity
@@ -32,8 +37,16 @@
 // CHECK-NOT: wait_group
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT: wait_group
+// CHECK: [[LAST:%[0-9]+]] = arith.cmpi ult,
+// CHECK-NEXT: [[OK0:%[0-9]+]] = arith.cmpf uge, %{{[0-9]+}}, [[ZERO]] : f32
+// CHECK-NEXT: [[C0:%[0-9]+]] = arith.andi [[LAST]], [[OK0]] : i1
+// CHECK-NEXT: [[OK1:%[0-9]+]] = arith.cmpf uge, %{{[0-9]+}}, [[ZERO]] : f32
+// CHECK-NEXT: [[C1:%[0-9]+]] = arith.andi [[C0]], [[OK1]] : i1
+// CHECK-NEXT: scf.if [[C1]] {
+// CHECK-NOT: mbarrier
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-NOT: mbarrier
+// CHECK-NOT: llvm.nvvm.ex2
 // CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;"
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: arith.mulf

@@ -51,7 +51,15 @@
 // release of block j - 1; O *= alpha_j; and the last PV after the loop.
 // The softmax touches neither O nor P_{j-1} (wgmma's in-flight registers)
 // before the wait; ptxas keeps them apart (no write to them in the window,
-// checked on the SASS of CUDA 13.0). See buildOverlap on deadlock.
+// checked on the SASS of CUDA 13.0). The wait on full[j + 1] is a branch
+// before wait_group 0 (ptxas moves a wgmma wait to the top of its basic
+// block), and its condition also reads the rows' new sums through a test
+// that is always true (sum >= 0 or NaN): so all 66 ex2 of a step (BKV = 128)
+// precede PV_{j-1}'s wait; without it ptxas sank the last 15, with the
+// sums' adds, below that wait (bf16 D 64 and 128; CUDA 13.0's SASS). What
+// stays after the wait is what must: O *= alpha and P_j's packing into the
+// registers P_{j-1} held (ptxas gives P_j those registers, the loop's, as
+// it would any copy). See buildOverlap on deadlock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,10 +162,20 @@ struct WgmmaAttention {
   void buildConsumers(Value numBlocks);
   void buildOverlap(Value numBlocks);
   SmallVector<Value> overlapStep(Value j, ValueRange st, Value numBlocks);
-  void waitFullIf(Value j, Value numBlocks) {
-    when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
-                               numBlocks),
-         [&] { waitFull(j); });
+  /// The wait on full[j] where j < numBlocks. `nonNegative` (values >= 0
+  /// or NaN) join the branch's condition, each as `v >= 0 or unordered`:
+  /// always true, it makes them operands of the branch, so ptxas computes
+  /// them (and what they depend on) before it.
+  void waitFullIf(Value j, Value numBlocks,
+                  ArrayRef<Value> nonNegative = {}) {
+    Value cond =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, numBlocks);
+    for (Value v : nonNegative)
+      cond = arith::AndIOp::create(
+          b, loc, cond,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGE, v,
+                                cf32(b, loc, 0.0f)));
+    when(cond, [&] { waitFull(j); });
   }
   /// The key loop's carried state: O's accumulators, then the rows' max
   /// and sum.
@@ -513,8 +531,14 @@ SmallVector<Value> WgmmaAttention::overlapStep(Value j, ValueRange st,
   SmallVector<Value> pj = packP(x);
   // Block j + 1's wait, a branch between the softmax and PV_{j-1}'s wait:
   // ptxas moves a wgmma wait to the top of its basic block (in the
-  // softmax's block it waited before the softmax: no overlap).
-  waitFullIf(e.add(j, 1), numBlocks);
+  // softmax's block it waited before the softmax: no overlap). The branch
+  // also reads the rows' new sums, so every ex2 of the step comes before it
+  // (without them ptxas sank the last 15 of the 66 ex2 and the sums' adds
+  // below PV_{j-1}'s wait: D 64 and 128, not causal; CUDA 13.0). A sum is
+  // the old one times an ex2 plus ex2 results (ex2.approx.ftz is never
+  // negative): >= 0 or NaN, so the branch is taken exactly when j + 1 <
+  // numBlocks, as without them.
+  waitFullIf(e.add(j, 1), numBlocks, {next.sum[0], next.sum[1]});
   SmallVector<Value> live(acc);
   llvm::append_range(live, pPrev);
   live = waitGroup(0, live);
