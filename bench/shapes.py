@@ -189,8 +189,17 @@ def _direct(cfg):
     return cfg if "store =" in cfg else cfg + ', store = "direct"'
 
 
+# A 16-bit variant's whole config: the gemv kernel's tiles (thread = / warp
+# =) as they are, wgmma's with direct stores unless the config says (_direct)
+# and TMA copies.
+def _half(cfg):
+    if "thread = [" in cfg or "warp = [" in cfg:
+        return cfg + ', mma = "gemv"'
+    return _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"'
+
+
 HALF_VARIANTS = [
-    (("square", 4096, 4096, 4096, 1, tb), tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
+    (("square", 4096, 4096, 4096, 1, tb), tag, _half(cfg))
     for tb, tag, cfg in (
         (False, "-v128x256s1p4g132r16", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16"),
         (False, "-v128x256s1p4", "block = [128, 256, 64], threads = 288, stages = 4, raster = 16"),
@@ -220,7 +229,7 @@ HALF_VARIANTS = [
     )
 ] + [
     # 8192^3: kb's default tile in the persistent grid, alone and in pairs.
-    (("square", 8192, 8192, 8192, 1, tb), tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
+    (("square", 8192, 8192, 8192, 1, tb), tag, _half(cfg))
     for tb in (False, True)
     for tag, cfg in (
         ("-v128x256s1p4g132r8", "block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 8"),
@@ -234,7 +243,7 @@ HALF_VARIANTS = [
     # the few-tiles model took split lines over more than 128 k tiles (the
     # medium rule's 128 x 128 in 2 chunks, 8 blocks); the default is now
     # 192 x 160 in 115.
-    (shape, tag, _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
+    (shape, tag, _half(cfg))
     for shape, tag, cfg in (
         (("longk", 192, 160, 300000, 1, True), "-v128x128s2", "block = [128, 128, 64], split = 2"),
         # medium 768 x 768 x 2048 (both forms of B): the default 64 x 64 in
@@ -284,13 +293,6 @@ HALF_VARIANTS = [
         (("square", 2048, 2048, 2048, 1, False), "-v128x256s1p4g132r8t", 'block = [128, 256, 64], stages = 4, grid = 132, raster = 8, store = "tma"'),
         (("square", 2048, 2048, 2048, 1, False), "-v128x128s1p4g132r8", "block = [128, 128, 64], stages = 4, grid = 132, raster = 8"),
         (("square", 2048, 2048, 2048, 1, False), "-v128x128s1p4", "block = [128, 128, 64], stages = 4"),
-    )
-] + [
-    # The gemv kernel's tiles (thread = / warp =) or wgmma's, direct stores
-    # unless a config says.
-    (shape, tag, cfg + ', mma = "gemv"' if "thread = [" in cfg or "warp = [" in cfg
-     else _direct(cfg) + ', mma = "wgmma_bf16", copy = "tma"')
-       for shape, tag, cfg in (
     # matvec 256 x 1 x 2^20 B^T (gemv, 4 rows a block, BK 512): kb-tile's
     # gemv counted a vector of 4 elements as 16 bytes, 8 in 16 bits, and
     # split it in 8 chunks; it counts bytes now and takes 16. The old
@@ -338,7 +340,8 @@ HALF_VARIANTS = [
     (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p6", "block = [64, 96, 64], threads = 160, stages = 6"),
     (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p7", "block = [64, 96, 64], threads = 160, stages = 7"),
     (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p8", "block = [64, 96, 64], threads = 160, stages = 8"),
-)]
+    )
+]
 
 
 # Run 6: kb's defaults before chooseFewTiles (kb-tile's tile, chooseSplitK's

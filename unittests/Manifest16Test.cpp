@@ -225,23 +225,23 @@ TEST(Manifest16, TensorMapsOfTwoByteElements) {
                             {"swizzle", "128B"}}}});
   j["kernels"][0]["args"] = {"a", "b", "tma", "c"};
   EXPECT_EQ(errorOf(j), "");
-  json wide = j;
-  wide["buffers"][3]["tensor_map"]["box"] = {4, 128};
-  EXPECT_REFUSED(wide, "tensor map 'tma': a 128-byte swizzled box row holds "
-                       "at most 64 elements of bf16, got 128");
-  // A 16-bit row-major B's narrower boxes: 32 bf16 columns (64 bytes) with
-  // the 64-byte swizzle, 16 with the 32-byte one; not 64 at 64B.
-  json sw64 = j;
-  sw64["buffers"][3]["tensor_map"]["box"] = {4, 32};
-  sw64["buffers"][3]["tensor_map"]["swizzle"] = "64B";
-  EXPECT_EQ(errorOf(sw64), "");
-  sw64["buffers"][3]["tensor_map"]["box"] = {4, 64};
-  EXPECT_REFUSED(sw64, "tensor map 'tma': a 64-byte swizzled box row holds "
-                       "at most 32 elements of bf16, got 64");
-  json sw32 = j;
-  sw32["buffers"][3]["tensor_map"]["box"] = {4, 16};
-  sw32["buffers"][3]["tensor_map"]["swizzle"] = "32B";
-  EXPECT_EQ(errorOf(sw32), "");
+  // Each swizzle takes box rows of at most its bytes (64, 32 or 16 bf16
+  // columns; 32 and 16 are a 16-bit row-major B's narrower boxes), and
+  // refuses twice that.
+  for (auto [swizzle, cols] : {std::pair<const char *, int>{"128B", 64},
+                               {"64B", 32},
+                               {"32B", 16}}) {
+    SCOPED_TRACE(swizzle);
+    json m = j;
+    m["buffers"][3]["tensor_map"]["swizzle"] = swizzle;
+    m["buffers"][3]["tensor_map"]["box"] = {4, cols};
+    EXPECT_EQ(errorOf(m), "");
+    m["buffers"][3]["tensor_map"]["box"] = {4, 2 * cols};
+    EXPECT_REFUSED(m, "tensor map 'tma': a " + std::to_string(2 * cols) +
+                          "-byte swizzled box row holds at most " +
+                          std::to_string(cols) + " elements of bf16, got " +
+                          std::to_string(2 * cols));
+  }
   json f32 = j;
   f32["buffers"][0]["dtype"] = f32["buffers"][1]["dtype"] = "f32";
   f32["program"][0]["attrs"]["precision"] = "tf32";

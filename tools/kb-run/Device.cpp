@@ -383,6 +383,11 @@ encodeTensorMap(CUdeviceptr base, const std::vector<int64_t> &shape,
     stride *= static_cast<cuuint64_t>(shape[axis]);
   }
   static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+  // The swizzles kb's kernels read (the manifest parser admits only
+  // these); anything else would encode a map the kernel misreads.
+  if (swizzle != 128 && swizzle != 64 && swizzle != 32)
+    throw DeviceError("a tensor map swizzled by " + std::to_string(swizzle) +
+                      " bytes (kb's maps are 128, 64 or 32)");
   if (!gDriver.cuTensorMapEncodeTiled)
     throw DeviceError(
         "the NVIDIA driver lacks cuTensorMapEncodeTiled: this bundle's TMA "

@@ -62,6 +62,8 @@ Value mlir::kb::wgmma::descriptor(OpBuilder &b, Location loc, Value addr,
   // are registers ("r"): PTX documents registers in a vector operand.
   uint32_t lowFixed =
       mnMajor ? uint32_t(boxBytes >> 4) << 16 : uint32_t(1) << 16;
+  assert((rowBytes == 128 || rowBytes == 64 || rowBytes == 32) &&
+         "a wgmma descriptor's rows are 128, 64 or 32 bytes");
   uint32_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
   uint32_t high = uint32_t(8 * rowBytes >> 4) | (mode << 30);
   Value low = arith::OrIOp::create(
