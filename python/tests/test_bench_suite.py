@@ -125,6 +125,18 @@ def test_strongest_peer_per_precision_and_geomean():
     assert "WRONG" in text and "1 program(s) wrong" in text
 
 
+def test_memory_bound_row_carries_both_copy_fractions():
+    # Issue #45's measure is the copy of the same bytes (kb-run's
+    # fraction_of_same_size_copy), not the 1 GiB copy: both in the row and table.
+    rep = _kb(0.05)
+    rep.update(fraction_of_copy=0.85, fraction_of_same_size_copy=1.07)
+    r = report.row("ln", rep, {"eager_ms": 0.1}, "")
+    assert (r["fraction_of_copy"], r["fraction_of_same_size_copy"]) == (0.85, 1.07)
+    text = report.format_table([r], report.summary([r]))
+    assert "% of same-size copy" in text.splitlines()[0]
+    assert "85%" in text.splitlines()[1] and "107%" in text.splitlines()[1]
+
+
 def test_report_of_a_bad_file_is_one_line(tmp_path, capsys):
     f = tmp_path / "x.json"
     f.write_text('{"tool": "kb-run"}')

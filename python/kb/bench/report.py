@@ -46,7 +46,7 @@ def row(name: str, rep: Optional[dict], peer: Optional[dict], precision: str = "
         r["error"] = str(rep.get("error") or rep.get("verdict") or r["status"])
     kb_ms = _ms(rep.get("time"))
     r["kb_ms"] = kb_ms
-    for key in ("fraction_of_copy", "achieved_tflops"):
+    for key in ("fraction_of_copy", "fraction_of_same_size_copy", "achieved_tflops"):
         if rep.get(key) is not None:
             r[key] = rep[key]
     units = sorted({k.get("config", "").split('mma = "')[1].split('"')[0]
@@ -105,12 +105,12 @@ def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
 
 def format_table(rows: List[Dict[str, Any]], summ: Dict[str, Any]) -> str:
     head = ("program", "kb ms", "strongest peer ms (which)", "kb speed-up", "vs unfused",
-            "% of copy", "TFLOP/s")
+            "% of copy", "% of same-size copy", "TFLOP/s")
     lines = [head]
     for r in rows:
         if not r.get("ok"):
             lines.append((r["name"], r.get("status", "error").upper(), r.get("error", "")[:60],
-                          "", "", "", ""))
+                          "", "", "", "", ""))
             continue
         peer = (f"{r['strongest_peer_ms']:.4f} ({r['strongest_peer'].split(' (')[0]})"
                 if "strongest_peer" in r else "none timed")
@@ -118,6 +118,8 @@ def format_table(rows: List[Dict[str, Any]], summ: Dict[str, Any]) -> str:
                       peer, f"{r['speedup']:.2f}x" if "speedup" in r else "",
                       f"{r['vs_unfused']:.2f}x" if "vs_unfused" in r else "",
                       f"{100 * r['fraction_of_copy']:.0f}%" if r.get("fraction_of_copy") else "",
+                      (f"{100 * r['fraction_of_same_size_copy']:.0f}%"
+                       if r.get("fraction_of_same_size_copy") else ""),
                       f"{r['achieved_tflops']:.1f}" if r.get("achieved_tflops") else ""))
     widths = [max(len(str(l[i])) for l in lines) for i in range(len(head))]
     text = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(l, widths)).rstrip() for l in lines)
