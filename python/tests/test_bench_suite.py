@@ -114,6 +114,9 @@ def test_strongest_peer_per_precision_and_geomean():
     c = report.row("c", _kb(1.0, baselines=[("baseline DIR/c-unfused (3 kernels)", 2.5)]),
                    {"eager_ms": 4.0}, "")
     wrong = report.row("w", {"ok": False, "status": "wrong", "error": "WRONG"}, None, "tf32")
+    failed = report.row("f", {"ok": False, "status": "error", "error": "error",
+                              "message": "kb-run: out of device memory"}, None, "tf32")
+    assert failed["error"] == "kb-run: out of device memory"
     assert (a["strongest_peer_ms"], a["speedup"]) == (1.5, 1.5)
     assert (b["strongest_peer"], b["speedup"]) == ("torch eager", 0.5)
     assert c["vs_unfused"] == 2.5 and c["speedup"] == 4.0

@@ -43,7 +43,9 @@ def row(name: str, rep: Optional[dict], peer: Optional[dict], precision: str = "
     r["ok"] = bool(rep.get("ok"))
     r["status"] = rep.get("status", "ok" if r["ok"] else "error")
     if not r["ok"]:
-        r["error"] = str(rep.get("error") or rep.get("verdict") or r["status"])
+        # kb-run's error report: "error" is the failure's kind, "message" its text.
+        r["error"] = str(rep.get("message") or rep.get("error") or rep.get("verdict")
+                         or r["status"])
     kb_ms = _ms(rep.get("time"))
     r["kb_ms"] = kb_ms
     for key in ("fraction_of_copy", "fraction_of_same_size_copy", "achieved_tflops"):
