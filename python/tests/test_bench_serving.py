@@ -144,11 +144,54 @@ def test_a_missing_bundle_is_an_error_row_not_a_crash(cache, tmp_path, capsys, m
     assert rep["rows"][0]["error"].startswith("exact M = 2: kb: no bundle for kb_piece_0")
 
 
+def test_a_run_without_models_takes_the_caches_entries(tmp_path, capsys, monkeypatch):
+    """scripts/build-pybundles.sh fills serving's cache with the MLP alone by
+    default: a run without --models runs what precompile.json names (here
+    over a cache emptied of bundles: the loop's first call is the error row)."""
+    monkeypatch.setenv("KB_OPT", str(tmp_path / "no-kb-opt"))
+    c = tmp_path / "cache"
+    c.mkdir()
+    (c / "precompile.json").write_text(json.dumps({"serving": {"entries": {"mlp-1024/f32": {}}}}))
+    rc = suite.main(["--suite", "serving", "--bundles", str(c), "--dry-run", "--out", str(tmp_path / "o")])
+    out = capsys.readouterr()
+    assert rc == 1
+    assert "the cache holds mlp-1024/f32 of the suite's 2 entries (precompile.json)" in out.err
+    rep = json.loads((tmp_path / "o" / "serving.json").read_text())
+    assert [l["name"] for l in rep["loops"]] == ["mlp-1024/f32"] and rep["loops"][0]["status"] == "missing"
+    assert len(rep["rows"]) == 18 and not list(c.glob("*/manifest.json"))
+    (c / "precompile.json").write_text(json.dumps({"serving": {"entries": {"gpt2-9/f32": {}}}}))
+    assert suite.main(["--suite", "serving", "--bundles", str(c), "--dry-run", "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds none of suite 'serving''s entries (gpt2-9/f32)" in err[0]
+
+
 def test_budget_skips_the_loop(tmp_path):
     loops, rows = serving.measure(serving.plans(catalog.suites()["serving-tiny"]), tmp_path, "sm_90a",
                                   budget_s=0, dry=True)
     assert [l["status"] for l in loops] == ["budget"] and rows == []
     assert "--models / --dtypes" in loops[0]["error"]
+
+
+def test_the_timed_path_runs_on_the_cpu_with_a_stand_in_timer(tmp_path):
+    """The GPU half's code (the loop against eager, each sample through the
+    serving model and its exact twin, the ratio) on CPU tensors with a
+    stand-in timer: PyTorch runs every piece there, so no bundle is read and
+    the numbers are the stand-in's; what the GPU alone shows is not tested."""
+    calls = []
+
+    def timer(fn):
+        fn()
+        calls.append(fn)
+        return {"median_ms": 1.1 if len(calls) <= 4 else 1.0}  # the 4 bucketed first, then the exact
+    loops, rows = serving.measure(serving.plans(catalog.suites()["serving-tiny"]), tmp_path, "sm_90a",
+                                  budget_s=300, dry=False, device="cpu", timer=timer)
+    (loop,) = loops
+    assert loop["ok"] and loop["status"] == "ok" and loop["max_err"] == 0.0 and loop["dynamo_graphs"] == 3
+    assert [(r["M"], r["status"], r["path"]) for r in rows] == [(m, "ok", "pieces") for m in (2, 16, 17, 24)]
+    assert all(r["ratio"] == pytest.approx(1.1) and r["exact_max_err"] == 0.0 for r in rows)
+    assert len(calls) == 8 and not list(tmp_path.iterdir())
+    rep = serving_report.build_report("serving-tiny", loops, rows)
+    assert rep["summary"]["buckets_within"] == 0 and rep["summary"]["worst_ratio"] == pytest.approx(1.1)
 
 
 def _timed(name, m, bucket, bucketed, exact, **more):

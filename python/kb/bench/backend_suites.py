@@ -55,6 +55,32 @@ def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
     return 0
 
 
+def _cached_entries(name: str, spec: Dict[str, Any], cache: Path):
+    """(--models, --dtypes) for a serving suite run without them: the
+    entries its record in the cache's precompile.json names, where that is
+    fewer than the suite's (scripts/build-pybundles.sh fills serving's cache
+    with the MLP alone unless KB_SERVING_MODELS says more); else all."""
+    pre = cache / "precompile.json"
+    rec = (json.loads(pre.read_text()).get(name) or {}) if pre.is_file() else {}
+    done = set(rec.get("entries", {}))
+    every = [e.name for e in models.entries(spec)]
+    if not done or set(every) <= done:
+        return None, None
+    have = [n for n in every if n in done]
+    if not have:
+        raise KbError(f"--bundles {cache}: its precompile.json holds none of suite '{name}''s entries "
+                      f"({', '.join(sorted(done))})")
+    models.progress(f"the cache holds {', '.join(have)} of the suite's {len(every)} entries (precompile.json); "
+                    f"--models / --dtypes to ask for others")
+    ms = ",".join(dict.fromkeys(n.split("/")[0] for n in have))
+    ds = ",".join(dict.fromkeys(n.split("/")[1] for n in have))
+    chosen = [e.name for e in models.entries(spec, ms, ds)]
+    if chosen != have:  # a models x dtypes product holds more than the cache
+        raise KbError(f"--bundles {cache}: it holds {', '.join(have)} of suite '{name}': "
+                      f"give --models / --dtypes")
+    return ms, ds
+
+
 def main(name: str, spec: Dict[str, Any], args) -> int:
     if spec.get("kind") not in KINDS:
         raise KbError(f"bench/suites.py: suite '{name}' has kind {spec.get('kind')!r} (known: {', '.join(KINDS)})")
@@ -72,8 +98,11 @@ def main(name: str, spec: Dict[str, Any], args) -> int:
     else:  # compile here first (kb-opt), into OUT/cache
         cache = out / "cache"
         _precompile(name, spec, args, cache)
-    todo = models.entries(spec, args.models, args.dtypes) if spec["kind"] == "models" else \
-        serving.plans(spec, args.models, args.dtypes) if spec["kind"] == "serving" else []
+    if spec["kind"] == "serving" and not args.models and not args.dtypes:
+        todo = serving.plans(spec, *_cached_entries(name, spec, cache))
+    else:
+        todo = models.entries(spec, args.models, args.dtypes) if spec["kind"] == "models" else \
+            serving.plans(spec, args.models, args.dtypes) if spec["kind"] == "serving" else []
     import torch
     if not args.dry_run and not torch.cuda.is_available():
         print(f"kb.bench: no CUDA device here; --build-only DIR fills the cache without one, "

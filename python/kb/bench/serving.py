@@ -370,17 +370,20 @@ def time_exact(p: Plan, rows: List[Dict[str, Any]], mod, cache: Path, chip: str,
         del fast, counted, x, want
 
 
-def measure(todo: List[Plan], cache: Path, chip: str, budget_s: float, dry: bool):
+def measure(todo: List[Plan], cache: Path, chip: str, budget_s: float, dry: bool,
+            device: str = "cuda", timer=None):
     """Per plan the serving loop's record and its sample rows; returns
-    (loops, rows)."""
+    (loops, rows). `device` and `timer` (a stand-in for problems.Timer):
+    the host test's run of the timed path on the CPU, where PyTorch runs
+    every piece and no bundle is read."""
     import torch
-    mode, dev = ("dry", "meta") if dry else ("gpu", "cuda")
-    if not dry:
+    mode, dev = ("dry", "meta") if dry else ("gpu", device)
+    if dev == "cuda":
         torch.set_float32_matmul_precision("high")
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    from .problems import Timer
-    timer = None if dry else Timer(warmup=3, min_runs=20, min_ms=50.0)
+        from .problems import Timer
+        timer = timer or Timer(warmup=3, min_runs=20, min_ms=50.0)
     budget = Budget(budget_s)
     loops, rows = [], []
     for i, p in enumerate(todo, 1):
@@ -423,6 +426,6 @@ def measure(todo: List[Plan], cache: Path, chip: str, budget_s: float, dry: bool
                           "error": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"})
             progress(f"[{i}/{len(todo)}] {e.name}: error ({loops[-1]['error']})")
         torch._dynamo.reset()
-        if not dry:
+        if dev == "cuda":
             torch.cuda.empty_cache()
     return loops, rows
