@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import random
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -184,8 +185,47 @@ def serve(p: Plan, mod, cache: Path, chip: str, mode: str, dev: str):
                            "class": p.entry.spec["model"], "input": list(p.entry.spec["input"][1:]),
                            "calls": len(p.order), "max_m": max(p.order), "first": p.order[:8],
                            "buckets": list(p.buckets), "static": p.static, "tol": M.TOL[p.entry.dtype]}
-    compiles0, t0 = B.STATS["compiles"], time.time()
-    worst, wrong = (0.0, None), []
+    compiles0, stats0, t0 = B.STATS["compiles"], dict(B.STATS), time.time()
+    wrong: List[Dict[str, Any]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stopped, worst = _loop(p, fast, mod, dev, rec, counted, wrong)
+    rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught if str(w.message).startswith("kb:")))[:10]
+    if stopped:
+        return rec, None, None
+    rec["loop_s"] = round(time.time() - t0, 2)
+    rec["graphs"] = counted.graphs()
+    rec.update(count(rec["graphs"]))
+    rec["compiled_here"] = B.STATS["compiles"] - compiles0
+    for k in ("kb_calls", "fallback_calls"):
+        rec[k] = B.STATS[k] - stats0[k]
+    if dev != "meta":
+        rec["max_err"], rec["max_err_m"] = worst
+    rec["wrong"] = wrong[:20]
+    problems = []
+    if wrong:
+        w = wrong[0]
+        problems.append(f"{len(wrong)} M wrong, first M = {w['M']}: "
+                        + (w["error"] if "error" in w else f"max error {w['max_err']:.2e} over {rec['tol']:.0e}"))
+    if rec["refused"]:
+        problems.append(f"{rec['refused']} bundle(s) refused by kb-opt (PyTorch ran those pieces)")
+    elif dev == "cuda" and rec["fallback_calls"]:  # a bundle that failed to load, say: the warning
+        problems.append(f"PyTorch ran a piece {rec['fallback_calls']} time(s)"
+                        + (f": {rec['warnings'][0][:160]}" if rec["warnings"] else ""))
+    rec["ok"] = not problems
+    rec["meets_compiles"] = rec["compiles"] <= TARGET_COMPILES
+    rec["status"] = ({"build": "built", "dry": "dry-run", "gpu": "ok"}[mode]) if rec["ok"] else "wrong"
+    if problems:
+        rec["error"] = "; ".join(problems)
+    return rec, fast, counted
+
+
+def _loop(p: Plan, fast, mod, dev: str, rec, counted, wrong):
+    """serve's calls, every M once, each wrong one appended to `wrong`:
+    (stopped, the worst (error, M)); stopped where a bundle was missing
+    (`rec` says where)."""
+    from .. import backend as B
+    worst = (0.0, None)
     for i, m in enumerate(p.order):
         x = example(p.entry, m, dev)
         try:
@@ -194,7 +234,7 @@ def serve(p: Plan, mod, cache: Path, chip: str, mode: str, dev: str):
             rec.update(ok=False, status="missing", error=f"M = {m} (call {i + 1}): {e}",
                        graphs=counted.graphs())
             rec["before_it"] = count(rec["graphs"])  # not the loop's count: it stopped
-            return rec, None, None
+            return True, worst
         want = mod(x)
         if dev == "meta":
             bad = _same_shape(got, want)
@@ -208,26 +248,7 @@ def serve(p: Plan, mod, cache: Path, chip: str, mode: str, dev: str):
             wrong.append({"M": m, "max_err": err})
         if (i + 1) % 128 == 0:
             progress(f"  {p.entry.name}: {i + 1} of {len(p.order)} calls, {len(counted.compiled)} graphs")
-    rec["loop_s"] = round(time.time() - t0, 2)
-    rec["graphs"] = counted.graphs()
-    rec.update(count(rec["graphs"]))
-    rec["compiled_here"] = B.STATS["compiles"] - compiles0
-    if dev != "meta":
-        rec["max_err"], rec["max_err_m"] = worst
-    rec["wrong"] = wrong[:20]
-    problems = []
-    if wrong:
-        w = wrong[0]
-        problems.append(f"{len(wrong)} M wrong, first M = {w['M']}: "
-                        + (w["error"] if "error" in w else f"max error {w['max_err']:.2e} over {rec['tol']:.0e}"))
-    if rec["refused"]:
-        problems.append(f"{rec['refused']} bundle(s) refused by kb-opt (PyTorch ran those pieces)")
-    rec["ok"] = not problems
-    rec["meets_compiles"] = rec["compiles"] <= TARGET_COMPILES
-    rec["status"] = ({"build": "built", "dry": "dry-run", "gpu": "ok"}[mode]) if rec["ok"] else "wrong"
-    if problems:
-        rec["error"] = "; ".join(problems)
-    return rec, fast, counted
+    return False, worst
 
 
 def exact(p: Plan, mod, m: int, cache: Path, chip: str, mode: str, dev: str):
@@ -296,8 +317,9 @@ def _fail(row, status, err) -> Dict[str, Any]:
 
 def time_bucketed(p: Plan, fast, counted, mod, timer, budget: Budget, dev: str) -> List[Dict[str, Any]]:
     """Each sample M through the serving model (its whole graph captured
-    afresh: the captures of the samples before dropped), checked, timed."""
-    import torch
+    afresh: the captures of the samples before dropped), checked, timed;
+    path: "whole graph" where the timed calls replayed one."""
+    from .. import backend as B
     from .. import whole_graph as W
     rows = []
     for b, m in p.samples:
@@ -310,15 +332,21 @@ def time_bucketed(p: Plan, fast, counted, mod, timer, budget: Budget, dev: str) 
         x = example(p.entry, m, dev)
         want = mod(x)
         for wg in counted.whole_graphs():
+            # Its captures dropped, and the keys the loop called once
+            # forgotten: the next call at M runs the stitched graph, the one
+            # after it captures with x read in place, as the exact model's.
             wg.graphs.clear()
+            wg.seen.clear()
         if dev == "meta":
             bad = _same_shape(fast(x), want)
             row.update(ok=not bad, status="dry-run" if not bad else "wrong", **({"error": bad} if bad else {}))
             continue
+        fb = B.STATS["fallback_calls"]
         row["max_err"] = rel_err(fast(x), want)
         replays = W.STATS["replays"]
         row["bucketed"] = timer(lambda: fast(x))
         row["path"] = "whole graph" if W.STATS["replays"] > replays else "pieces"
+        row["fallback_calls"] = B.STATS["fallback_calls"] - fb
         budget.took["sample"] = 2 * (time.time() - t0)  # and its exact twin
         del x, want
     return rows
@@ -334,6 +362,7 @@ def time_exact(p: Plan, rows: List[Dict[str, Any]], mod, cache: Path, chip: str,
     same_bundle: the exact model's bundles are the serving loop's (at a
     bucket's top the static graph's key is the bucket's)."""
     from .. import backend as B
+    from .. import whole_graph as W
     for row in rows:
         if row.get("status") == "budget":
             continue
@@ -342,6 +371,7 @@ def time_exact(p: Plan, rows: List[Dict[str, Any]], mod, cache: Path, chip: str,
             _fail(row, "budget", f"exact shape not timed: {max(budget.left(), 0):.0f} s of the budget left")
             continue
         t0 = time.time()
+        fb = B.STATS["fallback_calls"]
         try:
             fast, counted, x = exact(p, mod, m, cache, chip, mode, dev)
         except B.CacheMiss as e:
@@ -357,12 +387,18 @@ def time_exact(p: Plan, rows: List[Dict[str, Any]], mod, cache: Path, chip: str,
                 _fail(row, "wrong", f"exact M = {m}: {bad}")
             continue
         row["exact_max_err"] = rel_err(fast(x), want)
+        replays = W.STATS["replays"]
         row["exact"] = timer(lambda: fast(x))
+        row["exact_path"] = "whole graph" if W.STATS["replays"] > replays else "pieces"
+        row["exact_fallback_calls"] = B.STATS["fallback_calls"] - fb
         budget.took["exact"] = time.time() - t0
         row["ratio"] = row["bucketed"]["median_ms"] / row["exact"]["median_ms"]
         tol = M.TOL[p.entry.dtype]
         problems = [f"{k} max error {row[k]:.2e} over {tol:.0e}" for k in ("max_err", "exact_max_err")
                     if not row[k] <= tol]
+        if dev == "cuda" and (row["fallback_calls"] or row["exact_fallback_calls"]):
+            problems.append(f"PyTorch ran a piece (bucketed {row['fallback_calls']}, exact "
+                            f"{row['exact_fallback_calls']} time(s); the loop's warnings say why)")
         row["ok"] = not problems
         row["status"] = "ok" if row["ok"] else "wrong"
         if problems:
