@@ -359,8 +359,8 @@ def draw_models(report, out: Path, title: str = "", palette: str = "64", dpi: in
 
 def draw_serving(report, out: Path, title: str = "", palette: str = "64", dpi: int = 100) -> Path:
     """A kb.bench serving-suite report: per entry, the time of each sampled
-    M served from its bucket and compiled for that exact M, against M (log
-    scale), the buckets' tops as dotted lines."""
+    M served from its bucket and compiled for that exact M, against M (both
+    log scales), the buckets' tops as dotted lines, the worst ratio noted."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -383,8 +383,9 @@ def draw_serving(report, out: Path, title: str = "", palette: str = "64", dpi: i
         ax.annotate(f"{worst['ratio']:.2f}x", (worst["M"], worst["bucketed"]["median_ms"]), fontsize=8,
                     textcoords="offset points", xytext=(4, 4))
         ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
         ax.set_xlabel("M (leading dim)")
-        ax.set_ylabel("median ms")
+        ax.set_ylabel("median ms (log)")
         ax.set_title(name, fontsize=9)
         ax.legend(fontsize=8)
     return _finish_suite_figure(fig, plt, report, out, title, palette, dpi)
