@@ -139,7 +139,7 @@ SUITES = {
                  "1..512 in a shuffled order (compiles counted, target <= 8, each output against eager), "
                  "then each bucket's bottom, middle and top M (GPT-2: bottom and top) timed against the "
                  "model compiled for that exact M (target: within 5%); the MLP at hidden 4096 (rows M) "
-                 "and a GPT-2 block (batch M of 64 tokens)",
+                 "and a GPT-2 block (batch M of 64 tokens), f32 (TF32) and bf16",
         "kind": "serving",
         "models": {
             "mlp-1024": {"model": "MLP", "args": [1024, 4096, 1024], "input": [1, 1024]},
@@ -148,7 +148,7 @@ SUITES = {
             "gpt2-768": {"model": "GPT2Block", "args": [768, 12], "input": [1, 64, 768],
                          "samples": ["bottom", "top"]},
         },
-        "dtypes": ["f32"],
+        "dtypes": ["f32", "bf16"],
         "max_m": 512, "seed": 0,
     },
     "serving-tiny": {

@@ -10,8 +10,9 @@
 # the models suite's --models / --dtypes (KB_MODELS=none: not precompiled).
 # The serving suites' cache (issue #47's serving loop) in
 # build/pybundles/serving-cache: serving-tiny and serving's KB_SERVING_MODELS
-# (its --models; default mlp-1024, 4.2 MiB with serving-tiny's 0.9; "all"
-# adds the GPT-2 block, ~5.5 MiB more; "none": serving-tiny alone).
+# (its --models; default mlp-1024, 4.3 MiB with serving-tiny's 0.9; "all"
+# adds the GPT-2 block, 5 MiB more; "none": serving-tiny alone) in
+# KB_SERVING_DTYPES (its --dtypes; default f32, "all": bf16 too).
 # Then carry build/pybundles to the GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,10 +39,12 @@ if [ "${KB_MODELS:-}" != none ]; then
 fi
 "$KB_PYTHON" -m kb.bench --suite serving-tiny --build-only "$out/serving-cache" 2>&1 | grep -v "^W.*triton"
 serving=${KB_SERVING_MODELS:-mlp-1024}
+serving_dt=${KB_SERVING_DTYPES:-f32}
 if [ "$serving" != none ]; then
   [ "$serving" = all ] && serving=
+  [ "$serving_dt" = all ] && serving_dt=
   "$KB_PYTHON" -m kb.bench --suite serving --build-only "$out/serving-cache" \
-    ${serving:+--models "$serving"} 2>&1 | grep -v "^W.*triton"
+    ${serving:+--models "$serving"} ${serving_dt:+--dtypes "$serving_dt"} 2>&1 | grep -v "^W.*triton"
 fi
 git rev-parse HEAD > "$out/COMMIT" 2>/dev/null || true
 du -sh "$out"

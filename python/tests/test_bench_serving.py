@@ -35,12 +35,12 @@ def test_samples_are_each_buckets_bottom_middle_and_top():
 def test_plan_calls_every_m_once_in_a_seeded_order():
     spec = catalog.suites()["serving"]
     plans = serving.plans(spec)
-    assert [p.entry.name for p in plans] == ["mlp-1024/f32", "gpt2-768/f32"]
+    assert [p.entry.name for p in plans] == ["mlp-1024/f32", "mlp-1024/bf16", "gpt2-768/f32", "gpt2-768/bf16"]
     p = plans[0]
     assert sorted(p.order) == list(range(1, 513)) and p.order != sorted(p.order)
     assert p.order == serving.plans(spec)[0].order  # the build half and the GPU half agree
     assert p.static == sorted({p.order[0], 1}) and p.buckets == BUCKETS
-    assert len(p.samples) == 18
+    assert len(p.samples) == 18 and len(plans[2].samples) == 12  # the GPT-2 block: bottom and top
     with pytest.raises(KbError, match="max_m 600 is past the largest bucket 512"):
         serving.plan(p.entry, dict(spec, max_m=600))
     with pytest.raises(KbError, match="--models mlp-9: not in the suite"):
@@ -155,7 +155,7 @@ def test_a_run_without_models_takes_the_caches_entries(tmp_path, capsys, monkeyp
     rc = suite.main(["--suite", "serving", "--bundles", str(c), "--dry-run", "--out", str(tmp_path / "o")])
     out = capsys.readouterr()
     assert rc == 1
-    assert "the cache holds mlp-1024/f32 of the suite's 2 entries (precompile.json)" in out.err
+    assert "the cache holds mlp-1024/f32 of the suite's 4 entries (precompile.json)" in out.err
     rep = json.loads((tmp_path / "o" / "serving.json").read_text())
     assert [l["name"] for l in rep["loops"]] == ["mlp-1024/f32"] and rep["loops"][0]["status"] == "missing"
     assert len(rep["rows"]) == 18 and not list(c.glob("*/manifest.json"))
@@ -234,5 +234,5 @@ def test_report_worst_ratio_a_bucket(tmp_path):
 def test_list_names_the_serving_suites(capsys):
     assert suite.main(["--list"]) == 0
     out = capsys.readouterr().out
-    assert any(l.startswith("serving ") and "2 models x 1 dtypes" in l for l in out.splitlines())
+    assert any(l.startswith("serving ") and "2 models x 2 dtypes" in l for l in out.splitlines())
     assert models.entries(catalog.suites()["serving-tiny"])[0].name == "mlp-64/f32"
