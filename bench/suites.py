@@ -19,7 +19,11 @@
 # instead of kb-run (python/kb/bench/backend_suites.py): kind "models" times
 # each of its "models" (a kb.models class, its args and input shape) in each
 # of its "dtypes" against eager and Inductor; kind "backend-overhead" times
-# the backend's Python launch path for its "model" at each M of "rows".
+# the backend's Python launch path for its "model" at each M of "rows"; kind
+# "serving" calls each of its "models" x "dtypes" at every M of 1..max_m
+# (shuffled by "seed"), served from "buckets" (default kb.backend's), and
+# times the "samples" of each bucket (bottom, middle, top; a model's own
+# "samples" first) against the model compiled for that exact M.
 #
 #===----------------------------------------------------------------------===#
 
@@ -129,5 +133,30 @@ SUITES = {
         "model": {"model": "MLP", "args": [256, 512, 128], "input": [64, 256]},
         "rows": [64, 50],
         "buckets": [64],
+    },
+    "serving": {
+        "about": "issue #47's serving loop: torch.compile(model, backend=\"kb\") called at every M of "
+                 "1..512 in a shuffled order (compiles counted, target <= 8, each output against eager), "
+                 "then each bucket's bottom, middle and top M (GPT-2: bottom and top) timed against the "
+                 "model compiled for that exact M (target: within 5%); the MLP at hidden 4096 (rows M) "
+                 "and a GPT-2 block (batch M of 64 tokens), f32 (TF32) and bf16",
+        "kind": "serving",
+        "models": {
+            "mlp-1024": {"model": "MLP", "args": [1024, 4096, 1024], "input": [1, 1024]},
+            # Three pieces a shape: the bottom (the most padding) and the top of
+            # each bucket only, to keep the cache small (docs/bench.md).
+            "gpt2-768": {"model": "GPT2Block", "args": [768, 12], "input": [1, 64, 768],
+                         "samples": ["bottom", "top"]},
+        },
+        "dtypes": ["f32", "bf16"],
+        "max_m": 512, "seed": 0,
+    },
+    "serving-tiny": {
+        "about": "the serving suite's machinery on a small MLP over M 1..24 (a host dry run, a quick "
+                 "GPU check)",
+        "kind": "serving",
+        "models": {"mlp-64": {"model": "MLP", "args": [64, 128, 32], "input": [1, 64]}},
+        "dtypes": ["f32"],
+        "max_m": 24, "seed": 0, "samples": ["bottom", "top"],
     },
 }

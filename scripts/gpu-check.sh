@@ -22,7 +22,8 @@
 # their bases, KB_AB_REPS times each), KB_BENCH (the python3 -m kb.bench
 # suites to run from build/gpu/bundles, into bench/<suite>/: default
 # "squares", "none" for none; models and backend-overhead read
-# build/pybundles/models-cache),
+# build/pybundles/models-cache, serving and serving-tiny
+# build/pybundles/serving-cache),
 # KB_ROUTES=program (kb-run --routes: only the program precision's cuBLAS
 # routes), KB_SKIP_NCU, KB_SKIP_SANITIZER, KB_SKIP_TORCH (also skips bench/peers/same_harness.py:
 # kb's softmax and Triton's under one harness; KB_SKIP_SAME_HARNESS alone).
@@ -314,7 +315,8 @@ fi
 # carried here: kb-run and the PyTorch peers in this call, a table with the
 # geometric mean, <suite>.json and <suite>.png under bench/<suite>/.
 # The torch.compile backend's suites (models, models-tiny, backend-overhead)
-# read build/pybundles/models-cache (scripts/build-pybundles.sh) instead;
+# read build/pybundles/models-cache (scripts/build-pybundles.sh) instead,
+# the serving suites (serving, serving-tiny) build/pybundles/serving-cache;
 # KB_BENCH_ONLY: the kb-run suites' --only (a regex of program names).
 # KB_BENCH_MODELS / KB_BENCH_DTYPES / KB_BENCH_BUDGET: their --models /
 # --dtypes / --budget-s; KB_BENCH_PROFILE=1: models' --profile (each
@@ -326,8 +328,9 @@ for suite in ${KB_BENCH:-squares}; do
   # KB_BENCH_ONLY: a regex of the kb-run suites' programs (their --only).
   [ -n "${KB_BENCH_ONLY:-}" ] && extra+=(--only "$KB_BENCH_ONLY")
   case "$suite" in
-    models|models-tiny|backend-overhead)
+    models|models-tiny|backend-overhead|serving|serving-tiny)
       bundles=build/pybundles/models-cache; extra=()
+      case "$suite" in serving*) bundles=build/pybundles/serving-cache ;; esac
       [ -n "${KB_BENCH_MODELS:-}" ] && extra+=(--models "$KB_BENCH_MODELS")
       [ -n "${KB_BENCH_DTYPES:-}" ] && extra+=(--dtypes "$KB_BENCH_DTYPES")
       [ -n "${KB_BENCH_BUDGET:-}" ] && extra+=(--budget-s "$KB_BENCH_BUDGET")

@@ -357,6 +357,40 @@ def draw_models(report, out: Path, title: str = "", palette: str = "64", dpi: in
     return _finish_suite_figure(fig, plt, report, out, title, palette, dpi)
 
 
+def draw_serving(report, out: Path, title: str = "", palette: str = "64", dpi: int = 100) -> Path:
+    """A kb.bench serving-suite report: per entry, the time of each sampled
+    M served from its bucket and compiled for that exact M, against M (both
+    log scales), the buckets' tops as dotted lines, the worst ratio noted."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = []
+    for r in report.get("rows", []):
+        if "ratio" in r and r["name"] not in names:
+            names.append(r["name"])
+    if not names:
+        raise KbError("the report holds no sample timed against its exact shape (nothing to plot)")
+    fig, axes = plt.subplots(1, len(names), figsize=(6.0 * len(names), 4.5), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rows = sorted((r for r in report["rows"] if r["name"] == name and "ratio" in r), key=lambda r: r["M"])
+        ms = [r["M"] for r in rows]
+        ax.plot(ms, [r["exact"]["median_ms"] for r in rows], "o-", color="tab:gray", label="compiled for the exact M")
+        ax.plot(ms, [r["bucketed"]["median_ms"] for r in rows], "s-", color="tab:blue", label="served from its bucket")
+        for b in sorted({r["bucket"] for r in rows}):
+            ax.axvline(b, color="black", lw=0.5, ls=":")
+        worst = max(rows, key=lambda r: r["ratio"])
+        ax.annotate(f"{worst['ratio']:.2f}x", (worst["M"], worst["bucketed"]["median_ms"]), fontsize=8,
+                    textcoords="offset points", xytext=(4, 4))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("M (leading dim)")
+        ax.set_ylabel("median ms (log)")
+        ax.set_title(name, fontsize=9)
+        ax.legend(fontsize=8)
+    return _finish_suite_figure(fig, plt, report, out, title, palette, dpi)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m kb.plot", description="roofline and speed-up plots from a kb report")
     ap.add_argument("report", help="a kb.bench --json report, a kb-run --json report, or kb_results.json "

@@ -24,7 +24,7 @@ def test_list_names_every_suite_once(capsys):
     assert suite.main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     names = [l.split()[0] for l in lines]
-    assert names == ["squares", "shapes", "shapes-bf16", "linear", "memory-bound", "softmax", "fusion", "half", "norms", "reductions", "attention", "tune", "models", "models-tiny", "backend-overhead", "all"]
+    assert names == ["squares", "shapes", "shapes-bf16", "linear", "memory-bound", "softmax", "fusion", "half", "norms", "reductions", "attention", "tune", "models", "models-tiny", "backend-overhead", "serving", "serving-tiny", "all"]
     shapes = next(l for l in lines if l.startswith("shapes "))
     assert " 57 programs " in shapes
     assert " 57 programs " in next(l for l in lines if l.startswith("shapes-bf16"))

@@ -1,7 +1,8 @@
 #===- kb/bench/backend_suites.py - Suites of the torch.compile backend ----===#
 #
 # python3 -m kb.bench --suite S for the suites of bench/suites.py with a
-# "kind" (models, models-tiny: models.py; backend-overhead: overhead.py),
+# "kind" (models, models-tiny: models.py; backend-overhead: overhead.py;
+# serving, serving-tiny: serving.py),
 # which run kb through torch.compile rather than kb-run:
 #   --build-only CACHE   precompile into the bundle cache CACHE (kb-opt, no
 #                        GPU), with precompile.json there;
@@ -24,9 +25,10 @@ from pathlib import Path
 from typing import Any, Dict
 
 from ..ir import KbError
-from . import catalog, models, models_report, overhead
+from . import catalog, models, models_report, overhead, serving, serving_report
 
-KINDS = ("models", "backend-overhead")
+KINDS = ("models", "backend-overhead", "serving")
+WITH_ENTRIES = ("models", "serving")  # kinds whose entries --models / --dtypes choose
 
 
 def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
@@ -34,6 +36,8 @@ def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
     find_kb_opt()  # KbError, one line, where there is none
     if spec["kind"] == "models":
         rec = models.precompile(models.entries(spec, args.models, args.dtypes), cache, args.chip)
+    elif spec["kind"] == "serving":
+        rec = serving.precompile(serving.plans(spec, args.models, args.dtypes), cache, args.chip)
     else:
         rec = {"entries": {spec["name"]: overhead.precompile(spec, cache, args.chip)}}
         rec["cache_mb"] = round(models.cache_bytes(cache) / 2 ** 20, 2)
@@ -51,12 +55,38 @@ def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
     return 0
 
 
+def _cached_entries(name: str, spec: Dict[str, Any], cache: Path):
+    """(--models, --dtypes) for a serving suite run without them: the
+    entries its record in the cache's precompile.json names, where that is
+    fewer than the suite's (scripts/build-pybundles.sh fills serving's cache
+    with the MLP alone unless KB_SERVING_MODELS says more); else all."""
+    pre = cache / "precompile.json"
+    rec = (json.loads(pre.read_text()).get(name) or {}) if pre.is_file() else {}
+    done = set(rec.get("entries", {}))
+    every = [e.name for e in models.entries(spec)]
+    if not done or set(every) <= done:
+        return None, None
+    have = [n for n in every if n in done]
+    if not have:
+        raise KbError(f"--bundles {cache}: its precompile.json holds none of suite '{name}''s entries "
+                      f"({', '.join(sorted(done))})")
+    models.progress(f"the cache holds {', '.join(have)} of the suite's {len(every)} entries (precompile.json); "
+                    f"--models / --dtypes to ask for others")
+    ms = ",".join(dict.fromkeys(n.split("/")[0] for n in have))
+    ds = ",".join(dict.fromkeys(n.split("/")[1] for n in have))
+    chosen = [e.name for e in models.entries(spec, ms, ds)]
+    if chosen != have:  # a models x dtypes product holds more than the cache
+        raise KbError(f"--bundles {cache}: it holds {', '.join(have)} of suite '{name}': "
+                      f"give --models / --dtypes")
+    return ms, ds
+
+
 def main(name: str, spec: Dict[str, Any], args) -> int:
     if spec.get("kind") not in KINDS:
         raise KbError(f"bench/suites.py: suite '{name}' has kind {spec.get('kind')!r} (known: {', '.join(KINDS)})")
     if args.only:
         raise KbError(f"--only selects programs; suite '{name}' takes --models / --dtypes")
-    if spec["kind"] != "models" and (args.models or args.dtypes):
+    if spec["kind"] not in WITH_ENTRIES and (args.models or args.dtypes):
         raise KbError(f"--models / --dtypes choose a models suite's entries; '{name}' has none")
     if args.build_only:
         return _precompile(name, spec, args, Path(args.build_only))
@@ -68,7 +98,11 @@ def main(name: str, spec: Dict[str, Any], args) -> int:
     else:  # compile here first (kb-opt), into OUT/cache
         cache = out / "cache"
         _precompile(name, spec, args, cache)
-    todo = models.entries(spec, args.models, args.dtypes) if spec["kind"] == "models" else []
+    if spec["kind"] == "serving" and not args.models and not args.dtypes:
+        todo = serving.plans(spec, *_cached_entries(name, spec, cache))
+    else:
+        todo = models.entries(spec, args.models, args.dtypes) if spec["kind"] == "models" else \
+            serving.plans(spec, args.models, args.dtypes) if spec["kind"] == "serving" else []
     import torch
     if not args.dry_run and not torch.cuda.is_available():
         print(f"kb.bench: no CUDA device here; --build-only DIR fills the cache without one, "
@@ -88,6 +122,12 @@ def main(name: str, spec: Dict[str, Any], args) -> int:
         rep = models_report.build_report(name, rows, budget_s=args.budget_s, **meta)
         models_report.write(rep, out)
         print(models_report.format_table(rep))
+        return 1 if rep["summary"]["wrong_or_failed"] else 0
+    if spec["kind"] == "serving":
+        loops, rows = serving.measure(todo, cache, args.chip, args.budget_s, args.dry_run)
+        rep = serving_report.build_report(name, loops, rows, budget_s=args.budget_s, **meta)
+        serving_report.write(rep, out)
+        print(serving_report.format_table(rep))
         return 1 if rep["summary"]["wrong_or_failed"] else 0
     rows = overhead.measure(spec, cache, args.chip, args.dry_run)
     rep = {"tool": "kb.bench.backend-overhead", "schema": models_report.SCHEMA, "suite": name, "rows": rows,

@@ -111,7 +111,7 @@ def _list() -> int:
     w = max(map(len, table))
     for name in table:
         spec = table[name]
-        if spec.get("kind") == "models":
+        if spec.get("kind") in ("models", "serving"):
             what = f"{len(spec['models'])} models x {len(spec['dtypes'])} dtypes"
         elif spec.get("kind"):
             what = f"{len(spec['rows'])} cases"
