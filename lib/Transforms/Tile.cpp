@@ -328,6 +328,47 @@ static void defaultFfmaTile(const MatmulShape &s, ConfigFields &f) {
   f.thread = small ? SmallVector<int64_t>{4, 4} : SmallVector<int64_t>{8, 8};
 }
 
+/// kb-tile's narrow rule for a 16-bit B^T (after the 16-bit default tile):
+/// where that tile is 64 x 64 over more than one wave and a 64 x BN tile
+/// (BN a multiple of 16, 80-256) fits the grid in fewer waves, the BN of the
+/// least waves x (BM + BN) (waves times the bytes a block reads a k step),
+/// in 8 stages. Measured on an H100 (2026-12-07, session 31, call 2,
+/// variants and default in one process), 768 x 768 x 2048 bf16 B^T: 64 x 64
+/// (144 blocks, two waves) 0.0138 ms, 64 x 80 (120 blocks) in 8 stages
+/// 0.0113, in 6 0.0125, in 11 0.0129, 64 x 96 in 8 0.0114; cuBLASLt 0.0105.
+/// Only as measured: B^T whose rows are not padded (nor K, by a kb.pad in
+/// front: the caller), unfused, rank 2, K at least 1024, no hand-set split,
+/// cluster or reduce. Not a row-major B: its
+/// 64 x 80 (TMA boxes of 16 columns, 32-byte swizzle) ran 0.0184 against
+/// 64 x 64's 0.0136 in the same call, 64 x 96 0.0127. Returns whether it
+/// changed the tile.
+static bool narrowHalfBtRule(const MatmulShape &s, bool rowMajorB, bool rank3,
+                             ConfigFields &f) {
+  if (rowMajorB || s.paddedB || s.fused || rank3 || s.batch != 1 ||
+      s.k * 2 < 1024 || f.split != 0 || f.cluster > 1 || f.reduce ||
+      f.stages != 0 || f.block.size() != 3 || f.block[0] != 64 ||
+      f.block[1] != 64)
+    return false;
+  auto waves = [&](int64_t bn) {
+    return llvm::divideCeil(s.blocksFor(64, bn), s.sms);
+  };
+  if (waves(64) < 2)
+    return false;
+  int64_t best = 64;
+  double bestCost = double(waves(64)) * (64 + 64);
+  for (int64_t bn = 80; bn <= 256; bn += 16) {
+    double cost = double(waves(bn)) * (64 + bn);
+    if (cost < bestCost) {
+      best = bn;
+      bestCost = cost;
+    }
+  }
+  if (best == 64 || waves(best) >= waves(64))
+    return false;
+  f.block[1] = best;
+  return true;
+}
+
 LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                          const TargetModel &model) {
   int64_t sms = model.smCount;
@@ -401,6 +442,12 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
       f.block[2] = lineK;
       if (mnB && f.block[1] % 64)
         f.block[1] = std::min<int64_t>(256, llvm::alignTo(f.block[1], 64));
+      // kb.pad in front (K not a multiple of 8) was not measured.
+      bool padded = isa_and_nonnull<PadOp>(mm.getLhs().getDefiningOp()) ||
+                    isa_and_nonnull<PadOp>(mm.getRhs().getDefiningOp());
+      if (!splitChosen && !padded &&
+          narrowHalfBtRule(ms, mnB, shape.size() == 3, f))
+        f.stages = 8;
     }
   }
   if (f.block.size() != 3)
