@@ -52,6 +52,22 @@ def half_linear_bias_gelu(m, n, k, dtype):
 }}
 """
 
+def half_linear_gated(m, n, k, dtype, epilogue, config=None):
+    """The Llama MLP's fused linears as the kb backend cuts them (session 31's
+    profile): "silu_mul" y = silu(g) * (x W^T) (w3 with the gate w1's
+    output g), "add" y = x W^T + r (w2 with the residual r)."""
+    cfg = f" {{config = #kb.config<{config}>}}" if config else ""
+    at, wt, ct = t((m, k), dtype), t((n, k), dtype), t((m, n), dtype)
+    other = {"silu_mul": "g", "add": "r"}[epilogue]
+    body = (f"  %1 = kb.silu %g : {ct}\n  %2 = kb.mul %1, %0 : {ct}" if epilogue == "silu_mul"
+            else f"  %2 = kb.add %0, %r : {ct}")
+    return f"""func.func @linear_{epilogue}(%x: {at} {{kb.name = "x"}}, %w: {wt} {{kb.name = "w"}}, %{other}: {ct} {{kb.name = "{other}"}}) -> ({ct} {{kb.name = "y"}}) {{
+  %0 = kb.matmul %x, %w transpose_b{cfg} : {at}, {wt} -> {ct}
+{body}
+  return %2 : {ct}
+}}
+"""
+
 def activations(rows, cols, dtype="f32"):
     """A long fused chain of every activation of issue #45 (17 ops, two
     inputs), its values kept in the domains where each op's error bound is
@@ -275,6 +291,16 @@ def linear(m, n, k, precision, epilogue=()):
             "\n".join(body) + f"\n  return %{v} : {ct}\n}}\n")
 
 
+# The Llama linears' tile variants (block, stages, persistent grid, TMA store).
+LLAMA_CFG = {
+    "v128x256s1p4g132t": 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16, store = "tma"',
+    "v128x192s1p4g132t": 'block = [128, 192, 64], threads = 288, stages = 4, grid = 132, raster = 16, store = "tma"',
+    "v256x128s1p3g132t": 'block = [256, 128, 64], threads = 544, stages = 3, grid = 132, raster = 16, store = "tma"',
+    "v128x256s1p4g132": 'block = [128, 256, 64], threads = 288, stages = 4, grid = 132, raster = 16',
+}
+_WG = ', mma = "wgmma_bf16", copy = "tma"'
+
+
 PROGRAMS = {
     "softmax": {
         "softmax-8192x32768": softmax(8192, 32768),
@@ -342,6 +368,28 @@ PROGRAMS = {
         "softmax-1024x131072-global": softmax(1024, 131072, "split_global"),
         "softmax-16384x40000": softmax(16384, 40000),
         "softmax-16384x40000-global": softmax(16384, 40000, "split_global"),
+    },
+    # The Llama block's bf16 linears (B 1 x T 2048, hidden 4096, MLP 10880) as
+    # the kb backend cuts them (issue #47): session 31's profile had kb's
+    # w1 (128 x 224 persistent) about 335 us, w3 + SiLU-mul 381, w2 +
+    # residual 295, against cuBLAS's 238 for w1 and w3. Each with tile
+    # variants (-v...: gpu-check times them in one process with the default).
+    "llama": {
+        "llama-bf16-wq-2048x4096x4096-sm90a": half_matmul(2048, 4096, 4096, "bf16"),
+        "llama-bf16-w1-2048x10880x4096-sm90a": half_matmul(2048, 10880, 4096, "bf16"),
+        "llama-bf16-w3silu-2048x10880x4096-sm90a": half_linear_gated(2048, 10880, 4096, "bf16", "silu_mul"),
+        "llama-bf16-w2add-2048x4096x10880-sm90a": half_linear_gated(2048, 4096, 10880, "bf16", "add"),
+        **{f"llama-bf16-w1-2048x10880x4096-{tag}-sm90a":
+           half_matmul(2048, 10880, 4096, "bf16", config=LLAMA_CFG[tag] + _WG)
+           for tag in ("v128x256s1p4g132", "v128x256s1p4g132t", "v128x192s1p4g132t",
+                       "v256x128s1p3g132t")},
+        **{f"llama-bf16-w3silu-2048x10880x4096-{tag}-sm90a":
+           half_linear_gated(2048, 10880, 4096, "bf16", "silu_mul", config=LLAMA_CFG[tag] + _WG)
+           for tag in ("v128x256s1p4g132", "v128x256s1p4g132t", "v128x192s1p4g132t",
+                       "v256x128s1p3g132t")},
+        **{f"llama-bf16-w2add-2048x4096x10880-{tag}-sm90a":
+           half_linear_gated(2048, 4096, 10880, "bf16", "add", config=LLAMA_CFG[tag] + _WG)
+           for tag in ("v128x256s1p4g132", "v128x256s1p4g132t", "v256x128s1p3g132t")},
     },
     # 16-bit tensors (issue #44): wgmma bf16/f16 matmuls (-sm90a) and
     # mma.sync ones (sm_90), softmax and bias + GELU + dropout in bf16.

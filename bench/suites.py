@@ -72,6 +72,12 @@ SUITES = {
                      "mm-bias-gelu-tf32-4096-sm90a", "mm-bias-gelu-tf32-1000x700x1500-sm90a",
                      "bias_gelu_dropout", "acts-16384x8192", "acts-bf16-16384x8192"],
     },
+    "llama": {
+        "about": "the Llama block's bf16 linears as the kb backend cuts them (B 1 x T 2048: "
+                 "q/k/v/o, w1, w3 + SiLU-mul, w2 + residual), kb's defaults and tile "
+                 "variants, against the bf16 cuBLAS routes and F.linear",
+        "from": "llama",
+    },
     "half": {
         "about": "16-bit tensors: bf16 and f16 matmuls on wgmma (both forms of B, edges, "
                  "an epilogue), softmax and bias + GELU + dropout in bf16, against the "

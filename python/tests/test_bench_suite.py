@@ -24,12 +24,13 @@ def test_list_names_every_suite_once(capsys):
     assert suite.main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     names = [l.split()[0] for l in lines]
-    assert names == ["squares", "shapes", "shapes-bf16", "linear", "memory-bound", "softmax", "fusion", "half", "norms", "reductions", "attention", "tune", "models", "models-tiny", "backend-overhead", "serving", "serving-tiny", "all"]
+    assert names == ["squares", "shapes", "shapes-bf16", "linear", "memory-bound", "softmax", "fusion", "llama", "half", "norms", "reductions", "attention", "tune", "models", "models-tiny", "backend-overhead", "serving", "serving-tiny", "all"]
     shapes = next(l for l in lines if l.startswith("shapes "))
     assert " 57 programs " in shapes
     assert " 57 programs " in next(l for l in lines if l.startswith("shapes-bf16"))
     assert " 3 models x 2 dtypes " in next(l for l in lines if l.startswith("models "))
     assert " 2 cases " in next(l for l in lines if l.startswith("backend-overhead "))
+    assert " 15 programs " in next(l for l in lines if l.startswith("llama "))
 
 
 def test_every_suite_resolves_to_generated_programs():
