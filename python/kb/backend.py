@@ -373,14 +373,28 @@ def _piece_op():
                                  schema="(str key, Tensor[] tensors, SymInt[] ints) -> Tensor[]")
         def piece(key, tensors, ints):
             p = _OP_PIECES[key]
-            return [o.clone() if any(o is t for t in tensors) else o for o in p(*p.merge(tensors, ints))]
+            return [_dense(o, o is not None and any(o is t for t in tensors))
+                    for o in p(*p.merge(tensors, ints))]
 
+        # Both contiguous: kb's bundles write dense row-major outputs, while
+        # the piece's PyTorch graph (which the fake runs) may return another
+        # layout (a (B, T, h, d) view transposed to (B, h, T, d)), and the
+        # Inductor code around the op asserts the fake's strides (session
+        # 31: the Llama block's kb + Inductor run failed there).
         @piece.register_fake
         def _(key, tensors, ints):
             p = _OP_PIECES[key]
-            return [o.clone() for o in p.fallback(*p.merge(tensors, ints))]
+            return [_dense(o, True) for o in p.fallback(*p.merge(tensors, ints))]
         _OP.append(torch.ops.kb.piece.default)
     return _OP[0]
+
+
+def _dense(o, copy):
+    """`o` row-major contiguous: a copy where `copy` (an op's output may not
+    alias its inputs) or where its layout is another."""
+    if copy or not o.is_contiguous():
+        return o.clone(memory_format=torch.contiguous_format)
+    return o
 
 
 def stitch(gm, part, opts: Options, as_op: bool = False):

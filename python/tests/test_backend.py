@@ -209,6 +209,39 @@ def test_pieces_are_opaque_ops_under_aot_tracing():
     assert any(k.startswith("kb_piece_2@") for k in B._OP_PIECES)
 
 
+def test_piece_op_outputs_are_contiguous_real_and_fake():
+    """torch.ops.kb.piece returns row-major outputs, the real call and the
+    fake alike, where the piece's PyTorch graph returns another layout (a
+    transposed view: Inductor asserted the fake's strides on kb's dense
+    output, session 31's Llama run), and never an input itself."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    class Stub:
+        is_tensor = [True]
+
+        @staticmethod
+        def merge(tensors, ints):
+            return tensors
+
+        @staticmethod
+        def fallback(x):
+            return [x.view(1, 4, 2, 3).transpose(1, 2), x]
+
+        __call__ = fallback
+
+    B._OP_PIECES["stub@0"] = Stub()
+    op = B._piece_op()
+    x = torch.randn(1, 4, 6)
+    ys = op("stub@0", [x], [])
+    assert all(y.is_contiguous() for y in ys)
+    assert torch.equal(ys[0], x.view(1, 4, 2, 3).transpose(1, 2))
+    assert ys[1] is not x and torch.equal(ys[1], x)
+    with FakeTensorMode() as mode:
+        fs = op("stub@0", [mode.from_tensor(x)], [])
+    assert [f.stride() for f in fs] == [y.stride() for y in ys]
+    del B._OP_PIECES["stub@0"]
+
+
 def test_a_broken_cache_entry_falls_back(mlp, tmp_path):
     """A bundle folder whose manifest is not JSON: one warning, PyTorch's
     result, no crash (compile_only reads the cache as a GPU run would)."""
