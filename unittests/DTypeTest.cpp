@@ -205,6 +205,28 @@ TEST(Npy16, InputFilesForSixteenBitBuffers) {
   }
 }
 
+// f32: an output with elements near zero, fused and unfused differing by
+// a tf32 chain's noise (1e-5 of the output's scale), agrees; a program with
+// another scale, or one element far off, does not.
+TEST(BaselineOutputs, F32NearZeroElementsAgainstTheOutputsScale) {
+  using namespace kb::runtime;
+  std::vector<float> fused, unfused, other;
+  for (int i = 0; i < 65536; ++i) {
+    double y = 0.026 * std::sin(0.011 * i * i); // many elements near 0
+    unfused.push_back(float(y));
+    fused.push_back(float(y + 3e-7 * std::cos(0.7 * i)));
+    other.push_back(float(y * 1.01));
+  }
+  double worst = 0, limit = 0;
+  EXPECT_TRUE(baselineOutputsAgree(fused, unfused, DType::F32, &worst, &limit));
+  EXPECT_LT(worst, 1e-4);
+  EXPECT_EQ(limit, 1e-3);
+  EXPECT_FALSE(baselineOutputsAgree(other, unfused, DType::F32));
+  std::vector<float> broken = fused;
+  broken[100] += 0.01f;
+  EXPECT_FALSE(baselineOutputsAgree(broken, unfused, DType::F32));
+}
+
 // kb-run --baseline's comparison of a fused bundle's output with its
 // unfused baseline's (the bf16 bias + GELU + dropout of 2026-12-07 was
 // refused at a max relative difference of 0.088 under the f32 rule).
