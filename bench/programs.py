@@ -565,11 +565,12 @@ PROGRAMS = {
     },
     # Attention (issue #46): kb.attention, FlashAttention-style, against
     # F.scaled_dot_product_attention (flash and efficient backends) and
-    # torch.compile of the written-out form. 16 x 32 heads; S 1000 and the
+    # torch.compile of the written-out form. 16 x 32 heads at S 1024-8192
+    # (the issue's range); S 1000 and the
     # mask for the checks (a sequence length that is no multiple of a tile).
     "attention": dict(
         [(f"attn-{dt}-16x32x{s}x{d}" + ("-causal" if c else ""), attention(16, 32, s, d, dt, c))
-         for dt in ("f32", "bf16") for s in (1024, 4096) for d in (64, 128) for c in (False, True)] +
+         for dt in ("f32", "bf16") for s in (1024, 4096, 8192) for d in (64, 128) for c in (False, True)] +
         [("attn-f32-2x4x1000x64", attention(2, 4, 1000, 64)),
          ("attn-f32-2x4x1000x64-causal", attention(2, 4, 1000, 64, causal=True)),
          ("attn-f32-mask-2x4x1000x64", attention(2, 4, 1000, 64, mask=True)),

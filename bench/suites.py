@@ -98,7 +98,7 @@ SUITES = {
     },
     "attention": {
         "about": "kb.attention (FlashAttention-style) in f32 and bf16, 16 x 32 heads of "
-                 "S 1024 and 4096, D 64 and 128, causal and not, against "
+                 "S 1024, 4096 and 8192, D 64 and 128, causal and not, against "
                  "F.scaled_dot_product_attention (flash, efficient) and torch.compile",
         "from": "attention", "chip": "sm_90a",
     },
