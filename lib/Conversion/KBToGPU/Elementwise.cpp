@@ -41,9 +41,15 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     auto t = cast<RankedTensorType>(in.getType());
     // A kb.rotary's cos or sin table: read at the pair's position and
     // column, one scalar a pair (emitChainPair), never as a vector.
-    bool table = !in.use_empty() && llvm::all_of(in.getUses(), [](OpOperand &u) {
-      return isa<RotaryOp>(u.getOwner()) && u.getOperandNumber() > 0;
-    });
+    // (Only the chain's own uses count: a lone op's operands are the
+    // function's values, which other kernels may read too.)
+    bool asTable = false, asValue = false;
+    for (Operation *inner : chain.ops)
+      for (OpOperand &u : inner->getOpOperands())
+        if (u.get() == in)
+          (isa<RotaryOp>(inner) && u.getOperandNumber() > 0 ? asTable
+                                                              : asValue) = true;
+    bool table = asTable && !asValue;
     isTable.push_back(table);
     if (table) {
       isBias.push_back(false);

@@ -237,6 +237,12 @@ void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
     storeC(batchIdx, row, add(col, 1), v1);
     return;
   }
+  if (!pairEpilogue()) {
+    storeVector(batchIdx, row, col,
+                {epilogue(v0, batchIdx, row, col),
+                 epilogue(v1, batchIdx, row, add(col, 1))});
+    return;
+  }
   auto [x0, x1] = epilogue2(v0, v1, batchIdx, row, col);
   storeVector(batchIdx, row, col, {x0, x1});
 }
@@ -521,9 +527,10 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
 std::array<Value, 2> MatmulEmitter::epilogue2(Value v0, Value v1,
                                               Value batchIdx, Value row,
                                               Value col) {
-  if (!chain || !chainHasRotary(*chain))
-    return {epilogue(v0, batchIdx, row, col),
-            epilogue(v1, batchIdx, row, add(col, 1))};
+  if (!pairEpilogue()) {
+    Value x0 = epilogue(v0, batchIdx, row, col);
+    return {x0, epilogue(v1, batchIdx, row, add(col, 1))};
+  }
   // As epilogue(), for both elements of the pair: loads clamped into C
   // (N is even, so col < N implies col + 1 < N), the other chunk's partial
   // added first.

@@ -187,6 +187,8 @@ struct MatmulEmitter {
   /// run over the pair (emitChainPair).
   std::array<Value, 2> epilogue2(Value v0, Value v1, Value batchIdx,
                                  Value row, Value col);
+  /// Whether the epilogue runs over pairs (a kb.rotary in the chain).
+  bool pairEpilogue() const { return chain && chainHasRotary(*chain); }
 };
 
 /// The FFMA kernel (precision ieee): a [TM, TN] register tile per thread
