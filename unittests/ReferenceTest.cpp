@@ -156,6 +156,15 @@ TEST(Reference, RotaryRotatesEachHeadsPairsByTheRowsPosition) {
   // Row 3 is position 0 (P = 3): cos 1, sin 0 leave it as it was.
   for (int64_t j = 0; j < c; ++j)
     EXPECT_DOUBLE_EQ(y.data[3 * c + j], xs[3 * c + j]);
+  // A block of rows (kb-run checks an elementwise kernel a block at a
+  // time): rows 4 and 5 given alone, with their flat offset, are positions
+  // 1 and 2 again.
+  auto tail = tensor({2, c}, std::vector<double>(xs.begin() + 4 * c, xs.end()));
+  HostTensor part = evalOp(opNamed("kb.rotary"), {&tail, &ct, &st}, 4 * c);
+  for (int64_t j = 0; j < 2 * c; ++j)
+    EXPECT_DOUBLE_EQ(part.data[j], y.data[4 * c + j]);
+  EXPECT_THROW(evalOp(opNamed("kb.rotary"), {&tail, &ct, &st}, 3),
+               std::runtime_error);
   // Tables that are not P x head_dim / 2 of a head_dim dividing the row.
   auto wide = tensor({period, 3}, std::vector<double>(period * 3, 0.5));
   EXPECT_THROW(evalOp(opNamed("kb.rotary"), {&x, &wide, &wide}),

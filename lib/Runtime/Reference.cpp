@@ -291,13 +291,16 @@ static HostTensor evalOpF32(const ProgramOp &op,
                             int64_t indexOffset);
 
 /// kb.rotary: rows of the input (its leading axes flattened) are positions
-/// r mod P of the P x head_dim / 2 tables; each pair (2i, 2i + 1) of a
+/// r mod P of the P x head_dim / 2 tables (r counted from `indexOffset`,
+/// the flat index of the input's first element: kb-run checks a kernel a
+/// block of rows at a time); each pair (2i, 2i + 1) of a
 /// head is rotated: y0 = x0 c - x1 s, y1 = x0 s + x1 c. The kernel rounds
 /// the two products and the sum (or fuses one product into an FMA): the
 /// bound propagates each input's and table entry's bound and adds 2u of
 /// |x0 c| + |x1 s| for the products, then u of the result for the sum.
 static HostTensor evalRotary(const ProgramOp &op,
-                             const std::vector<const HostTensor *> &in) {
+                             const std::vector<const HostTensor *> &in,
+                             int64_t indexOffset) {
   if (in.size() != 3)
     throw std::runtime_error("kb.rotary: expects the input, cos and sin");
   const HostTensor &x = *in[0], &cs = *in[1], &sn = *in[2];
@@ -305,16 +308,17 @@ static HostTensor evalRotary(const ProgramOp &op,
     throw std::runtime_error("kb.rotary: tables must be P x head_dim / 2");
   int64_t period = cs.shape[0], half = cs.shape[1], hd = 2 * half;
   int64_t last = x.lastDim();
-  if (last % hd)
+  if (last % hd || indexOffset % last)
     throw std::runtime_error("kb.rotary: last dimension not a multiple of "
-                             "head_dim");
+                             "head_dim, or a slice not of whole rows");
   HostTensor out;
   out.shape = x.shape;
   out.data.resize(x.data.size());
   out.err.assign(x.data.size(), 0.0);
   const int64_t n = static_cast<int64_t>(x.data.size());
   for (int64_t i = 0; i < n; i += 2) {
-    int64_t t = ((i / last) % period) * half + (i % last) % hd / 2;
+    int64_t t =
+        (((i + indexOffset) / last) % period) * half + (i % last) % hd / 2;
     double x0 = x.data[i], x1 = x.data[i + 1], c = cs.data[t], s = sn.data[t];
     double e0 = x.errAt(i), e1 = x.errAt(i + 1), ec = cs.errAt(t),
            es = sn.errAt(t);
@@ -364,7 +368,7 @@ static HostTensor evalOpF32(const ProgramOp &op,
   const HostTensor &x = *in[0];
   HostTensor out;
   if (op.op == "kb.rotary")
-    return evalRotary(op, in);
+    return evalRotary(op, in, indexOffset);
   if (op.op == "kb.split_sum") {
     // The partials added in order s = 0..S-1 in fp32: each partial sum
     // rounds once, so |fl - exact| <= sum_s e_s + (S - 1) u sum_s |p_s|
