@@ -119,3 +119,55 @@ TEST(Reference, RowSums) {
   y[3] = 0.6f;
   EXPECT_NEAR(maxRowSumError(y.data(), 4, 2), 0.1, 1e-6);
 }
+
+// kb.rotary: rows are positions r mod P, each head's pairs (2i, 2i + 1)
+// rotated by the tables' row: checked against the formula written out
+// head by head, and the bound covers the kernel's fp32 arithmetic (two
+// rounded products and a rounded sum).
+TEST(Reference, RotaryRotatesEachHeadsPairsByTheRowsPosition) {
+  const int64_t rows = 6, heads = 2, hd = 4, period = 3, c = heads * hd;
+  std::vector<double> xs(rows * c), cs(period * hd / 2), sn(period * hd / 2);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = std::sin(0.7 * double(i) + 0.3) * 3;
+  for (int64_t p = 0; p < period; ++p)
+    for (int64_t i = 0; i < hd / 2; ++i) {
+      double ang = double(p) / std::pow(10000.0, 2.0 * double(i) / hd);
+      cs[p * hd / 2 + i] = std::cos(ang);
+      sn[p * hd / 2 + i] = std::sin(ang);
+    }
+  auto x = tensor({rows, c}, xs), ct = tensor({period, hd / 2}, cs),
+       st = tensor({period, hd / 2}, sn);
+  HostTensor y = evalOp(opNamed("kb.rotary"), {&x, &ct, &st});
+  ASSERT_EQ(y.shape, x.shape);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        int64_t at = r * c + h * hd + 2 * i, t = (r % period) * hd / 2 + i;
+        double x1 = xs[at], x2 = xs[at + 1];
+        EXPECT_DOUBLE_EQ(y.data[at], x1 * cs[t] - x2 * sn[t]);
+        EXPECT_DOUBLE_EQ(y.data[at + 1], x1 * sn[t] + x2 * cs[t]);
+        float f1 = float(x1), f2 = float(x2), fc = float(cs[t]),
+              fs = float(sn[t]);
+        float g0 = f1 * fc - f2 * fs, g1 = f1 * fs + f2 * fc;
+        EXPECT_LE(std::fabs(double(g0) - y.data[at]), y.err[at]);
+        EXPECT_LE(std::fabs(double(g1) - y.data[at + 1]), y.err[at + 1]);
+        EXPECT_GT(y.err[at], 0.0);
+      }
+  // Row 3 is position 0 (P = 3): cos 1, sin 0 leave it as it was.
+  for (int64_t j = 0; j < c; ++j)
+    EXPECT_DOUBLE_EQ(y.data[3 * c + j], xs[3 * c + j]);
+  // A block of rows (kb-run checks an elementwise kernel a block at a
+  // time): rows 4 and 5 given alone, with their flat offset, are positions
+  // 1 and 2 again.
+  auto tail = tensor({2, c}, std::vector<double>(xs.begin() + 4 * c, xs.end()));
+  HostTensor part = evalOp(opNamed("kb.rotary"), {&tail, &ct, &st}, 4 * c);
+  for (int64_t j = 0; j < 2 * c; ++j)
+    EXPECT_DOUBLE_EQ(part.data[j], y.data[4 * c + j]);
+  EXPECT_THROW(evalOp(opNamed("kb.rotary"), {&tail, &ct, &st}, 3),
+               std::runtime_error);
+  // Tables that are not P x head_dim / 2 of a head_dim dividing the row.
+  auto wide = tensor({period, 3}, std::vector<double>(period * 3, 0.5));
+  EXPECT_THROW(evalOp(opNamed("kb.rotary"), {&x, &wide, &wide}),
+               std::runtime_error);
+  EXPECT_THROW(evalOp(opNamed("kb.rotary"), {&x, &ct}), std::runtime_error);
+}

@@ -221,9 +221,11 @@ void parseKernels(const json &j, ParseState &st) {
              "', but its output (last arg) is '" + written + "'");
       // (A norm's weight and bias are per column, and a reduce's input has
       // a row for each output value: parseProgram checked their shapes.)
+      // (A rotary's cos and sin tables are per position and pair.)
       auto perColumnOrRows = [&](const ProgramOp &p, const std::string &in) {
         bool norm = p.op == "kb.layer_norm" || p.op == "kb.rms_norm";
-        return p.op == "kb.reduce" || (norm && in != p.inputs[0]);
+        return p.op == "kb.reduce" ||
+               ((norm || p.op == "kb.rotary") && in != p.inputs[0]);
       };
       if (!hasMatmul && !hasTranspose && !attention)
         for (size_t q : k.ops)

@@ -114,7 +114,8 @@ void parseProgram(const json &j, ParseState &st) {
     op.op = str(pj, "op", where);
     if (op.op != "kb.matmul" && op.op != "kb.transpose" && op.op != "kb.pad" &&
         op.op != "kb.split_sum" && op.op != "kb.convert" &&
-        op.op != "kb.attention" && !isRowOp(op.op) && !unaryOps().count(op.op) &&
+        op.op != "kb.attention" && op.op != "kb.rotary" && !isRowOp(op.op) &&
+        !unaryOps().count(op.op) &&
         !isActivationOp(op.op, false) && !binaryOps().count(op.op) &&
         !isActivationOp(op.op, true))
       fail(where + ".op '" + op.op.substr(0, 40) +
@@ -283,6 +284,17 @@ void parseProgram(const json &j, ParseState &st) {
                "shape " + shapeStr(rows) + " that no other op writes");
         defined[l] = rows;
       }
+    } else if (op.op == "kb.rotary") {
+      // The input, then the P x head_dim / 2 cos and sin tables.
+      needInputs(3);
+      sameShape(0);
+      const auto &t = inShapes[1];
+      if (t.size() != 2 || inShapes[2] != t || op.shape.empty() ||
+          op.shape.back() % (2 * t[1]))
+        fail(where + " tables '" + op.inputs[1] + "' " + shapeStr(t) +
+             " and '" + op.inputs[2] + "' " + shapeStr(inShapes[2]) +
+             " are not P x head_dim / 2 tables, head_dim dividing the "
+             "last dimension of " + shapeStr(op.shape));
     } else if (op.op == "kb.bias_add") {
       needInputs(2);
       sameShape(0);
@@ -430,6 +442,17 @@ void checkProgramTypes(Manifest &m) {
              "; its result is f32 or " + dtypeName(a));
     } else if (op.op == "kb.convert") {
       // Any two of f32, f16 and bf16 (data buffers only have those).
+    } else if (op.op == "kb.rotary") {
+      // The input's type out; the tables f32 or the input's type.
+      if (typeOf(0) != op.dtype)
+        fail(where + " reads '" + op.inputs[0] + "' of " +
+             dtypeName(typeOf(0)) + " and writes " + out +
+             ": a rotary keeps its input's type");
+      for (size_t a = 1; a < 3; ++a)
+        if (typeOf(a) != op.dtype && typeOf(a) != DType::F32)
+          fail(where + " table '" + op.inputs[a] + "' is " +
+               dtypeName(typeOf(a)) + "; tables are f32 or the input's " +
+               out);
     } else if (op.op == "kb.split_sum") {
       if (typeOf(0) != DType::F32)
         fail(where + " sums partials of " + dtypeName(typeOf(0)) +

@@ -290,6 +290,56 @@ static HostTensor evalOpF32(const ProgramOp &op,
                             const std::vector<const HostTensor *> &in,
                             int64_t indexOffset);
 
+/// kb.rotary: rows of the input (its leading axes flattened) are positions
+/// r mod P of the P x head_dim / 2 tables (r counted from `indexOffset`,
+/// the flat index of the input's first element: kb-run checks a kernel a
+/// block of rows at a time); each pair (2i, 2i + 1) of a
+/// head is rotated: y0 = x0 c - x1 s, y1 = x0 s + x1 c. The kernel rounds
+/// the two products and the sum (or fuses one product into an FMA): the
+/// bound propagates each input's and table entry's bound and adds 2u of
+/// |x0 c| + |x1 s| for the products, then u of the result for the sum.
+static HostTensor evalRotary(const ProgramOp &op,
+                             const std::vector<const HostTensor *> &in,
+                             int64_t indexOffset) {
+  if (in.size() != 3)
+    throw std::runtime_error("kb.rotary: expects the input, cos and sin");
+  const HostTensor &x = *in[0], &cs = *in[1], &sn = *in[2];
+  if (cs.shape.size() != 2 || sn.shape != cs.shape || x.shape.empty())
+    throw std::runtime_error("kb.rotary: tables must be P x head_dim / 2");
+  int64_t period = cs.shape[0], half = cs.shape[1], hd = 2 * half;
+  int64_t last = x.lastDim();
+  if (last % hd || indexOffset % last)
+    throw std::runtime_error("kb.rotary: last dimension not a multiple of "
+                             "head_dim, or a slice not of whole rows");
+  HostTensor out;
+  out.shape = x.shape;
+  out.data.resize(x.data.size());
+  out.err.assign(x.data.size(), 0.0);
+  const int64_t n = static_cast<int64_t>(x.data.size());
+  for (int64_t i = 0; i < n; i += 2) {
+    int64_t t =
+        (((i + indexOffset) / last) % period) * half + (i % last) % hd / 2;
+    double x0 = x.data[i], x1 = x.data[i + 1], c = cs.data[t], s = sn.data[t];
+    double e0 = x.errAt(i), e1 = x.errAt(i + 1), ec = cs.errAt(t),
+           es = sn.errAt(t);
+    double y[2] = {x0 * c - x1 * s, x0 * s + x1 * c};
+    double mag = std::fabs(x0) * (std::fabs(c) + std::fabs(s)) +
+                 std::fabs(x1) * (std::fabs(c) + std::fabs(s));
+    // Both outputs: |c| e0 + |s| e1 (or swapped) <= (|c| + |s|) max(e0,
+    // e1), the tables' errors times |x0| + |x1|.
+    double prop = (std::fabs(c) + std::fabs(s)) * std::max(e0, e1) +
+                  (std::fabs(x0) + std::fabs(x1)) * std::max(ec, es) +
+                  std::max(e0, e1) * std::max(ec, es);
+    bool finite = std::isfinite(e0) && std::isfinite(e1) &&
+                  std::isfinite(ec) && std::isfinite(es);
+    for (int l = 0; l < 2; ++l) {
+      out.data[i + l] = y[l];
+      out.err[i + l] = finite ? finish(y[l], prop + 2 * u * mag, u) : INFINITY;
+    }
+  }
+  return out;
+}
+
 HostTensor evalOp(const ProgramOp &op,
                   const std::vector<const HostTensor *> &in,
                   int64_t indexOffset) {
@@ -317,6 +367,8 @@ static HostTensor evalOpF32(const ProgramOp &op,
     return evalRowOp(op, in);
   const HostTensor &x = *in[0];
   HostTensor out;
+  if (op.op == "kb.rotary")
+    return evalRotary(op, in, indexOffset);
   if (op.op == "kb.split_sum") {
     // The partials added in order s = 0..S-1 in fp32: each partial sum
     // rounds once, so |fl - exact| <= sum_s e_s + (S - 1) u sum_s |p_s|

@@ -26,9 +26,46 @@ using namespace mlir::kb;
 
 namespace {
 
-/// Whether `op` is an elementwise kb op at the top level of a function.
+/// Whether `op` is an elementwise kb op, or a kb.rotary (its result has
+/// its input's shape; it reads its pair's other element, which a matmul
+/// epilogue and the elementwise kernel hold: see rotaryAnchorRefusal), at
+/// the top level of a function.
 bool isFusable(Operation *op) {
-  return isa<ElementwiseOpInterface>(op) && !op->getParentOfType<FusionOp>();
+  return isa<ElementwiseOpInterface, RotaryOp>(op) &&
+         !op->getParentOfType<FusionOp>();
+}
+
+bool hasRotary(const llvm::SetVector<Operation *> &group) {
+  return llvm::any_of(group, [](Operation *o) { return isa<RotaryOp>(o); });
+}
+
+/// Why the anchor `def` cannot take a group that holds a kb.rotary (empty
+/// when it can). A matmul epilogue holds adjacent column pairs of C in one
+/// thread (mma.sync's and wgmma's accumulator fragments: c0, c1 at columns
+/// 2t, 2t + 1), so the pair's rotation is thread-local there; the kernels
+/// that store one element a thread do not hold pairs. kb-fuse-elementwise
+/// runs before the mma unit is chosen, so it refuses what could become
+/// one of those: the gemv kernel (at most 16 rows or columns), the FFMA
+/// kernel (precision ieee) and the wgmma kernel of an f32 row-major B
+/// (its accumulators hold C^T: pairs of rows). A softmax or norm keeps its
+/// row in a layout without pairs.
+std::string rotaryAnchorRefusal(Operation *def) {
+  auto mm = dyn_cast<MatmulOp>(def);
+  if (!mm)
+    return "a " + def->getName().getStringRef().drop_front(3).str() +
+           " kernel holds no column pairs";
+  auto shape = mm.getResult().getType().getShape();
+  int64_t m = shape[shape.size() - 2], n = shape.back();
+  bool batched = shape.size() == 3;
+  if (!batched && gemvForm(m, n, mm.getTransposeB()))
+    return "the matmul has at most 16 rows or columns (the gemv kernel, one "
+           "column a thread)";
+  if (mm.getPrecision() == Precision::ieee)
+    return "precision ieee is the FFMA kernel, one element a store";
+  if (mm.getLhs().getType().getElementType().isF32() && !mm.getTransposeB())
+    return "an f32 matmul of a row-major B may be the wgmma kernel whose "
+           "accumulators hold C^T (pairs of rows, not columns)";
+  return "";
 }
 
 /// The group rooted at `root`: producers join when they are fusable, have
@@ -90,6 +127,19 @@ Operation *pullInAnchor(llvm::SetVector<Operation *> &group, Operation *root) {
       if (!llvm::all_of(def->getUsers(),
                         [&](Operation *u) { return group.contains(u); }))
         continue;
+      // A group with a kb.rotary: the anchor must hold column pairs; else
+      // the group stays an elementwise kernel (whole pairs a vector) and
+      // the anchor its own kernel, said in a remark at the rotary.
+      if (hasRotary(group)) {
+        if (std::string why = rotaryAnchorRefusal(def); !why.empty()) {
+          Operation *rot = *llvm::find_if(
+              group, [](Operation *o) { return isa<RotaryOp>(o); });
+          rot->emitRemark() << "kb.rotary stays out of the epilogue of '"
+                            << def->getName() << "': " << why
+                            << "; it runs in an elementwise kernel";
+          continue;
+        }
+      }
       size_t epilogue = group.size();
       group.insert(def);
       if (takesPrologue(def)) {
@@ -212,7 +262,7 @@ struct FuseElementwisePass
       // A chain whose only user is a softmax or a norm, as its row input,
       // becomes that op's prologue (which then ends the group).
       // (Not a kb.split_sum's chain: a softmax reads no partials.)
-      if (!anchor && root->hasOneUse() &&
+      if (!anchor && root->hasOneUse() && !hasRotary(group) &&
           llvm::none_of(group,
                         [](Operation *o) { return isa<SplitSumOp>(o); })) {
         Operation *sm = *root->getUsers().begin();

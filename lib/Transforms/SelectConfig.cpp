@@ -147,6 +147,15 @@ LogicalResult selectElementwise(Operation *op, ConfigFields &f,
     return op->emitOpError() << "config asks for vector width " << f.vector
                              << ", which needs the last dimension (" << last
                              << ") to be a multiple of it";
+  // kb.rotary rotates pairs of adjacent elements: a vector holds whole ones.
+  bool rotary = isa<RotaryOp>(op);
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    rotary = llvm::any_of(fusion.getBody().front().without_terminator(),
+                          [](Operation &o) { return isa<RotaryOp>(o); });
+  if (rotary && f.vector == 1)
+    return op->emitOpError() << "config asks for vector width 1; kb.rotary "
+                                "needs whole pairs of elements a vector (2, 4 "
+                                "or 8)";
   // A chain whose buffers are all 16-bit reads 8 of them a 16-byte access
   // (with dropout, two Philox draws of four a vector).
   if (!f.vector && last % 8 == 0 && isAll16Bit(op))

@@ -40,14 +40,15 @@ constexpr int64_t kSumBlocks = 256;
 /// to 64), then in vector width, then to 32 threads, while the grid has
 /// fewer than kSumBlocks blocks; and the elements per block kb-tile writes
 /// for them.
-ConfigAttr sumConfig(MLIRContext *ctx, RankedTensorType type) {
+ConfigAttr sumConfig(MLIRContext *ctx, RankedTensorType type,
+                     int64_t minVector = 1) {
   ConfigFields f;
   fillElementwiseDefaults(f, type.getShape().back());
   int64_t elements = type.getNumElements();
   auto blocks = [&] { return llvm::divideCeil(elements, f.threads * f.vector); };
   while (blocks() < kSumBlocks && f.threads > 64)
     f.threads /= 2;
-  while (blocks() < kSumBlocks && f.vector > 1)
+  while (blocks() < kSumBlocks && f.vector > minVector)
     f.vector /= 2;
   while (blocks() < kSumBlocks && f.threads > 32)
     f.threads /= 2;
@@ -126,7 +127,10 @@ LogicalResult splitOne(Operation *op, MatmulOp mm, ConfigAttr cfg) {
     if (&o != mm.getOperation())
       inner.clone(o, map);
   inner.clone(*body.getTerminator(), map);
-  setConfig(sumFusion, sumConfig(ctx, cType));
+  // A kb.rotary in the epilogue needs whole pairs in a vector.
+  bool rotary = llvm::any_of(body.without_terminator(),
+                             [](Operation &o) { return isa<RotaryOp>(o); });
+  setConfig(sumFusion, sumConfig(ctx, cType, rotary ? 2 : 1));
   fusion->replaceAllUsesWith(sumFusion->getResults());
   fusion.erase();
   return success();

@@ -14,6 +14,7 @@ import operator
 from .fx_activations import activation_function, activation_method, activation_module
 from . import fx_rows  # norms and reductions over the last dim
 from . import fx_attention  # scaled_dot_product_attention, N-D @ N-D
+from . import fx_rotary  # rotary_rows (fold_rotary's)
 from . import fx_compose  # compositions: max/min with dim, logsumexp, norms, losses, einsum
 
 
@@ -142,7 +143,8 @@ class Dispatch:
             return imp.transpose_last2(args[0])
         if t is getattr and args[1] == "T" and len(args[0].shape) == 2:
             return imp.transpose_last2(args[0])
-        r = fx_rows.call_function(imp, t, args, kwargs) or fx_attention.call_function(imp, t, args, kwargs)
+        r = (fx_rows.call_function(imp, t, args, kwargs) or fx_attention.call_function(imp, t, args, kwargs)
+             or fx_rotary.call_function(imp, t, args, kwargs))
         if r is not None:
             return r
         imp.fail(imp._target_name(node))

@@ -496,6 +496,24 @@ class Program:
                    f" : {x.type}, {bias.type} -> {r.type}")
         return r
 
+    def rotary(self, x: Value, cos: Value, sin: Value, config=None) -> Value:
+        """kb.rotary: the interleaved pairs of each head of x's rows rotated
+        by the P x head_dim / 2 tables at the row's position (row mod P)."""
+        self._check_value(x, "kb.rotary input")
+        self._check_value(cos, "kb.rotary cos")
+        self._check_value(sin, "kb.rotary sin")
+        if len(x.shape) < 2 or len(cos.shape) != 2 or sin.shape != cos.shape or sin.dtype != cos.dtype:
+            raise KbError(f"kb.rotary needs rows of heads x head_dim and two P x head_dim / 2 tables, "
+                          f"got {x.shape}, {cos.shape} and {sin.shape}")
+        if x.shape[-1] % (2 * cos.shape[1]):
+            raise KbError(f"kb.rotary: head_dim {2 * cos.shape[1]} does not divide the last axis {x.shape[-1]}")
+        if cos.dtype not in ("f32", x.dtype):
+            raise KbError(f"kb.rotary tables are f32 or the input's {x.dtype}, got {cos.dtype}")
+        r = self._new(x.shape, x.dtype)
+        self._emit(f"%{r.name} = kb.rotary %{x.name}, %{cos.name}, %{sin.name}{self._attrs(config)}"
+                   f" : {x.type}, {cos.type}, {sin.type} -> {r.type}")
+        return r
+
     def convert(self, x: Value, dtype, config: Optional[Config] = None) -> Value:
         """kb.convert: x's elements in another type (f32, f16, bf16; to a
         16-bit type rounded to nearest even)."""

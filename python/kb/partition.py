@@ -323,7 +323,11 @@ def partition(gm, example_inputs) -> Partition:
     # A causal masked_fill by a mask the graph builds (GPT-2's hand-written
     # attention) becomes causal_fill, which kb imports as kb.causal_mask.
     from .fx_attention import fold_causal_masks
-    if fold_causal_masks(gm):
+    from .fx_rotary import fold_rotary
+    # An interleaved rotary (kb.models.rotary) becomes rotary_rows, in front
+    # of the heads' view of a linear's output: kb.rotary in its epilogue.
+    folded = fold_rotary(gm)
+    if fold_causal_masks(gm) + folded:
         vals = {n: n.meta["example_value"] for n in gm.graph.nodes if "example_value" in n.meta}
     binds = bindings(gm, example_inputs)
     order = {n: i for i, n in enumerate(gm.graph.nodes)}

@@ -330,6 +330,51 @@ Value mlir::kb::emitChainScalar(OpBuilder &b, Location loc,
   return values.lookup(chain.result);
 }
 
+bool mlir::kb::chainHasRotary(const ElementwiseChain &chain) {
+  return llvm::any_of(chain.ops,
+                      [](Operation *op) { return isa<RotaryOp>(op); });
+}
+
+std::array<Value, 2> mlir::kb::emitChainPair(
+    OpBuilder &b, Location loc, const ElementwiseChain &chain,
+    std::array<DenseMap<Value, Value>, 2> values,
+    std::array<Value, 2> flatIndex,
+    llvm::function_ref<Value(RotaryOp, Value)> table, bool fast) {
+  for (Operation *op : chain.ops) {
+    if (auto rot = dyn_cast<RotaryOp>(op)) {
+      // out0 = x0 cos - x1 sin, out1 = x0 sin + x1 cos, in f32.
+      Value x0 = values[0].lookup(rot.getInput());
+      Value x1 = values[1].lookup(rot.getInput());
+      Value c = table(rot, rot.getCos()), sn = table(rot, rot.getSin());
+      Value y0 = arith::SubFOp::create(b, loc,
+                                       arith::MulFOp::create(b, loc, x0, c),
+                                       arith::MulFOp::create(b, loc, x1, sn));
+      Value y1 = arith::AddFOp::create(b, loc,
+                                       arith::MulFOp::create(b, loc, x0, sn),
+                                       arith::MulFOp::create(b, loc, x1, c));
+      values[0][rot.getResult()] = y0;
+      values[1][rot.getResult()] = y1;
+      continue;
+    }
+    ElementwiseChain one;
+    one.ops.push_back(op);
+    one.result = op->getResult(0);
+    for (int l = 0; l < 2; ++l)
+      values[l][op->getResult(0)] = emitChainScalar(
+          b, loc, one, values[l], flatIndex[l], nullptr, 0, fast);
+  }
+  return {values[0].lookup(chain.result), values[1].lookup(chain.result)};
+}
+
+std::pair<Value, Value> mlir::kb::rotaryTableIndex(OpBuilder &b, Location loc,
+                                                   RotaryOp op, Value row,
+                                                   Value col) {
+  Value pos = arith::RemUIOp::create(b, loc, row, cidx(b, loc, op.getPeriod()));
+  Value c = arith::RemUIOp::create(b, loc, col, cidx(b, loc, op.getHeadDim()));
+  c = arith::DivUIOp::create(b, loc, c, cidx(b, loc, 2));
+  return {pos, c};
+}
+
 Value mlir::kb::emitBlockReduce(OpBuilder &b, Location loc, Value v,
                                 gpu::AllReduceOperation op, int64_t threads,
                                 Value scratch) {

@@ -6,6 +6,9 @@
 // last-axis index. Dropout draws one Philox4x32-10 call per group of four
 // elements (one a vector of 4, two a vector of 8), keyed by (seed, element
 // index / 4), so the mask never depends on the launch shape or the vector. The last, partial vector is guarded.
+// A chain with a kb.rotary runs a pair of adjacent elements at a time (an
+// even vector holds whole pairs), its cos and sin tables read as scalars at
+// the pair's position and column.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,10 +35,27 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
   // last dimension's length, broadcast along it.
   // A split-K matmul's partials (S x the result's shape) are read by the
   // chain's kb.split_sum only: S loads per element, added in order.
-  SmallVector<bool> isBias;
+  SmallVector<bool> isBias, isTable;
   SmallVector<int64_t> splitsOf;
   for (Value in : chain.inputs) {
     auto t = cast<RankedTensorType>(in.getType());
+    // A kb.rotary's cos or sin table: read at the pair's position and
+    // column, one scalar a pair (emitChainPair), never as a vector.
+    // (Only the chain's own uses count: a lone op's operands are the
+    // function's values, which other kernels may read too.)
+    bool asTable = false, asValue = false;
+    for (Operation *inner : chain.ops)
+      for (OpOperand &u : inner->getOpOperands())
+        if (u.get() == in)
+          (isa<RotaryOp>(inner) && u.getOperandNumber() > 0 ? asTable
+                                                              : asValue) = true;
+    bool table = asTable && !asValue;
+    isTable.push_back(table);
+    if (table) {
+      isBias.push_back(false);
+      splitsOf.push_back(0);
+      continue;
+    }
     bool partials = t.getRank() == resultType.getRank() + 1 &&
                     t.getShape().drop_front() == resultType.getShape() &&
                     llvm::all_of(in.getUsers(), [](Operation *u) {
@@ -54,12 +74,18 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
   // Every op of the chain produces the result's shape (its element type may
   // differ: a kb.convert changes it, and the chain runs in f32 registers).
   for (Operation *inner : chain.ops)
-    if (!isa<ElementwiseOpInterface>(inner) ||
+    if (!isa<ElementwiseOpInterface, RotaryOp>(inner) ||
         (cast<ShapedType>(inner->getResult(0).getType()).getShape() !=
          resultType.getShape()))
       return inner->emitOpError()
              << "cannot be part of an elementwise kernel producing "
              << resultType;
+
+  bool rotary = chainHasRotary(chain);
+  if (rotary && vec % 2)
+    return op->emitOpError() << "vector width " << vec
+                             << " splits the pairs kb.rotary rotates: it "
+                                "needs an even one";
 
   int64_t perBlock = threads * vec;
   int64_t blocks = llvm::divideCeil(total, perBlock);
@@ -101,6 +127,10 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     col = arith::RemUIOp::create(b, loc, base, cidx(b, loc, lastDim));
   SmallVector<Value> loaded;
   for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (isTable[i]) {
+      loaded.push_back(Value());
+      continue;
+    }
     Value at = isBias[i] ? col : base, in = input;
     Type et = elemOf(in);
     auto load = [&](Value idx) -> Value {
@@ -159,7 +189,40 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
   }
 
   SmallVector<Value> results;
-  for (int64_t lane = 0; lane < vec; ++lane) {
+  auto laneValues = [&](int64_t lane) {
+    DenseMap<Value, Value> values;
+    for (auto [i, in] : llvm::enumerate(chain.inputs)) {
+      Value v = loaded[i];
+      if (!v)
+        continue;
+      if (vec > 1)
+        v = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{lane});
+      values[in] = v;
+    }
+    return values;
+  };
+  // With a kb.rotary: a pair at a time (the vector starts on an even
+  // element, the last axis is even), its tables at the pair's row and
+  // column of the flattened [rows, C] view.
+  for (int64_t lane = 0; rotary && lane < vec; lane += 2) {
+    Value index = arith::AddIOp::create(b, loc, base, cidx(b, loc, lane));
+    Value row = arith::DivUIOp::create(b, loc, index, cidx(b, loc, lastDim));
+    Value c = arith::RemUIOp::create(b, loc, index, cidx(b, loc, lastDim));
+    auto table = [&](RotaryOp rot, Value t) -> Value {
+      auto [pos, tc] = rotaryTableIndex(b, loc, rot, row, c);
+      unsigned i = llvm::find(chain.inputs, t) - chain.inputs.begin();
+      Value v = memref::LoadOp::create(b, loc, args[i], ValueRange{pos, tc});
+      if (!v.getType().isF32())
+        v = arith::ExtFOp::create(b, loc, f32, v);
+      return v;
+    };
+    auto pair = emitChainPair(
+        b, loc, chain, {laneValues(lane), laneValues(lane + 1)},
+        {index, arith::AddIOp::create(b, loc, index, cidx(b, loc, 1))}, table);
+    results.push_back(pair[0]);
+    results.push_back(pair[1]);
+  }
+  for (int64_t lane = 0; !rotary && lane < vec; ++lane) {
     DenseMap<Value, Value> values;
     for (auto [i, in] : llvm::enumerate(chain.inputs)) {
       Value v = loaded[i];

@@ -119,6 +119,30 @@ Value emitChainScalar(OpBuilder &b, Location loc, const ElementwiseChain &chain,
                       const std::array<Value, 4> *philox, int lane,
                       bool fast = false);
 
+/// Whether `chain` contains a kb.rotary (then it runs a pair of adjacent
+/// elements at a time: emitChainPair).
+bool chainHasRotary(const ElementwiseChain &chain);
+
+/// Emits `chain` for the pair of adjacent elements (2k, 2k + 1 of the last
+/// axis) that a kb.rotary in it rotates together: `values[l]` maps the
+/// chain's inputs to element l's scalar, `flatIndex[l]` is its row-major
+/// index (dropout's counter, one Philox draw an element). Every other op
+/// runs once an element, as in emitChainScalar; a kb.rotary rotates the
+/// two by its tables at the pair, which `table(rotary, table)` loads (an
+/// f32 scalar, cos or sin at the pair's position and column).
+std::array<Value, 2>
+emitChainPair(OpBuilder &b, Location loc, const ElementwiseChain &chain,
+              std::array<DenseMap<Value, Value>, 2> values,
+              std::array<Value, 2> flatIndex,
+              llvm::function_ref<Value(RotaryOp, Value)> table,
+              bool fast = false);
+
+/// The (position, column) of a kb.rotary's tables for the pair whose first
+/// element is at `row` of the flattened leading axes (index) and `col` of
+/// the last axis (even, index): (row mod P, (col mod head_dim) / 2).
+std::pair<Value, Value> rotaryTableIndex(OpBuilder &b, Location loc,
+                                         RotaryOp op, Value row, Value col);
+
 /// The scalar form of one activation or simple math op of issue #45
 /// (softplus ... maximum, ActivationScalar.cpp), or a null Value for any
 /// other op. `get` maps an operand to its scalar; `fast` as above.

@@ -82,16 +82,22 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
     // The epilogue's ops produce the matmul's shape (in f32 registers; a
     // kb.convert may change the element type of what is stored).
     for (Operation *inner : e.chain->ops) {
-      if (!isa<ElementwiseOpInterface>(inner) ||
+      if (!isa<ElementwiseOpInterface, RotaryOp>(inner) ||
           cast<ShapedType>(inner->getResult(0).getType()).getShape() !=
               resultType.getShape())
         return inner->emitOpError()
                << "cannot be part of a matmul epilogue producing "
                << resultType;
-      for (Value in : inner->getOperands()) {
+      for (OpOperand &use : inner->getOpOperands()) {
+        Value in = use.get();
         auto ba = dyn_cast<BlockArgument>(in);
         if (!ba)
           continue;
+        // A kb.rotary's tables: read at the pair's position (epilogue2).
+        if (isa<RotaryOp>(inner) && use.getOperandNumber() > 0) {
+          e.chainTables[in] = args[ba.getArgNumber()];
+          continue;
+        }
         auto t = cast<RankedTensorType>(in.getType());
         bool bias =
             t.getRank() == 1 && t.getDimSize(0) == resultType.getShape().back();
@@ -103,6 +109,26 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
         e.chainInputs[in] = args[ba.getArgNumber()];
       }
     }
+  }
+  // kb.rotary rotates column pairs: the kernels whose threads store C's
+  // adjacent column pairs (storeC2: mma.sync's and wgmma's fragments) hold
+  // both; the gemv and FFMA kernels store one element a thread and the
+  // f32 wgmma kernel of a row-major B holds C^T (kb-fuse-elementwise keeps
+  // a rotary out of what may become them; a hand-written fusion ends here).
+  if (e.chain && chainHasRotary(*e.chain)) {
+    MmaUnit unit = cfg.getMma().value_or(MmaUnit::ffma);
+    const char *why = nullptr;
+    if (unit == MmaUnit::gemv)
+      why = "the gemv kernel stores one column a thread";
+    else if (unit == MmaUnit::ffma)
+      why = "the FFMA kernel stores one element a thread";
+    else if (unit == MmaUnit::wgmma_tf32 && !e.shape.transB)
+      why = "the wgmma kernel of a row-major f32 B holds C^T (pairs of rows)";
+    if (why)
+      return op->emitOpError()
+             << "has a kb.rotary in its matmul epilogue, which needs column "
+                "pairs in one thread: "
+             << why;
   }
   // Split-K: kb-split-k turned `split = S` into a matmul with split_chunk
   // (S partial products, one per block z) and a kb.split_sum after it.

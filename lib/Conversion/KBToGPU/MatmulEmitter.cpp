@@ -237,9 +237,14 @@ void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
     storeC(batchIdx, row, add(col, 1), v1);
     return;
   }
-  storeVector(batchIdx, row, col,
-              {epilogue(v0, batchIdx, row, col),
-               epilogue(v1, batchIdx, row, add(col, 1))});
+  if (!pairEpilogue()) {
+    storeVector(batchIdx, row, col,
+                {epilogue(v0, batchIdx, row, col),
+                 epilogue(v1, batchIdx, row, add(col, 1))});
+    return;
+  }
+  auto [x0, x1] = epilogue2(v0, v1, batchIdx, row, col);
+  storeVector(batchIdx, row, col, {x0, x1});
 }
 
 void MatmulEmitter::asyncCopyChunk(Value src, SmallVector<Value> srcIdx,
@@ -517,4 +522,52 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
   // fast exp and division (kb-run checks the result against float64).
   return emitChainScalar(b, loc, *chain, values, flat, nullptr, 0,
                          /*fast=*/true);
+}
+
+std::array<Value, 2> MatmulEmitter::epilogue2(Value v0, Value v1,
+                                              Value batchIdx, Value row,
+                                              Value col) {
+  if (!pairEpilogue()) {
+    Value x0 = epilogue(v0, batchIdx, row, col);
+    return {x0, epilogue(v1, batchIdx, row, add(col, 1))};
+  }
+  // As epilogue(), for both elements of the pair: loads clamped into C
+  // (N is even, so col < N implies col + 1 < N), the other chunk's partial
+  // added first.
+  Value lr = row, lc = col;
+  if (rowsPastEnd())
+    lr = arith::MinUIOp::create(b, loc, row, cidx(b, loc, shape.m - 1));
+  if (shape.n % bn)
+    lc = arith::MinUIOp::create(b, loc, col, cidx(b, loc, shape.n - 2));
+  std::array<Value, 2> cols{lc, add(lc, 1)}, vs{v0, v1};
+  if (partial == Partial::add)
+    for (int l = 0; l < 2; ++l)
+      vs[l] = arith::AddFOp::create(
+          b, loc, vs[l], loadF32(c, globalIndex(batchIdx, lr, cols[l])));
+  auto resultType = cast<RankedTensorType>(chain->result.getType());
+  std::array<DenseMap<Value, Value>, 2> values;
+  for (int l = 0; l < 2; ++l) {
+    values[l][chain->inputs[0]] = vs[l];
+    for (Operation *op : chain->ops)
+      for (Value in : op->getOperands()) {
+        Value mem = chainInputs.lookup(in);
+        if (!mem || values[l].count(in))
+          continue;
+        auto t = cast<RankedTensorType>(in.getType());
+        SmallVector<Value> idx = t.getShape() == resultType.getShape()
+                                     ? globalIndex(batchIdx, lr, cols[l])
+                                     : SmallVector<Value>{cols[l]};
+        values[l][in] = loadF32(mem, idx);
+      }
+  }
+  // The tables at the pair's position: row b * M + row of the flattened
+  // [B * M, N] view, mod P (clamped rows are never stored).
+  Value flatRow = add(mul(batchIdx, shape.m), lr);
+  auto table = [&](RotaryOp rot, Value t) {
+    auto [pos, tc] = rotaryTableIndex(b, loc, rot, flatRow, lc);
+    return loadF32(chainTables.lookup(t), ValueRange{pos, tc});
+  };
+  Value flat = add(mul(add(mul(batchIdx, shape.m), row), shape.n), col);
+  return emitChainPair(b, loc, *chain, values, {flat, add(flat, 1)}, table,
+                       /*fast=*/true);
 }

@@ -43,6 +43,9 @@ struct MatmulEmitter {
   /// and the kernel argument holding each of its other inputs.
   std::optional<ElementwiseChain> chain{};
   DenseMap<Value, Value> chainInputs{};
+  /// The kernel argument holding each kb.rotary table (cos, sin) of the
+  /// epilogue, read at the pair's position (epilogue2).
+  DenseMap<Value, Value> chainTables{};
   /// copy = "tma": the kernel arguments holding A's and B^T's tensor maps.
   Value tmapA{}, tmapB{}, tmapC{};
 
@@ -179,6 +182,13 @@ struct MatmulEmitter {
   /// The epilogue applied to each accumulator before it is stored (ahead
   /// of the range guard; its loads are clamped into the matrix).
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
+  /// The epilogue of the adjacent pair (v0 at an even `col`, v1 at col +
+  /// 1): epilogue() of each, or, with a kb.rotary in the chain, the chain
+  /// run over the pair (emitChainPair).
+  std::array<Value, 2> epilogue2(Value v0, Value v1, Value batchIdx,
+                                 Value row, Value col);
+  /// Whether the epilogue runs over pairs (a kb.rotary in the chain).
+  bool pairEpilogue() const { return chain && chainHasRotary(*chain); }
 };
 
 /// The FFMA kernel (precision ieee): a [TM, TN] register tile per thread

@@ -93,12 +93,22 @@ void WgmmaKernel::tmaStoreEpilogue(Value result, Value row0, Value col0,
         Value cl = e.add(e.mul(t, 2), 8 * jj);
         Value row = e.add(wgRow0, r);
         Value col = e.add(col0, e.add(cl, boxCols * c));
-        Value x0 =
-            e.epilogue(LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q),
-                       bz, row, col);
-        Value x1 = e.epilogue(
-            LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
-            row, e.add(col, 1));
+        Value x0, x1;
+        if (e.pairEpilogue()) {
+          Value v0 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
+          Value v1 =
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
+          std::array<Value, 2> xs = e.epilogue2(v0, v1, bz, row, col);
+          x0 = xs[0];
+          x1 = xs[1];
+        } else {
+          x0 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q), bz,
+              row, col);
+          x1 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
+              row, e.add(col, 1));
+        }
         Value pair =
             vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
         Value chunk =
@@ -240,12 +250,22 @@ void WgmmaKernel::epilogueStaged(Value result, Value row0, Value col0, Value bz,
         Value cl = e.add(e.mul(t, 2), 8 * jj);
         Value row = e.add(warpRow0, rl);
         Value col = e.add(col0, e.add(cl, 32 * c));
-        Value x0 =
-            e.epilogue(LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q),
-                       bz, row, col);
-        Value x1 = e.epilogue(
-            LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
-            row, e.add(col, 1));
+        Value x0, x1;
+        if (e.pairEpilogue()) {
+          Value v0 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
+          Value v1 =
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
+          std::array<Value, 2> xs = e.epilogue2(v0, v1, bz, row, col);
+          x0 = xs[0];
+          x1 = xs[1];
+        } else {
+          x0 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q), bz,
+              row, col);
+          x1 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
+              row, e.add(col, 1));
+        }
         Value pair =
             vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
         // 8-byte aligned: the view starts on 1024 bytes, bufBase is a

@@ -527,7 +527,7 @@ std::optional<KernelKind> mlir::kb::getKernelKind(Operation *op) {
     return KernelKind::RowReduce;
   if (isa<AttentionOp>(op))
     return KernelKind::Attention;
-  if (isa<ElementwiseOpInterface>(op))
+  if (isa<ElementwiseOpInterface, RotaryOp>(op))
     return KernelKind::Elementwise;
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     Operation *anchor = getFusionAnchor(fusion);

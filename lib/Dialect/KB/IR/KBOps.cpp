@@ -442,6 +442,43 @@ OpFoldResult DropoutOp::fold(FoldAdaptor) {
 }
 
 //===----------------------------------------------------------------------===//
+// RotaryOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RotaryOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto in = getInput().getType();
+  auto cosT = getCos().getType(), sinT = getSin().getType();
+  if (in.getRank() < 2)
+    return emitOpError() << "expects an input of rank 2 or more (rows of "
+                            "heads x head_dim), got rank "
+                         << in.getRank();
+  if (cosT.getRank() != 2)
+    return emitOpError() << "expects cos and sin tables of rank 2 (positions "
+                            "x head_dim / 2), got rank "
+                         << cosT.getRank();
+  if (sinT != cosT)
+    return emitOpError() << "expects sin of cos's type " << cosT << ", got "
+                         << sinT;
+  Type e = cosT.getElementType();
+  if (!e.isF32() && e != in.getElementType())
+    return emitOpError() << "expects tables of f32 or the input's element "
+                            "type "
+                         << in.getElementType() << ", got " << e;
+  int64_t headDim = getHeadDim(), c = in.getShape().back();
+  if (c % headDim)
+    return emitOpError() << "expects the last dimension (" << c
+                         << ") to be a multiple of head_dim = 2 x the tables' "
+                            "columns ("
+                         << headDim << ")";
+  if (getResult().getType() != in)
+    return emitOpError() << "expects result type " << in << ", got "
+                         << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // FusionOp
 //===----------------------------------------------------------------------===//
 
@@ -517,6 +554,16 @@ LogicalResult FusionOp::verify() {
     return emitOpError() << "holds " << matmuls << " matmul(s), " << softmaxes
                          << " softmax(es) and " << norms
                          << " norm(s); at most one of them is allowed";
+  // kb.rotary reads its pair's other element: the matmul epilogue (column
+  // pairs in one thread) and the elementwise kernel (whole pairs a vector)
+  // hold both; a row kernel's prologue or epilogue does not.
+  if (softmaxes + norms)
+    for (Operation &op : block.without_terminator())
+      if (isa<RotaryOp>(op))
+        return op.emitOpError()
+               << "is not allowed in a kb.fusion around a softmax or norm: "
+                  "only a matmul epilogue or an elementwise kernel holds "
+                  "whole pairs";
   for (Operation &op : block.without_terminator())
     if (op.use_empty())
       return op.emitOpError() << "result is unused in its kb.fusion: every op "

@@ -322,6 +322,56 @@ def KB_DropoutOp : KB_ElementwiseOp<"dropout", [SameOperandsAndResultType]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Rotary position embedding (issue #47's Llama block)
+//===----------------------------------------------------------------------===//
+
+def KB_RotaryOp : KB_Op<"rotary"> {
+  let summary = "rotary position embedding of interleaved pairs";
+  let description = [{
+    `input` is [..., C]: its rows (every index of the leading axes,
+    row-major, r = 0, 1, ...) hold C = heads x head_dim values, the heads
+    side by side. `cos` and `sin` are P x head_dim / 2 tables: row r is
+    position r mod P. With c = j mod head_dim, i = c / 2 (pairs of adjacent
+    columns, j even):
+
+        out[r, j]     = x[r, j] cos[r mod P, i] - x[r, j + 1] sin[r mod P, i]
+        out[r, j + 1] = x[r, j] sin[r mod P, i] + x[r, j + 1] cos[r mod P, i]
+
+    (kb.models.rotary: `x1, x2 = x[..., ::2], x[..., 1::2]`, then
+    `stack((x1 cos - x2 sin, x1 sin + x2 cos), -1).flatten(-2)`). A linear's
+    output (B*T, heads*head_dim) is the op with P = T; a contiguous
+    (B, heads, T, head_dim) tensor is the op with C = head_dim (one head a
+    row, rows b*heads*T + h*T + t, position t = r mod T). P and head_dim are
+    the tables' shape, so they are not repeated as attributes. The math is
+    f32 (16-bit values and tables widened exactly), rounded once to the
+    result's type, the input's. The tables are f32 or the input's type.
+
+    kb.rotary is not an elementwise op (an output reads its pair's other
+    element and the tables at the row's position): kb-fuse-elementwise
+    puts it only into a matmul's epilogue, where each thread holds whole
+    column pairs of the accumulators, or into an elementwise kernel (a
+    kernel of its own, or a split-K sum), whose vectors hold whole pairs.
+
+    Example:
+    `%y = kb.rotary %x, %cos, %sin : tensor<2048x4096xbf16>, tensor<2048x64xbf16>, tensor<2048x64xbf16> -> tensor<2048x4096xbf16>`
+  }];
+  let arguments = (ins KB_FloatTensor:$input, KB_FloatTensor:$cos,
+                   KB_FloatTensor:$sin, KB_OptionalConfigAttr:$config);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos) `,`
+    type($sin) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// P: the tables' rows (positions).
+    int64_t getPeriod() { return getCos().getType().getShape()[0]; }
+    /// head_dim: twice the tables' columns.
+    int64_t getHeadDim() { return 2 * getCos().getType().getShape()[1]; }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 
