@@ -484,6 +484,10 @@ PROGRAMS = {
         "rmsnorm-1024x65536-t512": rmsnorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 512'),
         "layernorm-1024x65536-t512": layernorm(1024, 65536, config='strategy = "cluster", cluster = 8, threads = 512'),
         "rmsnorm-bf16-1024x65536-t512": rmsnorm(1024, 65536, "bf16", config='strategy = "cluster", cluster = 4, threads = 512'),
+        # bf16 LayerNorm + residual over 8 blocks of 256 (the default, 4
+        # blocks, holds the f32 sum of 64 values a thread: 128 registers, two
+        # blocks an SM; this: 32 values, 64 registers).
+        "layernorm-bf16-1024x65536-c8": layernorm(1024, 65536, "bf16", config='strategy = "cluster", cluster = 8, threads = 256'),
         # The cluster strategy's other paths, checked against float64 by
         # kb-run: parts whose last chunk is partial (40000 / 8 = 5000
         # columns a block of 256 x 4; bf16: 10000 a block of 256 x 8), max.

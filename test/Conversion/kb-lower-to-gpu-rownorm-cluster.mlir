@@ -46,10 +46,17 @@ func.func @rms_norm_cluster(%x: tensor<4x65536xf32>, %w: tensor<65536xf32>) -> t
 // -----
 
 // layer_norm with the residual add fused in front, rows of 40000 over 8
-// blocks (5000 columns each: 3 chunks of 512 x 4, the last guarded): two
-// exchanges, the mean through word 0 and the squared deviations from it
-// through word 1, then the stores; both inputs read once.
+// blocks (5000 columns each: 3 chunks of 512 x 4, the last guarded): each
+// block's part's mean (a block reduction, divided by 5000), the squared
+// deviations from it (a second block reduction), then one exchange, the pair
+// through words 0 and 1: 8 + 8 shuffles, the means summed and divided by 8,
+// M2 = sum M2_k + 5000 sum (m_k - mean)^2; no second cluster barrier before
+// the arrive; then the stores; both inputs read once.
 // CHECK-LABEL: gpu.func @k{{[0-9]+}}_fused_add_layer_norm
+// CHECK-SAME: %[[P:[a-z0-9]+]] : memref<2xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[C:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK: %[[PL:.*]] = arith.constant 5.000000e+03 : f32
+// CHECK: %[[N:.*]] = arith.constant 4.000000e+04 : f32
 // CHECK-NOT: scf.for
 // CHECK: vector.load {{.*}} : memref<640000xf32>, vector<4xf32>
 // CHECK: vector.load {{.*}} : memref<640000xf32>, vector<4xf32>
@@ -58,19 +65,36 @@ func.func @rms_norm_cluster(%x: tensor<4x65536xf32>, %w: tensor<65536xf32>) -> t
 // CHECK: vector.load {{.*}} : memref<640000xf32>, vector<4xf32>
 // CHECK: vector.load {{.*}} : memref<640000xf32>, vector<4xf32>
 // CHECK-NOT: vector.load {{.*}} : memref<640000xf32>
-// CHECK: memref.store %{{.*}}, %[[P:.*]][%c0]
+// CHECK-NOT: nvvm.cluster
+// CHECK: %[[MB:.*]] = arith.divf %{{.*}}, %[[PL]] : f32
+// CHECK-NOT: nvvm.cluster
+// CHECK: %[[D0:.*]] = arith.subf %{{.*}}, %[[MB]] : f32
+// CHECK-NOT: nvvm.cluster
+// CHECK: memref.store %[[MB]], %[[P]][%c0]
+// CHECK-NEXT: memref.store %[[Q:.*]], %[[P]][%c1]
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
-// CHECK: nvvm.mapa
-// CHECK: arith.divf
-// CHECK: arith.subf
-// CHECK: memref.store %{{.*}}, %[[P]][%c1]
-// CHECK: nvvm.cluster.arrive {aligned}
-// CHECK-NEXT: nvvm.cluster.wait {aligned}
-// CHECK: nvvm.mapa
-// CHECK: llvm.getelementptr {{.*}}[1]
-// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: %[[R:.*]] = nvvm.mapa
+// CHECK-NEXT: llvm.load %[[R]] : !llvm.ptr<7> -> f32
+// CHECK-NEXT: %[[R1:.*]] = llvm.getelementptr %[[R]][1]
+// CHECK-NEXT: llvm.load %[[R1]] : !llvm.ptr<7> -> f32
+// CHECK: %[[M0:.*]], %{{.*}} = gpu.shuffle idx %[[PAIR:.*]]#0, %c0_i32, %c32_i32
+// CHECK-NEXT: gpu.shuffle idx %[[PAIR]]#1, %c0_i32, %c32_i32
+// CHECK-COUNT-7: gpu.shuffle idx %[[PAIR]]#0
+// CHECK-NEXT: gpu.shuffle idx %[[PAIR]]#1, %c7_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: nvvm.cluster
+// CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %[[C]] : f32
+// CHECK-NEXT: arith.subf %[[M0]], %[[MEAN]] : f32
+// CHECK-COUNT-7: arith.subf %{{.*}}, %[[MEAN]] : f32
+// CHECK: %[[SPREAD:.*]] = arith.mulf %{{.*}}, %[[PL]] : f32
+// CHECK-NEXT: %[[M2:.*]] = arith.addf %{{.*}}, %[[SPREAD]] : f32
+// CHECK-NEXT: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: arith.divf %[[M2]], %[[N]] : f32
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.subf %[[MB]], %[[MEAN]] : f32
 // CHECK: math.rsqrt
+// CHECK-NEXT: arith.addf %[[D0]], %[[SHIFT]] : f32
+// CHECK-NOT: nvvm.cluster
 // CHECK-NOT: vector.load {{.*}} : memref<640000xf32>
 // CHECK: vector.store
 // CHECK: nvvm.cluster.wait {aligned}

@@ -79,3 +79,13 @@ func.func @one_row_a_block_of_two_warps(%x: tensor<16x1024xbf16>) -> tensor<16x1
   %0 = kb.rms_norm %x eps(1.0e-06) {config = #kb.config<block = [1], threads = 64, vector = 8>} : tensor<16x1024xbf16> -> tensor<16x1024xbf16>
   return %0 : tensor<16x1024xbf16>
 }
+
+// -----
+
+// layer_norm's one exchange merges equal parts: the cluster must still split
+// the row into whole vectors.
+func.func @layer_norm_cluster_parts_not_whole_vectors(%x: tensor<4x40004xf32>) -> tensor<4x40004xf32> {
+  // expected-error @+1 {{strategy "cluster" splits a row over 2, 4 or 8 blocks whose parts are whole vectors; cluster = 8 with vector 4 does not divide the row length 40004}}
+  %0 = kb.layer_norm %x eps(1.0e-05) {config = #kb.config<threads = 512, vector = 4, strategy = "cluster", cluster = 8>} : tensor<4x40004xf32> -> tensor<4x40004xf32>
+  return %0 : tensor<4x40004xf32>
+}

@@ -52,20 +52,28 @@
 // PTX-COUNT-8: st.global.v4
 // PTX-NEXT: barrier.cluster.wait.aligned
 
-// The layer_norm: x and the residual read once (16 loads before the first
-// exchange), two exchanges, then the weight and bias loaded as each vector
-// is stored.
+// The layer_norm: x and the residual read once (16 loads before the
+// exchange), one exchange (one cluster barrier before it, the (mean, M2)
+// pair read as two ld.shared::cluster, 8 + 8 shuffles), then the weight and
+// bias loaded as each vector is stored.
 // LN-PTX-COUNT-16: ld.global.nc.v4
 // LN-PTX-NOT: ld.global
-// LN-PTX: barrier.cluster.wait.aligned
-// LN-PTX: ld.shared::cluster.b32
-// LN-PTX-NOT: ld.global
-// LN-PTX: barrier.cluster.wait.aligned
-// LN-PTX: ld.shared::cluster.b32
-// LN-PTX-NOT: ld.global
+// LN-PTX-NOT: barrier.cluster
 // LN-PTX: barrier.cluster.arrive.aligned
+// LN-PTX-NEXT: barrier.cluster.wait.aligned
+// LN-PTX-NOT: ld.global
+// LN-PTX: mapa.shared::cluster
+// LN-PTX-COUNT-2: ld.shared::cluster.b32
+// LN-PTX-NOT: ld.shared::cluster
+// LN-PTX-COUNT-16: shfl.sync.idx.b32
+// LN-PTX-NOT: shfl.sync.idx
+// LN-PTX-NOT: barrier.cluster.wait
+// LN-PTX: barrier.cluster.arrive.aligned
+// LN-PTX-NOT: barrier.cluster
+// LN-PTX: rsqrt.approx
 // LN-PTX-COUNT-8: st.global.v4
 // LN-PTX-NEXT: barrier.cluster.wait.aligned
+// LN-PTX-NOT: barrier.cluster
 func.func @norms(%x: tensor<64x65536xf32> {kb.name = "x"}, %r: tensor<64x65536xf32> {kb.name = "residual"}, %w: tensor<65536xf32> {kb.name = "weight"}, %b: tensor<65536xf32> {kb.name = "bias"}, %h: tensor<64x65536xbf16> {kb.name = "h"}, %wh: tensor<65536xbf16> {kb.name = "wh"})
     -> (tensor<64x65536xf32>, tensor<64x65536xf32>, tensor<64x65536xbf16>, tensor<64x1xf32>) {
   %0 = kb.add %x, %r : tensor<64x65536xf32>

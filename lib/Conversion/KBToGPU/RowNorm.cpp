@@ -19,7 +19,9 @@
 // cluster of 2, 4 or 8 blocks, each block's partial sum, sum of squares or
 // maximum exchanged through distributed shared memory and combined in rank
 // order, combineInRankOrder in SoftmaxExchange.cpp: still one read; a
-// layer_norm exchanges twice, the mean then the squared deviations) or,
+// layer_norm exchanges once, each block's part's mean and squared
+// deviations from it, merged as Chan et al.'s parallel variance,
+// combineMomentsInRankOrder) or,
 // wider still or without clusters, "online" (RowNormOnline.cpp: the row
 // read in loops).
 //
@@ -311,7 +313,8 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
   // first one's partials while another warp writes the second's.
   Value scratch0 = func.addWorkgroupAttribution(scratchType, loc);
   Value scratch1 = func.addWorkgroupAttribution(scratchType, loc);
-  // The cluster strategy's partials, one slot per exchange.
+  // The cluster strategy's partials: one slot per exchange, or a
+  // layer_norm's (mean, M2) pair.
   Value clusterPartial;
   if (split)
     clusterPartial = func.addWorkgroupAttribution(
@@ -463,29 +466,63 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
     if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
       RowValues r = getRow(0.0f);
       Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
-      Value mean = arith::DivFOp::create(
-          b, loc, rowReduce(s, add, scratch0, 0, /*last=*/false), nF);
-      // The deviations d = x - mean of chunk k, from pass `form`'s lanes.
-      auto devs = [&](int64_t k, int form) {
+      // The centre of the deviations: the row's mean, or with a cluster the
+      // block's part's (a block reduction, no exchange).
+      Value centre =
+          split ? arith::DivFOp::create(
+                      b, loc, emitBlockReduce(b, loc, s, add, rowThreads,
+                                              scratch0),
+                      cf32(b, loc, static_cast<float>(partLen)))
+                      .getResult()
+                : arith::DivFOp::create(
+                      b, loc, rowReduce(s, add, scratch0, 0, /*last=*/false),
+                      nF)
+                      .getResult();
+      // The deviations d = x - m of chunk k, from pass `form`'s lanes.
+      auto devs = [&](int64_t k, int form, Value m) {
         SmallVector<Value> d;
         for (Value x : relanes(c, r, k, form))
-          d.push_back(masked(c, r, k, c.subf(x, mean), 0.0f));
+          d.push_back(masked(c, r, k, c.subf(x, m), 0.0f));
         return d;
       };
       SmallVector<SmallVector<Value>> ds;
       for (int64_t k = 0; k < static_cast<int64_t>(r.xs.size()); ++k)
-        ds.push_back(devs(k, 1));
+        ds.push_back(devs(k, 1, centre));
       Value q = cf32(b, loc, 0.0f);
       for (auto &lanes : ds)
         for (Value d : lanes)
           q = c.addf(q, c.mulf(d, d));
-      Value var = arith::DivFOp::create(
-          b, loc, rowReduce(q, add, scratch1, 1, /*last=*/true), nF);
-      // Packed, the write forms the deviations again (the same values) from
-      // the packed row; else it reuses those held in registers.
+      Value mean = centre, var;
+      // With a cluster, d + shift = x - mean (the row's).
+      Value shift;
+      if (split) {
+        // One exchange: the parts' (mean, M2) pairs, merged in rank order.
+        auto [rowMean, m2] = combineMomentsInRankOrder(
+            c, centre,
+            emitBlockReduce(b, loc, q, add, rowThreads, scratch1),
+            clusterPartial, cluster, partLen);
+        NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+        mean = rowMean;
+        var = arith::DivFOp::create(b, loc, m2, nF);
+        shift = c.subf(centre, mean);
+      } else {
+        var = arith::DivFOp::create(
+            b, loc, rowReduce(q, add, scratch1, 1, /*last=*/true), nF);
+      }
+      // Packed, the write forms the deviations from the row's mean again
+      // from the packed row; else it reuses those held in registers.
       scaled(
           r,
-          [&](int64_t k) { return r.raw.empty() ? ds[k] : devs(k, 2); },
+          [&](int64_t k) {
+            if (!r.raw.empty())
+              return devs(k, 2, mean);
+            if (!shift)
+              return ds[k];
+            SmallVector<Value> d;
+            for (Value v : ds[k])
+              d.push_back(c.addf(v, shift));
+            return d;
+          },
           rsqrtOf(var, ln.getEpsAttr()));
       waitCluster();
       return success();

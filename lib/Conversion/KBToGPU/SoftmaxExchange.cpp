@@ -7,7 +7,8 @@
 // cluster's distributed shared memory or through a workspace in global
 // memory; both are here (declarations and docs in SoftmaxGen.h). The row
 // kernels' cluster strategy (RowNorm.cpp) exchanges single partial
-// sums (or maxima) the same way: combineInRankOrder.
+// sums (or maxima) the same way, combineInRankOrder, and a layer_norm's
+// (mean, M2) pairs, combineMomentsInRankOrder.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,6 +91,71 @@ Value mlir::kb::softmax::combineInRankOrder(SoftmaxContext &c, Value v,
     r = r ? combine(r, x) : x;
   }
   return r;
+}
+
+std::pair<Value, Value> mlir::kb::softmax::combineMomentsInRankOrder(
+    SoftmaxContext &c, Value mean, Value m2, Value partial, int64_t cluster,
+    int64_t partLen) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
+                                      cidx(b, loc, 0));
+  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifZero.thenBlock());
+    memref::StoreOp::create(b, loc, mean, partial,
+                            ValueRange{cidx(b, loc, 0)});
+    memref::StoreOp::create(b, loc, m2, partial, ValueRange{cidx(b, loc, 1)});
+  }
+  // arrive (release) + wait (acquire): every block's pair is visible, and
+  // every block of the cluster has started.
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  // Lane k of every warp reads block k's pair...
+  Value lane = arith::RemUIOp::create(b, loc, c.tid, cidx(b, loc, 32));
+  auto f32 = b.getF32Type();
+  auto ifIn =
+      scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(lane, cluster),
+                        /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifIn.thenBlock());
+    Value remote = mapToClusterRank(b, loc, partial, lane);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{loadClusterWord(b, loc, remote, 0),
+                                    loadClusterWord(b, loc, remote, 1)});
+    b.setInsertionPointToStart(ifIn.elseBlock());
+    Value zero = cf32(b, loc, 0.0f);
+    scf::YieldOp::create(b, loc, ValueRange{zero, zero});
+  }
+  // ...and every lane merges them from lane 0 up: the same order, so the
+  // same bits, in every block.
+  auto fromLane = [&](Value v, int32_t k) {
+    return gpu::ShuffleOp::create(b, loc, v, k, 32, gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  };
+  SmallVector<Value> ms, qs;
+  for (int32_t k = 0; k < cluster; ++k) {
+    ms.push_back(fromLane(ifIn.getResult(0), k));
+    qs.push_back(fromLane(ifIn.getResult(1), k));
+  }
+  Value sum = ms[0], q = qs[0];
+  for (int64_t k = 1; k < cluster; ++k) {
+    sum = c.addf(sum, ms[k]);
+    q = c.addf(q, qs[k]);
+  }
+  Value rowMean = arith::DivFOp::create(
+      b, loc, sum, cf32(b, loc, static_cast<float>(cluster)));
+  // The parts' means' spread about the row's: partLen sum (m_k - mean)^2.
+  Value spread;
+  for (Value m : ms) {
+    Value d = c.subf(m, rowMean);
+    spread = spread ? c.addf(spread, c.mulf(d, d)) : c.mulf(d, d);
+  }
+  Value rowM2 = c.addf(
+      q, c.mulf(cf32(b, loc, static_cast<float>(partLen)), spread));
+  return {rowMean, rowM2};
 }
 
 Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,

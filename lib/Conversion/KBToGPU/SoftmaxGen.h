@@ -288,6 +288,20 @@ Value combineInRankOrder(SoftmaxContext &c, Value v, Value partial,
                          int64_t slot, int64_t cluster,
                          gpu::AllReduceOperation op);
 
+/// The row kernels' cluster strategy for a layer_norm, one exchange: this
+/// block's part (partLen values, the same for every block) has mean `mean`
+/// and sum of squared deviations from it `m2`. Thread 0 stores the pair in
+/// words 0 and 1 of `partial`; after a cluster barrier lane k of every warp
+/// reads block k's pair and every lane merges the `cluster` pairs in rank
+/// order (Chan et al.'s parallel merge for equal parts: the row's mean is
+/// sum m_k / cluster, its M2 = sum M2_k + partLen sum (m_k - mean)^2): the
+/// same bits in every block. Returns (the row's mean, its M2). The caller
+/// arrives on the cluster barrier after it and waits before exiting.
+std::pair<Value, Value> combineMomentsInRankOrder(SoftmaxContext &c, Value mean,
+                                                  Value m2, Value partial,
+                                                  int64_t cluster,
+                                                  int64_t partLen);
+
 /// The workspace of a split_global softmax (splitGlobalWorkspaceWords i32
 /// words, zero before the launch and left zero after it): [0] the block
 /// ticket, [1] unused; per row r, [2 + 2r] the number of its blocks that
