@@ -60,6 +60,22 @@ Value WgmmaKernel::tmaStoreSync(bool waitFirst) {
   return elected;
 }
 
+std::array<Value, 2> WgmmaKernel::accumulatorPair(Value result, int64_t i,
+                                                  Value bz, Value row,
+                                                  Value col) {
+  if (e.pairEpilogue()) {
+    Value v0 = LLVM::ExtractValueOp::create(b, loc, result, i);
+    Value v1 = LLVM::ExtractValueOp::create(b, loc, result, i + 1);
+    return e.epilogue2(v0, v1, bz, row, col);
+  }
+  // The order the IR had before kb.rotary (byte-identical PTX).
+  Value x0 =
+      e.epilogue(LLVM::ExtractValueOp::create(b, loc, result, i), bz, row, col);
+  Value x1 = e.epilogue(LLVM::ExtractValueOp::create(b, loc, result, i + 1),
+                        bz, row, e.add(col, 1));
+  return {x0, x1};
+}
+
 void WgmmaKernel::tmaStoreEpilogue(Value result, Value row0, Value col0,
                                    Value bz, Value warpInGroup, Value g,
                                    Value t) {
@@ -93,22 +109,7 @@ void WgmmaKernel::tmaStoreEpilogue(Value result, Value row0, Value col0,
         Value cl = e.add(e.mul(t, 2), 8 * jj);
         Value row = e.add(wgRow0, r);
         Value col = e.add(col0, e.add(cl, boxCols * c));
-        Value x0, x1;
-        if (e.pairEpilogue()) {
-          Value v0 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
-          Value v1 =
-              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
-          std::array<Value, 2> xs = e.epilogue2(v0, v1, bz, row, col);
-          x0 = xs[0];
-          x1 = xs[1];
-        } else {
-          x0 = e.epilogue(
-              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q), bz,
-              row, col);
-          x1 = e.epilogue(
-              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
-              row, e.add(col, 1));
-        }
+        auto [x0, x1] = accumulatorPair(result, 4 * j + q, bz, row, col);
         Value pair =
             vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
         Value chunk =
@@ -250,22 +251,7 @@ void WgmmaKernel::epilogueStaged(Value result, Value row0, Value col0, Value bz,
         Value cl = e.add(e.mul(t, 2), 8 * jj);
         Value row = e.add(warpRow0, rl);
         Value col = e.add(col0, e.add(cl, 32 * c));
-        Value x0, x1;
-        if (e.pairEpilogue()) {
-          Value v0 = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);
-          Value v1 =
-              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1);
-          std::array<Value, 2> xs = e.epilogue2(v0, v1, bz, row, col);
-          x0 = xs[0];
-          x1 = xs[1];
-        } else {
-          x0 = e.epilogue(
-              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q), bz,
-              row, col);
-          x1 = e.epilogue(
-              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
-              row, e.add(col, 1));
-        }
+        auto [x0, x1] = accumulatorPair(result, 4 * j + q, bz, row, col);
         Value pair =
             vector::FromElementsOp::create(b, loc, v2, ValueRange{x0, x1});
         // 8-byte aligned: the view starts on 1024 bytes, bufBase is a

@@ -110,6 +110,11 @@ struct WgmmaKernel {
 
   // The epilogue (MatmulWgmmaEpilogue.cpp).
   Value tmaStoreSync(bool waitFirst);
+  /// Accumulators i and i + 1 (a thread's two adjacent columns at `row`,
+  /// `col`) through the epilogue: as a pair where it holds a kb.rotary
+  /// (MatmulEmitter::epilogue2), else one element at a time.
+  std::array<Value, 2> accumulatorPair(Value result, int64_t i, Value bz,
+                                       Value row, Value col);
   void tmaStoreEpilogue(Value result, Value row0, Value col0, Value bz,
                         Value warpInGroup, Value g, Value t);
   void tmaStoreFinish();
