@@ -93,9 +93,15 @@ Value mlir::kb::softmax::combineInRankOrder(SoftmaxContext &c, Value v,
   return r;
 }
 
-std::pair<Value, Value> mlir::kb::softmax::combineMomentsInRankOrder(
-    SoftmaxContext &c, Value mean, Value m2, Value partial, int64_t cluster,
-    int64_t partLen) {
+/// One cluster round for a pair of words: thread 0 of each block publishes
+/// (v0, v1) in its `partial` words 0 and 1, an arrive (release) + wait
+/// (acquire) makes every block's pair visible (and every block started),
+/// and lane k < cluster of every warp reads block k's pair; the other
+/// lanes get (fill0, fill1).
+static std::pair<Value, Value> exchangePair(SoftmaxContext &c, Value v0,
+                                            Value v1, Value partial,
+                                            int64_t cluster, float fill0,
+                                            float fill1) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
@@ -104,15 +110,11 @@ std::pair<Value, Value> mlir::kb::softmax::combineMomentsInRankOrder(
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifZero.thenBlock());
-    memref::StoreOp::create(b, loc, mean, partial,
-                            ValueRange{cidx(b, loc, 0)});
-    memref::StoreOp::create(b, loc, m2, partial, ValueRange{cidx(b, loc, 1)});
+    memref::StoreOp::create(b, loc, v0, partial, ValueRange{cidx(b, loc, 0)});
+    memref::StoreOp::create(b, loc, v1, partial, ValueRange{cidx(b, loc, 1)});
   }
-  // arrive (release) + wait (acquire): every block's pair is visible, and
-  // every block of the cluster has started.
   NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
   NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
-  // Lane k of every warp reads block k's pair...
   Value lane = arith::RemUIOp::create(b, loc, c.tid, cidx(b, loc, 32));
   auto f32 = b.getF32Type();
   auto ifIn =
@@ -122,13 +124,24 @@ std::pair<Value, Value> mlir::kb::softmax::combineMomentsInRankOrder(
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifIn.thenBlock());
     Value remote = mapToClusterRank(b, loc, partial, lane);
-    scf::YieldOp::create(b, loc,
-                         ValueRange{loadClusterWord(b, loc, remote, 0),
-                                    loadClusterWord(b, loc, remote, 1)});
+    Value w0 = loadClusterWord(b, loc, remote, 0);
+    Value w1 = loadClusterWord(b, loc, remote, 1);
+    scf::YieldOp::create(b, loc, ValueRange{w0, w1});
     b.setInsertionPointToStart(ifIn.elseBlock());
-    Value zero = cf32(b, loc, 0.0f);
-    scf::YieldOp::create(b, loc, ValueRange{zero, zero});
+    Value f0 = cf32(b, loc, fill0);
+    Value f1 = fill1 == fill0 ? f0 : cf32(b, loc, fill1);
+    scf::YieldOp::create(b, loc, ValueRange{f0, f1});
   }
+  return {ifIn.getResult(0), ifIn.getResult(1)};
+}
+
+std::pair<Value, Value> mlir::kb::softmax::combineMomentsInRankOrder(
+    SoftmaxContext &c, Value mean, Value m2, Value partial, int64_t cluster,
+    int64_t partLen) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  // Lane k of every warp reads block k's pair...
+  auto [mine0, mine1] = exchangePair(c, mean, m2, partial, cluster, 0.0f, 0.0f);
   // ...and every lane merges them from lane 0 up: the same order, so the
   // same bits, in every block.
   auto fromLane = [&](Value v, int32_t k) {
@@ -137,8 +150,8 @@ std::pair<Value, Value> mlir::kb::softmax::combineMomentsInRankOrder(
   };
   SmallVector<Value> ms, qs;
   for (int32_t k = 0; k < cluster; ++k) {
-    ms.push_back(fromLane(ifIn.getResult(0), k));
-    qs.push_back(fromLane(ifIn.getResult(1), k));
+    ms.push_back(fromLane(mine0, k));
+    qs.push_back(fromLane(mine1, k));
   }
   Value sum = ms[0], q = qs[0];
   for (int64_t k = 1; k < cluster; ++k) {
@@ -163,37 +176,7 @@ Value mlir::kb::softmax::combineOverCluster(SoftmaxContext &c, Value m, Value s,
   OpBuilder &b = c.b;
   Location loc = c.loc;
   float negInf = -std::numeric_limits<float>::infinity();
-  auto isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c.tid,
-                                      cidx(b, loc, 0));
-  auto ifZero = scf::IfOp::create(b, loc, isZero, /*withElse=*/false);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifZero.thenBlock());
-    memref::StoreOp::create(b, loc, m, partial, ValueRange{cidx(b, loc, 0)});
-    memref::StoreOp::create(b, loc, s, partial, ValueRange{cidx(b, loc, 1)});
-  }
-  // arrive (release) + wait (acquire): every block's pair is visible, and
-  // every block of the cluster has started.
-  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
-  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
-
-  Value lane = arith::RemUIOp::create(b, loc, c.tid, cidx(b, loc, 32));
-  auto f32 = b.getF32Type();
-  auto ifIn =
-      scf::IfOp::create(b, loc, TypeRange{f32, f32}, c.lt(lane, cluster),
-                        /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifIn.thenBlock());
-    Value remote = mapToClusterRank(b, loc, partial, lane);
-    Value mi = loadClusterWord(b, loc, remote, 0);
-    Value si = loadClusterWord(b, loc, remote, 1);
-    scf::YieldOp::create(b, loc, ValueRange{mi, si});
-    b.setInsertionPointToStart(ifIn.elseBlock());
-    scf::YieldOp::create(b, loc,
-                         ValueRange{cf32(b, loc, negInf), cf32(b, loc, 0.0f)});
-  }
-  Value mi = ifIn.getResult(0), si = ifIn.getResult(1);
+  auto [mi, si] = exchangePair(c, m, s, partial, cluster, negInf, 0.0f);
   Value rowMax = gpu::SubgroupReduceOp::create(
       b, loc, mi, gpu::AllReduceOperation::MAXIMUMF, /*uniform=*/true);
   // Lanes without a block: 0 * exp(-inf) = 0. A block whose part is empty
