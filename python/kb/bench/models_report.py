@@ -111,18 +111,25 @@ def format_table(rep: Dict[str, Any]) -> str:
 def write(rep: Dict[str, Any], out: Path) -> None:
     """OUT/<suite>.json, OUT/table.txt and, where anything was timed,
     OUT/<suite>.png."""
+    write_suite(rep, out, format_table(rep), any(r.get("speedup") for r in rep["rows"]),
+                "draw_models")
+
+
+def write_suite(rep: Dict[str, Any], out: Path, table: str, timed: bool, draw: str) -> None:
+    """The backend suites' files: OUT/<suite>.json, OUT/table.txt and, where
+    `timed`, OUT/<suite>.png by kb.plot's `draw` (a line on stderr where no
+    plot can be drawn)."""
     out.mkdir(parents=True, exist_ok=True)
     js = out / f"{rep['suite']}.json"
     js.write_text(json.dumps(rep, indent=1, default=float))
-    table = format_table(rep)
     (out / "table.txt").write_text(table + "\n")
     print(f"kb.bench: wrote {js} and {out / 'table.txt'}", file=sys.stderr)
-    if not any(r.get("speedup") for r in rep["rows"]):
+    if not timed:
         print("kb.bench: no plot: nothing was timed", file=sys.stderr)
         return
     try:
-        from ..plot import draw_models
-        draw_models(rep, out / f"{rep['suite']}.png")
+        from .. import plot
+        getattr(plot, draw)(rep, out / f"{rep['suite']}.png")
         print(f"kb.bench: wrote {out / (rep['suite'] + '.png')}", file=sys.stderr)
     except ImportError:
         print("kb.bench: no plot: matplotlib is not installed here", file=sys.stderr)

@@ -11,12 +11,9 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
-from ..ir import KbError
 from .serving import TARGET_COMPILES, TARGET_RATIO
 
 TOOL = "kb.bench.serving"
@@ -112,19 +109,5 @@ def format_table(rep: Dict[str, Any]) -> str:
 def write(rep: Dict[str, Any], out: Path) -> None:
     """OUT/<suite>.json, OUT/table.txt and, where anything was timed,
     OUT/<suite>.png."""
-    out.mkdir(parents=True, exist_ok=True)
-    js = out / f"{rep['suite']}.json"
-    js.write_text(json.dumps(rep, indent=1, default=float))
-    (out / "table.txt").write_text(format_table(rep) + "\n")
-    print(f"kb.bench: wrote {js} and {out / 'table.txt'}", file=sys.stderr)
-    if not rep["summary"]["timed"]:
-        print("kb.bench: no plot: nothing was timed", file=sys.stderr)
-        return
-    try:
-        from ..plot import draw_serving
-        draw_serving(rep, out / f"{rep['suite']}.png")
-        print(f"kb.bench: wrote {out / (rep['suite'] + '.png')}", file=sys.stderr)
-    except ImportError:
-        print("kb.bench: no plot: matplotlib is not installed here", file=sys.stderr)
-    except KbError as e:
-        print(f"kb.bench: no plot: {e}", file=sys.stderr)
+    from .models_report import write_suite
+    write_suite(rep, out, format_table(rep), bool(rep["summary"]["timed"]), "draw_serving")
