@@ -8,10 +8,12 @@
 # scripts/setup.sh's packages (compiler-rt for clang-22: ASan, UBSan,
 # libFuzzer), configures (idempotent) and builds KB_NINJA_TARGETS (default
 # all, which includes the fuzzers). Needs scripts/setup.sh's packages.
+# KB_PACKAGES_ONLY=1 stops after the packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(libclang-rt-22-dev)
 bash scripts/install-packages.sh "${packages[@]}"
+[ "${KB_PACKAGES_ONLY:-0}" != 1 ] || exit 0
 
 cuda_args=()
 if [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDA_HOME:-}" ]; then
