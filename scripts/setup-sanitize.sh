@@ -4,14 +4,18 @@
 # KB_SANITIZE), -O1 -gline-tables-only and assertions on. It serves both
 # scripts/test-sanitize.sh (the lit and unit suites with the instrumented
 # kb-opt, kb-run and kb-unittests) and scripts/fuzz.sh (the fuzz targets), so
-# CI compiles kb under the sanitizers once. Installs what it needs on top of
+# CI compiles kb under the sanitizers once (.ci/run runs this script in the
+# background beside scripts/test.sh, so that test-sanitize.sh's call finds
+# it built). Installs what it needs on top of
 # scripts/setup.sh's packages (compiler-rt for clang-22: ASan, UBSan,
 # libFuzzer), configures (idempotent) and builds KB_NINJA_TARGETS (default
 # all, which includes the fuzzers). Needs scripts/setup.sh's packages.
+# KB_PACKAGES_ONLY=1 stops after the packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(libclang-rt-22-dev)
 bash scripts/install-packages.sh "${packages[@]}"
+[ "${KB_PACKAGES_ONLY:-0}" != 1 ] || exit 0
 
 cuda_args=()
 if [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDA_HOME:-}" ]; then

@@ -3,6 +3,8 @@
 # and builds into build/. Idempotent: a second run installs nothing and
 # rebuilds only what changed. Then makes (or finds) the host's torch 2.11
 # venv (scripts/setup-python.sh). Used by scripts/test.sh and scripts/run-examples.sh.
+# KB_PACKAGES_ONLY=1 stops after the packages (.ci/run, before it starts
+# build-asan/ beside build/: apt takes one install at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +12,7 @@ packages=(clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
           cmake ninja-build ccache nlohmann-json3-dev libcli11-dev libgtest-dev
           python3 python3-numpy python3-torch python3-matplotlib python3-pytest)
 bash scripts/install-packages.sh "${packages[@]}"
+[ "${KB_PACKAGES_ONLY:-0}" != 1 ] || exit 0
 
 cuda_args=()
 if [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDA_HOME:-}" ]; then
