@@ -857,8 +857,18 @@ PROGRAMS = {
 }
 
 def main():
-    out = sys.argv[1]
-    only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
+    args = sys.argv[1:]
+    if not args or args[0].startswith("-") or len(args) not in (1, 3) or \
+            (len(args) == 3 and args[1] != "--only"):
+        print("usage: python3 bench/programs.py OUT_DIR [--only FAMILY]  (families: "
+              + ", ".join(PROGRAMS) + ")", file=sys.stderr)
+        return 2
+    out = args[0]
+    only = args[2] if len(args) == 3 else None
+    if only and only not in PROGRAMS:
+        print(f"bench/programs.py: no family {only!r} (families: {', '.join(PROGRAMS)})",
+              file=sys.stderr)
+        return 2
     os.makedirs(out, exist_ok=True)
     for family, progs in PROGRAMS.items():
         if only and family != only:
@@ -868,4 +878,4 @@ def main():
                 f.write(text)
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
