@@ -223,13 +223,7 @@ LogicalResult mlir::kb::buildElementwiseKernel(const KernelRequest &req,
     results.push_back(pair[1]);
   }
   for (int64_t lane = 0; !rotary && lane < vec; ++lane) {
-    DenseMap<Value, Value> values;
-    for (auto [i, in] : llvm::enumerate(chain.inputs)) {
-      Value v = loaded[i];
-      if (vec > 1)
-        v = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{lane});
-      values[in] = v;
-    }
+    DenseMap<Value, Value> values = laneValues(lane);
     Value index = arith::AddIOp::create(b, loc, base, cidx(b, loc, lane));
     results.push_back(emitChainScalar(b, loc, chain, values, index,
                                       groupPhilox ? &words[lane / 4] : nullptr,

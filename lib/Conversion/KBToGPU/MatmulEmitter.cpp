@@ -237,12 +237,6 @@ void MatmulEmitter::storeC2(Value batchIdx, Value row, Value col, Value v0,
     storeC(batchIdx, row, add(col, 1), v1);
     return;
   }
-  if (!pairEpilogue()) {
-    storeVector(batchIdx, row, col,
-                {epilogue(v0, batchIdx, row, col),
-                 epilogue(v1, batchIdx, row, add(col, 1))});
-    return;
-  }
   auto [x0, x1] = epilogue2(v0, v1, batchIdx, row, col);
   storeVector(batchIdx, row, col, {x0, x1});
 }
@@ -486,6 +480,25 @@ std::pair<Value, Value> MatmulEmitter::stageViews(Value smem, Value stage,
   return {va, vb};
 }
 
+DenseMap<Value, Value> MatmulEmitter::chainValues(Value v, Value batchIdx,
+                                                  Value lr, Value lc) {
+  DenseMap<Value, Value> values;
+  values[chain->inputs[0]] = v; // the matmul's result
+  auto resultType = cast<RankedTensorType>(chain->result.getType());
+  for (Operation *op : chain->ops)
+    for (Value in : op->getOperands()) {
+      Value mem = chainInputs.lookup(in);
+      if (!mem || values.count(in))
+        continue;
+      auto t = cast<RankedTensorType>(in.getType());
+      SmallVector<Value> idx = t.getShape() == resultType.getShape()
+                                   ? globalIndex(batchIdx, lr, lc)
+                                   : SmallVector<Value>{lc};
+      values[in] = loadF32(mem, idx);
+    }
+  return values;
+}
+
 Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
   if (partial == Partial::store || (!chain && partial == Partial::none))
     return v;
@@ -502,20 +515,7 @@ Value MatmulEmitter::epilogue(Value v, Value batchIdx, Value row, Value col) {
                               loadF32(c, globalIndex(batchIdx, lr, lc)));
   if (!chain)
     return v;
-  DenseMap<Value, Value> values;
-  values[chain->inputs[0]] = v; // the matmul's result
-  auto resultType = cast<RankedTensorType>(chain->result.getType());
-  for (Operation *op : chain->ops)
-    for (Value in : op->getOperands()) {
-      Value mem = chainInputs.lookup(in);
-      if (!mem || values.count(in))
-        continue;
-      auto t = cast<RankedTensorType>(in.getType());
-      SmallVector<Value> idx = t.getShape() == resultType.getShape()
-                                   ? globalIndex(batchIdx, lr, lc)
-                                   : SmallVector<Value>{lc};
-      values[in] = loadF32(mem, idx);
-    }
+  DenseMap<Value, Value> values = chainValues(v, batchIdx, lr, lc);
   // Row-major index of the element, for dropout's counter.
   Value flat = add(mul(add(mul(batchIdx, shape.m), row), shape.n), col);
   // The epilogue runs once per output element of a compute-bound kernel:
@@ -544,22 +544,9 @@ std::array<Value, 2> MatmulEmitter::epilogue2(Value v0, Value v1,
     for (int l = 0; l < 2; ++l)
       vs[l] = arith::AddFOp::create(
           b, loc, vs[l], loadF32(c, globalIndex(batchIdx, lr, cols[l])));
-  auto resultType = cast<RankedTensorType>(chain->result.getType());
-  std::array<DenseMap<Value, Value>, 2> values;
-  for (int l = 0; l < 2; ++l) {
-    values[l][chain->inputs[0]] = vs[l];
-    for (Operation *op : chain->ops)
-      for (Value in : op->getOperands()) {
-        Value mem = chainInputs.lookup(in);
-        if (!mem || values[l].count(in))
-          continue;
-        auto t = cast<RankedTensorType>(in.getType());
-        SmallVector<Value> idx = t.getShape() == resultType.getShape()
-                                     ? globalIndex(batchIdx, lr, cols[l])
-                                     : SmallVector<Value>{cols[l]};
-        values[l][in] = loadF32(mem, idx);
-      }
-  }
+  std::array<DenseMap<Value, Value>, 2> values = {
+      chainValues(vs[0], batchIdx, lr, cols[0]),
+      chainValues(vs[1], batchIdx, lr, cols[1])};
   // The tables at the pair's position: row b * M + row of the flattened
   // [B * M, N] view, mod P (clamped rows are never stored).
   Value flatRow = add(mul(batchIdx, shape.m), lr);

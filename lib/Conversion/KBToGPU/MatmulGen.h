@@ -182,6 +182,10 @@ struct MatmulEmitter {
   /// The epilogue applied to each accumulator before it is stored (ahead
   /// of the range guard; its loads are clamped into the matrix).
   Value epilogue(Value v, Value batchIdx, Value row, Value col);
+  /// The epilogue chain's scalars for one element: `v` (the matmul's
+  /// result) and its other inputs loaded at the clamped (lr, lc).
+  DenseMap<Value, Value> chainValues(Value v, Value batchIdx, Value lr,
+                                     Value lc);
   /// The epilogue of the adjacent pair (v0 at an even `col`, v1 at col +
   /// 1): epilogue() of each, or, with a kb.rotary in the chain, the chain
   /// run over the pair (emitChainPair).
