@@ -468,16 +468,11 @@ LogicalResult mlir::kb::buildRowReduceKernel(const KernelRequest &req,
       Value s = sumOf(c, r, [](int64_t, Value x) { return x; });
       // The centre of the deviations: the row's mean, or with a cluster the
       // block's part's (a block reduction, no exchange).
-      Value centre =
-          split ? arith::DivFOp::create(
-                      b, loc, emitBlockReduce(b, loc, s, add, rowThreads,
-                                              scratch0),
-                      cf32(b, loc, static_cast<float>(partLen)))
-                      .getResult()
-                : arith::DivFOp::create(
-                      b, loc, rowReduce(s, add, scratch0, 0, /*last=*/false),
-                      nF)
-                      .getResult();
+      Value total = split ? emitBlockReduce(b, loc, s, add, rowThreads, scratch0)
+                          : rowReduce(s, add, scratch0, 0, /*last=*/false);
+      Value centre = arith::DivFOp::create(
+          b, loc, total,
+          split ? cf32(b, loc, static_cast<float>(partLen)) : nF);
       // The deviations d = x - m of chunk k, from pass `form`'s lanes.
       auto devs = [&](int64_t k, int form, Value m) {
         SmallVector<Value> d;
