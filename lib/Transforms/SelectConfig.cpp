@@ -148,11 +148,7 @@ LogicalResult selectElementwise(Operation *op, ConfigFields &f,
                              << ", which needs the last dimension (" << last
                              << ") to be a multiple of it";
   // kb.rotary rotates pairs of adjacent elements: a vector holds whole ones.
-  bool rotary = isa<RotaryOp>(op);
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    rotary = llvm::any_of(fusion.getBody().front().without_terminator(),
-                          [](Operation &o) { return isa<RotaryOp>(o); });
-  if (rotary && f.vector == 1)
+  if (holdsRotary(op) && f.vector == 1)
     return op->emitOpError() << "config asks for vector width 1; kb.rotary "
                                 "needs whole pairs of elements a vector (2, 4 "
                                 "or 8)";

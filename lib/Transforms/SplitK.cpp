@@ -128,9 +128,7 @@ LogicalResult splitOne(Operation *op, MatmulOp mm, ConfigAttr cfg) {
       inner.clone(o, map);
   inner.clone(*body.getTerminator(), map);
   // A kb.rotary in the epilogue needs whole pairs in a vector.
-  bool rotary = llvm::any_of(body.without_terminator(),
-                             [](Operation &o) { return isa<RotaryOp>(o); });
-  setConfig(sumFusion, sumConfig(ctx, cType, rotary ? 2 : 1));
+  setConfig(sumFusion, sumConfig(ctx, cType, holdsRotary(fusion) ? 2 : 1));
   fusion->replaceAllUsesWith(sumFusion->getResults());
   fusion.erase();
   return success();

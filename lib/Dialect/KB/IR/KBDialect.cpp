@@ -446,6 +446,15 @@ ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
                          reduce, schedule);
 }
 
+bool mlir::kb::holdsRotary(Operation *op) {
+  if (isa<RotaryOp>(op))
+    return true;
+  auto fusion = dyn_cast<FusionOp>(op);
+  return fusion &&
+         llvm::any_of(fusion.getBody().front().without_terminator(),
+                      [](Operation &o) { return isa<RotaryOp>(o); });
+}
+
 Operation *mlir::kb::getFusionAnchor(FusionOp fusion) {
   for (Operation &op : fusion.getBody().front())
     if (isa<MatmulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op))

@@ -310,6 +310,9 @@ enum class KernelKind {
 std::optional<KernelKind> getKernelKind(Operation *op);
 /// For a kb.fusion, the matmul, softmax or norm it is built around, if any.
 Operation *getFusionAnchor(FusionOp fusion);
+/// Whether `op` is a kb.rotary or a kb.fusion holding one (its kernel then
+/// runs pairs of adjacent elements: vectors of whole pairs).
+bool holdsRotary(Operation *op);
 /// Gives a kb.fusion without a config the config written on an op inside
 /// it (the anchor's; with no anchor, any op's, all such configs being
 /// equal) and removes every config from the ops inside: kb-select-config
