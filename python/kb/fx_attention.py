@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from .fx_trace import _torch
+from .fx_trace import _torch, torch_dtype_of
 
 
 def _sdpa():
@@ -49,8 +49,11 @@ def _arg(n, i, name, default=None):
 
 
 def _is(n, fn=None, method=None):
-    return (fn is not None and n.op == "call_function" and n.target is fn) or (
-        method is not None and n.op == "call_method" and n.target == method)
+    """Whether `n` is an fx node calling function `fn` or method `method`
+    (False for a non-node argument)."""
+    return hasattr(n, "op") and (
+        (fn is not None and n.op == "call_function" and n.target is fn)
+        or (method is not None and n.op == "call_method" and n.target == method))
 
 
 def _tri(n, which):
@@ -196,8 +199,7 @@ def call_function(imp, t, args, kwargs):
                      f"(kb takes {(sq, sk)} or {tuple(q.shape[:-2]) + (sq, sk)})")
         if mask.value is not None and mask.value.dtype != qv.dtype or (
                 mask.source is not None and mask.source_dtype != qv.dtype):
-            mask = imp.convert(mask, {"f32": _torch().float32, "f16": _torch().float16,
-                                      "bf16": _torch().bfloat16}[qv.dtype])
+            mask = imp.convert(mask, torch_dtype_of(qv.dtype))
         mv = imp.read(mask, mask.shape)
     # tf32x3 asks for near-f32 accuracy: kb.attention's closest is ieee.
     prec = None if qv.dtype != "f32" else ("tf32" if imp.precision == "tf32" else "ieee")

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import operator
 
-from .fx_trace import _torch
+from .fx_attention import _arg, _is
+from .fx_trace import _torch, torch_dtype_of
 
 
 def rotary_rows(x, cos, sin):
@@ -41,16 +42,6 @@ def rotary_rows(x, cos, sin):
     x1, x2 = rows[..., 0], rows[..., 1]
     y = torch.stack((x1 * cs - x2 * sn, x1 * sn + x2 * cs), dim=-1)
     return y.reshape(x.shape).to(x.dtype)
-
-
-def _is(n, fn=None, method=None):
-    return hasattr(n, "op") and (
-        (fn is not None and n.op == "call_function" and n.target is fn)
-        or (method is not None and n.op == "call_method" and n.target == method))
-
-
-def _arg(n, i, name, default=None):
-    return n.args[i] if len(n.args) > i else n.kwargs.get(name, default)
 
 
 def _strided_half(n):
@@ -191,8 +182,7 @@ def call_function(imp, t, args, kwargs):
         imp.fail("rotary_rows of a non-tensor")
     xv = imp.rows_view(x)
     if cos.dtype != sin.dtype:
-        sin = imp.convert(sin, {"f32": _torch().float32, "f16": _torch().float16,
-                                "bf16": _torch().bfloat16}[cos.dtype])
+        sin = imp.convert(sin, torch_dtype_of(cos.dtype))
     if cos.dtype not in ("f32", xv.dtype):
         to = _torch().float32
         cos, sin = imp.convert(cos, to), imp.convert(sin, to)

@@ -26,6 +26,12 @@ def _torch():
     return torch
 
 
+def torch_dtype_of(name: str):
+    """The torch dtype of a kb element type name (f32, f16, bf16)."""
+    torch = _torch()
+    return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
 def _frames(stack_trace: str):
     """(file, line, function, code) of each frame of an fx stack trace."""
     out = []
