@@ -55,30 +55,24 @@ def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
     return 0
 
 
-def _cached_entries(name: str, spec: Dict[str, Any], cache: Path):
-    """(--models, --dtypes) for a serving suite run without them: the
+def _cached_plans(name: str, spec: Dict[str, Any], cache: Path):
+    """A serving suite run without --models / --dtypes: its plans for the
     entries its record in the cache's precompile.json names, where that is
     fewer than the suite's (scripts/build-pybundles.sh fills serving's cache
     with the MLP alone unless KB_SERVING_MODELS says more); else all."""
+    every = serving.plans(spec)
     pre = cache / "precompile.json"
     rec = (json.loads(pre.read_text()).get(name) or {}) if pre.is_file() else {}
     done = set(rec.get("entries", {}))
-    every = [e.name for e in models.entries(spec)]
-    if not done or set(every) <= done:
-        return None, None
-    have = [n for n in every if n in done]
+    if not done or {p.entry.name for p in every} <= done:
+        return every
+    have = [p for p in every if p.entry.name in done]
     if not have:
         raise KbError(f"--bundles {cache}: its precompile.json holds none of suite '{name}''s entries "
                       f"({', '.join(sorted(done))})")
-    models.progress(f"the cache holds {', '.join(have)} of the suite's {len(every)} entries (precompile.json); "
-                    f"--models / --dtypes to ask for others")
-    ms = ",".join(dict.fromkeys(n.split("/")[0] for n in have))
-    ds = ",".join(dict.fromkeys(n.split("/")[1] for n in have))
-    chosen = [e.name for e in models.entries(spec, ms, ds)]
-    if chosen != have:  # a models x dtypes product holds more than the cache
-        raise KbError(f"--bundles {cache}: it holds {', '.join(have)} of suite '{name}': "
-                      f"give --models / --dtypes")
-    return ms, ds
+    models.progress(f"the cache holds {', '.join(p.entry.name for p in have)} of the suite's {len(every)} "
+                    f"entries (precompile.json); --models / --dtypes to ask for others")
+    return have
 
 
 def main(name: str, spec: Dict[str, Any], args) -> int:
@@ -99,7 +93,7 @@ def main(name: str, spec: Dict[str, Any], args) -> int:
         cache = out / "cache"
         _precompile(name, spec, args, cache)
     if spec["kind"] == "serving" and not args.models and not args.dtypes:
-        todo = serving.plans(spec, *_cached_entries(name, spec, cache))
+        todo = _cached_plans(name, spec, cache)
     else:
         todo = models.entries(spec, args.models, args.dtypes) if spec["kind"] == "models" else \
             serving.plans(spec, args.models, args.dtypes) if spec["kind"] == "serving" else []
