@@ -6,7 +6,7 @@
 // 16 query rows each on mma.sync and streams K/V tiles of BKV keys through a
 // ring of `stages` cp.async buffers; on sm_90a a 16-bit config may ask for
 // the wgmma kernel (AttentionWgmma.cpp: `mma = "wgmma_bf16"` or "wgmma_f16", two
-// consumer warpgroups and a TMA producer warp), and that kernel may ask for
+// or three consumer warpgroups and a TMA producer warp), and that kernel may ask for
 // `schedule = "pingpong"` (its warpgroups take turns at the tensor cores) or
 // "overlap" (each overlaps its softmax with its own P V).
 // kb-select-config writes four fields (`block`, `stages`, `threads`, `mma`)
@@ -54,6 +54,18 @@ constexpr bool kAttentionWgmmaByDefault = true;
 /// 8.06 -> 7.69, D 128 causal 4.74 -> 4.31.
 constexpr bool kAttentionOverlapByDefault = true;
 
+/// Whether a 16-bit attention with D = Dv = 64 and no mask takes block =
+/// [192, 128] (three consumer warpgroups, 512 threads, "overlap"; where Sq
+/// pads little, selectAttentionConfig) unless its config sets block,
+/// threads, a schedule other than overlap or fewer than 3 stages. While
+/// false only an explicit block = [192, N] (or threads = 512) runs it. On
+/// since session 31, untimed: its SASS (CUDA 13.0, bf16 D 64 at S 4096,
+/// causal or not) has no spill and no serialized wgmma, all 66 ex2 of a
+/// step before PV's wait, and the loop of the two-warpgroup kernel (445
+/// and 699 instructions a key block a warpgroup), with one K/V tile for
+/// 192 query rows instead of 128 (FlashAttention-3's head-dim-64 shape).
+constexpr bool kAttentionWgmma192ByDefault = true;
+
 /// Where a config's shared memory (attentionSharedBytes) passes the chip's
 /// limit per block: the message naming the config (`what`: more fields for
 /// it, e.g. the mma unit), else "".
@@ -76,7 +88,8 @@ std::string sharedMemoryProblem(ConfigAttr config, int64_t d, int64_t dv,
 
 /// attentionConfigProblem for the wgmma kernel (AttentionWgmma.cpp).
 std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
-                               int64_t elemBytes, const TargetModel *model) {
+                               int64_t elemBytes, bool hasMask,
+                               const TargetModel *model) {
   auto str = [](int64_t v) { return std::to_string(v); };
   int64_t bq = config.getBlock()[0], bkv = config.getBlock()[1];
   int64_t threads = config.getThreads(), stages = config.getStages();
@@ -90,20 +103,41 @@ std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
   if ((d != 64 && d != 128) || (dv != 64 && dv != 128))
     return unit + " takes head dims D, Dv of 64 or 128, got D = " + str(d) +
            ", Dv = " + str(dv);
-  if (bq != kAttentionWgmmaRows || bkv < 16 || bkv % 16 || bkv > 176)
+  if ((bq != kAttentionWgmmaRows &&
+       bq != kAttentionWgmmaGroupRows * kAttentionWgmmaMaxWarpgroups) ||
+      bkv < 16 || bkv % 16 || bkv > 176)
     return unit + " with block = [" + str(bq) + ", " + str(bkv) +
-           "]: BQ must be " + str(kAttentionWgmmaRows) +
-           " (two warpgroups of 64 query rows) and BKV 16 to 176 keys, a "
-           "multiple of 16";
-  if (threads != attentionWgmmaThreads(config.getSchedule()))
+           "]: BQ must be 128 or 192 (two or three warpgroups of 64 query "
+           "rows) and BKV 16 to 176 keys, a multiple of 16";
+  int64_t groups = attentionWgmmaWarpgroups(bq);
+  // Three consumer warpgroups (AttentionWgmma.cpp) run the overlap
+  // schedule only: ping-pong's turns are between two, and the serial
+  // schedule's 416 threads leave ptxas 128 registers a thread (13 warps on
+  // 4 schedulers), where it spills. A consumer holds O (Dv / 2), S (BKV / 2)
+  // and P (BKV / 4) registers in 160 (setmaxnreg): D = Dv = 64, BKV <= 128,
+  // and no additive mask (its loads spilled 76 bytes in the key loop at
+  // bf16/f16 D 64, CUDA 13.0's ptxas).
+  if (groups == 3 && config.getSchedule() != ScheduleKind::overlap)
+    return unit + " with block = [" + str(bq) + ", " + str(bkv) +
+           "]: three consumer warpgroups run schedule = \"overlap\" only "
+           "(ping-pong takes turns between two; the serial schedule's 416 "
+           "threads leave 128 registers a thread)";
+  if (groups == 3 && (d != 64 || dv != 64 || bkv > 128 || hasMask))
+    return unit + " with block = [" + str(bq) + ", " + str(bkv) +
+           "]: three consumer warpgroups keep O, S and P in their 160 "
+           "registers only at D = Dv = 64, BKV <= 128 and without a mask, "
+           "got D = " + str(d) + ", Dv = " + str(dv) +
+           (hasMask ? " with a mask" : "");
+  std::string groupWord = groups == 3 ? "three" : "two";
+  if (threads != attentionWgmmaThreads(config.getSchedule(), bq))
     return unit + " with threads = " + str(threads) + ": the kernel runs " +
+           str(attentionWgmmaThreads(config.getSchedule(), bq)) +
+           " threads" +
            (config.getSchedule() == ScheduleKind::overlap
-                ? str(kAttentionWgmmaOverlapThreads) +
-                      " threads with schedule = \"overlap\" (two consumer "
-                      "warpgroups and a producer warpgroup)"
-                : str(kAttentionWgmmaThreads) +
-                      " threads (two consumer warpgroups and a producer "
-                      "warp)");
+                ? " with schedule = \"overlap\" (" + groupWord +
+                      " consumer warpgroups and a producer warpgroup)"
+                : " (" + groupWord +
+                      " consumer warpgroups and a producer warp)");
   if (stages < 2 || stages > 4)
     return "stages = " + str(stages) + ": the K/V ring holds 2 to 4 tiles";
   // AttentionWgmma.cpp's buildOverlap: a warpgroup waits on block j + 1
@@ -123,12 +157,13 @@ std::string wgmmaConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
 
 std::string mlir::kb::attentionConfigProblem(ConfigAttr config, int64_t d,
                                              int64_t dv, int64_t elemBytes,
+                                             bool hasMask,
                                              const TargetModel *model) {
   auto str = [](int64_t v) { return std::to_string(v); };
   if (!config || config.getBlock().size() != 2)
     return "needs block = [BQ, BKV] in its #kb.config: run kb-select-config";
   if (isAttentionWgmma(config))
-    return wgmmaConfigProblem(config, d, dv, elemBytes, model);
+    return wgmmaConfigProblem(config, d, dv, elemBytes, hasMask, model);
   if (auto sched = config.getSchedule(); sched && *sched != ScheduleKind::serial)
     return "schedule = \"" + stringifyScheduleKind(*sched).str() + "\" " +
            (*sched == ScheduleKind::pingpong
@@ -178,7 +213,7 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
   Type elem = qType.getElementType();
   int64_t d = qType.getShape().back(), dv = vType.getShape().back();
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
-  bool f32 = elem.isF32();
+  bool f32 = elem.isF32(), hasMask = static_cast<bool>(attn.getMask());
   Precision precision = attn.getPrecision();
   if (f32 && precision != Precision::tf32)
     return op->emitOpError()
@@ -213,34 +248,57 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
   // threads allow it (block = [64, N] or threads = 128 keep mma.sync).
   // The schedule the wgmma kernel would run: the config's, else overlap
   // where its threads and stages allow (kAttentionOverlapByDefault).
+  // The block's query rows: the config's, else those its threads name (512:
+  // three warpgroups), else 192 where D = Dv = 64 without a mask, the
+  // schedule may be overlap (kAttentionWgmma192ByDefault) and 192-row
+  // blocks pad Sq to at most 1/16 more rows than 128-row ones (S 1024 and
+  // 1000: 1152 rows against 1024, 12.5% more work, keep 128; S 4096: 4224
+  // against 4096, 3%; S 8192: 0.8%), else 128.
+  int64_t bq = kAttentionWgmmaRows, bq3 = 3 * kAttentionWgmmaGroupRows;
+  int64_t sq = qType.getShape()[qType.getRank() - 2];
+  bool fewPadded = llvm::alignTo(sq, bq3) * 16 <=
+                   llvm::alignTo(sq, kAttentionWgmmaRows) * 17;
+  bool mayOverlap = (!f.schedule || *f.schedule == ScheduleKind::overlap) &&
+                    (!f.stages || f.stages >= 3);
+  if (!f.block.empty())
+    bq = f.block[0];
+  else if (f.threads)
+    bq = f.threads == attentionWgmmaThreads(ScheduleKind::overlap, bq3)
+             ? bq3
+             : kAttentionWgmmaRows;
+  else if (kAttentionWgmma192ByDefault && d == 64 && dv == 64 && !hasMask &&
+           mayOverlap && fewPadded)
+    bq = bq3;
   std::optional<ScheduleKind> schedule = f.schedule;
   if (!schedule && kAttentionOverlapByDefault &&
-      (!f.threads || f.threads == kAttentionWgmmaOverlapThreads) &&
+      (!f.threads ||
+       f.threads == attentionWgmmaThreads(ScheduleKind::overlap, bq)) &&
       (!f.stages || f.stages >= 3))
     schedule = ScheduleKind::overlap;
   bool wgmmaFits = kAttentionWgmmaByDefault && !f32 && model.hasWgmma && (d == 64 || d == 128) &&
                    (dv == 64 || dv == 128) &&
-                   (f.block.empty() || f.block[0] == kAttentionWgmmaRows) &&
-                   (!f.threads || f.threads == attentionWgmmaThreads(schedule));
+                   (bq == kAttentionWgmmaRows || bq == bq3) &&
+                   (!f.threads || f.threads == attentionWgmmaThreads(schedule, bq));
   if (wgmmaAsked || (!f.mma && wgmmaFits)) {
     f.mma = wgmmaUnit;
     f.schedule = schedule;
-    // BQ = 128; BKV = 128 keys; stages: 3 for D = 64 (112 KB), 2 for
-    // D = 128 (160 KB): one block an SM either way (its registers). With
-    // schedule = "overlap" a warpgroup holds blocks j - 1 and j while it
-    // waits on j + 1: 3 (D = 128: 225 KB of the 227).
+    // BQ = 128 (or 192, above); BKV = 128 keys; stages: 3 for D = 64
+    // (112 KB; BQ = 192: 120 KB), 2 for D = 128 (160 KB): one block an SM
+    // either way (its registers). With schedule = "overlap" a warpgroup
+    // holds blocks j - 1 and j while it waits on j + 1: 3 (D = 128: 225 KB
+    // of the 227).
     if (f.block.empty())
-      f.block = {kAttentionWgmmaRows, 0};
+      f.block = {bq, 0};
     if (f.block[1] == 0)
       f.block[1] = 128;
     if (!f.threads)
-      f.threads = attentionWgmmaThreads(f.schedule);
+      f.threads = attentionWgmmaThreads(f.schedule, f.block[0]);
     if (!f.stages)
       f.stages = std::max(d, dv) > 64 && f.schedule != ScheduleKind::overlap
                      ? 2
                      : 3;
     std::string why = attentionConfigProblem(f.get(op->getContext()), d, dv,
-                                             elemBytes, &model);
+                                             elemBytes, hasMask, &model);
     if (!why.empty())
       return op->emitOpError() << why;
     return success();
@@ -286,7 +344,7 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
     f.stages = pick.second;
   }
   std::string why = attentionConfigProblem(f.get(op->getContext()), d, dv,
-                                           elemBytes, &model);
+                                           elemBytes, hasMask, &model);
   if (!why.empty())
     return op->emitOpError() << why;
   return success();

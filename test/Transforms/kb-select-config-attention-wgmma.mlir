@@ -6,7 +6,8 @@
 // "wgmma_f16": BQ = 128 (two consumer warpgroups of 64 rows), schedule =
 // "overlap" (each warpgroup's softmax under its own P V) with 384 threads
 // (a producer warpgroup) and 3 stages (D = 128: 32 KB of Q + 3 x 64 KB),
-// BKV = 128 keys. Other head dims, and a hand-set block = [64, N], stay on
+// BKV = 128 keys (BQ = 192, three warpgroups, at D = 64 where Sq pads
+// little: @b192). Other head dims, and a hand-set block = [64, N], stay on
 // mma.sync; 288 threads or 2 stages keep the serial schedule (@kept).
 // CHECK-LABEL: func.func @defaults
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<2x4x1000x64xbf16>
@@ -70,7 +71,7 @@ func.func @wgmma_head_dim(%h: tensor<8x128x32xbf16>) -> tensor<8x128x32xbf16> {
 // -----
 
 func.func @wgmma_block(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> {
-  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with block = [64, 64]: BQ must be 128 (two warpgroups of 64 query rows)}}
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with block = [64, 64]: BQ must be 128 or 192 (two or three warpgroups of 64 query rows) and BKV 16 to 176 keys, a multiple of 16}}
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [64, 64], mma = "wgmma_bf16">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
   return %0 : tensor<8x128x64xbf16>
 }
@@ -120,9 +121,11 @@ func.func @pingpong_head_dim(%h: tensor<8x128x32xbf16>) -> tensor<8x128x32xbf16>
 
 // schedule = "overlap" (AttentionWgmma.cpp's buildOverlap): 384 threads (a
 // producer warpgroup whose registers the consumers take) and 3 stages at
-// D = 128 too (a warpgroup holds two key blocks while it waits on a third).
+// D = 128 too (a warpgroup holds two key blocks while it waits on a third);
+// at D = 64 and S 4096 three consumer warpgroups (block = [192, 128], 512
+// threads: @b192).
 // CHECK-LABEL: func.func @overlap
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
 // CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<8x256x128xf16>
 func.func @overlap(%h: tensor<16x32x4096x64xbf16>, %f: tensor<8x256x128xf16>) -> (tensor<16x32x4096x64xbf16>, tensor<8x256x128xf16>) {
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "overlap">} : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
@@ -151,5 +154,88 @@ func.func @overlap_two_stages(%h: tensor<8x256x128xbf16>) -> tensor<8x256x128xbf
 func.func @overlap_threads(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
   // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with threads = 288: the kernel runs 384 threads with schedule = "overlap" (two consumer warpgroups and a producer warpgroup)}}
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<threads = 288, mma = "wgmma_bf16", schedule = "overlap">} : tensor<8x256x64xbf16>, tensor<8x256x64xbf16>, tensor<8x256x64xbf16> -> tensor<8x256x64xbf16>
+  return %0 : tensor<8x256x64xbf16>
+}
+
+// -----
+
+// Three consumer warpgroups (block = [192, BKV], 512 threads, overlap only):
+// the default for 16-bit D = Dv = 64 without a mask where 192-row blocks pad
+// Sq to at most 1/16 more rows than 128-row ones (S 4096: 4224 against 4096;
+// S 1024: 1152 against 1024 keeps 128), unless the config sets another
+// block, threads, a schedule other than overlap or 2 stages; an explicit
+// block = [192, N] or threads = 512 asks for it at any Sq.
+// CHECK-LABEL: func.func @b192
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x1024x64xbf16>
+// CHECK: kb.attention {{.*}} mask(%{{.*}}) {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_bf16">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 64], threads = 512, stages = 4, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x1024x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x1024x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<2x2x4096x128xbf16>
+func.func @b192(%h: tensor<16x32x4096x64xbf16>, %f: tensor<2x8x8192x64xf16>, %s: tensor<16x32x1024x64xbf16>, %m: tensor<4096x4096xbf16>, %d: tensor<2x2x4096x128xbf16>)
+    -> (tensor<16x32x4096x64xbf16>, tensor<2x8x8192x64xf16>, tensor<16x32x1024x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16>, tensor<2x2x4096x128xbf16>) {
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
+  %1 = kb.attention %f, %f, %f scale(1.250000e-01) causal : tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16> -> tensor<2x8x8192x64xf16>
+  %2 = kb.attention %s, %s, %s scale(1.250000e-01) : tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16> -> tensor<16x32x1024x64xbf16>
+  %3 = kb.attention %h, %h, %h mask(%m) scale(1.250000e-01) : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<4096x4096xbf16> -> tensor<16x32x4096x64xbf16>
+  %4 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<stages = 2>} : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
+  %5 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<threads = 384>} : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
+  %6 = kb.attention %s, %s, %s scale(1.250000e-01) {config = #kb.config<block = [192, 64], stages = 4>} : tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16> -> tensor<16x32x1024x64xbf16>
+  %7 = kb.attention %s, %s, %s scale(1.250000e-01) {config = #kb.config<threads = 512>} : tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16> -> tensor<16x32x1024x64xbf16>
+  %8 = kb.attention %d, %d, %d scale(1.250000e-01) : tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x2x4096x128xbf16>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<16x32x4096x64xbf16>, tensor<2x8x8192x64xf16>, tensor<16x32x1024x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x1024x64xbf16>, tensor<16x32x1024x64xbf16>, tensor<2x2x4096x128xbf16>
+}
+
+// -----
+
+// Three warpgroups at D = 128: O (64 registers), S (64) and P (32) of each
+// do not fit 160 registers.
+func.func @b192_head_dim(%h: tensor<8x256x128xbf16>) -> tensor<8x256x128xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with block = [192, 128]: three consumer warpgroups keep O, S and P in their 160 registers only at D = Dv = 64, BKV <= 128 and without a mask, got D = 128, Dv = 128}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [192, 128]>} : tensor<8x256x128xbf16>, tensor<8x256x128xbf16>, tensor<8x256x128xbf16> -> tensor<8x256x128xbf16>
+  return %0 : tensor<8x256x128xbf16>
+}
+
+// -----
+
+func.func @b192_mask(%h: tensor<8x256x64xf16>, %m: tensor<256x256xf16>) -> tensor<8x256x64xf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_f16" with block = [192, 128]: three consumer warpgroups keep O, S and P in their 160 registers only at D = Dv = 64, BKV <= 128 and without a mask, got D = 64, Dv = 64 with a mask}}
+  %0 = kb.attention %h, %h, %h mask(%m) scale(1.250000e-01) {config = #kb.config<block = [192, 128]>} : tensor<8x256x64xf16>, tensor<8x256x64xf16>, tensor<8x256x64xf16>, tensor<256x256xf16> -> tensor<8x256x64xf16>
+  return %0 : tensor<8x256x64xf16>
+}
+
+// -----
+
+func.func @b192_wide_keys(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with block = [192, 144]: three consumer warpgroups keep O, S and P in their 160 registers only at D = Dv = 64, BKV <= 128 and without a mask, got D = 64, Dv = 64}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [192, 144]>} : tensor<8x256x64xbf16>, tensor<8x256x64xbf16>, tensor<8x256x64xbf16> -> tensor<8x256x64xbf16>
+  return %0 : tensor<8x256x64xbf16>
+}
+
+// -----
+
+func.func @b192_pingpong(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with block = [192, 128]: three consumer warpgroups run schedule = "overlap" only (ping-pong takes turns between two; the serial schedule's 416 threads leave 128 registers a thread)}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [192, 128], schedule = "pingpong">} : tensor<8x256x64xbf16>, tensor<8x256x64xbf16>, tensor<8x256x64xbf16> -> tensor<8x256x64xbf16>
+  return %0 : tensor<8x256x64xbf16>
+}
+
+// -----
+
+// Two stages keep the serial schedule, which three warpgroups do not run.
+func.func @b192_serial(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with block = [192, 128]: three consumer warpgroups run schedule = "overlap" only}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [192, 128], stages = 2>} : tensor<8x256x64xbf16>, tensor<8x256x64xbf16>, tensor<8x256x64xbf16> -> tensor<8x256x64xbf16>
+  return %0 : tensor<8x256x64xbf16>
+}
+
+// -----
+
+func.func @b192_threads(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
+  // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with threads = 384: the kernel runs 512 threads with schedule = "overlap" (three consumer warpgroups and a producer warpgroup)}}
+  %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [192, 128], threads = 384, mma = "wgmma_bf16", schedule = "overlap">} : tensor<8x256x64xbf16>, tensor<8x256x64xbf16>, tensor<8x256x64xbf16> -> tensor<8x256x64xbf16>
   return %0 : tensor<8x256x64xbf16>
 }

@@ -77,15 +77,25 @@ inline int64_t attentionRowPad(int64_t elemBytes) { return 16 / elemBytes; }
 /// Whether an attention config runs the wgmma kernel (`mma` wgmma_bf16 or
 /// wgmma_f16; lib/Conversion/KBToGPU/AttentionWgmma.cpp), not mma.sync.
 bool isAttentionWgmma(ConfigAttr config);
-/// The wgmma kernel's block: two consumer warpgroups of 64 query rows each
+/// The wgmma kernel's block: W = BQ / 64 consumer warpgroups of 64 query
+/// rows each (W = 2, BQ = 128, by default; W = 3, BQ = 192, at D = Dv = 64)
 /// and one producer warp; with schedule = "overlap" a producer warpgroup,
 /// whose registers the consumers take (setmaxnreg: ptxas caps 288 threads
 /// at 168 registers, too few for O, S and P in flight at D = 128).
 constexpr int64_t kAttentionWgmmaRows = 128, kAttentionWgmmaThreads = 288,
-                  kAttentionWgmmaOverlapThreads = 384;
-inline int64_t attentionWgmmaThreads(std::optional<ScheduleKind> schedule) {
-  return schedule == ScheduleKind::overlap ? kAttentionWgmmaOverlapThreads
-                                           : kAttentionWgmmaThreads;
+                  kAttentionWgmmaOverlapThreads = 384,
+                  kAttentionWgmmaGroupRows = 64,
+                  kAttentionWgmmaMaxWarpgroups = 3;
+/// The consumer warpgroups of a wgmma block of `bq` query rows.
+inline int64_t attentionWgmmaWarpgroups(int64_t bq) {
+  return bq / kAttentionWgmmaGroupRows;
+}
+/// The wgmma kernel's threads: 128 a consumer warpgroup, plus a producer
+/// warpgroup with schedule = "overlap", else a producer warp.
+inline int64_t attentionWgmmaThreads(std::optional<ScheduleKind> schedule,
+                                     int64_t bq = kAttentionWgmmaRows) {
+  int64_t consumers = 128 * attentionWgmmaWarpgroups(bq);
+  return consumers + (schedule == ScheduleKind::overlap ? 128 : 32);
 }
 /// Shared memory a kb.attention config stages per block, in bytes. mma.sync:
 /// `stages` ring buffers of a K tile and a V tile of BKV padded rows each.
@@ -95,12 +105,13 @@ inline int64_t attentionWgmmaThreads(std::optional<ScheduleKind> schedule) {
 int64_t attentionSharedBytes(ConfigAttr config, int64_t d, int64_t dv,
                              int64_t elemBytes);
 /// Why the attention kernel cannot run `config` (block = [BQ, BKV], stages,
-/// threads) for head dims d, dv and `elemBytes`-byte elements, or "" when
+/// threads) for head dims d, dv, `elemBytes`-byte elements and an additive
+/// mask or none (`hasMask`: three wgmma warpgroups take none), or "" when
 /// it can; with `model`, also whether its shared memory fits the chip.
 /// kb-select-config refuses a hand-written config with it and the lowering
 /// checks it again (without a chip).
 std::string attentionConfigProblem(ConfigAttr config, int64_t d, int64_t dv,
-                                   int64_t elemBytes,
+                                   int64_t elemBytes, bool hasMask,
                                    const TargetModel *model);
 /// kb-select-config's rule for a kb.attention: fills the fields `f` leaves
 /// unset (block, stages, threads, and mma for f32) and refuses what the

@@ -140,7 +140,8 @@ LogicalResult mlir::kb::buildAttentionKernel(const KernelRequest &req,
                                                      "the operands' type)")
            << " for the attention kernel: run kb-select-config";
   if (std::string why = attentionConfigProblem(cfg, shape.d, shape.dv,
-                                               shape.elemBytes(), nullptr);
+                                               shape.elemBytes(),
+                                               shape.hasMask, nullptr);
       !why.empty())
     return attn.emitOpError() << "#kb.config: " << why;
 

@@ -1,15 +1,23 @@
 //===- AttentionWgmma.cpp - the 16-bit fused attention kernel on wgmma ----===//
 //
 // buildAttentionWgmma (sm_90a, f16/bf16, head dims 64 or 128; config
-// `mma = "wgmma_bf16"` or "wgmma_f16", block = [128, BKV], 288 threads):
-// one block per 128 query rows of one (batch, head): two consumer
-// warpgroups of 64 rows (warp w of the block owns rows 16w .. 16w + 15, as
-// in the mma.sync kernel) and one producer warp, whose lane 0 issues every
-// TMA copy:
-//   the Q tile once (D / 64 boxes of 128 rows x 64 columns) onto `qbar`;
+// `mma = "wgmma_bf16"` or "wgmma_f16", block = [64 W, BKV], 128 W + 32
+// threads, or 128 (W + 1) with "overlap"): one block per 64 W query rows
+// of one (batch, head): W = 2 (BQ = 128) or 3 (BQ = 192; overlap, D = Dv =
+// 64 and no mask only: registers, kb-select-config's wgmmaConfigProblem)
+// consumer warpgroups of 64 rows (warp w of the block owns rows 16w .. 16w +
+// 15, as in the mma.sync kernel) and one producer warp (warp 4 W), whose
+// lane 0 issues every TMA copy:
+//   the Q tile once (D / 64 boxes of BQ rows x 64 columns) onto `qbar`;
 //   key block j into ring stage j % S (D / 64 K boxes and Dv / 64 V boxes
 //   of BKV rows x 64 columns) onto full[j % S], after waiting (j >= S) on
-//   empty[j % S] for the release of block j - S.
+//   empty[j % S] for the release of block j - S (4 W arrivals, lane 0 of
+//   each consumer warp).
+// Three warpgroups let one K/V tile feed 192 query rows instead of 128
+// (FlashAttention-3's head-dim-64 shape): a third less TMA and L2 traffic
+// and producer work per FLOP, and more independent wgmma and softmax work
+// for the schedulers. The causal cut (numKeyBlocks) is the block's: its
+// last row's last visible key; the diagonal is masked per warp.
 // The tensor maps swizzle each 128-byte row (the wgmma descriptors' 128-byte
 // swizzle, wgmma::descriptor) and zero-fill rows past Sq and Sk.
 // A consumer warpgroup, per key block j:
@@ -28,7 +36,7 @@
 // The epilogue is the mma.sync kernel's (storeOutputs).
 //
 // With `schedule = "pingpong"` (FlashAttention-3's inter-warpgroup
-// schedule) the two warpgroups take turns at the tensor cores through two
+// schedule; W = 2 only) the two warpgroups take turns at the tensor cores through two
 // named barriers, turn[w] (ids kPingpongBarrier + w; bar 0 is setUp's
 // gpu.barrier, the only other one), each completed by 256 threads: 128 of
 // warpgroup w waiting (bar.sync) and 128 of the other arriving (bar.arrive).
@@ -43,8 +51,9 @@
 // buildConsumers for why it cannot deadlock.
 //
 // With `schedule = "overlap"` (FlashAttention-3's intra-warpgroup overlap;
-// 384 threads: a producer warpgroup keeps 40 registers by setmaxnreg and
-// the consumers take 232, as ptxas caps 288 threads at 168) a warpgroup
+// 128 (W + 1) threads: a producer warpgroup keeps 40 registers by
+// setmaxnreg and the consumers take 232, as ptxas caps 288 threads at 168;
+// with W = 3, 512 threads, 24 and 160) a warpgroup
 // runs S_0 and its softmax, then per key block j >= 1: S_j and PV_{j-1}
 // issued as two groups; wait_group 1 (S_j); mask and softmax of S_j into
 // P_j (packed) while PV_{j-1} runs; the wait on full[j + 1]; wait_group 0;
@@ -71,6 +80,13 @@ using namespace mlir::kb;
 
 namespace {
 
+/// The registers the overlap kernel's producer warpgroup keeps: 40 with two
+/// consumer warpgroups (384 threads; consumers 232), 24 with three (512
+/// threads launch at 128; consumers (65536 - 128 x 24) / 384 = 162, 160
+/// in steps of 8; 40 would leave them 152). Its one thread runs the TMA
+/// loop; ptxas reports no spill at 24 (CUDA 13.0).
+int64_t attentionProducerRegs(int64_t groups) { return groups == 3 ? 24 : 40; }
+
 struct WgmmaAttention {
   AttentionEmitter &e;
   OpBuilder &b;
@@ -82,8 +98,12 @@ struct WgmmaAttention {
   /// The 1024-byte aligned shared address of the Q tile, of the ring and of
   /// the mbarriers.
   Value aligned, ring, barBase;
-  /// The consumer warpgroup (0 or 1).
+  /// The consumer warpgroup (0 .. groups - 1).
   Value warpgroup;
+  /// The consumer warpgroups, BQ / 64 (2 or 3).
+  int64_t groups = 2;
+  /// The consumers' threads, and the first producer thread.
+  int64_t consumerThreads() const { return 128 * groups; }
 
   WgmmaAttention(AttentionEmitter &e)
       : e(e), b(e.b), loc(e.loc), ctx(e.b.getContext()) {}
@@ -233,9 +253,9 @@ void WgmmaAttention::setUp() {
     for (int64_t s = 0; s < e.stages; ++s) {
       NVVM::MBarrierInitOp::create(b, loc, full(cidx(b, loc, s)), i32(1),
                                    Value());
-      // Lane 0 of each of the 8 consumer warps releases a stage.
-      NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)), i32(8),
-                                   Value());
+      // Lane 0 of each of the 4 x groups consumer warps releases a stage.
+      NVVM::MBarrierInitOp::create(b, loc, empty(cidx(b, loc, s)),
+                                   i32(4 * groups), Value());
     }
     NVVM::MBarrierInitOp::create(b, loc, qBar(), i32(1), Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
@@ -243,10 +263,11 @@ void WgmmaAttention::setUp() {
   gpu::BarrierOp::create(b, loc);
 }
 
-// Lane 0 of the producer warp (warp 8): Q once, then the key blocks.
+// Lane 0 of the producer warp (warp 4 x groups): Q once, then the key
+// blocks.
 void WgmmaAttention::buildProducer(Value numBlocks) {
   const AttentionShape &s = e.shape;
-  when(cmp(arith::CmpIPredicate::eq, e.tid, 256), [&] {
+  when(cmp(arith::CmpIPredicate::eq, e.tid, consumerThreads()), [&] {
     NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), qBar(),
                                            i32(qBytes), NVVM::MemScopeKind::CTA,
                                            false, Value());
@@ -414,7 +435,7 @@ SmallVector<Value> WgmmaAttention::accumulate(ArrayRef<Value> p, Value vAddr,
   return acc;
 }
 
-// The consumer warpgroups (threads 0 .. 255): the key loop and the
+// The consumer warpgroups (threads 0 .. 128 W - 1): the key loop and the
 // epilogue.
 //
 // Ping-pong cannot deadlock: both warpgroups run the same n key blocks
@@ -559,12 +580,14 @@ SmallVector<Value> WgmmaAttention::overlapStep(Value j, ValueRange st,
 // in the serial schedule, only later. Block j + 1 is waited on while block
 // j - 1 is still held (released after PV_{j-1}'s wait), so a warpgroup holds
 // at most three stages at that wait and two otherwise: full[j + 1]'s TMA
-// needs the release of block j + 1 - S by both warpgroups, which each did
-// in step j + 2 - S; with S = 2 that is step j, whose release comes after
-// this wait. So S = 2 could deadlock: kb-select-config requires stages >= 3
-// with "overlap". With S >= 3 step j + 2 - S <= j - 1 is done before step j
-// begins and waits on nothing the other warpgroup holds, so the producer is
-// never behind a release that waits on it.
+// needs the release of block j + 1 - S by every warpgroup (two or three),
+// which each did in step j + 2 - S; with S = 2 that is step j, whose
+// release comes after this wait. So S = 2 could deadlock: kb-select-config
+// requires stages >= 3 with "overlap". With S >= 3 step j + 2 - S <= j - 1
+// is done before step j begins and waits on nothing another warpgroup
+// holds, so the producer is never behind a release that waits on it. The
+// argument counts no warpgroups: it holds for W = 3 as for 2 (every
+// warpgroup runs the block's same n key blocks, with no early exit).
 void WgmmaAttention::buildOverlap(Value numBlocks) {
   int64_t nAcc = e.shape.dv / 2;
   // Prologue: S_0 and its softmax (O is 0: nothing to rescale).
@@ -618,14 +641,18 @@ LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
                                             ArrayRef<Value> maps,
                                             LaunchInfo &info) {
   const AttentionShape &s = e.shape;
-  if (e.bq != kAttentionWgmmaRows ||
-      e.threads != attentionWgmmaThreads(cfg.getSchedule()) ||
+  int64_t groups = attentionWgmmaWarpgroups(e.bq);
+  if (e.bq % kAttentionWgmmaGroupRows || groups < 2 ||
+      groups > kAttentionWgmmaMaxWarpgroups ||
+      (groups != 2 && cfg.getSchedule() != ScheduleKind::overlap) ||
+      e.threads != attentionWgmmaThreads(cfg.getSchedule(), e.bq) ||
       s.d % 64 || s.dv % 64 || s.elemBytes() != 2 || maps.size() != 3)
     return e.op->emitOpError()
            << "internal error: the wgmma attention kernel got block = ["
            << e.bq << ", " << e.bkv << "], threads = " << e.threads
            << ", D = " << s.d << ", Dv = " << s.dv;
   WgmmaAttention w(e);
+  w.groups = groups;
   w.mapQ = maps[0];
   w.mapK = maps[1];
   w.mapV = maps[2];
@@ -651,13 +678,14 @@ LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
   Value numBlocks = e.numKeyBlocks();
   w.setUp();
   auto producer = scf::IfOp::create(
-      e.b, e.loc, w.cmp(arith::CmpIPredicate::uge, e.tid, 256),
+      e.b, e.loc, w.cmp(arith::CmpIPredicate::uge, e.tid, w.consumerThreads()),
       /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(e.b);
-    // With schedule = "overlap" the producer warpgroup keeps 40 registers
-    // and the consumers take the rest (232; MatmulWgmma.cpp has the rule).
-    int64_t producerRegs = 40;
+    // With schedule = "overlap" the producer warpgroup keeps
+    // attentionProducerRegs and the consumers take the rest
+    // (MatmulWgmma.cpp has the rule): 232 with two, 160 with three.
+    int64_t producerRegs = attentionProducerRegs(groups);
     e.b.setInsertionPointToStart(producer.thenBlock());
     if (w.overlap)
       NVVM::SetMaxRegisterOp::create(e.b, e.loc, producerRegs,
@@ -667,7 +695,8 @@ LogicalResult mlir::kb::buildAttentionWgmma(AttentionEmitter &e,
     if (w.overlap)
       NVVM::SetMaxRegisterOp::create(
           e.b, e.loc,
-          wgmma::setmaxnregConsumerCount(e.threads, 256, producerRegs),
+          wgmma::setmaxnregConsumerCount(e.threads, w.consumerThreads(),
+                                         producerRegs),
           NVVM::SetMaxRegisterAction::increase);
     w.buildConsumers(numBlocks);
   }
