@@ -225,11 +225,12 @@ def scaled_masked_softmax_dropout(rows, cols, config=None):
 }}
 """
 
-def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None, schedule=None):
+def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None, schedule=None, block=None):
     """kb.attention over [B, H, S, D] (scale 1/sqrt(D)); `mask`: an additive
     [S, S] mask shared by every head; `mma`: an explicit #kb.config mma
     (e.g. "wgmma_bf16", the sm_90a kernel); `schedule`: the wgmma kernel's
-    (e.g. "pingpong")."""
+    (e.g. "pingpong"); `block`: an explicit [BQ, BKV] (e.g. (192, 128),
+    the wgmma kernel's three consumer warpgroups)."""
     ty, mt = t((b, h, s, d), dtype), t((s, s), dtype)
     args = [f'%q: {ty} {{kb.name = "q"}}', f'%k: {ty} {{kb.name = "k"}}', f'%v: {ty} {{kb.name = "v"}}']
     if mask:
@@ -237,7 +238,8 @@ def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None, sched
     flags = (" causal" if causal else "") + (" precision(tf32)" if dtype == "f32" else "")
     m = " mask(%m)" if mask else ""
     types = f"{ty}, {ty}, {ty}" + (f", {mt}" if mask else "")
-    fields = ([f'mma = "{mma}"'] if mma else []) + ([f'schedule = "{schedule}"'] if schedule else [])
+    fields = (([f"block = [{block[0]}, {block[1]}]"] if block else []) +
+              ([f'mma = "{mma}"'] if mma else []) + ([f'schedule = "{schedule}"'] if schedule else []))
     cfg = f' {{config = #kb.config<{", ".join(fields)}>}}' if fields else ""
     return f"""func.func @attention({", ".join(args)}) -> ({ty} {{kb.name = "o"}}) {{
   %0 = kb.attention %q, %k, %v{m} scale({1 / d ** 0.5!r}){flags}{cfg} : {types} -> {ty}
@@ -608,9 +610,22 @@ PROGRAMS = {
          # shapes beside -wgmma- (serial) and -pingpong-.
          ("attn-bf16-2x4x1000x128-causal-overlap-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16", schedule="overlap")),
          ("attn-f16-mask-2x4x1000x64-overlap-sm90a", attention(2, 4, 1000, 64, "f16", mask=True, mma="wgmma_f16", schedule="overlap"))] +
+        # block = [128, 128] (two consumer warpgroups) written out: the
+        # default at D 64 and S 4096 is [192, 128] since session 31.
         [(f"attn-bf16-16x32x4096x{d}" + ("-causal" if c else "") + "-overlap-sm90a",
-          attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16", schedule="overlap"))
-         for d in (64, 128) for c in (False, True)]),
+          attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16", schedule="overlap", block=(128, 128)))
+         for d in (64, 128) for c in (False, True)] + [
+         # Three consumer warpgroups (block = [192, 128], 512 threads,
+         # overlap; D 64 without a mask only): check cases (S 1000: partial
+         # key and query blocks; causal; f16) and the timed shapes beside
+         # -overlap- (block = [128, 128]). The lse case is in
+         # test/Target/gpu-attention-wgmma-b192.mlir.
+         ("attn-bf16-2x4x1000x64-b192-overlap-sm90a", attention(2, 4, 1000, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(192, 128))),
+         ("attn-bf16-2x4x1000x64-causal-b192-overlap-sm90a", attention(2, 4, 1000, 64, "bf16", causal=True, mma="wgmma_bf16", schedule="overlap", block=(192, 128))),
+         ("attn-f16-2x4x1000x64-causal-b192-overlap-sm90a", attention(2, 4, 1000, 64, "f16", causal=True, mma="wgmma_f16", schedule="overlap", block=(192, 128)))] +
+        [(f"attn-bf16-16x32x{s}x64" + ("-causal" if c else "") + "-b192-sm90a",
+          attention(16, 32, s, 64, "bf16", c, mma="wgmma_bf16", schedule="overlap", block=(192, 128)))
+         for s in (1024, 4096, 8192) for c in (False, True)]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),

@@ -53,6 +53,26 @@ def test_every_suite_resolves_to_generated_programs():
     assert catalog.suite_programs("fusion", progs)[0].fused
 
 
+def test_attention_suite_has_the_three_warpgroup_programs():
+    """block = [192, 128] (three consumer warpgroups, issue #46): check cases
+    at S 1000 and the timed shapes at S 1024 / 4096 / 8192, on sm_90a;
+    the -overlap- timed shapes keep block = [128, 128] written out, since
+    the default at D 64 and S 4096 is [192, 128]."""
+    att = {p.name: p for p in catalog.suite_programs("attention")}
+    b192 = sorted(n for n in att if "-b192-" in n)
+    assert b192 == sorted(
+        ["attn-bf16-2x4x1000x64-b192-overlap-sm90a", "attn-bf16-2x4x1000x64-causal-b192-overlap-sm90a",
+         "attn-f16-2x4x1000x64-causal-b192-overlap-sm90a"] +
+        [f"attn-bf16-16x32x{s}x64{c}-b192-sm90a" for s in (1024, 4096, 8192) for c in ("", "-causal")])
+    for n in b192:
+        assert att[n].chip == "sm_90a", n
+        assert 'block = [192, 128]' in att[n].text and 'schedule = "overlap"' in att[n].text, n
+    for c in ("", "-causal"):
+        two = att[f"attn-bf16-16x32x4096x64{c}-overlap-sm90a"].text
+        assert 'block = [128, 128]' in two and 'schedule = "overlap"' in two
+    assert "block" not in att["attn-bf16-16x32x4096x64"].text
+
+
 def test_unknown_suite_is_one_line_error(capsys):
     assert suite.main(["--suite", "nope"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
