@@ -611,7 +611,8 @@ PROGRAMS = {
          ("attn-bf16-2x4x1000x128-causal-overlap-sm90a", attention(2, 4, 1000, 128, "bf16", causal=True, mma="wgmma_bf16", schedule="overlap")),
          ("attn-f16-mask-2x4x1000x64-overlap-sm90a", attention(2, 4, 1000, 64, "f16", mask=True, mma="wgmma_f16", schedule="overlap"))] +
         # block = [128, 128] (two consumer warpgroups) written out: the
-        # default at D 64 and S 4096 is [192, 128] since session 31.
+        # default at D 64 and S 4096 (not causal) is [192, 128] since
+        # session 31.
         [(f"attn-bf16-16x32x4096x{d}" + ("-causal" if c else "") + "-overlap-sm90a",
           attention(16, 32, 4096, d, "bf16", c, mma="wgmma_bf16", schedule="overlap", block=(128, 128)))
          for d in (64, 128) for c in (False, True)] + [

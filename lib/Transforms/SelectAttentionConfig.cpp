@@ -54,9 +54,9 @@ constexpr bool kAttentionWgmmaByDefault = true;
 /// 8.06 -> 7.69, D 128 causal 4.74 -> 4.31.
 constexpr bool kAttentionOverlapByDefault = true;
 
-/// Whether a 16-bit attention with D = Dv = 64 and no mask takes block =
-/// [192, 128] (three consumer warpgroups, 512 threads, "overlap"; where Sq
-/// pads little, selectAttentionConfig) unless its config sets block,
+/// Whether a 16-bit attention with D = Dv = 64, no mask and not causal takes
+/// block = [192, 128] (three consumer warpgroups, 512 threads, "overlap";
+/// where Sq pads little, selectAttentionConfig) unless its config sets block,
 /// threads, a schedule other than overlap or fewer than 3 stages. While
 /// false only an explicit block = [192, N] (or threads = 512) runs it. On
 /// since session 31, untimed: its SASS (CUDA 13.0, bf16 D 64 at S 4096,
@@ -249,11 +249,14 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
   // The schedule the wgmma kernel would run: the config's, else overlap
   // where its threads and stages allow (kAttentionOverlapByDefault).
   // The block's query rows: the config's, else those its threads name (512:
-  // three warpgroups), else 192 where D = Dv = 64 without a mask, the
-  // schedule may be overlap (kAttentionWgmma192ByDefault) and 192-row
-  // blocks pad Sq to at most 1/16 more rows than 128-row ones (S 1024 and
-  // 1000: 1152 rows against 1024, 12.5% more work, keep 128; S 4096: 4224
-  // against 4096, 3%; S 8192: 0.8%), else 128.
+  // three warpgroups), else 192 where D = Dv = 64, not causal, without a
+  // mask, the schedule may be overlap (kAttentionWgmma192ByDefault) and
+  // 192-row blocks pad Sq to at most 1/16 more rows than 128-row ones (S
+  // 1024 and 1000: 1152 rows against 1024, 12.5% more work, keep 128; S
+  // 4096: 4224 against 4096, 3%; S 8192: 0.8%), else 128. Causal stays at
+  // 128: every warpgroup of a block runs the key blocks of its last row, so
+  // at S 4096 three warpgroups run 1152 warpgroup-key-block steps against
+  // two's 1056 (9% more; not causal 3%).
   int64_t bq = kAttentionWgmmaRows, bq3 = 3 * kAttentionWgmmaGroupRows;
   int64_t sq = qType.getShape()[qType.getRank() - 2];
   bool fewPadded = llvm::alignTo(sq, bq3) * 16 <=
@@ -267,7 +270,7 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
              ? bq3
              : kAttentionWgmmaRows;
   else if (kAttentionWgmma192ByDefault && d == 64 && dv == 64 && !hasMask &&
-           mayOverlap && fewPadded)
+           !attn.getCausal() && mayOverlap && fewPadded)
     bq = bq3;
   std::optional<ScheduleKind> schedule = f.schedule;
   if (!schedule && kAttentionOverlapByDefault &&

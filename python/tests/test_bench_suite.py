@@ -57,7 +57,7 @@ def test_attention_suite_has_the_three_warpgroup_programs():
     """block = [192, 128] (three consumer warpgroups, issue #46): check cases
     at S 1000 and the timed shapes at S 1024 / 4096 / 8192, on sm_90a;
     the -overlap- timed shapes keep block = [128, 128] written out, since
-    the default at D 64 and S 4096 is [192, 128]."""
+    the default at D 64 and S 4096 (not causal) is [192, 128]."""
     att = {p.name: p for p in catalog.suite_programs("attention")}
     b192 = sorted(n for n in att if "-b192-" in n)
     assert b192 == sorted(

@@ -160,14 +160,15 @@ func.func @overlap_threads(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
 // -----
 
 // Three consumer warpgroups (block = [192, BKV], 512 threads, overlap only):
-// the default for 16-bit D = Dv = 64 without a mask where 192-row blocks pad
-// Sq to at most 1/16 more rows than 128-row ones (S 4096: 4224 against 4096;
-// S 1024: 1152 against 1024 keeps 128), unless the config sets another
-// block, threads, a schedule other than overlap or 2 stages; an explicit
-// block = [192, N] or threads = 512 asks for it at any Sq.
+// the default for 16-bit D = Dv = 64, not causal and without a mask where
+// 192-row blocks pad Sq to at most 1/16 more rows than 128-row ones (S 4096:
+// 4224 against 4096; S 1024: 1152 against 1024 keeps 128), unless the
+// config sets another block, threads, a schedule other than overlap or 2
+// stages; an explicit block = [192, N] or threads = 512 asks for it at any
+// Sq, causal too (@b192_causal).
 // CHECK-LABEL: func.func @b192
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
-// CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
+// CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x1024x64xbf16>
 // CHECK: kb.attention {{.*}} mask(%{{.*}}) {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 288, stages = 2, mma = "wgmma_bf16">} : tensor<16x32x4096x64xbf16>
@@ -238,4 +239,17 @@ func.func @b192_threads(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
   // expected-error @+1 {{'kb.attention' op mma = "wgmma_bf16" with threads = 384: the kernel runs 512 threads with schedule = "overlap" (three consumer warpgroups and a producer warpgroup)}}
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<block = [192, 128], threads = 384, mma = "wgmma_bf16", schedule = "overlap">} : tensor<8x256x64xbf16>, tensor<8x256x64xbf16>, tensor<8x256x64xbf16> -> tensor<8x256x64xbf16>
   return %0 : tensor<8x256x64xbf16>
+}
+
+// -----
+
+// Causal: two warpgroups unless the config asks for three; f16 at S 8192
+// takes three where not causal.
+// CHECK-LABEL: func.func @b192_causal
+// CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
+func.func @b192_causal(%f: tensor<2x8x8192x64xf16>) -> (tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>) {
+  %0 = kb.attention %f, %f, %f scale(1.250000e-01) causal {config = #kb.config<block = [192, 128]>} : tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16> -> tensor<2x8x8192x64xf16>
+  %1 = kb.attention %f, %f, %f scale(1.250000e-01) : tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16> -> tensor<2x8x8192x64xf16>
+  return %0, %1 : tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>
 }
