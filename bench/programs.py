@@ -626,7 +626,9 @@ PROGRAMS = {
          ("attn-f16-2x4x1000x64-causal-b192-overlap-sm90a", attention(2, 4, 1000, 64, "f16", causal=True, mma="wgmma_f16", schedule="overlap", block=(192, 128)))] +
         [(f"attn-bf16-16x32x{s}x64" + ("-causal" if c else "") + "-b192-sm90a",
           attention(16, 32, s, 64, "bf16", c, mma="wgmma_bf16", schedule="overlap", block=(192, 128)))
-         for s in (1024, 4096, 8192) for c in (False, True)]),
+         for s in (1024, 4096, 8192) for c in (False, True)] + [
+         # Two warpgroups at S 8192, not causal (its default is [192, 128]).
+         ("attn-bf16-16x32x8192x64-overlap-sm90a", attention(16, 32, 8192, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 128)))]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),

@@ -67,9 +67,9 @@ def test_attention_suite_has_the_three_warpgroup_programs():
     for n in b192:
         assert att[n].chip == "sm_90a", n
         assert 'block = [192, 128]' in att[n].text and 'schedule = "overlap"' in att[n].text, n
-    for c in ("", "-causal"):
-        two = att[f"attn-bf16-16x32x4096x64{c}-overlap-sm90a"].text
-        assert 'block = [128, 128]' in two and 'schedule = "overlap"' in two
+    for n in ("attn-bf16-16x32x4096x64-overlap-sm90a", "attn-bf16-16x32x4096x64-causal-overlap-sm90a",
+              "attn-bf16-16x32x8192x64-overlap-sm90a"):
+        assert 'block = [128, 128]' in att[n].text and 'schedule = "overlap"' in att[n].text, n
     assert "block" not in att["attn-bf16-16x32x4096x64"].text
 
 
