@@ -308,6 +308,12 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
                      ? "batched"
                      : std::to_string(c[0]) + " x " + std::to_string(c[1]));
     }
+    if (f.operands == OperandOrder::ba)
+      return op.emitOpError()
+             << "config asks for operands = \"ba\", which only the wgmma "
+                "kernel has (mma = \""
+             << stringifyMmaUnit(wgmmaUnit) << "\"); this matmul gets mma = "
+             << "\"gemv\"";
     if (!f.mma && model.hasWgmma) {
       auto c = mm.getResult().getType().getShape();
       op.emitRemark() << "gemv, not " << stringifyMmaUnit(unit) << ": " << c[0]
@@ -316,12 +322,6 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
                          "stream it in 16 bits (wgmma tiles of 64 rows would "
                          "compute rows that do not exist)";
     }
-    if (f.operands == OperandOrder::ba)
-      return op.emitOpError()
-             << "config asks for operands = \"ba\", which only the wgmma "
-                "kernel has (mma = \""
-             << stringifyMmaUnit(wgmmaUnit) << "\"); this matmul gets mma = "
-             << "\"gemv\"";
     f.mma = MmaUnit::gemv;
     return success();
   }

@@ -70,9 +70,10 @@ func.func @swap_f32(%a: tensor<768x2048xf32>, %b: tensor<2048x768xf32>) -> tenso
 
 // -----
 
-// At most 16 rows or columns: the gemv kernel, which has no swap.
-func.func @swap_gemv(%a: tensor<8x2048xbf16>, %b: tensor<2048x768xbf16>) -> tensor<8x768xbf16> {
+// At most 16 rows or columns where gemv is the default (here one row):
+// the gemv kernel, which has no swap.
+func.func @swap_gemv(%a: tensor<1x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<1x4096xbf16> {
   // expected-error @+1 {{config asks for operands = "ba", which only the wgmma kernel has (mma = "wgmma_bf16"); this matmul gets mma = "gemv"}}
-  %0 = kb.matmul %a, %b {config = #kb.config<operands = "ba">} : tensor<8x2048xbf16>, tensor<2048x768xbf16> -> tensor<8x768xbf16>
-  return %0 : tensor<8x768xbf16>
+  %0 = kb.matmul %a, %b {config = #kb.config<operands = "ba">} : tensor<1x4096xbf16>, tensor<4096x4096xbf16> -> tensor<1x4096xbf16>
+  return %0 : tensor<1x4096xbf16>
 }
