@@ -34,13 +34,28 @@
 // CHECK: arith.addi %{{.*}}, %c128_i32
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 80, k = 16>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// The epilogue: C^T's accumulator 0 at (row0 + 2t, column), 1 a row below
-// (rows past M = 768 guarded: 768 % 80 != 0).
+// The epilogue: C^T's accumulators 0 and 1 are rows row0 + 2t and + 1 of
+// one column; lane g ^ 1 (lane ^ 4) holds the next column. One shuffle
+// swaps a value of each pair: an even g stores row 2t's two columns (its
+// own and g + 1's), an odd g row 2t + 1's (g - 1's and its own), as one
+// 4-byte pair (rows past M = 768 guarded: 768 % 80 != 0).
 // CHECK: %[[T2:.*]] = arith.muli %{{.*}}, %c2 : index
 // CHECK-NEXT: %[[ROW:.*]] = arith.addi %{{.*}}, %[[T2]] : index
-// CHECK: memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[COL:.*]]] : memref<768x768xbf16>
-// CHECK: %[[ROW1:.*]] = arith.addi %[[ROW]], %c1 : index
-// CHECK: memref.store %{{.*}}, %{{.*}}[%[[ROW1]], %[[COL]]] : memref<768x768xbf16>
+// CHECK-NEXT: %[[ODD:.*]] = arith.remui %{{.*}}, %c2 : index
+// CHECK-NEXT: %[[ISODD:.*]] = arith.cmpi ne, %[[ODD]], %c0 : index
+// CHECK-NEXT: %[[X0:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK-NEXT: %[[X1:.*]] = llvm.extractvalue %{{.*}}[1]
+// CHECK-NEXT: %[[SEND:.*]] = arith.select %[[ISODD]], %[[X0]], %[[X1]] : f32
+// CHECK-NEXT: %[[GOT:.*]], %{{.*}} = gpu.shuffle  xor %[[SEND]], %c4_i32, %c32_i32 : f32
+// CHECK-NEXT: %[[LO:.*]] = arith.select %[[ISODD]], %[[GOT]], %[[X0]] : f32
+// CHECK-NEXT: %[[HI:.*]] = arith.select %[[ISODD]], %[[X1]], %[[GOT]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.addi %[[ROW]], %[[ODD]] : index
+// CHECK-NEXT: %[[C:.*]] = arith.subi %{{.*}}, %[[ODD]] : index
+// CHECK-NEXT: %[[PAIR:.*]] = vector.from_elements %[[LO]], %[[HI]] : vector<2xf32>
+// CHECK-NEXT: %[[IN:.*]] = arith.cmpi ult, %[[R]], %c768 : index
+// CHECK-NEXT: scf.if %[[IN]] {
+// CHECK-NEXT: %[[H:.*]] = arith.truncf %[[PAIR]] : vector<2xf32> to vector<2xbf16>
+// CHECK-NEXT: vector.store %[[H]], %{{.*}}[%[[R]], %[[C]]] {alignment = 4 : i64} : memref<768x768xbf16>, vector<2xbf16>
 func.func @swap80(%arg0: tensor<768x2048xbf16>, %arg1: tensor<2048x768xbf16>) -> tensor<768x768xbf16> {
   %0 = kb.matmul %arg0, %arg1 {config = #kb.config<block = [80, 64, 64], threads = 256, stages = 8, mma = "wgmma_bf16", copy = "tma", operands = "ba">} : tensor<768x2048xbf16>, tensor<2048x768xbf16> -> tensor<768x768xbf16>
   return %0 : tensor<768x768xbf16>
@@ -50,7 +65,9 @@ func.func @swap80(%arg0: tensor<768x2048xbf16>, %arg1: tensor<2048x768xbf16>) ->
 
 // 48 x 128 (f16, an f32 C): two consumer warpgroups, warpgroup w's A
 // operand the box at 6144 + 8192 w (after the 48-row A tile), m64n48k16;
-// the producer warpgroup gives its registers down to 40.
+// the producer warpgroup gives its registers down to 40. An f32 C is
+// stored one element at a time (the f32 C^T kernel's epilogue: no
+// shuffle).
 // CHECK-LABEL: func.func @swap128
 // CHECK: kb.tensor_map = {box = [48, 64], dims = [192, 384], of = "arg0"}}
 // CHECK: kb.tensor_map = {box = [64, 64], dims = [384, 320], of = "arg1"}}
@@ -63,6 +80,7 @@ func.func @swap80(%arg0: tensor<768x2048xbf16>, %arg1: tensor<2048x768xbf16>) ->
 // CHECK: %[[WG:.*]] = arith.muli %{{.*}}, %c8192 : index
 // CHECK-NEXT: arith.addi %[[WG]], %c6144 : index
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 48, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
+// CHECK-NOT: gpu.shuffle
 // CHECK: memref.store %{{.*}} : memref<192x320xf32>
 func.func @swap128(%arg0: tensor<192x384xf16>, %arg1: tensor<384x320xf16>) -> tensor<192x320xf32> {
   %0 = kb.matmul %arg0, %arg1 {config = #kb.config<block = [48, 128, 64], threads = 384, stages = 4, mma = "wgmma_f16", copy = "tma", operands = "ba">} : tensor<192x384xf16>, tensor<384x320xf16> -> tensor<192x320xf32>
