@@ -340,6 +340,20 @@ HALF_VARIANTS = [
     (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p6", "block = [64, 96, 64], threads = 160, stages = 6"),
     (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p7", "block = [64, 96, 64], threads = 160, stages = 7"),
     (("medium", 1024, 704, 1504, 1, False), "-v64x96s1p8", "block = [64, 96, 64], threads = 160, stages = 8"),
+    # operands = "ba" (session 31, swapab: C^T = B^T A^T): the narrow side
+    # of the tile moved from B's contiguous columns to A's rows (wgmma's N,
+    # any multiple of 8), B's tile in 128-byte boxes of 64 columns as
+    # wgmma's A operand (MN-major); one consumer warpgroup per 64 columns and
+    # a producer warpgroup. 80 x 64 (10 x 12 = 120 blocks: cuBLAS's 64 x 80
+    # with its sides swapped) in 8 and 11 stages and 96 x 64 (96 blocks) on
+    # 768 x 768 x 2048; 88 x 64 (12 x 11 = 132 blocks, one whole wave) in 6
+    # and 8 stages and 96 x 64 (121) on 1024 x 704 x 1504.
+    (("medium", 768, 768, 2048, 1, False), "-v80x64s1p8ba", 'block = [80, 64, 64], threads = 256, stages = 8, operands = "ba"'),
+    (("medium", 768, 768, 2048, 1, False), "-v80x64s1p11ba", 'block = [80, 64, 64], threads = 256, stages = 11, operands = "ba"'),
+    (("medium", 768, 768, 2048, 1, False), "-v96x64s1p8ba", 'block = [96, 64, 64], threads = 256, stages = 8, operands = "ba"'),
+    (("medium", 1024, 704, 1504, 1, False), "-v88x64s1p6ba", 'block = [88, 64, 64], threads = 256, stages = 6, operands = "ba"'),
+    (("medium", 1024, 704, 1504, 1, False), "-v88x64s1p8ba", 'block = [88, 64, 64], threads = 256, stages = 8, operands = "ba"'),
+    (("medium", 1024, 704, 1504, 1, False), "-v96x64s1p8ba", 'block = [96, 64, 64], threads = 256, stages = 8, operands = "ba"'),
     )
 ]
 

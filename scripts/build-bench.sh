@@ -22,6 +22,10 @@ cp test/Target/gpu-pad-wgmma.mlir build/gpu/programs/gpu-pad-wgmma-sm90a.mlir
 # checked against float64, and memchecked with KB_MEMCHECK_EXTRA, by
 # gpu-check.sh.
 cp test/Target/gpu-matmul-half-narrow-b.mlir build/gpu/programs/gpu-matmul-half-narrow-b-sm90a.mlir
+# operands = "ba" (C^T = B^T A^T for a 16-bit row-major B: 80 x 64 in 11
+# stages, 88 x 64 with edges, f16 48 x 128 + bias + GELU, batched, split 2):
+# the same checks.
+cp test/Target/gpu-matmul-half-swap.mlir build/gpu/programs/gpu-matmul-half-swap-sm90a.mlir
 refused=0
 for f in build/gpu/programs/*.mlir; do
   name=$(basename "$f" .mlir)

@@ -21,11 +21,10 @@ namespace kb::runtime::manifest {
 namespace {
 
 /// The fields of #kb.config (KB_ConfigAttr in KBAttrs.td).
-const char *const kFields[] = {"block",  "warp",    "thread", "threads",
-                               "vector", "stages",  "pad",    "mma",
-                               "strategy", "cluster", "grid", "copy",
-                               "raster", "split",   "store",  "reduce",
-                               "schedule"};
+const char *const kFields[] = {
+    "block",  "warp",  "thread",   "threads", "vector",   "stages",
+    "pad",    "mma",   "strategy", "cluster", "grid",     "copy",
+    "raster", "split", "store",    "reduce",  "schedule", "operands"};
 
 struct ConfigParser {
   const std::string &s;

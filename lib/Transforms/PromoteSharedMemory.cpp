@@ -53,9 +53,10 @@ std::string tmaStoreNeeds(MatmulOp mm, const ConfigFields &f) {
 /// a wgmma tile (64 columns with a row-major B).
 int64_t tileThreads(const ConfigFields &f, bool transposeB) {
   int64_t bm = f.block[0], bn = f.block[1];
-  // A 16-bit wgmma tile is B^T's with either form of B.
+  // A 16-bit wgmma tile is B^T's with either form of B (C^T's, one
+  // warpgroup per 64 columns, with operands = "ba").
   if (isWgmma(f.mma))
-    return wgmmaThreads(bm, bn, transposeB || isWgmma16(f.mma),
+    return wgmmaThreads(bm, bn, wgmmaSplitsRows(transposeB, f.mma, f.operands),
                         /*tma=*/false);
   // gemv: a warp per warp tile (its lanes split K), or a thread per
   // thread tile (a row-major B).
@@ -185,7 +186,9 @@ struct PromoteSharedMemoryPass
       // The 16-bit kernel (wgmma_f16, wgmma_bf16) so far: by TMA, a
       // row-major B with 16-byte rows read as it is, C stored directly.
       if (f.copy == CopyKind::tma)
-        threads = wgmmaThreads(bm, bn, transposeB || half, /*tma=*/true);
+        threads =
+            wgmmaThreads(bm, bn, wgmmaSplitsRows(transposeB, f.mma, f.operands),
+                         /*tma=*/true);
       // store = "tma" (MatmulWgmma.cpp, the TMA-store epilogue): the
       // warpgroups' 64 x 32 boxes of C through C's tensor map. The default
       // for a 16-bit C of the 16-bit kernel where the epilogue applies:
@@ -218,10 +221,11 @@ struct PromoteSharedMemoryPass
                                           llvm::divideCeil(n, bn) * batch *
                                           std::max<int64_t>(f.split, 1);
         // A 16-bit row of BK = 64 has the bytes of a tf32 row of 32.
-        f.stages = wgmmaDefaultStages(bm, bn, isWgmma16(f.mma) ? bk / 2 : bk,
-                                      transposeB || half,
-                                      f.copy == CopyKind::tma, f.grid > 0, n,
-                                      blocks, model, f.store == StoreKind::tma);
+        f.stages =
+            wgmmaDefaultStages(bm, bn, isWgmma16(f.mma) ? bk / 2 : bk,
+                               wgmmaSplitsRows(transposeB, f.mma, f.operands),
+                               f.copy == CopyKind::tma, f.grid > 0, n, blocks,
+                               model, f.store == StoreKind::tma);
       }
       if (f.stages < 3)
         return op.emitOpError()

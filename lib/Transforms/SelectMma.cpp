@@ -308,6 +308,12 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
                      ? "batched"
                      : std::to_string(c[0]) + " x " + std::to_string(c[1]));
     }
+    if (f.operands == OperandOrder::ba)
+      return op.emitOpError()
+             << "config asks for operands = \"ba\", which only the wgmma "
+                "kernel has (mma = \""
+             << stringifyMmaUnit(wgmmaUnit) << "\"); this matmul gets mma = "
+             << "\"gemv\"";
     if (!f.mma && model.hasWgmma) {
       auto c = mm.getResult().getType().getShape();
       op.emitRemark() << "gemv, not " << stringifyMmaUnit(unit) << ": " << c[0]
@@ -346,6 +352,8 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
       asks = "cluster = " + std::to_string(f.cluster);
     else if (f.reduce == ReduceKind::cluster || f.reduce == ReduceKind::stream)
       asks = "reduce = \"" + nameOf(f.reduce).str() + "\"";
+    else if (f.operands == OperandOrder::ba)
+      asks = "operands = \"ba\"";
     if (!asks.empty())
       return op.emitOpError()
              << "config asks for " << asks << ", which only the wgmma kernel "
@@ -354,8 +362,24 @@ LogicalResult select16(Operation &op, MatmulOp mm, ConfigFields &f,
   }
   // A row-major B with 16-byte rows (N % 8 == 0) and K % 8 == 0 (A's rows
   // too) is read as it is, MN-major (MatmulWgmma.cpp); else B^T in front.
-  if (!mm.getTransposeB() && kAligned(mm) &&
-      mm.getResult().getType().getShape().back() % 8 == 0)
+  bool asItIs = !mm.getTransposeB() && kAligned(mm) &&
+                mm.getResult().getType().getShape().back() % 8 == 0;
+  // operands = "ba" (MatmulWgmma.cpp): B's tile as wgmma's A operand,
+  // read MN-major as it lies in a row-major B.
+  if (f.operands == OperandOrder::ba && !asItIs)
+    return op.emitOpError()
+           << "config asks for operands = \"ba\", which reads a row-major B "
+              "as it is: "
+           << (mm.getTransposeB()
+                   ? std::string("B is transposed (transpose_b)")
+                   : "N = " +
+                         std::to_string(
+                             mm.getResult().getType().getShape().back()) +
+                         " and K = " +
+                         std::to_string(
+                             mm.getLhs().getType().getShape().back()) +
+                         " must be multiples of 8");
+  if (asItIs)
     return success();
   Blocker blocker = prepareWgmmaOperands(&op, mm, transposed, padded);
   if (blocker == Blocker::BReadTwice)
@@ -401,6 +425,15 @@ struct SelectMmaPass : public kb::impl::KBSelectMmaBase<SelectMmaPass> {
       if (db && failed(applyTuningEntry(&op, *db, model->chip)))
         return signalPassFailure();
       ConfigFields f = ConfigFields::from(getConfig(&op));
+      // operands = "ba": the 16-bit wgmma kernel's operands swapped.
+      if (f.operands == OperandOrder::ba &&
+          mm.getPrecision() != Precision::native) {
+        op.emitOpError() << "config asks for operands = \"ba\" (the "
+                            "swapped 16-bit wgmma), which only a 16-bit "
+                            "matmul has; this one is "
+                         << mm.getLhs().getType().getElementType();
+        return signalPassFailure();
+      }
       if (mm.getPrecision() == Precision::native) {
         if (failed(select16(op, mm, f, *model, transposed, padded)))
           return signalPassFailure();

@@ -455,9 +455,13 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
                              << f.block.size() << " sizes";
   int64_t bm = f.block[0], bn = f.block[1], bk = f.block[2];
   int64_t threads;
-  bool transB = mm.getTransposeB() || half;
+  // Whether the warpgroups split the rows (B^T's kernel, which a 16-bit
+  // row-major B runs too) or the columns (C^T: an f32 row-major B, or
+  // 16-bit operands = "ba").
+  bool transB = wgmma ? wgmmaSplitsRows(mm.getTransposeB(), f.mma, f.operands)
+                      : mm.getTransposeB() || half;
   if (wgmma) {
-    if (mnB && !wgmmaMnBoxCols(f.block[1]))
+    if (mnB && transB && !wgmmaMnBoxCols(f.block[1]))
       return op->emitOpError()
              << "a 16-bit wgmma tile with a row-major B needs BN a multiple of "
                 "16 (boxes of 64, 32 or 16 columns); got block = ["
@@ -593,7 +597,10 @@ LogicalResult tileMatmul(Operation *op, MatmulOp mm, ConfigFields &f,
   // 0.3636 -> 0.3127 ms, 32768 x 4096 x 16 0.1797 -> 0.1468, 8192^2 x 64
   // 0.1038 -> 0.0867; at K = 4096 nothing (4096^3 0.3968 -> 0.4035, B^T
   // 0.3899 -> 0.3833, 4000^3 0.3804 -> 0.3738, 8192^3 3.120 -> 3.218).
-  bool tmaCopy = wgmma && (!f.copy || *f.copy == CopyKind::tma);
+  // operands = "ba" (C^T's kernel for 16-bit operands) runs one block a
+  // tile (its #kb.config refuses a grid).
+  bool tmaCopy = wgmma && (!f.copy || *f.copy == CopyKind::tma) &&
+                 f.operands != OperandOrder::ba;
   int64_t tiles = llvm::divideCeil(m, bm) * llvm::divideCeil(n, bn) * batch;
   bool oneBlockAnSM = transB ? bm >= 128 : bm * bn >= 128 * 128;
   // Not where the tiles have edges in M or N: ptxas then spills in the

@@ -173,6 +173,8 @@ LogicalResult mlir::kb::applyTuningEntry(Operation *op, const TuningDb &db,
   merge(cur.copy, tuned.copy, std::optional<CopyKind>(), "copy");
   merge(cur.store, tuned.store, std::optional<StoreKind>(), "store");
   merge(cur.reduce, tuned.reduce, std::optional<ReduceKind>(), "reduce");
+  merge(cur.operands, tuned.operands, std::optional<OperandOrder>(),
+        "operands");
   if (!conflict.empty()) {
     op->emitWarning() << "tuning database entry '" << key << "' not used: its '"
                       << conflict << "' differs from the one already set";

@@ -86,3 +86,11 @@ func.func @tma_copy(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) -> tenso
   %0 = kb.matmul %a, %b {config = #kb.config<copy = "tma">} : tensor<512x512xbf16>, tensor<512x512xbf16> -> tensor<512x512xbf16>
   return %0 : tensor<512x512xbf16>
 }
+
+// -----
+
+func.func @operands_ba(%a: tensor<512x512xbf16>, %b: tensor<512x512xbf16>) -> tensor<512x512xbf16> {
+  // expected-error @+1 {{config asks for operands = "ba", which only the wgmma kernel has (chip sm_90a); this matmul gets mma = "mma_sync_bf16"}}
+  %0 = kb.matmul %a, %b {config = #kb.config<operands = "ba">} : tensor<512x512xbf16>, tensor<512x512xbf16> -> tensor<512x512xbf16>
+  return %0 : tensor<512x512xbf16>
+}

@@ -124,6 +124,8 @@ LogicalResult mlir::kb::buildMatmulKernel(const KernelRequest &req,
       why = "the FFMA kernel stores one element a thread";
     else if (unit == MmaUnit::wgmma_tf32 && !e.shape.transB)
       why = "the wgmma kernel of a row-major f32 B holds C^T (pairs of rows)";
+    else if (cfg.getOperands() == OperandOrder::ba)
+      why = "operands = \"ba\" holds C^T (pairs of rows)";
     if (why)
       return op->emitOpError()
              << "has a kb.rotary in its matmul epilogue, which needs column "

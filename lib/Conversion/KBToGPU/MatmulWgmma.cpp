@@ -11,7 +11,10 @@
 // kernel computes the tile transposed (C^T = B^T A^T): BN/64 warpgroups
 // each own 64 columns, B^T's fragments come from shared memory into
 // registers, and the A tile is wgmma's B operand; see "Row-major B" below
-// and docs/design.md.
+// and docs/design.md. 16-bit operands read a row-major B as it is
+// (MN-major) in the B^T kernel, or with operands = "ba" in the C^T one,
+// B's tile as wgmma's A operand straight from shared memory
+// (MatmulWgmmaMma.cpp).
 //
 // Shared memory: `stages` buffers, each an A tile (BM rows) and a B tile (BN
 // rows of B^T: tf32 wgmma takes both operands K-major, so B comes
@@ -131,13 +134,18 @@ LogicalResult mlir::kb::buildWgmma(MatmulEmitter &e, LaunchInfo &info) {
   // B^T as its A operand from registers (MatmulWgmmaMma.cpp).
   // 16-bit operands (below) read a row-major B as it is instead (mnB):
   // the same kernel as for B^T, B's tile MN-major (descriptor).
+  // operands = "ba" (swapped): 16-bit operands computing C^T as an f32
+  // row-major B does (rowB: one warpgroup per 64 columns, the accumulators
+  // C^T's), B's tile in boxes of 64 columns (mnB) as wgmma's A operand,
+  // read MN-major through its transpose bit (MatmulWgmmaMma.cpp).
   k.half = isWgmma16(e.config.getMma());
   k.mnB = k.half && !e.shape.transB;
   if (k.mnB) {
     k.mnBoxCols = wgmmaMnBoxCols(bn);
     k.mnRowBytes = k.mnBoxCols * 2;
   }
-  k.rowB = !e.shape.transB && !k.half;
+  k.swapped = k.half && e.config.getOperands() == OperandOrder::ba;
+  k.rowB = (!e.shape.transB && !k.half) || k.swapped;
   k.tma = e.config.getCopy() == CopyKind::tma;
   bool half = k.half, rowB = k.rowB, tma = k.tma;
   k.bytesA = bm * kRowBytes;

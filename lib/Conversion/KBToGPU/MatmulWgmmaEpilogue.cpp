@@ -192,6 +192,39 @@ void WgmmaKernel::epilogue(Value result, Value row0, Value col0, Value bz) {
     Value tileCol = e.add(e.add(col0, e.mul(warpgroup, 64)),
                           e.add(e.mul(warpInGroup, 16), g));
     Value tileRow = e.add(row0, e.mul(t, 2));
+    // operands = "ba" with a 16-bit C: lanes g and g ^ 1 (lane ^ 4) hold
+    // adjacent columns, each two adjacent rows; after the fused epilogue
+    // (per element, at its own row and column) one shuffle swaps a value
+    // of each, so that an even g holds row 2t's pair (its column, g + 1's)
+    // and an odd g row 2t + 1's (g - 1's, its own): one 4-byte store of
+    // two 16-bit columns for each two accumulators, as the B^T kernel
+    // stores, where one 2-byte store each took twice the instructions.
+    if (swapped && !e.cElem().isF32()) {
+      Value odd = e.rem(g, 2);
+      Value isOdd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, odd,
+                                          cidx(b, loc, 0));
+      for (int64_t j = 0; j < bm / 8; ++j)
+        for (int q = 0; q < 4; q += 2) {
+          Value row = e.add(tileRow, 8 * j);
+          Value col = e.add(tileCol, q >= 2 ? 8 : 0);
+          Value x0 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q), bz, row,
+              col);
+          Value x1 = e.epilogue(
+              LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q + 1), bz,
+              e.add(row, 1), col);
+          Value send = arith::SelectOp::create(b, loc, isOdd, x0, x1);
+          Value got =
+              gpu::ShuffleOp::create(b, loc, send, 4, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+          Value lo = arith::SelectOp::create(b, loc, isOdd, got, x0);
+          Value hi = arith::SelectOp::create(b, loc, isOdd, x1, got);
+          e.storeVector(bz, e.add(row, odd),
+                        arith::SubIOp::create(b, loc, col, odd), {lo, hi});
+        }
+      e.flushStores();
+      return;
+    }
     for (int64_t j = 0; j < bm / 8; ++j)
       for (int q = 0; q < 4; ++q) {
         Value v = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + q);

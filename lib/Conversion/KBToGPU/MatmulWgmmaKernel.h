@@ -55,8 +55,9 @@ struct WgmmaKernel {
   MLIRContext *ctx;
   int64_t bm, bn, bk, stages;
   /// half: 16-bit operands; mnB: a 16-bit row-major B read MN-major; rowB:
-  /// an f32 row-major B (the kernel computes C^T).
-  bool half = false, mnB = false, rowB = false, tma = false;
+  /// the kernel computes C^T (an f32 row-major B, or `swapped`: 16-bit
+  /// operands = "ba", B's tile as wgmma's A operand).
+  bool half = false, mnB = false, rowB = false, swapped = false, tma = false;
   bool persistent = false, tmaStore = false, pairs = false, kEdge = false;
   int64_t bytesA = 0, stageBytes = 0, elemBytes = 4, kStep = 8, staging = 0;
   /// mnB: B's boxes of mnBoxCols columns (wgmmaMnBoxCols), rows of
@@ -106,6 +107,7 @@ struct WgmmaKernel {
   SmallVector<Value> loadFragments(Value kt, int64_t kk);
   Value wgmmaRegA(Value acc, ArrayRef<Value> aRegs, Value descB);
   Value mmaStepRowB(Value kt, Value acc);
+  Value mmaStepSwapped(Value kt, Value acc);
   Value mmaStep(Value kt, Value acc);
 
   // The epilogue (MatmulWgmmaEpilogue.cpp).

@@ -178,8 +178,38 @@ Value WgmmaKernel::mmaStepRowB(Value kt, Value acc) {
   return acc;
 }
 
+// operands = "ba" (16-bit, a row-major B): C^T = B^T A^T from shared
+// memory. Warpgroup w's wgmma A operand (M = 64) is B's box w, columns
+// [64w, 64w + 64) of the tile in BK = 64 k rows of 128 bytes, read MN-major
+// (layout col: the transpose bit imm-trans-a; the descriptor is mnB's); its
+// B operand is the whole A tile, K-major as B^T's tile is in the B^T
+// kernel, N = BM: m64n{BM}k16, so the narrow side of the tile is A's rows,
+// which take any multiple of 8, not B's contiguous columns.
+Value WgmmaKernel::mmaStepSwapped(Value kt, Value acc) {
+  Value stage = e.rem(kt, stages);
+  Value stageAddr = e.add(aligned, e.mul(stage, stageBytes));
+  int64_t boxBytes = bk * mnRowBytes;
+  Value boxAddr = e.add(stageAddr, e.add(e.mul(warpgroup, boxBytes), bytesA));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t kk = 0; kk < bk / kStep; ++kk) {
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc,
+        descriptor(b, loc, boxAddr, kk, /*mnMajor=*/true, boxBytes, mnRowBytes),
+        descriptor(b, loc, stageAddr, kk),
+        NVVM::MMAShapeAttr::get(ctx, 64, bm, kStep), opType, opType,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::col,
+        NVVM::MMALayout::col, nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+  return acc;
+}
+
 // The wgmma of k tile kt (already in shared memory) onto `acc`.
 Value WgmmaKernel::mmaStep(Value kt, Value acc) {
+  if (swapped)
+    return mmaStepSwapped(kt, acc);
   if (rowB)
     return mmaStepRowB(kt, acc);
   Value stage = e.rem(kt, stages);

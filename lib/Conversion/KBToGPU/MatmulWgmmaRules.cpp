@@ -24,7 +24,35 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
   // either way), no cluster reduce (its partial would pass through C).
   bool half = isWgmma16(e.config.getMma());
   StringRef unit = half ? stringifyMmaUnit(*e.config.getMma()) : "wgmma_tf32";
-  if (half) {
+  // operands = "ba": C^T = B^T A^T, one warpgroup per 64 columns, B's
+  // tile (boxes of 64 columns) as wgmma's A operand, read MN-major, the A
+  // tile as its B operand (N = BM).
+  bool swapped = e.config.getOperands() == OperandOrder::ba;
+  if (half && swapped) {
+    std::string why;
+    if (!rowB)
+      why = "a row-major B (B^T is read K-major as it is)";
+    else if (e.shape.n % 8)
+      why = "N a multiple of 8 (16-byte rows of B)";
+    else if (!tma)
+      why = "copy = \"tma\"";
+    else if (e.clusterReduce)
+      why = "no cluster reduce";
+    if (!why.empty())
+      return e.op->emitOpError()
+             << unit << " with operands = \"ba\" needs " << why;
+    if (bk != 64 || bn % 64 || bn > 256 || bm % 8 || bm > 256 || bm < 8)
+      return e.op->emitOpError()
+             << unit << " with operands = \"ba\" needs block = [M, 64k, 64] "
+             << "with M a multiple of 8 up to 256 and 64k up to 256; got ["
+             << bm << ", " << bn << ", " << bk << "]";
+    if (e.shape.k % 8)
+      return e.op->emitOpError()
+             << unit << " copies 16-byte chunks: K = " << e.shape.k
+             << " must be a multiple of 8";
+    // The rest is the C^T kernel's (one warpgroup per 64 columns, a
+    // producer warpgroup): rowB stays.
+  } else if (half) {
     // A row-major B is read as it is (MN-major, boxes of 64, 32 or 16
     // columns: wgmmaMnBoxCols).
     std::string why;
@@ -60,7 +88,7 @@ LogicalResult mlir::kb::checkWgmmaConfig(MatmulEmitter &e) {
            << "wgmma_tf32 needs block = [64k, N, 32] with N a multiple of 8 "
               "up to 256; got ["
            << bm << ", " << bn << ", " << bk << "]";
-  if (rowB && (bk != 32 || bn % 64 || bm % 8 || bm > 256 || bm < 8))
+  if (rowB && !half && (bk != 32 || bn % 64 || bm % 8 || bm > 256 || bm < 8))
     return e.op->emitOpError()
            << "wgmma_tf32 with a row-major B needs block = [M, 64k, 32] with M "
               "a multiple of 8 up to 256; got ["

@@ -410,3 +410,49 @@ func.func @schedule_unknown(%h: tensor<8x128x64xbf16>) -> tensor<8x128x64xbf16> 
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "ping_pong">} : tensor<8x128x64xbf16>, tensor<8x128x64xbf16>, tensor<8x128x64xbf16> -> tensor<8x128x64xbf16>
   return %0 : tensor<8x128x64xbf16>
 }
+
+// -----
+
+// operands = "ba" (the 16-bit wgmma kernel computing C^T): 16-bit wgmma
+// only, one block a tile, C stored directly. A config with no mma yet
+// parses, up to 16 stages as a wgmma mma's (kb-select-mma decides the
+// unit; the matmul's type is checked there).
+func.func @operands_ba(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> (tensor<64x64xbf16>, tensor<64x64xbf16>) {
+  %0 = kb.matmul %a, %b {config = #kb.config<block = [80, 64, 64], stages = 11, operands = "ba">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  // expected-error @+1 {{#kb.config operands = "ba" needs mma = "wgmma_bf16" or "wgmma_f16", not "mma_sync_bf16"}}
+  %1 = kb.matmul %a, %b {config = #kb.config<mma = "mma_sync_bf16", operands = "ba">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return %0, %1 : tensor<64x64xbf16>, tensor<64x64xbf16>
+}
+
+// -----
+
+func.func @operands_ba_grid(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{#kb.config operands = "ba" needs no persistent grid, got grid = 132}}
+  %0 = kb.matmul %a, %b {config = #kb.config<grid = 132, mma = "wgmma_bf16", operands = "ba">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return %0 : tensor<64x64xbf16>
+}
+
+// -----
+
+func.func @operands_ba_store(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{#kb.config operands = "ba" needs store = "direct" (its accumulators hold C^T)}}
+  %0 = kb.matmul %a, %b {config = #kb.config<mma = "wgmma_bf16", store = "tma", operands = "ba">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return %0 : tensor<64x64xbf16>
+}
+
+// -----
+
+func.func @operands_unknown(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+2 {{#kb.config 'operands' must be "ab" or "ba", got "swapped"}}
+  // expected-error @+1 {{failed to parse KB_ConfigAttr parameter 'operands'}}
+  %0 = kb.matmul %a, %b {config = #kb.config<operands = "swapped">} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return %0 : tensor<64x64xbf16>
+}
+
+// -----
+
+func.func @operands_softmax(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{#kb.config field 'operands' does not apply to a softmax kernel (kb would ignore it)}}
+  %0 = kb.softmax %x {config = #kb.config<operands = "ba">} : tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

@@ -211,7 +211,8 @@ LogicalResult ConfigAttr::verify(
     std::optional<MmaUnit> mma, std::optional<SoftmaxStrategy> strategy,
     int64_t cluster, int64_t grid, std::optional<CopyKind> copy, int64_t raster,
     int64_t split, std::optional<StoreKind> store,
-    std::optional<ReduceKind> reduce, std::optional<ScheduleKind>) {
+    std::optional<ReduceKind> reduce, std::optional<ScheduleKind>,
+    std::optional<OperandOrder> operands) {
   if (split < 0 || split > 65535)
     return emitError() << "#kb.config 'split' must be in [1, 65535] (K chunks "
                           "of a split-K matmul), got "
@@ -293,10 +294,12 @@ LogicalResult ConfigAttr::verify(
   // mbarriers a stage and whose shared memory the lowering checks (cuBLAS
   // runs 64 x 80 bf16 tiles in 11 stages on 768 x 768 x 2048); 8 for the
   // others, as ever.
-  int64_t maxStages = isWgmma(mma) ? 16 : 8;
+  // (operands = "ba" is the 16-bit wgmma kernel's, its mma yet unset.)
+  bool wgmmaStages = isWgmma(mma) || operands == OperandOrder::ba;
+  int64_t maxStages = wgmmaStages ? 16 : 8;
   if (stages < 0 || stages > maxStages)
     return emitError() << "#kb.config 'stages' must be in [1, " << maxStages
-                       << "]" << (isWgmma(mma) ? "" : " (16 with a wgmma mma)")
+                       << "]" << (wgmmaStages ? "" : " (16 with a wgmma mma)")
                        << ", got " << stages;
   for (int64_t p : pad) {
     if (p < 0)
@@ -396,6 +399,28 @@ LogicalResult ConfigAttr::verify(
     if (!why.empty())
       return emitError() << "#kb.config reduce = \"stream\" needs " << why;
   }
+  // operands = "ba": the 16-bit wgmma kernel with its operands swapped
+  // (C^T = B^T A^T, MatmulWgmma.cpp), one block a tile, its accumulators
+  // stored directly; kb-lower-to-gpu checks the shape (a row-major B).
+  if (operands == OperandOrder::ba) {
+    std::string why;
+    if (mma && !isWgmma16(mma))
+      why = "mma = \"wgmma_bf16\" or \"wgmma_f16\", not \"" +
+            nameOf(mma).str() + "\"";
+    else if (copy && copy != CopyKind::tma)
+      why = "copy = \"tma\", not \"" + nameOf(copy).str() + "\"";
+    else if (grid)
+      why = "no persistent grid, got grid = " + std::to_string(grid);
+    else if (cluster > 1)
+      why = "no cluster, got cluster = " + std::to_string(cluster);
+    else if (store == StoreKind::tma)
+      why = "store = \"direct\" (its accumulators hold C^T)";
+    else if (reduce == ReduceKind::cluster || reduce == ReduceKind::stream)
+      why = "reduce = \"kernel\" (kb.split_sum) or none, not \"" +
+            nameOf(reduce).str() + "\"";
+    if (!why.empty())
+      return emitError() << "#kb.config operands = \"ba\" needs " << why;
+  }
   if (strategy != SoftmaxStrategy::split_global &&
       (cluster < 0 || cluster > 16))
     return emitError() << "#kb.config 'cluster' must be in [1, 16] (the "
@@ -437,13 +462,14 @@ ConfigFields ConfigFields::from(ConfigAttr attr) {
   f.store = attr.getStore();
   f.reduce = attr.getReduce();
   f.schedule = attr.getSchedule();
+  f.operands = attr.getOperands();
   return f;
 }
 
 ConfigAttr ConfigFields::get(MLIRContext *ctx) const {
   return ConfigAttr::get(ctx, block, warp, thread, threads, vector, stages, pad,
-                         mma, strategy, cluster, grid, copy, raster, split, store,
-                         reduce, schedule);
+                         mma, strategy, cluster, grid, copy, raster, split,
+                         store, reduce, schedule, operands);
 }
 
 bool mlir::kb::holdsRotary(Operation *op) {

@@ -110,6 +110,8 @@ static LogicalResult verifyConfigApplies(Operation *op) {
       {"split", config.getSplit() != 0, matmul},
       {"store", config.getStore().has_value(), matmul},
       {"reduce", config.getReduce().has_value(), matmul},
+      // The 16-bit wgmma kernel's (kb-lower-to-gpu checks the unit).
+      {"operands", config.getOperands().has_value(), matmul},
       // The wgmma attention kernel's (kb-select-config checks the unit).
       {"schedule", config.getSchedule().has_value(), attn},
   };

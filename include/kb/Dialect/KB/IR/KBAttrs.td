@@ -127,6 +127,19 @@ def KB_ScheduleKind : I32EnumAttr<"ScheduleKind",
   let genSpecializedAttr = 0;
 }
 
+// The order of a 16-bit wgmma matmul's operands (#kb.config `operands`):
+// `ab` (as written: A is wgmma's A operand) or `ba` (swapped: the kernel
+// computes C^T = B^T A^T, a row-major B's tile read MN-major as wgmma's A
+// operand, the A tile as its B operand).
+def KB_OperandsAb : I32EnumAttrCase<"ab", 0>;
+def KB_OperandsBa : I32EnumAttrCase<"ba", 1>;
+def KB_OperandOrder : I32EnumAttr<"OperandOrder",
+    "the order of a 16-bit wgmma matmul's operands",
+    [KB_OperandsAb, KB_OperandsBa]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+
 // An optional enumerated #kb.config field, written as a quoted string
 // (`mma = "ffma"`); an unknown value is a parse error, located at the
 // string, that lists the valid ones.
@@ -245,6 +258,16 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
       block, so that the last round's blocks share its work; chunk 0's
       block adds the others' partials (stored in a workspace, announced by
       flags there) in chunk order: the same bits run to run.
+    - `operands`: matmul only, the 16-bit wgmma kernel (`mma =
+      "wgmma_bf16"` or `"wgmma_f16"`) with a row-major B. Absent (or `ab`):
+      A is wgmma's A operand, one consumer warpgroup per 64 rows, B's tile
+      read MN-major as its B operand. `ba`: the operands swapped, C^T = B^T
+      A^T: one consumer warpgroup per 64 columns (BN a multiple of 64, B's
+      tile in 128-byte boxes read MN-major as wgmma's A operand, its
+      transpose bit set), the A tile K-major as wgmma's B operand (BM a
+      multiple of 8 up to 256: the narrow side), the accumulators stored
+      transposed; a producer warpgroup; not with a persistent `grid`, a
+      `cluster`, `store = "tma"`, `reduce = "cluster"` or `"stream"`.
     - `schedule`: attention only, the wgmma kernel (`mma = "wgmma_bf16"` or
       `"wgmma_f16"`): how its two consumer warpgroups share the tensor
       cores. Absent (or `serial`): each runs its key loop on its own.
@@ -275,7 +298,8 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     KB_CountParameter<"split">:$split,
     KB_ConfigEnumParameter<"StoreKind", "store">:$store,
     KB_ConfigEnumParameter<"ReduceKind", "reduce">:$reduce,
-    KB_ConfigEnumParameter<"ScheduleKind", "schedule">:$schedule
+    KB_ConfigEnumParameter<"ScheduleKind", "schedule">:$schedule,
+    KB_ConfigEnumParameter<"OperandOrder", "operands">:$operands
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

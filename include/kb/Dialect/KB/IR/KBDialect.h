@@ -135,6 +135,7 @@ struct ConfigFields {
   std::optional<StoreKind> store;
   std::optional<ReduceKind> reduce;
   std::optional<ScheduleKind> schedule;
+  std::optional<OperandOrder> operands;
 
   static ConfigFields from(ConfigAttr attr);
   ConfigAttr get(MLIRContext *ctx) const;
@@ -263,6 +264,19 @@ inline bool wgmmaThreadsAllowed(int64_t bm, int64_t bn, bool transposeB,
                                 bool tma, int64_t threads) {
   return threads == wgmmaThreads(bm, bn, transposeB, tma) ||
          (transposeB && tma && bm == 128 && threads == 256 + 128);
+}
+
+/// Whether a wgmma matmul's consumer warpgroups split the tile's rows (A
+/// is wgmma's A operand: B^T, or a 16-bit row-major B read MN-major as its
+/// B operand) rather than its columns (the kernel computes C^T = B^T A^T:
+/// an f32 row-major B, its B^T fragments from registers, or 16-bit operands
+/// with operands = "ba", a row-major B's tile read MN-major as wgmma's A
+/// operand): wgmmaThreads' `transposeB`.
+inline bool wgmmaSplitsRows(bool transposeB, std::optional<MmaUnit> mma,
+                            std::optional<OperandOrder> operands) {
+  if (operands == OperandOrder::ba)
+    return false;
+  return transposeB || isWgmma16(mma);
 }
 
 /// A 16-bit row-major B, which wgmma reads as it lies (MN-major): its tile
