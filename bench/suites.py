@@ -133,12 +133,20 @@ SUITES = {
     },
     "backend-overhead": {
         "about": "the kb backend's Python launch path per kernel over a CUDA-graph replay "
-                 "(issue #47: at most 10 us), the kb.models MLP at M 64 and 50 (bucket 64)",
+                 "(issue #47: at most 10 us), the kb.models MLP at M 64 and 50 (bucket 64), and a GPT-2 and a "
+                 "Llama block (bf16, 64 tokens) captured whole",
         "kind": "backend-overhead",
         "name": "mlp-256",
         "model": {"model": "MLP", "args": [256, 512, 128], "input": [64, 256]},
         "rows": [64, 50],
         "buckets": [64],
+        # Whole models at a launch-bound shape, captured whole: the call over a
+        # bare replay of its CUDA graph, per kernel of that graph (the MLP's
+        # one piece of 2 kernels carries Dynamo's whole per-call cost).
+        "blocks": {
+            "gpt2-768-t64": {"model": "GPT2Block", "args": [768, 12], "input": [1, 64, 768], "dtype": "bf16"},
+            "llama-512-t64": {"model": "LlamaBlock", "args": [512, 8], "input": [1, 64, 512], "dtype": "bf16"},
+        },
     },
     "serving": {
         "about": "issue #47's serving loop: torch.compile(model, backend=\"kb\") called at every M of "

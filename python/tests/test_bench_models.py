@@ -46,6 +46,10 @@ def test_precompile_records_its_bundles(cache):
     assert set(tiny["gpt2-64/f32"]["keys"]).isdisjoint(tiny["gpt2-64/bf16"]["keys"])
     mlp = rec["backend-overhead"]["entries"]["mlp-256"]
     assert len(set(mlp["keys"])) == 2  # M = 1 (static) and bucket 64 (dynamic)
+    blocks = rec["backend-overhead"]["entries"]
+    for name in ("gpt2-768-t64/bf16", "llama-512-t64/bf16"):  # whole models, static shapes
+        assert blocks[name]["keys"] and not blocks[name]["refused"], name
+        assert all((cache / k / "manifest.json").is_file() for k in blocks[name]["keys"])
 
 
 def test_dry_run_finds_every_piece_in_the_cache(cache, tmp_path, capsys):
@@ -89,7 +93,9 @@ def test_backend_overhead_dry_run(cache, tmp_path, capsys):
     assert suite.main(["--suite", "backend-overhead", "--bundles", str(cache), "--dry-run",
                        "--out", str(out)]) == 0
     rep = json.loads((out / "backend-overhead.json").read_text())
-    assert [(r["M"], r["bucket"], r["status"]) for r in rep["rows"]] == [(64, 64, "dry-run"), (50, 64, "dry-run")]
+    assert [(r["M"], r["bucket"], r["status"]) for r in rep["rows"]] == [
+        (64, 64, "dry-run"), (50, 64, "dry-run"), (1, "-", "dry-run"), (1, "-", "dry-run")]
+    assert [r["name"] for r in rep["rows"][2:]] == ["gpt2-768-t64/bf16 1x64x768", "llama-512-t64/bf16 1x64x512"]
     empty = tmp_path / "empty"
     empty.mkdir()
     assert suite.main(["--suite", "backend-overhead", "--bundles", str(empty), "--dry-run",
@@ -173,6 +179,12 @@ def test_backend_overhead_table_shows_graphs_and_direct_launches():
     assert "python us / kernel (piece graphs; direct; target 10)" in head
     assert "31.5 (60.2; 331.0)" in line and "20.2 (300.1)" in line
     assert line.rstrip().endswith("7.5 (17.1; 107.3)")
+    block = {"name": "gpt2-768-t64/bf16 1x64x768", "M": 1, "bucket": "-", "block": True, "ok": True,
+             "status": "ok", "kernels": 14, "model_us": 80.0, "graph_replay_us": 40.0,
+             "python_us_per_kernel": 2.9, "target_us": 10.0}
+    line = overhead.format_table([block]).splitlines()[1].split()
+    assert line[:3] == ["gpt2-768-t64/bf16", "1x64x768", "-"] and line[3:5] == ["14", "80.0"]
+    assert line[-2:] == ["40.0", "2.9"]
 
 
 def test_kb_with_inductor_counts_only_within_tolerance():

@@ -39,7 +39,8 @@ def _precompile(name: str, spec: Dict[str, Any], args, cache: Path) -> int:
     elif spec["kind"] == "serving":
         rec = serving.precompile(serving.plans(spec, args.models, args.dtypes), cache, args.chip)
     else:
-        rec = {"entries": {spec["name"]: overhead.precompile(spec, cache, args.chip)}}
+        rec = {"entries": {spec["name"]: overhead.precompile(spec, cache, args.chip),
+                           **overhead.precompile_blocks(spec, cache, args.chip)}}
         rec["cache_mb"] = round(models.cache_bytes(cache) / 2 ** 20, 2)
     rec.update(suite=name, commit=catalog.commit(), host=platform.node(),
                finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))

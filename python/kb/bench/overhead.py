@@ -186,6 +186,87 @@ def measure_m(spec: Dict[str, Any], m: int, cache: Path, chip: str, dry: bool) -
     return row
 
 
+def block_entries(spec: Dict[str, Any]):
+    """The suite's "blocks": models of many kernels (a GPT-2 block, a Llama
+    block) at one small, launch-bound shape, each an Entry of its dtype."""
+    from .models import Entry as E
+    return [E(name, b, b.get("dtype", "f32")) for name, b in spec.get("blocks", {}).items()]
+
+
+def precompile_blocks(spec: Dict[str, Any], cache: Path, chip: str) -> Dict[str, Any]:
+    from .models import precompile as pre
+    todo = block_entries(spec)
+    return pre(todo, cache, chip)["entries"] if todo else {}
+
+
+def graph_kernels(replay) -> int:
+    """How many kernels (and copies, memsets) one replay of a CUDA graph
+    runs, by torch.profiler's CUDA activities; 0 where the profiler saw none."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    replay()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        replay()
+        torch.cuda.synchronize()
+    cuda = torch.autograd.DeviceType.CUDA
+    return sum(1 for ev in prof.events() if ev.device_type == cuda)
+
+
+def measure_block(entry, cache: Path, chip: str, dry: bool) -> Dict[str, Any]:
+    """A whole model compiled by the kb backend (captured whole: one CUDA
+    graph of kb's kernels and PyTorch's between them): its call's median
+    time against a bare replay of that graph, over the graph's kernel
+    count. Checked against eager first."""
+    import torch
+    from .. import whole_graph as W
+    from .models import backend_options, build, example, rel_err, TOL
+    dev = "cpu" if dry else "cuda"
+    row: Dict[str, Any] = {"name": f"{entry.model}/{entry.dtype} {'x'.join(map(str, entry.spec['input']))}",
+                           "M": entry.spec["input"][0], "bucket": "-", "block": True}
+    mod, x = build(entry, dev), example(entry, dev)
+    torch._dynamo.reset()
+    fast = torch.compile(mod, backend="kb", options=backend_options(entry, cache, chip, cache_only=True,
+                                                                     compile_only=dry))
+    with torch.no_grad():
+        want = mod(x)
+        got = fast(x)
+        if dry:
+            row.update(ok=True, status="dry-run")
+            torch._dynamo.reset()
+            return row
+        got = fast(x)  # the shape key's second call captures the whole graph
+        err, tol = rel_err(got, want), TOL[entry.dtype]
+        if not err <= tol:
+            row.update(ok=False, status="wrong", error=f"max error {err:.2e} against eager (tolerance {tol:.0e})")
+            return row
+        sync = torch.cuda.synchronize
+        W.KEEP_ARGS = True
+        try:
+            t_model = median_us(lambda: fast(x), sync)
+        finally:
+            W.KEEP_ARGS = False
+        wg = next((w for w in list(W.INSTANCES) if w.graphs and w.last_args is not None), None)
+        if wg is None:
+            row.update(ok=False, status="no graph", error="the model was not captured whole (kb.explain says why)")
+            return row
+        c = next(iter(wg.graphs.values()))
+        wg.last_args = None
+        t_replay = median_us(c.graph.replay, sync)
+        n = graph_kernels(c.graph.replay)
+        if n == 0:
+            row.update(ok=False, status="error", error="torch.profiler saw no kernel in the graph's replay")
+            return row
+        per = (t_model - t_replay) / n
+        row.update(ok=per <= TARGET_US, status="ok" if per <= TARGET_US else "over target", kernels=n,
+                   model_us=round(t_model, 1), graph_replay_us=round(t_replay, 1),
+                   python_us_per_kernel=round(per, 1), max_err=err, target_us=TARGET_US)
+        if per > TARGET_US:
+            row["error"] = f"{per:.1f} us a kernel over the graph replay (target {TARGET_US:.0f})"
+    torch._dynamo.reset()
+    return row
+
+
 def measure(spec: Dict[str, Any], cache: Path, chip: str, dry: bool) -> List[Dict[str, Any]]:
     from .. import backend as B
     rows = []
@@ -202,6 +283,20 @@ def measure(spec: Dict[str, Any], cache: Path, chip: str, dry: bool) -> List[Dic
                  + (f", {r['python_us_per_kernel']} us a kernel over a graph replay"
                     if "python_us_per_kernel" in r else "") + (f" ({r['error'][:160]})" if r.get("error") else ""))
         rows.append(r)
+    blocks = block_entries(spec)
+    for i, e in enumerate(blocks, 1):
+        progress(f"[block {i}/{len(blocks)}] {e.name}" + (" dry run" if dry else ""))
+        try:
+            r = measure_block(e, cache, chip, dry)
+        except B.CacheMiss as err:
+            r = {"name": e.name, "ok": False, "status": "missing", "error": str(err)}
+        except (KbError, RuntimeError) as err:
+            r = {"name": e.name, "ok": False, "status": "error",
+                 "error": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}
+        progress(f"[block {i}/{len(blocks)}] {r['name']}: {r['status']}"
+                 + (f", {r['python_us_per_kernel']} us a kernel over a graph replay of {r['kernels']}"
+                    if "python_us_per_kernel" in r else "") + (f" ({r['error'][:160]})" if r.get("error") else ""))
+        rows.append(r)
     return rows
 
 
@@ -213,6 +308,10 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
         if "python_us_per_kernel" not in r:
             lines.append((r["name"], str(r.get("bucket", "")), r.get("status", "").upper(),
                           r.get("error", "")[:60], "", "", "", ""))
+            continue
+        if r.get("block"):  # a whole model captured whole: model and replay only
+            lines.append((r["name"], "-", str(r["kernels"]), str(r["model_us"]), "-", "-",
+                          str(r["graph_replay_us"]), str(r["python_us_per_kernel"])))
             continue
         lines.append((r["name"], str(r["bucket"]), str(r["kernels"]),
                       f"{r['model_us']} ({r.get('model_piece_graphs_us', '-')}; {r['model_direct_us']})",
