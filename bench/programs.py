@@ -628,7 +628,15 @@ PROGRAMS = {
           attention(16, 32, s, 64, "bf16", c, mma="wgmma_bf16", schedule="overlap", block=(192, 128)))
          for s in (1024, 4096, 8192) for c in (False, True)] + [
          # Two warpgroups at S 8192, not causal (its default is [192, 128]).
-         ("attn-bf16-16x32x8192x64-overlap-sm90a", attention(16, 32, 8192, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 128)))]),
+         ("attn-bf16-16x32x8192x64-overlap-sm90a", attention(16, 32, 8192, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 128))),
+         # Wider key blocks at D 64 with two warpgroups (FlashAttention-3
+         # takes 192 x 192 there; kb's three warpgroups refuse BKV > 128 for
+         # registers, two fit 176 without spill: 168 registers, 153 KB of
+         # shared memory at 3 stages): a check case (S 1000: 5.7 key blocks)
+         # and the timed shape. Not yet run on a GPU.
+         ("attn-bf16-2x4x1000x64-k176-overlap-sm90a", attention(2, 4, 1000, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 176))),
+         ("attn-bf16-16x32x4096x64-k160-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 160))),
+         ("attn-bf16-16x32x4096x64-k176-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 176)))]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),
