@@ -880,6 +880,38 @@ PROGRAMS = {
             "columns-2x512x24": (2, 512, 24, "tf32", False, ""),
         }.items()
     },
+    # The realigned 16-byte loads of a 16-bit row-major B (thread TN = 8:
+    # each thread's 8 columns from the aligned chunk under them and its
+    # neighbour's, by a warp shuffle): N and K odd (kb-tile's default for
+    # one row), K a multiple of BK (the last tile guarded anyway), N % 8 = 4,
+    # N < 248 (every tile guarded), f16, a split, row segments of 4, 8, 32
+    # and 64 threads (BN 32 to 512), no k groups, two rows, both pipeline
+    # depths. Checked (float64) and memchecked by gpu-check.sh.
+    "gemv16": {
+        f"gemv16-{name}-p{st}-sm90a": half_matmul(m, n, k, dt, trans_b=False,
+                                                  config=f'mma = "gemv", stages = {st}' + extra)
+        for st in (1, 2)
+        for name, (m, n, k, dt, extra) in {
+            "realign-1x4093x4099": (1, 4093, 4099, "bf16", ""),
+            "realign-1x4093x4096": (1, 4093, 4096, "bf16", ""),
+            "realign-1x1020x515": (1, 1020, 515, "bf16",
+                                   ", block = [1, 64, 256], thread = [1, 8, 8]"),
+            "realign-1x37x1001": (1, 37, 1001, "bf16",
+                                  ", block = [1, 32, 64], thread = [1, 8, 8]"),
+            "realign-f16-1x2051x777": (1, 2051, 777, "f16",
+                                       ", block = [1, 128, 128], thread = [1, 8, 8]"),
+            "realign-1x4093x8195-split": (1, 4093, 8195, "bf16",
+                                          ", block = [1, 32, 1024], thread = [1, 8, 8], split = 3"),
+            "realign-1x1001x3001-b256": (1, 1001, 3001, "bf16",
+                                         ", block = [1, 256, 128], thread = [1, 8, 8]"),
+            "realign-1x1001x333-b512": (1, 1001, 333, "bf16",
+                                        ", block = [1, 512, 16], thread = [1, 8, 8]"),
+            "realign-1x999x301-b256-nogroups": (1, 999, 301, "bf16",
+                                                ", block = [1, 256, 16], thread = [1, 8]"),
+            "realign-2x999x777": (2, 999, 777, "bf16",
+                                  ", block = [2, 64, 256], thread = [2, 8, 8]"),
+        }.items()
+    },
 }
 
 def main():

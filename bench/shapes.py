@@ -307,6 +307,14 @@ HALF_VARIANTS = [
     (("matvec", 1, 4099, 4093, 1, False), "-v1x32s2k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 2, stages = 2"),
     (("matvec", 1, 4099, 4093, 1, False), "-v1x32s2k512r32", "block = [1, 32, 512], thread = [1, 1, 32], split = 2, stages = 2"),
     (("matvec", 1, 4099, 4093, 1, False), "-v1x32s4k256r16", "block = [1, 32, 256], thread = [1, 1, 16], split = 4, stages = 2"),
+    # The same with realigned 16-byte loads (thread TN = 8; kb-tile's
+    # default since 2026-12-08 is block = [1, 32, 1024], thread = [1, 8, 8],
+    # stages 2): one stage; 16 rows a thread at one stage in blocks of 256
+    # threads; 64 columns a block (65 blocks); 256-thread blocks split in 2.
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x32s1k1024r8t8p1", "block = [1, 32, 1024], thread = [1, 8, 8], stages = 1"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x32s1k1024r16t8p1", "block = [1, 32, 1024], thread = [1, 8, 16], stages = 1"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x64s1k512r8t8", "block = [1, 64, 512], thread = [1, 8, 8], stages = 2"),
+    (("matvec", 1, 4099, 4093, 1, False), "-v1x32s2k512r8t8", "block = [1, 32, 512], thread = [1, 8, 8], split = 2, stages = 2"),
     # medium 768 x 768 x 2048 (0.73x / B^T 0.77x): 144 blocks of 64 x 64 read
     # 75 MB from L2 (32 k tiles of 16 KB each), 12x the operands; 64 x 128
     # tiles (72 blocks) read 55 MB, and sharing B's tile in clusters of 2 (4)

@@ -142,6 +142,12 @@ int64_t mlir::kb::gemvSharedBytes(int64_t bm, int64_t bn, int64_t bk,
   return groups > 1 ? groups * bm * bn * 4 : 0;
 }
 
+bool mlir::kb::gemvRealignFits(int64_t bn, int64_t r) {
+  int64_t cols = bn / 8;
+  return bn % 8 == 0 && cols > 0 && (32 % cols == 0 || cols % 32 == 0) &&
+         r > 0 && r % 8 == 0;
+}
+
 int64_t mlir::kb::gemvVector(GemvForm form, int64_t n, int64_t k, int64_t ldb,
                              bool transB) {
   switch (form) {

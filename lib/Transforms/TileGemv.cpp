@@ -119,7 +119,21 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
         groupBn = cand;
         break;
       }
+  // One row against a 16-bit row-major B whose rows are not 16-byte
+  // pitched (N % 8 != 0): thread TN = 8, each thread's 8 columns of a row
+  // from one 16-byte load of the aligned chunk under them, realigned in
+  // registers by a warp shuffle (MatmulGemv.cpp), 8 rows a thread (16 bytes
+  // each, 128 a thread in flight: twice the element loads' 64, in 8 load
+  // instructions instead of 32) in the element loads' blocks of 512
+  // threads. Not measured yet (bf16 1 x 4099 x 4093 was 0.0258 ms on
+  // 2-byte loads, cuBLASLt 0.0220; H100, 2026-12-07).
+  bool realignDefault = columns && groupBn && eb == 2 && m == 1 && n % 8;
   auto setDefaultTile = [&](bool eight) {
+    if (realignDefault) {
+      f.block = {m, groupBn, 512 / (groupBn / 8) * 8};
+      f.thread = {m, 8, 8};
+      return;
+    }
     if (columns && groupBn) {
       // One element a load (N % 4 != 0): 16 rows a thread, 32 in 16 bits,
       // so 64 bytes a thread in flight either way (bf16 1 x 4099 x 4093,
@@ -168,15 +182,30 @@ LogicalResult mlir::kb::tile::tileGemv(Operation *op, MatmulOp mm,
   int64_t threads, units, inFlight;
   if (columns) {
     bool grouped = f.thread.size() == 3;
+    // TN = 8: 16-byte loads of 8 elements, realigned by a warp shuffle
+    // (gemvRealignFits: whole row segments of lanes, R a multiple of 8).
+    bool realign = f.thread.size() >= 2 && f.thread[1] == 8;
+    if (realign && eb != 2)
+      return op->emitOpError()
+             << "gemv thread TN = 8 (16-byte loads of 8 elements, realigned "
+                "by a warp shuffle) needs a 16-bit B; B has "
+             << 8 * eb << "-bit elements";
+    if (realign && !gemvRealignFits(bn, grouped ? f.thread[2] : bk))
+      return op->emitOpError()
+             << "gemv thread TN = 8 needs BN / 8 dividing 32 or a multiple "
+                "of 32 and R (BK without k groups) a multiple of 8; BN = "
+             << bn << ", R = " << (grouped ? f.thread[2] : bk);
     if (f.thread.size() < 2 || f.thread.size() > 3 || !f.warp.empty() ||
         bm != m || f.thread[0] != m ||
-        !(f.thread[1] == 1 || f.thread[1] == v) || bn % f.thread[1] ||
+        !(f.thread[1] == 1 || f.thread[1] == v || realign) ||
+        bn % f.thread[1] ||
         (!grouped && (bn / f.thread[1]) % 32) || bk < 1 ||
         (grouped && (bk % f.thread[2] || bn * 4 % 128)))
       return op->emitOpError()
              << "gemv tiles over a row-major B need block = [M, BN, BK] and "
                 "thread = [M, TN] or [M, TN, R] (no warp) with TN "
              << (v == 4 ? "1 or 4" : "1 (N % 4 != 0)")
+             << (eb == 2 ? " (or 8 in 16 bits)" : "")
              << ", BN / TN a multiple of 32 without R, and with R (R rows "
                 "of each k tile a thread) R dividing BK and BN a multiple "
                 "of 32; M = "

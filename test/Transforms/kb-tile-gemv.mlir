@@ -79,16 +79,66 @@ func.func @weight_a_half(%a: tensor<4096x4096xbf16>, %v: tensor<1x4096xbf16>, %a
 
 // -----
 
-// A row-major 16-bit B with N % 4 != 0: one element a load, so 32 rows of a
-// k tile a thread (BK 512) for f32's 64 bytes in flight (16 rows of 4
-// bytes); a multiple of 4 keeps f32's 8 rows of one vector.
+// A row-major 16-bit B with N % 8 != 0 against one row: thread TN = 8,
+// 16-byte loads of the aligned chunks realigned by a warp shuffle, 8 rows
+// of a k tile a thread (128 bytes in flight) in blocks of 512 threads: 4
+// threads across a block's 32 columns, 128 k groups (BK 1024); N % 8 = 0
+// keeps f32's 8 rows of one 4-element vector.
 // CHECK-LABEL: func.func @columns_half
-// CHECK: block = [1, 32, 512], thread = [1, 1, 32], mma = "gemv">
+// CHECK: block = [1, 32, 1024], thread = [1, 8, 8], mma = "gemv">
 // CHECK: block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">
 func.func @columns_half(%x: tensor<1x4093xbf16>, %w: tensor<4093x4099xbf16>, %x2: tensor<1x4096xbf16>, %w2: tensor<4096x4096xbf16>) -> (tensor<1x4099xbf16>, tensor<1x4096xbf16>) {
   %0 = kb.matmul %x, %w {config = #kb.config<mma = "gemv">} : tensor<1x4093xbf16>, tensor<4093x4099xbf16> -> tensor<1x4099xbf16>
   %1 = kb.matmul %x2, %w2 {config = #kb.config<mma = "gemv">} : tensor<1x4096xbf16>, tensor<4096x4096xbf16> -> tensor<1x4096xbf16>
   return %0, %1 : tensor<1x4099xbf16>, tensor<1x4096xbf16>
+}
+
+// -----
+
+// N % 8 = 4 (rows 8-byte pitched) is realigned too; two rows, or f16's
+// N % 8 = 0, keep their tiles: one element a load for two rows (32 rows a
+// thread), 4-element vectors at N = 4096. A hand-set TN = 8 is kept, over
+// BN = 256 (a row segment of 32 threads: a warp).
+// CHECK-LABEL: func.func @columns_half_realign
+// CHECK: block = [1, 32, 1024], thread = [1, 8, 8], mma = "gemv">
+// CHECK: block = [2, 32, 512], thread = [2, 1, 32], mma = "gemv">
+// CHECK: block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">
+// CHECK: block = [1, 256, 128], thread = [1, 8, 8], mma = "gemv", split = 3>
+func.func @columns_half_realign(%x: tensor<1x4099xbf16>, %w: tensor<4099x4092xbf16>, %x2: tensor<2x4099xbf16>, %w2: tensor<4099x4093xbf16>, %x3: tensor<1x4096xf16>, %w3: tensor<4096x4096xf16>) -> (tensor<1x4092xbf16>, tensor<2x4093xbf16>, tensor<1x4096xf16>, tensor<1x4093xbf16>) {
+  %0 = kb.matmul %x, %w {config = #kb.config<mma = "gemv">} : tensor<1x4099xbf16>, tensor<4099x4092xbf16> -> tensor<1x4092xbf16>
+  %1 = kb.matmul %x2, %w2 {config = #kb.config<mma = "gemv">} : tensor<2x4099xbf16>, tensor<4099x4093xbf16> -> tensor<2x4093xbf16>
+  %2 = kb.matmul %x3, %w3 {config = #kb.config<mma = "gemv">} : tensor<1x4096xf16>, tensor<4096x4096xf16> -> tensor<1x4096xf16>
+  %3 = kb.matmul %x, %w2 {config = #kb.config<block = [1, 256, 128], thread = [1, 8, 8], mma = "gemv">} : tensor<1x4099xbf16>, tensor<4099x4093xbf16> -> tensor<1x4093xbf16>
+  return %0, %1, %2, %3 : tensor<1x4092xbf16>, tensor<2x4093xbf16>, tensor<1x4096xf16>, tensor<1x4093xbf16>
+}
+
+// -----
+
+// TN = 8 (realigned 16-byte loads) needs 16-bit elements: f32 refused.
+func.func @realign_f32(%x: tensor<1x4099xf32>, %w: tensor<4099x4093xf32>) -> tensor<1x4093xf32> {
+  // expected-error @+1 {{gemv thread TN = 8 (16-byte loads of 8 elements, realigned by a warp shuffle) needs a 16-bit B; B has 32-bit elements}}
+  %0 = kb.matmul %x, %w precision(ieee) {config = #kb.config<block = [1, 32, 1024], thread = [1, 8, 8], mma = "gemv">} : tensor<1x4099xf32>, tensor<4099x4093xf32> -> tensor<1x4093xf32>
+  return %0 : tensor<1x4093xf32>
+}
+
+// -----
+
+// A row segment (BN / 8 threads) must be whole lanes of warps, and R a
+// multiple of 8 (each row's shift a constant): BN = 96 refused.
+func.func @realign_segment(%x: tensor<1x4099xbf16>, %w: tensor<4099x4093xbf16>) -> tensor<1x4093xbf16> {
+  // expected-error @+1 {{gemv thread TN = 8 needs BN / 8 dividing 32 or a multiple of 32 and R (BK without k groups) a multiple of 8; BN = 96, R = 8}}
+  %0 = kb.matmul %x, %w {config = #kb.config<block = [1, 96, 256], thread = [1, 8, 8], mma = "gemv">} : tensor<1x4099xbf16>, tensor<4099x4093xbf16> -> tensor<1x4093xbf16>
+  return %0 : tensor<1x4093xbf16>
+}
+
+// -----
+
+// R = 4: row i's shift (i N mod 8) would depend on where the thread's rows
+// start.
+func.func @realign_rows(%x: tensor<1x4099xbf16>, %w: tensor<4099x4093xbf16>) -> tensor<1x4093xbf16> {
+  // expected-error @+1 {{gemv thread TN = 8 needs BN / 8 dividing 32 or a multiple of 32 and R (BK without k groups) a multiple of 8; BN = 32, R = 4}}
+  %0 = kb.matmul %x, %w {config = #kb.config<block = [1, 32, 512], thread = [1, 8, 4], mma = "gemv">} : tensor<1x4099xbf16>, tensor<4099x4093xbf16> -> tensor<1x4093xbf16>
+  return %0 : tensor<1x4093xbf16>
 }
 
 // -----
@@ -150,7 +200,7 @@ func.func @few_rows_split(%x: tensor<8x4096xf32>, %w: tensor<4096x4096xf32>) -> 
 
 func.func @columns_wrong_tile(%x: tensor<1x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<1x4096xf32> {
   // expected-error @+1 {{gemv tiles over a row-major B need block = [M, BN, BK] and thread = [M, TN] or [M, TN, R] (no warp) with TN 1 or 4, BN / TN a multiple of 32 without R, and with R (R rows of each k tile a thread) R dividing BK and BN a multiple of 32; M = 1}}
-  %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 8], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
+  %0 = kb.matmul %x, %w precision(tf32) {config = #kb.config<block = [1, 512, 8], thread = [1, 2], mma = "gemv">} : tensor<1x4096xf32>, tensor<4096x4096xf32> -> tensor<1x4096xf32>
   return %0 : tensor<1x4096xf32>
 }
 

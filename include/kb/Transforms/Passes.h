@@ -221,6 +221,14 @@ int64_t gemvColumnThreads(int64_t bn, int64_t bk, ArrayRef<int64_t> thread);
 /// floats a group; 0 for one group or a warp tile.
 int64_t gemvSharedBytes(int64_t bm, int64_t bn, int64_t bk,
                         ArrayRef<int64_t> thread);
+/// Whether a gemv over a row-major 16-bit B may take thread TN = 8 (one
+/// 16-byte load of 8 elements a row, realigned in registers by a warp
+/// shuffle where N % 8 != 0; MatmulGemv.cpp) with BN columns a block and R
+/// rows a thread (BK without k groups): a row segment's BN / 8 threads
+/// must be consecutive lanes of whole warps (BN / 8 dividing 32 or a
+/// multiple of it), and R a multiple of 8, so that each thread's rows
+/// start at a multiple of 8 and row i's shift, (i N) mod 8, is a constant.
+bool gemvRealignFits(int64_t bn, int64_t r);
 /// The form of an M x N x K matmul, or nullopt when neither M nor N is at
 /// most kGemvMaxFew.
 std::optional<GemvForm> gemvForm(int64_t m, int64_t n, bool transB);

@@ -28,6 +28,9 @@
 // after the loop, its loads outside K clamped to index 0 and zeroed by a
 // select; rows whose length is not a multiple of 4 are read one float at a
 // time.
+// Columns with thread TN = 8 (16-bit B): one 16-byte load of the aligned
+// chunk under a thread's 8 columns of each row, realigned in registers by
+// a warp shuffle where N % 8 != 0 (see `columns`).
 // 16-bit operands (f16, bf16): the same tiles and loads counted in elements,
 // 2 bytes each (a lane's 4 elements one 8-byte load), widened to f32 where
 // they arrive: the FMAs, reductions and shared-memory sums are the f32
@@ -287,6 +290,10 @@ struct GemvEmitter {
   /// with the pragma (run 15), where skinny 2x4096x4096 (8 k tiles of a
   /// warp) went 0.0266 -> 0.0293.
   static constexpr int64_t kNoUnrollTiles = 4, kNoUnrollColumnTiles = 8;
+  /// Whether kLoop emits each block's last k tile guarded (after the loop)
+  /// even where BK divides K: the realigned loads (`columns`, TN = 8) read
+  /// partial chunks at the buffer's end only there.
+  bool guardLastTile = false;
   void noUnroll(scf::ForOp loop, int64_t maxTiles) {
     if (e.kTilesPerBlock() > maxTiles)
       return;
@@ -309,7 +316,7 @@ struct GemvEmitter {
                            int64_t noUnrollMaxTiles, LoadTile load,
                            UseTile use) {
     int64_t kTiles = e.kTilesPerBlock();
-    bool guardK = e.shape.k % e.bk != 0;
+    bool guardK = e.shape.k % e.bk != 0 || guardLastTile;
     int64_t plain = guardK ? kTiles - 1 : kTiles;
     SmallVector<Value> init(accs, cf32(b, loc, 0.0f));
     auto tail = [&](SmallVector<Value> &acc) {
@@ -373,6 +380,79 @@ struct GemvEmitter {
 
   LogicalResult rows(GemvForm form, int64_t v, int64_t ldb, int64_t stages);
   LogicalResult columns(int64_t v, int64_t stages);
+
+  /// `words` (1, 2 or 4) 32-bit words of global memory at the byte address
+  /// `addr` + `offset` (16-byte aligned for 4, 8 for 2) through the
+  /// read-only path (`ld.global.nc`, with the evict-first `policy` where
+  /// set); with `pred` (an i32), only where it is nonzero, else zeros.
+  SmallVector<Value> loadWords(Value addr, int64_t words, int64_t offset,
+                               Value pred = {}) {
+    std::string outs, cons;
+    for (int64_t w = 0; w < words; ++w) {
+      outs += (w ? ", $" : "$") + std::to_string(w);
+      cons += "=r,";
+    }
+    int64_t op = words;
+    std::string at = "[$" + std::to_string(op++) +
+                     (offset ? "+" + std::to_string(offset) : "") + "]";
+    cons += "l";
+    SmallVector<Value> ins{addr};
+    std::string hint;
+    if (policy) {
+      hint = ", $" + std::to_string(op++);
+      cons += ",l";
+      ins.push_back(policy);
+    }
+    std::string shape = words == 1 ? "" : ".v" + std::to_string(words);
+    std::string ld = "ld.global.nc" +
+                     std::string(policy ? ".L2::cache_hint" : "") + shape +
+                     ".b32 " + (words == 1 ? outs : "{" + outs + "}") + ", " +
+                     at + hint + ";";
+    std::string text = ld;
+    if (pred) {
+      std::string zero;
+      for (int64_t w = 0; w < words; ++w)
+        zero += "mov.b32 $" + std::to_string(w) + ", 0; ";
+      text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(op++) +
+             ", 0; " + zero + "@p " + ld + " }";
+      cons += ",r";
+      ins.push_back(pred);
+    }
+    Type i32 = b.getI32Type();
+    SmallVector<Type> types(words, i32);
+    Type result = words == 1
+                      ? i32
+                      : Type(LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                              types));
+    Value x = LLVM::InlineAsmOp::create(
+                  b, loc, TypeRange{result}, ins, text, cons,
+                  /*has_side_effects=*/false, /*is_align_stack=*/false,
+                  LLVM::tailcallkind::TailCallKind::None,
+                  LLVM::AsmDialectAttr(), ArrayAttr())
+                  .getResult(0);
+    if (words == 1)
+      return {x};
+    SmallVector<Value> xs;
+    for (int64_t w = 0; w < words; ++w)
+      xs.push_back(LLVM::ExtractValueOp::create(b, loc, x, w));
+    return xs;
+  }
+
+  /// The global address (i64) of the first element of the 1-D `mem`.
+  Value globalBase(Value mem) {
+    Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+    Value offset =
+        memref::ExtractStridedMetadataOp::create(b, loc, mem).getOffset();
+    Value first = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(), e.add(raw, e.mul(offset, elemBytes(mem))));
+    return LLVM::InlineAsmOp::create(
+               b, loc, TypeRange{b.getI64Type()}, ValueRange{first},
+               "cvta.to.global.u64 $0, $1;", "=l,l",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+               ArrayAttr())
+        .getResult(0);
+  }
 };
 
 LogicalResult GemvEmitter::rows(GemvForm form, int64_t v, int64_t ldb,
@@ -491,11 +571,22 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   MatmulShape &s = e.shape;
   auto thr = e.config.getThread();
   int64_t threads = gemvColumnThreads(e.bn, e.bk, thr);
+  bool realign = thr.size() >= 2 && thr[1] == 8;
   if (threads == 0 || e.threads != threads || e.bm != s.m || thr[0] != s.m ||
-      !(thr[1] == 1 || thr[1] == v))
+      !(thr[1] == 1 || thr[1] == v || realign))
     return e.op->emitOpError() << "gemv: block and thread tiles do not fit "
                                   "the shape: run kb-tile";
   int64_t tn = thr[1], m = s.m;
+  if (realign) {
+    // kb-tile's rules (gemvRealignFits) for the realigned loads.
+    int64_t cols = e.bn / 8, rr = thr.size() == 3 ? thr[2] : e.bk;
+    if (elemBytes(e.bmem) != 2 || !gemvRealignFits(e.bn, rr))
+      return e.op->emitOpError()
+             << "gemv: thread TN = 8 (realigned 16-byte loads) needs a "
+                "16-bit B, BN / 8 dividing 32 or a multiple of it and R a "
+                "multiple of 8; BN = "
+             << e.bn << ", R = " << rr << ", cols = " << cols;
+  }
   // The block's threads: `cols` of them across its columns, times `groups`
   // k groups (BK / R with thread = [M, TN, R], else 1), each taking r
   // consecutive rows of every k tile; the groups' sums meet in shared
@@ -507,15 +598,16 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
            << " weight floats a k tile (" << r << " rows of " << tn
            << "); at most " << kGemvMaxTileFloats;
   Value af = flatten(b, loc, e.a), bf = flatten(b, loc, e.bmem);
-  // The weight read once, evict-first, as `rows` reads it.
-  if (streams(double(elemBytes(bf)) * s.k * s.n, tn))
+  // The weight read once, evict-first, as `rows` reads it (realigned: as
+  // 16-byte loads).
+  if (streams(double(elemBytes(bf)) * s.k * s.n, realign ? 4 : tn))
     streamFrom(bf);
   MatmulEmitter::BlockTile t = e.blockTile();
   Value c = groups > 1 ? e.rem(e.tid, cols) : e.tid;
   Value g = groups > 1 ? e.div(e.tid, cols) : cidx(b, loc, 0);
   Value n0 = e.add(t.col0, e.mul(c, tn));
   Value nLoad = n0;
-  if (s.n % e.bn)
+  if (s.n % e.bn && !realign)
     nLoad = arith::MinUIOp::create(b, loc, n0, cidx(b, loc, s.n - tn));
   // A's values: vectors of 4 k when rows allow and they are few
   // (registers), else one element each. One row (M = 1) is aligned for
@@ -549,7 +641,7 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
     }
     return w;
   };
-  auto useTile = [&](Value kt, bool guarded, ArrayRef<Value> w,
+  auto fmaTile = [&](Value kt, bool guarded, ArrayRef<Value> w,
                      SmallVector<Value> &acc) {
     auto [ks, in] = positions(kt, guarded);
     bool vec = aVectors && (!guarded || s.k % 4 == 0);
@@ -566,8 +658,198 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
                                                  acc[mi * tn + l]);
     }
   };
+  auto useTile = [&](Value kt, bool guarded, ArrayRef<Value> w,
+                     SmallVector<Value> &acc) { fmaTile(kt, guarded, w, acc); };
+  // Realigned (TN = 8, 16-bit B): row k's first column n0 of a thread
+  // sits at flat element k N + n0, which is s = (k N) mod 8 past a 16-byte
+  // boundary (n0 is a multiple of 8). Each thread loads the aligned chunk
+  // [k N + n0 - s, + 8) in one 16-byte load; its 8 columns are that
+  // chunk's last 8 - s elements and the first s of the next chunk, which
+  // its right neighbour (lane + 1, the next 8 columns of the same rows)
+  // loaded: a shuffle down by one of the words that hold them. The last
+  // thread of a row segment (c = BN / 8 - 1, or lane 31) loads that next
+  // chunk itself (predicated on it, only the words it needs). Rows of a
+  // thread start at a multiple of 8 (BK and R are), so row i's s is
+  // (i N) mod 8: a constant, and each column a constant word and half.
+  int64_t T = s.k * s.n;
+  auto shiftOf = [&](int64_t i) { return (i * s.n) % 8; };
+  // Words of the next chunk that row i needs (elements s .. s + 7 end in
+  // word (s + 7) / 2 of the two chunks' eight).
+  auto needOf = [&](int64_t i) {
+    return std::max<int64_t>(0, (shiftOf(i) + 7) / 2 - 3);
+  };
+  Value rBase, isTail;
+  bool guardAll = false;
+  if (realign) {
+    guardLastTile = true;
+    rBase = streamMem == bf ? streamBase : globalBase(bf);
+    Value lane = e.rem(e.tid, 32);
+    isTail = arith::OrIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
+                              cidx(b, loc, cols - 1)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                              cidx(b, loc, 31)));
+    isTail = arith::ExtUIOp::create(b, loc, b.getI32Type(), isTail);
+    // The unguarded tiles end before the last k tile: their rows stop at
+    // kMax, and their loads (the next chunk's included) inside the buffer
+    // unless N is small against BN; then every tile is guarded.
+    int64_t kMax = (llvm::divideCeil(s.k, e.bk) - 1) * e.bk - 1;
+    int64_t n0Max = llvm::divideCeil(s.n, e.bn) * e.bn - 8;
+    guardAll = kMax * s.n + n0Max + 16 > T;
+  }
+  auto byteAddr = [&](Value flat) {
+    Value off = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), flat);
+    return arith::AddIOp::create(
+        b, loc, rBase,
+        arith::MulIOp::create(
+            b, loc, off,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 2)));
+  };
+  auto inside = [&](Value flat, int64_t end, Value rowIn) {
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                     e.add(flat, end), cidx(b, loc, T));
+    return arith::AndIOp::create(b, loc, ok, rowIn).getResult();
+  };
+  // The buffer's last chunk, [aP, T) with aP = T rounded down to 8, when
+  // T % 8 != 0: the one chunk that is partly inside (an aligned chunk that
+  // runs past T is it or lies wholly past T). Its T - aP elements at
+  // constant addresses (the same for every thread): 8-byte and 4-byte
+  // loads and an element, zero-padded to four words.
+  int64_t aP = T / 8 * 8;
+  auto partialWords = [&]() {
+    Type i32 = b.getI32Type();
+    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+    SmallVector<Value> words(4, zero);
+    int64_t full = (T - aP) / 2, at = 0;
+    Value base = byteAddr(cidx(b, loc, aP));
+    for (int64_t width : {2, 1})
+      if (full - at >= width) {
+        SmallVector<Value> x = loadWords(base, width, 4 * at);
+        for (int64_t w = 0; w < width; ++w)
+          words[at + w] = x[w];
+        at += width;
+      }
+    if ((T - aP) % 2) {
+      Value x = memref::LoadOp::create(b, loc, bf, ValueRange{cidx(b, loc, T - 1)});
+      Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), x);
+      words[at] = arith::ExtUIOp::create(b, loc, i32, bits);
+    }
+    return words;
+  };
+  auto selectWords = [&](Value cond, ArrayRef<Value> x, ArrayRef<Value> y) {
+    SmallVector<Value> out;
+    for (auto [xi, yi] : llvm::zip(x, y))
+      out.push_back(arith::SelectOp::create(b, loc, cond, xi, yi));
+    return out;
+  };
+  // r rows of 4 words (the thread's chunk), each followed by the needOf(i)
+  // words of the next chunk (zeros but on a segment's last thread).
+  auto loadRealigned = [&](Value kt, bool guarded) {
+    guarded = guarded || guardAll;
+    auto [ks, in] = positions(kt, guarded);
+    SmallVector<Value> w;
+    Value flat0 = e.add(e.mul(ks[0], s.n), n0);
+    Value addr0 = guarded ? Value() : byteAddr(flat0);
+    Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+    SmallVector<Value> partial;
+    for (int64_t i = 0; i < r; ++i) {
+      int64_t need = needOf(i), words = need > 2 ? 4 : need;
+      if (!guarded) {
+        // One address a tile: row i is i N - s elements past row 0's chunk.
+        int64_t off = 2 * (i * s.n - shiftOf(i));
+        SmallVector<Value> x = loadWords(addr0, 4, off);
+        w.append(x.begin(), x.end());
+        if (need) {
+          SmallVector<Value> y = loadWords(addr0, words, off + 16, isTail);
+          w.append(y.begin(), y.begin() + need);
+        }
+        continue;
+      }
+      // Guarded: a chunk past K or the buffer's end is not loaded (zeros);
+      // the one partly inside the buffer comes from partialWords.
+      Value flat = e.add(e.add(e.mul(ks[i], s.n), n0), -shiftOf(i));
+      Value ok = inside(flat, 8, in[i]);
+      Value addr = byteAddr(
+          arith::SelectOp::create(b, loc, ok, flat, cidx(b, loc, 0)));
+      SmallVector<Value> x = selectWords(
+          ok, loadWords(addr, 4, 0), SmallVector<Value>(4, zero));
+      SmallVector<Value> y;
+      Value okNext;
+      if (need) {
+        okNext = inside(flat, 16, in[i]);
+        Value addrNext = byteAddr(arith::SelectOp::create(
+            b, loc, okNext, e.add(flat, 8), cidx(b, loc, 0)));
+        Value pred = arith::AndIOp::create(
+            b, loc, isTail,
+            arith::ExtUIOp::create(b, loc, b.getI32Type(), okNext));
+        y = loadWords(addrNext, words, 0, pred);
+        y.resize(need);
+      }
+      if (T % 8) {
+        // The buffer's partial last chunk where it is this row's (K's
+        // last row), or the next chunk.
+        if (partial.empty())
+          partial = partialWords();
+        auto isPartial = [&](Value at) {
+          Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           at, cidx(b, loc, aP));
+          return arith::AndIOp::create(b, loc, eq, in[i]).getResult();
+        };
+        x = selectWords(isPartial(flat), partial, x);
+        if (need) {
+          SmallVector<Value> z(partial.begin(), partial.begin() + need);
+          y = selectWords(isPartial(e.add(flat, 8)), z, y);
+        }
+      }
+      w.append(x.begin(), x.end());
+      w.append(y.begin(), y.end());
+    }
+    return w;
+  };
+  // The words to f32 columns: the neighbour's words by shuffle (the
+  // segment's last thread keeps its own load), then column l of row i is
+  // element s + l of the two chunks: a constant word and half.
+  auto useRealigned = [&](Value kt, bool guarded, ArrayRef<Value> w,
+                          SmallVector<Value> &acc) {
+    guarded = guarded || guardAll;
+    Type elem = cast<MemRefType>(bf.getType()).getElementType();
+    Type i32 = b.getI32Type();
+    Value sixteen = arith::ConstantIntOp::create(b, loc, i32, 16);
+    Value tail = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, isTail,
+        arith::ConstantIntOp::create(b, loc, i32, 0));
+    SmallVector<Value> cols8;
+    size_t at = 0;
+    for (int64_t i = 0; i < r; ++i) {
+      int64_t need = needOf(i);
+      SmallVector<Value> words(w.begin() + at, w.begin() + at + 4);
+      at += 4;
+      for (int64_t j = 0; j < need; ++j) {
+        Value down =
+            gpu::ShuffleOp::create(b, loc, words[j], 1, 32,
+                                   gpu::ShuffleMode::DOWN)
+                .getShuffleResult();
+        words.push_back(
+            arith::SelectOp::create(b, loc, tail, w[at + j], down));
+      }
+      at += need;
+      for (int64_t l = 0; l < 8; ++l) {
+        int64_t el = shiftOf(i) + l;
+        Value bits = words[el / 2];
+        if (el % 2)
+          bits = arith::ShRUIOp::create(b, loc, bits, sixteen);
+        Value h = arith::TruncIOp::create(b, loc, b.getI16Type(), bits);
+        Value x = arith::BitcastOp::create(b, loc, elem, h);
+        cols8.push_back(arith::ExtFOp::create(b, loc, b.getF32Type(), x));
+      }
+    }
+    fmaTile(kt, guarded, cols8, acc);
+  };
   SmallVector<Value> acc =
-      kLoop(m * tn, stages, kNoUnrollColumnTiles, loadTile, useTile);
+      realign ? kLoop(m * tn, stages, kNoUnrollColumnTiles, loadRealigned,
+                      useRealigned)
+              : kLoop(m * tn, stages, kNoUnrollColumnTiles, loadTile, useTile);
   OpBuilder::InsertionGuard guard(b);
   if (groups > 1) {
     // Every group's sums into shared memory (red[(g * M + mi) * BN + col]),
@@ -583,19 +865,44 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
       return e.add(e.mul(e.add(e.mul(grp, m), mi), e.bn), e.mul(c, tn));
     };
     auto vt = VectorType::get({tn}, b.getF32Type());
+    // Realigned, with a warp holding 32 / cols groups: those add their sums
+    // first by shuffles (butterfly over the lanes cols apart), and the
+    // warps' sums meet in shared memory (slot = warp), as groups do
+    // otherwise (TN * 32 / cols floats a thread would be too many to load
+    // in the first group: 1024 at BN = 32).
+    int64_t slots = groups;
+    Value slot = g;
+    if (realign && cols < 32) {
+      for (Value &x : acc)
+        for (int64_t off = cols; off < 32; off *= 2)
+          x = arith::AddFOp::create(
+              b, loc, x,
+              gpu::ShuffleOp::create(b, loc, x, off, 32,
+                                     gpu::ShuffleMode::XOR)
+                  .getShuffleResult());
+      slots = threads / 32;
+      slot = e.div(e.tid, 32);
+      Value writer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           e.rem(e.tid, 32),
+                                           cidx(b, loc, cols));
+      auto ifWrite = scf::IfOp::create(b, loc, writer, false);
+      b.setInsertionPointToStart(ifWrite.thenBlock());
+    }
     for (int64_t mi = 0; mi < m; ++mi) {
       SmallVector<Value> xs(acc.begin() + mi * tn, acc.begin() + (mi + 1) * tn);
       Value vec = vector::FromElementsOp::create(b, loc, vt, xs);
-      vector::StoreOp::create(b, loc, vec, red, ValueRange{at(g, mi)}, false,
+      vector::StoreOp::create(b, loc, vec, red, ValueRange{at(slot, mi)}, false,
                               llvm::MaybeAlign(4 * tn));
     }
+    if (realign && cols < 32)
+      b.setInsertionPointAfter(b.getInsertionBlock()->getParentOp());
     gpu::BarrierOp::create(b, loc);
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, g,
                                         cidx(b, loc, 0));
     auto ifOp = scf::IfOp::create(b, loc, first, false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     for (int64_t mi = 0; mi < m; ++mi)
-      for (int64_t grp = 0; grp < groups; ++grp) {
+      for (int64_t grp = 0; grp < slots; ++grp) {
         Value x = vector::LoadOp::create(b, loc, vt, red,
                                          ValueRange{at(cidx(b, loc, grp), mi)},
                                          false, llvm::MaybeAlign(4 * tn));
@@ -609,7 +916,12 @@ LogicalResult GemvEmitter::columns(int64_t v, int64_t stages) {
   }
   for (int64_t mi = 0; mi < m; ++mi) {
     Value row = cidx(b, loc, mi);
-    if (tn == 4) {
+    if (tn == 8) {
+      // C's rows are not 16-byte aligned (N % 8 != 0): one element at a
+      // time.
+      for (int64_t l = 0; l < 8; ++l)
+        e.storeC(t.batch, row, e.add(n0, l), acc[mi * 8 + l]);
+    } else if (tn == 4) {
       SmallVector<Value> xs;
       for (int64_t l = 0; l < 4; ++l)
         xs.push_back(e.epilogue(acc[mi * 4 + l], t.batch, row, e.add(n0, l)));

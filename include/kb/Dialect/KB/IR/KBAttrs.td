@@ -177,7 +177,9 @@ def KB_ConfigAttr : AttrDef<KB_Dialect, "Config"> {
     - `warp`: a warp's tile of the block tile (matmul on tensor cores: [WM, WN]).
     - `thread`: a thread's register tile (matmul: [TM, TN]; gemv over a
       row-major B also [M, TN, R]: R rows of each k tile a thread, the
-      block's threads k groups that add their sums in shared memory).
+      block's threads k groups that add their sums in shared memory; TN =
+      8 for a 16-bit B: 16-byte loads of the aligned chunks, realigned by
+      a warp shuffle where N % 8 != 0).
     - `threads`: threads per block.
     - `vector`: elements per global load/store (1, 2 or 4).
     - `stages`: shared-memory pipeline depth (1: no pipelining); for
