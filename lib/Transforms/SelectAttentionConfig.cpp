@@ -58,13 +58,15 @@ constexpr bool kAttentionOverlapByDefault = true;
 /// block = [192, 128] (three consumer warpgroups, 512 threads, "overlap";
 /// where Sq pads little, selectAttentionConfig) unless its config sets block,
 /// threads, a schedule other than overlap or fewer than 3 stages. While
-/// false only an explicit block = [192, N] (or threads = 512) runs it. On
-/// since session 31, untimed: its SASS (CUDA 13.0, bf16 D 64 at S 4096,
+/// false only an explicit block = [192, N] (or threads = 512) runs it. Off
+/// until the kernel's first GPU run (float64 check, memcheck, synccheck,
+/// then timed against block = [128, 128] in one call): written in session
+/// 32 without a device, never executed. Its SASS (CUDA 13.0, bf16 D 64 at S 4096,
 /// causal or not) has no spill and no serialized wgmma, all 66 ex2 of a
 /// step before PV's wait, and the loop of the two-warpgroup kernel (445
 /// and 699 instructions a key block a warpgroup), with one K/V tile for
 /// 192 query rows instead of 128 (FlashAttention-3's head-dim-64 shape).
-constexpr bool kAttentionWgmma192ByDefault = true;
+constexpr bool kAttentionWgmma192ByDefault = false;
 
 /// Where a config's shared memory (attentionSharedBytes) passes the chip's
 /// limit per block: the message naming the config (`what`: more fields for

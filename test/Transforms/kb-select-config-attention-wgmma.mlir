@@ -6,8 +6,7 @@
 // "wgmma_f16": BQ = 128 (two consumer warpgroups of 64 rows), schedule =
 // "overlap" (each warpgroup's softmax under its own P V) with 384 threads
 // (a producer warpgroup) and 3 stages (D = 128: 32 KB of Q + 3 x 64 KB),
-// BKV = 128 keys (BQ = 192, three warpgroups, at D = 64 where Sq pads
-// little: @b192). Other head dims, and a hand-set block = [64, N], stay on
+// BKV = 128 keys (BQ = 192, three warpgroups, by hand: @b192). Other head dims, and a hand-set block = [64, N], stay on
 // mma.sync; 288 threads or 2 stages keep the serial schedule (@kept).
 // CHECK-LABEL: func.func @defaults
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<2x4x1000x64xbf16>
@@ -122,10 +121,10 @@ func.func @pingpong_head_dim(%h: tensor<8x128x32xbf16>) -> tensor<8x128x32xbf16>
 // schedule = "overlap" (AttentionWgmma.cpp's buildOverlap): 384 threads (a
 // producer warpgroup whose registers the consumers take) and 3 stages at
 // D = 128 too (a warpgroup holds two key blocks while it waits on a third);
-// at D = 64 and S 4096 three consumer warpgroups (block = [192, 128], 512
-// threads: @b192).
+// at D = 64 and S 4096 two consumer warpgroups too until the three-warpgroup
+// kernel's first GPU check (@b192).
 // CHECK-LABEL: func.func @overlap
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
 // CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<8x256x128xf16>
 func.func @overlap(%h: tensor<16x32x4096x64xbf16>, %f: tensor<8x256x128xf16>) -> (tensor<16x32x4096x64xbf16>, tensor<8x256x128xf16>) {
   %0 = kb.attention %h, %h, %h scale(1.250000e-01) {config = #kb.config<schedule = "overlap">} : tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16>, tensor<16x32x4096x64xbf16> -> tensor<16x32x4096x64xbf16>
@@ -160,14 +159,13 @@ func.func @overlap_threads(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
 // -----
 
 // Three consumer warpgroups (block = [192, BKV], 512 threads, overlap only):
-// the default for 16-bit D = Dv = 64, not causal and without a mask where
-// 192-row blocks pad Sq to at most 1/16 more rows than 128-row ones (S 4096:
-// 4224 against 4096; S 1024: 1152 against 1024 keeps 128), unless the
-// config sets another block, threads, a schedule other than overlap or 2
-// stages; an explicit block = [192, N] or threads = 512 asks for it at any
-// Sq, causal too (@b192_causal).
+// not a default until the kernel's first GPU check
+// (kAttentionWgmma192ByDefault; its rule, once on: 16-bit D = Dv = 64, not
+// causal, no mask, where 192-row blocks pad Sq to at most 1/16 more rows);
+// an explicit block = [192, N] or threads = 512 asks for it at any Sq,
+// causal too (@b192_causal).
 // CHECK-LABEL: func.func @b192
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
 // CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
 // CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x1024x64xbf16>
 // CHECK: kb.attention {{.*}} mask(%{{.*}}) {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_bf16", schedule = "overlap">} : tensor<16x32x4096x64xbf16>
@@ -244,10 +242,10 @@ func.func @b192_threads(%h: tensor<8x256x64xbf16>) -> tensor<8x256x64xbf16> {
 // -----
 
 // Causal: two warpgroups unless the config asks for three; f16 at S 8192
-// takes three where not causal.
+// not causal: two too while kAttentionWgmma192ByDefault is off.
 // CHECK-LABEL: func.func @b192_causal
 // CHECK: kb.attention {{.*}} causal {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
-// CHECK: kb.attention {{.*}} {config = #kb.config<block = [192, 128], threads = 512, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
+// CHECK: kb.attention {{.*}} {config = #kb.config<block = [128, 128], threads = 384, stages = 3, mma = "wgmma_f16", schedule = "overlap">} : tensor<2x8x8192x64xf16>
 func.func @b192_causal(%f: tensor<2x8x8192x64xf16>) -> (tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>) {
   %0 = kb.attention %f, %f, %f scale(1.250000e-01) causal {config = #kb.config<block = [192, 128]>} : tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16> -> tensor<2x8x8192x64xf16>
   %1 = kb.attention %f, %f, %f scale(1.250000e-01) : tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16>, tensor<2x8x8192x64xf16> -> tensor<2x8x8192x64xf16>

@@ -79,13 +79,13 @@ func.func @weight_a_half(%a: tensor<4096x4096xbf16>, %v: tensor<1x4096xbf16>, %a
 
 // -----
 
-// A row-major 16-bit B with N % 8 != 0 against one row: thread TN = 8,
-// 16-byte loads of the aligned chunks realigned by a warp shuffle, 8 rows
-// of a k tile a thread (128 bytes in flight) in blocks of 512 threads: 4
-// threads across a block's 32 columns, 128 k groups (BK 1024); N % 8 = 0
-// keeps f32's 8 rows of one 4-element vector.
+// A row-major 16-bit B with N % 8 != 0 against one row keeps one element a
+// load (32 rows a thread) by default: the realigned 16-byte loads (thread
+// TN = 8) are hand-set only until their first GPU check
+// (kGemvRealignByDefault in TileGemv.cpp); N % 8 = 0 keeps f32's 8 rows
+// of one 4-element vector.
 // CHECK-LABEL: func.func @columns_half
-// CHECK: block = [1, 32, 1024], thread = [1, 8, 8], mma = "gemv">
+// CHECK: block = [1, 32, 512], thread = [1, 1, 32], mma = "gemv">
 // CHECK: block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">
 func.func @columns_half(%x: tensor<1x4093xbf16>, %w: tensor<4093x4099xbf16>, %x2: tensor<1x4096xbf16>, %w2: tensor<4096x4096xbf16>) -> (tensor<1x4099xbf16>, tensor<1x4096xbf16>) {
   %0 = kb.matmul %x, %w {config = #kb.config<mma = "gemv">} : tensor<1x4093xbf16>, tensor<4093x4099xbf16> -> tensor<1x4099xbf16>
@@ -95,12 +95,12 @@ func.func @columns_half(%x: tensor<1x4093xbf16>, %w: tensor<4093x4099xbf16>, %x2
 
 // -----
 
-// N % 8 = 4 (rows 8-byte pitched) is realigned too; two rows, or f16's
-// N % 8 = 0, keep their tiles: one element a load for two rows (32 rows a
-// thread), 4-element vectors at N = 4096. A hand-set TN = 8 is kept, over
-// BN = 256 (a row segment of 32 threads: a warp).
+// N % 8 = 4 (rows 8-byte pitched) keeps 4-element vectors; two rows, or
+// f16's N % 8 = 0, keep their tiles: one element a load for two rows (32
+// rows a thread), 4-element vectors at N = 4096. A hand-set TN = 8 is
+// kept, over BN = 256 (a row segment of 32 threads: a warp).
 // CHECK-LABEL: func.func @columns_half_realign
-// CHECK: block = [1, 32, 1024], thread = [1, 8, 8], mma = "gemv">
+// CHECK: block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">
 // CHECK: block = [2, 32, 512], thread = [2, 1, 32], mma = "gemv">
 // CHECK: block = [1, 32, 512], thread = [1, 4, 8], mma = "gemv">
 // CHECK: block = [1, 256, 128], thread = [1, 8, 8], mma = "gemv", split = 3>
