@@ -32,6 +32,23 @@ def KBFuseElementwise : Pass<"kb-fuse-elementwise", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kb::KBDialect"];
 }
 
+def KBFuseGatedMatmul : Pass<"kb-fuse-gated-matmul", "func::FuncOp"> {
+  let summary = "Folds gate(A B1^T) * (A B2^T) into one kb.gated_matmul";
+  let description = [{
+    Finds SwiGLU's `kb.mul(kb.silu(kb.matmul(A, B1)), kb.matmul(A, B2))`
+    (and GeGLU's, with kb.gelu; either operand order of the mul) where both
+    matmuls read the same A value, take B1 and B2 of one type as B^T
+    (`transpose_b`, F.linear's weights), have one precision, no config,
+    split or padded B, and nothing but the gate and the mul reads their
+    results. It replaces the three ops with one `kb.gated_matmul`, whose
+    kernel computes both products of an output tile from one A tile and
+    writes only the gated product. Anything else stays as it is. Not yet in
+    kb-compile's pipeline: kb.gated_matmul has no kernel yet
+    (docs/design.md "Gated matmul").
+  }];
+  let dependentDialects = ["::mlir::kb::KBDialect"];
+}
+
 def KBFuseAttention : Pass<"kb-fuse-attention", "func::FuncOp"> {
   let summary = "Folds q k^T -> scale -> mask -> softmax -> v into one kb.attention";
   let description = [{

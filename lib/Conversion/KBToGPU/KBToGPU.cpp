@@ -163,6 +163,11 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
              << "has no kernel of its own: kb lowers it only inside a "
                 "kb.attention (kb-fuse-attention folds a q k^T -> "
                 "causal_mask -> softmax -> matmul chain into one)";
+    if (isa<GatedMatmulOp>(op))
+      return op.emitOpError()
+             << "has no kernel yet (the two-B wgmma kernel of docs/design.md "
+                "\"Gated matmul\" is not built): compile the program "
+                "without kb-fuse-gated-matmul";
     if (!getKernelKind(&op))
       return op.emitOpError() << "cannot be lowered by kb-lower-to-gpu: a kb "
                                  "function holds only kb ops";

@@ -65,6 +65,10 @@ static ParseResult parseEnumKeyword(OpAsmParser &p, GeluApproxAttr &attr) {
                         getMaxEnumValForGeluApprox());
 }
 
+static ParseResult parseEnumKeyword(OpAsmParser &p, GateAttr &attr) {
+  return parseKeywordOf(p, attr, "gate", getMaxEnumValForGate());
+}
+
 static ParseResult parseEnumKeyword(OpAsmParser &p, ReductionKindAttr &attr) {
   return parseKeywordOf(p, attr, "reduction", getMaxEnumValForReductionKind());
 }
@@ -313,6 +317,58 @@ LogicalResult MatmulOp::verify() {
   if (ArrayRef<int64_t>(expected) != res)
     return emitOpError() << "expects result shape " << shapeStr(expected)
                          << ", got " << shapeStr(res);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GatedMatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatedMatmulOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  auto lhsType = getLhs().getType();
+  auto b1Type = getRhs1().getType(), b2Type = getRhs2().getType();
+  // One kernel reads both weights through one shared-memory tile (the B
+  // tile's two halves): they must agree in shape and element type.
+  if (b1Type != b2Type)
+    return emitOpError() << "expects rhs1 and rhs2 of one type, got "
+                         << b1Type << " and " << b2Type;
+  if (!getTransposeB())
+    return emitOpError() << "expects transpose_b: rhs1 and rhs2 are NxK (as "
+                            "F.linear's weights)";
+  Type ta = lhsType.getElementType(), tb = b1Type.getElementType();
+  Type tc = getResult().getType().getElementType();
+  if (ta != tb)
+    return emitOpError() << "expects lhs and rhs of one element type, got "
+                         << ta << " and " << tb;
+  bool half = !ta.isF32();
+  if (half && getPrecision() != Precision::native)
+    return emitOpError() << "a " << ta << " gated matmul has no precision "
+                         << "choice: leave out precision("
+                         << stringifyEnum(getPrecision()) << ")";
+  if (!half && getPrecision() == Precision::native)
+    return emitOpError() << "an f32 gated matmul needs precision(ieee), "
+                            "precision(tf32) or precision(tf32x3)";
+  if (!tc.isF32() && tc != ta)
+    return emitOpError() << "expects a result of element type f32"
+                         << (half ? " or the operands' type" : "") << ", got "
+                         << tc;
+  auto lhs = lhsType.getShape(), rhs = b1Type.getShape();
+  if (lhs.size() != 2 || rhs.size() != 2)
+    return emitOpError() << "expects lhs (MxK) and rhs1, rhs2 (NxK) of rank "
+                            "2, got ranks "
+                         << lhs.size() << " and " << rhs.size();
+  if (lhs[1] != rhs[1])
+    return emitOpError() << "inner dimensions must match: lhs is "
+                         << shapeStr(lhs) << " (K = " << lhs[1]
+                         << "), rhs1 and rhs2 are " << shapeStr(rhs)
+                         << " (K = " << rhs[1] << ")";
+  SmallVector<int64_t> expected{lhs[0], rhs[0]};
+  if (ArrayRef<int64_t>(expected) != getResult().getType().getShape())
+    return emitOpError() << "expects result shape " << shapeStr(expected)
+                         << ", got "
+                         << shapeStr(getResult().getType().getShape());
   return success();
 }
 

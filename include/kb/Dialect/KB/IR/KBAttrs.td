@@ -37,6 +37,18 @@ def KB_GeluApprox : I32EnumAttr<"GeluApprox", "GELU approximation",
 }
 def KB_GeluApproxAttr : EnumAttr<KB_Dialect, KB_GeluApprox, "gelu_approx">;
 
+// The gate of a kb.gated_matmul: gate(A B1^T) * (A B2^T). silu is SwiGLU
+// (Llama's MLP), gelu_tanh and gelu_erf are GeGLU's two GELUs.
+def KB_GateSilu : I32EnumAttrCase<"silu", 0>;
+def KB_GateGeluTanh : I32EnumAttrCase<"gelu_tanh", 1>;
+def KB_GateGeluErf : I32EnumAttrCase<"gelu_erf", 2>;
+def KB_Gate : I32EnumAttr<"Gate", "gated matmul's gate",
+    [KB_GateSilu, KB_GateGeluTanh, KB_GateGeluErf]> {
+  let cppNamespace = "::mlir::kb";
+  let genSpecializedAttr = 0;
+}
+def KB_GateAttr : EnumAttr<KB_Dialect, KB_Gate, "gate">;
+
 // What kb.reduce computes over a row.
 def KB_ReductionSum : I32EnumAttrCase<"sum", 0>;
 def KB_ReductionMax : I32EnumAttrCase<"max", 1>;

@@ -75,6 +75,41 @@ def KB_MatmulOp : KB_Op<"matmul"> {
   let hasVerifier = 1;
 }
 
+def KB_GatedMatmulOp : KB_Op<"gated_matmul"> {
+  let summary = "gate(A x B1^T) * (A x B2^T): SwiGLU's and GeGLU's two linears";
+  let description = [{
+    `result = gate(lhs x rhs1^T) * (lhs x rhs2^T)`, elementwise over the MxN
+    result: Llama's `F.silu(w1(h)) * w3(h)` (gate `silu`) and GeGLU's
+    `F.gelu(w1(h)) * w3(h)` (gates `gelu_tanh`, `gelu_erf`). `lhs` is MxK;
+    `rhs1` and `rhs2` are both NxK (as F.linear's weights are: B given as
+    B^T, so `transpose_b` is the only layout), of one type. The two products
+    accumulate in f32 and the gate and product run in f32 on them, rounded
+    once at the store; the result is f32 or the operands' type. Operand
+    types and `precision` follow kb.matmul.
+
+    kb-fuse-gated-matmul makes one from `kb.mul(kb.silu(kb.matmul(A, B1)),
+    kb.matmul(A, B2))` where the two matmuls share A and nothing else reads
+    their results. Its kernel (planned, docs/design.md "Gated matmul")
+    computes both products for one output tile from one A tile, so neither
+    MxN product goes to memory.
+
+    Example:
+    ```mlir
+    %y = kb.gated_matmul %h, %w1, %w3 gate(silu) transpose_b : tensor<2048x4096xbf16>, tensor<10880x4096xbf16>, tensor<10880x4096xbf16> -> tensor<2048x10880xbf16>
+    ```
+  }];
+  let arguments = (ins KB_FloatTensor:$lhs, KB_FloatTensor:$rhs1,
+                   KB_FloatTensor:$rhs2, KB_GateAttr:$gate,
+                   KB_PrecisionAttr:$precision, UnitAttr:$transpose_b);
+  let results = (outs KB_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs1 `,` $rhs2``custom<Precision>($precision)
+    `gate` `(` custom<EnumKeyword>($gate) `)` (`transpose_b` $transpose_b^)?
+    attr-dict `:` type($lhs) `,` type($rhs1) `,` type($rhs2) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def KB_SoftmaxOp : KB_Op<"softmax", [SameOperandsAndResultType]> {
   let summary = "softmax over the last axis";
   let description = [{
