@@ -18,6 +18,11 @@
                                           GPT-2 block's hand-written causal
                                           attention becomes one kb.attention
 
+    x.view(B, T, H, D).transpose(1, 2) as q, k and v, and the result's
+    .transpose(1, 2)                  -> kb.attention bthd: q, k, v and the
+                                          result [B, T, H, D], no copy
+                                          (issue #47; a lazy KVal.heads)
+
 dropout_p != 0, enable_gqa and a boolean mask are refused with the reason.
 """
 
@@ -120,6 +125,28 @@ def fold_causal_masks(gm) -> int:
     return done
 
 
+def gather_heads_transposes(gm) -> int:
+    """Moves each x.transpose(1, 2) that only a scaled_dot_product_attention
+    reads (as q, k or v) to just before it, so that the partitioner's cut in
+    front of the first one (where the view under it is a result of the piece
+    before) leaves all three with the attention (kb.attention bthd); returns
+    how many moved."""
+    sdpa, moved = _sdpa(), 0
+    if sdpa is None:
+        return 0
+    for n in list(gm.graph.nodes):
+        if not (n.op == "call_function" and n.target is sdpa):
+            continue
+        for x in n.args[:3]:
+            if (_is(x, None, "transpose") and tuple(x.args[1:]) in ((1, 2), (2, 1))
+                    and all(u is n for u in x.users) and x.next is not n):
+                n.prepend(x)
+                moved += 1
+    if moved:
+        gm.recompile()
+    return moved
+
+
 def check_masks(gm, placeholders, example_inputs):
     """A boolean attn_mask given as an input: refused before the generic
     check of the inputs' types, with the reason."""
@@ -184,7 +211,33 @@ def call_function(imp, t, args, kwargs):
                  "(kb does not broadcast the leading axes)")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    qv, kv, vv = (imp.read(x, x.shape) for x in (q, k, v))
+    # q, k, v all x.transpose(1, 2) of [B, T, H, D] tensors (a linear's output
+    # seen as heads): kb.attention reads them as they are (bthd) and its
+    # [B, T, H, Dv] result is the output's transpose(1, 2), no copy either way.
+    swapped = [x.heads is not None for x in (q, k, v)]
+    bthd = all(swapped)
+    if any(swapped) and not bthd:
+        imp.fail("scaled_dot_product_attention of q, k, v of which only some are transpose(1, 2) "
+                 "of a rank-4 tensor (kb.attention's bthd layout takes all three or none)")
+    if bthd:
+        from .fx_trace import KbImportError
+        ins = []
+        for x in (q, k, v):
+            try:
+                ins.append(imp.read(x.heads, x.heads.shape))
+            except KbImportError as e:
+                # Not readable here (a reshaped result of this piece): the
+                # partitioner cuts the piece before the transpose, so that
+                # the transposes go with the attention.
+                # The first of the three in graph order (gather_heads_transposes
+                # puts them just before the attention).
+                order = {n: i for i, n in enumerate(imp.node.graph.nodes)} if imp.node is not None else {}
+                first = min((y.heads_node for y in (q, k, v) if y.heads_node is not None),
+                            key=lambda n: order.get(n, 0), default=None)
+                raise KbImportError(str(e), first or e.node) from None
+        qv, kv, vv = ins
+    else:
+        qv, kv, vv = (imp.read(x, x.shape) for x in (q, k, v))
     mv = None
     if mask is not None:
         if not isinstance(mask, KVal):
@@ -203,5 +256,9 @@ def call_function(imp, t, args, kwargs):
         mv = imp.read(mask, mask.shape)
     # tf32x3 asks for near-f32 accuracy: kb.attention's closest is ieee.
     prec = None if qv.dtype != "f32" else ("tf32" if imp.precision == "tf32" else "ieee")
-    out = imp.prog.attention(qv, kv, vv, scale, mask=mv, causal=causal, precision=prec)
+    out = imp.prog.attention(qv, kv, vv, scale, mask=mv, causal=causal, precision=prec, bthd=bthd)
+    if bthd:
+        from .fx_emit import KVal
+        b, t, h = q.heads.shape[:3]
+        return KVal(tuple(q.shape[:-1]) + (v.shape[-1],), heads=KVal((b, t, h, v.shape[-1]), value=out))
     return imp.result(out, tuple(q.shape[:-1]) + (v.shape[-1],))

@@ -327,6 +327,10 @@ def partition(gm, example_inputs) -> Partition:
     # An interleaved rotary (kb.models.rotary) becomes rotary_rows, in front
     # of the heads' view of a linear's output: kb.rotary in its epilogue.
     folded = fold_rotary(gm)
+    # The heads' transposes of q, k and v go just before their attention
+    # (kb.attention bthd reads them; a cut in front of them keeps them together).
+    from .fx_attention import gather_heads_transposes
+    gather_heads_transposes(gm)
     if fold_causal_masks(gm) + folded:
         vals = {n: n.meta["example_value"] for n in gm.graph.nodes if "example_value" in n.meta}
     binds = bindings(gm, example_inputs)
