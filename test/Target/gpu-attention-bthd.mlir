@@ -15,6 +15,19 @@
 // RUN: FileCheck %s --check-prefix=TM < %t/b/manifest.json
 // RUN: FileCheck %s --check-prefix=PTX < %t/b/k0_attention.ptx
 // RUN: kb-opt %s --kb-select-config="chip=sm_90a" --kb-lower-to-gpu | FileCheck %s --check-prefix=IR
+// On sm_90 (no wgmma) all three run the mma.sync kernel (bf16 m16n8k16,
+// cp.async of 16-byte chunks of [b, row, h, col]): no tensor map, no spill.
+// RUN: kb-opt %s --kb-compile="output=%t/c chip=sm_90 ptxas=%ptxas" -o /dev/null
+// RUN: FileCheck %s --check-prefix=S90 < %t/c/manifest.json
+// S90-NOT: tensor_map
+// S90: "config": "#kb.config<block = [64, 64], threads = 128, stages = 3>"
+// S90: "name": "k0_attention"
+// S90: "spill_store_bytes": 0
+// S90: "name": "k1_attention"
+// S90: "spill_store_bytes": 0
+// S90: mma = \"mma_sync_tf32\"
+// S90: "name": "k2_attention"
+// S90: "spill_store_bytes": 0
 // PTX: .entry k0_attention(
 // PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-NOT: cp.async.bulk.tensor.3d
