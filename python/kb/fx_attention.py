@@ -125,6 +125,68 @@ def fold_causal_masks(gm) -> int:
     return done
 
 
+def _heads_transpose(n):
+    """Whether n is x.transpose(1, 2) of a rank-4 x (by its example value)."""
+    torch = _torch()
+    ev = n.meta.get("example_value") if hasattr(n, "meta") else None
+    return (_is(n, None, "transpose") and tuple(n.args[1:]) in ((1, 2), (2, 1))
+            and isinstance(ev, torch.Tensor) and ev.dim() == 4)
+
+
+def fold_explicit_attention(gm) -> int:
+    """Puts F.scaled_dot_product_attention(q, k, v, is_causal, scale) in
+    place of the written-out softmax(q @ k.transpose(-2, -1) * c
+    [causal_fill]) @ v (GPT2Block's default) where q, k and v are all heads'
+    transpose(1, 2) of rank-4 tensors and each step has one user: the SDPA
+    then imports as kb.attention bthd with those transposes folded (what
+    kb-fuse-attention would make of the matmuls, without the copies in
+    front). Returns how many; the replaced nodes go as dead code."""
+    import operator
+    torch, sdpa, done = _torch(), _sdpa(), 0
+    if sdpa is None:
+        return 0
+    F = torch.nn.functional
+
+    def one_user(n):
+        return hasattr(n, "op") and len(n.users) == 1
+
+    for n in list(gm.graph.nodes):
+        if not (_is(n, operator.matmul, "matmul") or _is(n, torch.matmul)) or len(n.args) != 2:
+            continue
+        p, v = n.args
+        if not (one_user(p) and (_is(p, F.softmax, "softmax") or _is(p, torch.softmax))
+                and _arg(p, 1, "dim") in (-1, 3) and _arg(p, 2, "dtype") is None
+                and p.kwargs.keys() <= {"dim", "dtype", "_stacklevel"}):
+            continue
+        x, causal = p.args[0], False
+        if _is(x, causal_fill) and one_user(x):
+            x, causal = x.args[0], True
+        if not (one_user(x) and (_is(x, operator.mul, "mul") or _is(x, torch.mul)) and len(x.args) == 2):
+            continue
+        qk, c = x.args
+        if isinstance(qk, float) and hasattr(c, "op"):
+            qk, c = c, qk
+        if not (isinstance(c, float) and one_user(qk) and (_is(qk, operator.matmul, "matmul")
+                                                           or _is(qk, torch.matmul))):
+            continue
+        q, kt = qk.args
+        if not (one_user(kt) and _is(kt, None, "transpose") and tuple(kt.args[1:]) in ((-2, -1), (-1, -2), (2, 3), (3, 2))):
+            continue
+        k = kt.args[0]
+        if not all(_heads_transpose(t) for t in (q, k, v)):
+            continue
+        with gm.graph.inserting_before(n):
+            a = gm.graph.call_function(sdpa, (q, k, v), {"is_causal": causal, "scale": c})
+        a.meta = dict(n.meta)
+        n.replace_all_uses_with(a)
+        gm.graph.erase_node(n)
+        done += 1
+    if done:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return done
+
+
 def gather_heads_transposes(gm) -> int:
     """Moves each x.transpose(1, 2) that only a scaled_dot_product_attention
     reads (as q, k or v) to just before it, so that the partitioner's cut in

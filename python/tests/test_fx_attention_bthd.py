@@ -60,6 +60,38 @@ def test_gpt2_sdpa_explain_folds_the_transposes():
     assert {"q_1", "k_1", "v_1", "y", "transpose_3"} <= set(attn.nodes)
 
 
+def test_gpt2_written_out_attention_folds_too():
+    """GPT2Block's default (q @ k^T * c, causal masked_fill, softmax, @ v of
+    heads' transposes) becomes SDPA (fold_explicit_attention), then the same
+    bthd piece. Before: 10 ops left to PyTorch (the transposes, views and
+    getitems), the attention's piece cut from the transposes."""
+    part = kb.explain(M.GPT2Block(768, 12).to(torch.bfloat16),
+                      torch.randn(2, 128, 768, dtype=torch.bfloat16), print_=False)[0]
+    left = {l.node: l.reason for l in part.left_out}
+    assert sorted(left) == ["k", "q", "v"], part.text()
+    attn = next(p for p in part.pieces if "attention" in p.ops)
+    assert {"q_1", "k_1", "v_1", "scaled_dot_product_attention", "transpose_4"} <= set(attn.nodes)
+    assert not any(n.startswith(("matmul", "softmax", "causal_fill")) for n in attn.nodes)
+    _, _, mlir = attention_piece_mlir(M.GPT2Block(64, 4).to(torch.bfloat16),
+                                      torch.zeros(2, 16, 64, dtype=torch.bfloat16))
+    line = next(l for l in mlir.splitlines() if "kb.attention" in l)
+    assert "scale(0.25) causal bthd : tensor<2x16x4x16xbf16>" in line, line
+
+
+class _NotHeads(torch.nn.Module):
+    """The written-out attention of [B, H, T, D] inputs (no heads' transposes):
+    left for kb-fuse-attention, as before."""
+    def forward(self, q, k, v):
+        return torch.softmax((q @ k.transpose(-2, -1)) * 0.25, dim=-1) @ v
+
+
+def test_written_out_attention_without_heads_transposes_is_left_alone():
+    gm, ex = capture(_NotHeads(), *(torch.randn(2, 4, 16, 8) for _ in range(3)))
+    part = partition(gm, ex)
+    names = [n.name for n in part.graph_module.graph.nodes]
+    assert "softmax" in names and not any("scaled_dot" in n for n in names)
+
+
 @pytest.mark.parametrize("dtype,ty", [(torch.float32, "f32"), (torch.bfloat16, "bf16")])
 def test_llama_attention_imports_as_bthd(kb_opt, dtype, ty):
     """The piece's kb.attention reads the projections' [1, 128, 4, 64]
@@ -74,10 +106,11 @@ def test_llama_attention_imports_as_bthd(kb_opt, dtype, ty):
     parse_with_kb_opt(kb_opt, mlir)
 
 
-@pytest.mark.parametrize("model", ["llama", "gpt2"])
+@pytest.mark.parametrize("model", ["llama", "gpt2", "gpt2-sdpa"])
 def test_compiled_blocks_match_eager_on_cpu(model):
     torch.manual_seed(0)
-    m = (M.LlamaBlock(64, 4, max_seq=32) if model == "llama" else M.GPT2Block(64, 4, sdpa=True)).eval()
+    m = {"llama": M.LlamaBlock(64, 4, max_seq=32), "gpt2": M.GPT2Block(64, 4),
+         "gpt2-sdpa": M.GPT2Block(64, 4, sdpa=True)}[model].eval()
     fast = torch.compile(m, backend="kb")
     x = torch.randn(2, 16, 64)
     with torch.no_grad():
