@@ -225,17 +225,20 @@ def scaled_masked_softmax_dropout(rows, cols, config=None):
 }}
 """
 
-def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None, schedule=None, block=None):
+def attention(b, h, s, d, dtype="f32", causal=False, mask=False, mma=None, schedule=None, block=None,
+              bthd=False):
     """kb.attention over [B, H, S, D] (scale 1/sqrt(D)); `mask`: an additive
     [S, S] mask shared by every head; `mma`: an explicit #kb.config mma
     (e.g. "wgmma_bf16", the sm_90a kernel); `schedule`: the wgmma kernel's
     (e.g. "pingpong"); `block`: an explicit [BQ, BKV] (e.g. (192, 128),
-    the wgmma kernel's three consumer warpgroups)."""
-    ty, mt = t((b, h, s, d), dtype), t((s, s), dtype)
+    the wgmma kernel's three consumer warpgroups); `bthd`: q, k, v and O
+    [B, S, H, D] instead (issue #47)."""
+    ty, mt = t((b, s, h, d) if bthd else (b, h, s, d), dtype), t((s, s), dtype)
     args = [f'%q: {ty} {{kb.name = "q"}}', f'%k: {ty} {{kb.name = "k"}}', f'%v: {ty} {{kb.name = "v"}}']
     if mask:
         args.append(f'%m: {mt} {{kb.name = "mask"}}')
-    flags = (" causal" if causal else "") + (" precision(tf32)" if dtype == "f32" else "")
+    flags = (" causal" if causal else "") + (" bthd" if bthd else "") + \
+        (" precision(tf32)" if dtype == "f32" else "")
     m = " mask(%m)" if mask else ""
     types = f"{ty}, {ty}, {ty}" + (f", {mt}" if mask else "")
     fields = (([f"block = [{block[0]}, {block[1]}]"] if block else []) +
@@ -637,7 +640,19 @@ PROGRAMS = {
          # and the timed shape. Not yet run on a GPU.
          ("attn-bf16-2x4x1000x64-k176-overlap-sm90a", attention(2, 4, 1000, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 176))),
          ("attn-bf16-16x32x4096x64-k160-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 160))),
-         ("attn-bf16-16x32x4096x64-k176-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 176)))]),
+         ("attn-bf16-16x32x4096x64-k176-sm90a", attention(16, 32, 4096, 64, "bf16", mma="wgmma_bf16", schedule="overlap", block=(128, 176))),
+         # bthd (issue #47): q, k, v and O [B, S, H, D], a linear's output
+         # seen as heads (no transposes around the op); the peer is SDPA on
+         # the transpose(1, 2) views. Check cases (S 1000: partial blocks;
+         # causal; the mask; f32 on mma.sync, bf16 on wgmma, three warpgroups
+         # by hand) and the timed shapes beside the BHTD ones.
+         ("attn-bf16-bthd-2x4x1000x64", attention(2, 4, 1000, 64, "bf16", bthd=True)),
+         ("attn-bf16-bthd-2x4x1000x128-causal", attention(2, 4, 1000, 128, "bf16", causal=True, bthd=True)),
+         ("attn-bf16-bthd-mask-2x4x1000x64", attention(2, 4, 1000, 64, "bf16", mask=True, bthd=True)),
+         ("attn-f32-bthd-2x4x1000x64-causal", attention(2, 4, 1000, 64, causal=True, bthd=True)),
+         ("attn-bf16-bthd-2x4x1000x64-causal-b192-overlap-sm90a", attention(2, 4, 1000, 64, "bf16", causal=True, mma="wgmma_bf16", schedule="overlap", block=(192, 128), bthd=True))] +
+        [(f"attn-bf16-bthd-16x32x4096x{d}" + ("-causal" if c else ""), attention(16, 32, 4096, d, "bf16", c, bthd=True))
+         for d in (64, 128) for c in (False, True)]),
     "fusion": {
         "bgd-16384x8192": bias_gelu_dropout(16384, 8192),
         "bgd-4096x1024": bias_gelu_dropout(4096, 1024),

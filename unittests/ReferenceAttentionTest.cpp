@@ -120,6 +120,39 @@ TEST(ReferenceAttention, MatchesNaive) {
     }
 }
 
+// bthd ([B, S, H, D] operands and output): the BHTD problem's rows with
+// q, k, v permuted into [B, S, H, D]; output row r at outputRow(r). B = 2,
+// H = 3 (batch 6), Sq 5, Sk 7, causal, a per-head mask (kept [B, H, Sq, Sk]).
+TEST(ReferenceAttention, BthdIsThePermutedProblem) {
+  AttentionProblem p = problem(true);
+  p.batch = 6, p.maskPerHead = true;
+  Operands o = operands(p, true, 21);
+  AttentionRows bhtd = reference(p, o);
+  AttentionProblem t = p;
+  t.bthd = true, t.heads = 3;
+  auto permute = [&](const std::vector<double> &x, int64_t len, int64_t w) {
+    std::vector<double> y(x.size());
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t i = 0; i < len; ++i)
+        for (int64_t c = 0; c < w; ++c)
+          y[t.rowOf(b, i, len) * w + c] = x[(b * len + i) * w + c];
+    return y;
+  };
+  Operands ot = o;
+  ot.q = permute(o.q, p.sq, p.d);
+  ot.k = permute(o.k, p.sk, p.d);
+  ot.v = permute(o.v, p.sk, p.dv);
+  EXPECT_NE(ot.k, o.k);
+  AttentionRows r = reference(t, ot);
+  expectNear(r.out, bhtd.out);
+  expectNear(r.lse, bhtd.lse);
+  // Head 4 = (batch 1, head 1), query 2: q row (1 x 5 + 2) x 3 + 1 = 22.
+  EXPECT_EQ(t.outputRow(4 * p.sq + 2), 22);
+  // Read as BHTD the permuted operands give another answer.
+  AttentionRows wrong = reference(p, ot);
+  EXPECT_GT(std::fabs(wrong.out[p.dv] - bhtd.out[p.dv]), 1e-6);
+}
+
 TEST(ReferenceAttention, CausalIsTopLeftWithMoreKeys) {
   // Sq = 4, Sk = 9: query 0 sees key 0 only, so its output is v's row 0.
   AttentionProblem p = problem(true, 4, 9);

@@ -88,6 +88,13 @@ def attention_peer(q, k, v, mask, a, explicit=False):
     import torch
     import torch.nn.functional as F
     scale, causal = float(a.get("scale", 1.0)), bool(a.get("causal", False))
+    if a.get("bthd"):
+        # [B, S, H, D] operands (kb.attention bthd): SDPA on their
+        # transpose(1, 2) views (FlashAttention takes the strides as they
+        # are), the result transposed back and made row-major as kb's is.
+        y = attention_peer(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), mask,
+                           {**a, "bthd": False}, explicit)
+        return y.transpose(1, 2).contiguous()
     if not explicit:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
     s = (q @ k.transpose(-2, -1)) * scale

@@ -83,7 +83,7 @@ void checkAttrs(const ProgramOp &op, const std::string &where) {
       if (k != "sum" && k != "max" && k != "min" && k != "mean")
         fail(path + " must be sum, max, min or mean, got '" + k + "'");
     } else if (key == "keepdim" || key == "all" || key == "causal" || key == "has_mask" ||
-               key == "lse") {
+               key == "lse" || key == "bthd") {
       asBool(v, path);
     } else if (key == "scale") {
       if (!std::isfinite(asNumber(v, path)))
@@ -254,19 +254,34 @@ void parseProgram(const json &j, ParseState &st) {
           fail(where + " operand '" + op.inputs[a] + "' must be a buffer");
       if (!op.attrs.contains("scale"))
         fail(where + " needs attrs.scale");
+      // bthd: q [B, Sq, H, D], k [B, Sk, H, D], v [B, Sk, H, Dv], out
+      // [B, Sq, H, Dv]; the mask and lse_output keep [B, H, ...].
       const auto &q = inShapes[0], &k = inShapes[1], &v = inShapes[2];
       size_t r = q.size();
-      std::vector<int64_t> lead(q.begin(), q.end() - (r >= 2 ? 2 : 0));
+      bool bthd = op.attrs.value("bthd", false);
+      if (bthd && (r != 4 || k.size() != 4 || v.size() != 4))
+        fail(where + " bthd operands " + shapeStr(q) + ", " + shapeStr(k) +
+             ", " + shapeStr(v) + " are not of rank 4 ([B, S, H, D])");
+      size_t seq = bthd ? 1 : r - 2;
+      auto leadOf = [&](const std::vector<int64_t> &s) {
+        if (bthd)
+          return std::vector<int64_t>{s[0], s[2]};
+        return std::vector<int64_t>(s.begin(), s.end() - (s.size() >= 2 ? 2 : 0));
+      };
+      std::vector<int64_t> lead = leadOf(q);
       if ((r != 3 && r != 4) || k.size() != r || v.size() != r ||
-          std::vector<int64_t>(k.begin(), k.end() - 2) != lead ||
-          std::vector<int64_t>(v.begin(), v.end() - 2) != lead ||
-          k[r - 1] != q[r - 1] || v[r - 2] != k[r - 2])
+          leadOf(k) != lead || leadOf(v) != lead ||
+          k[r - 1] != q[r - 1] || v[seq] != k[seq])
         fail(where + " operands " + shapeStr(q) + ", " + shapeStr(k) + ", " +
-             shapeStr(v) + " are not q [..., Sq, D], k [..., Sk, D], "
-             "v [..., Sk, Dv] of rank 3 or 4");
-      std::vector<int64_t> o = lead, rows = lead, sqsk = {q[r - 2], k[r - 2]};
-      o.insert(o.end(), {q[r - 2], v[r - 1]});
-      rows.push_back(q[r - 2]);
+             shapeStr(v) + (bthd ? " are not q [B, Sq, H, D], k [B, Sk, H, D], "
+                                   "v [B, Sk, H, Dv]"
+                                 : " are not q [..., Sq, D], k [..., Sk, D], "
+                                   "v [..., Sk, Dv] of rank 3 or 4"));
+      std::vector<int64_t> o = lead, rows = lead, sqsk = {q[seq], k[seq]};
+      o.insert(o.end(), {q[seq], v[r - 1]});
+      if (bthd)
+        o = {q[0], q[1], q[2], v[3]};
+      rows.push_back(q[seq]);
       std::vector<int64_t> full = lead;
       full.insert(full.end(), sqsk.begin(), sqsk.end());
       if (hasMask && inShapes[3] != sqsk && inShapes[3] != full)

@@ -90,9 +90,11 @@ AttentionRows evalAttentionRows(const AttentionProblem &p, const double *q,
                                " is out of range (" + std::to_string(total) +
                                " rows)");
     int64_t b = r / p.sq, i = r % p.sq;
-    const double *qr = q + r * p.d;
-    const double *kb = k + b * p.sk * p.d;
-    const double *vb = v + b * p.sk * p.dv;
+    const double *qr = q + p.outputRow(r) * p.d;
+    // Key j of head b: row rowOf(b, j, Sk) of k and v (b Sk + j, or with
+    // bthd (bb Sk + j) H + h).
+    auto kRow = [&](int64_t j) { return k + p.rowOf(b, j, p.sk) * p.d; };
+    auto vRow = [&](int64_t j) { return v + p.rowOf(b, j, p.sk) * p.dv; };
     const double *mr =
         mask ? mask + ((p.maskPerHead ? b * p.sq : 0) + i) * p.sk : nullptr;
     double m = -INFINITY, sMax = 0, delta = 0;
@@ -106,7 +108,7 @@ AttentionRows evalAttentionRows(const AttentionProblem &p, const double *q,
         continue;
       }
       MatmulEntry e =
-          dotEntry(p.d, [&](int64_t t) { return qr[t] * kb[j * p.d + t]; });
+          dotEntry(p.d, [&, kr = kRow(j)](int64_t t) { return qr[t] * kr[t]; });
       double qk = p.scale * e.value;
       overflows |= std::max(1.0, std::fabs(p.scale)) * e.absSum > kFltMax;
       // The q.k product's bound, scaled; the scale multiply and the mask add
@@ -150,7 +152,7 @@ AttentionRows evalAttentionRows(const AttentionProblem &p, const double *q,
     res.lseErr[ri] = delta + expRel + rowSum + u * std::fabs(res.lse[ri]);
     for (int64_t c = 0; c < p.dv; ++c) {
       MatmulEntry e =
-          dotEntry(p.sk, [&](int64_t j) { return pr[j] * vb[j * p.dv + c]; });
+          dotEntry(p.sk, [&](int64_t j) { return pr[j] * vRow(j)[c]; });
       double w = e.absSum; // sum_j p_j |v_jc|
       double err = (pRel + pRound + rescales * u) * w +
                    matmulErrorBound(e, p.sk, pvPrecision);

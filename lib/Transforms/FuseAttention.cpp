@@ -243,7 +243,7 @@ struct FuseAttentionPattern : public OpRewritePattern<MatmulOp> {
         rewriter, pv.getLoc(), pv.getResult().getType(), /*lse=*/Type(), c.q,
         c.k, c.v, c.mask,
         rewriter.getF32FloatAttr(static_cast<float>(c.scale)),
-        c.causal ? rewriter.getUnitAttr() : UnitAttr(),
+        c.causal ? rewriter.getUnitAttr() : UnitAttr(), /*bthd=*/UnitAttr(),
         PrecisionAttr::get(ctx, c.precision), /*config=*/ConfigAttr());
     std::string chain = "q k^T";
     for (const std::string &s : c.steps)

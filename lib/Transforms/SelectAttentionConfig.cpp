@@ -260,7 +260,7 @@ LogicalResult mlir::kb::selectAttentionConfig(Operation *op, ConfigFields &f,
   // at S 4096 three warpgroups run 1152 warpgroup-key-block steps against
   // two's 1056 (9% more; not causal 3%).
   int64_t bq = kAttentionWgmmaRows, bq3 = 3 * kAttentionWgmmaGroupRows;
-  int64_t sq = qType.getShape()[qType.getRank() - 2];
+  int64_t sq = qType.getShape()[attn.getSeqAxis()];
   bool fewPadded = llvm::alignTo(sq, bq3) * 16 <=
                    llvm::alignTo(sq, kAttentionWgmmaRows) * 17;
   bool mayOverlap = (!f.schedule || *f.schedule == ScheduleKind::overlap) &&

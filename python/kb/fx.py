@@ -244,6 +244,14 @@ def import_torch(fn_or_module, example_inputs, precision: Optional[str] = None,
                                      and len(kv.shape) > 3):  # a rank-4 k^T: a view for a matmul
             raise KbImportError(f"output {i} of {name} is an input or a parameter (or a view of one); "
                                 f"kb returns only results its kernels compute")
+        if kv.heads is not None:
+            if kv.heads.source is not None:
+                raise KbImportError(f"output {i} of {name} is an input or a parameter (or a view of one); "
+                                    f"kb returns only results its kernels compute")
+            # A computed [B, T, H, D] returned as [B, H, T, D]: kb returns row-major
+            # results only; the partitioner cuts the piece before this node.
+            imp.fail(f"output {i}: transpose(1, 2) of a computed rank-4 tensor as a result "
+                     "(kb returns row-major results only)", node=o)
         if kv.transposed is not None:
             imp.read(kv)
         v = kv.value

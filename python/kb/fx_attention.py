@@ -18,6 +18,11 @@
                                           GPT-2 block's hand-written causal
                                           attention becomes one kb.attention
 
+    x.view(B, T, H, D).transpose(1, 2) as q, k and v, and the result's
+    .transpose(1, 2)                  -> kb.attention bthd: q, k, v and the
+                                          result [B, T, H, D], no copy
+                                          (issue #47; a lazy KVal.heads)
+
 dropout_p != 0, enable_gqa and a boolean mask are refused with the reason.
 """
 
@@ -120,6 +125,90 @@ def fold_causal_masks(gm) -> int:
     return done
 
 
+def _heads_transpose(n):
+    """Whether n is x.transpose(1, 2) of a rank-4 x (by its example value)."""
+    torch = _torch()
+    ev = n.meta.get("example_value") if hasattr(n, "meta") else None
+    return (_is(n, None, "transpose") and tuple(n.args[1:]) in ((1, 2), (2, 1))
+            and isinstance(ev, torch.Tensor) and ev.dim() == 4)
+
+
+def fold_explicit_attention(gm) -> int:
+    """Puts F.scaled_dot_product_attention(q, k, v, is_causal, scale) in
+    place of the written-out softmax(q @ k.transpose(-2, -1) * c
+    [causal_fill]) @ v (GPT2Block's default) where q, k and v are all heads'
+    transpose(1, 2) of rank-4 tensors and each step has one user: the SDPA
+    then imports as kb.attention bthd with those transposes folded (what
+    kb-fuse-attention would make of the matmuls, without the copies in
+    front). Returns how many; the replaced nodes go as dead code."""
+    import operator
+    torch, sdpa, done = _torch(), _sdpa(), 0
+    if sdpa is None:
+        return 0
+    F = torch.nn.functional
+
+    def one_user(n):
+        return hasattr(n, "op") and len(n.users) == 1
+
+    for n in list(gm.graph.nodes):
+        if not (_is(n, operator.matmul, "matmul") or _is(n, torch.matmul)) or len(n.args) != 2:
+            continue
+        p, v = n.args
+        if not (one_user(p) and (_is(p, F.softmax, "softmax") or _is(p, torch.softmax))
+                and _arg(p, 1, "dim") in (-1, 3) and _arg(p, 2, "dtype") is None
+                and p.kwargs.keys() <= {"dim", "dtype", "_stacklevel"}):
+            continue
+        x, causal = p.args[0], False
+        if _is(x, causal_fill) and one_user(x):
+            x, causal = x.args[0], True
+        if not (one_user(x) and (_is(x, operator.mul, "mul") or _is(x, torch.mul)) and len(x.args) == 2):
+            continue
+        qk, c = x.args
+        if isinstance(qk, float) and hasattr(c, "op"):
+            qk, c = c, qk
+        if not (isinstance(c, float) and one_user(qk) and (_is(qk, operator.matmul, "matmul")
+                                                           or _is(qk, torch.matmul))):
+            continue
+        q, kt = qk.args
+        if not (one_user(kt) and _is(kt, None, "transpose") and tuple(kt.args[1:]) in ((-2, -1), (-1, -2), (2, 3), (3, 2))):
+            continue
+        k = kt.args[0]
+        if not all(_heads_transpose(t) for t in (q, k, v)):
+            continue
+        with gm.graph.inserting_before(n):
+            a = gm.graph.call_function(sdpa, (q, k, v), {"is_causal": causal, "scale": c})
+        a.meta = dict(n.meta)
+        n.replace_all_uses_with(a)
+        gm.graph.erase_node(n)
+        done += 1
+    if done:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return done
+
+
+def gather_heads_transposes(gm) -> int:
+    """Moves each x.transpose(1, 2) that only a scaled_dot_product_attention
+    reads (as q, k or v) to just before it, so that the partitioner's cut in
+    front of the first one (where the view under it is a result of the piece
+    before) leaves all three with the attention (kb.attention bthd); returns
+    how many moved."""
+    sdpa, moved = _sdpa(), 0
+    if sdpa is None:
+        return 0
+    for n in list(gm.graph.nodes):
+        if not (n.op == "call_function" and n.target is sdpa):
+            continue
+        for x in n.args[:3]:
+            if (_is(x, None, "transpose") and tuple(x.args[1:]) in ((1, 2), (2, 1))
+                    and all(u is n for u in x.users) and x.next is not n):
+                n.prepend(x)
+                moved += 1
+    if moved:
+        gm.recompile()
+    return moved
+
+
 def check_masks(gm, placeholders, example_inputs):
     """A boolean attn_mask given as an input: refused before the generic
     check of the inputs' types, with the reason."""
@@ -184,7 +273,33 @@ def call_function(imp, t, args, kwargs):
                  "(kb does not broadcast the leading axes)")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    qv, kv, vv = (imp.read(x, x.shape) for x in (q, k, v))
+    # q, k, v all x.transpose(1, 2) of [B, T, H, D] tensors (a linear's output
+    # seen as heads): kb.attention reads them as they are (bthd) and its
+    # [B, T, H, Dv] result is the output's transpose(1, 2), no copy either way.
+    swapped = [x.heads is not None for x in (q, k, v)]
+    bthd = all(swapped)
+    if any(swapped) and not bthd:
+        imp.fail("scaled_dot_product_attention of q, k, v of which only some are transpose(1, 2) "
+                 "of a rank-4 tensor (kb.attention's bthd layout takes all three or none)")
+    if bthd:
+        from .fx_trace import KbImportError
+        ins = []
+        for x in (q, k, v):
+            try:
+                ins.append(imp.read(x.heads, x.heads.shape))
+            except KbImportError as e:
+                # Not readable here (a reshaped result of this piece): the
+                # partitioner cuts the piece before the transpose, so that
+                # the transposes go with the attention.
+                # The first of the three in graph order (gather_heads_transposes
+                # puts them just before the attention).
+                order = {n: i for i, n in enumerate(imp.node.graph.nodes)} if imp.node is not None else {}
+                first = min((y.heads_node for y in (q, k, v) if y.heads_node is not None),
+                            key=lambda n: order.get(n, 0), default=None)
+                raise KbImportError(str(e), first or e.node) from None
+        qv, kv, vv = ins
+    else:
+        qv, kv, vv = (imp.read(x, x.shape) for x in (q, k, v))
     mv = None
     if mask is not None:
         if not isinstance(mask, KVal):
@@ -203,5 +318,9 @@ def call_function(imp, t, args, kwargs):
         mv = imp.read(mask, mask.shape)
     # tf32x3 asks for near-f32 accuracy: kb.attention's closest is ieee.
     prec = None if qv.dtype != "f32" else ("tf32" if imp.precision == "tf32" else "ieee")
-    out = imp.prog.attention(qv, kv, vv, scale, mask=mv, causal=causal, precision=prec)
+    out = imp.prog.attention(qv, kv, vv, scale, mask=mv, causal=causal, precision=prec, bthd=bthd)
+    if bthd:
+        from .fx_emit import KVal
+        b, t, h = q.heads.shape[:3]
+        return KVal(tuple(q.shape[:-1]) + (v.shape[-1],), heads=KVal((b, t, h, v.shape[-1]), value=out))
     return imp.result(out, tuple(q.shape[:-1]) + (v.shape[-1],))

@@ -164,6 +164,8 @@ class Dispatch:
                 return imp.transpose_last2(x)
             if dims[0] == dims[1]:
                 return x
+            if r == 4 and dims == [1, 2]:
+                return imp.swap_heads(x)
             imp.fail(f"transpose({d0}, {d1}) of a rank-{r} tensor (kb swaps only the last two axes)")
         if name == "permute":
             dims = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
@@ -172,6 +174,8 @@ class Dispatch:
                 return x
             if dims == list(range(r - 2)) + [r - 1, r - 2]:
                 return imp.transpose_last2(x)
+            if dims == [0, 2, 1, 3]:
+                return imp.swap_heads(x)
             imp.fail(f"permute{tuple(dims)} (kb swaps only the last two axes)")
 
     def call_module(self, node, mod, args, kwargs):

@@ -41,6 +41,10 @@ def prune(prog) -> None:
     prog._lines[:] = keep[::-1]
 
 
+HEADS_ONLY = ("transpose(1, 2) of a rank-4 tensor read by anything but scaled_dot_product_attention "
+              "(kb folds it into kb.attention's bthd layout only, with q, k and v all so transposed)")
+
+
 @dataclass(eq=False)
 class KVal:
     """A tensor during import: its logical (PyTorch) shape and either a kb
@@ -51,6 +55,11 @@ class KVal:
     value: Optional[Value] = None
     source: Optional[Tuple[str, Any]] = None  # ("arg", i) | ("param", name)
     transposed: Optional["KVal"] = None  # this is transposed's last two axes swapped
+    # This is heads's axes 1 and 2 swapped (a rank-4 x.transpose(1, 2), not
+    # computed): only scaled_dot_product_attention reads it, as kb.attention's
+    # bthd layout (fx_attention), and transpose(1, 2) undoes it.
+    heads: Optional["KVal"] = None
+    heads_node: Any = None  # the transpose node that made `heads`
     reshaped: bool = False  # a result reshaped: only returning it is allowed
     source_dtype: str = "f32"  # a source's element type (kb's name)
     # A column (..., R, 1) from a keepdim row reduction: its data as a 1-D
@@ -68,6 +77,8 @@ class KVal:
             return self.value.dtype
         if self.transposed is not None:
             return self.transposed.dtype
+        if self.heads is not None:
+            return self.heads.dtype
         return self.source_dtype
 
 
@@ -153,6 +164,8 @@ class Importer:
         if kv.reshaped:
             self.fail(f"a reshaped result {kv.shape} as an operand (kb has no reshape "
                       f"between kernels; only inputs and returned results may be reshaped)")
+        if kv.heads is not None:
+            self.fail(HEADS_ONLY)
         if kv.transposed is not None:
             src = self.read(kv.transposed)
             v = self.prog.transpose(src)
@@ -436,13 +449,24 @@ class Importer:
             return x.transposed
         return KVal(x.shape[:-2] + (x.shape[-1], x.shape[-2]), transposed=x)
 
+    def swap_heads(self, x):
+        """x.transpose(1, 2) of a rank-4 x, lazily: [B, T, H, D] seen as
+        [B, H, T, D] (or back), which scaled_dot_product_attention reads as
+        kb.attention's bthd layout; anything else that reads it fails
+        (HEADS_ONLY)."""
+        if x.heads is not None:
+            return x.heads
+        if x.transposed is not None:
+            self.fail("transpose(1, 2) of a tensor whose last two axes are transposed")
+        return KVal((x.shape[0], x.shape[2], x.shape[1], x.shape[3]), heads=x, heads_node=self.node)
+
     def reshape(self, x, shape):
         shape = tuple(int(d) for d in shape)
         if math.prod(shape) != x.numel:
             self.fail(f"reshape of {x.shape} to {shape}")
         if shape == x.shape:
             return x
-        if x.transposed is not None:
+        if x.transposed is not None or x.heads is not None:
             self.fail("reshape of a transposed tensor (not a view in row-major order)")
         if x.source is not None:
             return KVal(shape, source=x.source, source_dtype=x.source_dtype)

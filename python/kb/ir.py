@@ -371,11 +371,13 @@ class Program:
 
     def attention(self, q: Value, k: Value, v: Value, scale: float, mask: Optional[Value] = None,
                   causal: bool = False, precision: Optional[str] = None,
-                  config: Optional[Config] = None) -> Value:
+                  config: Optional[Config] = None, bthd: bool = False) -> Value:
         """kb.attention: softmax(scale q k^T + mask (-inf above the diagonal
         when `causal`)) v over the last two axes. q [..., Sq, D], k [..., Sk,
         D], v [..., Sk, Dv] of rank 3 or 4 and one type; the mask [Sq, Sk] or
-        [..., Sq, Sk] of that type. f32: precision tf32 (default) or ieee."""
+        [..., Sq, Sk] of that type. f32: precision tf32 (default) or ieee.
+        `bthd`: q [B, Sq, H, D], k [B, Sk, H, D], v [B, Sk, H, Dv] and the
+        result [B, Sq, H, Dv]; the mask stays [Sq, Sk] or [B, H, Sq, Sk]."""
         for what, x in (("q", q), ("k", k), ("v", v)):
             self._check_value(x, f"kb.attention {what}")
         self._same_type("kb.attention", "q", q, "k", k)
@@ -383,8 +385,14 @@ class Program:
         r = len(q.shape)
         if r not in (3, 4) or len(k.shape) != r or len(v.shape) != r:
             raise KbError(f"kb.attention needs q, k, v of one rank, 3 or 4, got {q.shape}, {k.shape}, {v.shape}")
-        lead, (sq, d), (sk, dk), (sk2, dv) = q.shape[:-2], q.shape[-2:], k.shape[-2:], v.shape[-2:]
-        if k.shape[:-2] != lead or v.shape[:-2] != lead:
+        if bthd and r != 4:
+            raise KbError(f"kb.attention bthd needs q, k, v of rank 4 ([B, S, H, D]), got {q.shape}")
+
+        def bhtd(s):  # the shape in [B, H, S, D] order
+            return (s[0], s[2], s[1], s[3]) if bthd else s
+        lead, (sq, d) = bhtd(q.shape)[:-2], bhtd(q.shape)[-2:]
+        (sk, dk), (sk2, dv) = bhtd(k.shape)[-2:], bhtd(v.shape)[-2:]
+        if bhtd(k.shape)[:-2] != lead or bhtd(v.shape)[:-2] != lead:
             raise KbError(f"kb.attention needs q, k, v of one leading shape, got {q.shape}, {k.shape}, {v.shape}")
         if dk != d or sk2 != sk:
             raise KbError(f"kb.attention: q {q.shape}, k {k.shape} and v {v.shape} do not chain "
@@ -405,8 +413,9 @@ class Program:
             if mask.shape not in ((sq, sk), lead + (sq, sk)):
                 raise KbError(f"kb.attention mask must be {(sq, sk)} or {lead + (sq, sk)}, got {mask.shape}")
             masked, types = f" mask(%{mask.name})", types + f", {mask.type}"
-        out = self._new(lead + (sq, dv), q.dtype)
-        flags = (" causal" if causal else "") + ("" if half else f" precision({precision})")
+        out = self._new(bhtd(lead + (sq, dv)), q.dtype)
+        flags = (" causal" if causal else "") + (" bthd" if bthd else "") + \
+            ("" if half else f" precision({precision})")
         self._emit(f"%{out.name} = kb.attention {names}{masked} scale({format_f32(scale, 'attention scale')})"
                    f"{flags}{self._attrs(config)} : {types} -> {out.type}")
         return out

@@ -327,7 +327,14 @@ def partition(gm, example_inputs) -> Partition:
     # An interleaved rotary (kb.models.rotary) becomes rotary_rows, in front
     # of the heads' view of a linear's output: kb.rotary in its epilogue.
     folded = fold_rotary(gm)
-    if fold_causal_masks(gm) + folded:
+    folded += fold_causal_masks(gm)
+    # The written-out attention of heads' transposes becomes SDPA (then
+    # kb.attention bthd); the heads' transposes of q, k and v go just before
+    # their attention (a cut in front of them keeps them together).
+    from .fx_attention import fold_explicit_attention, gather_heads_transposes
+    folded += fold_explicit_attention(gm)
+    gather_heads_transposes(gm)
+    if folded:
         vals = {n: n.meta["example_value"] for n in gm.graph.nodes if "example_value" in n.meta}
     binds = bindings(gm, example_inputs)
     order = {n: i for i, n in enumerate(gm.graph.nodes)}

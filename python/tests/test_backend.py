@@ -58,19 +58,21 @@ def test_mlp_is_one_bucketed_piece(mlp):
 def test_gpt2_partition_and_reasons(gpt2):
     part = partition(*gpt2)
     ops = [set(p.ops) for p in part.pieces]
-    assert any("layer_norm" in o for o in ops) and any("softmax" in o for o in ops)
+    assert any("layer_norm" in o for o in ops) and any("attention" in o for o in ops)
     assert any({"matmul", "gelu", "layer_norm"} <= o for o in ops)  # MLP with ln_2 and residual
     assert part.pieces[0].nodes == ["layer_norm", "linear"]  # ln_1 as rows, then c_attn
     why = left(part)
-    # The hand-written causal attention is one piece: k^T (a view), q @ k^T,
-    # the scale, the masked_fill by ~tril(ones(T, T)) (folded to
-    # causal_fill, kb.causal_mask), softmax and @ v, which kb-fuse-attention
-    # makes one kb.attention; the mask's own nodes are gone.
-    att = [p for p in part.pieces if "causal_mask" in p.ops]
-    assert len(att) == 1 and set(att[0].ops) == {"matmul", "scale", "causal_mask", "softmax"}
-    assert att[0].nodes == ["transpose_3", "matmul", "att", "causal_fill", "softmax", "y"]
-    assert not any(n in why for n in ("ones", "mask", "invert", "att_1"))
-    assert "transpose(1, 2) of a rank-4 tensor" in why["k_1"]
+    # The hand-written causal attention: the masked_fill by ~tril(ones(T, T))
+    # folds to causal_fill, then q @ k^T, the scale, causal_fill, softmax and
+    # @ v of the heads' transposes to SDPA (fold_explicit_attention), one
+    # kb.attention bthd with the views and transposes in its piece (issue
+    # #47); the mask's own nodes are gone, only the split's getitems left.
+    att = [p for p in part.pieces if "attention" in p.ops]
+    assert len(att) == 1 and set(att[0].ops) == {"attention"}
+    assert att[0].nodes == ["view", "view_1", "view_2", "q_1", "k_1", "v_1",
+                            "scaled_dot_product_attention", "transpose_4", "contiguous", "y_1"]
+    assert not any(n in why for n in ("ones", "mask", "invert", "att_1", "k_1", "softmax"))
+    assert sorted(why) == ["k", "q", "v"]
     assert all(p.bucket is not None for p in part.pieces)
 
 

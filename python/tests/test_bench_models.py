@@ -69,9 +69,14 @@ def test_dry_run_finds_every_piece_in_the_cache(cache, tmp_path, capsys):
         assert p["pieces"] == 3 and r["cache_hits"] == 3 and r["fallback_calls"] == 3
         assert p["left_to_torch"] > 0 and p["kernels"] >= 3  # read from the bundles
         assert "kb_piece_1" in p["text"] and not r["warnings"]
-        assert r["max_err"] == 0.0  # PyTorch ran the pieces on the CPU
+        # PyTorch ran the pieces on the CPU; the attention's piece runs SDPA
+        # where eager writes the attention out (fold_explicit_attention):
+        # equal but for f32 (bf16) rounding.
+        assert r["max_err"] < (1e-5 if r["name"].endswith("f32") else 2e-2), r
     assert (out / "table.txt").read_text().strip() == table.strip()
-    assert re.search(r"^gpt2-64\s+f32\s+3 \(17 / 10\)\s+0\.0e\+00 \(5e-03\)$", table, re.M), table
+    # 19 ops in 3 pieces, 3 left to PyTorch (the split's getitems; before
+    # issue #47's bthd attention 17 / 10).
+    assert re.search(r"^gpt2-64\s+f32\s+3 \(19 / 3\)\s+\d\.\de[+-]\d\d \(5e-03\)$", table, re.M), table
 
 
 def test_an_empty_cache_is_refused_not_compiled(cache, tmp_path, capsys, monkeypatch):

@@ -59,7 +59,7 @@ def test_attention_suite_has_the_three_warpgroup_programs():
     the -overlap- timed shapes keep block = [128, 128] written out, since
     the default at D 64 and S 4096 (not causal) is [192, 128]."""
     att = {p.name: p for p in catalog.suite_programs("attention")}
-    b192 = sorted(n for n in att if "-b192-" in n)
+    b192 = sorted(n for n in att if "-b192-" in n and "-bthd-" not in n)
     assert b192 == sorted(
         ["attn-bf16-2x4x1000x64-b192-overlap-sm90a", "attn-bf16-2x4x1000x64-causal-b192-overlap-sm90a",
          "attn-f16-2x4x1000x64-causal-b192-overlap-sm90a"] +
@@ -71,6 +71,20 @@ def test_attention_suite_has_the_three_warpgroup_programs():
               "attn-bf16-16x32x8192x64-overlap-sm90a"):
         assert 'block = [128, 128]' in att[n].text and 'schedule = "overlap"' in att[n].text, n
     assert "block" not in att["attn-bf16-16x32x4096x64"].text
+
+
+def test_attention_suite_has_the_bthd_programs():
+    """kb.attention bthd (issue #47): [B, S, H, D] q, k, v and O, check cases
+    at S 1000 and the timed shapes beside the BHTD ones."""
+    att = {p.name: p for p in catalog.suite_programs("attention")}
+    bthd = sorted(n for n in att if "-bthd-" in n)
+    timed = [f"attn-bf16-bthd-16x32x4096x{d}{c}" for d in (64, 128) for c in ("", "-causal")]
+    assert set(timed) <= set(bthd) and len(bthd) == 9, bthd
+    for n in bthd:
+        assert " bthd" in att[n].text, n
+    assert "tensor<16x4096x32x64xbf16>" in att["attn-bf16-bthd-16x32x4096x64"].text
+    assert "tensor<16x32x4096x64xbf16>" in att["attn-bf16-16x32x4096x64"].text
+    assert " bthd" not in att["attn-bf16-16x32x4096x64"].text
 
 
 def test_unknown_suite_is_one_line_error(capsys):

@@ -29,10 +29,14 @@ static AttentionProblem attentionProblem(const Manifest &m,
   const auto &v = m.buffer(op.inputs[2]).shape;
   size_t r = q.size();
   AttentionProblem p;
+  p.bthd = op.attrs.value("bthd", false);
+  size_t seq = p.bthd ? 1 : r - 2;
   p.batch = 1;
-  for (size_t i = 0; i + 2 < r; ++i)
-    p.batch *= q[i];
-  p.sq = q[r - 2], p.d = q[r - 1], p.sk = k[r - 2], p.dv = v[r - 1];
+  for (size_t i = 0; i < r - 1; ++i)
+    if (i != seq)
+      p.batch *= q[i];
+  p.heads = p.bthd ? q[2] : 1;
+  p.sq = q[seq], p.d = q[r - 1], p.sk = k[seq], p.dv = v[r - 1];
   p.scale = op.attrDouble("scale", 1.0);
   p.causal = op.attrs.value("causal", false);
   p.maskPerHead = op.inputs.size() > 3 &&
@@ -81,13 +85,15 @@ KernelCheck checkAttention(RunState &s, const Kernel &k) {
   const std::vector<float> &got = s.host.at(op.output);
   Comparison all;
   for (size_t i = 0; i < rows.size(); ++i) {
+    // Row r of head b (b * Sq + i) lies at outputRow(r) of a bthd output.
+    int64_t at = p.outputRow(rows[i]);
     Comparison one =
-        compareWithBound(&got[rows[i] * p.dv], &ref.out[i * p.dv],
+        compareWithBound(&got[at * p.dv], &ref.out[i * p.dv],
                          std::vector<double>(ref.outErr.begin() + i * p.dv,
                                              ref.outErr.begin() +
                                                  (i + 1) * p.dv),
                          p.dv);
-    mergeComparison(all, one, rows[i] * p.dv);
+    mergeComparison(all, one, at * p.dv);
   }
   c.extra["rows_checked"] = rows.size();
   c.extra["outside_bound"] = all.bad;

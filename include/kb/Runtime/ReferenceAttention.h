@@ -23,10 +23,21 @@ namespace kb::runtime {
 /// the diagonal when causal)) v, q [Sq, D], k [Sk, D], v [Sk, Dv], all
 /// row-major and contiguous. The mask, when given, is [Sq, Sk] (shared by
 /// every head) or [batch, Sq, Sk] (`maskPerHead`).
+/// With `bthd` q, k, v (and the output) are [B, S, H, D] instead, `heads`
+/// = H and `batch` = B H: head b = bb H + h's row i is row (bb S + i) H + h
+/// (outputRow); the mask and the lse keep [B, H, Sq, ...].
 struct AttentionProblem {
-  int64_t batch = 1, sq = 0, sk = 0, d = 0, dv = 0;
+  int64_t batch = 1, heads = 1, sq = 0, sk = 0, d = 0, dv = 0;
   double scale = 1.0;
-  bool causal = false, maskPerHead = false;
+  bool causal = false, maskPerHead = false, bthd = false;
+  /// The row of q (or of the output) that holds query row r = b Sq + i.
+  int64_t outputRow(int64_t r) const { return rowOf(r / sq, r % sq, sq); }
+  /// The row of head b's position i in an operand of `len` positions.
+  int64_t rowOf(int64_t b, int64_t i, int64_t len) const {
+    if (!bthd)
+      return b * len + i;
+    return ((b / heads) * len + i) * heads + b % heads;
+  }
   /// The products' precision: "ieee" or "tf32" (f32 operands), "native"
   /// (16-bit).
   std::string precision = "tf32";

@@ -27,11 +27,13 @@ AttentionShape AttentionShape::of(AttentionOp op) {
   auto kShape = cast<RankedTensorType>(op.getK().getType()).getShape();
   auto vShape = cast<RankedTensorType>(op.getV().getType()).getShape();
   s.rank = q.size();
+  s.bthd = op.getBthd();
+  int64_t seq = op.getSeqAxis();
   s.batch = s.rank == 4 ? q[0] : 1;
-  s.heads = q[s.rank - 3];
-  s.sq = q[s.rank - 2];
+  s.heads = s.bthd ? q[2] : q[s.rank - 3];
+  s.sq = q[seq];
   s.d = q.back();
-  s.sk = kShape[s.rank - 2];
+  s.sk = kShape[seq];
   s.dv = vShape.back();
   s.causal = op.getCausal();
   s.hasMask = static_cast<bool>(op.getMask());
@@ -66,14 +68,18 @@ Value AttentionEmitter::minIdx(Value x, int64_t c) {
 }
 
 SmallVector<Value> AttentionEmitter::index(Value row, Value col) {
+  if (shape.bthd)
+    return {bz, row, by, col};
   if (shape.rank == 4)
     return {bz, by, row, col};
   return {by, row, col};
 }
 SmallVector<Value> AttentionEmitter::maskIndex(Value row, Value col) {
-  if (shape.maskFull)
-    return index(row, col);
-  return {row, col};
+  if (!shape.maskFull)
+    return {row, col};
+  if (shape.rank == 4)
+    return {bz, by, row, col};
+  return {by, row, col};
 }
 SmallVector<Value> AttentionEmitter::lseIndex(Value row) {
   if (shape.rank == 4)

@@ -25,6 +25,9 @@ struct AttentionShape {
   int64_t rank = 3, batch = 1, heads = 1;
   int64_t sq = 0, sk = 0, d = 0, dv = 0;
   bool causal = false, hasMask = false, maskFull = false, lse = false;
+  /// q, k, v and the output are [B, S, H, D] (`bthd`, rank 4): a row of
+  /// head h at sequence position s is row s H + h of the [B, S H, D] view.
+  bool bthd = false;
   float scale = 1.0f;
   /// The element type of q, k, v and the output (f32, f16 or bf16).
   Type elem;
@@ -59,9 +62,11 @@ struct AttentionEmitter {
   Value div(Value x, int64_t c);
   Value rem(Value x, int64_t c);
   Value minIdx(Value x, int64_t c);
-  /// Index list into q, k, v or out ([b, h, row, col] or [bh, row, col]).
+  /// Index list into q, k, v or out ([b, h, row, col], [bh, row, col], or
+  /// with bthd [b, row, h, col]).
   SmallVector<Value> index(Value row, Value col);
-  /// Index list into the mask: `index`, or [row, col] for an [Sq, Sk] mask.
+  /// Index list into the mask: [b, h, row, col] (or [bh, row, col]) for a
+  /// full mask, [row, col] for an [Sq, Sk] one.
   SmallVector<Value> maskIndex(Value row, Value col);
   /// Index list into lse ([b, h, row] or [bh, row]).
   SmallVector<Value> lseIndex(Value row);

@@ -143,8 +143,11 @@ struct WgmmaAttention {
                                           i32(0x989680));
   }
   /// Coordinates of a tensor map (innermost first): column, row, then the
-  /// head (and batch).
+  /// head (and batch); with bthd column, head, row, batch (the map's box is
+  /// [1, rows, 1, 64]: the same rows x 128 bytes in shared memory).
   SmallVector<Value> coords(int64_t col, Value row) {
+    if (e.shape.bthd)
+      return {i32(col), toI32(e.by), toI32(row), toI32(e.bz)};
     SmallVector<Value> c{i32(col), toI32(row), toI32(e.by)};
     if (e.shape.rank == 4)
       c.push_back(toI32(e.bz));

@@ -57,13 +57,14 @@ DictionaryAttr opRecord(Operation *op, DenseMap<Value, std::string> &names) {
     ins.push_back(b.getStringAttr(names.lookup(v)));
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   DictionaryAttr attrs = manifestAttrs(op);
-  // kb.attention: inputs q, k, v[, mask]; `causal`, `has_mask` and `lse`
+  // kb.attention: inputs q, k, v[, mask]; `causal`, `has_mask`, `bthd` and `lse`
   // always written (kb-run's reference reads them), and `lse_output`, the
   // log-sum-exp's buffer, when there is one.
   if (auto attn = dyn_cast<AttentionOp>(op)) {
     NamedAttrList a(attrs);
     a.set("causal", b.getBoolAttr(attn.getCausal()));
     a.set("has_mask", b.getBoolAttr(bool(attn.getMask())));
+    a.set("bthd", b.getBoolAttr(attn.getBthd()));
     a.set("lse", b.getBoolAttr(bool(attn.getLse())));
     if (Value lse = attn.getLse())
       a.set("lse_output", b.getStringAttr(names.lookup(lse)));
@@ -447,7 +448,9 @@ LogicalResult LowerToGPUPass::lowerFunction(func::FuncOp func) {
                              std::pair(attn.getV(), config.getBlock()[1])}) {
         auto shape = cast<RankedTensorType>(v.getType()).getShape();
         SmallVector<int64_t> dims(shape), box(shape.size(), 1);
-        box[box.size() - 2] = rows;
+        // bthd ([B, S, H, D]): a box of `rows` sequence positions of one
+        // head, [1, rows, 1, 64]; the rows lie H x D elements apart.
+        box[attn.getSeqAxis()] = rows;
         box.back() = 64;
         if (failed(addTensorMap(names.lookup(v), dims, box)))
           return failure();

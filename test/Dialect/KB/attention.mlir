@@ -63,3 +63,14 @@ func.func @causal_mask(%s: tensor<4x100x300xf32>, %t: tensor<16x16xbf16>) -> (te
   %1 = kb.causal_mask %t : tensor<16x16xbf16>
   return %0, %1 : tensor<4x100x300xf32>, tensor<16x16xbf16>
 }
+
+// -----
+
+// bthd (issue #47): q, k, v and the result [B, S, H, D]; the mask and lse
+// keep [B, H, Sq, ...].
+// CHECK-LABEL: func.func @bthd
+// CHECK: kb.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) scale(1.250000e-01) causal bthd lse : tensor<2x100x4x64xbf16>, tensor<2x300x4x64xbf16>, tensor<2x300x4x32xbf16>, tensor<2x4x100x300xbf16> -> tensor<2x100x4x32xbf16>, tensor<2x4x100xf32>
+func.func @bthd(%q: tensor<2x100x4x64xbf16>, %k: tensor<2x300x4x64xbf16>, %v: tensor<2x300x4x32xbf16>, %m: tensor<2x4x100x300xbf16>) -> (tensor<2x100x4x32xbf16>, tensor<2x4x100xf32>) {
+  %o, %l = kb.attention %q, %k, %v mask(%m) scale(0.125) causal bthd lse : tensor<2x100x4x64xbf16>, tensor<2x300x4x64xbf16>, tensor<2x300x4x32xbf16>, tensor<2x4x100x300xbf16> -> tensor<2x100x4x32xbf16>, tensor<2x4x100xf32>
+  return %o, %l : tensor<2x100x4x32xbf16>, tensor<2x4x100xf32>
+}

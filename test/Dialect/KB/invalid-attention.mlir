@@ -204,3 +204,37 @@ func.func @causal_mask_rank1(%x: tensor<16xf32>) -> tensor<16xf32> {
   %0 = kb.causal_mask %x : tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// -----
+
+func.func @bthd_rank3(%q: tensor<8x128x64xf32>) -> tensor<8x128x64xf32> {
+  // expected-error @+1 {{bthd takes q, k, v of rank 4 ([B, S, H, D]), got q of rank 3 (8x128x64)}}
+  %o = kb.attention %q, %q, %q scale(0.125) bthd : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32> -> tensor<8x128x64xf32>
+  return %o : tensor<8x128x64xf32>
+}
+
+// -----
+
+func.func @bthd_heads(%q: tensor<2x16x4x8xf32>, %k: tensor<2x16x2x8xf32>) -> tensor<2x16x4x8xf32> {
+  // expected-error @+1 {{expects k to have q's batch and head dimensions [B, H] 2x4, got 2x2 (k is 2x16x2x8)}}
+  %o = kb.attention %q, %k, %k scale(0.125) bthd : tensor<2x16x4x8xf32>, tensor<2x16x2x8xf32>, tensor<2x16x2x8xf32> -> tensor<2x16x4x8xf32>
+  return %o : tensor<2x16x4x8xf32>
+}
+
+// -----
+
+// The result of a bthd attention is [B, Sq, H, Dv], not [B, H, Sq, Dv].
+func.func @bthd_result(%q: tensor<2x16x4x8xf32>) -> tensor<2x4x16x8xf32> {
+  // expected-error @+1 {{expects a result of shape 2x16x4x8 ([B, Sq, H, Dv]), got 2x4x16x8}}
+  %o = kb.attention %q, %q, %q scale(0.125) bthd : tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32> -> tensor<2x4x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// Its lse keeps [B, H, Sq].
+func.func @bthd_lse(%q: tensor<2x16x4x8xf32>) -> (tensor<2x16x4x8xf32>, tensor<2x16x4xf32>) {
+  // expected-error @+1 {{expects lse of shape 2x4x16 in f32 (one log-sum-exp per query row), got 'tensor<2x16x4xf32>'}}
+  %o, %l = kb.attention %q, %q, %q scale(0.125) bthd lse : tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32> -> tensor<2x16x4x8xf32>, tensor<2x16x4xf32>
+  return %o, %l : tensor<2x16x4x8xf32>, tensor<2x16x4xf32>
+}

@@ -23,7 +23,7 @@ using mlir::kb::detail::shapeStr;
 //===----------------------------------------------------------------------===//
 
 // %o[, %lse] = kb.attention %q, %k, %v [mask(%m)] scale(F) [causal]
-//     [precision(P)] [lse] attr-dict : tq, tk, tv[, tm] -> to[, tlse]
+//     [bthd] [precision(P)] [lse] attr-dict : tq, tk, tv[, tm] -> to[, tlse]
 ParseResult AttentionOp::parse(OpAsmParser &p, OperationState &state) {
   Builder &b = p.getBuilder();
   SmallVector<OpAsmParser::UnresolvedOperand, 3> qkv;
@@ -44,6 +44,8 @@ ParseResult AttentionOp::parse(OpAsmParser &p, OperationState &state) {
   state.addAttribute("scale", scale);
   if (succeeded(p.parseOptionalKeyword("causal")))
     state.addAttribute("causal", b.getUnitAttr());
+  if (succeeded(p.parseOptionalKeyword("bthd")))
+    state.addAttribute("bthd", b.getUnitAttr());
   std::optional<Precision> precision;
   if (succeeded(p.parseOptionalKeyword("precision"))) {
     StringRef word;
@@ -103,12 +105,14 @@ void AttentionOp::print(OpAsmPrinter &p) {
   p << ")";
   if (getCausal())
     p << " causal";
+  if (getBthd())
+    p << " bthd";
   if (getPrecision() != Precision::native)
     p << " precision(" << stringifyEnum(getPrecision()) << ")";
   if (getLse())
     p << " lse";
   p.printOptionalAttrDict((*this)->getAttrs(),
-                          {"scale", "causal", "precision"});
+                          {"scale", "causal", "bthd", "precision"});
   p << " : " << getQ().getType() << ", " << getK().getType() << ", "
     << getV().getType();
   if (getMask())
@@ -138,45 +142,66 @@ LogicalResult AttentionOp::verify() {
                            << name << "); kb.convert one of them";
 
   int64_t r = qt.getRank();
+  bool bthd = getBthd();
+  if (bthd && r != 4)
+    return emitOpError() << "bthd takes q, k, v of rank 4 ([B, S, H, D]), got "
+                            "q of rank "
+                         << r << " (" << shapeStr(qt.getShape()) << ")";
   if (r != 3 && r != 4)
     return emitOpError() << "expects q of rank 3 ([BH, Sq, D]) or 4 ([B, H, "
                             "Sq, D]), got rank "
                          << r << " (" << shapeStr(qt.getShape()) << ")";
+  // The leading dimensions ([B, H] or [BH]) and the sequence axis: bthd
+  // puts the sequence before the heads ([B, S, H, D]).
+  int64_t seq = getSeqAxis();
+  auto lead = [&](ArrayRef<int64_t> s) {
+    if (bthd)
+      return SmallVector<int64_t>{s[0], s[2]};
+    return SmallVector<int64_t>(s.drop_back(2));
+  };
+  auto layout = [&](SmallVector<int64_t> l, int64_t rows, int64_t cols) {
+    if (bthd)
+      return SmallVector<int64_t>{l[0], rows, l[1], cols};
+    l.append({rows, cols});
+    return l;
+  };
+  StringRef form = bthd ? "[B, Sq, H, Dv]" : "[..., Sq, Dv]";
   ArrayRef<int64_t> qs = qt.getShape(), ks = kt.getShape(), vs = vt.getShape();
+  SmallVector<int64_t> ql = lead(qs);
   std::pair<StringRef, ArrayRef<int64_t>> kv[] = {{"k", ks}, {"v", vs}};
   for (auto [name, s] : kv) {
     if (static_cast<int64_t>(s.size()) != r)
       return emitOpError() << "expects " << name << " of q's rank " << r
                            << ", got rank " << s.size() << " ("
                            << shapeStr(s) << ")";
-    if (s.drop_back(2) != qs.drop_back(2))
-      return emitOpError() << "expects " << name
-                           << " to have q's leading dimensions "
-                           << shapeStr(qs.drop_back(2)) << ", got "
-                           << shapeStr(s.drop_back(2)) << " (" << name
-                           << " is " << shapeStr(s) << ")";
+    if (lead(s) != ql)
+      return emitOpError() << "expects " << name << " to have q's "
+                           << (bthd ? "batch and head dimensions [B, H] "
+                                    : "leading dimensions ")
+                           << shapeStr(ql) << ", got " << shapeStr(lead(s))
+                           << " (" << name << " is " << shapeStr(s) << ")";
   }
-  int64_t sq = qs[r - 2], d = qs[r - 1], sk = ks[r - 2], dv = vs[r - 1];
+  int64_t sq = qs[seq], d = qs[r - 1], sk = ks[seq], dv = vs[r - 1];
   if (ks[r - 1] != d)
     return emitOpError() << "expects q and k of one head dimension D: q is "
                          << shapeStr(qs) << " (D = " << d << "), k is "
                          << shapeStr(ks) << " (D = " << ks[r - 1] << ")";
-  if (vs[r - 2] != sk)
+  if (vs[seq] != sk)
     return emitOpError() << "expects k and v of one key count Sk: k is "
                          << shapeStr(ks) << " (Sk = " << sk << "), v is "
-                         << shapeStr(vs) << " (Sk = " << vs[r - 2] << ")";
-  SmallVector<int64_t> expected(qs.drop_back(2));
-  expected.append({sq, dv});
+                         << shapeStr(vs) << " (Sk = " << vs[seq] << ")";
+  SmallVector<int64_t> expected = layout(ql, sq, dv);
   if (ArrayRef<int64_t>(expected) != ot.getShape())
     return emitOpError() << "expects a result of shape " << shapeStr(expected)
-                         << " ([..., Sq, Dv]), got " << shapeStr(ot.getShape());
+                         << " (" << form << "), got "
+                         << shapeStr(ot.getShape());
 
   if (Value mask = getMask()) {
     auto mt = cast<RankedTensorType>(mask.getType());
     if (mt.getElementType() != elem)
       return emitOpError() << "expects a mask of the operands' element type "
                            << elem << ", got " << mt.getElementType();
-    SmallVector<int64_t> full(qs.drop_back(2));
+    SmallVector<int64_t> full(ql);
     full.append({sq, sk});
     ArrayRef<int64_t> ms = mt.getShape();
     if (ms != ArrayRef<int64_t>(full) && ms != ArrayRef<int64_t>({sq, sk}))
@@ -203,7 +228,8 @@ LogicalResult AttentionOp::verify() {
 
   if (Value lse = getLse()) {
     auto lt = cast<RankedTensorType>(lse.getType());
-    SmallVector<int64_t> rows(qs.drop_back(1));
+    SmallVector<int64_t> rows(ql);
+    rows.push_back(sq); // [B, H, Sq] with bthd too
     if (!lt.getElementType().isF32() || lt.getShape() != ArrayRef(rows))
       return emitOpError() << "expects lse of shape " << shapeStr(rows)
                            << " in f32 (one log-sum-exp per query row), got "

@@ -659,19 +659,34 @@ def KB_AttentionOp : KB_Op<"attention"> {
     [..., Sq] in f32. `config` may carry `block = [BQ, BKV]` (query rows a
     block, keys a step), `stages` (K/V ring depth), `threads` and `mma`.
 
+    `bthd` (rank 4 only; issue #47) puts the sequence before the heads:
+    q is [B, Sq, H, D], k [B, Sk, H, D], v [B, Sk, H, Dv] and the result
+    [B, Sq, H, Dv] - a linear's [B, T, H * D] output seen as heads, with
+    no transpose(1, 2) in front of the op or behind it. The mask ([Sq, Sk]
+    or [B, H, Sq, Sk]) and lse ([B, H, Sq]) keep their layout.
+
     Example:
     ```mlir
     %o = kb.attention %q, %k, %v scale(1.250000e-01) causal precision(tf32) : tensor<32x1024x64xf32>, tensor<32x1024x64xf32>, tensor<32x1024x64xf32> -> tensor<32x1024x64xf32>
     %o2, %lse = kb.attention %q, %k, %v mask(%m) scale(1.250000e-01) lse : tensor<2x16x1000x64xbf16>, tensor<2x16x1000x64xbf16>, tensor<2x16x1000x64xbf16>, tensor<1000x1000xbf16> -> tensor<2x16x1000x64xbf16>, tensor<2x16x1000xf32>
+    %o3 = kb.attention %q3, %k3, %v3 scale(1.250000e-01) causal bthd : tensor<1x2048x32x128xbf16>, tensor<1x2048x32x128xbf16>, tensor<1x2048x32x128xbf16> -> tensor<1x2048x32x128xbf16>
     ```
   }];
   let arguments = (ins KB_FloatTensor:$q, KB_FloatTensor:$k, KB_FloatTensor:$v,
                    Optional<KB_FloatTensor>:$mask, F32Attr:$scale,
-                   UnitAttr:$causal, KB_PrecisionAttr:$precision,
+                   UnitAttr:$causal, UnitAttr:$bthd,
+                   KB_PrecisionAttr:$precision,
                    KB_OptionalConfigAttr:$config);
   let results = (outs KB_FloatTensor:$result, Optional<KB_FloatTensor>:$lse);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The axis of q's (and k's, v's, the result's) sequence: 1 with
+    /// `bthd`, else rank - 2.
+    int64_t getSeqAxis() {
+      return getBthd() ? 1 : getQ().getType().getRank() - 2;
+    }
+  }];
 }
 
 def KB_CausalMaskOp : KB_Op<"causal_mask", [SameOperandsAndResultType]> {
