@@ -20,22 +20,11 @@ from kb.ir import KbError, Program  # noqa: E402
 from kb.partition import bindings, import_piece, partition, piece_graph  # noqa: E402
 
 from conftest import parse_with_kb_opt  # noqa: E402
-
-
-def capture(model, *inputs):
-    (gm, ex), = B._capture(model.eval(), list(inputs), dynamic_dim0=False)
-    return gm, ex
+from fx_pieces import capture, piece_mlir  # noqa: E402
 
 
 def attention_piece_mlir(model, x):
-    gm, ex = capture(model, x)
-    part = partition(gm, ex)
-    g = part.graph_module
-    nodes = {n.name: n for n in g.graph.nodes}
-    p = next(p for p in part.pieces if "attention" in p.ops)
-    pg, _ = piece_graph(g, [nodes[n] for n in p.nodes], [nodes[n] for n in p.outputs])
-    imp, _ = import_piece(pg, bindings(g, ex))
-    return part, p, imp.program.mlir()
+    return piece_mlir(model, [x], "attention")
 
 
 def test_llama_explain_folds_the_transposes():

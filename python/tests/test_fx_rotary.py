@@ -14,12 +14,9 @@ import kb.backend as B  # noqa: E402
 import kb.models as M  # noqa: E402
 from kb.fx_rotary import fold_rotary, rotary_rows  # noqa: E402
 from kb.ir import KbError, Program  # noqa: E402
-from kb.partition import bindings, import_piece, partition, piece_graph  # noqa: E402
+from kb.partition import partition  # noqa: E402
 
-
-def capture(model, *inputs):
-    (gm, ex), = B._capture(model.eval(), list(inputs), dynamic_dim0=False)
-    return gm, ex
+from fx_pieces import capture, piece_mlir  # noqa: E402
 
 
 def tables(t, d):
@@ -80,14 +77,7 @@ def test_llama_explain_puts_the_rotary_in_the_projections_piece():
 
 def _projection_piece(dtype):
     m = M.LlamaBlock(dim=256, heads=4).eval().to(dtype)
-    gm, ex = capture(m, torch.zeros(1, 128, 256, dtype=dtype))
-    part = partition(gm, ex)
-    g = part.graph_module
-    nodes = {n.name: n for n in g.graph.nodes}
-    p = next(p for p in part.pieces if "rotary" in p.ops)
-    pg, _ = piece_graph(g, [nodes[n] for n in p.nodes], [nodes[n] for n in p.outputs])
-    imp, _ = import_piece(pg, bindings(g, ex))
-    return imp.program.mlir()
+    return piece_mlir(m, [torch.zeros(1, 128, 256, dtype=dtype)], "rotary")[2]
 
 
 @pytest.mark.parametrize("dtype,ty", [(torch.float32, "f32"), (torch.bfloat16, "bf16")])

@@ -15,19 +15,13 @@ if int(torch.__version__.split(".")[0]) < 2:
 import kb.backend as B  # noqa: E402
 import kb.models as M  # noqa: E402
 from kb.bundle import find_tool  # noqa: E402
-from kb.partition import bindings, import_piece, partition, piece_graph  # noqa: E402
+
+from fx_pieces import piece_mlir  # noqa: E402
 
 
 def _mlp_piece(dtype):
     m = M.LlamaBlock(dim=512, heads=4).eval().to(dtype)
-    (gm, ex), = B._capture(m, [torch.zeros(1, 128, 512, dtype=dtype)], dynamic_dim0=False)
-    part = partition(gm, ex)
-    g = part.graph_module
-    nodes = {n.name: n for n in g.graph.nodes}
-    p = next(p for p in part.pieces if "silu" in p.ops)
-    pg, _ = piece_graph(g, [nodes[n] for n in p.nodes], [nodes[n] for n in p.outputs])
-    imp, _ = import_piece(pg, bindings(g, ex))
-    return imp.program.mlir()
+    return piece_mlir(m, [torch.zeros(1, 128, 512, dtype=dtype)], "silu")[2]
 
 
 def _fuse(mlir):
