@@ -30,7 +30,8 @@ Usage: python3 bench/peers/torch_peer.py [--dtype f32|bf16|f16] OUT.json BUNDLE_
 KB_PEER_WARM_L2=1: no flush, 10 runs back to back a sample (kb-run --warm-l2).
 Writes {bundle name: {"eager_ms", "compile_ms", "linear_ms" (transposed B),
 "sdpa_flash_ms", "sdpa_efficient_ms" (attention),
-"best_ms", "best"}}, and "dtype" in a row whose peer ran with a 16-bit
+"best_ms", "best", "compile_kernels" (the CUDA kernels of one torch.compile
+call, by torch.profiler: what Inductor fused)}}, and "dtype" in a row whose peer ran with a 16-bit
 tensor (an f32 run's rows are as they were). Needs torch with CUDA; exits
 with one line otherwise."""
 import json
@@ -280,6 +281,19 @@ def main():
         times.sort()
         return times[len(times) // 2]
 
+    def kernels_of(fn):
+        """The CUDA kernels of one call of fn (torch.profiler), in launch
+        order, names cut to 80 characters; [] where the profiler fails."""
+        try:
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
+            cuda = torch.autograd.DeviceType.CUDA
+            return [ev.name[:80] for ev in prof.events() if ev.device_type == cuda]
+        except Exception:  # noqa: BLE001 - a record aid, never the measurement
+            return []
+
     results = {}
     for d in dirs:
         name = os.path.basename(os.path.normpath(d))
@@ -328,6 +342,9 @@ def main():
                     cfn = torch.compile(build(manifest, peer_dtype, explicit_attention=True)[0]
                                         if attention else fn)
                     row["compile_ms"] = timed(lambda: cfn(**inputs))
+                    # What Inductor made of it (one kernel or several): the
+                    # reason a peer's time moves between calls shows here.
+                    row["compile_kernels"] = kernels_of(lambda: cfn(**inputs))
                 except Exception as e:  # torch.compile can fail where eager runs
                     row["compile_error"] = str(e).splitlines()[0][:200]
             cands = {k[:-3]: v for k, v in row.items() if k.endswith("_ms")}

@@ -175,6 +175,16 @@ def test_memory_bound_row_carries_both_copy_fractions():
     assert "85%" in text.splitlines()[1] and "107%" in text.splitlines()[1]
 
 
+def test_row_counts_torch_compiles_kernels():
+    # residual + dropout + LayerNorm: torch.compile's time swung 2.4x between
+    # two calls (session 31); the row says how many kernels Inductor ran.
+    names = ["triton_red_fused_add_native_dropout_native_layer_norm_0", "Memset (Device)"]
+    r = report.row("ln-drop", _kb(0.07), {"eager_ms": 0.19, "compile_ms": 0.08,
+                                          "compile_kernels": names}, "")
+    assert (r["compile_kernels"], r["compile_kernel_names"]) == (2, names)
+    assert "compile_kernels" not in report.row("x", _kb(0.07), {"eager_ms": 0.1}, "")
+
+
 def test_report_of_a_bad_file_is_one_line(tmp_path, capsys):
     f = tmp_path / "x.json"
     f.write_text('{"tool": "kb-run"}')

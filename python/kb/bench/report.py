@@ -80,6 +80,11 @@ def row(name: str, rep: Optional[dict], peer: Optional[dict], precision: str = "
             if isinstance(peer.get(key), (int, float)):
                 peers[label] = peer[key]
     r["peers"] = peers
+    # torch.compile's kernels (torch_peer's profile of one call): how many
+    # Inductor launched, so a peer whose time moves between calls says why.
+    if peer and isinstance(peer.get("compile_kernels"), list):
+        r["compile_kernels"] = len(peer["compile_kernels"])
+        r["compile_kernel_names"] = peer["compile_kernels"][:8]
     if peers:
         which = min(peers, key=peers.get)
         r["strongest_peer"], r["strongest_peer_ms"] = which, peers[which]
