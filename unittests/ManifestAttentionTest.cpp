@@ -111,3 +111,58 @@ TEST(ManifestAttention, EveryMutationIsRefusedByName) {
         << m.what << ": got '" << e << "'";
   }
 }
+
+namespace {
+
+/// valid() in the bthd layout: q [B, Sq, H, D], k and v [B, Sk, H, .],
+/// the output [B, Sq, H, Dv]; the mask and lse keep [B, H, ...].
+json validBthd() {
+  json j = valid();
+  j["buffers"][0]["shape"] = {2, 10, 3, 8};
+  j["buffers"][1]["shape"] = {2, 12, 3, 8};
+  j["buffers"][2]["shape"] = {2, 12, 3, 4};
+  j["buffers"][4]["shape"] = {2, 10, 3, 4};
+  j["program"][0]["shape"] = {2, 10, 3, 4};
+  j["program"][0]["attrs"]["bthd"] = true;
+  return j;
+}
+
+} // namespace
+
+TEST(ManifestAttention, BthdParsesAndItsShapesAreChecked) {
+  EXPECT_EQ(errorOf(validBthd()), "");
+  struct Mutation {
+    const char *what;
+    std::function<void(json &)> apply;
+    const char *message;
+  } mutations[] = {
+      {"bthd a string", [](json &j) { j["program"][0]["attrs"]["bthd"] = "yes"; },
+       "program[0] (kb.attention).attrs.bthd must be"},
+      {"rank 3",
+       [](json &j) {
+         j["buffers"][0]["shape"] = {2, 10, 8};
+         j["buffers"][1]["shape"] = {2, 12, 8};
+         j["buffers"][2]["shape"] = {2, 12, 4};
+       },
+       "bthd operands [2, 10, 8], [2, 12, 8], [2, 12, 4] are not of rank 4"},
+      {"k of other heads",
+       [](json &j) { j["buffers"][1]["shape"] = {2, 12, 4, 8}; },
+       "are not q [B, Sq, H, D], k [B, Sk, H, D], v [B, Sk, H, Dv]"},
+      {"the output in [B, H, Sq, Dv]",
+       [](json &j) {
+         j["buffers"][4]["shape"] = {2, 3, 10, 4};
+         j["program"][0]["shape"] = {2, 3, 10, 4};
+       },
+       "program[0] (kb.attention) must write a buffer of shape [2, 10, 3, 4]"},
+      {"q in [B, H, Sq, D]",
+       [](json &j) { j["buffers"][0]["shape"] = {2, 3, 10, 8}; },
+       "are not q [B, Sq, H, D]"},
+  };
+  for (const auto &m : mutations) {
+    json j = validBthd();
+    m.apply(j);
+    std::string e = errorOf(j);
+    EXPECT_NE(e.find(m.message), std::string::npos)
+        << m.what << ": got '" << e << "'";
+  }
+}
