@@ -143,7 +143,9 @@ def fold_explicit_attention(gm) -> int:
     front). Returns how many; the replaced nodes go as dead code."""
     import operator
     torch, sdpa, done = _torch(), _sdpa(), 0
-    if sdpa is None:
+    # The SDPA put in place passes scale=, which PyTorch has since 2.1.
+    major, minor = (int(x) for x in torch.__version__.split(".")[:2])
+    if sdpa is None or (major, minor) < (2, 1):
         return 0
     F = torch.nn.functional
 
@@ -154,8 +156,11 @@ def fold_explicit_attention(gm) -> int:
         if not (_is(n, operator.matmul, "matmul") or _is(n, torch.matmul)) or len(n.args) != 2:
             continue
         p, v = n.args
+        # F.softmax(input, dim, _stacklevel, dtype); torch.softmax and the
+        # method take dtype third.
+        dtype_at = 3 if _is(p, F.softmax) else 2
         if not (one_user(p) and (_is(p, F.softmax, "softmax") or _is(p, torch.softmax))
-                and _arg(p, 1, "dim") in (-1, 3) and _arg(p, 2, "dtype") is None
+                and _arg(p, 1, "dim") in (-1, 3) and _arg(p, dtype_at, "dtype") is None
                 and p.kwargs.keys() <= {"dim", "dtype", "_stacklevel"}):
             continue
         x, causal = p.args[0], False
@@ -174,6 +179,12 @@ def fold_explicit_attention(gm) -> int:
             continue
         k = kt.args[0]
         if not all(_heads_transpose(t) for t in (q, k, v)):
+            continue
+        # One [B, H] for the three (a broadcast k or v of fewer heads stays
+        # written out: kb.attention would refuse it and PyTorch's SDPA would
+        # run it on its slower path).
+        lead = {tuple(str(d) for d in t.meta["example_value"].shape[:2]) for t in (q, k, v)}
+        if len(lead) != 1:
             continue
         with gm.graph.inserting_before(n):
             a = gm.graph.call_function(sdpa, (q, k, v), {"is_causal": causal, "scale": c})

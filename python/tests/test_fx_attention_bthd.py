@@ -74,6 +74,28 @@ class _NotHeads(torch.nn.Module):
         return torch.softmax((q @ k.transpose(-2, -1)) * 0.25, dim=-1) @ v
 
 
+class _Stacklevel(torch.nn.Module):
+    """F.softmax's third positional argument is _stacklevel, not dtype: the
+    written-out attention still folds; a k of one head (broadcast) does not."""
+    def __init__(self, k_heads=4):
+        super().__init__()
+        self.k_heads = k_heads
+
+    def forward(self, x, y):
+        q = x.view(2, 16, 4, 8).transpose(1, 2)
+        k = y.view(2, 16, self.k_heads, 8).transpose(1, 2)
+        v = x.view(2, 16, 4, 8).transpose(1, 2)
+        s = (q @ k.transpose(-2, -1)) * 0.25
+        return (F.softmax(s, -1, 3) if self.k_heads == 4 else torch.softmax(s, dim=-1)) @ v
+
+
+@pytest.mark.parametrize("k_heads,folds", [(4, True), (1, False)])
+def test_written_out_attention_fold_reads_softmax_args_and_heads(k_heads, folds):
+    gm, ex = capture(_Stacklevel(k_heads), torch.randn(2, 16, 32), torch.randn(2, 16, 8 * k_heads))
+    names = [n.name for n in partition(gm, ex).graph_module.graph.nodes]
+    assert any("scaled_dot" in n for n in names) == folds, names
+
+
 def test_written_out_attention_without_heads_transposes_is_left_alone():
     gm, ex = capture(_NotHeads(), *(torch.randn(2, 4, 16, 8) for _ in range(3)))
     part = partition(gm, ex)
