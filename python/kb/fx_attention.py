@@ -94,6 +94,26 @@ def _causal_mask_of(m):
     return ones if diag == 1 else None
 
 
+def replace_with_call(gm, n, fn, args, kwargs=None):
+    """Puts fn(*args, **kwargs) in n's place (before it, with n's meta: its
+    example value) and erases n; returns the new node."""
+    with gm.graph.inserting_before(n):
+        r = gm.graph.call_function(fn, tuple(args), dict(kwargs or {}))
+    r.meta = dict(n.meta)
+    n.replace_all_uses_with(r)
+    gm.graph.erase_node(n)
+    return r
+
+
+def recompiled(gm, done: int) -> int:
+    """After a fold's `done` rewrites: the replaced nodes' inputs go as dead
+    code and gm's code is regenerated (nothing where none); returns done."""
+    if done:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return done
+
+
 def fold_causal_masks(gm) -> int:
     """Puts causal_fill(x) in place of each x.masked_fill(mask, -inf) whose
     mask is a causal one built inside the program (_causal_mask_of) at x's
@@ -113,16 +133,9 @@ def fold_causal_masks(gm) -> int:
             continue
         if xv.dim() < 2 or mv.dim() != 2 or [str(d) for d in mv.shape] != [str(d) for d in xv.shape[-2:]]:
             continue
-        with gm.graph.inserting_before(n):
-            c = gm.graph.call_function(causal_fill, (x,))
-        c.meta = dict(n.meta)
-        n.replace_all_uses_with(c)
-        gm.graph.erase_node(n)
+        replace_with_call(gm, n, causal_fill, (x,))
         done += 1
-    if done:
-        gm.graph.eliminate_dead_code()
-        gm.recompile()
-    return done
+    return recompiled(gm, done)
 
 
 def _heads_transpose(n):
@@ -186,16 +199,9 @@ def fold_explicit_attention(gm) -> int:
         lead = {tuple(str(d) for d in t.meta["example_value"].shape[:2]) for t in (q, k, v)}
         if len(lead) != 1:
             continue
-        with gm.graph.inserting_before(n):
-            a = gm.graph.call_function(sdpa, (q, k, v), {"is_causal": causal, "scale": c})
-        a.meta = dict(n.meta)
-        n.replace_all_uses_with(a)
-        gm.graph.erase_node(n)
+        replace_with_call(gm, n, sdpa, (q, k, v), {"is_causal": causal, "scale": c})
         done += 1
-    if done:
-        gm.graph.eliminate_dead_code()
-        gm.recompile()
-    return done
+    return recompiled(gm, done)
 
 
 def gather_heads_transposes(gm) -> int:

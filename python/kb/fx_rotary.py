@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import operator
 
-from .fx_attention import _arg, _is
+from .fx_attention import _arg, _is, recompiled
 from .fx_trace import _torch, torch_dtype_of
 
 
@@ -166,10 +166,7 @@ def fold_rotary(gm) -> int:
         n.replace_all_uses_with(out)
         g.erase_node(n)
         done += 1
-    if done:
-        gm.graph.eliminate_dead_code()
-        gm.recompile()
-    return done
+    return recompiled(gm, done)
 
 
 def call_function(imp, t, args, kwargs):
