@@ -306,6 +306,14 @@ LLAMA_CFG = {
 _WG = ', mma = "wgmma_bf16", copy = "tma"'
 
 
+def _realign(m, bn, bk, rows=8):
+    """The gemv config tail of realigned 16-byte loads (thread TN = 8): a
+    block of m rows, BN columns, BK k rows; `rows` a thread of a k tile
+    (None: no k groups, thread = [m, 8])."""
+    thread = f"[{m}, 8, {rows}]" if rows else f"[{m}, 8]"
+    return f", block = [{m}, {bn}, {bk}], thread = {thread}"
+
+
 PROGRAMS = {
     "softmax": {
         "softmax-8192x32768": softmax(8192, 32768),
@@ -910,24 +918,16 @@ PROGRAMS = {
         for name, (m, n, k, dt, extra) in {
             # kb-tile's realign tile written out (its rule is off until
             # these pass on a GPU: kGemvRealignByDefault).
-            "realign-1x4093x4099": (1, 4093, 4099, "bf16", ", block = [1, 32, 1024], thread = [1, 8, 8]"),
-            "realign-1x4093x4096": (1, 4093, 4096, "bf16", ", block = [1, 32, 1024], thread = [1, 8, 8]"),
-            "realign-1x1020x515": (1, 1020, 515, "bf16",
-                                   ", block = [1, 64, 256], thread = [1, 8, 8]"),
-            "realign-1x37x1001": (1, 37, 1001, "bf16",
-                                  ", block = [1, 32, 64], thread = [1, 8, 8]"),
-            "realign-f16-1x2051x777": (1, 2051, 777, "f16",
-                                       ", block = [1, 128, 128], thread = [1, 8, 8]"),
-            "realign-1x4093x8195-split": (1, 4093, 8195, "bf16",
-                                          ", block = [1, 32, 1024], thread = [1, 8, 8], split = 3"),
-            "realign-1x1001x3001-b256": (1, 1001, 3001, "bf16",
-                                         ", block = [1, 256, 128], thread = [1, 8, 8]"),
-            "realign-1x1001x333-b512": (1, 1001, 333, "bf16",
-                                        ", block = [1, 512, 16], thread = [1, 8, 8]"),
-            "realign-1x999x301-b256-nogroups": (1, 999, 301, "bf16",
-                                                ", block = [1, 256, 16], thread = [1, 8]"),
-            "realign-2x999x777": (2, 999, 777, "bf16",
-                                  ", block = [2, 64, 256], thread = [2, 8, 8]"),
+            "realign-1x4093x4099": (1, 4093, 4099, "bf16", _realign(1, 32, 1024)),
+            "realign-1x4093x4096": (1, 4093, 4096, "bf16", _realign(1, 32, 1024)),
+            "realign-1x1020x515": (1, 1020, 515, "bf16", _realign(1, 64, 256)),
+            "realign-1x37x1001": (1, 37, 1001, "bf16", _realign(1, 32, 64)),
+            "realign-f16-1x2051x777": (1, 2051, 777, "f16", _realign(1, 128, 128)),
+            "realign-1x4093x8195-split": (1, 4093, 8195, "bf16", _realign(1, 32, 1024) + ", split = 3"),
+            "realign-1x1001x3001-b256": (1, 1001, 3001, "bf16", _realign(1, 256, 128)),
+            "realign-1x1001x333-b512": (1, 1001, 333, "bf16", _realign(1, 512, 16)),
+            "realign-1x999x301-b256-nogroups": (1, 999, 301, "bf16", _realign(1, 256, 16, rows=None)),
+            "realign-2x999x777": (2, 999, 777, "bf16", _realign(2, 64, 256)),
         }.items()
     },
 }
