@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ManifestTestHelpers.h"
 #include "kb/Runtime/Manifest.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,8 @@
 
 using namespace kb::runtime;
 using nlohmann::json;
+using kb::runtime::test::expectEachRefused;
+using kb::runtime::test::manifestErrorOf;
 
 namespace {
 
@@ -41,21 +44,11 @@ json valid() {
        "args": ["q", "k", "v", "m", "o", "l"], "ops": [0]}]})J");
 }
 
-std::string errorOf(const json &j) {
-  try {
-    Manifest::parse(j.dump(), "/tmp");
-  } catch (const ManifestError &e) {
-    return e.what();
-  } catch (const std::exception &e) {
-    return std::string("NOT A ManifestError: ") + e.what();
-  }
-  return "";
-}
 
 } // namespace
 
 TEST(ManifestAttention, TheValidProgramParses) {
-  EXPECT_EQ(errorOf(valid()), "");
+  EXPECT_EQ(manifestErrorOf(valid()), "");
   Manifest m = Manifest::parse(valid().dump(), "/tmp");
   ASSERT_EQ(m.program.size(), 1u);
   EXPECT_EQ(m.program[0].dtype, DType::BF16);
@@ -63,19 +56,15 @@ TEST(ManifestAttention, TheValidProgramParses) {
   // A full [B, H, Sq, Sk] mask, and none.
   json full = valid();
   full["buffers"][3]["shape"] = {2, 3, 10, 12};
-  EXPECT_EQ(errorOf(full), "");
+  EXPECT_EQ(manifestErrorOf(full), "");
   json none = valid();
   none["program"][0]["inputs"].erase(3);
   none["program"][0]["attrs"]["has_mask"] = false;
-  EXPECT_EQ(errorOf(none), "");
+  EXPECT_EQ(manifestErrorOf(none), "");
 }
 
 TEST(ManifestAttention, EveryMutationIsRefusedByName) {
-  struct Mutation {
-    const char *what;
-    std::function<void(json &)> apply;
-    const char *message;
-  } mutations[] = {
+  expectEachRefused(valid(), {
       {"mask without has_mask",
        [](json &j) { j["program"][0]["attrs"]["has_mask"] = false; },
        "program[0] (kb.attention) needs 3 inputs, has 4"},
@@ -102,14 +91,7 @@ TEST(ManifestAttention, EveryMutationIsRefusedByName) {
        "program[0] (kb.attention).attrs.causal must be"},
       {"mixed types", [](json &j) { j["buffers"][1]["dtype"] = "f16"; },
        "program[0] (kb.attention) reads 'k' of f16"},
-  };
-  for (const auto &m : mutations) {
-    json j = valid();
-    m.apply(j);
-    std::string e = errorOf(j);
-    EXPECT_NE(e.find(m.message), std::string::npos)
-        << m.what << ": got '" << e << "'";
-  }
+  });
 }
 
 namespace {
@@ -130,12 +112,8 @@ json validBthd() {
 } // namespace
 
 TEST(ManifestAttention, BthdParsesAndItsShapesAreChecked) {
-  EXPECT_EQ(errorOf(validBthd()), "");
-  struct Mutation {
-    const char *what;
-    std::function<void(json &)> apply;
-    const char *message;
-  } mutations[] = {
+  EXPECT_EQ(manifestErrorOf(validBthd()), "");
+  expectEachRefused(validBthd(), {
       {"bthd a string", [](json &j) { j["program"][0]["attrs"]["bthd"] = "yes"; },
        "program[0] (kb.attention).attrs.bthd must be"},
       {"rank 3",
@@ -157,12 +135,5 @@ TEST(ManifestAttention, BthdParsesAndItsShapesAreChecked) {
       {"q in [B, H, Sq, D]",
        [](json &j) { j["buffers"][0]["shape"] = {2, 3, 10, 8}; },
        "are not q [B, Sq, H, D]"},
-  };
-  for (const auto &m : mutations) {
-    json j = validBthd();
-    m.apply(j);
-    std::string e = errorOf(j);
-    EXPECT_NE(e.find(m.message), std::string::npos)
-        << m.what << ": got '" << e << "'";
-  }
+  });
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ManifestTestHelpers.h"
 #include "kb/Runtime/Manifest.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,8 @@
 
 using namespace kb::runtime;
 using nlohmann::json;
+using kb::runtime::test::expectEachRefused;
+using kb::runtime::test::manifestErrorOf;
 
 namespace {
 
@@ -44,21 +47,11 @@ json valid() {
        "args": ["x", "s"], "ops": [2]}]})J");
 }
 
-std::string errorOf(const json &j) {
-  try {
-    Manifest::parse(j.dump(), "/tmp");
-  } catch (const ManifestError &e) {
-    return e.what();
-  } catch (const std::exception &e) {
-    return std::string("NOT A ManifestError: ") + e.what();
-  }
-  return "";
-}
 
 } // namespace
 
 TEST(ManifestRows, TheValidProgramParses) {
-  EXPECT_EQ(errorOf(valid()), "");
+  EXPECT_EQ(manifestErrorOf(valid()), "");
   Manifest m = Manifest::parse(valid().dump(), "/tmp");
   ASSERT_EQ(m.program.size(), 3u);
   EXPECT_EQ(m.program[1].dtype, DType::BF16);
@@ -66,11 +59,7 @@ TEST(ManifestRows, TheValidProgramParses) {
 }
 
 TEST(ManifestRows, EveryMutationIsRefusedByName) {
-  struct Mutation {
-    const char *what;
-    std::function<void(json &)> apply;
-    const char *message;
-  } mutations[] = {
+  expectEachRefused(valid(), {
       {"weight of the wrong length",
        [](json &j) { j["program"][1]["inputs"][1] = "x"; },
        "program[1] (kb.layer_norm).inputs[1] 'x' has shape [4, 8]; a weight "
@@ -100,12 +89,5 @@ TEST(ManifestRows, EveryMutationIsRefusedByName) {
       {"norm of another type",
        [](json &j) { j["buffers"][2]["dtype"] = "f32"; },
        "program[1] (kb.layer_norm) reads 'w' of f32 and writes bf16"},
-  };
-  for (const auto &m : mutations) {
-    json j = valid();
-    m.apply(j);
-    std::string e = errorOf(j);
-    EXPECT_NE(e.find(m.message), std::string::npos)
-        << m.what << ": got '" << e << "'";
-  }
+  });
 }
