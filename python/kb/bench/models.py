@@ -234,8 +234,9 @@ def check_kb(entry: Entry, mod, x, want, cache: Path, chip: str, dry: bool):
 def kernel_profile(fn, calls: int = 3, top: int = 15) -> Dict[str, Any]:
     """The CUDA kernels of `calls` calls of fn (after one warm call), by
     torch.profiler: the `top` kernels by total time, each with its
-    microseconds and launches a call, and the call's kernel total; a
-    profiler failure is recorded, not raised."""
+    microseconds and launches a call, the call's kernel total and its
+    launches (kernels, copies, memsets) over all kernels; a profiler failure
+    is recorded, not raised."""
     import torch
     try:
         from torch.profiler import ProfilerActivity, profile
@@ -252,6 +253,7 @@ def kernel_profile(fn, calls: int = 3, top: int = 15) -> Dict[str, Any]:
         return {"error": f"{type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}"}
     rows.sort(key=lambda r: -r[1])
     return {"total_us": round(sum(r[1] for r in rows), 1), "distinct": len(rows),
+            "launches": round(sum(r[2] for r in rows)),
             "kernels": [{"name": n[:120], "us": round(us, 1), "count": c} for n, us, c in rows[:top]]}
 
 

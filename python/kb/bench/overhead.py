@@ -199,20 +199,6 @@ def precompile_blocks(spec: Dict[str, Any], cache: Path, chip: str) -> Dict[str,
     return pre(todo, cache, chip)["entries"] if todo else {}
 
 
-def graph_kernels(replay) -> int:
-    """How many kernels (and copies, memsets) one replay of a CUDA graph
-    runs, by torch.profiler's CUDA activities; 0 where the profiler saw none."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-    replay()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        replay()
-        torch.cuda.synchronize()
-    cuda = torch.autograd.DeviceType.CUDA
-    return sum(1 for ev in prof.events() if ev.device_type == cuda)
-
-
 def measure_block(entry, cache: Path, chip: str, dry: bool) -> Dict[str, Any]:
     """A whole model compiled by the kb backend (captured whole: one CUDA
     graph of kb's kernels and PyTorch's between them): its call's median
@@ -220,7 +206,7 @@ def measure_block(entry, cache: Path, chip: str, dry: bool) -> Dict[str, Any]:
     count. Checked against eager first."""
     import torch
     from .. import whole_graph as W
-    from .models import backend_options, build, example, rel_err, TOL
+    from .models import TOL, backend_options, build, example, kernel_profile, rel_err
     dev = "cpu" if dry else "cuda"
     row: Dict[str, Any] = {"name": f"{entry.model}/{entry.dtype} {'x'.join(map(str, entry.spec['input']))}",
                            "M": entry.spec["input"][0], "bucket": "-", "block": True}
@@ -253,9 +239,11 @@ def measure_block(entry, cache: Path, chip: str, dry: bool) -> Dict[str, Any]:
         c = next(iter(wg.graphs.values()))
         wg.last_args = None
         t_replay = median_us(c.graph.replay, sync)
-        n = graph_kernels(c.graph.replay)
+        prof = kernel_profile(c.graph.replay, calls=1)
+        n = prof.get("launches", 0)
         if n == 0:
-            row.update(ok=False, status="error", error="torch.profiler saw no kernel in the graph's replay")
+            row.update(ok=False, status="error", error="torch.profiler saw no kernel in the graph's replay"
+                       + (f" ({prof['error']})" if "error" in prof else ""))
             return row
         per = (t_model - t_replay) / n
         row.update(ok=per <= TARGET_US, status="ok" if per <= TARGET_US else "over target", kernels=n,
